@@ -1,0 +1,144 @@
+/**
+ * The deposit contracts (see DESIGN.md §7): compiled artifacts, the factory's fixed address and
+ * the off-chain computation of deposit addresses, which must agree with the factory's own
+ * `depositAddress` view (checked against a real chain in test/chain/deposit-factory.test.ts).
+ */
+import {
+  concat,
+  encodeAbiParameters,
+  getContractAddress,
+  keccak256,
+  parseAbi,
+  parseAbiParameters,
+  zeroHash,
+  type Abi,
+  type Account,
+  type Address,
+  type Chain,
+  type Hex,
+  type PublicClient,
+  type Transport,
+  type WalletClient,
+} from "viem";
+// JSON imports, so that `bun build --compile` embeds the artifacts in the binary.
+import DepositFactoryJson from "../../contracts/artifacts/DepositFactory.json";
+import DepositForwarderJson from "../../contracts/artifacts/DepositForwarder.json";
+import TestTokenJson from "../../contracts/artifacts/TestToken.json";
+import TestUSDCJson from "../../contracts/artifacts/TestUSDC.json";
+
+/** What scripts/compile-contracts.ts writes to contracts/artifacts/<contractName>.json. */
+export type Artifact = { contractName: string; abi: Abi; bytecode: Hex; deployedBytecode: Hex };
+
+export const artifacts = {
+  DepositFactory: DepositFactoryJson as Artifact,
+  DepositForwarder: DepositForwarderJson as Artifact,
+  TestToken: TestTokenJson as Artifact,
+  TestUSDC: TestUSDCJson as Artifact,
+};
+
+/**
+ * The factory ABI, typed for viem, plus the forwarder's errors: they bubble up through `settle`
+ * and `recover`, so decoding a failed settlement needs them. Kept equal to the artifacts by
+ * test/chain/artifacts.test.ts.
+ */
+export const depositFactoryAbi = parseAbi([
+  "function IMPLEMENTATION() view returns (address)",
+  "function salt(bytes32 paymentId, address token, address payout, address feeRecipient, uint16 feeBps) pure returns (bytes32)",
+  "function depositAddress(bytes32 paymentId, address token, address payout, address feeRecipient, uint16 feeBps) view returns (address)",
+  "function settle(bytes32 paymentId, address token, address payout, address feeRecipient, uint16 feeBps) returns (address deposit, uint256 amount, uint256 fee)",
+  "function recover(bytes32 paymentId, address token, address payout, address feeRecipient, uint16 feeBps, address otherToken) returns (uint256 amount)",
+  "event Settled(bytes32 indexed paymentId, address indexed depositAddress, address token, address payout, uint256 amount, uint256 fee)",
+  "event Recovered(bytes32 indexed paymentId, address indexed depositAddress, address token, address payout, uint256 amount)",
+  "error FeeTooHigh(uint16 feeBps)",
+  "error MissingFeeRecipient()",
+  "error MissingPayout()",
+  "error CommittedToken()",
+  "error DeployFailed()",
+  "error NotFactory()",
+  "error TokenTransferFailed(address token, address to, uint256 amount, bytes reason)",
+  "error NativeTransferFailed(address to, uint256 amount, bytes reason)",
+]);
+
+/** Arachnid's deterministic deployment proxy: calldata = salt (32 bytes) ++ init code. */
+export const DETERMINISTIC_DEPLOYER: Address = "0x4e59b44847b379578588920ca78fbf26c0b4956c";
+export const FACTORY_SALT: Hex = zeroHash;
+
+/** Same on every chain: it depends only on the deployer, the salt and the factory bytecode. */
+export const factoryAddress: Address = getContractAddress({
+  opcode: "CREATE2",
+  from: DETERMINISTIC_DEPLOYER,
+  salt: FACTORY_SALT,
+  bytecode: artifacts.DepositFactory.bytecode,
+});
+
+/** The forwarder implementation: the factory's first CREATE (contract nonces start at 1). */
+export const forwarderAddress: Address = getContractAddress({ from: factoryAddress, nonce: 1n });
+
+/** EIP-1167 minimal proxy init code for a clone of the forwarder, as the factory builds it. */
+const cloneInitCode = concat([
+  "0x3d602d80600a3d3981f3363d3d373d3d3d363d73",
+  forwarderAddress,
+  "0x5af43d82803e903d91602b57fd5bf3",
+]);
+
+/** Everything a deposit address commits to. */
+export type DepositParams = {
+  paymentId: Hex;
+  token: Address;
+  payout: Address;
+  feeRecipient: Address;
+  feeBps: number;
+};
+
+const saltParameters = parseAbiParameters(
+  "bytes32 paymentId, address token, address payout, address feeRecipient, uint16 feeBps",
+);
+
+/** keccak256(abi.encode(paymentId, token, payout, feeRecipient, feeBps)), as the factory's `salt`. */
+export function depositSalt(p: DepositParams): Hex {
+  return keccak256(encodeAbiParameters(saltParameters, [p.paymentId, p.token, p.payout, p.feeRecipient, p.feeBps]));
+}
+
+/** The deposit address for the parameters, as the factory's `depositAddress` view returns it. */
+export function depositAddress(p: DepositParams): Address {
+  return getContractAddress({ opcode: "CREATE2", from: factoryAddress, salt: depositSalt(p), bytecode: cloneInitCode });
+}
+
+/** The factory's arguments for `settle` (and, with the other token appended, `recover`). */
+export function depositArgs(p: DepositParams): readonly [Hex, Address, Address, Address, number] {
+  return [p.paymentId, p.token, p.payout, p.feeRecipient, p.feeBps];
+}
+
+/**
+ * Deploys the factory through the deterministic deployment proxy unless it is already there.
+ * Returns the factory address. Safe to race: whoever loses just finds the code in place.
+ */
+export async function ensureFactory(args: {
+  publicClient: PublicClient;
+  walletClient: WalletClient<Transport, Chain | undefined, Account>;
+}): Promise<Address> {
+  const { publicClient, walletClient } = args;
+  if (await hasCode(publicClient, factoryAddress)) return factoryAddress;
+  if (!(await hasCode(publicClient, DETERMINISTIC_DEPLOYER))) {
+    throw new Error(
+      `cannot deploy the DepositFactory: the deterministic deployment proxy ` +
+        `${DETERMINISTIC_DEPLOYER} is not deployed on this chain`,
+    );
+  }
+  const hash = await walletClient.sendTransaction({
+    account: walletClient.account,
+    chain: walletClient.chain ?? null,
+    to: DETERMINISTIC_DEPLOYER,
+    data: concat([FACTORY_SALT, artifacts.DepositFactory.bytecode]),
+  });
+  const receipt = await publicClient.waitForTransactionReceipt({ hash });
+  if (!(await hasCode(publicClient, factoryAddress))) {
+    throw new Error(`DepositFactory deployment tx ${hash} (${receipt.status}) left no code at ${factoryAddress}`);
+  }
+  return factoryAddress;
+}
+
+async function hasCode(client: PublicClient, address: Address): Promise<boolean> {
+  const code = await client.getCode({ address });
+  return code !== undefined && code !== "0x";
+}

@@ -1,0 +1,39 @@
+import { describe, expect, test } from "bun:test";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Abi } from "viem";
+import { ARTIFACTS_DIR, compileContracts, serializeArtifact } from "../../scripts/compile-contracts.ts";
+import { artifacts, depositFactoryAbi } from "../../src/chain/contracts.ts";
+
+describe("contract artifacts", () => {
+  test("recompiling the sources yields exactly the committed artifacts", () => {
+    const compiled = compileContracts();
+    const committed = readdirSync(ARTIFACTS_DIR).filter((f) => f.endsWith(".json")).sort();
+    expect(committed).toEqual(Object.keys(compiled).map((name) => `${name}.json`).sort());
+    for (const artifact of Object.values(compiled)) {
+      const file = readFileSync(join(ARTIFACTS_DIR, `${artifact.contractName}.json`), "utf8");
+      // On failure: run `bun run contracts` and commit contracts/artifacts.
+      expect(file).toBe(serializeArtifact(artifact));
+    }
+  }, 60_000);
+
+  test("the typed factory ABI matches the factory artifact plus the forwarder's errors", () => {
+    const sorted = (abi: Abi) =>
+      abi
+        .filter((item) => item.type !== "constructor")
+        .map((item) => JSON.stringify(canonical(item)))
+        .sort();
+    const forwarderErrors = artifacts.DepositForwarder.abi.filter((item) => item.type === "error");
+    expect(sorted(depositFactoryAbi)).toEqual(sorted([...artifacts.DepositFactory.abi, ...forwarderErrors]));
+  });
+});
+
+/** Drops what parseAbi leaves out (internalType, empty names, false flags) and orders keys. */
+function canonical(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(canonical);
+  if (typeof value !== "object" || value === null) return value;
+  const entries = Object.entries(value)
+    .filter(([key, v]) => key !== "internalType" && v !== false && !(key === "name" && v === ""))
+    .sort(([a], [b]) => a.localeCompare(b));
+  return Object.fromEntries(entries.map(([key, v]) => [key, canonical(v)]));
+}
