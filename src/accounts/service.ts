@@ -1,0 +1,116 @@
+import { type Address, getAddress, isAddress } from "viem";
+import { AuthError, NotFoundError, ValidationError } from "../lib/errors.ts";
+import { API_KEY, type IdGenerator } from "../lib/ids.ts";
+import { constantTimeEqual, sha256Hex } from "../lib/secrets.ts";
+import type { Clock } from "../lib/clock.ts";
+import type { AccountRow, AccountStore, ApiKeyRow } from "./store.ts";
+
+export interface Account {
+  id: string;
+  name: string;
+  payoutAddress: Address;
+  /** null: the server-wide STABLEGATE_FEE_BPS applies. */
+  feeBps: number | null;
+}
+
+export interface ApiKeyInfo {
+  id: string;
+  account_id: string;
+  hint: string;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+export interface AccountsDeps {
+  store: AccountStore;
+  clock: Clock;
+  ids: IdGenerator;
+}
+
+export function createAccountsService({ store, clock, ids }: AccountsDeps) {
+  function issueKey(accountId: string): { id: string; api_key: string } {
+    const apiKey = ids.apiKey();
+    const id = ids.prefixed("key");
+    store.insertKey({ id, account_id: accountId, key_hash: sha256Hex(apiKey), key_hint: apiKey.slice(-4), created_at: clock.now() });
+    return { id, api_key: apiKey };
+  }
+
+  return {
+    /** Creates an account with its first API key; the key is returned here and never again. */
+    createAccount(input: { name: string; payoutAddress: string; feeBps?: number }) {
+      const name = input.name.trim();
+      if (!name || name.length > 200) throw new ValidationError("name must be 1 to 200 characters");
+      if (!isAddress(input.payoutAddress, { strict: false })) throw new ValidationError("payout address must be a 0x-prefixed 20-byte address");
+      const payoutAddress = getAddress(input.payoutAddress);
+      if (/^0x0{40}$/.test(payoutAddress)) throw new ValidationError("payout address must not be the zero address");
+      const feeBps = input.feeBps;
+      if (feeBps !== undefined && (!Number.isInteger(feeBps) || feeBps < 0 || feeBps > 10_000)) {
+        throw new ValidationError("fee bps must be a whole number from 0 to 10000");
+      }
+      const row: AccountRow = { id: ids.prefixed("acct"), name, payout_address: payoutAddress, fee_bps: feeBps ?? null, created_at: clock.now() };
+      const key = store.transaction(() => {
+        store.insertAccount(row);
+        return issueKey(row.id);
+      });
+      return { account: toAccountJson(row), api_key: key.api_key, key_id: key.id };
+    },
+
+    createKey(accountId: string) {
+      if (!store.findAccount(accountId)) throw new NotFoundError(`no account ${accountId}`);
+      return issueKey(accountId);
+    },
+
+    listKeys(accountId?: string): ApiKeyInfo[] {
+      return store.listKeys(accountId).map(toKeyInfo);
+    },
+
+    revokeKey(keyId: string): ApiKeyInfo {
+      const row = store.revokeKey(keyId, clock.now());
+      if (!row) throw new NotFoundError(`no key ${keyId}`);
+      return toKeyInfo(row);
+    },
+
+    /**
+     * Resolves an Authorization header to its account. Every failure is the same 401 so a
+     * caller learns nothing about which keys exist; no cache, so a revocation bites at once.
+     */
+    authenticate(header: string | null | undefined): Account {
+      const match = /^Bearer\s+(\S+)\s*$/i.exec(header ?? "");
+      const key = match?.[1];
+      if (!key || !API_KEY.test(key)) throw new AuthError(header ? "invalid API key" : "missing API key: send Authorization: Bearer <API_KEY>");
+      const hash = sha256Hex(key);
+      const row = store.findKeyByHash(hash);
+      if (!row || !constantTimeEqual(row.key_hash, hash) || row.revoked_at !== null) throw new AuthError("invalid API key");
+      const account = store.findAccount(row.account_id);
+      if (!account) throw new AuthError("invalid API key");
+      return { id: account.id, name: account.name, payoutAddress: account.payout_address as Address, feeBps: account.fee_bps };
+    },
+
+    findAccount(id: string): Account | null {
+      const row = store.findAccount(id);
+      return row ? { id: row.id, name: row.name, payoutAddress: row.payout_address as Address, feeBps: row.fee_bps } : null;
+    },
+  };
+}
+
+export type AccountsService = ReturnType<typeof createAccountsService>;
+
+function toAccountJson(row: AccountRow) {
+  return {
+    id: row.id,
+    name: row.name,
+    payout_address: row.payout_address,
+    fee_bps: row.fee_bps,
+    created_at: new Date(row.created_at).toISOString(),
+  };
+}
+
+function toKeyInfo(row: ApiKeyRow): ApiKeyInfo {
+  return {
+    id: row.id,
+    account_id: row.account_id,
+    hint: `sk_live_...${row.key_hint}`,
+    created_at: new Date(row.created_at).toISOString(),
+    revoked_at: row.revoked_at === null ? null : new Date(row.revoked_at).toISOString(),
+  };
+}

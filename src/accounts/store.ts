@@ -1,0 +1,48 @@
+import type { Db } from "../db/index.ts";
+
+export interface AccountRow {
+  id: string;
+  name: string;
+  payout_address: string;
+  fee_bps: number | null;
+  created_at: number;
+}
+
+export interface ApiKeyRow {
+  id: string;
+  account_id: string;
+  key_hash: string;
+  key_hint: string;
+  created_at: number;
+  revoked_at: number | null;
+}
+
+export type AccountStore = ReturnType<typeof createAccountStore>;
+
+export function createAccountStore(db: Db) {
+  const insertAccount = db.query(
+    "INSERT INTO accounts (id, name, payout_address, fee_bps, created_at) VALUES ($id, $name, $payout_address, $fee_bps, $created_at)",
+  );
+  const findAccount = db.query<AccountRow, [string]>("SELECT * FROM accounts WHERE id = ?");
+  const insertKey = db.query(
+    "INSERT INTO api_keys (id, account_id, key_hash, key_hint, created_at) VALUES ($id, $account_id, $key_hash, $key_hint, $created_at)",
+  );
+  const findKeyByHash = db.query<ApiKeyRow, [string]>("SELECT * FROM api_keys WHERE key_hash = ?");
+  const listAllKeys = db.query<ApiKeyRow, []>("SELECT * FROM api_keys ORDER BY created_at, id");
+  const listAccountKeys = db.query<ApiKeyRow, [string]>("SELECT * FROM api_keys WHERE account_id = ? ORDER BY created_at, id");
+  const revoke = db.query<ApiKeyRow, [number, string]>(
+    "UPDATE api_keys SET revoked_at = coalesce(revoked_at, ?) WHERE id = ? RETURNING *",
+  );
+  const countFeeAccounts = db.query<{ n: number }, []>("SELECT count(*) AS n FROM accounts WHERE fee_bps > 0");
+
+  return {
+    insertAccount: (row: AccountRow) => insertAccount.run({ ...row }),
+    findAccount: (id: string) => findAccount.get(id),
+    insertKey: (row: Omit<ApiKeyRow, "revoked_at">) => insertKey.run({ ...row }),
+    findKeyByHash: (hash: string) => findKeyByHash.get(hash),
+    listKeys: (accountId?: string) => (accountId ? listAccountKeys.all(accountId) : listAllKeys.all()),
+    revokeKey: (id: string, now: number) => revoke.get(now, id),
+    countAccountsWithFee: () => countFeeAccounts.get()?.n ?? 0,
+    transaction: <T>(fn: () => T) => db.transaction(fn)(),
+  };
+}

@@ -1,0 +1,26 @@
+import { Elysia } from "elysia";
+import { paymentRoutes } from "./payments/routes.ts";
+import { webhookEndpointRoutes } from "./webhooks/routes.ts";
+import { publicRoutes } from "./checkout/public-routes.ts";
+import { pageRoutes } from "./checkout/page-routes.ts";
+import { opsRoutes } from "./ops/routes.ts";
+import { authPlugin } from "./http/auth.ts";
+import { MAX_BODY_BYTES, parseJsonBody } from "./http/body.ts";
+import { errorResponse } from "./http/errors.ts";
+import type { AppContext } from "./http/context.ts";
+import type { Db } from "./db/index.ts";
+
+/** The HTTP application: body parsing and error mapping once, then each capability's routes. */
+export function createApp(ctx: AppContext, db: Db) {
+  const authed = authPlugin(ctx.accounts);
+  return new Elysia({ serve: { maxRequestBodySize: MAX_BODY_BYTES } })
+    .onParse(({ request }) => parseJsonBody(request))
+    .onError(({ code, error, request }) => errorResponse(code, error, ctx.log, request))
+    .use(opsRoutes(ctx, db))
+    .use(publicRoutes(ctx))
+    .use(pageRoutes(ctx))
+    .use(paymentRoutes(ctx, authed))
+    .use(webhookEndpointRoutes(ctx, authed));
+}
+
+export type App = ReturnType<typeof createApp>;

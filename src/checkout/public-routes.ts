@@ -1,0 +1,70 @@
+import { Elysia, t } from "elysia";
+import { type AppContext, jsonResponse } from "../http/context.ts";
+import { NotFoundError, ValidationError } from "../lib/errors.ts";
+import type { PaymentRow } from "../payments/store.ts";
+import { paymentUri, publicPaymentView } from "./public-view.ts";
+import { qrSvg } from "./qr.ts";
+import { publicCors } from "./cors.ts";
+
+const TX_HASH = "^0x[0-9a-fA-F]{64}$";
+const SyncSchema = t.Object(
+  { tx_hash: t.String({ pattern: TX_HASH, error: "tx_hash must be a 0x-prefixed 32-byte transaction hash" }) },
+  { additionalProperties: false },
+);
+const CrossChainSchema = t.Object(
+  {
+    chain: t.String({ minLength: 1, maxLength: 64, error: "chain is required: the name of a configured source chain" }),
+    tx_hash: t.String({ pattern: TX_HASH, error: "tx_hash must be a 0x-prefixed 32-byte transaction hash" }),
+  },
+  { additionalProperties: false },
+);
+
+/**
+ * Unauthenticated endpoints the checkout page and widget call, possibly from a merchant's
+ * domain: the payment id in the path is the only capability, so CORS is open and carries no
+ * credentials. Unknown and malformed ids are the same 404.
+ */
+export function publicRoutes(ctx: AppContext) {
+  const find = (id: string): PaymentRow => {
+    const row = ctx.payments.findPublic(id);
+    if (!row) throw new NotFoundError("no such payment");
+    return row;
+  };
+
+  return new Elysia()
+    .use(publicCors)
+    .get("/api/public/payments/:id", ({ params }) => {
+      const row = find(params.id);
+      return publicPaymentView(row, ctx.publicExtras(row), ctx.view);
+    })
+    .get("/api/public/payments/:id/qr", async ({ params, request }) => {
+      const row = find(params.id);
+      const format = new URL(request.url).searchParams.get("format") ?? "address";
+      if (format !== "address" && format !== "eip681") throw new ValidationError("format must be address or eip681");
+      const svg = await qrSvg(format === "eip681" ? paymentUri(row) : row.deposit_address);
+      return new Response(svg, { headers: { "content-type": "image/svg+xml", "cache-control": "no-cache" } });
+    })
+    .post(
+      "/api/public/payments/:id/sync",
+      async ({ params, body }) => {
+        const row = find(params.id);
+        const outcome = await ctx.chain.sync(row, body.tx_hash as `0x${string}`);
+        const fresh = find(params.id);
+        return jsonResponse(outcome === "pending" ? 202 : 200, JSON.stringify(publicPaymentView(fresh, ctx.publicExtras(fresh), ctx.view)));
+      },
+      { body: SyncSchema },
+    )
+    .get("/api/public/payments/:id/cross-chain", ({ params, request }) => {
+      const row = find(params.id);
+      const chain = new URL(request.url).searchParams.get("chain");
+      return chain === null ? ctx.crossChain.sources(row) : ctx.crossChain.quote(row, chain);
+    })
+    .post(
+      "/api/public/payments/:id/cross-chain",
+      async ({ params, body }) => {
+        const row = find(params.id);
+        return jsonResponse(202, JSON.stringify(await ctx.crossChain.record(row, body.chain, body.tx_hash as `0x${string}`)));
+      },
+      { body: CrossChainSchema },
+    );
+}

@@ -1,0 +1,62 @@
+import { formatAmount, formatExact } from "../lib/money.ts";
+import type { PaymentRow } from "../payments/store.ts";
+import { lineItemsView, type ViewContext } from "../payments/view.ts";
+
+/** Transfers the chain watcher has seen; unconfirmed ones let the page say "waiting for confirmations". */
+export interface IncomingTransfer {
+  tx_hash: string;
+  amount: string;
+  confirmations: number;
+  confirmed: boolean;
+}
+
+export interface PublicExtras {
+  merchantName: string;
+  incoming: IncomingTransfer[];
+  crossChain: unknown[];
+}
+
+/** What is still to pay, never negative. */
+export function amountDue(row: PaymentRow): bigint {
+  const due = row.amount - (row.amount_received ?? 0n);
+  return due > 0n ? due : 0n;
+}
+
+/** EIP-681 request for the amount still due; wallets that read it prefill the transfer. */
+export function paymentUri(row: PaymentRow): string {
+  return `ethereum:${row.token_address}@${row.chain_id}/transfer?address=${row.deposit_address}&uint256=${amountDue(row)}`;
+}
+
+/**
+ * What the checkout renders from: only what a payer may see. Never metadata, fee, payout or
+ * account data, customer email, or anything about keys.
+ */
+export function publicPaymentView(row: PaymentRow, extras: PublicExtras, ctx: ViewContext) {
+  return {
+    id: row.id,
+    status: row.status,
+    amount: formatAmount(row.amount),
+    amount_received: row.amount_received === null ? null : formatExact(row.amount_received),
+    amount_due: formatExact(amountDue(row)),
+    currency: "USDC",
+    deposit_address: row.deposit_address,
+    chain: ctx.chainName,
+    chain_id: row.chain_id,
+    token_address: row.token_address,
+    expires_at: new Date(row.expires_at).toISOString(),
+    created_at: new Date(row.created_at).toISOString(),
+    description: row.description,
+    reference: row.reference,
+    line_items: lineItemsView(row),
+    invoice_number: row.invoice_number,
+    due_at: row.due_at === null ? null : new Date(row.due_at).toISOString(),
+    customer_name: row.customer_name,
+    success_url: row.status === "confirmed" ? row.success_url : null,
+    payment_uri: paymentUri(row),
+    merchant_name: extras.merchantName,
+    incoming_transfers: extras.incoming,
+    cross_chain_transfers: extras.crossChain,
+  };
+}
+
+export type PublicPaymentView = ReturnType<typeof publicPaymentView>;

@@ -1,0 +1,159 @@
+import { type Address, type Hex, getAddress, isAddress, isHex } from "viem";
+import { CHAINS, defaultRpcUrl } from "./chain/chains.ts";
+import { parseDuration } from "./lib/duration.ts";
+import type { LogLevel } from "./lib/log.ts";
+
+/** Everything the server reads from the environment, validated once at start. */
+export interface Config {
+  dataDir: string;
+  host: string;
+  port: number;
+  baseUrl: string;
+  chain: {
+    name: string;
+    chainId: number;
+    rpcUrl: string;
+    usdc: Address;
+    confirmations: number;
+    pollIntervalMs: number;
+  };
+  /** Hex private key that pays settlement gas; undefined: generated into the data dir. */
+  relayerKey: Hex | undefined;
+  feeBps: number;
+  feeRecipient: Address | undefined;
+  paymentWindowMs: number;
+  webhookAllowPrivate: boolean;
+  logLevel: LogLevel;
+}
+
+/** A configuration mistake: start-up prints its one-line message and stops. */
+export class ConfigError extends Error {
+  constructor(variable: string, problem: string) {
+    super(`${variable}: ${problem}`);
+    this.name = "ConfigError";
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+export function dataDirFrom(env: Env): string {
+  return nonEmpty(env, "STABLEGATE_DATA_DIR") ?? "./stablegate-data";
+}
+
+export function loadConfig(env: Env): Config {
+  const port = integer(env, "STABLEGATE_PORT", 1, 65_535) ?? 8080;
+  const chain = chainConfig(env);
+  const feeBps = integer(env, "STABLEGATE_FEE_BPS", 0, 10_000) ?? 0;
+  const feeRecipient = address(env, "STABLEGATE_FEE_RECIPIENT");
+  if (feeBps > 0 && !feeRecipient) {
+    throw new ConfigError("STABLEGATE_FEE_RECIPIENT", "required when STABLEGATE_FEE_BPS is above 0");
+  }
+  return {
+    dataDir: dataDirFrom(env),
+    host: nonEmpty(env, "STABLEGATE_HOST") ?? "0.0.0.0",
+    port,
+    baseUrl: baseUrl(env, port),
+    chain,
+    relayerKey: privateKey(env, "STABLEGATE_RELAYER_KEY"),
+    feeBps,
+    feeRecipient,
+    paymentWindowMs: duration(env, "STABLEGATE_PAYMENT_WINDOW") ?? 60 * 60_000,
+    webhookAllowPrivate: flag(env, "STABLEGATE_WEBHOOK_ALLOW_PRIVATE"),
+    logLevel: oneOf(env, "STABLEGATE_LOG_LEVEL", ["debug", "info", "warn", "error"] as const) ?? "info",
+  };
+}
+
+function chainConfig(env: Env): Config["chain"] {
+  const name = nonEmpty(env, "STABLEGATE_CHAIN") ?? "base-sepolia";
+  const chainId = integer(env, "STABLEGATE_CHAIN_ID", 1, Number.MAX_SAFE_INTEGER);
+  const usdc = address(env, "STABLEGATE_USDC_ADDRESS");
+  const rpcUrl = url(env, "STABLEGATE_RPC_URL");
+  const confirmations = integer(env, "STABLEGATE_CONFIRMATIONS", 0, 10_000);
+  const pollIntervalMs = integer(env, "STABLEGATE_POLL_INTERVAL_MS", 50, 3_600_000);
+  if (name === "custom") {
+    if (chainId === undefined) throw new ConfigError("STABLEGATE_CHAIN_ID", "required when STABLEGATE_CHAIN is custom");
+    if (!usdc) throw new ConfigError("STABLEGATE_USDC_ADDRESS", "required when STABLEGATE_CHAIN is custom");
+    if (!rpcUrl) throw new ConfigError("STABLEGATE_RPC_URL", "required when STABLEGATE_CHAIN is custom");
+    return { name, chainId, usdc, rpcUrl, confirmations: confirmations ?? 1, pollIntervalMs: pollIntervalMs ?? 1_000 };
+  }
+  const known = CHAINS.get(name);
+  if (!known) {
+    throw new ConfigError("STABLEGATE_CHAIN", `unknown chain "${name}"; use one of ${[...CHAINS.keys()].join(", ")} or custom`);
+  }
+  return {
+    name,
+    chainId: chainId ?? known.chainId,
+    usdc: usdc ?? known.usdc,
+    rpcUrl: rpcUrl ?? defaultRpcUrl(known),
+    confirmations: confirmations ?? known.confirmations,
+    pollIntervalMs: pollIntervalMs ?? known.blockTimeMs,
+  };
+}
+
+function baseUrl(env: Env, port: number): string {
+  const value = url(env, "STABLEGATE_BASE_URL") ?? `http://localhost:${port}`;
+  return value.replace(/\/+$/, "");
+}
+
+function nonEmpty(env: Env, name: string): string | undefined {
+  const value = env[name]?.trim();
+  return value ? value : undefined;
+}
+
+function integer(env: Env, name: string, min: number, max: number): number | undefined {
+  const raw = nonEmpty(env, name);
+  if (raw === undefined) return undefined;
+  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+    throw new ConfigError(name, `must be a whole number from ${min} to ${max}, got "${raw}"`);
+  }
+  return Number(raw);
+}
+
+function address(env: Env, name: string): Address | undefined {
+  const raw = nonEmpty(env, name);
+  if (raw === undefined) return undefined;
+  if (!isAddress(raw, { strict: false })) throw new ConfigError(name, `must be a 0x-prefixed 20-byte address, got "${raw}"`);
+  return getAddress(raw);
+}
+
+function privateKey(env: Env, name: string): Hex | undefined {
+  const raw = nonEmpty(env, name);
+  if (raw === undefined) return undefined;
+  const hex = raw.startsWith("0x") ? raw : `0x${raw}`;
+  // The value is a secret: the message never repeats it.
+  if (!isHex(hex) || hex.length !== 66) throw new ConfigError(name, "must be a 32-byte hex private key");
+  return hex.toLowerCase() as Hex;
+}
+
+function url(env: Env, name: string): string | undefined {
+  const raw = nonEmpty(env, name);
+  if (raw === undefined) return undefined;
+  const parsed = URL.parse(raw);
+  if (!parsed || !/^(https?|wss?):$/.test(parsed.protocol)) {
+    // Not echoed: RPC URLs often embed a provider API key.
+    throw new ConfigError(name, "must be an http(s) or ws(s) URL");
+  }
+  return raw;
+}
+
+function duration(env: Env, name: string): number | undefined {
+  const raw = nonEmpty(env, name);
+  if (raw === undefined) return undefined;
+  const ms = parseDuration(raw);
+  if (ms === null) throw new ConfigError(name, `must be a duration such as 90s, 60m or 2h, got "${raw}"`);
+  return ms;
+}
+
+function flag(env: Env, name: string): boolean {
+  const raw = nonEmpty(env, name)?.toLowerCase();
+  if (raw === undefined || ["0", "false", "off", "no"].includes(raw)) return false;
+  if (["1", "true", "on", "yes"].includes(raw)) return true;
+  throw new ConfigError(name, `must be on or off, got "${raw}"`);
+}
+
+function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[]): T | undefined {
+  const raw = nonEmpty(env, name);
+  if (raw === undefined) return undefined;
+  if (!allowed.includes(raw as T)) throw new ConfigError(name, `must be one of ${allowed.join(", ")}, got "${raw}"`);
+  return raw as T;
+}

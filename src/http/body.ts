@@ -1,0 +1,19 @@
+/**
+ * Request bodies are parsed here rather than by Elysia so the raw text stays available: the
+ * merchant's metadata is echoed byte for byte, which re-serialising a parsed object cannot do.
+ */
+const rawBodies = new WeakMap<Request, string>();
+
+/** Upper bound on any request body; a payment with 50 line items and full metadata is ~60 KB. */
+export const MAX_BODY_BYTES = 256 * 1024;
+
+export async function parseJsonBody(request: Request): Promise<unknown> {
+  const text = await request.text();
+  rawBodies.set(request, text);
+  if (text.trim() === "") return undefined;
+  return JSON.parse(text); // a SyntaxError here becomes Elysia's PARSE error -> 400
+}
+
+export function rawBody(request: Request): string {
+  return rawBodies.get(request) ?? "";
+}

@@ -1,0 +1,46 @@
+import type { AccountsService } from "../accounts/service.ts";
+import type { Config } from "../config.ts";
+import type { Idempotency } from "../idempotency/index.ts";
+import type { Logger } from "../lib/log.ts";
+import type { PaymentsService } from "../payments/service.ts";
+import type { WebhookEndpointsService } from "../webhooks/endpoints.ts";
+import type { Clock } from "../lib/clock.ts";
+import type { ViewContext } from "../payments/view.ts";
+import type { PaymentRow } from "../payments/store.ts";
+import type { PublicExtras } from "../checkout/public-view.ts";
+import type { Hex } from "viem";
+
+/** Everything the routes need, built once in main.ts and passed down explicitly. */
+export interface AppContext {
+  config: Config;
+  log: Logger;
+  clock: Clock;
+  accounts: AccountsService;
+  payments: PaymentsService;
+  webhookEndpoints: WebhookEndpointsService;
+  idempotency: Idempotency;
+  view: ViewContext;
+  /** What the public view adds to a payment row: merchant name, incoming transfers, burns. */
+  publicExtras: (row: PaymentRow) => PublicExtras;
+  chain: ChainApi;
+  crossChain: CrossChainApi;
+}
+
+/** The chain side as the HTTP layer sees it. */
+export interface ChainApi {
+  /** Records the transfers of a payer's transaction; "pending" while it is not mined yet. */
+  sync(row: PaymentRow, txHash: Hex): Promise<"recorded" | "pending">;
+  /** Readiness of the chain connection for /readyz. */
+  readiness(): Promise<{ ok: boolean; [key: string]: unknown }>;
+}
+
+/** Cross-chain funding as the HTTP layer sees it. */
+export interface CrossChainApi {
+  sources(row: PaymentRow): unknown;
+  quote(row: PaymentRow, chain: string): Promise<unknown> | unknown;
+  record(row: PaymentRow, chain: string, txHash: Hex): Promise<unknown> | unknown;
+}
+
+export function jsonResponse(status: number, body: string, headers: Record<string, string> = {}): Response {
+  return new Response(body, { status, headers: { "content-type": "application/json", ...headers } });
+}

@@ -1,0 +1,106 @@
+import type { Db } from "../db/index.ts";
+import type { Clock } from "../lib/clock.ts";
+import { ConflictError, UnprocessableError, ValidationError } from "../lib/errors.ts";
+import { sha256Hex } from "../lib/secrets.ts";
+
+/**
+ * Stripe-style idempotency keys, scoped to the account and kept for 24 hours. The first request
+ * claims the key; it is completed with the response, or released when it failed, so a retry
+ * can succeed. A replay returns the stored response; the same key with another body is 422;
+ * the same key while the first request is still running is 409.
+ */
+export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60_000;
+/** A claim older than this belongs to a request that died mid-flight (kill -9); retake it. */
+const STALE_CLAIM_MS = 60_000;
+
+export interface StoredResponse {
+  status: number;
+  body: string;
+  replayed: boolean;
+}
+
+interface Row {
+  request_hash: string;
+  status_code: number | null;
+  response_body: string | null;
+  created_at: number;
+}
+
+export type Idempotency = ReturnType<typeof createIdempotency>;
+
+export function createIdempotency(db: Db, clock: Clock) {
+  const find = db.query<Row, [string, string]>("SELECT * FROM idempotency_keys WHERE account_id = ? AND key = ?");
+  const claim = db.query(
+    `INSERT INTO idempotency_keys (account_id, key, request_hash, created_at) VALUES (?, ?, ?, ?)
+     ON CONFLICT (account_id, key) DO UPDATE SET request_hash = excluded.request_hash, created_at = excluded.created_at,
+       status_code = NULL, response_body = NULL`,
+  );
+  const complete = db.query("UPDATE idempotency_keys SET status_code = ?, response_body = ? WHERE account_id = ? AND key = ?");
+  const release = db.query("DELETE FROM idempotency_keys WHERE account_id = ? AND key = ? AND status_code IS NULL");
+  const purge = db.query("DELETE FROM idempotency_keys WHERE created_at < ?");
+
+  /** Claims the key, or answers with what an earlier request with it already decided. */
+  const begin = db.transaction((accountId: string, key: string, hash: string): StoredResponse | null => {
+    const now = clock.now();
+    const row = find.get(accountId, key);
+    const live = row && row.created_at > now - IDEMPOTENCY_TTL_MS;
+    if (row && live && row.status_code === null && row.created_at > now - STALE_CLAIM_MS) {
+      throw new ConflictError("a request with this Idempotency-Key is still in progress; retry shortly");
+    }
+    if (row && live && row.status_code !== null) {
+      if (row.request_hash !== hash) {
+        throw new UnprocessableError("this Idempotency-Key was already used with a different request body");
+      }
+      return { status: row.status_code, body: row.response_body ?? "", replayed: true };
+    }
+    claim.run(accountId, key, hash, now);
+    return null;
+  });
+
+  return {
+    /**
+     * Runs `work` at most once per (account, key, body). `work` returns the status and JSON
+     * body to store; `commit` writes them, and should run in the same transaction as the
+     * work's own writes so a crash cannot leave one without the other.
+     */
+    async run(
+      accountId: string,
+      key: string | null,
+      request: unknown,
+      work: (commit: (status: number, body: string) => void) => Promise<{ status: number; body: string }> | { status: number; body: string },
+    ): Promise<StoredResponse> {
+      if (key === null) {
+        const result = await work(() => {});
+        return { ...result, replayed: false };
+      }
+      validateKey(key);
+      const replay = begin.immediate(accountId, key, sha256Hex(canonicalJson(request)));
+      if (replay) return replay;
+      try {
+        const result = await work((status, body) => complete.run(status, body, accountId, key));
+        return { ...result, replayed: false };
+      } catch (error) {
+        // Nothing was stored for a rejected or failed request: the key stays free for a retry.
+        release.run(accountId, key);
+        throw error;
+      }
+    },
+    purgeExpired: () => purge.run(clock.now() - IDEMPOTENCY_TTL_MS).changes,
+  };
+}
+
+function validateKey(key: string): void {
+  if (key.length < 1 || key.length > 255 || !/^[\x20-\x7e]+$/.test(key)) {
+    throw new ValidationError("Idempotency-Key must be 1 to 255 printable ASCII characters");
+  }
+}
+
+/** JSON with sorted object keys, so a retried body that only reorders fields still matches. */
+export function canonicalJson(value: unknown): string {
+  return JSON.stringify(value ?? null, (_key, v) =>
+    v && typeof v === "object" && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : v,
+  );
+}
+

@@ -1,0 +1,45 @@
+/**
+ * USDC amounts are integer micro-USDC (6 decimals) held as bigint. Nothing here touches a float:
+ * parsing and formatting are string operations, the fee is integer arithmetic.
+ */
+export const USDC_DECIMALS = 6;
+export const MICRO_PER_USDC = 1_000_000n;
+/** The largest amount a payment or line item may ask for: 1,000,000,000.00 USDC. */
+export const MAX_AMOUNT = 1_000_000_000n * MICRO_PER_USDC;
+
+const REQUEST_AMOUNT = /^(\d+)\.(\d{2})$/;
+
+/** Parses a request amount ("25.00": digits, a point, exactly two decimals) into micro-USDC. */
+export function parseAmount(text: string): bigint | null {
+  const match = REQUEST_AMOUNT.exec(text);
+  if (!match) return null;
+  const [, whole, cents] = match as unknown as [string, string, string];
+  if (whole.length > 13) return null; // far above MAX_AMOUNT; spares BigInt a huge string
+  return BigInt(whole) * MICRO_PER_USDC + BigInt(cents) * 10_000n;
+}
+
+/** Exactly two decimals, for `amount`: 25000000n -> "25.00". Amounts here are whole cents. */
+export function formatAmount(micro: bigint): string {
+  const cents = micro / 10_000n;
+  const whole = cents / 100n;
+  const fraction = (cents % 100n).toString().padStart(2, "0");
+  return `${whole}.${fraction}`;
+}
+
+/** Exact, for received funds: two decimals, more only when needed ("25.00", "25.000001"). */
+export function formatExact(micro: bigint): string {
+  if (micro < 0n) return `-${formatExact(-micro)}`;
+  const whole = micro / MICRO_PER_USDC;
+  let fraction = (micro % MICRO_PER_USDC).toString().padStart(USDC_DECIMALS, "0");
+  while (fraction.length > 2 && fraction.endsWith("0")) fraction = fraction.slice(0, -1);
+  return `${whole}.${fraction}`;
+}
+
+/**
+ * The platform fee on `received`, rounded down so the merchant never gets less than their due;
+ * the forwarder contract computes the same split on chain.
+ */
+export function splitFee(received: bigint, feeBps: number): { fee: bigint; net: bigint } {
+  const fee = (received * BigInt(feeBps)) / 10_000n;
+  return { fee, net: received - fee };
+}

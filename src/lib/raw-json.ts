@@ -1,0 +1,59 @@
+/**
+ * Finds the exact source text of a top-level member's value in a JSON object document, so it
+ * can be stored and echoed byte for byte. Assumes `text` already parsed as JSON (the caller
+ * checked); returns null when the member is absent. A duplicated key yields its last value, as
+ * JSON.parse does.
+ */
+export function rawMemberText(text: string, key: string): string | null {
+  let i = skipSpace(text, 0);
+  if (text[i] !== "{") return null;
+  i++;
+  let found: string | null = null;
+  for (;;) {
+    i = skipSpace(text, i);
+    if (text[i] === "}") return found;
+    const keyEnd = skipString(text, i);
+    const name = JSON.parse(text.slice(i, keyEnd)) as string;
+    i = skipSpace(text, keyEnd) + 1; // past ':'
+    const start = skipSpace(text, i);
+    const end = skipValue(text, start);
+    if (name === key) found = text.slice(start, end);
+    i = skipSpace(text, end);
+    if (text[i] === ",") i++;
+    else return found;
+  }
+}
+
+function skipSpace(text: string, i: number): number {
+  while (i < text.length && " \t\n\r".includes(text[i]!)) i++;
+  return i;
+}
+
+/** `i` is at an opening quote; returns the index just past the closing one. */
+function skipString(text: string, i: number): number {
+  for (i++; i < text.length; i++) {
+    if (text[i] === "\\") i++;
+    else if (text[i] === '"') return i + 1;
+  }
+  return i;
+}
+
+function skipValue(text: string, i: number): number {
+  const first = text[i];
+  if (first === '"') return skipString(text, i);
+  if (first !== "{" && first !== "[") {
+    while (i < text.length && !",}] \t\n\r".includes(text[i]!)) i++;
+    return i;
+  }
+  let depth = 0;
+  for (; i < text.length; i++) {
+    const c = text[i];
+    if (c === '"') i = skipString(text, i) - 1;
+    else if (c === "{" || c === "[") depth++;
+    else if (c === "}" || c === "]") {
+      depth--;
+      if (depth === 0) return i + 1;
+    }
+  }
+  return i;
+}

@@ -1,0 +1,65 @@
+#!/usr/bin/env bun
+import pkg from "../package.json" with { type: "json" };
+import { runAccountCommand } from "./cli/accounts.ts";
+import { UsageError } from "./cli/args.ts";
+import { runServe } from "./cli/serve.ts";
+import { ConfigError } from "./config.ts";
+import { HttpError } from "./lib/errors.ts";
+
+const HELP = `stablegate ${pkg.version}: self-hosted USDC payment server
+
+Usage:
+  stablegate serve                          run the API, checkout and background loops
+  stablegate dev                            local chain + server + account, for trying it out
+  stablegate dev pay <payment_id> [amount]  pay a payment from the funded dev wallet
+  stablegate account create --name NAME --payout-address 0x.. [--fee-bps N]
+  stablegate key create --account ACCOUNT_ID
+  stablegate key list [--account ACCOUNT_ID]
+  stablegate key revoke KEY_ID
+  stablegate version
+
+Configuration comes from STABLEGATE_* environment variables (see README.md).
+Account and key commands print JSON and work while the server runs.`;
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  switch (command) {
+    case "serve":
+      return runServe(process.env);
+    case "dev": {
+      const { runDev } = await import("./cli/dev.ts");
+      return runDev(rest, process.env);
+    }
+    case "account":
+    case "key":
+      console.log(JSON.stringify(runAccountCommand(command, rest, process.env), null, 2));
+      return 0;
+    case "version":
+    case "--version":
+      console.log(pkg.version);
+      return 0;
+    case undefined:
+    case "help":
+    case "--help":
+    case "-h":
+      console.log(HELP);
+      return 0;
+    default:
+      throw new UsageError(`unknown command "${command}"`);
+  }
+}
+
+try {
+  process.exitCode = await main(process.argv.slice(2));
+} catch (error) {
+  if (error instanceof UsageError) {
+    console.error(`stablegate: ${error.message} (see stablegate --help)`);
+    process.exitCode = 2;
+  } else if (error instanceof ConfigError || error instanceof HttpError) {
+    console.error(`stablegate: ${error.message}`);
+    process.exitCode = error instanceof ConfigError ? 78 : 1;
+  } else {
+    console.error(`stablegate: ${error instanceof Error ? error.message : String(error)}`);
+    process.exitCode = 1;
+  }
+}

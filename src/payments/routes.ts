@@ -1,0 +1,44 @@
+import { Elysia } from "elysia";
+import { type AppContext, jsonResponse } from "../http/context.ts";
+import { rawBody } from "../http/body.ts";
+import type { AuthPlugin } from "../http/auth.ts";
+import { rawMemberText } from "../lib/raw-json.ts";
+import { CreatePaymentSchema } from "./schema.ts";
+import { merchantPaymentJson } from "./view.ts";
+
+/** Merchant payment routes under /api/v1; `authed` supplies the account for each request. */
+export function paymentRoutes(ctx: AppContext, authed: AuthPlugin) {
+  const { payments, idempotency, view } = ctx;
+  return new Elysia()
+    .use(authed)
+    .post(
+      "/api/v1/payments",
+      async ({ account, body, request }) => {
+        const result = await idempotency.run(account.id, request.headers.get("idempotency-key"), body, (commit) => {
+          let json = "";
+          payments.create(account, body, rawMemberText(rawBody(request), "metadata"), (row) => {
+            json = merchantPaymentJson(row, [], view);
+            commit(201, json);
+          });
+          return { status: 201, body: json };
+        });
+        return jsonResponse(result.status, result.body, result.replayed ? { "idempotent-replayed": "true" } : {});
+      },
+      { body: CreatePaymentSchema },
+    )
+    .get("/api/v1/payments/:id", ({ account, params }) =>
+      jsonResponse(200, merchantPaymentJson(payments.retrieve(account, params.id), [], view)),
+    )
+    .get("/api/v1/payments", ({ account, request }) => {
+      const query = new URL(request.url).searchParams;
+      const { rows, hasMore } = payments.list(account, {
+        limit: query.get("limit"),
+        starting_after: query.get("starting_after"),
+        status: query.get("status"),
+        created_gte: query.get("created[gte]"),
+        created_lt: query.get("created[lt]"),
+      });
+      const data = rows.map((row) => merchantPaymentJson(row, [], view)).join(",");
+      return jsonResponse(200, `{"object":"list","data":[${data}],"has_more":${hasMore}}`);
+    });
+}

@@ -1,0 +1,187 @@
+import type { Address, Hex } from "viem";
+import type { Account } from "../accounts/service.ts";
+import { depositAddress } from "../chain/contracts.ts";
+import type { Clock } from "../lib/clock.ts";
+import { NotFoundError, ValidationError } from "../lib/errors.ts";
+import { type IdGenerator, PAYMENT_ID } from "../lib/ids.ts";
+import { MAX_AMOUNT, formatAmount, parseAmount } from "../lib/money.ts";
+import type { CreatePaymentInput } from "./schema.ts";
+import { PAYMENT_STATUSES, type PaymentRow, type PaymentStatus, type PaymentStore } from "./store.ts";
+import type { StoredLineItem } from "./view.ts";
+
+const ZERO_ADDRESS = "0x0000000000000000000000000000000000000000" as Address;
+const MAX_DUE_AHEAD_MS = 366 * 24 * 60 * 60_000;
+
+export interface PaymentsDeps {
+  store: PaymentStore;
+  clock: Clock;
+  ids: IdGenerator;
+  chainId: number;
+  usdc: Address;
+  defaultFeeBps: number;
+  feeRecipient: Address | undefined;
+  paymentWindowMs: number;
+  /** Told of every new deposit address, so the chain watcher starts looking for it at once. */
+  onDepositAddress?: (address: Address) => void;
+}
+
+export interface ListQuery {
+  limit?: string | null;
+  starting_after?: string | null;
+  status?: string | null;
+  created_gte?: string | null;
+  created_lt?: string | null;
+}
+
+export type PaymentsService = ReturnType<typeof createPaymentsService>;
+
+export function createPaymentsService(deps: PaymentsDeps) {
+  const { store, clock, ids } = deps;
+
+  return {
+    /**
+     * Validates the business rules TypeBox cannot express, then stores the payment with a
+     * deposit address that commits to its payout and fee. `metadataText` is the merchant's
+     * metadata exactly as sent. `inTransaction` runs inside the insert's transaction.
+     */
+    create(account: Account, input: CreatePaymentInput, metadataText: string | null, inTransaction?: (row: PaymentRow) => void): PaymentRow {
+      const amount = resolveAmount(input);
+      const now = clock.now();
+      const dueAt = input.due_at == null ? null : parseDueAt(input.due_at, now);
+      if (input.success_url != null) requireHttps(input.success_url);
+
+      const feeBps = account.feeBps ?? deps.defaultFeeBps;
+      const feeRecipient = feeBps > 0 ? deps.feeRecipient : ZERO_ADDRESS;
+      // Start-up refuses this configuration; checked again so a fee can never be committed to nobody.
+      if (!feeRecipient) throw new Error("a fee is configured without STABLEGATE_FEE_RECIPIENT");
+      const id = ids.paymentId();
+      const deposit = depositAddress({ paymentId: id as Hex, token: deps.usdc, payout: account.payoutAddress, feeRecipient, feeBps });
+
+      const row: PaymentRow = {
+        seq: 0,
+        id,
+        account_id: account.id,
+        status: "pending",
+        amount,
+        amount_received: null,
+        fee_bps: feeBps,
+        fee_recipient: feeRecipient,
+        payout_address: account.payoutAddress,
+        chain_id: deps.chainId,
+        token_address: deps.usdc,
+        deposit_address: deposit,
+        description: input.description ?? null,
+        reference: input.reference ?? null,
+        success_url: input.success_url ?? null,
+        customer_email: input.customer_email ?? null,
+        customer_name: input.customer_name ?? null,
+        invoice_number: input.invoice_number ?? null,
+        due_at: dueAt,
+        metadata: input.metadata == null ? null : metadataText,
+        line_items: input.line_items == null ? null : JSON.stringify(storedLineItems(input.line_items)),
+        expires_at: Math.max(now + deps.paymentWindowMs, dueAt ?? 0),
+        created_at: now,
+        updated_at: now,
+      };
+      store.transaction(() => {
+        store.insert(row);
+        inTransaction?.(row);
+      });
+      deps.onDepositAddress?.(deposit);
+      return store.findById(id)!;
+    },
+
+    retrieve(account: Account, id: string): PaymentRow {
+      const row = PAYMENT_ID.test(id) ? store.findForAccount(id, account.id) : null;
+      if (!row) throw new NotFoundError(`no payment ${id}`);
+      return row;
+    },
+
+    /** Payments by the public capability (the id alone); null when unknown or malformed. */
+    findPublic(id: string): PaymentRow | null {
+      return PAYMENT_ID.test(id) ? store.findById(id) : null;
+    },
+
+    list(account: Account, query: ListQuery): { rows: PaymentRow[]; hasMore: boolean } {
+      const limit = query.limit == null ? 10 : Number(query.limit);
+      if (!/^\d+$/.test(query.limit ?? "10") || limit < 1 || limit > 100) throw new ValidationError("limit must be a whole number from 1 to 100");
+      let beforeSeq: number | undefined;
+      if (query.starting_after != null) {
+        const cursor = PAYMENT_ID.test(query.starting_after) ? store.findForAccount(query.starting_after, account.id) : null;
+        if (!cursor) throw new ValidationError(`starting_after: no payment ${query.starting_after}`);
+        beforeSeq = cursor.seq;
+      }
+      if (query.status != null && !PAYMENT_STATUSES.includes(query.status as PaymentStatus)) {
+        throw new ValidationError(`status must be one of ${PAYMENT_STATUSES.join(", ")}`);
+      }
+      const rows = store.list({
+        accountId: account.id,
+        limit,
+        beforeSeq,
+        status: (query.status ?? undefined) as PaymentStatus | undefined,
+        createdGte: query.created_gte == null ? undefined : parseTimestamp("created[gte]", query.created_gte),
+        createdLt: query.created_lt == null ? undefined : parseTimestamp("created[lt]", query.created_lt),
+      });
+      return { rows: rows.slice(0, limit), hasMore: rows.length > limit };
+    },
+  };
+}
+
+/** `amount`, or the line items' total, or both when they agree. */
+function resolveAmount(input: CreatePaymentInput): bigint {
+  const amount = input.amount == null ? null : parseAmount(input.amount);
+  if (input.amount != null && amount === null) throw new ValidationError('amount must be a decimal string with two decimals, such as "25.00"');
+  let total: bigint | null = null;
+  if (input.line_items != null) {
+    total = 0n;
+    for (const item of input.line_items) {
+      const unit = parseAmount(item.unit_amount);
+      if (unit === null || unit <= 0n || unit > MAX_AMOUNT) {
+        throw new ValidationError("line_items: unit_amount must be greater than 0.00 and at most 1000000000.00");
+      }
+      total += unit * BigInt(item.quantity);
+    }
+  }
+  if (amount !== null && total !== null && amount !== total) {
+    throw new ValidationError(`amount ${formatAmount(amount)} USDC does not match line_items total ${formatAmount(total)} USDC`);
+  }
+  const resolved = amount ?? total;
+  if (resolved === null) throw new ValidationError("amount is required unless line_items is given");
+  if (resolved <= 0n) throw new ValidationError("amount must be greater than 0.00");
+  if (resolved > MAX_AMOUNT) throw new ValidationError("amount must be at most 1000000000.00");
+  return resolved;
+}
+
+function storedLineItems(items: NonNullable<CreatePaymentInput["line_items"]>): StoredLineItem[] {
+  return items.map((item) => ({
+    description: item.description,
+    unit_amount: parseAmount(item.unit_amount)!.toString(),
+    quantity: item.quantity,
+  }));
+}
+
+function requireHttps(url: string): void {
+  const parsed = URL.parse(url);
+  if (!parsed || parsed.protocol !== "https:" || !parsed.hostname) throw new ValidationError("success_url must be an https URL");
+}
+
+const ISO_DATE = /^\d{4}-\d{2}-\d{2}$/;
+const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
+
+/** A bare date means the end of that day, UTC: an invoice due "2026-12-01" is payable all day. */
+function parseDueAt(text: string, now: number): number {
+  let ms: number;
+  if (ISO_DATE.test(text)) ms = Date.parse(`${text}T23:59:59.999Z`);
+  else if (ISO_DATE_TIME.test(text)) ms = Date.parse(text);
+  else ms = Number.NaN;
+  if (Number.isNaN(ms)) throw new ValidationError("due_at must be an ISO 8601 date or date-time with a time zone, such as 2026-12-01T12:00:00Z");
+  if (ms <= now) throw new ValidationError("due_at must be in the future");
+  if (ms > now + MAX_DUE_AHEAD_MS) throw new ValidationError("due_at must be at most one year ahead");
+  return ms;
+}
+
+function parseTimestamp(name: string, text: string): number {
+  const ms = ISO_DATE_TIME.test(text) || ISO_DATE.test(text) ? Date.parse(text) : Number.NaN;
+  if (Number.isNaN(ms)) throw new ValidationError(`${name} must be an ISO 8601 date or date-time`);
+  return ms;
+}

@@ -1,0 +1,69 @@
+import { formatAmount, formatExact } from "../lib/money.ts";
+import type { PaymentRow } from "./store.ts";
+
+/** What a payment's JSON needs beyond its row: deployment facts and its credited transfers. */
+export interface ViewContext {
+  baseUrl: string;
+  chainName: string;
+}
+
+export interface TransferView {
+  tx_hash: string;
+  log_index: number;
+  amount: string;
+  block_number: number;
+  confirmed: boolean;
+}
+
+export interface StoredLineItem {
+  description: string;
+  unit_amount: string; // micro-USDC, decimal string
+  quantity: number;
+}
+
+export function lineItemsView(row: PaymentRow) {
+  if (!row.line_items) return null;
+  return (JSON.parse(row.line_items) as StoredLineItem[]).map((item) => ({
+    description: item.description,
+    unit_amount: formatAmount(BigInt(item.unit_amount)),
+    quantity: item.quantity,
+    amount: formatAmount(BigInt(item.unit_amount) * BigInt(item.quantity)),
+  }));
+}
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+/**
+ * The merchant's payment object, as create, retrieve, list and webhooks return it. Built as a
+ * string because `metadata` is spliced in as the exact text the merchant sent.
+ */
+export function merchantPaymentJson(row: PaymentRow, transfers: TransferView[], ctx: ViewContext): string {
+  const view = {
+    id: row.id,
+    object: "payment",
+    status: row.status,
+    amount: formatAmount(row.amount),
+    amount_received: row.amount_received === null ? null : formatExact(row.amount_received),
+    currency: "USDC",
+    pay_url: `${ctx.baseUrl}/pay/${row.id}`,
+    deposit_address: row.deposit_address,
+    fee_bps: row.fee_bps,
+    chain: ctx.chainName,
+    chain_id: row.chain_id,
+    token_address: row.token_address,
+    description: row.description,
+    reference: row.reference,
+    success_url: row.success_url,
+    customer_email: row.customer_email,
+    customer_name: row.customer_name,
+    invoice_number: row.invoice_number,
+    due_at: iso(row.due_at),
+    line_items: lineItemsView(row),
+    transfers,
+    expires_at: iso(row.expires_at),
+    created_at: iso(row.created_at),
+    updated_at: iso(row.updated_at),
+  };
+  const json = JSON.stringify(view);
+  return `${json.slice(0, -1)},"metadata":${row.metadata ?? "null"}}`;
+}

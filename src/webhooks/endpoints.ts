@@ -1,0 +1,61 @@
+import type { Account } from "../accounts/service.ts";
+import type { Clock } from "../lib/clock.ts";
+import { NotFoundError, ValidationError } from "../lib/errors.ts";
+import type { IdGenerator } from "../lib/ids.ts";
+import type { Logger } from "../lib/log.ts";
+import type { WebhookEndpointRow, WebhookStore } from "./store.ts";
+import { type Resolver, checkWebhookUrl } from "./url-guard.ts";
+
+export const MAX_ENDPOINTS_PER_ACCOUNT = 16;
+
+export interface WebhookEndpointsDeps {
+  store: WebhookStore;
+  clock: Clock;
+  ids: IdGenerator;
+  log: Logger;
+  allowPrivate: boolean;
+  resolve?: Resolver;
+}
+
+export type WebhookEndpointsService = ReturnType<typeof createWebhookEndpointsService>;
+
+export function createWebhookEndpointsService(deps: WebhookEndpointsDeps) {
+  const { store, clock, ids } = deps;
+  return {
+    /** Registers an endpoint after checking its URL; the secret is in this answer only. */
+    async create(account: Account, rawUrl: string, inTransaction?: (created: CreatedEndpoint) => void): Promise<CreatedEndpoint> {
+      const { url } = await checkWebhookUrl(rawUrl, { resolve: deps.resolve, allowPrivate: deps.allowPrivate });
+      const row = { id: ids.prefixed("we"), account_id: account.id, url: url.href, secret: ids.webhookSecret(), created_at: clock.now() };
+      const created = { ...publicEndpoint({ ...row, disabled_at: null, deleted_at: null }), secret: row.secret };
+      store.transaction(() => {
+        if (store.countEndpoints(account.id) >= MAX_ENDPOINTS_PER_ACCOUNT) {
+          throw new ValidationError(`an account may have at most ${MAX_ENDPOINTS_PER_ACCOUNT} webhook endpoints; delete one first`);
+        }
+        store.insertEndpoint(row);
+        inTransaction?.(created);
+      });
+      return created;
+    },
+
+    list(account: Account) {
+      return { object: "list", data: store.listEndpoints(account.id).map(publicEndpoint), has_more: false };
+    },
+
+    delete(account: Account, id: string) {
+      if (!store.deleteEndpoint(id, account.id, clock.now())) throw new NotFoundError(`no webhook endpoint ${id}`);
+      return { id, object: "webhook_endpoint", deleted: true };
+    },
+  };
+}
+
+type CreatedEndpoint = ReturnType<typeof publicEndpoint> & { secret: string };
+
+function publicEndpoint(row: WebhookEndpointRow) {
+  return {
+    id: row.id,
+    object: "webhook_endpoint",
+    url: row.url,
+    status: row.disabled_at === null ? "enabled" : "disabled",
+    created_at: new Date(row.created_at).toISOString(),
+  };
+}
