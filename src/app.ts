@@ -13,8 +13,13 @@ import type { Db } from "./db/index.ts";
 /** The HTTP application: body parsing and error mapping once, then each capability's routes. */
 export function createApp(ctx: AppContext, db: Db) {
   const authed = authPlugin(ctx.accounts);
-  return new Elysia({ serve: { maxRequestBodySize: MAX_BODY_BYTES } })
-    .onParse(({ request }) => parseJsonBody(request))
+  return new Elysia({ normalize: false, serve: { maxRequestBodySize: MAX_BODY_BYTES } })
+    .onParse(({ request }) => {
+      // Elysia parses before `derive` runs: authenticate merchant requests here first, so a
+      // request without a valid key is 401 whatever its body, malformed JSON included.
+      if (new URL(request.url).pathname.startsWith("/api/v1/")) ctx.accounts.authenticate(request.headers.get("authorization"));
+      return parseJsonBody(request);
+    })
     .onError(({ code, error, request }) => errorResponse(code, error, ctx.log, request))
     .use(opsRoutes(ctx, db))
     .use(publicRoutes(ctx))

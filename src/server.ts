@@ -1,15 +1,20 @@
 import { createAccountStore } from "./accounts/store.ts";
 import { createAccountsService } from "./accounts/service.ts";
 import { createApp } from "./app.ts";
+import { createChain } from "./chain/index.ts";
+import { createChainStore } from "./chain/store.ts";
+import type { IncomingTransfer } from "./checkout/public-view.ts";
 import type { Config } from "./config.ts";
 import { noCrossChain } from "./crosschain/disabled.ts";
 import { type Db, openDb } from "./db/index.ts";
-import type { ChainApi } from "./http/context.ts";
+import { createEventStore } from "./events/store.ts";
 import { createIdempotency } from "./idempotency/index.ts";
 import { type Clock, systemClock } from "./lib/clock.ts";
-import { HttpError } from "./lib/errors.ts";
 import { type IdGenerator, randomIds } from "./lib/ids.ts";
 import { type Logger, createLogger } from "./lib/log.ts";
+import { formatExact } from "./lib/money.ts";
+import { runExpiry } from "./payments/expiry.ts";
+import { createLifecycle } from "./payments/lifecycle.ts";
 import { createPaymentsService } from "./payments/service.ts";
 import { createPaymentStore } from "./payments/store.ts";
 import { createWebhookEndpointsService } from "./webhooks/endpoints.ts";
@@ -46,9 +51,14 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
     log.warn("STABLEGATE_WEBHOOK_ALLOW_PRIVATE is on: webhook URLs may be http and point at private addresses; never use this in production");
   }
 
+  const view = { baseUrl: config.baseUrl, chainName: config.chain.name };
+  const paymentStore = createPaymentStore(db);
+  const chainStore = createChainStore(db);
+  const lifecycle = createLifecycle({ payments: paymentStore, chain: chainStore, events: createEventStore(db), clock, ids, view });
+  const chain = createChain({ config, db, chainStore, payments: paymentStore, lifecycle, clock, log });
   const accounts = createAccountsService({ store: accountStore, clock, ids });
   const payments = createPaymentsService({
-    store: createPaymentStore(db),
+    store: paymentStore,
     clock,
     ids,
     chainId: config.chain.chainId,
@@ -56,13 +66,16 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
     defaultFeeBps: config.feeBps,
     feeRecipient: config.feeRecipient,
     paymentWindowMs: config.paymentWindowMs,
+    onDepositAddress: (address) => chain.watcher.watch(address),
   });
-  const chain: ChainApi = {
-    sync: async () => {
-      throw new HttpError(503, "the chain watcher is not running");
-    },
-    readiness: async () => ({ ok: false, state: "not started" }),
-  };
+
+  const incoming = (paymentId: string): IncomingTransfer[] =>
+    chainStore.transfersForPayment(paymentId).map((t) => ({
+      tx_hash: t.tx_hash,
+      amount: formatExact(t.amount),
+      confirmations: chain.confirmationsOf(t.block_number),
+      confirmed: t.credited_at !== null,
+    }));
 
   const app = createApp(
     {
@@ -80,9 +93,10 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
         resolve: options.resolve,
       }),
       idempotency: createIdempotency(db, clock),
-      view: { baseUrl: config.baseUrl, chainName: config.chain.name },
-      publicExtras: (row) => ({ merchantName: accounts.findAccount(row.account_id)?.name ?? "", incoming: [], crossChain: [] }),
-      chain,
+      view,
+      renderPayment: lifecycle.paymentJson,
+      publicExtras: (row) => ({ merchantName: accounts.findAccount(row.account_id)?.name ?? "", incoming: incoming(row.id), crossChain: [] }),
+      chain: chain.api,
       crossChain: noCrossChain,
     },
     db,
@@ -92,11 +106,19 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
   const url = `http://${server.hostname === "0.0.0.0" ? "127.0.0.1" : server.hostname}:${server.port}`;
   log.info("listening", { url, base_url: config.baseUrl, chain: config.chain.name, data_dir: config.dataDir });
 
+  const abort = new AbortController();
+  const loops = Promise.all([
+    chain.start(abort.signal),
+    runExpiry({ db, lifecycle, log, intervalMs: 1_000 }, abort.signal),
+  ]);
+
   return {
     url,
     db,
     async stop() {
+      abort.abort();
       await app.stop();
+      await loops;
       db.close();
     },
   };

@@ -1,6 +1,119 @@
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createPublicClient, createWalletClient, http } from "viem";
+import { privateKeyToAccount } from "viem/accounts";
+import { foundry } from "viem/chains";
+import { createAccountStore } from "../accounts/store.ts";
+import { createAccountsService } from "../accounts/service.ts";
+import { artifacts, ensureFactory } from "../chain/contracts.ts";
+import { loadConfig } from "../config.ts";
+import { openDb } from "../db/index.ts";
+import { ANVIL_KEYS, startAnvil } from "../dev/anvil.ts";
+import { type DevChain, payFromDevWallet } from "../dev/pay.ts";
+import { systemClock } from "../lib/clock.ts";
+import { randomIds } from "../lib/ids.ts";
+import { startServer } from "../server.ts";
 import { UsageError } from "./args.ts";
 
-/** `stablegate dev`: filled in with the on-chain work (local anvil, test USDC, paid example). */
-export async function runDev(_argv: string[], _env: Record<string, string | undefined>): Promise<number> {
-  throw new UsageError("stablegate dev is not available yet");
+type Env = Record<string, string | undefined>;
+
+// Where a running `stablegate dev` leaves what `stablegate dev pay` needs.
+const STATE_FILE = join(tmpdir(), "stablegate-dev.json");
+const [DEPLOYER_KEY, PAYER_KEY, RELAYER_KEY, MERCHANT_KEY] = ANVIL_KEYS;
+
+export async function runDev(argv: string[], env: Env): Promise<number> {
+  if (argv[0] === "pay") return devPay(argv.slice(1));
+  if (argv.length > 0) throw new UsageError(`unknown dev command "${argv[0]}"`);
+  return devStack(env);
+}
+
+/** A local chain, test USDC, the server, an account and a paid example payment. */
+async function devStack(env: Env): Promise<number> {
+  const anvil = await startAnvil({ blockTime: 1, port: 8545 });
+  const transport = http(anvil.rpcUrl);
+  const publicClient = createPublicClient({ chain: foundry, transport, pollingInterval: 100 });
+  const deployer = createWalletClient({ chain: foundry, transport, account: privateKeyToAccount(DEPLOYER_KEY) });
+  const usdcHash = await deployer.deployContract({ abi: artifacts.TestUSDC.abi, bytecode: artifacts.TestUSDC.bytecode });
+  const usdc = (await publicClient.waitForTransactionReceipt({ hash: usdcHash })).contractAddress!;
+  const payer = privateKeyToAccount(PAYER_KEY).address;
+  await publicClient.waitForTransactionReceipt({
+    hash: await deployer.writeContract({ address: usdc, abi: artifacts.TestUSDC.abi, functionName: "mint", args: [payer, 1_000_000_000_000n] }),
+  });
+  await ensureFactory({ publicClient, walletClient: deployer });
+
+  const dataDir = env.STABLEGATE_DATA_DIR ?? mkdtempSync(join(tmpdir(), "stablegate-dev-"));
+  const config = loadConfig({
+    STABLEGATE_PORT: "8080",
+    STABLEGATE_PAYMENT_WINDOW: "60m",
+    ...env,
+    STABLEGATE_DATA_DIR: dataDir,
+    STABLEGATE_CHAIN: "custom",
+    STABLEGATE_CHAIN_ID: String(anvil.chainId),
+    STABLEGATE_USDC_ADDRESS: usdc,
+    STABLEGATE_RPC_URL: anvil.rpcUrl,
+    STABLEGATE_CONFIRMATIONS: env.STABLEGATE_CONFIRMATIONS ?? "2",
+    STABLEGATE_POLL_INTERVAL_MS: env.STABLEGATE_POLL_INTERVAL_MS ?? "500",
+    STABLEGATE_RELAYER_KEY: RELAYER_KEY,
+    STABLEGATE_WEBHOOK_ALLOW_PRIVATE: "on",
+    STABLEGATE_LOG_LEVEL: env.STABLEGATE_LOG_LEVEL ?? "warn",
+  });
+  const db = openDb(dataDir);
+  const merchant = privateKeyToAccount(MERCHANT_KEY).address;
+  const { account, api_key } = createAccountsService({ store: createAccountStore(db), clock: systemClock, ids: randomIds }).createAccount({
+    name: "Dev Shop",
+    payoutAddress: merchant,
+  });
+  db.close();
+
+  const server = await startServer(config);
+  const dev: DevChain = { rpcUrl: anvil.rpcUrl, usdc, payerKey: PAYER_KEY, serverUrl: server.url };
+  writeFileSync(STATE_FILE, JSON.stringify(dev), { mode: 0o600 });
+
+  const created = await fetch(`${server.url}/api/v1/payments`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${api_key}`, "content-type": "application/json" },
+    body: JSON.stringify({ amount: "25.00", description: "Example order", reference: "order-1001", metadata: { order_id: "1001" } }),
+  });
+  const example = (await created.json()) as { id: string; pay_url: string };
+  const paid = await payFromDevWallet(dev, example.id);
+  const base = config.baseUrl;
+  console.log(`
+Stablegate dev stack is running.
+
+  chain      anvil ${anvil.rpcUrl} (chain id ${anvil.chainId}, 1 s blocks, ${config.chain.confirmations} confirmations)
+  USDC       ${usdc} (test token; the dev payer holds 1,000,000)
+  server     ${base}  (data in ${dataDir})
+  account    ${account.id}, payout to ${merchant}
+  API key    ${api_key}
+
+Example payment ${example.id}
+  paid 25.00 USDC in ${paid.txHash}; it reaches "confirmed" in a few seconds:
+  curl -s ${base}/api/v1/payments/${example.id} -H "Authorization: Bearer ${api_key}"
+  checkout page: ${example.pay_url}
+
+Try it yourself:
+  curl -s ${base}/api/v1/payments -H "Authorization: Bearer ${api_key}" -H "Content-Type: application/json" -d '{"amount":"10.00","description":"My first payment"}'
+  bun src/main.ts dev pay <payment_id> [amount]      (or: dist/stablegate dev pay ...)
+
+Ctrl-C stops everything.`);
+
+  await new Promise<void>((resolve) => {
+    process.once("SIGINT", resolve);
+    process.once("SIGTERM", resolve);
+  });
+  await server.stop();
+  await anvil.stop();
+  return 0;
+}
+
+/** `stablegate dev pay <payment_id> [amount]`: pays from the running dev stack's payer wallet. */
+async function devPay(argv: string[]): Promise<number> {
+  const [paymentId, amount] = argv;
+  if (!paymentId) throw new UsageError("usage: stablegate dev pay <payment_id> [amount]");
+  if (!existsSync(STATE_FILE)) throw new UsageError("no dev stack found: start one with `stablegate dev` first");
+  const dev = JSON.parse(readFileSync(STATE_FILE, "utf8")) as DevChain;
+  const { txHash, units } = await payFromDevWallet(dev, paymentId, amount);
+  console.log(JSON.stringify({ payment_id: paymentId, tx_hash: txHash, amount_units: units.toString() }, null, 2));
+  return 0;
 }

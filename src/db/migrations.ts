@@ -1,7 +1,9 @@
 // Each migration is imported as text so `bun build --compile` embeds it in the binary.
 // Add new files here in order; a test checks this list against the migrations/ folder.
 import m001 from "../../migrations/001_core.sql" with { type: "text" };
+import m002 from "../../migrations/002_chain.sql" with { type: "text" };
 
 export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: string }> = [
   { version: 1, name: "001_core.sql", sql: m001 },
+  { version: 2, name: "002_chain.sql", sql: m002 },
 ];

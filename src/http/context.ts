@@ -20,6 +20,8 @@ export interface AppContext {
   webhookEndpoints: WebhookEndpointsService;
   idempotency: Idempotency;
   view: ViewContext;
+  /** The merchant payment object as JSON text (with its transfers), as webhooks carry it too. */
+  renderPayment: (row: PaymentRow) => string;
   /** What the public view adds to a payment row: merchant name, incoming transfers, burns. */
   publicExtras: (row: PaymentRow) => PublicExtras;
   chain: ChainApi;

@@ -8,6 +8,11 @@ import { HttpError } from "../lib/errors.ts";
  */
 export function errorResponse(code: string | number, error: unknown, log: Logger, request?: Request): Response {
   if (error instanceof HttpError) return json(error.status, error.message, error.headers);
+  // Elysia wraps whatever the parse hook throws; only a JSON syntax error is the client's fault
+  // (the hook also authenticates merchant requests, see app.ts).
+  if (code === "PARSE" && error instanceof Error && error.cause !== undefined && !(error.cause instanceof SyntaxError)) {
+    return errorResponse("UNKNOWN", error.cause, log, request);
+  }
   switch (code) {
     case "VALIDATION":
       return json(400, validationMessage(error));
@@ -34,11 +39,18 @@ interface TypeBoxIssue {
   path?: string;
   message?: string;
   schema?: { error?: unknown };
+  /** A union's failure (every optional field is Optional(Nullable(..))): each member's own issues. */
+  errors?: Iterable<TypeBoxIssue>[];
+}
+
+/** The issues with those nested under union failures, where the field's own message lives. */
+function withNested(issues: TypeBoxIssue[]): TypeBoxIssue[] {
+  return issues.flatMap((issue) => [issue, ...withNested((issue.errors ?? []).flatMap((member) => [...member]))]);
 }
 
 /** The first schema failure, phrased with the field's own message when the schema gives one. */
 function validationMessage(error: unknown): string {
-  const issues = (error as { all?: TypeBoxIssue[] }).all ?? [];
+  const issues = withNested((error as { all?: TypeBoxIssue[] }).all ?? []);
   const issue = issues.find((i) => typeof i.schema?.error === "string") ?? issues[0];
   if (!issue) return "invalid request";
   if (typeof issue.schema?.error === "string") return issue.schema.error;

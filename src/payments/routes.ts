@@ -4,11 +4,10 @@ import { rawBody } from "../http/body.ts";
 import type { AuthPlugin } from "../http/auth.ts";
 import { rawMemberText } from "../lib/raw-json.ts";
 import { CreatePaymentSchema } from "./schema.ts";
-import { merchantPaymentJson } from "./view.ts";
 
 /** Merchant payment routes under /api/v1; `authed` supplies the account for each request. */
 export function paymentRoutes(ctx: AppContext, authed: AuthPlugin) {
-  const { payments, idempotency, view } = ctx;
+  const { payments, idempotency, renderPayment } = ctx;
   return new Elysia()
     .use(authed)
     .post(
@@ -17,7 +16,7 @@ export function paymentRoutes(ctx: AppContext, authed: AuthPlugin) {
         const result = await idempotency.run(account.id, request.headers.get("idempotency-key"), body, (commit) => {
           let json = "";
           payments.create(account, body, rawMemberText(rawBody(request), "metadata"), (row) => {
-            json = merchantPaymentJson(row, [], view);
+            json = renderPayment(row);
             commit(201, json);
           });
           return { status: 201, body: json };
@@ -27,7 +26,7 @@ export function paymentRoutes(ctx: AppContext, authed: AuthPlugin) {
       { body: CreatePaymentSchema },
     )
     .get("/api/v1/payments/:id", ({ account, params }) =>
-      jsonResponse(200, merchantPaymentJson(payments.retrieve(account, params.id), [], view)),
+      jsonResponse(200, renderPayment(payments.retrieve(account, params.id))),
     )
     .get("/api/v1/payments", ({ account, request }) => {
       const query = new URL(request.url).searchParams;
@@ -38,7 +37,7 @@ export function paymentRoutes(ctx: AppContext, authed: AuthPlugin) {
         created_gte: query.get("created[gte]"),
         created_lt: query.get("created[lt]"),
       });
-      const data = rows.map((row) => merchantPaymentJson(row, [], view)).join(",");
+      const data = rows.map(renderPayment).join(",");
       return jsonResponse(200, `{"object":"list","data":[${data}],"has_more":${hasMore}}`);
     });
 }

@@ -6,7 +6,7 @@ import { NotFoundError, ValidationError } from "../lib/errors.ts";
 import { type IdGenerator, PAYMENT_ID } from "../lib/ids.ts";
 import { MAX_AMOUNT, formatAmount, parseAmount } from "../lib/money.ts";
 import type { CreatePaymentInput } from "./schema.ts";
-import { PAYMENT_STATUSES, type PaymentRow, type PaymentStatus, type PaymentStore } from "./store.ts";
+import { type NewPaymentRow, PAYMENT_STATUSES, type PaymentRow, type PaymentStatus, type PaymentStore } from "./store.ts";
 import type { StoredLineItem } from "./view.ts";
 
 const ZERO_ADDRESS = "0x0000000000000000000000000000000000000000" as Address;
@@ -22,7 +22,7 @@ export interface PaymentsDeps {
   feeRecipient: Address | undefined;
   paymentWindowMs: number;
   /** Told of every new deposit address, so the chain watcher starts looking for it at once. */
-  onDepositAddress?: (address: Address) => void;
+  onDepositAddress?: (address: Address, paymentId: string) => void;
 }
 
 export interface ListQuery {
@@ -57,8 +57,7 @@ export function createPaymentsService(deps: PaymentsDeps) {
       const id = ids.paymentId();
       const deposit = depositAddress({ paymentId: id as Hex, token: deps.usdc, payout: account.payoutAddress, feeRecipient, feeBps });
 
-      const row: PaymentRow = {
-        seq: 0,
+      const row: NewPaymentRow = {
         id,
         account_id: account.id,
         status: "pending",
@@ -83,12 +82,14 @@ export function createPaymentsService(deps: PaymentsDeps) {
         created_at: now,
         updated_at: now,
       };
-      store.transaction(() => {
+      const created = store.transaction(() => {
         store.insert(row);
-        inTransaction?.(row);
+        const stored = store.findById(id)!;
+        inTransaction?.(stored);
+        return stored;
       });
-      deps.onDepositAddress?.(deposit);
-      return store.findById(id)!;
+      deps.onDepositAddress?.(deposit, id);
+      return created;
     },
 
     retrieve(account: Account, id: string): PaymentRow {

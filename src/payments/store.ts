@@ -26,6 +26,10 @@ export interface PaymentRow {
   expires_at: number;
   created_at: number;
   updated_at: number;
+  /** Swept to the merchant so far, from mined settlements. */
+  amount_settled: bigint;
+  settle_attempts: number;
+  settle_retry_at: number | null;
 }
 
 export type PaymentStatus = "pending" | "settling" | "confirmed" | "underpaid" | "overpaid" | "expired" | "failed";
@@ -37,7 +41,7 @@ const COLUMNS = [
   "invoice_number", "due_at", "metadata", "line_items", "expires_at", "created_at", "updated_at",
 ] as const;
 
-export type NewPaymentRow = Omit<PaymentRow, "seq">;
+export type NewPaymentRow = Omit<PaymentRow, "seq" | "amount_settled" | "settle_attempts" | "settle_retry_at">;
 
 export interface ListFilter {
   accountId: string;
@@ -55,6 +59,7 @@ export function createPaymentStore(db: Db) {
   // safeIntegers: amounts can exceed 2^53 micro-USDC in the worst case; rows are then normalised.
   const findForAccount = db.query<PaymentRow, [string, string]>("SELECT * FROM payments WHERE id = ? AND account_id = ?").safeIntegers(true);
   const findById = db.query<PaymentRow, [string]>("SELECT * FROM payments WHERE id = ?").safeIntegers(true);
+  const findIdByDeposit = db.query<{ id: string }, [string]>("SELECT id FROM payments WHERE deposit_address = ?");
   const list = db
     .query<PaymentRow, Record<string, string | number | null>>(
       `SELECT * FROM payments
@@ -66,7 +71,30 @@ export function createPaymentStore(db: Db) {
         ORDER BY seq DESC LIMIT $limit`,
     )
     .safeIntegers(true);
-  const allDepositAddresses = db.query<{ deposit_address: string }, []>("SELECT deposit_address FROM payments");
+  const allDepositAddresses = db.query<{ id: string; deposit_address: string }, []>("SELECT id, deposit_address FROM payments");
+  const addReceived = db.query("UPDATE payments SET amount_received = coalesce(amount_received, 0) + ?, updated_at = ? WHERE id = ?");
+  const oldestCreatedAt = db.query<{ t: number | null }, []>("SELECT min(created_at) AS t FROM payments");
+  const updateStatus = db.query("UPDATE payments SET status = ?, updated_at = ? WHERE id = ? AND status = ?");
+  const dueForExpiry = db.query<{ id: string }, [number, number]>(
+    "SELECT id FROM payments WHERE status = 'pending' AND expires_at <= ? AND amount_received IS NULL LIMIT ?",
+  );
+  // Funds owed to the merchant and not yet swept; failed ones only once their retry is due.
+  const awaitingSettlement = db
+    .query<PaymentRow, [number]>(
+      `SELECT * FROM payments p
+        WHERE ((status IN ('pending', 'underpaid', 'expired') AND amount_received >= amount)
+            OR (status = 'confirmed' AND amount_received > amount_settled)
+            OR (status = 'failed' AND settle_retry_at <= ?))
+          AND NOT EXISTS (SELECT 1 FROM settlements s WHERE s.payment_id = p.id AND s.state = 'submitted')
+        ORDER BY seq LIMIT 100`,
+    )
+    .safeIntegers(true);
+  const recordSettled = db.query(
+    "UPDATE payments SET amount_settled = amount_settled + ?, settle_attempts = 0, settle_retry_at = NULL, updated_at = ? WHERE id = ?",
+  );
+  const recordSettleFailure = db.query(
+    "UPDATE payments SET settle_attempts = settle_attempts + 1, settle_retry_at = ?, updated_at = ? WHERE id = ?",
+  );
 
   return {
     insert(row: NewPaymentRow) {
@@ -74,6 +102,8 @@ export function createPaymentStore(db: Db) {
     },
     findForAccount: (id: string, accountId: string) => normalise(findForAccount.get(id, accountId)),
     findById: (id: string) => normalise(findById.get(id)),
+    /** Deposit addresses are stored checksummed, as viem's getAddress renders them. */
+    findIdByDepositAddress: (address: string) => findIdByDeposit.get(address)?.id ?? null,
     /** Newest first; asks for one row more than `limit` so the caller can tell has_more. */
     list(filter: ListFilter): PaymentRow[] {
       return list
@@ -87,7 +117,15 @@ export function createPaymentStore(db: Db) {
         })
         .map((row) => normalise(row)!);
     },
-    allDepositAddresses: () => allDepositAddresses.all().map((r) => r.deposit_address),
+    allDepositAddresses: () => allDepositAddresses.all(),
+    addReceived: (id: string, amount: bigint, now: number) => addReceived.run(amount, now, id),
+    oldestCreatedAt: () => oldestCreatedAt.get()?.t ?? null,
+    /** Compare-and-set, so a status never moves from a state it is no longer in. */
+    updateStatus: (id: string, from: PaymentStatus, to: PaymentStatus, now: number) => updateStatus.run(to, now, id, from).changes > 0,
+    dueForExpiry: (now: number, limit: number) => dueForExpiry.all(now, limit).map((r) => r.id),
+    awaitingSettlement: (now: number) => awaitingSettlement.all(now).map((row) => normalise(row)!),
+    recordSettled: (id: string, amount: bigint, now: number) => recordSettled.run(amount, now, id),
+    recordSettleFailure: (id: string, retryAt: number, now: number) => recordSettleFailure.run(retryAt, now, id),
     transaction: <T>(fn: () => T): T => db.transaction(fn)(),
   };
 }
@@ -104,5 +142,7 @@ function normalise(row: PaymentRow | null): PaymentRow | null {
     expires_at: Number(row.expires_at),
     created_at: Number(row.created_at),
     updated_at: Number(row.updated_at),
+    settle_attempts: Number(row.settle_attempts),
+    settle_retry_at: row.settle_retry_at === null ? null : Number(row.settle_retry_at),
   };
 }

@@ -1,0 +1,26 @@
+import { type Chain, createPublicClient, createWalletClient, defineChain, http } from "viem";
+import { privateKeyToAccount } from "viem/accounts";
+import type { Hex } from "viem";
+import type { Config } from "../config.ts";
+import { CHAINS } from "./chains.ts";
+
+/** viem clients for the settlement chain; loops do their own retrying, so the transport does not. */
+export function createChainClients(config: Config["chain"], relayerKey: Hex) {
+  const known = CHAINS.get(config.name);
+  const chain: Chain = known
+    ? { ...known.viem, id: config.chainId }
+    : defineChain({
+        id: config.chainId,
+        name: `chain ${config.chainId}`,
+        nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
+        rpcUrls: { default: { http: [config.rpcUrl] } },
+      });
+  const transport = http(config.rpcUrl, { timeout: 15_000, retryCount: 0 });
+  const account = privateKeyToAccount(relayerKey);
+  return {
+    chain,
+    account,
+    publicClient: createPublicClient({ chain, transport, pollingInterval: Math.min(config.pollIntervalMs, 4_000) }),
+    walletClient: createWalletClient({ chain, transport, account }),
+  };
+}

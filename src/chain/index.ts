@@ -1,0 +1,115 @@
+import type { Hex } from "viem";
+import type { Config } from "../config.ts";
+import type { Db } from "../db/index.ts";
+import type { ChainApi } from "../http/context.ts";
+import type { Clock } from "../lib/clock.ts";
+import { HttpError, UnprocessableError } from "../lib/errors.ts";
+import type { Logger } from "../lib/log.ts";
+import type { Lifecycle } from "../payments/lifecycle.ts";
+import type { PaymentRow, PaymentStore } from "../payments/store.ts";
+import { createChainClients } from "./client.ts";
+import { createLedger } from "./ledger.ts";
+import { loadRelayerKey } from "./relayer.ts";
+import { errorMessage } from "./rpc-errors.ts";
+import { createSettler } from "./settler.ts";
+import type { ChainStore } from "./store.ts";
+import { createWatcher } from "./watcher.ts";
+
+export interface ChainDeps {
+  config: Config;
+  db: Db;
+  chainStore: ChainStore;
+  payments: PaymentStore;
+  lifecycle: Lifecycle;
+  clock: Clock;
+  log: Logger;
+}
+
+/** The on-chain side: the watcher that credits deposits and the settler that pays merchants. */
+export function createChain(deps: ChainDeps) {
+  const { config, chainStore, payments, lifecycle, clock, log } = deps;
+  const relayerKey = loadRelayerKey(config.dataDir, config.relayerKey);
+  const clients = createChainClients(config.chain, relayerKey);
+  const ledger = createLedger({ chain: chainStore, payments, lifecycle, clock });
+  const settler = createSettler({
+    client: clients.publicClient,
+    wallet: clients.walletClient,
+    account: clients.account,
+    chain: chainStore,
+    payments,
+    lifecycle,
+    clock,
+    log,
+    chainId: config.chain.chainId,
+    confirmations: config.chain.confirmations,
+    stuckAfterMs: Math.max(30_000, config.chain.pollIntervalMs * 10),
+  });
+  const watcher = createWatcher({
+    client: clients.publicClient,
+    chain: chainStore,
+    payments,
+    ledger,
+    clock,
+    log,
+    chainId: config.chain.chainId,
+    usdc: config.chain.usdc,
+    confirmations: config.chain.confirmations,
+    pollIntervalMs: config.chain.pollIntervalMs,
+    onCredited: () => settler.wake(),
+  });
+  watcher.loadAddresses();
+  log.info("relayer", { address: clients.account.address, watched_addresses: watcher.watchedCount });
+
+  const api: ChainApi = {
+    async sync(row: PaymentRow, txHash: Hex) {
+      let outcome;
+      try {
+        outcome = await watcher.syncTransaction(row.deposit_address, txHash);
+      } catch (error) {
+        log.warn("sync: chain unreachable", { error: errorMessage(error) });
+        throw new HttpError(503, "the chain cannot be reached right now; try again shortly", { "retry-after": "5" });
+      }
+      switch (outcome) {
+        case "recorded":
+        case "pending":
+          return outcome;
+        case "not_found":
+          throw new UnprocessableError(`transaction ${txHash} is not known on ${config.chain.name}; if it was just sent, try again in a few seconds`);
+        case "reverted":
+          throw new UnprocessableError(`transaction ${txHash} reverted; no funds moved`);
+        case "no_transfer":
+          throw new UnprocessableError(`transaction ${txHash} has no USDC transfer to this payment's deposit address`);
+      }
+    },
+    async readiness() {
+      const status = watcher.status();
+      const lag = status.head !== null && status.cursor !== null ? Number(status.head - status.cursor) : null;
+      return {
+        ok: status.lastError === null && status.head !== null,
+        chain: config.chain.name,
+        chain_id: config.chain.chainId,
+        head: status.head?.toString() ?? null,
+        scanned_to: status.cursor?.toString() ?? null,
+        lag_blocks: lag,
+        confirmations: config.chain.confirmations,
+        last_error: status.lastError,
+        settlement: await settler.status(),
+      };
+    },
+  };
+
+  return {
+    api,
+    watcher,
+    settler,
+    /** Starts the loops; they stop when `signal` aborts. */
+    start(signal: AbortSignal): Promise<unknown> {
+      return Promise.all([watcher.run(signal), settler.run(signal, config.chain.pollIntervalMs)]);
+    },
+    /** Confirmations each credited-but-unsettled transfer has, for the payer's page. */
+    confirmationsOf(blockNumber: number): number {
+      const head = watcher.status().head;
+      return head === null ? 0 : Math.max(0, Number(head) - blockNumber);
+    },
+  };
+}

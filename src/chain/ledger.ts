@@ -1,0 +1,54 @@
+import type { Lifecycle } from "../payments/lifecycle.ts";
+import type { PaymentStore } from "../payments/store.ts";
+import type { Clock } from "../lib/clock.ts";
+import type { ChainStore } from "./store.ts";
+
+/** One USDC transfer to a deposit address, as found by the watcher or a payer's /sync. */
+export interface ObservedTransfer {
+  txHash: string;
+  logIndex: number;
+  from: string;
+  to: string; // checksummed deposit address
+  amount: bigint;
+  blockNumber: number;
+  blockHash: string;
+}
+
+export type Ledger = ReturnType<typeof createLedger>;
+
+/**
+ * Records transfers, crediting each (tx hash, log index) exactly once, and only once it is
+ * confirmed. Runs inside the caller's transaction (with the cursor move, for the watcher).
+ */
+export function createLedger(deps: { chain: ChainStore; payments: PaymentStore; lifecycle: Lifecycle; clock: Clock }) {
+  const { chain, payments, lifecycle, clock } = deps;
+  return {
+    /** Returns whether this call credited the transfer. */
+    record(transfer: ObservedTransfer, confirmed: boolean): boolean {
+      if (transfer.amount <= 0n) return false; // zero-value transfers are address-poisoning noise
+      const paymentId = payments.findIdByDepositAddress(transfer.to);
+      if (!paymentId) return false;
+      const now = clock.now();
+      const existing = chain.findTransfer(transfer.txHash, transfer.logIndex);
+      if (existing) {
+        if (existing.credited_at !== null || !confirmed) return false;
+        chain.markCredited(transfer.txHash, transfer.logIndex, transfer.blockNumber, transfer.blockHash, now);
+      } else {
+        chain.insertTransfer({
+          tx_hash: transfer.txHash,
+          log_index: transfer.logIndex,
+          payment_id: paymentId,
+          from_address: transfer.from,
+          amount: transfer.amount,
+          block_number: transfer.blockNumber,
+          block_hash: transfer.blockHash,
+          credited_at: confirmed ? now : null,
+          created_at: now,
+        });
+        if (!confirmed) return false;
+      }
+      lifecycle.credit(paymentId, transfer.amount);
+      return true;
+    },
+  };
+}

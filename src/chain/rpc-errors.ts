@@ -1,0 +1,18 @@
+/** RPC answers that mean "ask for a smaller block range", across common node providers. */
+const RANGE_TOO_LARGE = /range|too many|limit|exceed|too large|size|10000|response is too big|timeout|timed out/i;
+
+export function isRangeError(error: unknown): boolean {
+  const text = error instanceof Error ? `${error.message} ${(error as { details?: string }).details ?? ""}` : String(error);
+  return RANGE_TOO_LARGE.test(text);
+}
+
+/** Exponential backoff with full jitter, in milliseconds. */
+export function backoffMs(attempt: number, baseMs: number, maxMs: number, random = Math.random): number {
+  const ceiling = Math.min(maxMs, baseMs * 2 ** Math.min(attempt, 20));
+  return Math.round(ceiling / 2 + (random() * ceiling) / 2);
+}
+
+export function errorMessage(error: unknown): string {
+  if (error instanceof Error) return (error as { shortMessage?: string }).shortMessage ?? error.message;
+  return String(error);
+}

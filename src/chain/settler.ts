@@ -1,0 +1,256 @@
+import {
+  type Address,
+  BaseError,
+  ContractFunctionRevertedError,
+  type Hex,
+  type PrivateKeyAccount,
+  type PublicClient,
+  encodeFunctionData,
+  keccak256,
+  parseEventLogs,
+} from "viem";
+import type { Clock } from "../lib/clock.ts";
+import type { Logger } from "../lib/log.ts";
+import type { Lifecycle } from "../payments/lifecycle.ts";
+import type { PaymentRow, PaymentStore } from "../payments/store.ts";
+import { depositArgs, depositFactoryAbi, ensureFactory, factoryAddress } from "./contracts.ts";
+import { backoffMs, errorMessage } from "./rpc-errors.ts";
+import type { ChainStore, SettlementRow } from "./store.ts";
+import type { WalletClient, Transport, Chain, Account } from "viem";
+
+export interface SettlerDeps {
+  client: PublicClient;
+  wallet: WalletClient<Transport, Chain | undefined, Account>;
+  account: PrivateKeyAccount;
+  chain: ChainStore;
+  payments: PaymentStore;
+  lifecycle: Lifecycle;
+  clock: Clock;
+  log: Logger;
+  chainId: number;
+  confirmations: number;
+  /** A transaction unmined for this long is replaced with higher fees. */
+  stuckAfterMs: number;
+}
+
+/** Failed settlements: first retry within 60 s, then backing off to at most 6 hours. */
+export function retryDelayMs(attempt: number): number {
+  return Math.min(30_000 * 4 ** Math.max(0, attempt - 1), 6 * 3_600_000);
+}
+
+export type Settler = ReturnType<typeof createSettler>;
+
+/**
+ * Sends settle() for every payment whose funds are owed to the merchant, and follows each
+ * transaction to its confirmed outcome. The signed transaction is stored before it is
+ * broadcast, so a crash at any point leads to a rebroadcast of the same nonce, never a second
+ * settlement; on chain a repeated settle would only move a zero balance anyway.
+ */
+export function createSettler(deps: SettlerDeps) {
+  const { client, wallet, account, chain, payments, lifecycle, clock, log, chainId, confirmations } = deps;
+  let factoryReady = false;
+  let nextNonce: number | null = null;
+  const state = { lastError: null as string | null };
+  let wakeUp: (() => void) | null = null;
+
+  function waitForWake(ms: number, signal: AbortSignal): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        signal.removeEventListener("abort", done);
+        wakeUp = null;
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      signal.addEventListener("abort", done, { once: true });
+      wakeUp = done;
+    });
+  }
+
+  async function claimNonce(): Promise<number> {
+    if (nextNonce === null) {
+      const pending = await client.getTransactionCount({ address: account.address, blockTag: "pending" });
+      nextNonce = Math.max(pending, (chain.maxNonce() ?? -1) + 1);
+    }
+    return nextNonce++;
+  }
+
+  async function sign(row: PaymentRow, nonce: number, gas: bigint, bump = 0n, previous?: SettlementRow) {
+    const fees = await client.estimateFeesPerGas();
+    let maxFeePerGas = fees.maxFeePerGas;
+    let maxPriorityFeePerGas = fees.maxPriorityFeePerGas;
+    if (previous) {
+      // A replacement must outbid the old transaction by at least 10% on both fees.
+      const minFee = (BigInt(previous.max_fee) * (115n + bump)) / 100n;
+      const minTip = (BigInt(previous.priority_fee) * (115n + bump)) / 100n;
+      if (maxFeePerGas < minFee) maxFeePerGas = minFee;
+      if (maxPriorityFeePerGas < minTip) maxPriorityFeePerGas = minTip;
+    }
+    const serialized = await wallet.signTransaction({
+      account,
+      chain: undefined,
+      chainId,
+      type: "eip1559",
+      to: factoryAddress,
+      data: encodeFunctionData({ abi: depositFactoryAbi, functionName: "settle", args: argsOf(row) }),
+      gas,
+      nonce,
+      maxFeePerGas,
+      maxPriorityFeePerGas,
+    });
+    return { serialized, hash: keccak256(serialized), maxFeePerGas, maxPriorityFeePerGas };
+  }
+
+  async function broadcast(serialized: Hex): Promise<void> {
+    try {
+      await client.sendRawTransaction({ serializedTransaction: serialized });
+    } catch (error) {
+      // Already known, or already mined: the follow-up reads the receipt either way.
+      log.debug("broadcast answered with an error", { error: errorMessage(error) });
+    }
+  }
+
+  function failSettlement(row: PaymentRow, reason: string): void {
+    const retryAt = clock.now() + retryDelayMs(row.settle_attempts + 1);
+    chain.transaction(() => {
+      payments.recordSettleFailure(row.id, retryAt, clock.now());
+      lifecycle.apply(row.id, "settlement_reverted");
+    });
+    log.warn("settlement failed; funds stay at the deposit address", { payment_id: row.id, reason, retry_at: new Date(retryAt).toISOString() });
+  }
+
+  /** Simulates, signs, records, then broadcasts one settlement. */
+  async function submit(row: PaymentRow): Promise<void> {
+    let gas: bigint;
+    try {
+      gas = await client.estimateContractGas({ address: factoryAddress, abi: depositFactoryAbi, functionName: "settle", args: argsOf(row), account });
+    } catch (error) {
+      if (isRevert(error)) return failSettlement(row, errorMessage(error));
+      throw error;
+    }
+    const nonce = await claimNonce();
+    const signed = await sign(row, nonce, (gas * 12n) / 10n);
+    chain.transaction(() => {
+      chain.insertSettlement({
+        payment_id: row.id,
+        nonce,
+        tx_hash: signed.hash,
+        raw_tx: signed.serialized,
+        max_fee: signed.maxFeePerGas.toString(),
+        priority_fee: signed.maxPriorityFeePerGas.toString(),
+        now: clock.now(),
+      });
+      lifecycle.apply(row.id, "settlement_submitted");
+    });
+    log.info("settlement sent", { payment_id: row.id, tx_hash: signed.hash, nonce });
+    await broadcast(signed.serialized);
+  }
+
+  /** Follows a sent settlement: confirmed outcome, rebroadcast, or replacement when stuck. */
+  async function follow(settlement: SettlementRow, head: bigint): Promise<void> {
+    const hashes = JSON.parse(settlement.tx_hashes) as Hex[];
+    for (const hash of hashes) {
+      const receipt = await client.getTransactionReceipt({ hash }).catch(() => null);
+      if (!receipt) continue;
+      if (receipt.blockNumber + BigInt(confirmations) > head) return; // mined, not yet confirmed
+      const settled = parseEventLogs({ abi: depositFactoryAbi, eventName: "Settled", logs: receipt.logs }).find(
+        (entry) => entry.address.toLowerCase() === factoryAddress.toLowerCase() && entry.args.paymentId === settlement.payment_id,
+      );
+      const ok = receipt.status === "success" && settled !== undefined;
+      chain.transaction(() => {
+        chain.finishSettlement(settlement.id, ok ? "mined" : "reverted", settled?.args.amount ?? null, Number(receipt.blockNumber), hash, clock.now());
+        if (ok) {
+          payments.recordSettled(settlement.payment_id, settled.args.amount, clock.now());
+          lifecycle.apply(settlement.payment_id, "settlement_mined");
+        }
+      });
+      if (ok) log.info("settlement confirmed", { payment_id: settlement.payment_id, tx_hash: hash, amount: settled.args.amount });
+      else failSettlement(payments.findById(settlement.payment_id)!, `transaction ${hash} reverted`);
+      return;
+    }
+
+    const mined = await client.getTransactionCount({ address: account.address, blockTag: "latest" });
+    if (mined > settlement.nonce) {
+      // The nonce was used by a transaction we never sent (the key is shared?): send anew.
+      chain.transaction(() => chain.finishSettlement(settlement.id, "dropped", null, null, settlement.tx_hash, clock.now()));
+      nextNonce = null;
+      log.warn("settlement nonce taken by another transaction; resending", { payment_id: settlement.payment_id, nonce: settlement.nonce });
+      return;
+    }
+    if (clock.now() - settlement.submitted_at < deps.stuckAfterMs) return broadcast(settlement.raw_tx as Hex);
+
+    const row = payments.findById(settlement.payment_id)!;
+    const gas = await client
+      .estimateContractGas({ address: factoryAddress, abi: depositFactoryAbi, functionName: "settle", args: argsOf(row), account })
+      .catch(() => 300_000n);
+    const signed = await sign(row, settlement.nonce, (gas * 12n) / 10n, 0n, settlement);
+    chain.transaction(() =>
+      chain.replaceSettlement({
+        id: settlement.id,
+        tx_hash: signed.hash,
+        tx_hashes: [...hashes, signed.hash],
+        raw_tx: signed.serialized,
+        max_fee: signed.maxFeePerGas.toString(),
+        priority_fee: signed.maxPriorityFeePerGas.toString(),
+        now: clock.now(),
+      }),
+    );
+    log.info("settlement stuck; replaced with higher fees", { payment_id: row.id, nonce: settlement.nonce, tx_hash: signed.hash });
+    await broadcast(signed.serialized);
+  }
+
+  async function tick(): Promise<void> {
+    if (!factoryReady) {
+      await ensureFactory({ publicClient: client, walletClient: wallet });
+      factoryReady = true;
+    }
+    const open = chain.openSettlements();
+    if (open.length > 0) {
+      const head = await client.getBlockNumber({ cacheTime: 0 });
+      for (const settlement of open) await follow(settlement, head);
+    }
+    for (const row of payments.awaitingSettlement(clock.now())) await submit(row);
+  }
+
+  return {
+    tick,
+    address: account.address,
+    status: async () => {
+      const balance = await client.getBalance({ address: account.address }).catch(() => null);
+      return { relayer: account.address, gas_balance_wei: balance?.toString() ?? null, factory: factoryAddress, factory_ready: factoryReady, last_error: state.lastError };
+    },
+    /** Runs until `signal` aborts; `wake()` skips the wait after new credits. */
+    async run(signal: AbortSignal, intervalMs: number): Promise<void> {
+      let failures = 0;
+      while (!signal.aborted) {
+        try {
+          await tick();
+          failures = 0;
+          state.lastError = null;
+        } catch (error) {
+          failures++;
+          nextNonce = null; // re-read from the node: a failed send may not have used it
+          state.lastError = errorMessage(error);
+          log.warn("settlement loop failed; retrying", { error: state.lastError, attempt: failures });
+        }
+        await waitForWake(failures ? backoffMs(failures, intervalMs, 30_000) : intervalMs, signal);
+      }
+    },
+    wake: () => wakeUp?.(),
+  };
+}
+
+function argsOf(row: PaymentRow) {
+  return depositArgs({
+    paymentId: row.id as Hex,
+    token: row.token_address as Address,
+    payout: row.payout_address as Address,
+    feeRecipient: row.fee_recipient as Address,
+    feeBps: row.fee_bps,
+  });
+}
+
+/** A revert of the call itself (blocked payout, paused token), as opposed to an RPC failure. */
+function isRevert(error: unknown): boolean {
+  return error instanceof BaseError && error.walk((e) => e instanceof ContractFunctionRevertedError) !== null;
+}

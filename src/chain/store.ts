@@ -1,0 +1,107 @@
+import type { Db } from "../db/index.ts";
+
+export interface TransferRow {
+  tx_hash: string;
+  log_index: number;
+  payment_id: string;
+  from_address: string;
+  amount: bigint;
+  block_number: number;
+  block_hash: string;
+  credited_at: number | null;
+  created_at: number;
+}
+
+export interface SettlementRow {
+  id: number;
+  payment_id: string;
+  nonce: number;
+  state: "submitted" | "mined" | "reverted" | "dropped";
+  tx_hash: string;
+  tx_hashes: string;
+  raw_tx: string;
+  max_fee: string;
+  priority_fee: string;
+  amount: bigint | null;
+  block_number: number | null;
+  submitted_at: number;
+  updated_at: number;
+}
+
+export type ChainStore = ReturnType<typeof createChainStore>;
+
+/** SQL of the on-chain side: transfers, the watcher cursor and settlement transactions. */
+export function createChainStore(db: Db) {
+  const findTransfer = db.query<TransferRow, [string, number]>("SELECT * FROM transfers WHERE tx_hash = ? AND log_index = ?").safeIntegers(true);
+  const insertTransfer = db.query(
+    `INSERT INTO transfers (tx_hash, log_index, payment_id, from_address, amount, block_number, block_hash, credited_at, created_at)
+     VALUES ($tx_hash, $log_index, $payment_id, $from_address, $amount, $block_number, $block_hash, $credited_at, $created_at)`,
+  );
+  const markCredited = db.query("UPDATE transfers SET credited_at = ?, block_number = ?, block_hash = ? WHERE tx_hash = ? AND log_index = ? AND credited_at IS NULL");
+  const transfersForPayment = db.query<TransferRow, [string]>("SELECT * FROM transfers WHERE payment_id = ? ORDER BY block_number, log_index").safeIntegers(true);
+  const dropStaleUncredited = db.query("DELETE FROM transfers WHERE credited_at IS NULL AND block_number <= ?");
+
+  const getCursor = db.query<{ block_number: number; block_hash: string }, [number]>("SELECT block_number, block_hash FROM chain_cursor WHERE chain_id = ?");
+  const setCursor = db.query(
+    `INSERT INTO chain_cursor (chain_id, block_number, block_hash, updated_at) VALUES (?, ?, ?, ?)
+     ON CONFLICT (chain_id) DO UPDATE SET block_number = excluded.block_number, block_hash = excluded.block_hash, updated_at = excluded.updated_at`,
+  );
+
+  const insertSettlement = db.query<{ id: number }, Record<string, string | number>>(
+    `INSERT INTO settlements (payment_id, nonce, state, tx_hash, tx_hashes, raw_tx, max_fee, priority_fee, submitted_at, updated_at)
+     VALUES ($payment_id, $nonce, 'submitted', $tx_hash, $tx_hashes, $raw_tx, $max_fee, $priority_fee, $now, $now) RETURNING id`,
+  );
+  const openSettlements = db.query<SettlementRow, []>("SELECT * FROM settlements WHERE state = 'submitted' ORDER BY nonce").safeIntegers(true);
+  const openSettlementFor = db.query<{ id: number }, [string]>("SELECT id FROM settlements WHERE payment_id = ? AND state = 'submitted'");
+  const replaceSettlement = db.query(
+    "UPDATE settlements SET tx_hash = $tx_hash, tx_hashes = $tx_hashes, raw_tx = $raw_tx, max_fee = $max_fee, priority_fee = $priority_fee, submitted_at = $now, updated_at = $now WHERE id = $id",
+  );
+  const finishSettlement = db.query("UPDATE settlements SET state = ?, amount = ?, block_number = ?, tx_hash = ?, updated_at = ? WHERE id = ?");
+  const maxNonce = db.query<{ n: number | null }, []>("SELECT max(nonce) AS n FROM settlements WHERE state != 'dropped'");
+
+  return {
+    findTransfer: (txHash: string, logIndex: number) => normaliseTransfer(findTransfer.get(txHash, logIndex)),
+    insertTransfer: (row: TransferRow) => insertTransfer.run({ ...row }),
+    markCredited: (txHash: string, logIndex: number, blockNumber: number, blockHash: string, now: number) =>
+      markCredited.run(now, blockNumber, blockHash, txHash, logIndex).changes > 0,
+    transfersForPayment: (paymentId: string) => transfersForPayment.all(paymentId).map((r) => normaliseTransfer(r)!),
+    /** Seen through /sync but never found by the watcher once it scanned past them: reorged away. */
+    dropStaleUncredited: (upToBlock: number) => dropStaleUncredited.run(upToBlock).changes,
+
+    cursor: (chainId: number) => getCursor.get(chainId),
+    setCursor: (chainId: number, blockNumber: number, blockHash: string, now: number) => setCursor.run(chainId, blockNumber, blockHash, now),
+
+    insertSettlement: (row: { payment_id: string; nonce: number; tx_hash: string; raw_tx: string; max_fee: string; priority_fee: string; now: number }) =>
+      insertSettlement.get({ ...row, tx_hashes: JSON.stringify([row.tx_hash]) })!.id,
+    openSettlements: () => openSettlements.all().map(normaliseSettlement),
+    hasOpenSettlement: (paymentId: string) => openSettlementFor.get(paymentId) !== null,
+    replaceSettlement: (row: { id: number; tx_hash: string; tx_hashes: string[]; raw_tx: string; max_fee: string; priority_fee: string; now: number }) =>
+      replaceSettlement.run({ ...row, tx_hashes: JSON.stringify(row.tx_hashes) }),
+    finishSettlement: (id: number, state: SettlementRow["state"], amount: bigint | null, blockNumber: number | null, txHash: string, now: number) =>
+      finishSettlement.run(state, amount, blockNumber, txHash, now, id),
+    maxNonce: () => maxNonce.get()?.n ?? null,
+    transaction: <T>(fn: () => T): T => db.transaction(fn).immediate(),
+  };
+}
+
+function normaliseTransfer(row: TransferRow | null): TransferRow | null {
+  if (!row) return null;
+  return {
+    ...row,
+    log_index: Number(row.log_index),
+    block_number: Number(row.block_number),
+    credited_at: row.credited_at === null ? null : Number(row.credited_at),
+    created_at: Number(row.created_at),
+  };
+}
+
+function normaliseSettlement(row: SettlementRow): SettlementRow {
+  return {
+    ...row,
+    id: Number(row.id),
+    nonce: Number(row.nonce),
+    block_number: row.block_number === null ? null : Number(row.block_number),
+    submitted_at: Number(row.submitted_at),
+    updated_at: Number(row.updated_at),
+  };
+}

@@ -1,0 +1,47 @@
+import { type Address, type Hex, createPublicClient, createWalletClient, erc20Abi, http } from "viem";
+import { privateKeyToAccount } from "viem/accounts";
+import { foundry } from "viem/chains";
+import { parseAmount } from "../lib/money.ts";
+
+export interface DevChain {
+  rpcUrl: string;
+  usdc: Address;
+  payerKey: Hex;
+  /** Where the server listens (for the public endpoints). */
+  serverUrl: string;
+}
+
+/**
+ * Pays a payment from the dev payer wallet: a plain USDC transfer of `amount` (default: what
+ * is still due) to its deposit address, then /sync with the hash, as a checkout page would.
+ */
+export async function payFromDevWallet(dev: DevChain, paymentId: string, amount?: string): Promise<{ txHash: Hex; units: bigint }> {
+  const res = await fetch(`${dev.serverUrl}/api/public/payments/${paymentId}`);
+  if (!res.ok) throw new Error(`payment ${paymentId}: ${((await res.json()) as { error: string }).error}`);
+  const payment = (await res.json()) as { deposit_address: Address; amount_due: string };
+  const units = parseUnits(amount ?? payment.amount_due);
+  if (units <= 0n) throw new Error(`payment ${paymentId} has nothing left to pay; give an amount to send more`);
+
+  const transport = http(dev.rpcUrl);
+  const publicClient = createPublicClient({ chain: foundry, transport, pollingInterval: 100 });
+  const wallet = createWalletClient({ chain: foundry, transport, account: privateKeyToAccount(dev.payerKey) });
+  const txHash = await wallet.writeContract({ address: dev.usdc, abi: erc20Abi, functionName: "transfer", args: [payment.deposit_address, units] });
+  await publicClient.waitForTransactionReceipt({ hash: txHash });
+  await fetch(`${dev.serverUrl}/api/public/payments/${paymentId}/sync`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ tx_hash: txHash }),
+  });
+  return { txHash, units };
+}
+
+/** "25", "25.5", "25.000001": up to 6 decimals, for paying exact or odd amounts. */
+function parseUnits(text: string): bigint {
+  const match = /^(\d+)(?:\.(\d{1,6}))?$/.exec(text.trim());
+  if (!match) {
+    const twoDecimals = parseAmount(text);
+    if (twoDecimals !== null) return twoDecimals;
+    throw new Error(`amount must be a USDC amount such as 25.00 or 0.000001, got "${text}"`);
+  }
+  return BigInt(match[1]!) * 1_000_000n + BigInt((match[2] ?? "").padEnd(6, "0"));
+}

@@ -1,0 +1,86 @@
+import type { ChainStore } from "../chain/store.ts";
+import type { EventStore } from "../events/store.ts";
+import type { Clock } from "../lib/clock.ts";
+import type { IdGenerator } from "../lib/ids.ts";
+import { formatExact } from "../lib/money.ts";
+import { type LifecycleEvent, nextStatus } from "./states.ts";
+import type { PaymentRow, PaymentStore } from "./store.ts";
+import { type TransferView, type ViewContext, merchantPaymentJson } from "./view.ts";
+
+export interface LifecycleDeps {
+  payments: PaymentStore;
+  chain: ChainStore;
+  events: EventStore;
+  clock: Clock;
+  ids: IdGenerator;
+  view: ViewContext;
+}
+
+export type Lifecycle = ReturnType<typeof createLifecycle>;
+
+/**
+ * Status changes and the events they emit, always together: every method here must run inside
+ * the caller's transaction, so a change and its event commit or vanish as one (the outbox).
+ */
+export function createLifecycle(deps: LifecycleDeps) {
+  const { payments, chain, events, clock, ids, view } = deps;
+
+  function transfersView(paymentId: string): TransferView[] {
+    return chain.transfersForPayment(paymentId).map((t) => ({
+      tx_hash: t.tx_hash,
+      log_index: t.log_index,
+      amount: formatExact(t.amount),
+      block_number: t.block_number,
+      confirmed: t.credited_at !== null,
+    }));
+  }
+
+  /** The merchant payment object, exactly as GET /api/v1/payments/{id} returns it. */
+  function paymentJson(row: PaymentRow): string {
+    return merchantPaymentJson(row, transfersView(row.id), view);
+  }
+
+  function emit(row: PaymentRow, type: string): void {
+    const id = ids.prefixed("evt");
+    const now = clock.now();
+    const payload = `{"id":${JSON.stringify(id)},"object":"event","type":${JSON.stringify(type)},"created_at":"${new Date(now).toISOString()}","data":{"payment":${paymentJson(row)}}}`;
+    events.insert({ id, account_id: row.account_id, type, payment_id: row.id, payload, created_at: now });
+  }
+
+  /** Applies `event` through the state machine; returns the row as it now stands. */
+  function apply(paymentId: string, event: LifecycleEvent): PaymentRow {
+    const row = payments.findById(paymentId)!;
+    const to = nextStatus(row.status, event, row.amount_received ?? 0n, row.amount);
+    if (to === null) return row;
+    if (!payments.updateStatus(row.id, row.status, to, clock.now())) return payments.findById(paymentId)!;
+    const updated = payments.findById(paymentId)!;
+    emit(updated, `payment.${to}`);
+    return updated;
+  }
+
+  return {
+    paymentJson,
+    transfersView,
+    apply,
+
+    /**
+     * Credits a confirmed transfer to its payment: amount_received grows, the state machine
+     * reacts, and funds after confirmation are announced as payment.funds_received.
+     */
+    credit(paymentId: string, amount: bigint): PaymentRow {
+      payments.addReceived(paymentId, amount, clock.now());
+      const updated = apply(paymentId, "credited");
+      if (updated.status === "confirmed") emit(updated, "payment.funds_received");
+      return updated;
+    },
+
+    /** Moves pending payments whose window closed with nothing received to expired. */
+    expireDue(limit = 500): number {
+      let changed = 0;
+      for (const id of payments.dueForExpiry(clock.now(), limit)) {
+        if (apply(id, "window_closed").status === "expired") changed++;
+      }
+      return changed;
+    },
+  };
+}

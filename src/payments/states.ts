@@ -1,0 +1,47 @@
+import type { PaymentStatus } from "./store.ts";
+
+/**
+ * The payment state machine, the one place that decides status changes (DESIGN.md §5).
+ * R = credited (confirmed) amount received, A = amount asked.
+ *
+ *   pending ──0<R<A──▶ underpaid ──R≥A, settle sent──▶ settling (R=A) / overpaid (R>A)
+ *      │                                                   │
+ *      └─expires_at, R=0─▶ expired ──late funds──▶ (as pending)    ├─ mined ──▶ confirmed
+ *                                                          └─ reverted ─▶ failed ─retry sent─▶ settling / overpaid
+ *
+ * `confirmed` is final: later funds are credited and swept without a status change.
+ */
+export type LifecycleEvent = "credited" | "settlement_submitted" | "settlement_mined" | "settlement_reverted" | "window_closed";
+
+interface Rule {
+  from: readonly PaymentStatus[];
+  on: LifecycleEvent;
+  when: (received: bigint, amount: bigint) => boolean;
+  to: PaymentStatus;
+}
+
+const always = () => true;
+
+export const TRANSITIONS: readonly Rule[] = [
+  { from: ["pending", "expired"], on: "credited", when: (r, a) => r > 0n && r < a, to: "underpaid" },
+  { from: ["pending", "underpaid", "expired", "failed"], on: "settlement_submitted", when: (r, a) => r === a, to: "settling" },
+  { from: ["pending", "underpaid", "expired", "failed"], on: "settlement_submitted", when: (r, a) => r > a, to: "overpaid" },
+  { from: ["pending"], on: "window_closed", when: (r) => r === 0n, to: "expired" },
+  { from: ["settling", "overpaid"], on: "settlement_mined", when: always, to: "confirmed" },
+  { from: ["settling", "overpaid"], on: "settlement_reverted", when: always, to: "failed" },
+  // A settlement that fails its simulation is never sent; the payment is failed all the same.
+  { from: ["pending", "underpaid", "expired"], on: "settlement_reverted", when: (r, a) => r >= a, to: "failed" },
+];
+
+/** The status `event` moves a payment to, or null when the event changes nothing. */
+export function nextStatus(status: PaymentStatus, event: LifecycleEvent, received: bigint, amount: bigint): PaymentStatus | null {
+  const rule = TRANSITIONS.find((r) => r.on === event && r.from.includes(status) && r.when(received, amount));
+  return rule && rule.to !== status ? rule.to : null;
+}
+
+/** Statuses in which funds at the deposit address are owed to the merchant but not yet sent. */
+export function awaitsSettlement(status: PaymentStatus, received: bigint, amount: bigint, settled: bigint): boolean {
+  if (status === "confirmed") return received > settled;
+  if (status === "pending" || status === "underpaid" || status === "expired") return received >= amount;
+  return false;
+}
