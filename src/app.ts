@@ -1,6 +1,7 @@
 import { Elysia } from "elysia";
 import { paymentRoutes } from "./payments/routes.ts";
 import { webhookEndpointRoutes } from "./webhooks/routes.ts";
+import { eventRoutes } from "./events/routes.ts";
 import { publicRoutes } from "./checkout/public-routes.ts";
 import { pageRoutes } from "./checkout/page-routes.ts";
 import { opsRoutes } from "./ops/routes.ts";
@@ -25,7 +26,8 @@ export function createApp(ctx: AppContext, db: Db) {
     .use(publicRoutes(ctx))
     .use(pageRoutes(ctx))
     .use(paymentRoutes(ctx, authed))
-    .use(webhookEndpointRoutes(ctx, authed));
+    .use(webhookEndpointRoutes(ctx, authed))
+    .use(eventRoutes(ctx, authed));
 }
 
 export type App = ReturnType<typeof createApp>;

@@ -19,6 +19,9 @@ import { createPaymentsService } from "./payments/service.ts";
 import { createPaymentStore } from "./payments/store.ts";
 import { createWebhookEndpointsService } from "./webhooks/endpoints.ts";
 import { createWebhookStore } from "./webhooks/store.ts";
+import { createDeliveryStore } from "./webhooks/delivery-store.ts";
+import { createDeliveriesService } from "./webhooks/deliveries.ts";
+import { createWebhookWorker } from "./webhooks/worker.ts";
 import type { Resolver } from "./webhooks/url-guard.ts";
 
 export interface ServerOptions {
@@ -27,6 +30,9 @@ export interface ServerOptions {
   log?: Logger;
   /** DNS for webhook URL checks; tests inject one. */
   resolve?: Resolver;
+  /** Webhook delivery timing, shortened by tests. */
+  webhookTimeoutMs?: number;
+  webhookSchedule?: readonly number[];
 }
 
 export interface RunningServer {
@@ -54,7 +60,19 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
   const view = { baseUrl: config.baseUrl, chainName: config.chain.name };
   const paymentStore = createPaymentStore(db);
   const chainStore = createChainStore(db);
-  const lifecycle = createLifecycle({ payments: paymentStore, chain: chainStore, events: createEventStore(db), clock, ids, view });
+  const events = createEventStore(db, ids);
+  const webhookStore = createWebhookStore(db);
+  const deliveryStore = createDeliveryStore(db);
+  const webhookWorker = createWebhookWorker({
+    store: deliveryStore,
+    clock,
+    log,
+    allowPrivate: config.webhookAllowPrivate,
+    resolve: options.resolve,
+    timeoutMs: options.webhookTimeoutMs,
+    schedule: options.webhookSchedule,
+  });
+  const lifecycle = createLifecycle({ payments: paymentStore, chain: chainStore, events, clock, ids, view, onEvent: webhookWorker.wake });
   const chain = createChain({ config, db, chainStore, payments: paymentStore, lifecycle, clock, log });
   const accounts = createAccountsService({ store: accountStore, clock, ids });
   const payments = createPaymentsService({
@@ -85,13 +103,16 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
       accounts,
       payments,
       webhookEndpoints: createWebhookEndpointsService({
-        store: createWebhookStore(db),
+        store: webhookStore,
         clock,
         ids,
         log,
         allowPrivate: config.webhookAllowPrivate,
         resolve: options.resolve,
+        onDeleted: (endpointId, now) => deliveryStore.cancelForEndpoint(endpointId, now),
       }),
+      deliveries: createDeliveriesService({ deliveries: deliveryStore, endpoints: webhookStore, events, clock, ids, wake: webhookWorker.wake }),
+      events,
       idempotency: createIdempotency(db, clock),
       view,
       renderPayment: lifecycle.paymentJson,
@@ -110,6 +131,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
   const loops = Promise.all([
     chain.start(abort.signal),
     runExpiry({ db, lifecycle, log, intervalMs: 1_000 }, abort.signal),
+    webhookWorker.run(abort.signal),
   ]);
 
   return {

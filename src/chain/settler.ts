@@ -14,6 +14,7 @@ import type { Logger } from "../lib/log.ts";
 import type { Lifecycle } from "../payments/lifecycle.ts";
 import type { PaymentRow, PaymentStore } from "../payments/store.ts";
 import { depositArgs, depositFactoryAbi, ensureFactory, factoryAddress } from "./contracts.ts";
+import { createWaker } from "../lib/sleep.ts";
 import { backoffMs, errorMessage } from "./rpc-errors.ts";
 import type { ChainStore, SettlementRow } from "./store.ts";
 import type { WalletClient, Transport, Chain, Account } from "viem";
@@ -51,21 +52,7 @@ export function createSettler(deps: SettlerDeps) {
   let factoryReady = false;
   let nextNonce: number | null = null;
   const state = { lastError: null as string | null };
-  let wakeUp: (() => void) | null = null;
-
-  function waitForWake(ms: number, signal: AbortSignal): Promise<void> {
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        signal.removeEventListener("abort", done);
-        wakeUp = null;
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      signal.addEventListener("abort", done, { once: true });
-      wakeUp = done;
-    });
-  }
+  const waker = createWaker();
 
   async function claimNonce(): Promise<number> {
     if (nextNonce === null) {
@@ -233,10 +220,10 @@ export function createSettler(deps: SettlerDeps) {
           state.lastError = errorMessage(error);
           log.warn("settlement loop failed; retrying", { error: state.lastError, attempt: failures });
         }
-        await waitForWake(failures ? backoffMs(failures, intervalMs, 30_000) : intervalMs, signal);
+        await waker.wait(failures ? backoffMs(failures, intervalMs, 30_000) : intervalMs, signal);
       }
     },
-    wake: () => wakeUp?.(),
+    wake: waker.wake,
   };
 }
 

@@ -6,7 +6,7 @@ import type { PaymentStore } from "../payments/store.ts";
 import type { Ledger, ObservedTransfer } from "./ledger.ts";
 import type { ChainStore } from "./store.ts";
 import { backoffMs, errorMessage, isRangeError } from "./rpc-errors.ts";
-import { sleep } from "./sleep.ts";
+import { sleep } from "../lib/sleep.ts";
 
 export interface WatcherDeps {
   client: PublicClient;

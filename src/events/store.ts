@@ -1,4 +1,5 @@
 import type { Db } from "../db/index.ts";
+import type { IdGenerator } from "../lib/ids.ts";
 
 export interface EventRow {
   seq: number;
@@ -12,14 +13,42 @@ export interface EventRow {
 
 export type EventStore = ReturnType<typeof createEventStore>;
 
-/** The outbox: events are written in the transaction that caused them, delivered later. */
-export function createEventStore(db: Db) {
+/**
+ * The outbox: an event is written in the transaction that caused it, together with one pending
+ * delivery per live webhook endpoint of its account, so none can be lost or sent twice.
+ */
+export function createEventStore(db: Db, ids: IdGenerator) {
   const insert = db.query(
     "INSERT INTO events (id, account_id, type, payment_id, payload, created_at) VALUES ($id, $account_id, $type, $payment_id, $payload, $created_at)",
   );
+  const liveEndpoints = db.query<{ id: string }, [string]>(
+    "SELECT id FROM webhook_endpoints WHERE account_id = ? AND deleted_at IS NULL AND disabled_at IS NULL",
+  );
+  const queueDelivery = db.query(
+    `INSERT INTO webhook_deliveries (id, event_id, endpoint_id, account_id, state, next_attempt_at, created_at, updated_at)
+     VALUES ($id, $event_id, $endpoint_id, $account_id, 'pending', $now, $now, $now)`,
+  );
   const listForPayment = db.query<EventRow, [string]>("SELECT * FROM events WHERE payment_id = ? ORDER BY seq");
+  const findForAccount = db.query<EventRow, [string, string]>("SELECT * FROM events WHERE id = ? AND account_id = ?");
+  const list = db.query<EventRow, Record<string, string | number | null>>(
+    `SELECT * FROM events WHERE account_id = $account_id AND type != 'test' AND created_at >= $since
+        AND ($before_seq IS NULL OR seq < $before_seq) AND ($type IS NULL OR type = $type)
+      ORDER BY seq DESC LIMIT $limit`,
+  );
+
   return {
-    insert: (row: Omit<EventRow, "seq">) => insert.run({ ...row }),
+    /** Records an event and queues it for every endpoint of the account. */
+    insert(row: Omit<EventRow, "seq">): void {
+      insert.run({ ...row });
+      for (const endpoint of liveEndpoints.all(row.account_id)) {
+        queueDelivery.run({ id: ids.prefixed("whd"), event_id: row.id, endpoint_id: endpoint.id, account_id: row.account_id, now: row.created_at });
+      }
+    },
+    /** Records an event meant for one endpoint only (test pings); the caller queues it. */
+    insertUnrouted: (row: Omit<EventRow, "seq">) => insert.run({ ...row }),
     listForPayment: (paymentId: string) => listForPayment.all(paymentId),
+    findForAccount: (id: string, accountId: string) => findForAccount.get(id, accountId),
+    list: (filter: { accountId: string; since: number; beforeSeq: number | null; type: string | null; limit: number }) =>
+      list.all({ account_id: filter.accountId, since: filter.since, before_seq: filter.beforeSeq, type: filter.type, limit: filter.limit + 1 }),
   };
 }

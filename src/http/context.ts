@@ -4,6 +4,8 @@ import type { Idempotency } from "../idempotency/index.ts";
 import type { Logger } from "../lib/log.ts";
 import type { PaymentsService } from "../payments/service.ts";
 import type { WebhookEndpointsService } from "../webhooks/endpoints.ts";
+import type { DeliveriesService } from "../webhooks/deliveries.ts";
+import type { EventStore } from "../events/store.ts";
 import type { Clock } from "../lib/clock.ts";
 import type { ViewContext } from "../payments/view.ts";
 import type { PaymentRow } from "../payments/store.ts";
@@ -18,6 +20,8 @@ export interface AppContext {
   accounts: AccountsService;
   payments: PaymentsService;
   webhookEndpoints: WebhookEndpointsService;
+  deliveries: DeliveriesService;
+  events: EventStore;
   idempotency: Idempotency;
   view: ViewContext;
   /** The merchant payment object as JSON text (with its transfers), as webhooks carry it too. */

@@ -1,4 +1,4 @@
-import { sleep } from "../chain/sleep.ts";
+import { sleep } from "../lib/sleep.ts";
 import type { Db } from "../db/index.ts";
 import type { Logger } from "../lib/log.ts";
 import type { Lifecycle } from "./lifecycle.ts";

@@ -14,6 +14,8 @@ export interface LifecycleDeps {
   clock: Clock;
   ids: IdGenerator;
   view: ViewContext;
+  /** Called after an event is written; delivery picks it up once the transaction commits. */
+  onEvent?: () => void;
 }
 
 export type Lifecycle = ReturnType<typeof createLifecycle>;
@@ -45,6 +47,7 @@ export function createLifecycle(deps: LifecycleDeps) {
     const now = clock.now();
     const payload = `{"id":${JSON.stringify(id)},"object":"event","type":${JSON.stringify(type)},"created_at":"${new Date(now).toISOString()}","data":{"payment":${paymentJson(row)}}}`;
     events.insert({ id, account_id: row.account_id, type, payment_id: row.id, payload, created_at: now });
+    deps.onEvent?.();
   }
 
   /** Applies `event` through the state machine; returns the row as it now stands. */

@@ -5,6 +5,7 @@ import type { Clock } from "../lib/clock.ts";
 import { NotFoundError, ValidationError } from "../lib/errors.ts";
 import { type IdGenerator, PAYMENT_ID } from "../lib/ids.ts";
 import { MAX_AMOUNT, formatAmount, parseAmount } from "../lib/money.ts";
+import { parseLimit } from "../lib/pagination.ts";
 import type { CreatePaymentInput } from "./schema.ts";
 import { type NewPaymentRow, PAYMENT_STATUSES, type PaymentRow, type PaymentStatus, type PaymentStore } from "./store.ts";
 import type { StoredLineItem } from "./view.ts";
@@ -104,8 +105,7 @@ export function createPaymentsService(deps: PaymentsDeps) {
     },
 
     list(account: Account, query: ListQuery): { rows: PaymentRow[]; hasMore: boolean } {
-      const limit = query.limit == null ? 10 : Number(query.limit);
-      if (!/^\d+$/.test(query.limit ?? "10") || limit < 1 || limit > 100) throw new ValidationError("limit must be a whole number from 1 to 100");
+      const limit = parseLimit(query.limit ?? null);
       let beforeSeq: number | undefined;
       if (query.starting_after != null) {
         const cursor = PAYMENT_ID.test(query.starting_after) ? store.findForAccount(query.starting_after, account.id) : null;

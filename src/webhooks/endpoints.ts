@@ -15,6 +15,8 @@ export interface WebhookEndpointsDeps {
   log: Logger;
   allowPrivate: boolean;
   resolve?: Resolver;
+  /** Runs in the deleting transaction (the delivery queue cancels the endpoint's pending sends). */
+  onDeleted?: (endpointId: string, now: number) => void;
 }
 
 export type WebhookEndpointsService = ReturnType<typeof createWebhookEndpointsService>;
@@ -41,8 +43,15 @@ export function createWebhookEndpointsService(deps: WebhookEndpointsDeps) {
       return { object: "list", data: store.listEndpoints(account.id).map(publicEndpoint), has_more: false };
     },
 
+    /** Deleting an endpoint cancels whatever was still to be sent to it. */
     delete(account: Account, id: string) {
-      if (!store.deleteEndpoint(id, account.id, clock.now())) throw new NotFoundError(`no webhook endpoint ${id}`);
+      const deleted = store.transaction(() => {
+        const now = clock.now();
+        if (!store.deleteEndpoint(id, account.id, now)) return false;
+        deps.onDeleted?.(id, now);
+        return true;
+      });
+      if (!deleted) throw new NotFoundError(`no webhook endpoint ${id}`);
       return { id, object: "webhook_endpoint", deleted: true };
     },
   };

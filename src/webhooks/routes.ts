@@ -1,6 +1,7 @@
 import { Elysia, t } from "elysia";
 import type { AuthPlugin } from "../http/auth.ts";
 import { type AppContext, jsonResponse } from "../http/context.ts";
+import { parseLimit } from "../lib/pagination.ts";
 
 const CreateEndpointSchema = t.Object(
   { url: t.String({ minLength: 1, maxLength: 2048, error: "url is required: an https URL of at most 2048 characters" }) },
@@ -8,7 +9,7 @@ const CreateEndpointSchema = t.Object(
 );
 
 export function webhookEndpointRoutes(ctx: AppContext, authed: AuthPlugin) {
-  const { webhookEndpoints, idempotency } = ctx;
+  const { webhookEndpoints, deliveries, idempotency } = ctx;
   return new Elysia()
     .use(authed)
     .post(
@@ -23,5 +24,15 @@ export function webhookEndpointRoutes(ctx: AppContext, authed: AuthPlugin) {
       { body: CreateEndpointSchema },
     )
     .get("/api/v1/webhook_endpoints", ({ account }) => webhookEndpoints.list(account))
-    .delete("/api/v1/webhook_endpoints/:id", ({ account, params }) => webhookEndpoints.delete(account, params.id));
+    .delete("/api/v1/webhook_endpoints/:id", ({ account, params }) => webhookEndpoints.delete(account, params.id))
+    .get("/api/v1/webhook_endpoints/:id/deliveries", ({ account, params, request }) => {
+      const query = new URL(request.url).searchParams;
+      return deliveries.list(account, params.id, query.get("starting_after"), parseLimit(query.get("limit")));
+    })
+    .post("/api/v1/webhook_endpoints/:id/deliveries/:delivery_id/retry", ({ account, params }) =>
+      jsonResponse(202, JSON.stringify(deliveries.retry(account, params.id, params.delivery_id))),
+    )
+    .post("/api/v1/webhook_endpoints/:id/test", ({ account, params }) =>
+      jsonResponse(202, JSON.stringify(deliveries.sendTest(account, params.id))),
+    );
 }

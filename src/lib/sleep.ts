@@ -1,0 +1,26 @@
+/** Resolves after `ms`, or at once when `signal` aborts (loops then see `signal.aborted`). */
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return createWaker().wait(ms, signal);
+}
+
+/** A loop's pause that other code can cut short: `wait` resolves early on `wake()` or abort. */
+export function createWaker() {
+  let wakeUp: (() => void) | null = null;
+  return {
+    wake: () => wakeUp?.(),
+    wait(ms: number, signal?: AbortSignal): Promise<void> {
+      return new Promise((resolve) => {
+        if (signal?.aborted) return resolve();
+        const done = () => {
+          clearTimeout(timer);
+          signal?.removeEventListener("abort", done);
+          if (wakeUp === done) wakeUp = null;
+          resolve();
+        };
+        const timer = setTimeout(done, ms);
+        signal?.addEventListener("abort", done, { once: true });
+        wakeUp = done;
+      });
+    },
+  };
+}

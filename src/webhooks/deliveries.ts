@@ -1,0 +1,94 @@
+import type { Account } from "../accounts/service.ts";
+import type { EventStore } from "../events/store.ts";
+import type { Clock } from "../lib/clock.ts";
+import { NotFoundError, ValidationError } from "../lib/errors.ts";
+import type { IdGenerator } from "../lib/ids.ts";
+import type { AttemptRow, DeliveryRow, DeliveryStore } from "./delivery-store.ts";
+import type { WebhookStore } from "./store.ts";
+
+export interface DeliveriesDeps {
+  deliveries: DeliveryStore;
+  endpoints: WebhookStore;
+  events: EventStore;
+  clock: Clock;
+  ids: IdGenerator;
+  /** Tells the delivery worker there is something to send now. */
+  wake: () => void;
+}
+
+export type DeliveriesService = ReturnType<typeof createDeliveriesService>;
+
+/** What a merchant can see and do about deliveries to one of their endpoints. */
+export function createDeliveriesService(deps: DeliveriesDeps) {
+  const { deliveries, endpoints, events, clock, ids } = deps;
+
+  function endpointOf(account: Account, endpointId: string) {
+    const endpoint = endpoints.findEndpoint(endpointId, account.id);
+    if (!endpoint) throw new NotFoundError(`no webhook endpoint ${endpointId}`);
+    return endpoint;
+  }
+
+  function view(row: DeliveryRow & { event_type?: string }) {
+    const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+    return {
+      id: row.id,
+      object: "webhook_delivery",
+      endpoint_id: row.endpoint_id,
+      event_id: row.event_id,
+      event_type: row.event_type ?? null,
+      status: row.state,
+      attempt_count: row.attempts,
+      next_attempt_at: row.state === "pending" ? iso(row.next_attempt_at) : null,
+      created_at: iso(row.created_at),
+      attempts: deliveries.attempts(row.id).map((a: AttemptRow) => ({
+        attempted_at: iso(a.attempted_at),
+        response_status: a.response_status,
+        error: a.error,
+        duration_ms: a.duration_ms,
+        next_retry_at: iso(a.next_retry_at),
+      })),
+    };
+  }
+
+  return {
+    list(account: Account, endpointId: string, startingAfter: string | null, limit: number) {
+      endpointOf(account, endpointId);
+      const rows = deliveries.list(endpointId, startingAfter, limit);
+      if (rows === null) throw new ValidationError(`starting_after: no delivery ${startingAfter}`);
+      return { object: "list", data: rows.slice(0, limit).map(view), has_more: rows.length > limit };
+    },
+
+    /** Sends a delivery again now, whatever its state; its webhook-id stays the same. */
+    retry(account: Account, endpointId: string, deliveryId: string) {
+      const endpoint = endpointOf(account, endpointId);
+      if (endpoint.disabled_at !== null) throw new ValidationError("this endpoint was disabled after answering 410 Gone; register it again to receive webhooks");
+      const delivery = deliveries.find(deliveryId, endpointId);
+      if (!delivery) throw new NotFoundError(`no delivery ${deliveryId}`);
+      deliveries.requeue(deliveryId, clock.now());
+      deps.wake();
+      return view(deliveries.find(deliveryId, endpointId)!);
+    },
+
+    /** A signed `test` event to this endpoint only, to check the receiver end to end. */
+    sendTest(account: Account, endpointId: string) {
+      const endpoint = endpointOf(account, endpointId);
+      if (endpoint.disabled_at !== null) throw new ValidationError("this endpoint was disabled after answering 410 Gone; register it again to receive webhooks");
+      const now = clock.now();
+      const eventId = ids.prefixed("evt");
+      const deliveryId = ids.prefixed("whd");
+      const payload = JSON.stringify({
+        id: eventId,
+        object: "event",
+        type: "test",
+        created_at: new Date(now).toISOString(),
+        data: { message: "A test event from Stablegate. If you can read this, your endpoint works." },
+      });
+      endpoints.transaction(() => {
+        events.insertUnrouted({ id: eventId, account_id: account.id, type: "test", payment_id: null, payload, created_at: now });
+        deliveries.insertOne({ id: deliveryId, event_id: eventId, endpoint_id: endpointId, account_id: account.id, now });
+      });
+      deps.wake();
+      return { event_id: eventId, delivery: view({ ...deliveries.find(deliveryId, endpointId)!, event_type: "test" }) };
+    },
+  };
+}
