@@ -5,7 +5,7 @@ import { eventRoutes } from "./events/routes.ts";
 import { publicRoutes } from "./checkout/public-routes.ts";
 import { pageRoutes } from "./checkout/page-routes.ts";
 import { opsRoutes } from "./ops/routes.ts";
-import { authPlugin } from "./http/auth.ts";
+import { authPlugin, createAuthenticate } from "./http/auth.ts";
 import { MAX_BODY_BYTES, parseJsonBody } from "./http/body.ts";
 import { errorResponse } from "./http/errors.ts";
 import type { AppContext } from "./http/context.ts";
@@ -13,12 +13,12 @@ import type { Db } from "./db/index.ts";
 
 /** The HTTP application: body parsing and error mapping once, then each capability's routes. */
 export function createApp(ctx: AppContext, db: Db) {
-  const authed = authPlugin(ctx.accounts);
+  const authenticate = createAuthenticate(ctx.accounts);
+  const authed = authPlugin(authenticate);
   return new Elysia({ normalize: false, serve: { maxRequestBodySize: MAX_BODY_BYTES } })
     .onParse(({ request }) => {
-      // Elysia parses before `derive` runs: authenticate merchant requests here first, so a
-      // request without a valid key is 401 whatever its body, malformed JSON included.
-      if (new URL(request.url).pathname.startsWith("/api/v1/")) ctx.accounts.authenticate(request.headers.get("authorization"));
+      // Elysia parses before `derive` runs, so merchant requests are authenticated here first.
+      if (new URL(request.url).pathname.startsWith("/api/v1/")) authenticate(request);
       return parseJsonBody(request);
     })
     .onError(({ code, error, request }) => errorResponse(code, error, ctx.log, request))

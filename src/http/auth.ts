@@ -1,14 +1,28 @@
 import { Elysia } from "elysia";
-import type { AccountsService } from "../accounts/service.ts";
+import type { Account, AccountsService } from "../accounts/service.ts";
+
+export type Authenticate = (request: Request) => Account;
 
 /**
- * Resolves the bearer key to its account before validation runs, so an unauthenticated
- * request is a 401 whatever its body. Scoped so that only routes that `.use()` it require a key.
+ * Resolves a request's bearer key to its account, once per request: the body parser calls it
+ * first for merchant routes (so a request without a valid key is 401 whatever its body,
+ * malformed JSON included), and the route's `account` reuses the answer.
  */
-export function authPlugin(accounts: AccountsService) {
-  return new Elysia({ name: "stablegate-auth" }).derive({ as: "scoped" }, ({ request }) => ({
-    account: accounts.authenticate(request.headers.get("authorization")),
-  }));
+export function createAuthenticate(accounts: AccountsService): Authenticate {
+  const resolved = new WeakMap<Request, Account>();
+  return (request) => {
+    let account = resolved.get(request);
+    if (!account) {
+      account = accounts.authenticate(request.headers.get("authorization"));
+      resolved.set(request, account);
+    }
+    return account;
+  };
+}
+
+/** Gives routes that `.use()` it an `account`; scoped, so only those routes require a key. */
+export function authPlugin(authenticate: Authenticate) {
+  return new Elysia({ name: "stablegate-auth" }).derive({ as: "scoped" }, ({ request }) => ({ account: authenticate(request) }));
 }
 
 export type AuthPlugin = ReturnType<typeof authPlugin>;

@@ -15,9 +15,11 @@ export const LineItemSchema = t.Object(
   { additionalProperties: false, error: "line_items: each item has exactly description, unit_amount and quantity" },
 );
 
-export const MetadataSchema = t.Record(t.String({ maxLength: 40 }), t.String({ maxLength: 500 }), {
+// A key pattern, not maxLength: TypeBox turns a Record's key schema into a pattern and drops maxLength.
+export const MetadataSchema = t.Record(t.String({ pattern: "^[\\s\\S]{1,40}$" }), t.String({ maxLength: 500 }), {
   maxProperties: 50,
-  error: "metadata must be an object of at most 50 string values, keys up to 40 characters, values up to 500",
+  additionalProperties: false,
+  error: "metadata must be an object of at most 50 string values, keys of 1 to 40 characters, values up to 500",
 });
 
 export const CreatePaymentSchema = t.Object(

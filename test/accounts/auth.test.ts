@@ -1,0 +1,151 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
+import { createHash } from "node:crypto";
+import { readFileSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import { runAccountCommand } from "../../src/cli/accounts.ts";
+import { type TestAccount, type TestServer, isErrorBody, startTestServer, toApiResponse } from "../support/server.ts";
+
+let server: TestServer;
+let merchant: TestAccount;
+
+beforeAll(async () => {
+  server = await startTestServer();
+  merchant = server.createAccount("Auth Shop");
+});
+afterAll(() => server.stop());
+
+const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+const wellFormedKey = () => `sk_live_${Array.from(crypto.getRandomValues(new Uint8Array(32)), (b) => BASE62[b % 62]).join("")}`;
+
+async function withAuthorization(authorization: string | null, path = "/api/v1/payments", init: RequestInit = {}) {
+  const headers = new Headers(init.headers);
+  if (authorization !== null) headers.set("authorization", authorization);
+  return toApiResponse(await fetch(server.url + path, { ...init, headers }));
+}
+
+describe("merchant API authentication: 401 for every bad key", () => {
+  const cases: Array<[string, () => string | null]> = [
+    ["a missing header", () => null],
+    ["an empty header", () => ""],
+    ['"Bearer" alone', () => "Bearer"],
+    ['"Bearer " with a blank key', () => "Bearer    "],
+    ["the wrong scheme (Basic)", () => `Basic ${Buffer.from(`${merchant.apiKey}:`).toString("base64")}`],
+    ["the wrong scheme (Token)", () => `Token ${merchant.apiKey}`],
+    ["the key without a scheme", () => merchant.apiKey],
+    ["a malformed key (too short)", () => "Bearer sk_live_abc"],
+    ["a malformed key (test prefix)", () => `Bearer sk_test_${merchant.apiKey.slice(8)}`],
+    ["a malformed key (too long)", () => `Bearer ${merchant.apiKey}x`],
+    ["a malformed key (bad character)", () => `Bearer ${merchant.apiKey.slice(0, -1)}!`],
+    ["two keys", () => `Bearer ${merchant.apiKey} ${merchant.apiKey}`],
+    ["an unknown well-formed key", () => `Bearer ${wellFormedKey()}`],
+    ["the key's SHA-256 hash instead of the key", () => `Bearer ${createHash("sha256").update(merchant.apiKey).digest("hex")}`],
+  ];
+
+  test.each(cases)("%s", async (_name, header) => {
+    for (const [path, init] of [
+      ["/api/v1/payments", {}],
+      ["/api/v1/payments", { method: "POST", body: JSON.stringify({ amount: "1.00" }), headers: { "content-type": "application/json" } }],
+      ["/api/v1/webhook_endpoints", {}],
+    ] as Array<[string, RequestInit]>) {
+      const res = await withAuthorization(header(), path, init);
+      expect(res.status).toBe(401);
+      expect(isErrorBody(res.json)).toBe(true);
+      expect(res.text).not.toContain(merchant.apiKey);
+    }
+  });
+
+  test("the valid key works (control)", async () => {
+    const res = await withAuthorization(`Bearer ${merchant.apiKey}`);
+    expect(res.status).toBe(200);
+  });
+
+  test("a bad key is 401 before the body is looked at", async () => {
+    const res = await withAuthorization(`Bearer ${wellFormedKey()}`, "/api/v1/payments", {
+      method: "POST",
+      body: "{not json",
+      headers: { "content-type": "application/json" },
+    });
+    expect(res.status).toBe(401);
+  });
+});
+
+describe("key revocation", () => {
+  test("a key revoked through the CLI while the server runs is refused on the next request", async () => {
+    const account = server.createAccount("Revoking Shop");
+    const second = runAccountCommand("key", ["create", "--account", account.accountId], server.env) as { id: string; api_key: string };
+    expect((await withAuthorization(`Bearer ${account.apiKey}`)).status).toBe(200);
+    expect((await withAuthorization(`Bearer ${second.api_key}`)).status).toBe(200);
+
+    const revoked = runAccountCommand("key", ["revoke", account.keyId], server.env) as { id: string; revoked_at: string | null };
+    expect(revoked.id).toBe(account.keyId);
+    expect(revoked.revoked_at).not.toBeNull();
+
+    const res = await withAuthorization(`Bearer ${account.apiKey}`);
+    expect(res.status).toBe(401);
+    expect(isErrorBody(res.json)).toBe(true);
+    // The account's other key is unaffected.
+    expect((await withAuthorization(`Bearer ${second.api_key}`)).status).toBe(200);
+  });
+
+  test("a revoked key's error is the same as an unknown key's", async () => {
+    const account = server.createAccount("Same Error Shop");
+    runAccountCommand("key", ["revoke", account.keyId], server.env);
+    const revoked = await withAuthorization(`Bearer ${account.apiKey}`);
+    const unknown = await withAuthorization(`Bearer ${wellFormedKey()}`);
+    expect(revoked.status).toBe(401);
+    expect(revoked.text).toBe(unknown.text);
+  });
+});
+
+describe("key storage", () => {
+  test("the database stores only the SHA-256 hash of a key", async () => {
+    const account = server.createAccount("Hash Shop");
+    const expectedHash = createHash("sha256").update(account.apiKey).digest("hex");
+    const db = new Database(join(server.dataDir, "stablegate.db"), { readonly: true });
+    try {
+      const keyRow = db.query<Record<string, unknown>, [string]>("SELECT * FROM api_keys WHERE id = ?").get(account.keyId)!;
+      expect(keyRow.key_hash).toBe(expectedHash);
+      // No column of any row of any table holds the key.
+      const tables = db.query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table'").all();
+      for (const { name } of tables) {
+        for (const row of db.query<Record<string, unknown>, []>(`SELECT * FROM "${name}"`).all()) {
+          for (const value of Object.values(row)) expect(String(value)).not.toContain(account.apiKey);
+        }
+      }
+    } finally {
+      db.close();
+    }
+    // Nor does any byte of the files in the data dir (database, WAL, anything else).
+    for (const file of readdirSync(server.dataDir)) {
+      const bytes = readFileSync(join(server.dataDir, file));
+      expect(bytes.includes(account.apiKey)).toBe(false);
+      expect(bytes.includes(account.apiKey.slice(8))).toBe(false);
+    }
+  });
+
+  test("key list shows no secrets", async () => {
+    const account = server.createAccount("List Shop");
+    const list = runAccountCommand("key", ["list", "--account", account.accountId], server.env) as Array<Record<string, unknown>>;
+    expect(list).toHaveLength(1);
+    const text = JSON.stringify(list);
+    expect(text).not.toContain(account.apiKey);
+    expect(text).not.toContain(account.apiKey.slice(8, -4));
+    expect(text).not.toContain(createHash("sha256").update(account.apiKey).digest("hex"));
+    expect(list[0]).not.toHaveProperty("key_hash");
+    expect(list[0]).not.toHaveProperty("api_key");
+    expect(list[0]!.id).toBe(account.keyId);
+    expect(list[0]!.account_id).toBe(account.accountId);
+  });
+
+  test("the account create output is the only place the key appears", async () => {
+    const out = runAccountCommand("account", ["create", "--name", "Once", "--payout-address", "0x2222222222222222222222222222222222222222"], server.env) as {
+      account: Record<string, unknown>;
+      api_key: string;
+    };
+    expect(out.api_key).toMatch(/^sk_live_[0-9A-Za-z]{32}$/);
+    expect(JSON.stringify(out.account)).not.toContain(out.api_key);
+    const all = JSON.stringify(runAccountCommand("key", ["list"], server.env));
+    expect(all).not.toContain(out.api_key);
+  });
+});

@@ -1,0 +1,143 @@
+import { describe, expect, test } from "bun:test";
+import { ConfigError, loadConfig } from "../src/config.ts";
+
+const CUSTOM = {
+  STABLEGATE_CHAIN: "custom",
+  STABLEGATE_CHAIN_ID: "31337",
+  STABLEGATE_USDC_ADDRESS: "0x036cbd53842c5426634e7929541ec2318f3dcf7e",
+  STABLEGATE_RPC_URL: "http://127.0.0.1:8545",
+};
+const RELAYER_KEY = "ac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80";
+
+/** Runs loadConfig, expecting a ConfigError; returns it. */
+function configError(env: Record<string, string>): ConfigError {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return error as ConfigError;
+  }
+  throw new Error(`loadConfig accepted ${JSON.stringify(env)}`);
+}
+
+describe("loadConfig defaults", () => {
+  test("an empty environment gives the documented defaults", () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({
+      dataDir: "./stablegate-data",
+      host: "0.0.0.0",
+      port: 8080,
+      baseUrl: "http://localhost:8080",
+      relayerKey: undefined,
+      feeBps: 0,
+      feeRecipient: undefined,
+      paymentWindowMs: 60 * 60_000,
+      webhookAllowPrivate: false,
+      logLevel: "info",
+    });
+    expect(config.chain.name).toBe("base-sepolia");
+    expect(config.chain.chainId).toBe(84532);
+    expect(config.chain.usdc).toBe("0x036CbD53842c5426634e7929541eC2318f3dCF7e");
+    expect(config.chain.rpcUrl).toMatch(/^https:\/\//);
+    expect(config.chain.confirmations).toBeGreaterThan(0);
+    expect(config.chain.pollIntervalMs).toBeGreaterThan(0);
+  });
+
+  test("empty and blank variables count as unset", () => {
+    expect(loadConfig({ STABLEGATE_PORT: "", STABLEGATE_CHAIN: "  " })).toMatchObject({ port: 8080, chain: { name: "base-sepolia" } });
+  });
+
+  test("the port shapes the default base URL; a base URL loses its trailing slash", () => {
+    expect(loadConfig({ STABLEGATE_PORT: "9000" }).baseUrl).toBe("http://localhost:9000");
+    expect(loadConfig({ STABLEGATE_BASE_URL: "https://pay.example.com/" }).baseUrl).toBe("https://pay.example.com");
+  });
+
+  test("a custom chain takes its id, USDC and RPC from the environment, 1 confirmation by default", () => {
+    const config = loadConfig(CUSTOM);
+    expect(config.chain).toMatchObject({
+      name: "custom",
+      chainId: 31337,
+      usdc: "0x036CbD53842c5426634e7929541eC2318f3dCF7e", // checksummed
+      rpcUrl: "http://127.0.0.1:8545",
+      confirmations: 1,
+    });
+  });
+
+  test("built-in chains can be overridden", () => {
+    const config = loadConfig({ STABLEGATE_CHAIN: "base", STABLEGATE_CONFIRMATIONS: "5", STABLEGATE_RPC_URL: "wss://rpc.example.com" });
+    expect(config.chain).toMatchObject({ name: "base", chainId: 8453, confirmations: 5, rpcUrl: "wss://rpc.example.com" });
+  });
+
+  test("durations, fee, flags, relayer key", () => {
+    const config = loadConfig({
+      STABLEGATE_PAYMENT_WINDOW: "90s",
+      STABLEGATE_FEE_BPS: "150",
+      STABLEGATE_FEE_RECIPIENT: "0x3333333333333333333333333333333333333333",
+      STABLEGATE_WEBHOOK_ALLOW_PRIVATE: "on",
+      STABLEGATE_RELAYER_KEY: RELAYER_KEY.toUpperCase(),
+      STABLEGATE_LOG_LEVEL: "debug",
+    });
+    expect(config.paymentWindowMs).toBe(90_000);
+    expect(config.feeBps).toBe(150);
+    expect(config.feeRecipient).toBe("0x3333333333333333333333333333333333333333");
+    expect(config.webhookAllowPrivate).toBe(true);
+    expect(config.relayerKey).toBe(`0x${RELAYER_KEY}`);
+    expect(config.logLevel).toBe("debug");
+    expect(loadConfig({ STABLEGATE_PAYMENT_WINDOW: "2h" }).paymentWindowMs).toBe(7_200_000);
+  });
+});
+
+describe("loadConfig: each bad value names its variable first", () => {
+  const cases: Array<[string, Record<string, string>, string]> = [
+    ["port abc", { STABLEGATE_PORT: "abc" }, "STABLEGATE_PORT"],
+    ["port 0", { STABLEGATE_PORT: "0" }, "STABLEGATE_PORT"],
+    ["port 65536", { STABLEGATE_PORT: "65536" }, "STABLEGATE_PORT"],
+    ["port -1", { STABLEGATE_PORT: "-1" }, "STABLEGATE_PORT"],
+    ["chain nope", { STABLEGATE_CHAIN: "nope" }, "STABLEGATE_CHAIN"],
+    ["custom without chain id", { ...CUSTOM, STABLEGATE_CHAIN_ID: "" }, "STABLEGATE_CHAIN_ID"],
+    ["custom without USDC address", { ...CUSTOM, STABLEGATE_USDC_ADDRESS: "" }, "STABLEGATE_USDC_ADDRESS"],
+    ["custom without RPC URL", { ...CUSTOM, STABLEGATE_RPC_URL: "" }, "STABLEGATE_RPC_URL"],
+    ["chain id abc", { ...CUSTOM, STABLEGATE_CHAIN_ID: "abc" }, "STABLEGATE_CHAIN_ID"],
+    ["fee bps 5 without recipient", { STABLEGATE_FEE_BPS: "5" }, "STABLEGATE_FEE_RECIPIENT"],
+    ["fee bps 10001", { STABLEGATE_FEE_BPS: "10001" }, "STABLEGATE_FEE_BPS"],
+    ["fee bps 1.5", { STABLEGATE_FEE_BPS: "1.5" }, "STABLEGATE_FEE_BPS"],
+    ["window 5x", { STABLEGATE_PAYMENT_WINDOW: "5x" }, "STABLEGATE_PAYMENT_WINDOW"],
+    ["window 0s", { STABLEGATE_PAYMENT_WINDOW: "0s" }, "STABLEGATE_PAYMENT_WINDOW"],
+    ["window 60", { STABLEGATE_PAYMENT_WINDOW: "60" }, "STABLEGATE_PAYMENT_WINDOW"],
+    ["bad USDC address", { ...CUSTOM, STABLEGATE_USDC_ADDRESS: "0x1234" }, "STABLEGATE_USDC_ADDRESS"],
+    ["bad fee recipient", { STABLEGATE_FEE_BPS: "5", STABLEGATE_FEE_RECIPIENT: "not-an-address" }, "STABLEGATE_FEE_RECIPIENT"],
+    ["bad RPC URL scheme", { STABLEGATE_RPC_URL: "ftp://rpc.example.com" }, "STABLEGATE_RPC_URL"],
+    ["bad base URL", { STABLEGATE_BASE_URL: "pay.example.com" }, "STABLEGATE_BASE_URL"],
+    ["bad flag", { STABLEGATE_WEBHOOK_ALLOW_PRIVATE: "maybe" }, "STABLEGATE_WEBHOOK_ALLOW_PRIVATE"],
+    ["bad log level", { STABLEGATE_LOG_LEVEL: "loud" }, "STABLEGATE_LOG_LEVEL"],
+    ["bad confirmations", { STABLEGATE_CONFIRMATIONS: "many" }, "STABLEGATE_CONFIRMATIONS"],
+    ["bad poll interval", { STABLEGATE_POLL_INTERVAL_MS: "10" }, "STABLEGATE_POLL_INTERVAL_MS"],
+    ["bad relayer key", { STABLEGATE_RELAYER_KEY: "0x1234" }, "STABLEGATE_RELAYER_KEY"],
+  ];
+
+  test.each(cases)("%s", (_name, env, variable) => {
+    const error = configError(env);
+    expect(error.message.startsWith(`${variable}:`)).toBe(true);
+    expect(error.message).not.toContain("\n");
+  });
+});
+
+describe("loadConfig never repeats secrets", () => {
+  test.each([
+    ["one byte short", RELAYER_KEY.slice(2)],
+    ["one byte long", `${RELAYER_KEY}ff`],
+    ["a non-hex character", `${RELAYER_KEY.slice(0, -1)}g`],
+    ["0x and a non-hex character", `0x${RELAYER_KEY.slice(0, -1)}z`],
+  ])("a relayer key that is %s is refused without echoing it", (_name, key) => {
+    const error = configError({ STABLEGATE_RELAYER_KEY: key });
+    expect(error.message.startsWith("STABLEGATE_RELAYER_KEY:")).toBe(true);
+    expect(error.message).not.toContain(key);
+    expect(error.message).not.toContain(RELAYER_KEY.slice(8, 24));
+  });
+
+  test("a malformed RPC URL (which may embed a provider key) is not echoed", () => {
+    const secret = "provider-secret-abc123";
+    const error = configError({ STABLEGATE_RPC_URL: `ftp://rpc.example.com/${secret}` });
+    expect(error.message).not.toContain(secret);
+  });
+});

@@ -1,0 +1,146 @@
+import { afterEach, describe, expect, test } from "bun:test";
+import { chmodSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { migrate, openDb } from "../../src/db/index.ts";
+import { MIGRATIONS } from "../../src/db/migrations.ts";
+import { makeTempDir } from "../support/server.ts";
+
+const REPO_ROOT = resolve(import.meta.dir, "../..");
+const MIGRATIONS_DIR = join(REPO_ROOT, "migrations");
+
+const dirs: string[] = [];
+const tempDir = () => {
+  const dir = makeTempDir("stablegate-db-");
+  dirs.push(dir);
+  return dir;
+};
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+const appliedVersions = (db: ReturnType<typeof openDb>) =>
+  db.query<{ version: number; name: string }, []>("SELECT version, name FROM schema_migrations ORDER BY version").all();
+
+describe("migrations", () => {
+  test("every file in migrations/ is listed in src/db/migrations.ts, in order, with its exact text", () => {
+    const files = readdirSync(MIGRATIONS_DIR).filter((f) => f.endsWith(".sql")).sort();
+    expect(files.length).toBeGreaterThan(0);
+    expect(MIGRATIONS.map((m) => m.name)).toEqual(files);
+    MIGRATIONS.forEach((m, i) => {
+      expect(m.version).toBe(i + 1);
+      expect(m.name).toMatch(/^\d{3}_[a-z0-9_]+\.sql$/);
+      expect(Number(m.name.slice(0, 3))).toBe(m.version);
+      expect(m.sql).toBe(readFileSync(join(MIGRATIONS_DIR, m.name), "utf8"));
+    });
+  });
+
+  test("nothing but .sql files lives in migrations/", () => {
+    expect(readdirSync(MIGRATIONS_DIR).filter((f) => !f.endsWith(".sql"))).toEqual([]);
+  });
+
+  test("a fresh database records every migration once", () => {
+    const db = openDb(tempDir());
+    try {
+      expect(appliedVersions(db)).toEqual(MIGRATIONS.map((m) => ({ version: m.version, name: m.name })));
+    } finally {
+      db.close();
+    }
+  });
+
+  test("migrate is idempotent: running it again, or reopening, changes nothing", () => {
+    const dir = tempDir();
+    const db = openDb(dir);
+    try {
+      db.run("INSERT INTO accounts (id, name, payout_address, fee_bps, created_at) VALUES ('acct_x', 'X', '0x1111111111111111111111111111111111111111', NULL, 1)");
+      const schema = () => db.query<{ sql: string | null }, []>("SELECT sql FROM sqlite_master ORDER BY name").all();
+      const before = schema();
+      migrate(db);
+      migrate(db);
+      expect(schema()).toEqual(before);
+      expect(appliedVersions(db)).toHaveLength(MIGRATIONS.length);
+      expect(db.query<{ n: number }, []>("SELECT count(*) AS n FROM accounts").get()!.n).toBe(1);
+    } finally {
+      db.close();
+    }
+    const again = openDb(dir);
+    try {
+      expect(appliedVersions(again)).toHaveLength(MIGRATIONS.length);
+      expect(again.query<{ n: number }, []>("SELECT count(*) AS n FROM accounts").get()!.n).toBe(1);
+    } finally {
+      again.close();
+    }
+  });
+});
+
+describe("openDb", () => {
+  test("two handles on the same file at once: each sees the other's writes", () => {
+    const dir = tempDir();
+    const a = openDb(dir);
+    const b = openDb(dir);
+    try {
+      a.run("INSERT INTO accounts (id, name, payout_address, fee_bps, created_at) VALUES ('acct_a', 'A', '0x1111111111111111111111111111111111111111', NULL, 1)");
+      expect(b.query<{ name: string }, []>("SELECT name FROM accounts WHERE id = 'acct_a'").get()?.name).toBe("A");
+      b.run("INSERT INTO accounts (id, name, payout_address, fee_bps, created_at) VALUES ('acct_b', 'B', '0x1111111111111111111111111111111111111111', NULL, 2)");
+      expect(a.query<{ n: number }, []>("SELECT count(*) AS n FROM accounts").get()!.n).toBe(2);
+      // A reader is not blocked by an open write transaction on the other handle (WAL).
+      a.run("BEGIN IMMEDIATE");
+      a.run("INSERT INTO accounts (id, name, payout_address, fee_bps, created_at) VALUES ('acct_c', 'C', '0x1111111111111111111111111111111111111111', NULL, 3)");
+      expect(b.query<{ n: number }, []>("SELECT count(*) AS n FROM accounts").get()!.n).toBe(2);
+      a.run("COMMIT");
+      expect(b.query<{ n: number }, []>("SELECT count(*) AS n FROM accounts").get()!.n).toBe(3);
+    } finally {
+      a.close();
+      b.close();
+    }
+  });
+
+  test("several processes opening a fresh data dir at once apply each migration exactly once", async () => {
+    const dir = join(tempDir(), "data");
+    const script = `import { openDb } from ${JSON.stringify(join(REPO_ROOT, "src/db/index.ts"))}; openDb(${JSON.stringify(dir)}).close();`;
+    const procs = Array.from({ length: 4 }, () => Bun.spawn([process.execPath, "-e", script], { stdout: "ignore", stderr: "pipe" }));
+    const codes = await Promise.all(procs.map((p) => p.exited));
+    const errors = await Promise.all(procs.map((p) => new Response(p.stderr).text()));
+    expect({ codes, errors }).toEqual({ codes: [0, 0, 0, 0], errors: ["", "", "", ""] });
+    const db = openDb(dir);
+    try {
+      expect(appliedVersions(db)).toHaveLength(MIGRATIONS.length);
+    } finally {
+      db.close();
+    }
+  });
+
+  test("WAL mode, full sync, foreign keys and a busy timeout are on", () => {
+    const db = openDb(tempDir());
+    try {
+      expect(db.query<{ journal_mode: string }, []>("PRAGMA journal_mode").get()!.journal_mode).toBe("wal");
+      expect(db.query<{ foreign_keys: number }, []>("PRAGMA foreign_keys").get()!.foreign_keys).toBe(1);
+      expect(db.query<{ synchronous: number }, []>("PRAGMA synchronous").get()!.synchronous).toBe(2); // FULL
+      expect(db.query<{ timeout: number }, []>("PRAGMA busy_timeout").get()!.timeout).toBeGreaterThan(0);
+    } finally {
+      db.close();
+    }
+  });
+
+  test("the data dir is created 0700", () => {
+    const dir = join(tempDir(), "nested", "data");
+    openDb(dir).close();
+    expect(statSync(dir).mode & 0o777).toBe(0o700);
+  });
+
+  test("an existing, more open data dir is tightened to 0700", () => {
+    const dir = join(tempDir(), "data");
+    mkdirSync(dir, { mode: 0o755 });
+    chmodSync(dir, 0o755);
+    openDb(dir).close();
+    expect(statSync(dir).mode & 0o777).toBe(0o700);
+  });
+
+  test("foreign keys are enforced: a key cannot point at a missing account", () => {
+    const db = openDb(tempDir());
+    try {
+      expect(() => db.run("INSERT INTO api_keys (id, account_id, key_hash, key_hint, created_at) VALUES ('key_x', 'acct_missing', 'h', 'abcd', 1)")).toThrow();
+    } finally {
+      db.close();
+    }
+  });
+});

@@ -1,0 +1,153 @@
+/**
+ * The real server over real HTTP against a real SQLite file in a temp dir. One per test file:
+ * `const server = await startTestServer()` in beforeAll, `server.stop()` in afterAll.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { runAccountCommand } from "../../src/cli/accounts.ts";
+import { type Config, loadConfig } from "../../src/config.ts";
+import { silentLogger } from "../../src/lib/log.ts";
+import { type RunningServer, type ServerOptions, startServer } from "../../src/server.ts";
+import type { Resolver } from "../../src/webhooks/url-guard.ts";
+
+/** Any address will do: these servers never reach a chain. */
+export const TEST_USDC = "0x036CbD53842c5426634e7929541eC2318f3dCF7e";
+export const TEST_PAYOUT = "0x1111111111111111111111111111111111111111";
+export const TEST_BASE_URL = "https://pay.example.test";
+
+/**
+ * Webhook DNS for tests: names ending in the listed suffixes resolve to the given addresses,
+ * anything else does not resolve. Public names point at documentation-free public IPs.
+ */
+export const testResolver: Resolver = async (hostname) => {
+  const table: Record<string, string[]> = {
+    "hooks.example.com": ["93.184.215.14"],
+    "hooks2.example.com": ["93.184.215.15", "2606:2800:21f:cb07:6820:80da:af6b:8b2c"],
+    "private.example.com": ["10.0.0.5"],
+    "loopback.example.com": ["127.0.0.1"],
+    "linklocal.example.com": ["169.254.10.10"],
+    "metadata.example.com": ["169.254.169.254"],
+    "mixed.example.com": ["93.184.215.14", "192.168.1.1"],
+    "ula.example.com": ["fd00::1"],
+  };
+  return table[hostname] ?? [];
+};
+
+export interface TestAccount {
+  accountId: string;
+  apiKey: string;
+  keyId: string;
+}
+
+export interface TestServer {
+  /** Where the server listens (not baseUrl, which only shapes pay_url). */
+  url: string;
+  dataDir: string;
+  config: Config;
+  running: RunningServer;
+  stop(): Promise<void>;
+  /** Creates an account through the CLI command against the same data dir. */
+  createAccount(name?: string, payoutAddress?: string): TestAccount;
+  /** The CLI's environment for this server's data dir. */
+  env: Record<string, string>;
+}
+
+export function testEnv(dataDir: string): Record<string, string> {
+  return {
+    STABLEGATE_DATA_DIR: dataDir,
+    STABLEGATE_CHAIN: "custom",
+    STABLEGATE_CHAIN_ID: "31337",
+    STABLEGATE_USDC_ADDRESS: TEST_USDC,
+    STABLEGATE_RPC_URL: "http://127.0.0.1:1",
+    STABLEGATE_LOG_LEVEL: "error",
+  };
+}
+
+export function makeTempDir(prefix = "stablegate-test-"): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+export async function startTestServer(overrides: Partial<Config> = {}, options: ServerOptions = {}): Promise<TestServer> {
+  const dataDir = makeTempDir();
+  const env = testEnv(dataDir);
+  const config: Config = { ...loadConfig(env), port: 0, host: "127.0.0.1", baseUrl: TEST_BASE_URL, ...overrides, dataDir };
+  const running = await startServer(config, { resolve: testResolver, log: silentLogger, ...options });
+  let accounts = 0;
+  return {
+    url: running.url,
+    dataDir,
+    config,
+    running,
+    env,
+    async stop() {
+      try {
+        await running.stop();
+      } finally {
+        rmSync(dataDir, { recursive: true, force: true });
+      }
+    },
+    createAccount(name = `Merchant ${++accounts}`, payoutAddress = TEST_PAYOUT) {
+      const out = runAccountCommand("account", ["create", "--name", name, "--payout-address", payoutAddress], env) as {
+        account: { id: string };
+        api_key: string;
+      };
+      const keys = runAccountCommand("key", ["list", "--account", out.account.id], env) as Array<{ id: string }>;
+      return { accountId: out.account.id, apiKey: out.api_key, keyId: keys[0]!.id };
+    },
+  };
+}
+
+export interface ApiResponse {
+  status: number;
+  headers: Headers;
+  /** Parsed body; undefined when it is not JSON. */
+  json: any;
+  text: string;
+}
+
+export interface ApiRequest {
+  method?: string;
+  /** Objects are JSON-encoded; strings are sent as they are (for malformed bodies). */
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+/** fetch against the server with the bearer key; `key` null sends no Authorization header. */
+export function api(url: string, key: string | null) {
+  return async (path: string, req: ApiRequest = {}): Promise<ApiResponse> => {
+    const headers: Record<string, string> = { ...req.headers };
+    if (key !== null) headers.authorization = `Bearer ${key}`;
+    let body: string | undefined;
+    if (req.body !== undefined) {
+      body = typeof req.body === "string" ? req.body : JSON.stringify(req.body);
+      headers["content-type"] ??= "application/json";
+    }
+    const res = await fetch(url + path, { method: req.method ?? (body === undefined ? "GET" : "POST"), headers, body });
+    return toApiResponse(res);
+  };
+}
+
+export async function toApiResponse(res: Response): Promise<ApiResponse> {
+  const text = await res.text();
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return { status: res.status, headers: res.headers, json, text };
+}
+
+export type Api = ReturnType<typeof api>;
+
+/** Asserts nothing about the body beyond the error shape: exactly one string field `error`. */
+export function isErrorBody(json: unknown): boolean {
+  return (
+    typeof json === "object" &&
+    json !== null &&
+    Object.keys(json).length === 1 &&
+    typeof (json as { error?: unknown }).error === "string" &&
+    (json as { error: string }).error.length > 0
+  );
+}
