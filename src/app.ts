@@ -6,7 +6,7 @@ import { publicRoutes } from "./checkout/public-routes.ts";
 import { pageRoutes } from "./checkout/page-routes.ts";
 import { opsRoutes } from "./ops/routes.ts";
 import { authPlugin, createAuthenticate } from "./http/auth.ts";
-import { MAX_BODY_BYTES, parseJsonBody } from "./http/body.ts";
+import { MAX_BODY_BYTES, parseJsonBody, tooLarge } from "./http/body.ts";
 import { errorResponse } from "./http/errors.ts";
 import type { AppContext } from "./http/context.ts";
 import type { Db } from "./db/index.ts";
@@ -15,7 +15,11 @@ import type { Db } from "./db/index.ts";
 export function createApp(ctx: AppContext, db: Db) {
   const authenticate = createAuthenticate(ctx.accounts);
   const authed = authPlugin(authenticate);
-  return new Elysia({ normalize: false, serve: { maxRequestBodySize: MAX_BODY_BYTES } })
+  return new Elysia({ normalize: false, serve: { maxRequestBodySize: MAX_BODY_BYTES * 32 } })
+    // Refused here with a JSON error; Bun's own (far higher) limit would answer with no body.
+    .onRequest(({ request }) => {
+      if (Number(request.headers.get("content-length") ?? 0) > MAX_BODY_BYTES) return tooLarge();
+    })
     .onParse(({ request }) => {
       // Elysia parses before `derive` runs, so merchant requests are authenticated here first.
       if (new URL(request.url).pathname.startsWith("/api/v1/")) authenticate(request);

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createPublicClient, createWalletClient, http } from "viem";
@@ -18,8 +18,9 @@ import { UsageError } from "./args.ts";
 
 type Env = Record<string, string | undefined>;
 
-// Where a running `stablegate dev` leaves what `stablegate dev pay` needs.
-const STATE_FILE = join(tmpdir(), "stablegate-dev.json");
+// Where a running `stablegate dev` leaves what `stablegate dev pay` needs: the working
+// directory, so two checkouts on one machine each find their own stack.
+const STATE_FILE = join(process.cwd(), ".stablegate-dev.json");
 const [DEPLOYER_KEY, PAYER_KEY, RELAYER_KEY, MERCHANT_KEY] = ANVIL_KEYS;
 
 export async function runDev(argv: string[], env: Env): Promise<number> {
@@ -94,7 +95,7 @@ Example payment ${example.id}
 
 Try it yourself:
   curl -s ${base}/api/v1/payments -H "Authorization: Bearer ${api_key}" -H "Content-Type: application/json" -d '{"amount":"10.00","description":"My first payment"}'
-  bun src/main.ts dev pay <payment_id> [amount]      (or: dist/stablegate dev pay ...)
+  npx --yes bun@1.4.5 run dev pay <payment_id> [amount]      (or: stablegate dev pay ...)
 
 Ctrl-C stops everything.`);
 
@@ -104,6 +105,7 @@ Ctrl-C stops everything.`);
   });
   await server.stop();
   await anvil.stop();
+  rmSync(STATE_FILE, { force: true });
   return 0;
 }
 

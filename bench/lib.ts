@@ -1,0 +1,177 @@
+/**
+ * Shared pieces for the benchmarks under bench/: a closed-loop HTTP load generator, latency
+ * percentiles, free ports, child servers that are always killed, and a results table.
+ * Benchmarks are scripts run by hand (`bun bench/<name>.ts`), not tests.
+ */
+import { createServer } from "node:net";
+import type { Subprocess } from "bun";
+
+export interface LoadResult {
+  name: string;
+  requests: number;
+  errors: number;
+  seconds: number;
+  perSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  /** Status and body of the first failed request, to tell a broken run from a slow one. */
+  firstError?: string;
+}
+
+export interface LoadOptions {
+  name: string;
+  /** Concurrent clients; each sends its next request as soon as the previous one is answered. */
+  clients: number;
+  seconds: number;
+  /** Untimed warm-up (JIT, connection pool) before measuring; 0 to skip. */
+  warmupSeconds?: number;
+  request: (client: number) => Promise<Response>;
+  /** Called with each successful response's body (during measurement only). */
+  onBody?: (body: string) => void;
+}
+
+/**
+ * Closed-loop load: `clients` async loops share one process and Bun's keep-alive connection
+ * pool. Every response body is read in full, so a request counts only once it is complete.
+ */
+export async function runLoad(opts: LoadOptions): Promise<LoadResult> {
+  if (opts.warmupSeconds) await loop(opts, opts.warmupSeconds, false);
+  return loop(opts, opts.seconds, true);
+}
+
+async function loop(opts: LoadOptions, seconds: number, measure: boolean): Promise<LoadResult> {
+  const latencies: number[] = [];
+  let errors = 0;
+  let firstError: string | undefined;
+  const started = performance.now();
+  const deadline = started + seconds * 1000;
+  const client = async (id: number) => {
+    while (performance.now() < deadline) {
+      const t0 = performance.now();
+      try {
+        const response = await opts.request(id);
+        const body = await response.text();
+        if (!response.ok) throw new Error(`HTTP ${response.status} ${body.slice(0, 200)}`);
+        if (measure) {
+          latencies.push(performance.now() - t0);
+          opts.onBody?.(body);
+        }
+      } catch (error) {
+        errors++;
+        firstError ??= error instanceof Error ? error.message : String(error);
+        if (errors > 1000 && latencies.length === 0) break; // nothing works: stop hammering
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: opts.clients }, (_, i) => client(i)));
+  const elapsed = (performance.now() - started) / 1000;
+  return summarise(opts.name, latencies, elapsed, errors, firstError);
+}
+
+/** Times `op` back to back for `seconds` in this process (no HTTP): a storage or CPU ceiling. */
+export function runInProcess(name: string, seconds: number, op: (i: number) => void): LoadResult {
+  const latencies: number[] = [];
+  const started = performance.now();
+  const deadline = started + seconds * 1000;
+  for (let i = 0; performance.now() < deadline; i++) {
+    const t0 = performance.now();
+    op(i);
+    latencies.push(performance.now() - t0);
+  }
+  return summarise(name, latencies, (performance.now() - started) / 1000, 0);
+}
+
+function summarise(name: string, latencies: number[], seconds: number, errors: number, firstError?: string): LoadResult {
+  latencies.sort((a, b) => a - b);
+  return {
+    name,
+    requests: latencies.length,
+    errors,
+    seconds,
+    perSecond: latencies.length / seconds,
+    p50Ms: percentile(latencies, 0.5),
+    p99Ms: percentile(latencies, 0.99),
+    firstError,
+  };
+}
+
+/** Nearest-rank percentile of an ascending array; NaN when empty. */
+export function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))]!;
+}
+
+/** A loopback port nobody listens on right now (another process could still take it). */
+export function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      server.close(() => (port ? resolvePort(port) : reject(new Error("no free port"))));
+    });
+  });
+}
+
+/** Polls `url` until it answers 2xx; fails early if `proc` exits first. */
+export async function waitForHttp(url: string, timeoutMs: number, proc?: Subprocess): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (proc?.exitCode != null) throw new Error(`process exited with code ${proc.exitCode} before ${url} answered`);
+    try {
+      const response = await fetch(url);
+      await response.arrayBuffer();
+      if (response.ok) return;
+    } catch {
+      // not listening yet
+    }
+    await Bun.sleep(50);
+  }
+  throw new Error(`${url} did not answer within ${timeoutMs} ms`);
+}
+
+const children = new Set<Subprocess>();
+process.once("exit", () => {
+  for (const child of children) child.kill("SIGKILL");
+});
+
+/**
+ * Spawns a server that is killed when this process exits, however it exits. Its stderr is
+ * shown; its stdout goes to `logFile` when given (servers log JSON lines there).
+ */
+export function spawnChild(cmd: string[], env: Record<string, string | undefined>, logFile?: string): Subprocess {
+  const stdout = logFile ? Bun.file(logFile) : "inherit";
+  const child = Bun.spawn(cmd, { env, stdin: "ignore", stdout, stderr: "inherit" });
+  children.add(child);
+  return child;
+}
+
+/** SIGTERM, then SIGKILL if it has not exited within `graceMs`. */
+export async function stopChild(child: Subprocess, graceMs = 3000): Promise<void> {
+  child.kill("SIGTERM");
+  const timer = setTimeout(() => child.kill("SIGKILL"), graceMs);
+  await child.exited;
+  clearTimeout(timer);
+  children.delete(child);
+}
+
+/** `--name value` flags as numbers, with defaults. */
+export function numberFlag(argv: string[], name: string, fallback: number): number {
+  const i = argv.indexOf(`--${name}`);
+  if (i < 0) return fallback;
+  const value = Number(argv[i + 1]);
+  if (!Number.isFinite(value) || value <= 0) throw new Error(`--${name} needs a positive number`);
+  return value;
+}
+
+/** Fixed-width table of results. */
+export function formatResults(results: LoadResult[], unit = "ops/s"): string {
+  const nameWidth = Math.max(...results.map((r) => r.name.length), 5);
+  const header = `${"phase".padEnd(nameWidth)}  ${unit.padStart(10)}  ${"p50 ms".padStart(8)}  ${"p99 ms".padStart(8)}  ${"errors".padStart(6)}`;
+  const rows = results.map(
+    (r) =>
+      `${r.name.padEnd(nameWidth)}  ${r.perSecond.toFixed(0).padStart(10)}  ${r.p50Ms.toFixed(2).padStart(8)}  ${r.p99Ms.toFixed(2).padStart(8)}  ${String(r.errors).padStart(6)}`,
+  );
+  return [header, ...rows].join("\n");
+}
