@@ -6,7 +6,12 @@ import { createChainStore } from "./chain/store.ts";
 import type { IncomingTransfer } from "./checkout/public-view.ts";
 import type { Config } from "./config.ts";
 import { noCrossChain } from "./crosschain/disabled.ts";
+import { createCrossChain } from "./crosschain/index.ts";
+import { burnView } from "./crosschain/service.ts";
+import { createBurnStore } from "./crosschain/store.ts";
+import type { Address } from "viem";
 import { type Db, openDb } from "./db/index.ts";
+import { createGroupCommit } from "./db/group-commit.ts";
 import { createEventStore } from "./events/store.ts";
 import { createIdempotency } from "./idempotency/index.ts";
 import { type Clock, systemClock } from "./lib/clock.ts";
@@ -72,11 +77,22 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
     timeoutMs: options.webhookTimeoutMs,
     schedule: options.webhookSchedule,
   });
-  const lifecycle = createLifecycle({ payments: paymentStore, chain: chainStore, events, clock, ids, view, onEvent: webhookWorker.wake });
+  const burns = createBurnStore(db);
+  const lifecycle = createLifecycle({
+    payments: paymentStore,
+    chain: chainStore,
+    events,
+    clock,
+    ids,
+    view,
+    onEvent: webhookWorker.wake,
+    crossChainFor: config.crossChain ? (paymentId) => burns.forPayment(paymentId).map(burnView) : undefined,
+  });
   const chain = createChain({ config, db, chainStore, payments: paymentStore, lifecycle, clock, log });
   const accounts = createAccountsService({ store: accountStore, clock, ids });
   const payments = createPaymentsService({
     store: paymentStore,
+    groupCommit: createGroupCommit(db),
     clock,
     ids,
     chainId: config.chain.chainId,
@@ -86,6 +102,19 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
     paymentWindowMs: config.paymentWindowMs,
     onDepositAddress: (address) => chain.watcher.watch(address),
   });
+
+  const crossChain = config.crossChain
+    ? createCrossChain({
+        config: config.crossChain,
+        burns,
+        clients: chain.clients,
+        nonces: chain.nonces,
+        depositAddressOf: (paymentId) => (paymentStore.findById(paymentId)?.deposit_address as Address | undefined) ?? null,
+        clock,
+        ids,
+        log,
+      })
+    : null;
 
   const incoming = (paymentId: string): IncomingTransfer[] =>
     chainStore.transfersForPayment(paymentId).map((t) => ({
@@ -116,9 +145,13 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
       idempotency: createIdempotency(db, clock),
       view,
       renderPayment: lifecycle.paymentJson,
-      publicExtras: (row) => ({ merchantName: accounts.findAccount(row.account_id)?.name ?? "", incoming: incoming(row.id), crossChain: [] }),
+      publicExtras: (row) => ({
+        merchantName: accounts.findAccount(row.account_id)?.name ?? "",
+        incoming: incoming(row.id),
+        crossChain: crossChain ? burns.forPayment(row.id).map(burnView) : [],
+      }),
       chain: chain.api,
-      crossChain: noCrossChain,
+      crossChain: crossChain?.service ?? noCrossChain,
     },
     db,
   );
@@ -132,6 +165,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
     chain.start(abort.signal),
     runExpiry({ db, lifecycle, log, intervalMs: 1_000 }, abort.signal),
     webhookWorker.run(abort.signal),
+    crossChain?.redeemer.run(abort.signal),
   ]);
 
   return {

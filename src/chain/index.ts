@@ -9,6 +9,7 @@ import type { Lifecycle } from "../payments/lifecycle.ts";
 import type { PaymentRow, PaymentStore } from "../payments/store.ts";
 import { createChainClients } from "./client.ts";
 import { createLedger } from "./ledger.ts";
+import { createNonceManager } from "./nonces.ts";
 import { loadRelayerKey } from "./relayer.ts";
 import { errorMessage } from "./rpc-errors.ts";
 import { createSettler } from "./settler.ts";
@@ -31,10 +32,12 @@ export function createChain(deps: ChainDeps) {
   const relayerKey = loadRelayerKey(config.dataDir, config.relayerKey);
   const clients = createChainClients(config.chain, relayerKey);
   const ledger = createLedger({ chain: chainStore, payments, lifecycle, clock });
+  const nonces = createNonceManager(clients.publicClient, clients.account.address, chainStore.maxNonce);
   const settler = createSettler({
     client: clients.publicClient,
     wallet: clients.walletClient,
     account: clients.account,
+    nonces,
     chain: chainStore,
     payments,
     lifecycle,
@@ -102,6 +105,8 @@ export function createChain(deps: ChainDeps) {
     api,
     watcher,
     settler,
+    clients,
+    nonces,
     /** Starts the loops; they stop when `signal` aborts. */
     start(signal: AbortSignal): Promise<unknown> {
       return Promise.all([watcher.run(signal), settler.run(signal, config.chain.pollIntervalMs)]);

@@ -17,12 +17,14 @@ import { depositArgs, depositFactoryAbi, ensureFactory, factoryAddress } from ".
 import { createWaker } from "../lib/sleep.ts";
 import { backoffMs, errorMessage } from "./rpc-errors.ts";
 import type { ChainStore, SettlementRow } from "./store.ts";
+import type { NonceManager } from "./nonces.ts";
 import type { WalletClient, Transport, Chain, Account } from "viem";
 
 export interface SettlerDeps {
   client: PublicClient;
   wallet: WalletClient<Transport, Chain | undefined, Account>;
   account: PrivateKeyAccount;
+  nonces: NonceManager;
   chain: ChainStore;
   payments: PaymentStore;
   lifecycle: Lifecycle;
@@ -50,17 +52,8 @@ export type Settler = ReturnType<typeof createSettler>;
 export function createSettler(deps: SettlerDeps) {
   const { client, wallet, account, chain, payments, lifecycle, clock, log, chainId, confirmations } = deps;
   let factoryReady = false;
-  let nextNonce: number | null = null;
   const state = { lastError: null as string | null };
   const waker = createWaker();
-
-  async function claimNonce(): Promise<number> {
-    if (nextNonce === null) {
-      const pending = await client.getTransactionCount({ address: account.address, blockTag: "pending" });
-      nextNonce = Math.max(pending, (chain.maxNonce() ?? -1) + 1);
-    }
-    return nextNonce++;
-  }
 
   async function sign(row: PaymentRow, nonce: number, gas: bigint, bump = 0n, previous?: SettlementRow) {
     const fees = await client.estimateFeesPerGas();
@@ -115,7 +108,7 @@ export function createSettler(deps: SettlerDeps) {
       if (isRevert(error)) return failSettlement(row, errorMessage(error));
       throw error;
     }
-    const nonce = await claimNonce();
+    const nonce = await deps.nonces.claim();
     const signed = await sign(row, nonce, (gas * 12n) / 10n);
     chain.transaction(() => {
       chain.insertSettlement({
@@ -160,7 +153,7 @@ export function createSettler(deps: SettlerDeps) {
     if (mined > settlement.nonce) {
       // The nonce was used by a transaction we never sent (the key is shared?): send anew.
       chain.transaction(() => chain.finishSettlement(settlement.id, "dropped", null, null, settlement.tx_hash, clock.now()));
-      nextNonce = null;
+      deps.nonces.reset();
       log.warn("settlement nonce taken by another transaction; resending", { payment_id: settlement.payment_id, nonce: settlement.nonce });
       return;
     }
@@ -216,7 +209,7 @@ export function createSettler(deps: SettlerDeps) {
           state.lastError = null;
         } catch (error) {
           failures++;
-          nextNonce = null; // re-read from the node: a failed send may not have used it
+          deps.nonces.reset(); // a failed send may not have used its nonce
           state.lastError = errorMessage(error);
           log.warn("settlement loop failed; retrying", { error: state.lastError, attempt: failures });
         }

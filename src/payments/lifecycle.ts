@@ -14,6 +14,8 @@ export interface LifecycleDeps {
   clock: Clock;
   ids: IdGenerator;
   view: ViewContext;
+  /** The payment's cross-chain burns, as its object lists them (when cross-chain is on). */
+  crossChainFor?: (paymentId: string) => unknown[];
   /** Called after an event is written; delivery picks it up once the transaction commits. */
   onEvent?: () => void;
 }
@@ -39,7 +41,7 @@ export function createLifecycle(deps: LifecycleDeps) {
 
   /** The merchant payment object, exactly as GET /api/v1/payments/{id} returns it. */
   function paymentJson(row: PaymentRow): string {
-    return merchantPaymentJson(row, transfersView(row.id), view);
+    return merchantPaymentJson(row, transfersView(row.id), deps.crossChainFor?.(row.id) ?? [], view);
   }
 
   function emit(row: PaymentRow, type: string): void {

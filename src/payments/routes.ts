@@ -13,9 +13,9 @@ export function paymentRoutes(ctx: AppContext, authed: AuthPlugin) {
     .post(
       "/api/v1/payments",
       async ({ account, body, request }) => {
-        const result = await idempotency.run(account.id, request.headers.get("idempotency-key"), body, (commit) => {
+        const result = await idempotency.run(account.id, request.headers.get("idempotency-key"), body, async (commit) => {
           let json = "";
-          payments.create(account, body, rawMemberText(rawBody(request), "metadata"), (row) => {
+          await payments.create(account, body, rawMemberText(rawBody(request), "metadata"), (row) => {
             json = renderPayment(row);
             commit(201, json);
           });

@@ -2,6 +2,7 @@ import type { Address, Hex } from "viem";
 import type { Account } from "../accounts/service.ts";
 import { depositAddress } from "../chain/contracts.ts";
 import type { Clock } from "../lib/clock.ts";
+import type { GroupCommit } from "../db/group-commit.ts";
 import { NotFoundError, ValidationError } from "../lib/errors.ts";
 import { type IdGenerator, PAYMENT_ID } from "../lib/ids.ts";
 import { MAX_AMOUNT, formatAmount, parseAmount } from "../lib/money.ts";
@@ -15,6 +16,8 @@ const MAX_DUE_AHEAD_MS = 366 * 24 * 60 * 60_000;
 
 export interface PaymentsDeps {
   store: PaymentStore;
+  /** Inserts share transactions under load; see src/db/group-commit.ts. */
+  groupCommit: GroupCommit;
   clock: Clock;
   ids: IdGenerator;
   chainId: number;
@@ -45,7 +48,7 @@ export function createPaymentsService(deps: PaymentsDeps) {
      * deposit address that commits to its payout and fee. `metadataText` is the merchant's
      * metadata exactly as sent. `inTransaction` runs inside the insert's transaction.
      */
-    create(account: Account, input: CreatePaymentInput, metadataText: string | null, inTransaction?: (row: PaymentRow) => void): PaymentRow {
+    async create(account: Account, input: CreatePaymentInput, metadataText: string | null, inTransaction?: (row: PaymentRow) => void): Promise<PaymentRow> {
       const amount = resolveAmount(input);
       const now = clock.now();
       const dueAt = input.due_at == null ? null : parseDueAt(input.due_at, now);
@@ -83,7 +86,7 @@ export function createPaymentsService(deps: PaymentsDeps) {
         created_at: now,
         updated_at: now,
       };
-      const created = store.transaction(() => {
+      const created = await deps.groupCommit.run(() => {
         store.insert(row);
         const stored = store.findById(id)!;
         inTransaction?.(stored);

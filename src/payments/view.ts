@@ -31,13 +31,19 @@ export function lineItemsView(row: PaymentRow) {
   }));
 }
 
+/** What is still to pay, never negative. */
+export function amountDue(row: PaymentRow): bigint {
+  const due = row.amount - (row.amount_received ?? 0n);
+  return due > 0n ? due : 0n;
+}
+
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
 /**
  * The merchant's payment object, as create, retrieve, list and webhooks return it. Built as a
  * string because `metadata` is spliced in as the exact text the merchant sent.
  */
-export function merchantPaymentJson(row: PaymentRow, transfers: TransferView[], ctx: ViewContext): string {
+export function merchantPaymentJson(row: PaymentRow, transfers: TransferView[], crossChain: unknown[], ctx: ViewContext): string {
   const view = {
     id: row.id,
     object: "payment",
@@ -60,6 +66,7 @@ export function merchantPaymentJson(row: PaymentRow, transfers: TransferView[], 
     due_at: iso(row.due_at),
     line_items: lineItemsView(row),
     transfers,
+    cross_chain_transfers: crossChain,
     expires_at: iso(row.expires_at),
     created_at: iso(row.created_at),
     updated_at: iso(row.updated_at),
