@@ -2,6 +2,7 @@ import { type Address, type Hex, getAddress, isAddress, isHex } from "viem";
 import { CHAINS, defaultRpcUrl } from "./chain/chains.ts";
 import { parseDuration } from "./lib/duration.ts";
 import type { LogLevel } from "./lib/log.ts";
+import { type CrossChainConfig, crossChainConfig } from "./crosschain/config.ts";
 
 /** Everything the server reads from the environment, validated once at start. */
 export interface Config {
@@ -24,6 +25,8 @@ export interface Config {
   paymentWindowMs: number;
   webhookAllowPrivate: boolean;
   logLevel: LogLevel;
+  /** CCTP V2 funding from other chains; null when no source chain is configured. */
+  crossChain: CrossChainConfig | null;
 }
 
 /** A configuration mistake: start-up prints its one-line message and stops. */
@@ -60,6 +63,9 @@ export function loadConfig(env: Env): Config {
     paymentWindowMs: duration(env, "STABLEGATE_PAYMENT_WINDOW") ?? 60 * 60_000,
     webhookAllowPrivate: flag(env, "STABLEGATE_WEBHOOK_ALLOW_PRIVATE"),
     logLevel: oneOf(env, "STABLEGATE_LOG_LEVEL", ["debug", "info", "warn", "error"] as const) ?? "info",
+    crossChain: crossChainConfig(env, chain, (variable, problem) => {
+      throw new ConfigError(variable, problem);
+    }),
   };
 }
 

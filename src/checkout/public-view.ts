@@ -1,6 +1,6 @@
 import { formatAmount, formatExact } from "../lib/money.ts";
 import type { PaymentRow } from "../payments/store.ts";
-import { lineItemsView, type ViewContext } from "../payments/view.ts";
+import { amountDue, lineItemsView, type ViewContext } from "../payments/view.ts";
 
 /** Transfers the chain watcher has seen; unconfirmed ones let the page say "waiting for confirmations". */
 export interface IncomingTransfer {
@@ -14,12 +14,6 @@ export interface PublicExtras {
   merchantName: string;
   incoming: IncomingTransfer[];
   crossChain: unknown[];
-}
-
-/** What is still to pay, never negative. */
-export function amountDue(row: PaymentRow): bigint {
-  const due = row.amount - (row.amount_received ?? 0n);
-  return due > 0n ? due : 0n;
 }
 
 /** EIP-681 request for the amount still due; wallets that read it prefill the transfer. */

@@ -1,0 +1,12 @@
+import { parseAbi } from "viem";
+
+/** The parts of Circle's CCTP V2 contracts Stablegate calls or reads. */
+export const tokenMessengerAbi = parseAbi([
+  "function depositForBurn(uint256 amount, uint32 destinationDomain, bytes32 mintRecipient, address burnToken, bytes32 destinationCaller, uint256 maxFee, uint32 minFinalityThreshold)",
+  "event DepositForBurn(address indexed burnToken, uint256 amount, address indexed depositor, bytes32 mintRecipient, uint32 destinationDomain, bytes32 destinationTokenMessenger, bytes32 destinationCaller, uint256 maxFee, uint32 indexed minFinalityThreshold, bytes hookData)",
+]);
+
+export const messageTransmitterAbi = parseAbi([
+  "function receiveMessage(bytes message, bytes attestation) returns (bool)",
+  "function usedNonces(bytes32 nonce) view returns (uint256)",
+]);

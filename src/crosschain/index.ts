@@ -1,0 +1,38 @@
+import type { Address } from "viem";
+import type { NonceManager } from "../chain/nonces.ts";
+import type { createChainClients } from "../chain/client.ts";
+import type { Clock } from "../lib/clock.ts";
+import type { IdGenerator } from "../lib/ids.ts";
+import type { Logger } from "../lib/log.ts";
+import { createAttestationApi } from "./attestation-api.ts";
+import type { CrossChainConfig } from "./config.ts";
+import { createRedeemer } from "./redeemer.ts";
+import { createCrossChainService } from "./service.ts";
+import type { BurnStore } from "./store.ts";
+
+export interface CrossChainWiring {
+  config: CrossChainConfig;
+  burns: BurnStore;
+  clients: ReturnType<typeof createChainClients>;
+  nonces: NonceManager;
+  depositAddressOf: (paymentId: string) => Address | null;
+  clock: Clock;
+  ids: IdGenerator;
+  log: Logger;
+}
+
+/** Cross-chain funding: the public API's service and the loop that redeems recorded burns. */
+export function createCrossChain(w: CrossChainWiring) {
+  const api = createAttestationApi(w.config.apiUrl);
+  const redeemer = createRedeemer({
+    config: w.config,
+    burns: w.burns,
+    api,
+    destination: { client: w.clients.publicClient, wallet: w.clients.walletClient, nonces: w.nonces },
+    depositAddressOf: w.depositAddressOf,
+    clock: w.clock,
+    log: w.log,
+  });
+  const service = createCrossChainService({ config: w.config, burns: w.burns, api, clock: w.clock, ids: w.ids, wake: redeemer.wake });
+  return { service, redeemer };
+}

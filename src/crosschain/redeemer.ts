@@ -1,0 +1,182 @@
+import { type Account, type Address, type Chain, type Hex, type PublicClient, type Transport, type WalletClient, createPublicClient, http, parseEventLogs } from "viem";
+import type { NonceManager } from "../chain/nonces.ts";
+import { backoffMs, errorMessage } from "../chain/rpc-errors.ts";
+import type { Clock } from "../lib/clock.ts";
+import { RetryableError } from "../lib/errors.ts";
+import type { Logger } from "../lib/log.ts";
+import { createWaker } from "../lib/sleep.ts";
+import { messageTransmitterAbi, tokenMessengerAbi } from "./abi.ts";
+import type { AttestationApi } from "./attestation-api.ts";
+import type { CctpSource, CrossChainConfig } from "./config.ts";
+import { addressToBytes32, decodeBurnMessage } from "./message.ts";
+import type { BurnRow, BurnStore } from "./store.ts";
+
+export interface RedeemerDeps {
+  config: CrossChainConfig;
+  burns: BurnStore;
+  api: AttestationApi;
+  /** The settlement chain, where messages are received, and the relayer that pays for it. */
+  destination: { client: PublicClient; wallet: WalletClient<Transport, Chain | undefined, Account>; nonces: NonceManager };
+  depositAddressOf: (paymentId: string) => Address | null;
+  clock: Clock;
+  log: Logger;
+}
+
+/** A burn the source chain has never heard of after this long is given up on. */
+const UNKNOWN_TX_GIVE_UP_MS = 60 * 60_000;
+/** A sent redemption unmined after this long is tried again (receiving twice is harmless: the second reverts). */
+const REDEEM_STUCK_MS = 3 * 60_000;
+
+type Outcome = { state: "attesting" | "redeeming" | "redeemed" | "failed"; error?: string; retryInMs?: number };
+
+export type Redeemer = ReturnType<typeof createRedeemer>;
+
+/**
+ * Follows each recorded burn: checks it on the source chain (a USDC burn minting to this
+ * payment's deposit address, bound for our domain), waits for its attestation, then calls
+ * receiveMessage on the settlement chain. Minting happens at most once whatever we do: the
+ * transmitter refuses a used nonce, which we treat as done.
+ */
+export function createRedeemer(deps: RedeemerDeps) {
+  const { config, burns, api, destination, clock, log } = deps;
+  const waker = createWaker();
+  const sourceClients = new Map<string, PublicClient>();
+
+  function sourceClient(source: CctpSource): PublicClient {
+    let client = sourceClients.get(source.name);
+    if (!client) {
+      client = createPublicClient({ transport: http(source.rpcUrl, { timeout: 15_000, retryCount: 0 }) });
+      sourceClients.set(source.name, client);
+    }
+    return client;
+  }
+
+  /** Reads the burn on its source chain; returns a failure reason, or the burned amount. */
+  async function verifyOnSource(burn: BurnRow, deposit: Address): Promise<{ amount: bigint } | { failure: string } | null> {
+    const source = config.sources.find((s) => s.name === burn.source_chain);
+    if (!source) return { failure: `source chain ${burn.source_chain} is no longer configured` };
+    const receipt = await sourceClient(source).getTransactionReceipt({ hash: burn.tx_hash as Hex }).catch(() => null);
+    if (!receipt) {
+      if (clock.now() - burn.created_at > UNKNOWN_TX_GIVE_UP_MS) return { failure: `transaction not found on ${source.name}` };
+      return null;
+    }
+    if (receipt.status !== "success") return { failure: "the burn transaction reverted on the source chain; nothing was burned" };
+    const events = parseEventLogs({ abi: tokenMessengerAbi, eventName: "DepositForBurn", logs: receipt.logs }).filter(
+      (e) => e.address.toLowerCase() === config.tokenMessenger.toLowerCase(),
+    );
+    if (events.length === 0) return { failure: "the transaction is not a CCTP burn" };
+    const ours = events.find((e) => e.args.mintRecipient.toLowerCase() === addressToBytes32(deposit));
+    if (!ours) return { failure: "the burn mints to another address, not this payment's deposit address" };
+    if (ours.args.destinationDomain !== config.domain) return { failure: `the burn is bound for another chain (CCTP domain ${ours.args.destinationDomain})` };
+    if (ours.args.burnToken.toLowerCase() !== source.usdc.toLowerCase()) return { failure: "the burn is not of USDC" };
+    return { amount: ours.args.amount };
+  }
+
+  async function attest(burn: BurnRow, deposit: Address): Promise<Outcome> {
+    if (burn.amount === null) {
+      const verified = await verifyOnSource(burn, deposit);
+      if (verified === null) return { state: "attesting", error: "waiting for the transaction on the source chain" };
+      if ("failure" in verified) return { state: "failed", error: verified.failure };
+      burn.amount = verified.amount;
+    }
+    const messages = await api.messages(burn.source_domain, burn.tx_hash as Hex);
+    const mine = messages.find((m) => {
+      const decoded = decodeBurnMessage(m.message);
+      return (
+        decoded !== null &&
+        decoded.destinationDomain === config.domain &&
+        decoded.mintRecipient.toLowerCase() === addressToBytes32(deposit) &&
+        decoded.recipient.toLowerCase() === addressToBytes32(config.tokenMessenger)
+      );
+    });
+    if (!mine || mine.status !== "complete" || mine.attestation === null) return { state: "attesting", error: "waiting for the attestation" };
+    burn.message = mine.message;
+    burn.attestation = mine.attestation;
+    burn.message_nonce = decodeBurnMessage(mine.message)!.nonce;
+    return { state: "redeeming", retryInMs: 0 };
+  }
+
+  async function redeem(burn: BurnRow): Promise<Outcome> {
+    const args = [burn.message as Hex, burn.attestation as Hex] as const;
+    if (burn.redeem_tx_hash) {
+      const receipt = await destination.client.getTransactionReceipt({ hash: burn.redeem_tx_hash as Hex }).catch(() => null);
+      if (receipt?.status === "success") return { state: "redeemed" };
+      if (!receipt && clock.now() - burn.updated_at < REDEEM_STUCK_MS) return { state: "redeeming", error: "redemption sent, waiting for it to be mined" };
+    }
+    let gas: bigint;
+    try {
+      gas = await destination.client.estimateContractGas({
+        address: config.messageTransmitter,
+        abi: messageTransmitterAbi,
+        functionName: "receiveMessage",
+        args,
+        account: destination.wallet.account,
+      });
+    } catch (error) {
+      const text = errorMessage(error) + String((error as { details?: string }).details ?? "");
+      if (/nonce already used/i.test(text)) return { state: "redeemed" };
+      if (/expired/i.test(text) && burn.message_nonce) {
+        await api.reattest(burn.message_nonce);
+        burn.message = burn.attestation = null;
+        return { state: "attesting", error: "message expired; asked the attestation service to sign it again" };
+      }
+      throw new RetryableError(`receiveMessage would revert: ${errorMessage(error)}`);
+    }
+    const nonce = await destination.nonces.claim();
+    try {
+      burn.redeem_tx_hash = await destination.wallet.writeContract({
+        address: config.messageTransmitter,
+        abi: messageTransmitterAbi,
+        functionName: "receiveMessage",
+        args,
+        gas: (gas * 12n) / 10n,
+        nonce,
+        chain: undefined,
+        account: destination.wallet.account,
+      });
+    } catch (error) {
+      destination.nonces.reset();
+      throw error;
+    }
+    return { state: "redeeming", error: "redemption sent, waiting for it to be mined", retryInMs: 1_000 };
+  }
+
+  async function step(burn: BurnRow): Promise<void> {
+    const deposit = deps.depositAddressOf(burn.payment_id);
+    let outcome: Outcome;
+    try {
+      if (!deposit) outcome = { state: "failed", error: "payment not found" };
+      else outcome = burn.state === "attesting" ? await attest(burn, deposit) : await redeem(burn);
+    } catch (error) {
+      const retryAfter = (error as { retryAfterMs?: number | null }).retryAfterMs ?? null;
+      outcome = { state: burn.state as Outcome["state"], error: errorMessage(error), retryInMs: retryAfter ?? undefined };
+      log.warn("cross-chain burn: will retry", { burn_id: burn.id, error: outcome.error });
+    }
+    const progressed = outcome.state !== burn.state;
+    burn.attempts = progressed ? 0 : burn.attempts + 1;
+    burn.next_attempt_at = clock.now() + (outcome.retryInMs ?? backoffMs(burn.attempts, 1_000, 60_000));
+    burn.state = outcome.state;
+    burn.error = outcome.error ?? null;
+    burns.save(burn, clock.now());
+    if (progressed) log.info("cross-chain burn", { burn_id: burn.id, state: burn.state, error: burn.error });
+  }
+
+  async function tick(): Promise<void> {
+    for (const burn of burns.due(clock.now())) await step(burn);
+  }
+
+  return {
+    tick,
+    wake: waker.wake,
+    async run(signal: AbortSignal): Promise<void> {
+      while (!signal.aborted) {
+        try {
+          await tick();
+        } catch (error) {
+          log.error("cross-chain redeemer failed", { error });
+        }
+        await waker.wait(500, signal);
+      }
+    },
+  };
+}

@@ -1,0 +1,125 @@
+import type { Address, Hex } from "viem";
+import type { CrossChainApi } from "../http/context.ts";
+import type { Clock } from "../lib/clock.ts";
+import { ConflictError, HttpError, RetryableError, ValidationError } from "../lib/errors.ts";
+import type { IdGenerator } from "../lib/ids.ts";
+import { formatExact } from "../lib/money.ts";
+import type { PaymentRow } from "../payments/store.ts";
+import { amountDue } from "../payments/view.ts";
+import type { AttestationApi } from "./attestation-api.ts";
+import type { CctpSource, CrossChainConfig } from "./config.ts";
+import { FINALITY, burnCalls, burnFor } from "./quote.ts";
+import type { BurnRow, BurnStore } from "./store.ts";
+
+/** Statuses in which more funds are not needed; a quote then says so instead of offering calls. */
+const SETTLED_OR_SETTLING = new Set(["settling", "overpaid", "confirmed"]);
+
+export interface CrossChainDeps {
+  config: CrossChainConfig;
+  burns: BurnStore;
+  api: AttestationApi;
+  clock: Clock;
+  ids: IdGenerator;
+  /** Tells the redeemer a new burn is waiting. */
+  wake: () => void;
+}
+
+/** A burn as the payer and the merchant see it. */
+export function burnView(row: BurnRow) {
+  return {
+    id: row.id,
+    chain: row.source_chain,
+    tx_hash: row.tx_hash,
+    state: row.state,
+    amount: row.amount === null ? null : formatExact(row.amount),
+    redeem_tx_hash: row.redeem_tx_hash,
+    error: row.state === "failed" ? row.error : null,
+    created_at: new Date(row.created_at).toISOString(),
+    updated_at: new Date(row.updated_at).toISOString(),
+  };
+}
+
+/** The three public cross-chain operations (interface spec §4.4). */
+export function createCrossChainService(deps: CrossChainDeps): CrossChainApi {
+  const { config, burns, api, clock, ids } = deps;
+
+  function source(name: string): CctpSource {
+    const found = config.sources.find((s) => s.name === name);
+    if (!found) {
+      throw new ValidationError(`unknown source chain "${name}"; configured: ${config.sources.map((s) => s.name).join(", ")}`);
+    }
+    return found;
+  }
+
+  return {
+    sources: () => ({
+      object: "list",
+      data: config.sources.map((s) => ({
+        name: s.name,
+        chain_id: s.chainId,
+        domain: s.domain,
+        fast_seconds: s.fastSeconds,
+        standard_seconds: s.standardSeconds,
+      })),
+    }),
+
+    async quote(row: PaymentRow, chain: string) {
+      const from = source(chain);
+      const due = amountDue(row);
+      const base = { chain: from.name, chain_id: from.chainId, domain: from.domain, destination_domain: config.domain, amount_due: formatExact(due) };
+      if (due === 0n || SETTLED_OR_SETTLING.has(row.status)) {
+        return { ...base, needed: false, message: "This payment needs nothing more." };
+      }
+      let fees: { fast: number; standard: number };
+      try {
+        fees = await api.fees(from.domain, config.domain);
+      } catch (error) {
+        if (error instanceof RetryableError) throw new HttpError(503, "cross-chain fees are unavailable right now; try again shortly", { "retry-after": "10" });
+        throw error;
+      }
+      const option = (kind: keyof typeof FINALITY, feeBps: number, seconds: number | null) => {
+        if (seconds === null) return { available: false };
+        const { burn, maxFee } = burnFor(due, feeBps);
+        return {
+          available: true,
+          fee_bps: feeBps,
+          burn_amount: formatExact(burn),
+          max_fee: formatExact(maxFee),
+          min_finality_threshold: FINALITY[kind],
+          estimated_seconds: seconds,
+          calls: burnCalls({
+            sourceUsdc: from.usdc,
+            tokenMessenger: config.tokenMessenger,
+            destinationDomain: config.domain,
+            depositAddress: row.deposit_address as Address,
+            burn,
+            maxFee,
+            finality: FINALITY[kind],
+          }),
+        };
+      };
+      return {
+        ...base,
+        needed: true,
+        fast: option("fast", fees.fast, from.fastSeconds),
+        standard: option("standard", fees.standard, from.standardSeconds),
+      };
+    },
+
+    /** Records a burn once (a repeat answers with the same record) and wakes the redeemer. */
+    record(row: PaymentRow, chain: string, txHash: Hex) {
+      const from = source(chain);
+      const burn = burns.record({
+        id: ids.prefixed("burn"),
+        payment_id: row.id,
+        source_chain: from.name,
+        source_domain: from.domain,
+        tx_hash: txHash.toLowerCase(),
+        now: clock.now(),
+      });
+      if (burn.payment_id !== row.id) throw new ConflictError("this burn transaction is already recorded for another payment");
+      deps.wake();
+      return burnView(burn);
+    },
+  };
+}

@@ -1,0 +1,77 @@
+import type { Db } from "../db/index.ts";
+
+export type BurnState = "attesting" | "redeeming" | "redeemed" | "failed";
+
+export interface BurnRow {
+  id: string;
+  payment_id: string;
+  source_chain: string;
+  source_domain: number;
+  tx_hash: string;
+  state: BurnState;
+  amount: bigint | null;
+  message: string | null;
+  attestation: string | null;
+  message_nonce: string | null;
+  redeem_tx_hash: string | null;
+  error: string | null;
+  attempts: number;
+  next_attempt_at: number;
+  created_at: number;
+  updated_at: number;
+}
+
+export type BurnStore = ReturnType<typeof createBurnStore>;
+
+export function createBurnStore(db: Db) {
+  const insert = db.query(
+    `INSERT INTO crosschain_burns (id, payment_id, source_chain, source_domain, tx_hash, state, next_attempt_at, created_at, updated_at)
+     VALUES ($id, $payment_id, $source_chain, $source_domain, $tx_hash, 'attesting', $now, $now, $now)
+     ON CONFLICT (source_domain, tx_hash) DO NOTHING`,
+  );
+  const findByTx = db.query<BurnRow, [number, string]>("SELECT * FROM crosschain_burns WHERE source_domain = ? AND tx_hash = ?").safeIntegers(true);
+  const forPayment = db.query<BurnRow, [string]>("SELECT * FROM crosschain_burns WHERE payment_id = ? ORDER BY created_at").safeIntegers(true);
+  const due = db
+    .query<BurnRow, [number]>("SELECT * FROM crosschain_burns WHERE state IN ('attesting', 'redeeming') AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT 50")
+    .safeIntegers(true);
+  const update = db.query(
+    `UPDATE crosschain_burns SET state = $state, amount = $amount, message = $message, attestation = $attestation,
+       message_nonce = $message_nonce, redeem_tx_hash = $redeem_tx_hash, error = $error, attempts = $attempts,
+       next_attempt_at = $next_attempt_at, updated_at = $now WHERE id = $id`,
+  );
+
+  return {
+    /** Records a burn once; returns the stored row, new or earlier. */
+    record(row: { id: string; payment_id: string; source_chain: string; source_domain: number; tx_hash: string; now: number }): BurnRow {
+      insert.run({ ...row });
+      return normalise(findByTx.get(row.source_domain, row.tx_hash)!);
+    },
+    forPayment: (paymentId: string) => forPayment.all(paymentId).map(normalise),
+    due: (now: number) => due.all(now).map(normalise),
+    save: (row: BurnRow, now: number) =>
+      update.run({
+        id: row.id,
+        state: row.state,
+        amount: row.amount,
+        message: row.message,
+        attestation: row.attestation,
+        message_nonce: row.message_nonce,
+        redeem_tx_hash: row.redeem_tx_hash,
+        error: row.error,
+        attempts: row.attempts,
+        next_attempt_at: row.next_attempt_at,
+        now,
+      }),
+  };
+}
+
+function normalise(row: BurnRow): BurnRow {
+  return {
+    ...row,
+    source_domain: Number(row.source_domain),
+    attempts: Number(row.attempts),
+    next_attempt_at: Number(row.next_attempt_at),
+    created_at: Number(row.created_at),
+    updated_at: Number(row.updated_at),
+  };
+}
