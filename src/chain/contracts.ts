@@ -23,7 +23,9 @@ import {
 // JSON imports, so that `bun build --compile` embeds the artifacts in the binary.
 import DepositFactoryJson from "../../contracts/artifacts/DepositFactory.json";
 import DepositForwarderJson from "../../contracts/artifacts/DepositForwarder.json";
+import TestMessageTransmitterV2Json from "../../contracts/artifacts/TestMessageTransmitterV2.json";
 import TestTokenJson from "../../contracts/artifacts/TestToken.json";
+import TestTokenMessengerV2Json from "../../contracts/artifacts/TestTokenMessengerV2.json";
 import TestUSDCJson from "../../contracts/artifacts/TestUSDC.json";
 
 /** What scripts/compile-contracts.ts writes to contracts/artifacts/<contractName>.json. */
@@ -32,7 +34,9 @@ export type Artifact = { contractName: string; abi: Abi; bytecode: Hex; deployed
 export const artifacts = {
   DepositFactory: DepositFactoryJson as Artifact,
   DepositForwarder: DepositForwarderJson as Artifact,
+  TestMessageTransmitterV2: TestMessageTransmitterV2Json as Artifact,
   TestToken: TestTokenJson as Artifact,
+  TestTokenMessengerV2: TestTokenMessengerV2Json as Artifact,
   TestUSDC: TestUSDCJson as Artifact,
 };
 

@@ -10,7 +10,7 @@ import type { Hex } from "viem";
 
 // Source checkouts find node_modules beside src/; the compiled binary looks in the working dir.
 const ROOTS = [resolve(import.meta.dir, "../.."), process.cwd()];
-const CHAIN_ID = 31337;
+const DEFAULT_CHAIN_ID = 31337;
 
 /** Private keys of the first five accounts of anvil's default mnemonic ("test test ... junk"). */
 export const ANVIL_KEYS = [
@@ -35,7 +35,9 @@ export type Anvil = {
   stop(): Promise<void>;
 };
 
-export async function startAnvil(opts: { blockTime?: number; port?: number } = {}): Promise<Anvil> {
+/** `chainId` (default 31337) lets two anvils stand for two chains, as the CCTP tests need. */
+export async function startAnvil(opts: { blockTime?: number; port?: number; chainId?: number } = {}): Promise<Anvil> {
+  const chainId = opts.chainId ?? DEFAULT_CHAIN_ID;
   // Anvil cannot pick its own port; another process may grab ours between probe and bind, so retry.
   for (let attempt = 1; ; attempt++) {
     const port = attempt === 1 && opts.port ? opts.port : await freePort();
@@ -44,7 +46,7 @@ export async function startAnvil(opts: { blockTime?: number; port?: number } = {
         anvilBinary(),
         "--port", String(port),
         "--host", "127.0.0.1",
-        "--chain-id", String(CHAIN_ID),
+        "--chain-id", String(chainId),
         "--silent",
         ...(opts.blockTime ? ["--block-time", String(opts.blockTime)] : []),
       ],
@@ -56,11 +58,11 @@ export async function startAnvil(opts: { blockTime?: number; port?: number } = {
       proc.kill();
       await proc.exited;
     };
-    if (await waitUntilReady(rpcUrl, proc, 10_000)) {
+    if (await waitUntilReady(rpcUrl, chainId, proc, 10_000)) {
       return {
         rpcUrl,
         port,
-        chainId: CHAIN_ID,
+        chainId,
         rpc,
         snapshot: () => rpc<Hex>("evm_snapshot"),
         revert: async (id) => {
@@ -99,12 +101,12 @@ export function freePort(): Promise<number> {
   });
 }
 
-async function waitUntilReady(rpcUrl: string, proc: Bun.Subprocess, timeoutMs: number): Promise<boolean> {
+async function waitUntilReady(rpcUrl: string, chainId: number, proc: Bun.Subprocess, timeoutMs: number): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline && proc.exitCode === null) {
     try {
       const id = await jsonRpc<Hex>(rpcUrl, "eth_chainId", []);
-      if (Number(id) === CHAIN_ID) return true;
+      if (Number(id) === chainId) return true;
     } catch {
       // not listening yet
     }

@@ -1,0 +1,181 @@
+/**
+ * A local CCTP V2 (contracts/test/TestMessageTransmitterV2.sol and TestTokenMessengerV2.sol) for
+ * the tests and `stablegate dev`. As on real CCTP, the two contracts have the same addresses on
+ * every chain: they are the first two CREATEs of one dedicated deployer key, so any chain where
+ * that key is unused gets the addresses below. Artifacts come from src/chain/contracts.ts (JSON
+ * imports), so this works inside the compiled binary.
+ */
+import {
+  encodePacked,
+  getAddress,
+  getContractAddress,
+  keccak256,
+  pad,
+  parseAbi,
+  parseEther,
+  type Account,
+  type Address,
+  type Chain,
+  type Hex,
+  type PublicClient,
+  type Transport,
+  type WalletClient,
+} from "viem";
+import { privateKeyToAccount } from "viem/accounts";
+import { artifacts } from "../chain/contracts.ts";
+
+/**
+ * Account 9 of anvil's default mnemonic ("test test ... junk"), 0xa0Ee7A142d267C1f36714E4a8F75612F20a79720.
+ * Funded on every anvil, and the last of the ten, so the tests and `stablegate dev` (which count
+ * up from account 0, see ANVIL_KEYS) never spend its nonces 0 and 1 before the rig does.
+ */
+export const CCTP_DEPLOYER_KEY: Hex = "0x2a871d0798f97d79848a013d4936a73bf4cc922c825d33c1cf7073dff6d409c6";
+/**
+ * A default attester for `stablegate dev`: account 8 of the same mnemonic
+ * (0x23618e81E3f5cdF7f54C3d65f7FBc0aBf5B21E8f). It only signs; tests may use any key.
+ */
+export const CCTP_DEV_ATTESTER_KEY: Hex = "0xdbda1821b80551c9d65939329250298aa3472ba22feea921c0cf5d620ea67b97";
+
+const deployer = privateKeyToAccount(CCTP_DEPLOYER_KEY);
+
+/** The transmitter is the deployer's nonce 0, the messenger its nonce 1, on every chain. */
+export const cctpAddresses = {
+  messageTransmitter: getContractAddress({ from: deployer.address, nonce: 0n }),
+  tokenMessenger: getContractAddress({ from: deployer.address, nonce: 1n }),
+} as const;
+
+/** The test transmitter's ABI, typed for viem; the subset real CCTP V2 shares has the same shape. */
+export const testMessageTransmitterV2Abi = parseAbi([
+  "constructor(uint32 localDomain_, address tokenMessenger_, address attester)",
+  "function MESSAGE_VERSION() view returns (uint32)",
+  "function FINALITY_THRESHOLD_FINALIZED() view returns (uint32)",
+  "function localDomain() view returns (uint32)",
+  "function tokenMessenger() view returns (address)",
+  "function owner() view returns (address)",
+  "function signatureThreshold() view returns (uint256)",
+  "function isEnabledAttester(address) view returns (bool)",
+  "function usedNonces(bytes32) view returns (uint256)",
+  "function enableAttester(address attester)",
+  "function disableAttester(address attester)",
+  "function setSignatureThreshold(uint256 newThreshold)",
+  "function sendMessage(uint32 destinationDomain, bytes32 recipient, bytes32 destinationCaller, uint32 minFinalityThreshold, bytes messageBody)",
+  "function receiveMessage(bytes message, bytes attestation) returns (bool)",
+  "event MessageSent(bytes message)",
+  "event MessageReceived(address indexed caller, uint32 sourceDomain, bytes32 indexed nonce, bytes32 sender, uint32 indexed finalityThresholdExecuted, bytes messageBody)",
+  "event AttesterEnabled(address indexed attester)",
+  "event AttesterDisabled(address indexed attester)",
+  "event SignatureThresholdUpdated(uint256 oldThreshold, uint256 newThreshold)",
+]);
+
+/** The test messenger's ABI, typed for viem; `depositForBurn` and its events are CCTP V2's. */
+export const testTokenMessengerV2Abi = parseAbi([
+  "constructor(address localMessageTransmitter_)",
+  "function MESSAGE_BODY_VERSION() view returns (uint32)",
+  "function MIN_FINALITY_THRESHOLD() view returns (uint32)",
+  "function BURN_ADDRESS() view returns (address)",
+  "function localMessageTransmitter() view returns (address)",
+  "function owner() view returns (address)",
+  "function feeRecipient() view returns (address)",
+  "function remoteTokensToLocalTokens(bytes32) view returns (address)",
+  "function isBurnToken(address) view returns (bool)",
+  "function linkTokenPair(address localToken, uint32 remoteDomain, bytes32 remoteToken)",
+  "function setFeeRecipient(address feeRecipient_)",
+  "function depositForBurn(uint256 amount, uint32 destinationDomain, bytes32 mintRecipient, address burnToken, bytes32 destinationCaller, uint256 maxFee, uint32 minFinalityThreshold)",
+  "function depositForBurnWithHook(uint256 amount, uint32 destinationDomain, bytes32 mintRecipient, address burnToken, bytes32 destinationCaller, uint256 maxFee, uint32 minFinalityThreshold, bytes hookData)",
+  "function handleReceiveFinalizedMessage(uint32 remoteDomain, bytes32 sender, uint32, bytes messageBody) returns (bool)",
+  "function handleReceiveUnfinalizedMessage(uint32 remoteDomain, bytes32 sender, uint32 finalityThresholdExecuted, bytes messageBody) returns (bool)",
+  "event DepositForBurn(address indexed burnToken, uint256 amount, address indexed depositor, bytes32 mintRecipient, uint32 destinationDomain, bytes32 destinationTokenMessenger, bytes32 destinationCaller, uint256 maxFee, uint32 indexed minFinalityThreshold, bytes hookData)",
+  "event MintAndWithdraw(address indexed mintRecipient, uint256 amount, address indexed mintToken, uint256 feeCollected)",
+  "event TokenPairLinked(address localToken, uint32 remoteDomain, bytes32 remoteToken)",
+]);
+
+export type CctpDeployment = { domain: number; messageTransmitter: Address; tokenMessenger: Address };
+
+/**
+ * Deploys the rig on the chain behind the clients unless it is there already, then makes sure
+ * burns of each `remoteUsdc[domain]` mint `usdc` here and that `attester` is enabled. Safe to
+ * call again (say with one more remote). `walletClient` supplies the transport and chain, and
+ * tops up the deployer if it has no ether (on anvil it always has).
+ */
+export async function deployCctp(args: {
+  publicClient: PublicClient;
+  walletClient: WalletClient<Transport, Chain | undefined, Account>;
+  domain: number;
+  usdc: Address;
+  remoteUsdc: Record<number, Address>;
+  attester: Address;
+}): Promise<CctpDeployment> {
+  const { publicClient, walletClient, domain, usdc, attester } = args;
+  const { messageTransmitter, tokenMessenger } = cctpAddresses;
+  const chain = walletClient.chain ?? null;
+  const send = async (hash: Promise<Hex>, what: string) => {
+    const receipt = await publicClient.waitForTransactionReceipt({ hash: await hash });
+    if (receipt.status !== "success") throw new Error(`CCTP rig: ${what} reverted (tx ${receipt.transactionHash})`);
+  };
+
+  const nonce = await publicClient.getTransactionCount({ address: deployer.address });
+  if (nonce < 2 && (await publicClient.getBalance({ address: deployer.address })) < parseEther("0.1")) {
+    const hash = walletClient.sendTransaction({ account: walletClient.account, chain, to: deployer.address, value: parseEther("1") });
+    await send(hash, "funding the deployer");
+  }
+  if (nonce === 0) {
+    const { abi, bytecode } = artifacts.TestMessageTransmitterV2;
+    const hash = walletClient.deployContract({ account: deployer, chain, abi, bytecode, args: [domain, tokenMessenger, attester] });
+    await send(hash, "deploying the transmitter");
+  }
+  if (nonce <= 1) {
+    const { abi, bytecode } = artifacts.TestTokenMessengerV2;
+    const hash = walletClient.deployContract({ account: deployer, chain, abi, bytecode, args: [messageTransmitter] });
+    await send(hash, "deploying the messenger");
+  }
+  const existing = await deployedDomain(publicClient);
+  if (existing !== domain) {
+    throw new Error(
+      existing === undefined
+        ? `CCTP rig: the deployer ${deployer.address} spent nonces 0-1 on this chain on something else, ` +
+            `so the fixed addresses are taken`
+        : `CCTP rig: already deployed on this chain for domain ${existing}, not ${domain}`,
+    );
+  }
+
+  for (const [remoteDomain, remoteToken] of Object.entries(args.remoteUsdc)) {
+    const link = [usdc, Number(remoteDomain), pad(getAddress(remoteToken))] as const;
+    const linked = await publicClient.readContract({
+      address: tokenMessenger,
+      abi: testTokenMessengerV2Abi,
+      functionName: "remoteTokensToLocalTokens",
+      args: [tokenPairKey(link[1], link[2])],
+    });
+    if (getAddress(linked) !== getAddress(usdc)) {
+      const hash = walletClient.writeContract({
+        account: deployer,
+        chain,
+        address: tokenMessenger,
+        abi: testTokenMessengerV2Abi,
+        functionName: "linkTokenPair",
+        args: link,
+      });
+      await send(hash, `linking domain ${remoteDomain}'s USDC`);
+    }
+  }
+  const transmitter = { address: messageTransmitter, abi: testMessageTransmitterV2Abi } as const;
+  if (!(await publicClient.readContract({ ...transmitter, functionName: "isEnabledAttester", args: [attester] }))) {
+    const hash = walletClient.writeContract({ account: deployer, chain, ...transmitter, functionName: "enableAttester", args: [attester] });
+    await send(hash, "enabling the attester");
+  }
+  return { domain, messageTransmitter, tokenMessenger };
+}
+
+/** keccak256(abi.encodePacked(uint32 remoteDomain, bytes32 remoteToken)), the messenger's mapping key. */
+function tokenPairKey(remoteDomain: number, remoteToken: Hex): Hex {
+  return keccak256(encodePacked(["uint32", "bytes32"], [remoteDomain, remoteToken]));
+}
+
+/** The transmitter's domain if both rig contracts have code at the fixed addresses. */
+async function deployedDomain(client: PublicClient): Promise<number | undefined> {
+  for (const address of Object.values(cctpAddresses)) {
+    const code = await client.getCode({ address });
+    if (code === undefined || code === "0x") return undefined;
+  }
+  return client.readContract({ address: cctpAddresses.messageTransmitter, abi: testMessageTransmitterV2Abi, functionName: "localDomain" });
+}
