@@ -10,11 +10,12 @@ import { artifacts, ensureFactory } from "../chain/contracts.ts";
 import { loadConfig } from "../config.ts";
 import { openDb } from "../db/index.ts";
 import { ANVIL_KEYS, startAnvil } from "../dev/anvil.ts";
-import { type DevChain, payFromDevWallet } from "../dev/pay.ts";
+import { type DevChain, payCrossChainFromDevWallet, payFromDevWallet } from "../dev/pay.ts";
+import { LOCAL_SOURCE, startLocalCrossChain } from "../dev/crosschain-stack.ts";
 import { systemClock } from "../lib/clock.ts";
 import { randomIds } from "../lib/ids.ts";
 import { startServer } from "../server.ts";
-import { UsageError } from "./args.ts";
+import { UsageError, parseArgs } from "./args.ts";
 
 type Env = Record<string, string | undefined>;
 
@@ -42,6 +43,7 @@ async function devStack(env: Env): Promise<number> {
     hash: await deployer.writeContract({ address: usdc, abi: artifacts.TestUSDC.abi, functionName: "mint", args: [payer, 1_000_000_000_000n] }),
   });
   await ensureFactory({ publicClient, walletClient: deployer });
+  const crossChain = await startLocalCrossChain({ destination: { rpcUrl: anvil.rpcUrl, usdc }, deployerKey: DEPLOYER_KEY, payer, port: 8546 });
 
   const dataDir = env.STABLEGATE_DATA_DIR ?? mkdtempSync(join(tmpdir(), "stablegate-dev-"));
   const config = loadConfig({
@@ -58,6 +60,7 @@ async function devStack(env: Env): Promise<number> {
     STABLEGATE_RELAYER_KEY: RELAYER_KEY,
     STABLEGATE_WEBHOOK_ALLOW_PRIVATE: "on",
     STABLEGATE_LOG_LEVEL: env.STABLEGATE_LOG_LEVEL ?? "warn",
+    ...crossChain.env,
   });
   const db = openDb(dataDir);
   const merchant = privateKeyToAccount(MERCHANT_KEY).address;
@@ -68,7 +71,15 @@ async function devStack(env: Env): Promise<number> {
   db.close();
 
   const server = await startServer(config);
-  const dev: DevChain = { rpcUrl: anvil.rpcUrl, usdc, payerKey: PAYER_KEY, serverUrl: server.url };
+  const dev: DevState = {
+    rpcUrl: anvil.rpcUrl,
+    usdc,
+    payerKey: PAYER_KEY,
+    serverUrl: server.url,
+    sourceRpcUrl: crossChain.source.rpcUrl,
+    sourceChainId: LOCAL_SOURCE.chainId,
+    sourceName: LOCAL_SOURCE.name,
+  };
   writeFileSync(STATE_FILE, JSON.stringify(dev), { mode: 0o600 });
 
   const created = await fetch(`${server.url}/api/v1/payments`, {
@@ -83,6 +94,8 @@ async function devStack(env: Env): Promise<number> {
 Stablegate dev stack is running.
 
   chain      anvil ${anvil.rpcUrl} (chain id ${anvil.chainId}, 1 s blocks, ${config.chain.confirmations} confirmations)
+  source     anvil ${crossChain.source.rpcUrl} (chain id ${LOCAL_SOURCE.chainId}), "${LOCAL_SOURCE.name}" for CCTP cross-chain payments
+  attester   ${crossChain.attestation.url} (local CCTP attestation service)
   USDC       ${usdc} (test token; the dev payer holds 1,000,000)
   server     ${base}  (data in ${dataDir})
   account    ${account.id}, payout to ${merchant}
@@ -96,6 +109,7 @@ Example payment ${example.id}
 Try it yourself:
   curl -s ${base}/api/v1/payments -H "Authorization: Bearer ${api_key}" -H "Content-Type: application/json" -d '{"amount":"10.00","description":"My first payment"}'
   npx --yes bun@1.4.5 run dev pay <payment_id> [amount]      (or: stablegate dev pay ...)
+  npx --yes bun@1.4.5 run dev pay <payment_id> --cross-chain  (burn on ${LOCAL_SOURCE.name}, minted here through CCTP)
 
 Ctrl-C stops everything.`);
 
@@ -104,6 +118,7 @@ Ctrl-C stops everything.`);
     process.once("SIGTERM", resolve);
   });
   await server.stop();
+  await crossChain.stop();
   await anvil.stop();
   rmSync(STATE_FILE, { force: true });
   return 0;
@@ -111,11 +126,19 @@ Ctrl-C stops everything.`);
 
 /** `stablegate dev pay <payment_id> [amount]`: pays from the running dev stack's payer wallet. */
 async function devPay(argv: string[]): Promise<number> {
-  const [paymentId, amount] = argv;
-  if (!paymentId) throw new UsageError("usage: stablegate dev pay <payment_id> [amount]");
+  const { positionals, flags } = parseArgs(argv);
+  const [paymentId, amount] = positionals;
+  if (!paymentId) throw new UsageError("usage: stablegate dev pay <payment_id> [amount] | stablegate dev pay <payment_id> --cross-chain");
   if (!existsSync(STATE_FILE)) throw new UsageError("no dev stack found: start one with `stablegate dev` first");
-  const dev = JSON.parse(readFileSync(STATE_FILE, "utf8")) as DevChain;
+  const dev = JSON.parse(readFileSync(STATE_FILE, "utf8")) as DevState;
+  if (flags.has("cross-chain")) {
+    const { burnTxHash, record } = await payCrossChainFromDevWallet(dev, paymentId);
+    console.log(JSON.stringify({ payment_id: paymentId, burn_tx_hash: burnTxHash, burn: record }, null, 2));
+    return 0;
+  }
   const { txHash, units } = await payFromDevWallet(dev, paymentId, amount);
   console.log(JSON.stringify({ payment_id: paymentId, tx_hash: txHash, amount_units: units.toString() }, null, 2));
   return 0;
 }
+
+type DevState = DevChain & { sourceRpcUrl: string; sourceChainId: number; sourceName: string };

@@ -45,3 +45,36 @@ function parseUnits(text: string): bigint {
   }
   return BigInt(match[1]!) * 1_000_000n + BigInt((match[2] ?? "").padEnd(6, "0"));
 }
+
+/**
+ * Pays a payment from another chain through CCTP, as the checkout's cross-chain panel does:
+ * take the server's quote, send its calls (approve, depositForBurn) from the payer on the
+ * source chain, then record the burn so the server redeems it.
+ */
+export async function payCrossChainFromDevWallet(
+  dev: { serverUrl: string; payerKey: Hex; sourceRpcUrl: string; sourceChainId: number; sourceName: string },
+  paymentId: string,
+  speed: "fast" | "standard" = "fast",
+): Promise<{ burnTxHash: Hex; record: unknown }> {
+  const base = `${dev.serverUrl}/api/public/payments/${paymentId}/cross-chain`;
+  const quoteRes = await fetch(`${base}?chain=${encodeURIComponent(dev.sourceName)}`);
+  const quote = (await quoteRes.json()) as { error?: string; needed?: boolean } & Record<string, { calls: Array<{ to: Address; data: Hex }> }>;
+  if (!quoteRes.ok) throw new Error(`quote: ${quote.error}`);
+  if (!quote.needed) throw new Error(`payment ${paymentId} needs nothing more`);
+  const chain = { ...foundry, id: dev.sourceChainId };
+  const transport = http(dev.sourceRpcUrl);
+  const publicClient = createPublicClient({ chain, transport, pollingInterval: 100 });
+  const wallet = createWalletClient({ chain, transport, account: privateKeyToAccount(dev.payerKey) });
+  let burnTxHash: Hex = "0x";
+  for (const call of quote[speed]!.calls) {
+    burnTxHash = await wallet.sendTransaction({ to: call.to, data: call.data });
+    const receipt = await publicClient.waitForTransactionReceipt({ hash: burnTxHash });
+    if (receipt.status !== "success") throw new Error(`call to ${call.to} reverted (${burnTxHash})`);
+  }
+  const recorded = await fetch(base, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ chain: dev.sourceName, tx_hash: burnTxHash }),
+  });
+  return { burnTxHash, record: await recorded.json() };
+}
