@@ -55,14 +55,17 @@ export function createSettler(deps: SettlerDeps) {
   const state = { lastError: null as string | null };
   const waker = createWaker();
 
-  async function sign(row: PaymentRow, nonce: number, gas: bigint, bump = 0n, previous?: SettlementRow) {
+  /** Signs settle(); for a replacement, outbids `previous` unless that would overpay wildly (null). */
+  async function sign(row: PaymentRow, nonce: number, gas: bigint, previous?: SettlementRow) {
     const fees = await client.estimateFeesPerGas();
     let maxFeePerGas = fees.maxFeePerGas;
     let maxPriorityFeePerGas = fees.maxPriorityFeePerGas;
     if (previous) {
-      // A replacement must outbid the old transaction by at least 10% on both fees.
-      const minFee = (BigInt(previous.max_fee) * (115n + bump)) / 100n;
-      const minTip = (BigInt(previous.priority_fee) * (115n + bump)) / 100n;
+      // A replacement must outbid the old transaction by at least 10% on both fees; past three
+      // times the going rate, waiting is wiser than bidding higher.
+      const minFee = (BigInt(previous.max_fee) * 115n) / 100n;
+      const minTip = (BigInt(previous.priority_fee) * 115n) / 100n;
+      if (minFee > fees.maxFeePerGas * 3n) return null;
       if (maxFeePerGas < minFee) maxFeePerGas = minFee;
       if (maxPriorityFeePerGas < minTip) maxPriorityFeePerGas = minTip;
     }
@@ -90,12 +93,12 @@ export function createSettler(deps: SettlerDeps) {
     }
   }
 
-  function failSettlement(row: PaymentRow, reason: string): void {
+  /** Marks a settlement failure and schedules the retry; runs inside the caller's transaction. */
+  function recordFailure(paymentId: string, reason: string): void {
+    const row = payments.findById(paymentId)!;
     const retryAt = clock.now() + retryDelayMs(row.settle_attempts + 1);
-    chain.transaction(() => {
-      payments.recordSettleFailure(row.id, retryAt, clock.now());
-      lifecycle.apply(row.id, "settlement_reverted");
-    });
+    payments.recordSettleFailure(row.id, retryAt, clock.now());
+    lifecycle.apply(row.id, "settlement_reverted");
     log.warn("settlement failed; funds stay at the deposit address", { payment_id: row.id, reason, retry_at: new Date(retryAt).toISOString() });
   }
 
@@ -105,11 +108,11 @@ export function createSettler(deps: SettlerDeps) {
     try {
       gas = await client.estimateContractGas({ address: factoryAddress, abi: depositFactoryAbi, functionName: "settle", args: argsOf(row), account });
     } catch (error) {
-      if (isRevert(error)) return failSettlement(row, errorMessage(error));
+      if (isRevert(error)) return chain.transaction(() => recordFailure(row.id, errorMessage(error)));
       throw error;
     }
     const nonce = await deps.nonces.claim();
-    const signed = await sign(row, nonce, (gas * 12n) / 10n);
+    const signed = (await sign(row, nonce, (gas * 12n) / 10n))!;
     chain.transaction(() => {
       chain.insertSettlement({
         payment_id: row.id,
@@ -142,10 +145,11 @@ export function createSettler(deps: SettlerDeps) {
         if (ok) {
           payments.recordSettled(settlement.payment_id, settled.args.amount, clock.now());
           lifecycle.apply(settlement.payment_id, "settlement_mined");
+        } else {
+          recordFailure(settlement.payment_id, `transaction ${hash} reverted`);
         }
       });
       if (ok) log.info("settlement confirmed", { payment_id: settlement.payment_id, tx_hash: hash, amount: settled.args.amount });
-      else failSettlement(payments.findById(settlement.payment_id)!, `transaction ${hash} reverted`);
       return;
     }
 
@@ -157,13 +161,17 @@ export function createSettler(deps: SettlerDeps) {
       log.warn("settlement nonce taken by another transaction; resending", { payment_id: settlement.payment_id, nonce: settlement.nonce });
       return;
     }
-    if (clock.now() - settlement.submitted_at < deps.stuckAfterMs) return broadcast(settlement.raw_tx as Hex);
+    // Only a transaction the node holds can be stuck on its fee; one it does not know (never
+    // accepted, say for want of gas, or evicted) is broadcast again unchanged.
+    const pending = await client.getTransaction({ hash: settlement.tx_hash as Hex }).catch(() => null);
+    if (!pending || clock.now() - settlement.submitted_at < deps.stuckAfterMs) return broadcast(settlement.raw_tx as Hex);
 
     const row = payments.findById(settlement.payment_id)!;
     const gas = await client
       .estimateContractGas({ address: factoryAddress, abi: depositFactoryAbi, functionName: "settle", args: argsOf(row), account })
       .catch(() => 300_000n);
-    const signed = await sign(row, settlement.nonce, (gas * 12n) / 10n, 0n, settlement);
+    const signed = await sign(row, settlement.nonce, (gas * 12n) / 10n, settlement);
+    if (!signed) return broadcast(settlement.raw_tx as Hex);
     chain.transaction(() =>
       chain.replaceSettlement({
         id: settlement.id,

@@ -84,7 +84,9 @@ export function createPaymentStore(db: Db) {
       `SELECT * FROM payments p
         WHERE ((status IN ('pending', 'underpaid', 'expired') AND amount_received >= amount)
             OR (status = 'confirmed' AND amount_received > amount_settled)
-            OR (status = 'failed' AND settle_retry_at <= ?))
+            OR status IN ('settling', 'overpaid')  -- its transaction was dropped: send anew
+            OR status = 'failed')
+          AND (settle_retry_at IS NULL OR settle_retry_at <= ?)
           AND NOT EXISTS (SELECT 1 FROM settlements s WHERE s.payment_id = p.id AND s.state = 'submitted')
         ORDER BY seq LIMIT 100`,
     )

@@ -1,0 +1,392 @@
+/**
+ * The whole on-chain stack for integration tests: a real anvil with TestUSDC and the deposit
+ * factory, a funded payer, and the real server (in-process, or as a `bun src/main.ts serve`
+ * subprocess that can be killed) with its own data dir, account and API key.
+ *
+ *   const chain = await startChain();            // one anvil per test file
+ *   const stack = await startStack({ chain });   // one or more servers on it
+ *   ...
+ *   await stack.stop(); await chain.stop();
+ */
+import { Database } from "bun:sqlite";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { type Address, type Hex, type PublicClient, getAddress, toHex } from "viem";
+import { generatePrivateKey } from "viem/accounts";
+import { ensureFactory } from "../../src/chain/contracts.ts";
+import { runAccountCommand } from "../../src/cli/accounts.ts";
+import { type Config, loadConfig } from "../../src/config.ts";
+import { type LogLevel, createLogger, silentLogger } from "../../src/lib/log.ts";
+import { type RunningServer, startServer } from "../../src/server.ts";
+import { ANVIL_KEY_0, ANVIL_KEY_1, ANVIL_KEY_2, type Anvil, freePort, startAnvil } from "./anvil.ts";
+import { type TestWallet, deployTestUsdc, publicClientFor, testTokenAbi, walletClientFor } from "./chain.ts";
+
+const REPO_ROOT = resolve(import.meta.dir, "../..");
+/** The payer starts with 1,000,000 test USDC. */
+export const PAYER_FUNDS = 1_000_000_000_000n;
+
+/** Micro-USDC from a decimal string: usdc("25.000001") = 25000001n. */
+export function usdc(text: string): bigint {
+  const [whole, fraction = ""] = text.split(".");
+  return BigInt(whole!) * 1_000_000n + BigInt(fraction.padEnd(6, "0"));
+}
+
+export const randomAddress = (): Address => getAddress(toHex(crypto.getRandomValues(new Uint8Array(20))));
+
+/** Polls `fn` until it returns something other than undefined/false; throws after `timeoutMs`. */
+export async function waitFor<T>(fn: () => T | Promise<T>, timeoutMs = 10_000, what = "condition", everyMs = 50): Promise<Exclude<T, false | undefined | null>> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const value = await fn();
+      if (value !== undefined && value !== false && value !== null) return value as Exclude<T, false | undefined | null>;
+      last = value;
+    } catch (error) {
+      last = error;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what} (last: ${last instanceof Error ? last.message : String(last)})`);
+    await Bun.sleep(everyMs);
+  }
+}
+
+/** A clock the tests move forward instead of sleeping (settlement retries wait 30 s and more). */
+export interface TestClock {
+  now(): number;
+  advance(ms: number): void;
+}
+
+export function createTestClock(): TestClock {
+  let offset = 0;
+  return { now: () => Date.now() + offset, advance: (ms) => void (offset += ms) };
+}
+
+export interface TestChain {
+  anvil: Anvil;
+  rpcUrl: string;
+  publicClient: PublicClient;
+  deployer: TestWallet;
+  payer: TestWallet;
+  usdc: Address;
+  /** anvil_mine: `n` empty blocks (automine only mines when a transaction arrives). */
+  mine(n?: number): Promise<void>;
+  head(): Promise<bigint>;
+  usdcBalance(address: Address): Promise<bigint>;
+  /** The payer's USDC transfer; waits for its receipt unless `wait` is false (automine off). */
+  pay(to: Address, units: bigint, opts?: { wait?: boolean }): Promise<Hex>;
+  /** A fresh private key holding `eth` (default 10) ETH. */
+  fundedKey(eth?: bigint): Promise<Hex>;
+  setBalance(address: Address, wei: bigint): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/**
+ * anvil, TestUSDC, the factory and a funded payer (anvil key 1). Blocks come with each
+ * transaction (automine) unless `automine` is false or a `blockTime` (seconds) is given.
+ */
+export async function startChain(opts: { blockTime?: number; automine?: boolean } = {}): Promise<TestChain> {
+  const anvil = await startAnvil({ blockTime: opts.blockTime });
+  try {
+    const publicClient = publicClientFor(anvil.rpcUrl);
+    const deployer = walletClientFor(anvil.rpcUrl, ANVIL_KEY_0);
+    const payer = walletClientFor(anvil.rpcUrl, ANVIL_KEY_1);
+    const token = await deployTestUsdc(publicClient, deployer);
+    await ensureFactory({ publicClient, walletClient: deployer });
+    await receipt(publicClient, deployer.writeContract({ address: token, abi: testTokenAbi, functionName: "mint", args: [payer.account.address, PAYER_FUNDS] }));
+    const setBalance = async (address: Address, wei: bigint) => void (await anvil.rpc("anvil_setBalance", [address, toHex(wei)]));
+    if (opts.automine === false) await anvil.rpc("evm_setAutomine", [false]);
+    return {
+      anvil,
+      rpcUrl: anvil.rpcUrl,
+      publicClient,
+      deployer,
+      payer,
+      usdc: token,
+      mine: async (n = 1) => void (await anvil.rpc("anvil_mine", [toHex(n)])),
+      head: () => publicClient.getBlockNumber({ cacheTime: 0 }),
+      usdcBalance: (address) => publicClient.readContract({ address: token, abi: testTokenAbi, functionName: "balanceOf", args: [address] }),
+      async pay(to, units, { wait = true } = {}) {
+        const hash = await payer.writeContract({ address: token, abi: testTokenAbi, functionName: "transfer", args: [to, units] });
+        if (wait) await receipt(publicClient, Promise.resolve(hash));
+        return hash;
+      },
+      async fundedKey(eth = 10n) {
+        const key = generatePrivateKey();
+        await setBalance(walletClientFor(anvil.rpcUrl, key).account.address, eth * 10n ** 18n);
+        return key;
+      },
+      setBalance,
+      stop: () => anvil.stop(),
+    };
+  } catch (error) {
+    await anvil.stop();
+    throw error;
+  }
+}
+
+async function receipt(client: PublicClient, send: Promise<Hex>) {
+  const r = await client.waitForTransactionReceipt({ hash: await send, pollingInterval: 20 });
+  if (r.status !== "success") throw new Error(`tx ${r.transactionHash} reverted`);
+  return r;
+}
+
+export interface StackOptions {
+  /** Share a chain (one anvil per test file); without it the stack starts and owns one. */
+  chain?: TestChain;
+  /** For a chain the stack starts itself (see startChain). */
+  blockTime?: number;
+  automine?: boolean;
+  confirmations?: number;
+  /** STABLEGATE_PAYMENT_WINDOW, such as "2s"; default the server's own. */
+  paymentWindow?: string;
+  feeBps?: number;
+  feeRecipient?: Address;
+  /** Default anvil key 2. Two servers alive on one chain need different relayers. */
+  relayerKey?: Hex;
+  /** The server's RPC, when it must differ from the chain's (a proxy in front of anvil). */
+  rpcUrl?: string;
+  pollIntervalMs?: number;
+  /** Run `bun src/main.ts serve` as a child process instead of in-process. */
+  subprocess?: boolean;
+  /** STABLEGATE_LOG_LEVEL; logs are dropped unless STACK_LOG=1 is set in the environment. */
+  logLevel?: LogLevel;
+}
+
+export interface Stack {
+  chain: TestChain;
+  /** Where the server listens now (changes on restart). */
+  readonly url: string;
+  dataDir: string;
+  env: Record<string, string>;
+  config: Config;
+  /** Injected into the in-process server; unused by a subprocess (which has the real time). */
+  clock: TestClock;
+  accountId: string;
+  apiKey: string;
+  /** A fresh random address: its balance starts at 0. */
+  payout: Address;
+
+  request(path: string, init?: { method?: string; body?: unknown; auth?: boolean }): Promise<{ status: number; json: any }>;
+  createPayment(body: Record<string, unknown>): Promise<any>;
+  getPayment(id: string): Promise<any>;
+  publicPayment(id: string): Promise<any>;
+  sync(id: string, txHash: unknown): Promise<{ status: number; json: any }>;
+  readyz(): Promise<any>;
+
+  pay(depositAddress: string, units: bigint, opts?: { wait?: boolean }): Promise<Hex>;
+  mine(n?: number): Promise<void>;
+  usdcBalance(address: string): Promise<bigint>;
+  /** Event types of a payment, in the order they were written to the outbox. */
+  events(paymentId: string): string[];
+  /** A read query on the server's SQLite file. */
+  sql<T = Record<string, unknown>>(query: string, ...params: Array<string | number | bigint | null>): T[];
+  waitFor<T>(fn: () => T | Promise<T>, timeoutMs?: number, what?: string): Promise<Exclude<T, false | undefined | null>>;
+  /** Mines one block per poll until `fn` holds: confirmations need blocks on an automining chain. */
+  mineUntil<T>(fn: () => T | Promise<T>, timeoutMs?: number, what?: string): Promise<Exclude<T, false | undefined | null>>;
+  /** Waits (mining along when `mine`) until the merchant API reports `status`. */
+  waitForStatus(id: string, status: string, opts?: { mine?: boolean; timeoutMs?: number }): Promise<any>;
+  /** Waits until the watcher has scanned past `block` (its cursor), so "nothing credited" means it. */
+  waitScanned(block: bigint, opts?: { mine?: boolean }): Promise<void>;
+  /**
+   * The newest settle() of a payment once the node has it (a payment turns "settling" just
+   * before the broadcast): in the mempool, or mined on an automining chain.
+   */
+  settlementSent(paymentId: string): Promise<Hex>;
+
+  /** kill -9 (subprocess) or an abrupt stop (in-process), leaving the data dir as it is. */
+  crash(): Promise<void>;
+  /** Starts the server again on the same data dir, with `env` changes if given. */
+  restart(envChanges?: Record<string, string>): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function startStack(opts: StackOptions = {}): Promise<Stack> {
+  const ownsChain = !opts.chain;
+  const chain = opts.chain ?? (await startChain({ blockTime: opts.blockTime, automine: opts.automine }));
+  const dataDir = mkdtempSync(join(tmpdir(), "stablegate-stack-"));
+  const payout = randomAddress();
+  const env: Record<string, string> = {
+    STABLEGATE_DATA_DIR: dataDir,
+    STABLEGATE_HOST: "127.0.0.1",
+    STABLEGATE_CHAIN: "custom",
+    STABLEGATE_CHAIN_ID: String(chain.anvil.chainId),
+    STABLEGATE_USDC_ADDRESS: chain.usdc,
+    STABLEGATE_RPC_URL: opts.rpcUrl ?? chain.rpcUrl,
+    STABLEGATE_CONFIRMATIONS: String(opts.confirmations ?? 2),
+    STABLEGATE_POLL_INTERVAL_MS: String(opts.pollIntervalMs ?? 100),
+    STABLEGATE_RELAYER_KEY: opts.relayerKey ?? ANVIL_KEY_2,
+    STABLEGATE_LOG_LEVEL: opts.logLevel ?? "error",
+    ...(opts.paymentWindow ? { STABLEGATE_PAYMENT_WINDOW: opts.paymentWindow } : {}),
+    ...(opts.feeBps !== undefined ? { STABLEGATE_FEE_BPS: String(opts.feeBps) } : {}),
+    ...(opts.feeRecipient ? { STABLEGATE_FEE_RECIPIENT: opts.feeRecipient } : {}),
+  };
+  const created = runAccountCommand("account", ["create", "--name", "Stack Shop", "--payout-address", payout], env) as {
+    account: { id: string };
+    api_key: string;
+  };
+  const clock = createTestClock();
+  const log = process.env.STACK_LOG ? createLogger(opts.logLevel ?? "debug") : silentLogger;
+
+  let config = { ...loadConfig(env), port: 0 };
+  let url = "";
+  let inProcess: RunningServer | null = null;
+  let child: Bun.Subprocess<"ignore", "ignore" | "inherit", "pipe"> | null = null;
+
+  async function launch(): Promise<void> {
+    config = { ...loadConfig(env), port: 0 };
+    if (!opts.subprocess) {
+      inProcess = await startServer(config, { clock, log });
+      url = inProcess.url;
+      return;
+    }
+    const port = await freePort();
+    child = Bun.spawn([process.execPath, "src/main.ts", "serve"], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, ...env, STABLEGATE_PORT: String(port), STABLEGATE_BASE_URL: `http://127.0.0.1:${port}` },
+      stdin: "ignore",
+      stdout: process.env.STACK_LOG ? "inherit" : "ignore",
+      stderr: "pipe",
+    });
+    url = `http://127.0.0.1:${port}`;
+    const proc = child;
+    try {
+      await waitFor(async () => proc.exitCode === null && (await fetch(`${url}/healthz`)).ok, 15_000, "the server subprocess to listen");
+    } catch (error) {
+      proc.kill("SIGKILL");
+      await proc.exited;
+      throw new Error(`server subprocess did not start: ${(await new Response(proc.stderr).text()).trim() || (error as Error).message}`);
+    }
+  }
+
+  async function halt(signal: "SIGKILL" | "SIGTERM"): Promise<void> {
+    if (inProcess) {
+      const running = inProcess;
+      inProcess = null;
+      await running.stop();
+    }
+    if (child) {
+      const proc = child;
+      child = null;
+      proc.kill(signal);
+      await proc.exited;
+    }
+  }
+
+  await launch();
+
+  async function request(path: string, init: { method?: string; body?: unknown; auth?: boolean } = {}) {
+    const headers: Record<string, string> = {};
+    if (init.auth !== false) headers.authorization = `Bearer ${created.api_key}`;
+    let body: string | undefined;
+    if (init.body !== undefined) {
+      body = typeof init.body === "string" ? init.body : JSON.stringify(init.body);
+      headers["content-type"] = "application/json";
+    }
+    const res = await fetch(url + path, { method: init.method ?? (body === undefined ? "GET" : "POST"), headers, body });
+    const text = await res.text();
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      json = text;
+    }
+    return { status: res.status, json: json as any };
+  }
+
+  async function ok(path: string, init?: { method?: string; body?: unknown; auth?: boolean }, expected = 200) {
+    const res = await request(path, init);
+    if (res.status !== expected) throw new Error(`${init?.method ?? "GET"} ${path}: ${res.status} ${JSON.stringify(res.json)}`);
+    return res.json;
+  }
+
+  function sql<T>(query: string, ...params: Array<string | number | bigint | null>): T[] {
+    const db = new Database(join(dataDir, "stablegate.db"), { strict: true });
+    try {
+      db.run("PRAGMA busy_timeout = 5000");
+      return db.query<T, Array<string | number | bigint | null>>(query).all(...params);
+    } finally {
+      db.close();
+    }
+  }
+
+  const mineUntil = <T>(fn: () => T | Promise<T>, timeoutMs = 15_000, what = "condition") =>
+    waitFor(
+      async () => {
+        const value = await fn();
+        if (value === undefined || value === false || value === null) await chain.mine(1);
+        return value;
+      },
+      timeoutMs,
+      what,
+      60,
+    );
+
+  const stack: Stack = {
+    chain,
+    get url() {
+      return url;
+    },
+    dataDir,
+    env,
+    get config() {
+      return config;
+    },
+    clock,
+    accountId: created.account.id,
+    apiKey: created.api_key,
+    payout,
+
+    request,
+    createPayment: (body) => ok("/api/v1/payments", { body }, 201),
+    getPayment: (id) => ok(`/api/v1/payments/${id}`),
+    publicPayment: (id) => ok(`/api/public/payments/${id}`, { auth: false }),
+    sync: (id, txHash) => request(`/api/public/payments/${id}/sync`, { body: { tx_hash: txHash }, auth: false }),
+    readyz: () => request("/readyz", { auth: false }).then((r) => r.json),
+
+    pay: (depositAddress, units, payOpts) => chain.pay(getAddress(depositAddress), units, payOpts),
+    mine: (n) => chain.mine(n),
+    usdcBalance: (address) => chain.usdcBalance(getAddress(address)),
+    events: (paymentId) => sql<{ type: string }>("SELECT type FROM events WHERE payment_id = ? ORDER BY seq", paymentId).map((r) => r.type),
+    sql,
+    waitFor: (fn, timeoutMs, what) => waitFor(fn, timeoutMs, what),
+    mineUntil,
+    async waitForStatus(id, status, { mine = false, timeoutMs = 15_000 } = {}) {
+      const check = async () => {
+        const payment = await stack.getPayment(id);
+        return payment.status === status ? payment : undefined;
+      };
+      return mine ? mineUntil(check, timeoutMs, `status ${status}`) : waitFor(check, timeoutMs, `status ${status}`);
+    },
+    async waitScanned(block, { mine = true } = {}) {
+      const check = () => sql<{ block_number: number }>("SELECT block_number FROM chain_cursor")[0]?.block_number;
+      const scanned = async () => {
+        const at = check();
+        return at !== undefined && BigInt(at) >= block;
+      };
+      await (mine ? mineUntil(scanned, 15_000, `cursor at block ${block}`) : waitFor(scanned, 15_000, `cursor at block ${block}`));
+    },
+
+    settlementSent: (paymentId) =>
+      waitFor(async () => {
+        const [row] = sql<{ tx_hash: Hex }>("SELECT tx_hash FROM settlements WHERE payment_id = ? ORDER BY id DESC LIMIT 1", paymentId);
+        return row && (await chain.publicClient.getTransaction({ hash: row.tx_hash }).catch(() => null)) ? row.tx_hash : undefined;
+      }, 10_000, `a settlement of ${paymentId} to reach the node`),
+
+    crash: () => halt("SIGKILL"),
+    async restart(envChanges = {}) {
+      await halt("SIGTERM");
+      Object.assign(env, envChanges);
+      await launch();
+    },
+    async stop() {
+      try {
+        await halt("SIGTERM");
+      } finally {
+        rmSync(dataDir, { recursive: true, force: true });
+        if (ownsChain) await chain.stop();
+      }
+    },
+  };
+  return stack;
+}
