@@ -1,18 +1,35 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../http/context.ts";
-import css from "./assets/checkout.css" with { type: "text" };
+import { ASSETS, assetResponse } from "./assets.ts";
 import { PAGE_HEADERS, checkoutPage, notFoundPage } from "./page.ts";
 import { publicPaymentView } from "./public-view.ts";
 import { qrSvg } from "./qr.ts";
 
-/** The hosted checkout page and its assets, all embedded in the binary. */
+/** The hosted checkout page, its assets and the merchant widget, all embedded in the binary. */
 export function pageRoutes(ctx: AppContext) {
-  return new Elysia()
-    .get("/pay/:id", async ({ params }) => {
-      const row = ctx.payments.findPublic(params.id);
-      if (!row) return new Response(notFoundPage(), { status: 404, headers: PAGE_HEADERS });
-      const view = publicPaymentView(row, ctx.publicExtras(row), ctx.view);
-      return new Response(checkoutPage(view, await qrSvg(row.deposit_address)), { headers: PAGE_HEADERS });
-    })
-    .get("/checkout.css", () => new Response(css, { headers: { "content-type": "text/css; charset=utf-8", "cache-control": "public, max-age=300" } }));
+  const app = new Elysia().get("/pay/:id", async ({ params, request }) => {
+    const row = ctx.payments.findPublic(params.id);
+    if (!row) return new Response(notFoundPage(), { status: 404, headers: PAGE_HEADERS });
+    const query = new URL(request.url).searchParams;
+    const view = publicPaymentView(row, ctx.publicExtras(row), ctx.view);
+    const page = checkoutPage(view, {
+      qrSvg: await qrSvg(row.deposit_address),
+      embed: query.get("embed") === "1",
+      parentOrigin: webOrigin(query.get("origin")),
+    });
+    return new Response(page, { headers: PAGE_HEADERS });
+  });
+  for (const asset of Object.values(ASSETS)) app.get(asset.path, ({ request }) => assetResponse(asset, request));
+  return app;
+}
+
+/** An http(s) origin exactly as a browser writes it ("https://shop.example"), else null. */
+function webOrigin(text: string | null): string | null {
+  if (!text) return null;
+  try {
+    const url = new URL(text);
+    return (url.protocol === "https:" || url.protocol === "http:") && url.origin === text ? text : null;
+  } catch {
+    return null;
+  }
 }

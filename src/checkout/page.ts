@@ -1,91 +1,90 @@
-import type { PaymentStatus } from "../payments/store.ts";
+import { html, raw, type Raw } from "./html.ts";
+import { ASSETS, PAGE_SCRIPTS, assetUrl } from "./assets.ts";
+import { type AddChainParams, addChainParams, chainLabel } from "./chain-info.ts";
+import { STATUS_LABELS, paySection } from "./page-pay.ts";
+import { detailsSection, summaryHead } from "./page-summary.ts";
 import type { PublicPaymentView } from "./public-view.ts";
-import { html } from "./html.ts";
 
-const STATUS_TEXT: Record<PaymentStatus, string> = {
-  pending: "Waiting for payment",
-  underpaid: "Partly paid",
-  settling: "Payment received, settling",
-  overpaid: "Paid (more than requested), settling",
-  confirmed: "Paid",
-  expired: "Expired",
-  failed: "Received, settlement delayed",
-};
-
-const STATUS_NOTICE: Partial<Record<PaymentStatus, string>> = {
-  underpaid: "Part of the amount has arrived. Send the remaining amount to the same address to complete the payment.",
-  expired: "This payment window has closed. Funds sent to this address are still credited and settled.",
-  failed: "Your funds arrived and are safe at the deposit address. Settlement to the merchant is being retried automatically.",
-  confirmed: "Thank you. The merchant has been paid.",
-};
-
-/** Security headers for server-rendered pages: nothing loads from anywhere but here. */
+/**
+ * Security headers for server-rendered pages: nothing loads from anywhere but here, no inline
+ * script or style. Any site may frame the page (the widget shows it in an iframe); the only
+ * actions in it are copying text and requests the payer approves in their own wallet.
+ */
 export const PAGE_HEADERS = {
   "content-type": "text/html; charset=utf-8",
   "content-security-policy":
-    "default-src 'none'; style-src 'self'; img-src 'self' data:; script-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'",
+    "default-src 'none'; style-src 'self'; img-src 'self' data:; script-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors *",
   "x-content-type-options": "nosniff",
   "referrer-policy": "no-referrer",
   "cache-control": "no-store",
 };
 
+export interface PageOptions {
+  qrSvg: string;
+  /** Shown inside the widget's iframe: compact, no redirect, reports to `parentOrigin`. */
+  embed: boolean;
+  parentOrigin: string | null;
+}
+
+/** What the page scripts start from, so they need no first request and share the wording. */
+export interface BootData {
+  view: PublicPaymentView;
+  labels: typeof STATUS_LABELS;
+  chain_label: string;
+  add_chain: AddChainParams | null;
+  embed: boolean;
+  parent_origin: string | null;
+}
+
 /** The checkout page, complete without JavaScript: everything needed to pay is in the HTML. */
-export function checkoutPage(view: PublicPaymentView, qrSvg: string): string {
-  const items = view.line_items;
-  const notice = STATUS_NOTICE[view.status];
+export function checkoutPage(view: PublicPaymentView, opts: PageOptions): string {
+  const label = chainLabel(view.chain, view.chain_id);
+  const boot: BootData = {
+    view,
+    labels: STATUS_LABELS,
+    chain_label: label,
+    add_chain: addChainParams(view.chain, view.chain_id),
+    embed: opts.embed,
+    parent_origin: opts.parentOrigin,
+  };
+  const qrDataUri = `data:image/svg+xml;base64,${Buffer.from(opts.qrSvg).toString("base64")}`;
+  const body = html`<main class="checkout" id="checkout" data-payment-id="${view.id}">
+  ${summaryHead(view)}
+  ${paySection(view, { chainLabel: label, qrDataUri })}
+  ${detailsSection(view)}
+</main>
+<script type="application/json" id="checkout-data">${jsonForScript(boot)}</script>`;
+  return layout(`Pay ${view.amount} USDC to ${view.merchant_name || "the merchant"}`, body, { embed: opts.embed, scripts: true });
+}
+
+export function notFoundPage(): string {
+  const body = html`<main class="message-page">
+  <h1>Payment not found</h1>
+  <p>This payment link is not valid. Check that you copied the whole link, or ask the merchant for a new one.</p>
+</main>`;
+  return layout("Payment not found", body, { embed: false, scripts: false });
+}
+
+function layout(title: string, body: Raw, opts: { embed: boolean; scripts: boolean }): string {
   return html`<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Pay ${view.amount} USDC to ${view.merchant_name}</title>
-<link rel="stylesheet" href="/checkout.css">
-</head>
-<body>
-<main data-payment-id="${view.id}">
-  <h1>${view.merchant_name}</h1>
-  <p class="amount"><span id="amount">${view.amount}</span> USDC</p>
-  <p><span class="status status-${view.status}" id="status" role="status">${STATUS_TEXT[view.status]}</span></p>
-  ${notice ? html`<p class="notice">${notice}</p>` : ""}
-  ${view.status === "underpaid" ? html`<p class="notice">Remaining: <strong id="amount-due">${view.amount_due} USDC</strong></p>` : ""}
-  ${view.description ? html`<p id="description">${view.description}</p>` : ""}
-  ${items
-    ? html`<table>
-    <thead><tr><th scope="col">Item</th><th scope="col" class="num">Qty</th><th scope="col" class="num">Amount</th></tr></thead>
-    <tbody>${items.map((item) => html`<tr><td>${item.description}</td><td class="num">${item.quantity}</td><td class="num">${item.amount}</td></tr>`)}</tbody>
-  </table>`
-    : ""}
-  <dl>
-    ${view.invoice_number ? html`<dt>Invoice</dt><dd id="invoice-number">${view.invoice_number}</dd>` : ""}
-    ${view.due_at ? html`<dt>Due</dt><dd><time datetime="${view.due_at}">${humanTime(view.due_at)}</time></dd>` : ""}
-    ${view.reference ? html`<dt>Reference</dt><dd>${view.reference}</dd>` : ""}
-    <dt>Network</dt><dd>${chainLabel(view.chain)} (chain id ${view.chain_id})</dd>
-    <dt>Token</dt><dd>USDC <span class="address">${view.token_address}</span></dd>
-    <dt>Pay before</dt><dd><time id="expires-at" datetime="${view.expires_at}">${humanTime(view.expires_at)}</time></dd>
-  </dl>
-  <h2 id="send-heading">Send exactly ${view.amount_due} USDC on ${chainLabel(view.chain)} to</h2>
-  <p class="address" id="deposit-address" aria-labelledby="send-heading">${view.deposit_address}</p>
-  <img class="qr" src="data:image/svg+xml;base64,${Buffer.from(qrSvg).toString("base64")}" alt="QR code of the deposit address ${view.deposit_address}">
-  <footer>Only USDC on ${chainLabel(view.chain)} is credited to this address.</footer>
-</main>
+<meta name="color-scheme" content="light dark">
+<meta name="robots" content="noindex">
+<title>${title}</title>
+<link rel="stylesheet" href="${assetUrl(ASSETS.css)}">
+${opts.scripts ? PAGE_SCRIPTS.map((s) => html`<script src="${assetUrl(s)}" defer></script>\n`) : ""}</head>
+<body${opts.embed ? html` class="embed"` : ""}>
+${body}
+<footer class="foot">Checkout by Stablegate. Payments go straight to the merchant's address.</footer>
 </body>
 </html>`.toString();
 }
 
-export function notFoundPage(): string {
-  return html`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Payment not found</title><link rel="stylesheet" href="/checkout.css"></head>
-<body><main><h1>Payment not found</h1><p>This payment link is not valid. Check the link you were given, or ask the merchant for a new one.</p></main></body></html>`.toString();
-}
-
-function humanTime(iso: string): string {
-  return `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`;
-}
-
-function chainLabel(name: string): string {
-  return name
-    .split("-")
-    .map((part) => part[0]!.toUpperCase() + part.slice(1))
-    .join(" ");
+/** JSON inside a non-executed script element: markup characters escaped so no text can close it. */
+function jsonForScript(value: unknown): Raw {
+  const escapes: Record<string, string> = { "<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029" };
+  return raw(JSON.stringify(value).replace(/[<>&\u2028\u2029]/g, (c) => escapes[c]!));
 }

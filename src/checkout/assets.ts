@@ -1,0 +1,53 @@
+import css from "./assets/checkout.css" with { type: "text" };
+import pageJs from "./assets/pay-page.client.js" with { type: "text" };
+import walletJs from "./assets/pay-wallet.client.js" with { type: "text" };
+import crossChainJs from "./assets/pay-crosschain.client.js" with { type: "text" };
+import widgetJs from "./assets/widget.client.js" with { type: "text" };
+
+/** A browser file embedded in the binary, served at `path`. */
+export interface Asset {
+  path: string;
+  body: string;
+  contentType: string;
+  /** Content hash: pages link `path?v=version`, which can then be cached for good. */
+  version: string;
+}
+
+const JS = "text/javascript; charset=utf-8";
+const asset = (path: string, body: string, contentType: string): Asset => ({
+  path,
+  body,
+  contentType,
+  version: Bun.hash(body).toString(36),
+});
+
+export const ASSETS = {
+  css: asset("/checkout.css", css, "text/css; charset=utf-8"),
+  page: asset("/checkout-page.js", pageJs, JS),
+  wallet: asset("/checkout-wallet.js", walletJs, JS),
+  crossChain: asset("/checkout-crosschain.js", crossChainJs, JS),
+  /** The merchant-side widget; its URL is part of the public contract, so it is not versioned. */
+  widget: asset("/checkout.js", widgetJs, JS),
+} as const;
+
+/** The scripts the checkout page loads, in order (each is `defer`). */
+export const PAGE_SCRIPTS = [ASSETS.page, ASSETS.wallet, ASSETS.crossChain];
+
+export const assetUrl = (a: Asset): string => `${a.path}?v=${a.version}`;
+
+/**
+ * Serves an asset: a matching `?v=` is immutable, anything else revalidates after 5 minutes
+ * (the widget's fixed URL, old links). Open to any origin: a merchant page loads the widget.
+ */
+export function assetResponse(a: Asset, request: Request): Response {
+  const versioned = new URL(request.url).searchParams.get("v") === a.version;
+  return new Response(a.body, {
+    headers: {
+      "content-type": a.contentType,
+      "cache-control": versioned ? "public, max-age=31536000, immutable" : "public, max-age=300",
+      "x-content-type-options": "nosniff",
+      "access-control-allow-origin": "*",
+      "cross-origin-resource-policy": "cross-origin",
+    },
+  });
+}

@@ -1,0 +1,55 @@
+import { html, type Raw } from "./html.ts";
+import type { PublicPaymentView } from "./public-view.ts";
+
+/** "21 Jan 2026, 14:05 UTC": unambiguous everywhere; the page script localises it. */
+export function humanTime(iso: string): string {
+  const d = new Date(iso);
+  const month = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"][d.getUTCMonth()];
+  return `${d.getUTCDate()} ${month} ${d.getUTCFullYear()}, ${iso.slice(11, 16)} UTC`;
+}
+
+export const timeTag = (iso: string, id?: string): Raw =>
+  html`<time ${id ? html`id="${id}" ` : ""}datetime="${iso}" data-local>${humanTime(iso)}</time>`;
+
+/** Who is paid and how much: first on every screen. */
+export function summaryHead(view: PublicPaymentView): Raw {
+  const initial = (view.merchant_name.trim()[0] ?? "S").toUpperCase();
+  return html`<section class="head" aria-labelledby="title">
+  <h1 id="title">
+    <span class="merchant"><span class="avatar" aria-hidden="true">${initial}</span><span><span class="sr-only">Pay </span><span id="merchant-name">${view.merchant_name || "Merchant"}</span></span></span>
+    <span class="total"><span id="amount">${view.amount}</span> <span class="unit">USDC</span></span>
+  </h1>
+  ${view.description ? html`<p class="description" id="description">${view.description}</p>` : ""}
+</section>`;
+}
+
+/** What is being paid for: line items and invoice details; after the payment panel on phones. */
+export function detailsSection(view: PublicPaymentView): Raw | "" {
+  const facts = factsList(view);
+  if (!view.line_items && !facts) return "";
+  return html`<section class="details" aria-label="Order details">
+  ${view.line_items ? itemsTable(view) : ""}
+  ${facts}
+</section>`;
+}
+
+function itemsTable(view: PublicPaymentView): Raw {
+  return html`<table class="items">
+    <caption class="sr-only">Order summary</caption>
+    <thead class="sr-only"><tr><th scope="col">Item</th><th scope="col">Amount (USDC)</th></tr></thead>
+    <tbody>${(view.line_items ?? []).map(
+      (item) => html`<tr><td><span class="item-name">${item.description}</span><span class="item-qty">${item.quantity} × ${item.unit_amount} USDC</span></td><td class="num">${item.amount}</td></tr>`,
+    )}</tbody>
+    <tfoot><tr><th scope="row">Total</th><td class="num">${view.amount} USDC</td></tr></tfoot>
+  </table>`;
+}
+
+function factsList(view: PublicPaymentView): Raw | "" {
+  const facts: Array<[string, unknown]> = [];
+  if (view.invoice_number) facts.push(["Invoice", html`<span id="invoice-number">${view.invoice_number}</span>`]);
+  if (view.due_at) facts.push(["Due", timeTag(view.due_at)]);
+  if (view.reference) facts.push(["Reference", view.reference]);
+  if (view.customer_name) facts.push(["Billed to", view.customer_name]);
+  if (facts.length === 0) return "";
+  return html`<dl class="facts">${facts.map(([term, value]) => html`<div><dt>${term}</dt><dd>${value}</dd></div>`)}</dl>`;
+}

@@ -1,0 +1,140 @@
+/**
+ * The embeddable widget (/checkout.js) on a merchant page served from another origin: it opens
+ * the checkout in an overlay, the test wallet pays inside the iframe, and the merchant page hears
+ * `confirmed` through its callback and the `stablegate:confirmed` DOM event, and nothing else.
+ */
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import type { Browser, Page } from "playwright-core";
+import { PHONE, collectProblems, fundedPayerKey, installTestWallet, launchBrowser, newContext, screenshot } from "../support/browser.ts";
+import { type Stack, type TestChain, startChain, startStack, usdc } from "../support/stack.ts";
+
+setDefaultTimeout(60_000);
+
+let chain: TestChain;
+let stack: Stack;
+let browser: Browser;
+let merchant: ReturnType<typeof Bun.serve>;
+/** The merchant site: `localhost`, while the checkout is on 127.0.0.1, so another origin. */
+let shopUrl: string;
+/** Merchant pages by path, one per test. */
+const shopPages = new Map<string, string>();
+
+function merchantPage(checkoutUrl: string, buttonPayment: string, apiPayment: string): string {
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Tea shop</title>
+<style>body{font-family:system-ui,sans-serif;max-width:40rem;margin:3rem auto;padding:0 1rem}button{font:inherit;padding:.6rem 1rem}</style>
+<script src="${checkoutUrl}/checkout.js"></script></head>
+<body><h1>Tea shop</h1><p>Sencha, 100 g</p>
+<button id="buy" data-stablegate-payment="${buttonPayment}">Pay with USDC</button>
+<button id="buy-js">Pay (JavaScript API)</button>
+<script>
+  window.events = []; window.callbacks = [];
+  document.addEventListener("stablegate:confirmed", (e) => window.events.push(e.detail));
+  document.getElementById("buy-js").addEventListener("click", () =>
+    Stablegate.open({ paymentId: "${apiPayment}", onConfirmed: (d) => window.callbacks.push(d) }));
+</script></body></html>`;
+}
+
+beforeAll(async () => {
+  chain = await startChain({ blockTime: 0.5 });
+  stack = await startStack({ chain, confirmations: 1, pollIntervalMs: 100 });
+  browser = await launchBrowser();
+  merchant = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    fetch: (req) => new Response(shopPages.get(new URL(req.url).pathname) ?? "not found", { headers: { "content-type": "text/html" } }),
+  });
+  shopUrl = `http://localhost:${merchant.port}`;
+});
+afterAll(async () => {
+  await browser?.close();
+  merchant?.stop(true);
+  await stack?.stop();
+  await chain?.stop();
+});
+
+/** Serves a merchant page at a fresh path and opens it in a context with a funded test wallet. */
+async function openShop(buttonPayment: string, apiPayment: string) {
+  const path = `/shop-${crypto.randomUUID()}`;
+  shopPages.set(path, merchantPage(stack.url, buttonPayment, apiPayment));
+  const context = await newContext(browser, [stack.url, shopUrl]);
+  await installTestWallet(context, { rpcUrl: chain.rpcUrl, privateKey: await fundedPayerKey(chain, usdc("100")) });
+  const page = await context.newPage();
+  const problems = collectProblems(page);
+  await page.goto(shopUrl + path);
+  return { context, page, problems };
+}
+
+const events = (page: Page) => page.evaluate(() => (window as any).events as Array<{ paymentId: string; status: string }>);
+
+describe("checkout.js widget on a merchant page", () => {
+  test("a data-stablegate-payment button opens the checkout; the wallet pays; the page gets stablegate:confirmed", async () => {
+    const p = await stack.createPayment({ amount: "8.50", description: "Sencha, 100 g", success_url: "https://shop.example.test/done" });
+    const other = await stack.createPayment({ amount: "1.00" });
+    const { context, page, problems } = await openShop(p.id, other.id);
+
+    await page.click("#buy");
+    const dialog = page.getByRole("dialog", { name: "Checkout" });
+    await dialog.waitFor();
+    const frame = page.frameLocator('iframe[title="Stablegate checkout"]');
+    const pay = frame.getByRole("button", { name: "Pay 8.50 USDC with Test Wallet" });
+    await pay.waitFor();
+    expect(await frame.locator("#deposit-address").innerText()).toBe(p.deposit_address);
+    await screenshot(page, "widget-open-desktop");
+
+    // A message forged by the merchant page itself (wrong source and origin) is ignored.
+    await page.evaluate((id) => window.postMessage({ source: "stablegate", type: "status", paymentId: id, status: "confirmed" }, "*"), p.id);
+    await Bun.sleep(300);
+    expect(await events(page)).toEqual([]);
+
+    await pay.click();
+    await frame.locator("#status-label").filter({ hasText: "Paid" }).waitFor({ timeout: 30_000 });
+    await page.waitForFunction(() => (window as any).events.length > 0, undefined, { timeout: 15_000 });
+    expect(await events(page)).toEqual([{ paymentId: p.id, status: "confirmed" }]);
+    // Inside the widget the checkout does not navigate away to success_url.
+    expect(page.frames().some((f) => f.url().startsWith(`${stack.url}/pay/${p.id}?embed=1`))).toBe(true);
+    await screenshot(page, "widget-confirmed-desktop");
+
+    await page.getByRole("button", { name: "Close checkout" }).click();
+    await dialog.waitFor({ state: "detached" });
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe("buy"); // focus goes back
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+
+  test("Stablegate.open calls onConfirmed and fires the event once; Escape closes the overlay", async () => {
+    const p = await stack.createPayment({ amount: "3.00" });
+    await stack.pay(p.deposit_address, usdc("3.00"));
+    const { context, page } = await openShop(p.id, p.id);
+    await page.setViewportSize(PHONE);
+
+    await page.click("#buy-js");
+    await page.frameLocator('iframe[title="Stablegate checkout"]').locator("#status-label").waitFor();
+    await screenshot(page, "widget-open-phone");
+    await stack.waitForStatus(p.id, "confirmed", { timeoutMs: 30_000 });
+    await page.waitForFunction(() => (window as any).callbacks.length > 0, undefined, { timeout: 15_000 });
+    expect(await page.evaluate(() => (window as any).callbacks)).toEqual([{ paymentId: p.id, status: "confirmed" }]);
+    await Bun.sleep(4_500); // a later status check must not report it twice
+    expect(await events(page)).toEqual([{ paymentId: p.id, status: "confirmed" }]);
+
+    await page.keyboard.press("Escape");
+    await page.getByRole("dialog").waitFor({ state: "detached" });
+    await context.close();
+  });
+
+  test("Stablegate.open rejects a malformed payment id", async () => {
+    const p = await stack.createPayment({ amount: "1.00" });
+    const { context, page } = await openShop(p.id, p.id);
+    const error = await page.evaluate(() => {
+      try {
+        (window as any).Stablegate.open({ paymentId: "not-an-id" });
+        return "";
+      } catch (e) {
+        return (e as Error).message;
+      }
+    });
+    expect(error).toContain("paymentId must be a payment id");
+    expect(await page.getByRole("dialog").count()).toBe(0);
+    await context.close();
+  });
+});

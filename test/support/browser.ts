@@ -1,0 +1,216 @@
+/**
+ * A real browser for the checkout tests: Debian's chromium driven by playwright-core, and an
+ * injected EIP-1193 test wallet whose `request` runs in the test process, where it signs with
+ * an anvil key through viem and sends to the test chain.
+ *
+ *   const browser = await launchBrowser();
+ *   const context = await newContext(browser, [stack.url]);
+ *   const wallet = await installTestWallet(context, { rpcUrl: chain.rpcUrl, privateKey });
+ */
+import { mkdirSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { type Browser, type BrowserContext, type BrowserContextOptions, type Page, chromium } from "playwright-core";
+import { type Address, type Hex, createWalletClient, http, toHex } from "viem";
+import { privateKeyToAccount } from "viem/accounts";
+import { foundry } from "viem/chains";
+import { testTokenAbi } from "./chain.ts";
+import type { TestChain } from "./stack.ts";
+
+export const ARTIFACTS = resolve(import.meta.dir, "../artifacts");
+export const DESKTOP = { width: 1280, height: 800 };
+export const PHONE = { width: 390, height: 844 };
+
+/**
+ * Headless chromium with everything that phones home turned off. Playwright gives each launch
+ * a fresh temporary profile (it refuses a --user-data-dir argument), removed on close.
+ */
+export function launchBrowser(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
+  });
+}
+
+/** A context that can reach only `origins`; anything else is aborted, so nothing is downloaded. */
+export async function newContext(browser: Browser, origins: string[], options: BrowserContextOptions = {}): Promise<BrowserContext> {
+  const context = await browser.newContext({ viewport: DESKTOP, ...options });
+  const allowed = new Set(origins.map((o) => new URL(o).origin));
+  await context.route("**/*", (route) => {
+    const url = new URL(route.request().url());
+    return url.protocol === "data:" || allowed.has(url.origin) ? route.fallback() : route.abort("blockedbyclient");
+  });
+  return context;
+}
+
+export async function screenshot(page: Page, name: string): Promise<string> {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  const path = join(ARTIFACTS, `${name}.png`);
+  await page.screenshot({ path, fullPage: true });
+  return path;
+}
+
+/** Console errors and CSP violations a page reports; a clean page has none. */
+export function collectProblems(page: Page): string[] {
+  const problems: string[] = [];
+  page.on("console", (msg) => msg.type() === "error" && problems.push(msg.text()));
+  page.on("pageerror", (error) => problems.push(error.message));
+  return problems;
+}
+
+export interface WalletOptions {
+  /** The settlement chain's RPC (anvil, chain id 31337). */
+  rpcUrl: string;
+  /** Other chains the wallet knows, by chain id (a cross-chain source). */
+  otherChains?: Record<number, string>;
+  privateKey: Hex;
+  /** Where the wallet starts; the page must switch it when this is not the settlement chain. */
+  chainId?: number;
+  name?: string;
+}
+
+type RpcError = { code: number; message: string };
+
+export interface TestWallet {
+  address: Address;
+  chainId: number;
+  /** Every request the page made, in order. */
+  calls: Array<{ method: string; params: unknown[] }>;
+  /** Answer the next request for `method` with this error instead (4001 = the payer said no). */
+  failNext(method: string, error: RpcError): void;
+  /** Refuse every chain switch (as a payer who declines it would). */
+  refuseSwitch: boolean;
+  /** Methods that never answer, like a wallet window left open or a wallet that went away. */
+  hang: Set<string>;
+  /** Emits an EIP-1193 event ("disconnect", "accountsChanged"...) to the page's listeners. */
+  emit(page: Page, event: string, payload?: unknown): Promise<void>;
+}
+
+export const REJECTED: RpcError = { code: 4001, message: "User rejected the request." };
+const ICON = `data:image/svg+xml;base64,${Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="8" fill="#7c3aed"/><path d="M9 16h14M16 9v14" stroke="#fff" stroke-width="3"/></svg>').toString("base64")}`;
+
+/**
+ * Injects an EIP-6963 wallet into every page and frame of `context`. Accounts, chain and
+ * sending are answered here; reads (eth_call, receipts) are forwarded to anvil.
+ */
+export async function installTestWallet(context: BrowserContext, opts: WalletOptions): Promise<TestWallet> {
+  const account = privateKeyToAccount(opts.privateKey);
+  const rpcs = new Map<number, string>([[foundry.id, opts.rpcUrl], ...Object.entries(opts.otherChains ?? {}).map(([id, url]) => [Number(id), url] as [number, string])]);
+  const known = new Set([...rpcs.keys(), opts.chainId ?? foundry.id]);
+  const rpcUrl = () => {
+    const url = rpcs.get(wallet.chainId);
+    if (!url) throw { code: -32603, message: `the test wallet has no RPC for chain ${wallet.chainId}` };
+    return url;
+  };
+  const failures = new Map<string, RpcError>();
+  const wallet: TestWallet = {
+    address: account.address,
+    chainId: opts.chainId ?? foundry.id,
+    calls: [],
+    failNext: (method, error) => void failures.set(method, error),
+    refuseSwitch: false,
+    hang: new Set(),
+    emit: (page, event, payload) => page.evaluate(([e, p]) => (window as any).__stablegateTestWalletEmit(e, p), [event, payload] as const),
+  };
+
+  async function handle(method: string, params: unknown[]): Promise<unknown> {
+    const failure = failures.get(method);
+    if (failure) {
+      failures.delete(method);
+      throw failure;
+    }
+    if (wallet.hang.has(method)) return new Promise(() => {});
+    switch (method) {
+      case "eth_requestAccounts":
+      case "eth_accounts":
+        return [account.address];
+      case "eth_chainId":
+        return toHex(wallet.chainId);
+      case "wallet_switchEthereumChain": {
+        const id = Number((params[0] as { chainId: string }).chainId);
+        if (wallet.refuseSwitch) throw REJECTED;
+        if (!known.has(id)) throw { code: 4902, message: `Unrecognized chain ID ${id}` };
+        wallet.chainId = id;
+        return null;
+      }
+      case "wallet_addEthereumChain": {
+        const id = Number((params[0] as { chainId: string }).chainId);
+        known.add(id);
+        wallet.chainId = id;
+        return null;
+      }
+      case "eth_sendTransaction": {
+        const tx = params[0] as { to: Address; data?: Hex; value?: Hex };
+        const client = createWalletClient({ chain: { ...foundry, id: wallet.chainId }, transport: http(rpcUrl()), account });
+        return client.sendTransaction({ to: tx.to, data: tx.data, value: tx.value ? BigInt(tx.value) : 0n });
+      }
+      default:
+        return forward(rpcUrl(), method, params);
+    }
+  }
+
+  await context.exposeFunction("__stablegateTestWallet", async (method: string, params: unknown[]) => {
+    wallet.calls.push({ method, params });
+    try {
+      return { result: (await handle(method, params ?? [])) ?? null };
+    } catch (error) {
+      const e = error as Partial<RpcError> & { shortMessage?: string };
+      return { error: { code: typeof e.code === "number" ? e.code : -32603, message: e.shortMessage ?? e.message ?? String(error) } };
+    }
+  });
+  await context.addInitScript(
+    ({ name, icon }) => {
+      const bridge = (window as unknown as Record<string, (m: string, p: unknown[]) => Promise<{ result?: unknown; error?: RpcError }>>).__stablegateTestWallet!;
+      const listeners: Record<string, Array<(payload: unknown) => void>> = {};
+      const provider = {
+        async request(args: { method: string; params?: unknown[] }) {
+          const out = await bridge(args.method, args.params ?? []);
+          if (out.error) throw Object.assign(new Error(out.error.message), { code: out.error.code });
+          return out.result;
+        },
+        on(event: string, fn: (payload: unknown) => void) {
+          (listeners[event] ??= []).push(fn);
+        },
+        removeListener(event: string, fn: (payload: unknown) => void) {
+          listeners[event] = (listeners[event] ?? []).filter((f) => f !== fn);
+        },
+      };
+      (window as any).__stablegateTestWalletEmit = (event: string, payload: unknown) => (listeners[event] ?? []).forEach((fn) => fn(payload));
+      const detail = Object.freeze({ info: { uuid: "6f1c4a52-test-wallet", name, icon, rdns: "test.stablegate.wallet" }, provider });
+      const announce = () => window.dispatchEvent(new CustomEvent("eip6963:announceProvider", { detail }));
+      window.addEventListener("eip6963:requestProvider", announce);
+      announce();
+    },
+    { name: opts.name ?? "Test Wallet", icon: ICON },
+  );
+  return wallet;
+}
+
+async function forward(rpcUrl: string, method: string, params: unknown[]): Promise<unknown> {
+  const res = await fetch(rpcUrl, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
+  });
+  const body = (await res.json()) as { result?: unknown; error?: RpcError };
+  if (body.error) throw body.error;
+  return body.result;
+}
+
+/** A new key with ETH for gas and `units` of test USDC. */
+export async function fundedPayerKey(chain: TestChain, units: bigint): Promise<Hex> {
+  const key = await chain.fundedKey();
+  if (units > 0n) {
+    const hash = await chain.deployer.writeContract({ address: chain.usdc, abi: testTokenAbi, functionName: "mint", args: [privateKeyToAccount(key).address, units] });
+    await chain.publicClient.waitForTransactionReceipt({ hash, pollingInterval: 50 });
+  }
+  return key;
+}
