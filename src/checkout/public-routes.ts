@@ -54,10 +54,11 @@ export function publicRoutes(ctx: AppContext) {
       },
       { body: SyncSchema },
     )
-    .get("/api/public/payments/:id/cross-chain", ({ params, request }) => {
+    // Awaited, so a rejected quote reaches the error handler (Elysia only awaits async handlers).
+    .get("/api/public/payments/:id/cross-chain", async ({ params, request }) => {
       const row = find(params.id);
       const chain = new URL(request.url).searchParams.get("chain");
-      return chain === null ? ctx.crossChain.sources(row) : ctx.crossChain.quote(row, chain);
+      return chain === null ? ctx.crossChain.sources(row) : await ctx.crossChain.quote(row, chain);
     })
     .post(
       "/api/public/payments/:id/cross-chain",

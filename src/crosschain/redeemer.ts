@@ -96,6 +96,18 @@ export function createRedeemer(deps: RedeemerDeps) {
     return { state: "redeeming", retryInMs: 0 };
   }
 
+  /** Whether the message's nonce is used in the latest mined block. */
+  async function nonceUsedOnChain(nonce: Hex): Promise<boolean> {
+    const used = await destination.client.readContract({
+      address: config.messageTransmitter,
+      abi: messageTransmitterAbi,
+      functionName: "usedNonces",
+      args: [nonce],
+      blockTag: "latest",
+    });
+    return used !== 0n;
+  }
+
   async function redeem(burn: BurnRow): Promise<Outcome> {
     const args = [burn.message as Hex, burn.attestation as Hex] as const;
     if (burn.redeem_tx_hash) {
@@ -114,7 +126,14 @@ export function createRedeemer(deps: RedeemerDeps) {
       });
     } catch (error) {
       const text = errorMessage(error) + String((error as { details?: string }).details ?? "");
-      if (/nonce already used/i.test(text)) return { state: "redeemed" };
+      if (/nonce already used/i.test(text)) {
+        // Some nodes (anvil among them) estimate against pending transactions: a receiveMessage
+        // still in the mempool is not a mint yet, and may never be one if it is dropped.
+        if (burn.message_nonce && !(await nonceUsedOnChain(burn.message_nonce as Hex))) {
+          return { state: "redeeming", error: "a redemption of this message is pending on the settlement chain" };
+        }
+        return { state: "redeemed" };
+      }
       if (/expired/i.test(text) && burn.message_nonce) {
         await api.reattest(burn.message_nonce);
         burn.message = burn.attestation = null;

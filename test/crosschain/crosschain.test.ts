@@ -1,0 +1,244 @@
+/**
+ * Cross-chain funding through the real server (DESIGN.md §8): a second anvil as the source
+ * chain, the CCTP rig on both, the local attestation service, and the in-process server
+ * quoting, recording and redeeming burns onto the settlement chain.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { type Address, type Hex, decodeFunctionData, erc20Abi, getAddress, pad, zeroHash } from "viem";
+import { tokenMessengerAbi } from "../../src/crosschain/abi.ts";
+import { cctpAddresses } from "../../src/dev/cctp-rig.ts";
+import { ANVIL_KEY_3 } from "../support/anvil.ts";
+import { type CrossChainStack, LOCAL_DESTINATION_DOMAIN, LOCAL_SOURCE, attestedBurn, feeAt, startCrossChainStack } from "../support/crosschain.ts";
+import { type Stack, randomAddress, startStack, usdc } from "../support/stack.ts";
+
+const FAST_BPS = 1; // the local attestation service's fast fee; standard is free
+
+let x: CrossChainStack;
+let stack: Stack;
+/** The payment funded by the fast transfer below; later tests reuse it. */
+let paid: { id: string; burnTxHash: Hex; burnId: string };
+
+beforeAll(async () => {
+  x = await startCrossChainStack({ attestationDelayMs: 200 });
+  stack = x.stack;
+}, 30_000);
+
+afterAll(async () => {
+  await x?.stop();
+});
+
+describe("GET /api/public/payments/{id}/cross-chain", () => {
+  test("lists the configured source chain", async () => {
+    const payment = await stack.createPayment({ amount: "25.00" });
+    const res = await x.crossChain(payment.id);
+    expect(res.status).toBe(200);
+    expect(res.json.data).toHaveLength(1);
+    const [source] = res.json.data;
+    expect(source).toMatchObject({ name: LOCAL_SOURCE.name, chain_id: LOCAL_SOURCE.chainId, domain: LOCAL_SOURCE.domain });
+    expect(source.fast_seconds).toBeGreaterThan(0);
+    expect(source.standard_seconds).toBeGreaterThan(source.fast_seconds);
+  });
+
+  test("?chain= quotes fast and standard with the fee endpoint's rates and the exact wallet calls", async () => {
+    const payment = await stack.createPayment({ amount: "25.00" });
+    const deposit = getAddress(payment.deposit_address);
+    const res = await x.crossChain(payment.id, LOCAL_SOURCE.name);
+    expect(res.status).toBe(200);
+    const quote = res.json;
+    expect(quote).toMatchObject({
+      chain: LOCAL_SOURCE.name,
+      chain_id: LOCAL_SOURCE.chainId,
+      domain: LOCAL_SOURCE.domain,
+      destination_domain: LOCAL_DESTINATION_DOMAIN,
+      amount_due: "25.00",
+      needed: true,
+    });
+
+    const feeRes = await fetch(`${x.local.attestation.url}/v2/burn/USDC/fees/${LOCAL_SOURCE.domain}/${LOCAL_DESTINATION_DOMAIN}`);
+    const fees = (await feeRes.json()) as Array<{ finalityThreshold: number; minimumFee: number }>;
+    const feeFor = (threshold: number) => fees.find((f) => f.finalityThreshold === threshold)!.minimumFee;
+    expect(feeFor(1000)).toBe(FAST_BPS);
+    for (const [kind, feeBps, finality] of [["fast", feeFor(1000), 1000], ["standard", feeFor(2000), 2000]] as const) {
+      const option = quote[kind];
+      expect(option).toMatchObject({ available: true, fee_bps: feeBps, min_finality_threshold: finality });
+      const burn = usdc(option.burn_amount);
+      const maxFee = usdc(option.max_fee);
+      // The burn covers maxFee in full, so at least the amount due is minted whatever the fee.
+      expect(burn - maxFee).toBeGreaterThanOrEqual(usdc("25.00"));
+      if (feeBps > 0) expect(maxFee).toBeGreaterThan(feeAt(burn, feeBps));
+      else expect(maxFee).toBe(0n);
+
+      expect(option.calls).toHaveLength(2);
+      const [approve, deposit4Burn] = option.calls as Array<{ to: Address; data: Hex; value: string }>;
+      expect(getAddress(approve!.to)).toBe(x.source.usdc);
+      expect(approve!.value).toBe("0");
+      const approveCall = decodeFunctionData({ abi: erc20Abi, data: approve!.data });
+      expect(approveCall.functionName).toBe("approve");
+      expect(approveCall.args).toEqual([cctpAddresses.tokenMessenger, burn]);
+
+      expect(getAddress(deposit4Burn!.to)).toBe(cctpAddresses.tokenMessenger);
+      expect(deposit4Burn!.value).toBe("0");
+      const burnCall = decodeFunctionData({ abi: tokenMessengerAbi, data: deposit4Burn!.data });
+      expect(burnCall.functionName).toBe("depositForBurn");
+      expect(burnCall.args).toEqual([burn, LOCAL_DESTINATION_DOMAIN, pad(deposit, { size: 32 }).toLowerCase() as Hex, x.source.usdc, zeroHash, maxFee, finality]);
+    }
+  });
+
+  test("an unknown or unconfigured chain is 400", async () => {
+    const payment = await stack.createPayment({ amount: "1.00" });
+    for (const name of ["base", "nowhere", ""]) {
+      const res = await x.crossChain(payment.id, name);
+      expect(res.status).toBe(400);
+      expect(typeof res.json.error).toBe("string");
+    }
+  });
+
+  test("a server with the cross-chain env but no sources lists none and refuses quotes and burns", async () => {
+    const bare = await startStack({ chain: x.chain, relayerKey: ANVIL_KEY_3 });
+    try {
+      await bare.restart({ ...x.local.env, STABLEGATE_CCTP_CUSTOM_SOURCES: "" });
+      expect(bare.config.crossChain).toBeNull();
+      const payment = await bare.createPayment({ amount: "1.00" });
+      const list = await bare.request(`/api/public/payments/${payment.id}/cross-chain`, { auth: false });
+      expect(list).toMatchObject({ status: 200, json: { data: [] } });
+      const quote = await bare.request(`/api/public/payments/${payment.id}/cross-chain?chain=${LOCAL_SOURCE.name}`, { auth: false });
+      expect(quote.status).toBe(400);
+      const post = await bare.request(`/api/public/payments/${payment.id}/cross-chain`, { body: { chain: LOCAL_SOURCE.name, tx_hash: `0x${"ab".repeat(32)}` }, auth: false });
+      expect(post.status).toBe(400);
+    } finally {
+      await bare.stop();
+    }
+  });
+});
+
+describe("paying from the source chain", () => {
+  test("is redeemed to the deposit address and the payment confirmed and settled to the merchant", async () => {
+    const before = await stack.usdcBalance(stack.payout);
+    const payment = await stack.createPayment({ amount: "25.00" });
+    const { burnTxHash, record } = await x.payCrossChain(payment.id, "fast");
+    expect(record).toMatchObject({ chain: LOCAL_SOURCE.name, tx_hash: burnTxHash.toLowerCase(), state: "attesting", error: null });
+    expect(record.id).toMatch(/^burn_/);
+    // Posted again while in flight, several at once: the same record every time.
+    const repeats = await Promise.all([1, 2, 3].map(() => x.postBurn(payment.id, { chain: LOCAL_SOURCE.name, tx_hash: burnTxHash })));
+    for (const repeat of repeats) expect(repeat).toMatchObject({ status: 202, json: { id: record.id } });
+
+    const row = await x.waitBurn(payment.id, "redeemed");
+    const { mintRecipient, amount: minted, feeCollected } = await x.minted(row.redeem_tx_hash as Hex);
+    expect(mintRecipient).toBe(getAddress(payment.deposit_address));
+    expect(minted + feeCollected).toBe(BigInt(row.amount!)); // the burned amount
+    expect(minted).toBeGreaterThanOrEqual(usdc("25.00"));
+
+    const confirmed = await stack.waitForStatus(payment.id, "confirmed", { mine: true });
+    expect(usdc(confirmed.amount_received)).toBe(minted);
+    expect((await stack.usdcBalance(stack.payout)) - before).toBe(minted);
+    expect(await stack.usdcBalance(payment.deposit_address)).toBe(0n);
+
+    const burnView = { id: record.id, chain: LOCAL_SOURCE.name, tx_hash: burnTxHash.toLowerCase(), state: "redeemed", redeem_tx_hash: row.redeem_tx_hash, error: null };
+    expect(confirmed.cross_chain_transfers).toEqual([expect.objectContaining(burnView)]);
+    expect(usdc(confirmed.cross_chain_transfers[0].amount)).toBe(BigInt(row.amount!));
+    const publicView = await stack.publicPayment(payment.id);
+    expect(publicView.cross_chain_transfers).toEqual([expect.objectContaining(burnView)]);
+    expect(publicView.status).toBe("confirmed");
+    expect(await x.messagesReceived(row.message_nonce as Hex)).toHaveLength(1);
+
+    // The fee charged is the fast rate on the burn, within the quote's maxFee.
+    const [message] = await x.attested(burnTxHash);
+    const fee = attestedBurn(message!.message);
+    expect(fee.feeExecuted).toBe(feeAt(fee.amount, FAST_BPS));
+    expect(fee.feeExecuted).toBe(feeCollected);
+    paid = { id: payment.id, burnTxHash, burnId: record.id };
+  }, 30_000);
+
+  test("a standard transfer (no fee) mints exactly the amount due", async () => {
+    const payment = await stack.createPayment({ amount: "4.20" });
+    const { record } = await x.payCrossChain(payment.id, "standard");
+    expect(record).toMatchObject({ state: "attesting" });
+    const row = await x.waitBurn(payment.id, "redeemed");
+    expect(BigInt(row.amount!)).toBe(usdc("4.20"));
+    expect(await x.mintsTo(payment.deposit_address)).toEqual([usdc("4.20")]);
+    const confirmed = await stack.waitForStatus(payment.id, "confirmed", { mine: true });
+    expect(confirmed.amount_received).toBe("4.20");
+  }, 30_000);
+
+  test("a confirmed payment's quote says nothing more is needed", async () => {
+    const res = await x.crossChain(paid.id, LOCAL_SOURCE.name);
+    expect(res.status).toBe(200);
+    expect(res.json).toMatchObject({ needed: false, amount_due: "0.00" });
+    expect(res.json.fast).toBeUndefined();
+  });
+});
+
+describe("POST /api/public/payments/{id}/cross-chain", () => {
+  test("posting a burn again answers the same record and adds no row", async () => {
+    const again = await x.postBurn(paid.id, { chain: LOCAL_SOURCE.name, tx_hash: paid.burnTxHash });
+    expect(again.status).toBe(202);
+    expect(again.json).toMatchObject({ id: paid.burnId, state: "redeemed" });
+    const upper = await x.postBurn(paid.id, { chain: LOCAL_SOURCE.name, tx_hash: `0x${paid.burnTxHash.slice(2).toUpperCase()}` });
+    expect(upper.status).toBe(202);
+    expect(upper.json.id).toBe(paid.burnId);
+    expect(stack.sql("SELECT id FROM crosschain_burns WHERE tx_hash = ?", paid.burnTxHash.toLowerCase())).toHaveLength(1);
+    expect(x.burns(paid.id)).toHaveLength(1);
+  });
+
+  test("the same burn posted for another payment is 409 and recorded nowhere else", async () => {
+    const other = await stack.createPayment({ amount: "25.00" });
+    const res = await x.postBurn(other.id, { chain: LOCAL_SOURCE.name, tx_hash: paid.burnTxHash });
+    expect(res.status).toBe(409);
+    expect(res.json.error).toMatch(/another payment/);
+    expect(x.burns(other.id)).toHaveLength(0);
+  });
+
+  test("a transaction that is not a burn fails with a clear reason", async () => {
+    const payment = await stack.createPayment({ amount: "5.00" });
+    const txHash = await x.sourceTransfer(getAddress(payment.deposit_address), usdc("5.00"));
+    const res = await x.postBurn(payment.id, { chain: LOCAL_SOURCE.name, tx_hash: txHash });
+    expect(res.status).toBe(202);
+    const row = await x.waitBurn(payment.id, "failed");
+    expect(row.error).toMatch(/not a CCTP burn/);
+    const view = await stack.publicPayment(payment.id);
+    expect(view.cross_chain_transfers).toEqual([expect.objectContaining({ state: "failed", error: row.error })]);
+    expect(view.status).toBe("pending");
+  });
+
+  test("a burn minting to another address fails and nothing reaches the deposit address", async () => {
+    const payment = await stack.createPayment({ amount: "5.00" });
+    const elsewhere = randomAddress();
+    const txHash = await x.burn({ amount: usdc("5.00"), mintRecipient: elsewhere });
+    expect((await x.postBurn(payment.id, { chain: LOCAL_SOURCE.name, tx_hash: txHash })).status).toBe(202);
+    const row = await x.waitBurn(payment.id, "failed");
+    expect(row.error).toMatch(/another address/);
+    expect(row.redeem_tx_hash).toBeNull();
+
+    // The attesters did sign it; the server still never received it.
+    const [message] = await x.attested(txHash);
+    expect(message).toBeDefined();
+    await Bun.sleep(300); // more than the attestation delay: a redemption would have been sent by now
+    expect(await x.messagesReceived(message!.eventNonce)).toHaveLength(0);
+    expect(await x.mintsTo(payment.deposit_address)).toEqual([]);
+    expect(await x.mintsTo(elsewhere)).toEqual([]);
+    expect((await stack.getPayment(payment.id)).status).toBe("pending");
+  });
+
+  test("a chain that is not configured, and a malformed hash or chain, are 400 and record nothing", async () => {
+    const payment = await stack.createPayment({ amount: "5.00" });
+    const hash = `0x${"12".repeat(32)}`;
+    const bodies: unknown[] = [
+      { chain: "base", tx_hash: hash },
+      { chain: LOCAL_SOURCE.name, tx_hash: "0x1234" },
+      { chain: LOCAL_SOURCE.name, tx_hash: `0x${"zz".repeat(32)}` },
+      { chain: LOCAL_SOURCE.name, tx_hash: hash.slice(2) },
+      { chain: LOCAL_SOURCE.name },
+      { chain: "", tx_hash: hash },
+      { chain: "x".repeat(65), tx_hash: hash },
+      { chain: 31338, tx_hash: hash },
+      { tx_hash: hash },
+      { chain: LOCAL_SOURCE.name, tx_hash: hash, extra: 1 },
+    ];
+    for (const body of bodies) {
+      const res = await x.postBurn(payment.id, body);
+      expect({ body, status: res.status }).toEqual({ body, status: 400 });
+      expect(typeof res.json.error).toBe("string");
+    }
+    expect(x.burns(payment.id)).toHaveLength(0);
+  });
+});

@@ -1,0 +1,280 @@
+/**
+ * Cross-chain funding end to end for the tests: the settlement anvil and a server (./stack.ts),
+ * plus the second anvil, the CCTP rig on both and the local attestation service
+ * (src/dev/crosschain-stack.ts), with the server restarted onto the cross-chain env.
+ *
+ *   const x = await startCrossChainStack();      // one set of anvils per test file
+ *   const payment = await x.stack.createPayment({ amount: "25.00" });
+ *   const { burnTxHash } = await x.payCrossChain(payment.id);
+ *   await x.waitBurn(payment.id, "redeemed");
+ */
+import {
+  type Address,
+  type Hex,
+  type PublicClient,
+  createPublicClient,
+  createWalletClient,
+  erc20Abi,
+  getAddress,
+  http,
+  keccak256,
+  pad,
+  parseEventLogs,
+  parseTransaction,
+  zeroAddress,
+  zeroHash,
+} from "viem";
+import { privateKeyToAccount } from "viem/accounts";
+import { foundry } from "viem/chains";
+import { tokenMessengerAbi } from "../../src/crosschain/abi.ts";
+import { LOCAL_DESTINATION_DOMAIN, LOCAL_SOURCE, type LocalCrossChain, startLocalCrossChain } from "../../src/dev/crosschain-stack.ts";
+import { cctpAddresses, testMessageTransmitterV2Abi, testTokenMessengerV2Abi } from "../../src/dev/cctp-rig.ts";
+import { decodeCctpMessage } from "../../src/dev/attestation-service.ts";
+import { payCrossChainFromDevWallet } from "../../src/dev/pay.ts";
+import { ANVIL_KEY_0, ANVIL_KEY_1 } from "./anvil.ts";
+import { testTokenAbi } from "./chain.ts";
+import { type Stack, type TestChain, startChain, startStack, waitFor } from "./stack.ts";
+
+export { LOCAL_DESTINATION_DOMAIN, LOCAL_SOURCE };
+
+export type BurnState = "attesting" | "redeeming" | "redeemed" | "failed";
+
+/** A row of crosschain_burns as the sqlite file holds it. */
+export interface BurnDbRow {
+  id: string;
+  payment_id: string;
+  source_chain: string;
+  tx_hash: string;
+  state: BurnState;
+  amount: number | null;
+  message: string | null;
+  message_nonce: string | null;
+  redeem_tx_hash: string | null;
+  error: string | null;
+  attempts: number;
+  next_attempt_at: number;
+  updated_at: number;
+}
+
+export interface CrossChainStack {
+  chain: TestChain;
+  stack: Stack;
+  local: LocalCrossChain;
+  /** Between the server and the settlement anvil, when asked for (`tapRpc`). */
+  tap: RpcTap | null;
+  /** The source chain (31338): its client and the payer's wallet there (anvil key 1). */
+  source: { publicClient: PublicClient; usdc: Address; payer: Address };
+
+  /** GET .../cross-chain, with `?chain=` when given. */
+  crossChain(paymentId: string, chain?: string): Promise<{ status: number; json: any }>;
+  /** POST .../cross-chain with a raw body. */
+  postBurn(paymentId: string, body: unknown): Promise<{ status: number; json: any }>;
+  /** What the checkout does: quote, send the quoted calls from the payer, record the burn. */
+  payCrossChain(paymentId: string, speed?: "fast" | "standard"): Promise<{ burnTxHash: Hex; record: any }>;
+  /** The payer's own depositForBurn (after an approve), for burns the server did not quote. */
+  burn(args: { amount: bigint; mintRecipient: Address; maxFee?: bigint; finality?: number; destinationDomain?: number }): Promise<Hex>;
+  /** Sends a quote's calls from the payer in order; returns the last one's hash (the burn). */
+  sendCalls(calls: ReadonlyArray<{ to: Address; data: Hex }>): Promise<Hex>;
+  /** A plain USDC transfer on the source chain: a transaction that is not a burn. */
+  sourceTransfer(to: Address, amount: bigint): Promise<Hex>;
+
+  burns(paymentId: string): BurnDbRow[];
+  /** Polls (100 ms) until the payment's only burn is in `state`; returns its row. */
+  waitBurn(paymentId: string, state: BurnState, timeoutMs?: number): Promise<BurnDbRow>;
+  /** The attestation service's messages for a source transaction (404 as an empty list). */
+  attested(txHash: Hex): Promise<Array<{ message: Hex; eventNonce: Hex; status: string }>>;
+  /** MessageReceived events on the settlement chain's transmitter, for one nonce or all. */
+  messagesReceived(nonce?: Hex): Promise<Array<{ nonce: Hex; transactionHash: Hex }>>;
+  /** USDC minted (Transfer from 0x0) to `to` on the settlement chain. */
+  mintsTo(to: Address): Promise<bigint[]>;
+  /** MintAndWithdraw of a redemption: what the recipient got and the fee. */
+  minted(redeemTxHash: Hex): Promise<{ mintRecipient: Address; amount: bigint; feeCollected: bigint }>;
+  stop(): Promise<void>;
+}
+
+/**
+ * A JSON-RPC pass-through in front of an anvil that can act when a transaction is sent: the
+ * hook runs after the node has the transaction and before the sender hears back, which is
+ * where a crash leaves a sent transaction the sender never recorded.
+ */
+export interface RpcTap {
+  url: string;
+  /** Once, for the next transaction sent to `to`: runs `fn` before the node's answer is passed on; resolves with the transaction's hash after `fn`. */
+  onNextSendTo(to: Address, fn: () => Promise<void>): Promise<Hex>;
+  stop(): void;
+}
+
+export function startRpcTap(upstream: string): RpcTap {
+  let hook: { to: Address; fn: () => Promise<void>; sent: (hash: Hex) => void } | null = null;
+  const server = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    async fetch(req) {
+      const body = await req.text();
+      const answer = await fetch(upstream, { method: "POST", headers: { "content-type": "application/json" }, body });
+      const text = await answer.text();
+      const armed = hook;
+      if (armed) {
+        const calls = [JSON.parse(body)].flat() as Array<{ method: string; params?: unknown[] }>;
+        const sent = calls.find((c) => c.method === "eth_sendRawTransaction" && parseTransaction(c.params![0] as Hex).to?.toLowerCase() === armed.to.toLowerCase());
+        if (sent) {
+          hook = null;
+          await armed.fn();
+          armed.sent(keccak256(sent.params![0] as Hex));
+        }
+      }
+      return new Response(text, { status: answer.status, headers: { "content-type": "application/json" } });
+    },
+  });
+  return {
+    url: `http://127.0.0.1:${server.port}`,
+    onNextSendTo: (to, fn) => new Promise<Hex>((sent) => void (hook = { to, fn, sent })),
+    stop: () => void server.stop(true),
+  };
+}
+
+export async function startCrossChainStack(opts: { subprocess?: boolean; attestationDelayMs?: number; tapRpc?: boolean } = {}): Promise<CrossChainStack> {
+  const chain = await startChain();
+  const tap = opts.tapRpc ? startRpcTap(chain.rpcUrl) : null;
+  let local: LocalCrossChain | undefined;
+  let stack: Stack | undefined;
+  try {
+    local = await startLocalCrossChain({
+      destination: { rpcUrl: chain.rpcUrl, usdc: chain.usdc },
+      deployerKey: ANVIL_KEY_0,
+      payer: chain.payer.account.address,
+      attestationDelayMs: opts.attestationDelayMs ?? 200,
+    });
+    stack = await startStack({ chain, subprocess: opts.subprocess, rpcUrl: tap?.url });
+    // The stack starts without cross-chain; the same server comes back with the rig's env.
+    await stack.restart(local.env);
+  } catch (error) {
+    await stack?.stop();
+    await local?.stop();
+    tap?.stop();
+    await chain.stop();
+    throw error;
+  }
+  return wrap(chain, local, stack, tap);
+}
+
+function wrap(chain: TestChain, local: LocalCrossChain, stack: Stack, tap: RpcTap | null): CrossChainStack {
+  const sourceChain = { ...foundry, id: LOCAL_SOURCE.chainId };
+  const transport = http(local.source.rpcUrl);
+  const publicClient = createPublicClient({ chain: sourceChain, transport, pollingInterval: 20 }) as PublicClient;
+  const wallet = createWalletClient({ chain: sourceChain, transport, account: privateKeyToAccount(ANVIL_KEY_1) });
+  const { messageTransmitter, tokenMessenger } = cctpAddresses;
+
+  async function send(hash: Promise<Hex>): Promise<Hex> {
+    const receipt = await publicClient.waitForTransactionReceipt({ hash: await hash, pollingInterval: 20 });
+    if (receipt.status !== "success") throw new Error(`source tx ${receipt.transactionHash} reverted`);
+    return receipt.transactionHash;
+  }
+
+  const burns = (paymentId: string) => stack.sql<BurnDbRow>("SELECT * FROM crosschain_burns WHERE payment_id = ? ORDER BY created_at", paymentId);
+  const path = (paymentId: string) => `/api/public/payments/${paymentId}/cross-chain`;
+
+  return {
+    chain,
+    stack,
+    local,
+    tap,
+    source: { publicClient, usdc: getAddress(local.sourceUsdc), payer: wallet.account.address },
+
+    crossChain: (paymentId, name) => stack.request(name === undefined ? path(paymentId) : `${path(paymentId)}?chain=${encodeURIComponent(name)}`, { auth: false }),
+    postBurn: (paymentId, body) => stack.request(path(paymentId), { method: "POST", body, auth: false }),
+    payCrossChain: (paymentId, speed = "fast") =>
+      payCrossChainFromDevWallet(
+        { serverUrl: stack.url, payerKey: ANVIL_KEY_1, sourceRpcUrl: local.source.rpcUrl, sourceChainId: LOCAL_SOURCE.chainId, sourceName: LOCAL_SOURCE.name },
+        paymentId,
+        speed,
+      ),
+    async burn({ amount, mintRecipient, maxFee = 0n, finality = 2000, destinationDomain = LOCAL_DESTINATION_DOMAIN }) {
+      await send(wallet.writeContract({ address: local.sourceUsdc, abi: erc20Abi, functionName: "approve", args: [tokenMessenger, amount] }));
+      return send(
+        wallet.writeContract({
+          address: tokenMessenger,
+          abi: tokenMessengerAbi,
+          functionName: "depositForBurn",
+          args: [amount, destinationDomain, pad(mintRecipient, { size: 32 }), local.sourceUsdc, zeroHash, maxFee, finality],
+        }),
+      );
+    },
+    async sendCalls(calls) {
+      let last: Hex = "0x";
+      for (const call of calls) last = await send(wallet.sendTransaction({ to: call.to, data: call.data }));
+      return last;
+    },
+    sourceTransfer: (to, amount) => send(wallet.writeContract({ address: local.sourceUsdc, abi: testTokenAbi, functionName: "transfer", args: [to, amount] })),
+
+    burns,
+    waitBurn: (paymentId, state, timeoutMs = 15_000) =>
+      waitFor(
+        () => {
+          const rows = burns(paymentId);
+          if (rows.length !== 1) throw new Error(`${rows.length} burns recorded`);
+          if (rows[0]!.state !== state) throw new Error(`burn ${rows[0]!.state} (${rows[0]!.error})`);
+          return rows[0]!;
+        },
+        timeoutMs,
+        `the burn of ${paymentId} to be ${state}`,
+        100,
+      ),
+    async attested(txHash) {
+      const res = await fetch(`${local.attestation.url}/v2/messages/${LOCAL_SOURCE.domain}?transactionHash=${txHash}`);
+      if (res.status === 404) return [];
+      if (!res.ok) throw new Error(`attestation service answered ${res.status}`);
+      return ((await res.json()) as { messages: Array<{ message: Hex; eventNonce: Hex; status: string }> }).messages;
+    },
+    async messagesReceived(nonce) {
+      const logs = await chain.publicClient.getContractEvents({
+        address: messageTransmitter,
+        abi: testMessageTransmitterV2Abi,
+        eventName: "MessageReceived",
+        args: nonce ? { nonce } : undefined,
+        fromBlock: 0n,
+        toBlock: "latest",
+      });
+      return logs.map((l) => ({ nonce: l.args.nonce!, transactionHash: l.transactionHash }));
+    },
+    async mintsTo(to) {
+      const logs = await chain.publicClient.getContractEvents({
+        address: chain.usdc,
+        abi: testTokenAbi,
+        eventName: "Transfer",
+        args: { from: zeroAddress, to: getAddress(to) },
+        fromBlock: 0n,
+        toBlock: "latest",
+      });
+      return logs.map((l) => l.args.value!);
+    },
+    async minted(redeemTxHash) {
+      const receipt = await chain.publicClient.getTransactionReceipt({ hash: redeemTxHash });
+      const events = parseEventLogs({ abi: testTokenMessengerV2Abi, eventName: "MintAndWithdraw", logs: receipt.logs });
+      if (events.length !== 1) throw new Error(`${events.length} MintAndWithdraw events in ${redeemTxHash}`);
+      const { mintRecipient, amount, feeCollected } = events[0]!.args;
+      return { mintRecipient, amount, feeCollected };
+    },
+    async stop() {
+      try {
+        await stack.stop();
+      } finally {
+        tap?.stop();
+        await local.stop();
+        await chain.stop();
+      }
+    },
+  };
+}
+
+/** What a signed message says of its burn: amount, fees and the nonce the attesters gave it. */
+export function attestedBurn(message: Hex): { feeExecuted: bigint; maxFee: bigint; amount: bigint; nonce: Hex } {
+  const decoded = decodeCctpMessage(message);
+  return { feeExecuted: decoded.body.feeExecuted, maxFee: decoded.body.maxFee, amount: decoded.body.amount, nonce: decoded.nonce };
+}
+
+/** ceil(amount * bps / 10000) for whole or fractional (to 1/100) basis points. */
+export function feeAt(amount: bigint, bps: number): bigint {
+  const scaled = amount * BigInt(Math.round(bps * 100));
+  return (scaled + 999_999n) / 1_000_000n;
+}
