@@ -9,7 +9,6 @@ CREATE TABLE webhook_deliveries (
   state            TEXT NOT NULL,     -- pending | succeeded | failed | canceled
   attempts         INTEGER NOT NULL DEFAULT 0,
   next_attempt_at  INTEGER,           -- NULL once nothing more will be tried
-  locked_until     INTEGER,           -- a worker is sending it until then (expires after a crash)
   created_at       INTEGER NOT NULL,
   updated_at       INTEGER NOT NULL,
   UNIQUE (event_id, endpoint_id)

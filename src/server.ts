@@ -68,8 +68,10 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
   const events = createEventStore(db, ids);
   const webhookStore = createWebhookStore(db);
   const deliveryStore = createDeliveryStore(db);
+  const groupCommit = createGroupCommit(db);
   const webhookWorker = createWebhookWorker({
     store: deliveryStore,
+    groupCommit,
     clock,
     log,
     allowPrivate: config.webhookAllowPrivate,
@@ -92,7 +94,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
   const accounts = createAccountsService({ store: accountStore, clock, ids });
   const payments = createPaymentsService({
     store: paymentStore,
-    groupCommit: createGroupCommit(db),
+    groupCommit,
     clock,
     ids,
     chainId: config.chain.chainId,

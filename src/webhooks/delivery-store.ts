@@ -8,7 +8,6 @@ export interface DeliveryRow {
   state: "pending" | "succeeded" | "failed" | "canceled";
   attempts: number;
   next_attempt_at: number | null;
-  locked_until: number | null;
   created_at: number;
   updated_at: number;
 }
@@ -33,25 +32,27 @@ export interface AttemptRow {
 export type DeliveryStore = ReturnType<typeof createDeliveryStore>;
 
 export function createDeliveryStore(db: Db) {
-  const due = db.query<DueDelivery, [number, number, number]>(
+  const due = db.query<DueDelivery, [number, string, string, string, number]>(
     `SELECT d.*, e.url, e.secret, ev.payload FROM webhook_deliveries d
        JOIN webhook_endpoints e ON e.id = d.endpoint_id
        JOIN events ev ON ev.id = d.event_id
-      WHERE d.state = 'pending' AND d.next_attempt_at <= ? AND (d.locked_until IS NULL OR d.locked_until < ?)
+      WHERE d.state = 'pending' AND d.next_attempt_at <= ?
+        AND d.id NOT IN (SELECT value FROM json_each(?))
+        AND d.endpoint_id NOT IN (SELECT value FROM json_each(?))
+        AND d.account_id NOT IN (SELECT value FROM json_each(?))
       ORDER BY d.next_attempt_at LIMIT ?`,
   );
-  const lock = db.query("UPDATE webhook_deliveries SET locked_until = ? WHERE id = ? AND state = 'pending'");
   const insertAttempt = db.query(
     `INSERT INTO webhook_attempts (delivery_id, attempted_at, response_status, error, duration_ms, next_retry_at)
      VALUES ($delivery_id, $attempted_at, $response_status, $error, $duration_ms, $next_retry_at)`,
   );
   const finishAttempt = db.query(
     `UPDATE webhook_deliveries SET state = $state, attempts = attempts + 1, next_attempt_at = $next_attempt_at,
-       locked_until = NULL, updated_at = $now WHERE id = $id AND state = 'pending'`,
+       updated_at = $now WHERE id = $id AND state = 'pending'`,
   );
   const disableEndpoint = db.query("UPDATE webhook_endpoints SET disabled_at = coalesce(disabled_at, ?) WHERE id = ?");
   const cancelForEndpoint = db.query(
-    "UPDATE webhook_deliveries SET state = 'canceled', next_attempt_at = NULL, locked_until = NULL, updated_at = ? WHERE endpoint_id = ? AND state = 'pending'",
+    "UPDATE webhook_deliveries SET state = 'canceled', next_attempt_at = NULL, updated_at = ? WHERE endpoint_id = ? AND state = 'pending'",
   );
   const findForEndpoint = db.query<DeliveryRow, [string, string]>("SELECT * FROM webhook_deliveries WHERE id = ? AND endpoint_id = ?");
   const listForEndpoint = db.query<DeliveryRow & { event_type: string }, [string, number | null, number]>(
@@ -61,7 +62,7 @@ export function createDeliveryStore(db: Db) {
   const rowidOf = db.query<{ rowid: number }, [string, string]>("SELECT rowid FROM webhook_deliveries WHERE id = ? AND endpoint_id = ?");
   const attemptsFor = db.query<AttemptRow, [string]>("SELECT * FROM webhook_attempts WHERE delivery_id = ? ORDER BY id DESC");
   const requeue = db.query(
-    "UPDATE webhook_deliveries SET state = 'pending', next_attempt_at = ?, locked_until = NULL, updated_at = ? WHERE id = ?",
+    "UPDATE webhook_deliveries SET state = 'pending', next_attempt_at = ?, updated_at = ? WHERE id = ?",
   );
   const insertOne = db.query(
     `INSERT INTO webhook_deliveries (id, event_id, endpoint_id, account_id, state, next_attempt_at, created_at, updated_at)
@@ -69,21 +70,22 @@ export function createDeliveryStore(db: Db) {
   );
 
   return {
-    /** Due, unlocked deliveries, oldest first. */
-    due: (now: number, limit: number) => due.all(now, now, limit),
-    /** Marks a delivery as being sent until `until`; false when another worker took it. */
-    lock: (id: string, until: number) => lock.run(until, id).changes > 0,
-    recordAttempt: (attempt: Omit<AttemptRow, "id">, state: DeliveryRow["state"], nextAttemptAt: number | null, now: number) =>
-      db.transaction(() => {
-        insertAttempt.run({ ...attempt });
-        finishAttempt.run({ id: attempt.delivery_id, state, next_attempt_at: nextAttemptAt, now });
-      })(),
-    /** 410 Gone: the receiver asked us to stop. */
-    disableEndpoint: (endpointId: string, now: number) =>
-      db.transaction(() => {
-        disableEndpoint.run(now, endpointId);
-        cancelForEndpoint.run(now, endpointId);
-      })(),
+    /**
+     * Due deliveries, oldest first, leaving out those being sent and the endpoints and accounts
+     * that may take no more sends now (else one backlog fills every row read and hides the rest).
+     */
+    due: (now: number, limit: number, skip: { deliveries: Iterable<string>; endpoints: Iterable<string>; accounts: Iterable<string> }) =>
+      due.all(now, JSON.stringify([...skip.deliveries]), JSON.stringify([...skip.endpoints]), JSON.stringify([...skip.accounts]), limit),
+    /** Runs inside the caller's transaction (the worker batches them, see group-commit.ts). */
+    recordAttempt: (attempt: Omit<AttemptRow, "id">, state: DeliveryRow["state"], nextAttemptAt: number | null, now: number) => {
+      insertAttempt.run({ ...attempt });
+      finishAttempt.run({ id: attempt.delivery_id, state, next_attempt_at: nextAttemptAt, now });
+    },
+    /** 410 Gone: the receiver asked us to stop. Runs inside the caller's transaction. */
+    disableEndpoint: (endpointId: string, now: number) => {
+      disableEndpoint.run(now, endpointId);
+      cancelForEndpoint.run(now, endpointId);
+    },
     cancelForEndpoint: (endpointId: string, now: number) => cancelForEndpoint.run(now, endpointId).changes,
     find: (id: string, endpointId: string) => findForEndpoint.get(id, endpointId),
     list: (endpointId: string, startingAfter: string | null, limit: number) => {

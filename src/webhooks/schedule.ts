@@ -22,6 +22,8 @@ export function nextDelayMs(schedule: readonly number[], attempt: number, retryA
 export function parseRetryAfter(value: string | null | undefined, now: number): number | null {
   if (!value) return null;
   if (/^\d+$/.test(value.trim())) return Number(value.trim()) * 1_000;
+  // An HTTP date names its day or month; without letters Date.parse would guess ("-5", "1.5").
+  if (!/[a-z]/i.test(value)) return null;
   const at = Date.parse(value);
   return Number.isNaN(at) ? null : Math.max(0, at - now);
 }

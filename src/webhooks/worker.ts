@@ -1,14 +1,17 @@
+import type { GroupCommit } from "../db/group-commit.ts";
 import type { Clock } from "../lib/clock.ts";
 import type { Logger } from "../lib/log.ts";
+import { createWaker } from "../lib/sleep.ts";
 import type { DeliveryStore, DueDelivery } from "./delivery-store.ts";
 import { RETRY_SCHEDULE_MS, nextDelayMs, parseRetryAfter } from "./schedule.ts";
 import { sendWebhook } from "./sender.ts";
 import { signatureHeaders } from "./signature.ts";
-import { createWaker } from "../lib/sleep.ts";
 import type { Resolver } from "./url-guard.ts";
 
 export interface WebhookWorkerDeps {
   store: DeliveryStore;
+  /** Attempt records share transactions under load. */
+  groupCommit: GroupCommit;
   clock: Clock;
   log: Logger;
   allowPrivate: boolean;
@@ -17,24 +20,44 @@ export interface WebhookWorkerDeps {
   schedule?: readonly number[];
   /** Sends in flight at once, in all. */
   concurrency?: number;
-  /** Sends in flight at once to one endpoint, so a hanging receiver cannot take every slot. */
+  /** Sends in flight to one endpoint, so a hanging receiver cannot take every slot. */
   perEndpoint?: number;
+  /** Sends in flight for one account, so one merchant's receivers cannot hold up the others. */
+  perAccount?: number;
   pollMs?: number;
 }
 
 export type WebhookWorker = ReturnType<typeof createWebhookWorker>;
 
+/** Counts of sends in flight by key, with a cap. */
+function createCounter(limit: number) {
+  const counts = new Map<string, number>();
+  return {
+    full: (key: string) => (counts.get(key) ?? 0) >= limit,
+    fullKeys: () => [...counts].filter(([, n]) => n >= limit).map(([key]) => key),
+    add: (key: string) => counts.set(key, (counts.get(key) ?? 0) + 1),
+    remove(key: string) {
+      const left = (counts.get(key) ?? 1) - 1;
+      if (left > 0) counts.set(key, left);
+      else counts.delete(key);
+    },
+  };
+}
+
 /**
- * Delivers pending webhooks. Each delivery is locked while it is sent; the lock outlives the
- * send timeout, so after a crash the delivery is simply picked up again (at least once).
+ * Delivers pending webhooks. Which deliveries are being sent is kept in memory: one server owns
+ * its data directory, and after a crash every pending delivery is simply due again (delivery is
+ * at least once; receivers de-duplicate on webhook-id).
  */
 export function createWebhookWorker(deps: WebhookWorkerDeps) {
   const { store, clock, log } = deps;
   const timeoutMs = deps.timeoutMs ?? 15_000;
   const schedule = deps.schedule ?? RETRY_SCHEDULE_MS;
-  const concurrency = deps.concurrency ?? 32;
-  const perEndpoint = deps.perEndpoint ?? 4;
-  const inFlight = new Map<string, number>(); // endpoint id -> sends in flight
+  const concurrency = deps.concurrency ?? 64;
+  const pollMs = deps.pollMs ?? 250;
+  const sending = new Set<string>(); // delivery ids
+  const endpoints = createCounter(deps.perEndpoint ?? 8);
+  const accounts = createCounter(deps.perAccount ?? 32);
   const running = new Set<Promise<void>>();
   const waker = createWaker();
 
@@ -48,44 +71,54 @@ export function createWebhookWorker(deps: WebhookWorkerDeps) {
     const retryAfter = result.status === 429 || result.status === 503 ? parseRetryAfter(result.retryAfter, now) : null;
     const delay = ok || gone ? null : nextDelayMs(schedule, delivery.attempts + 1, retryAfter);
     const nextAt = delay === null ? null : now + delay;
-    const error = result.error ?? (ok ? null : result.status !== null && result.status >= 300 && result.status < 400 ? `redirect (${result.status}) not followed` : `HTTP ${result.status}`);
-    store.recordAttempt(
-      { delivery_id: delivery.id, attempted_at: attemptedAt, response_status: result.status, error, duration_ms: result.durationMs, next_retry_at: nextAt },
-      ok ? "succeeded" : nextAt === null ? "failed" : "pending",
-      nextAt,
-      now,
-    );
-    if (gone) {
-      store.disableEndpoint(delivery.endpoint_id, now);
-      log.warn("webhook endpoint answered 410 Gone; disabled it", { endpoint_id: delivery.endpoint_id });
-    } else if (!ok) {
-      log.info("webhook attempt failed", { delivery_id: delivery.id, endpoint_id: delivery.endpoint_id, status: result.status, error, next_retry_at: nextAt });
-    }
+    const redirect = result.status !== null && result.status >= 300 && result.status < 400;
+    const error = result.error ?? (ok ? null : redirect ? `redirect (${result.status}) not followed` : `HTTP ${result.status}`);
+    await deps.groupCommit.run(() => {
+      store.recordAttempt(
+        { delivery_id: delivery.id, attempted_at: attemptedAt, response_status: result.status, error, duration_ms: result.durationMs, next_retry_at: nextAt },
+        ok ? "succeeded" : nextAt === null ? "failed" : "pending",
+        nextAt,
+        now,
+      );
+      if (gone) store.disableEndpoint(delivery.endpoint_id, now);
+    });
+    if (gone) log.warn("webhook endpoint answered 410 Gone; disabled it", { endpoint_id: delivery.endpoint_id });
+    else if (!ok) log.info("webhook attempt failed", { delivery_id: delivery.id, endpoint_id: delivery.endpoint_id, status: result.status, error, next_retry_at: nextAt });
+  }
+
+  function start(delivery: DueDelivery): void {
+    sending.add(delivery.id);
+    endpoints.add(delivery.endpoint_id);
+    accounts.add(delivery.account_id);
+    const task = deliver(delivery)
+      .catch((error) => log.error("webhook delivery crashed", { delivery_id: delivery.id, error }))
+      .finally(() => {
+        sending.delete(delivery.id);
+        endpoints.remove(delivery.endpoint_id);
+        accounts.remove(delivery.account_id);
+        running.delete(task);
+        waker.wake();
+      });
+    running.add(task);
   }
 
   /** Starts as many due deliveries as the limits allow; returns how many it started. */
   function tick(): number {
-    const free = concurrency - running.size;
-    if (free <= 0) return 0;
     let started = 0;
-    const now = clock.now();
-    for (const delivery of store.due(now, free * 4)) {
-      if (started >= free) break;
-      const busy = inFlight.get(delivery.endpoint_id) ?? 0;
-      if (busy >= perEndpoint) continue;
-      if (!store.lock(delivery.id, now + timeoutMs * 2 + 5_000)) continue;
-      inFlight.set(delivery.endpoint_id, busy + 1);
-      const task = deliver(delivery)
-        .catch((error) => log.error("webhook delivery crashed", { delivery_id: delivery.id, error }))
-        .finally(() => {
-          const left = (inFlight.get(delivery.endpoint_id) ?? 1) - 1;
-          if (left > 0) inFlight.set(delivery.endpoint_id, left);
-          else inFlight.delete(delivery.endpoint_id);
-          running.delete(task);
-          waker.wake();
-        });
-      running.add(task);
-      started++;
+    // Endpoints and accounts at their limit are left out of the read; one that fills up within
+    // a read may hide others' rows behind its backlog, so read again while that happens.
+    for (let pass = 0; pass < 4 && running.size < concurrency; pass++) {
+      const due = store.due(clock.now(), concurrency - running.size, { deliveries: sending, endpoints: endpoints.fullKeys(), accounts: accounts.fullKeys() });
+      let skipped = false;
+      for (const delivery of due) {
+        if (endpoints.full(delivery.endpoint_id) || accounts.full(delivery.account_id)) {
+          skipped = true;
+          continue;
+        }
+        start(delivery);
+        started++;
+      }
+      if (!skipped) break;
     }
     return started;
   }
@@ -95,8 +128,8 @@ export function createWebhookWorker(deps: WebhookWorkerDeps) {
     /** Waits for the sends in flight to finish (each is bounded by the timeout). */
     drain: () => Promise.all([...running]),
     wake: waker.wake,
+    isSending: (deliveryId: string) => sending.has(deliveryId),
     async run(signal: AbortSignal): Promise<void> {
-      const pollMs = deps.pollMs ?? 250;
       while (!signal.aborted) {
         try {
           tick();

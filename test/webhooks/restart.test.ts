@@ -1,0 +1,179 @@
+/**
+ * Deliveries survive a crash: the server runs as `bun src/main.ts serve` in a subprocess, its
+ * first attempts get 500, it is killed with SIGKILL, the receiver recovers, and the restarted
+ * server delivers every event, under the webhook-id it had before the crash. The default
+ * schedule is in force here, so the retry comes about 5 s after the first attempt.
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { Webhook } from "standardwebhooks";
+import { freePort } from "../../src/dev/anvil.ts";
+
+const ROOT = resolve(import.meta.dir, "../..");
+const TEST_EVENTS = 5;
+const PAYMENTS = 2;
+
+interface Hit {
+  id: string;
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+let dataDir: string;
+let env: Record<string, string>;
+let receiver: ReturnType<typeof Bun.serve>;
+let answer = 500;
+const hits: Hit[] = [];
+let child: Bun.Subprocess<"ignore", "ignore", "pipe"> | null = null;
+let url = "";
+
+beforeAll(() => {
+  dataDir = mkdtempSync(join(tmpdir(), "stablegate-restart-"));
+  env = {
+    PATH: process.env.PATH ?? "",
+    HOME: process.env.HOME ?? "",
+    STABLEGATE_DATA_DIR: dataDir,
+    STABLEGATE_HOST: "127.0.0.1",
+    STABLEGATE_CHAIN: "custom",
+    STABLEGATE_CHAIN_ID: "31337",
+    STABLEGATE_USDC_ADDRESS: "0x036CbD53842c5426634e7929541eC2318f3dCF7e",
+    STABLEGATE_RPC_URL: "http://127.0.0.1:9",
+    STABLEGATE_WEBHOOK_ALLOW_PRIVATE: "on",
+    STABLEGATE_PAYMENT_WINDOW: "1s",
+    STABLEGATE_LOG_LEVEL: "error",
+  };
+  receiver = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    async fetch(req) {
+      const headers = Object.fromEntries(req.headers.entries());
+      const status = answer;
+      hits.push({ id: headers["webhook-id"] ?? "", status, headers, body: await req.text() });
+      return new Response(null, { status });
+    },
+  });
+});
+
+afterAll(async () => {
+  if (child) {
+    child.kill("SIGKILL");
+    await child.exited;
+  }
+  receiver?.stop(true);
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+function cli(...args: string[]): any {
+  const run = Bun.spawnSync([process.execPath, "src/main.ts", ...args], { cwd: ROOT, env, stdout: "pipe", stderr: "pipe" });
+  if (run.exitCode !== 0) throw new Error(`stablegate ${args.join(" ")}: ${run.stderr.toString()}`);
+  return JSON.parse(run.stdout.toString());
+}
+
+async function startServe(): Promise<void> {
+  const port = await freePort();
+  const proc = Bun.spawn([process.execPath, "src/main.ts", "serve"], {
+    cwd: ROOT,
+    env: { ...env, STABLEGATE_PORT: String(port) },
+    stdin: "ignore",
+    stdout: "ignore",
+    stderr: "pipe",
+  });
+  child = proc;
+  url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 15_000;
+  while (Date.now() < deadline && proc.exitCode === null) {
+    const up = await fetch(`${url}/healthz`).then((r) => r.ok, () => false);
+    if (up) return;
+    await Bun.sleep(50);
+  }
+  proc.kill("SIGKILL");
+  await proc.exited;
+  throw new Error(`the server did not start: ${await new Response(proc.stderr).text()}`);
+}
+
+async function waitUntil<T>(fn: () => T | Promise<T>, what: string, timeoutMs: number): Promise<NonNullable<T>> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await fn();
+    if (value) return value as NonNullable<T>;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await Bun.sleep(50);
+  }
+}
+
+test(
+  "events whose first attempt failed are delivered after kill -9 and a restart, with the same webhook-id",
+  async () => {
+    const { api_key: key } = cli("account", "create", "--name", "Crashy Shop", "--payout-address", "0x1111111111111111111111111111111111111111");
+    const call = async (path: string, init: { method?: string; body?: unknown } = {}) => {
+      const res = await fetch(url + path, {
+        method: init.method ?? (init.body === undefined ? "GET" : "POST"),
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+        body: init.body === undefined ? undefined : JSON.stringify(init.body),
+      });
+      return { status: res.status, json: (await res.json()) as any };
+    };
+
+    await startServe();
+    const endpoint = await call("/api/v1/webhook_endpoints", { body: { url: `http://127.0.0.1:${receiver.port}/hook` } });
+    expect(endpoint.status).toBe(201);
+    const { id: endpointId, secret } = endpoint.json;
+
+    // Test events, and payment events from the expiry loop, all answered 500 at first.
+    const eventIds = new Set<string>();
+    for (let i = 0; i < TEST_EVENTS; i++) {
+      const sent = await call(`/api/v1/webhook_endpoints/${endpointId}/test`, { method: "POST" });
+      expect(sent.status).toBe(202);
+      eventIds.add(sent.json.event_id);
+    }
+    for (let i = 0; i < PAYMENTS; i++) expect((await call("/api/v1/payments", { body: { amount: "2.00" } })).status).toBe(201);
+    const listed = await waitUntil(
+      async () => {
+        const list = (await call(`/api/v1/webhook_endpoints/${endpointId}/deliveries?limit=100`)).json.data as any[];
+        return list.length === TEST_EVENTS + PAYMENTS && list.every((d) => d.status === "pending" && d.attempt_count === 1) ? list : undefined;
+      },
+      "every first attempt to fail and be recorded",
+      10_000,
+    );
+    for (const d of listed) eventIds.add(d.event_id);
+    expect(eventIds.size).toBe(TEST_EVENTS + PAYMENTS);
+    expect(listed.filter((d) => d.event_type === "payment.expired")).toHaveLength(PAYMENTS);
+    const beforeCrash = hits.slice();
+    expect(beforeCrash.every((h) => h.status === 500)).toBe(true);
+    expect(new Set(beforeCrash.map((h) => h.id))).toEqual(eventIds);
+
+    const running = child!;
+    running.kill("SIGKILL");
+    await running.exited;
+    expect(running.signalCode).toBe("SIGKILL");
+    child = null;
+    answer = 200;
+
+    await startServe();
+    const delivered = () => new Set(hits.filter((h) => h.status === 200).map((h) => h.id));
+    await waitUntil(() => delivered().size === eventIds.size, "every event to be delivered after the restart", 20_000);
+    expect(delivered()).toEqual(eventIds);
+
+    for (const id of eventIds) {
+      const forEvent = hits.filter((h) => h.id === id);
+      // The 500 before the crash, the 200 after it; same event, same body.
+      expect(forEvent.map((h) => h.status)).toEqual([500, 200]);
+      expect(forEvent[1]!.body).toBe(forEvent[0]!.body);
+      expect(JSON.parse(forEvent[1]!.body).id).toBe(id);
+      for (const hit of forEvent) expect(() => new Webhook(secret).verify(hit.body, hit.headers)).not.toThrow();
+    }
+    const after = (await call(`/api/v1/webhook_endpoints/${endpointId}/deliveries?limit=100`)).json.data as any[];
+    expect(after).toHaveLength(eventIds.size);
+    for (const d of after) {
+      expect(d).toMatchObject({ status: "succeeded", attempt_count: 2 });
+      expect(d.attempts.map((a: { response_status: number }) => a.response_status)).toEqual([200, 500]);
+    }
+    // Nothing is sent twice once it has succeeded.
+    await Bun.sleep(500);
+    expect(hits).toHaveLength(2 * eventIds.size);
+  },
+  60_000,
+);
