@@ -84,6 +84,8 @@ const cloneInitCode = concat([
   forwarderAddress,
   "0x5af43d82803e903d91602b57fd5bf3",
 ]);
+// Hashed once: every payment creation derives an address from it.
+const cloneInitCodeHash = keccak256(cloneInitCode);
 
 /** Everything a deposit address commits to. */
 export type DepositParams = {
@@ -105,7 +107,7 @@ export function depositSalt(p: DepositParams): Hex {
 
 /** The deposit address for the parameters, as the factory's `depositAddress` view returns it. */
 export function depositAddress(p: DepositParams): Address {
-  return getContractAddress({ opcode: "CREATE2", from: factoryAddress, salt: depositSalt(p), bytecode: cloneInitCode });
+  return getContractAddress({ opcode: "CREATE2", from: factoryAddress, salt: depositSalt(p), bytecodeHash: cloneInitCodeHash });
 }
 
 /** The factory's arguments for `settle` (and, with the other token appended, `recover`). */

@@ -1,4 +1,4 @@
-import { type Address, type Hex, type PublicClient, getAddress, parseEventLogs } from "viem";
+import { type Address, type Hex, type PublicClient, formatLog, getAddress, parseEventLogs, toHex } from "viem";
 import { erc20Abi } from "viem";
 import type { Clock } from "../lib/clock.ts";
 import type { Logger } from "../lib/log.ts";
@@ -24,6 +24,13 @@ export interface WatcherDeps {
 }
 
 const MAX_CHUNK = 5_000n;
+/** Logs per eth_getLogs call to aim for: well under providers' result caps. */
+const TARGET_LOGS = 5_000;
+/** keccak256("Transfer(address,address,uint256)") */
+const TRANSFER_TOPIC = "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef";
+
+/** A log as eth_getLogs returns it, before any checking: every field may be missing or wrong. */
+type RpcLog = { topics?: unknown[] } & Record<string, unknown>;
 const MAX_INITIAL_LOOKBACK = 50_000n;
 
 export type Watcher = ReturnType<typeof createWatcher>;
@@ -36,15 +43,16 @@ export type Watcher = ReturnType<typeof createWatcher>;
  */
 export function createWatcher(deps: WatcherDeps) {
   const { client, chain, payments, ledger, clock, log, chainId, usdc, confirmations } = deps;
-  // Lower-case hex without 0x: the smallest string that identifies an address.
-  const addresses = new Set<string>();
+  // The first 52 bits of each address, as a number: a million of them fit in a few tens of MB.
+  // A stray match only costs a lookup, since the ledger finds payments by the full address.
+  const addresses = new Set<number>();
   let chunk = 1_000n;
   const state = { head: null as bigint | null, cursor: null as bigint | null, lastError: null as string | null, lastSuccessAt: null as number | null };
 
-  const key = (address: string) => address.slice(2).toLowerCase();
+  const key = (hex40: string) => Number.parseInt(hex40.slice(0, 13), 16);
 
   function loadAddresses(): void {
-    for (const row of payments.allDepositAddresses()) addresses.add(key(row.deposit_address));
+    for (const address of payments.allDepositAddresses()) addresses.add(key(address.slice(2)));
   }
 
   async function blockHash(blockNumber: bigint): Promise<Hex> {
@@ -89,12 +97,20 @@ export function createWatcher(deps: WatcherDeps) {
 
     const from = cursor + 1n;
     const to = from + chunk - 1n < safe ? from + chunk - 1n : safe;
-    let logs;
+    const span = to - from + 1n;
+    let logs: RpcLog[];
     try {
-      logs = await client.getLogs({ address: usdc, event: TRANSFER_EVENT, fromBlock: from, toBlock: to, strict: true });
+      // Raw logs: decoding (and checksumming) every USDC transfer on a busy chain costs far more
+      // than picking ours by their `to` topic first and decoding only those.
+      const answer = await client.request({
+        method: "eth_getLogs",
+        params: [{ address: usdc, topics: [TRANSFER_TOPIC], fromBlock: toHex(from), toBlock: toHex(to) }],
+      });
+      if (!Array.isArray(answer)) throw new Error("eth_getLogs did not answer with a list");
+      logs = answer as RpcLog[];
     } catch (error) {
-      if (chunk > 1n && isRangeError(error)) {
-        chunk = chunk / 2n;
+      if (span > 1n && isRangeError(error)) {
+        chunk = span / 2n;
         log.info("narrowing log range", { chunk });
         return true;
       }
@@ -109,7 +125,7 @@ export function createWatcher(deps: WatcherDeps) {
       chain.setCursor(chainId, Number(to), toHash, clock.now());
     });
     state.cursor = to;
-    if (chunk < MAX_CHUNK) chunk = chunk * 2n > MAX_CHUNK ? MAX_CHUNK : chunk * 2n;
+    chunk = nextChunk(span, logs.length);
     if (credited > 0) {
       log.info("credited transfers", { count: credited, from_block: from, to_block: to });
       deps.onCredited?.();
@@ -119,14 +135,18 @@ export function createWatcher(deps: WatcherDeps) {
 
   /**
    * Keeps only well-formed USDC transfers to our addresses inside the asked range: whatever a
-   * node answers (logs of other contracts, removed logs, out-of-range blocks) credits nothing.
+   * node answers (logs of other contracts, removed logs, out-of-range blocks, garbage) credits
+   * nothing. Only logs whose `to` topic is one of ours are decoded; other logs are not read.
    */
-  function matching(logs: Awaited<ReturnType<typeof client.getLogs<typeof TRANSFER_EVENT>>>, from: bigint, to: bigint): ObservedTransfer[] {
+  function matching(logs: RpcLog[], from: bigint, to: bigint): ObservedTransfer[] {
     const out: ObservedTransfer[] = [];
-    for (const entry of logs) {
-      const recipient = entry.args.to;
-      if (!recipient || !addresses.has(key(recipient))) continue;
-      if (entry.removed || entry.address.toLowerCase() !== usdc.toLowerCase()) continue;
+    for (const raw of logs) {
+      const toTopic = raw?.topics?.[2];
+      if (typeof toTopic !== "string" || toTopic.length !== 66 || !addresses.has(key(toTopic.slice(26)))) continue;
+      // A log about one of our addresses that cannot be read fails the whole range, to be asked
+      // again: skipping it could pass over a real payment for good.
+      const [entry] = parseEventLogs({ abi: erc20Abi, eventName: "Transfer", logs: [formatLog(raw as Parameters<typeof formatLog>[0])], strict: true });
+      if (!entry || entry.removed || entry.address.toLowerCase() !== usdc.toLowerCase()) continue;
       if (entry.blockNumber === null || entry.blockNumber < from || entry.blockNumber > to) continue;
       if (!entry.transactionHash || entry.logIndex === null || !entry.blockHash) continue;
       out.push(toObserved(entry));
@@ -134,11 +154,22 @@ export function createWatcher(deps: WatcherDeps) {
     return out;
   }
 
+  /** Next range: about TARGET_LOGS logs at the density just seen, at most doubling. */
+  function nextChunk(span: bigint, logCount: number): bigint {
+    const perBlock = logCount / Number(span);
+    const fit = perBlock > 0 ? BigInt(Math.max(1, Math.floor(TARGET_LOGS / perBlock))) : MAX_CHUNK;
+    const doubled = span * 2n;
+    return [fit, doubled, MAX_CHUNK].reduce((a, b) => (a < b ? a : b));
+  }
+
   return {
     loadAddresses,
     /** Starts watching a new deposit address at once (payment creation calls this). */
-    watch: (address: string) => addresses.add(key(address)),
-    isWatched: (address: string) => addresses.has(key(address)),
+    watch: (address: string): void => {
+      addresses.add(key(address.slice(2)));
+    },
+    /** Whether transfers to `address` are looked at (by its 52-bit prefix, see `addresses`). */
+    isWatched: (address: string) => addresses.has(key(address.slice(2))),
     get watchedCount() {
       return addresses.size;
     },
@@ -149,6 +180,7 @@ export function createWatcher(deps: WatcherDeps) {
     async run(signal: AbortSignal): Promise<void> {
       let failures = 0;
       while (!signal.aborted) {
+        const started = clock.now();
         let more = false;
         try {
           more = await tick();
@@ -160,7 +192,9 @@ export function createWatcher(deps: WatcherDeps) {
           state.lastError = errorMessage(error);
           log.warn("chain watcher: RPC failed; retrying", { error: state.lastError, attempt: failures });
         }
-        if (!more) await sleep(failures ? backoffMs(failures, deps.pollIntervalMs, 30_000) : deps.pollIntervalMs, signal);
+        // Fixed rate: a block that lands just after a poll waits one interval, not interval + tick.
+        const pause = failures ? backoffMs(failures, deps.pollIntervalMs, 30_000) : deps.pollIntervalMs - (clock.now() - started);
+        if (!more) await sleep(Math.max(0, pause), signal);
       }
     },
 
@@ -191,10 +225,6 @@ export function createWatcher(deps: WatcherDeps) {
   };
 }
 
-const TRANSFER_EVENT = erc20Abi.find((item) => item.type === "event" && item.name === "Transfer")! as Extract<
-  (typeof erc20Abi)[number],
-  { type: "event"; name: "Transfer" }
->;
 
 function toObserved(entry: {
   transactionHash: Hex | null;

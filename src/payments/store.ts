@@ -71,7 +71,7 @@ export function createPaymentStore(db: Db) {
         ORDER BY seq DESC LIMIT $limit`,
     )
     .safeIntegers(true);
-  const allDepositAddresses = db.query<{ id: string; deposit_address: string }, []>("SELECT id, deposit_address FROM payments");
+  const allDepositAddresses = db.query<{ deposit_address: string }, []>("SELECT deposit_address FROM payments");
   const addReceived = db.query("UPDATE payments SET amount_received = coalesce(amount_received, 0) + ?, updated_at = ? WHERE id = ?");
   const oldestCreatedAt = db.query<{ t: number | null }, []>("SELECT min(created_at) AS t FROM payments");
   const updateStatus = db.query("UPDATE payments SET status = ?, updated_at = ? WHERE id = ? AND status = ?");
@@ -119,7 +119,10 @@ export function createPaymentStore(db: Db) {
         })
         .map((row) => normalise(row)!);
     },
-    allDepositAddresses: () => allDepositAddresses.all(),
+    /** Streamed: a million addresses should not sit in memory twice while the watcher loads them. */
+    *allDepositAddresses(): Generator<string> {
+      for (const row of allDepositAddresses.iterate()) yield row.deposit_address;
+    },
     addReceived: (id: string, amount: bigint, now: number) => addReceived.run(amount, now, id),
     oldestCreatedAt: () => oldestCreatedAt.get()?.t ?? null,
     /** Compare-and-set, so a status never moves from a state it is no longer in. */
