@@ -18,7 +18,7 @@ CREATE TABLE transfers (
   PRIMARY KEY (tx_hash, log_index)
 ) STRICT;
 
-CREATE INDEX transfers_payment ON transfers(payment_id);
+CREATE INDEX transfers_payment ON transfers(payment_id, block_number, log_index);
 CREATE INDEX transfers_uncredited ON transfers(block_number) WHERE credited_at IS NULL;
 
 CREATE TABLE chain_cursor (

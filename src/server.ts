@@ -147,6 +147,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
       idempotency: createIdempotency(db, clock),
       view,
       renderPayment: lifecycle.paymentJson,
+      renderNewPayment: lifecycle.newPaymentJson,
       publicExtras: (row) => ({
         merchantName: accounts.findAccount(row.account_id)?.name ?? "",
         incoming: incoming(row.id),

@@ -26,6 +26,8 @@ export interface AppContext {
   view: ViewContext;
   /** The merchant payment object as JSON text (with its transfers), as webhooks carry it too. */
   renderPayment: (row: PaymentRow) => string;
+  /** The same for a payment created a moment ago, which has nothing on chain yet. */
+  renderNewPayment: (row: PaymentRow) => string;
   /** What the public view adds to a payment row: merchant name, incoming transfers, burns. */
   publicExtras: (row: PaymentRow) => PublicExtras;
   chain: ChainApi;

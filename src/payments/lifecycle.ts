@@ -65,6 +65,8 @@ export function createLifecycle(deps: LifecycleDeps) {
 
   return {
     paymentJson,
+    /** A payment just created has no transfers or burns yet: no need to look (the hot path). */
+    newPaymentJson: (row: PaymentRow): string => merchantPaymentJson(row, [], [], view),
     transfersView,
     apply,
 

@@ -7,7 +7,7 @@ import { CreatePaymentSchema } from "./schema.ts";
 
 /** Merchant payment routes under /api/v1; `authed` supplies the account for each request. */
 export function paymentRoutes(ctx: AppContext, authed: AuthPlugin) {
-  const { payments, idempotency, renderPayment } = ctx;
+  const { payments, idempotency, renderPayment, renderNewPayment } = ctx;
   return new Elysia()
     .use(authed)
     .post(
@@ -16,7 +16,7 @@ export function paymentRoutes(ctx: AppContext, authed: AuthPlugin) {
         const result = await idempotency.run(account.id, request.headers.get("idempotency-key"), body, async (commit) => {
           let json = "";
           await payments.create(account, body, rawMemberText(rawBody(request), "metadata"), (row) => {
-            json = renderPayment(row);
+            json = renderNewPayment(row);
             commit(201, json);
           });
           return { status: 201, body: json };
