@@ -18,7 +18,7 @@ import { type Clock, systemClock } from "./lib/clock.ts";
 import { type IdGenerator, randomIds } from "./lib/ids.ts";
 import { type Logger, createLogger } from "./lib/log.ts";
 import { formatExact } from "./lib/money.ts";
-import { runExpiry } from "./payments/expiry.ts";
+import { runEvery } from "./lib/loop.ts";
 import { createLifecycle } from "./payments/lifecycle.ts";
 import { createPaymentsService } from "./payments/service.ts";
 import { createPaymentStore } from "./payments/store.ts";
@@ -118,6 +118,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
       })
     : null;
 
+  const idempotency = createIdempotency(db, clock);
   const incoming = (paymentId: string): IncomingTransfer[] =>
     chainStore.transfersForPayment(paymentId).map((t) => ({
       tx_hash: t.tx_hash,
@@ -144,7 +145,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
       }),
       deliveries: createDeliveriesService({ deliveries: deliveryStore, endpoints: webhookStore, events, clock, ids, wake: webhookWorker.wake }),
       events,
-      idempotency: createIdempotency(db, clock),
+      idempotency,
       view,
       renderPayment: lifecycle.paymentJson,
       renderNewPayment: lifecycle.newPaymentJson,
@@ -163,10 +164,17 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
   const url = `http://${server.hostname === "0.0.0.0" ? "127.0.0.1" : server.hostname}:${server.port}`;
   log.info("listening", { url, base_url: config.baseUrl, chain: config.chain.name, data_dir: config.dataDir });
 
+  const expire = db.transaction(() => lifecycle.expireDue());
+  const expirePayments = () => {
+    const count = expire.immediate();
+    if (count > 0) log.info("payments expired", { count });
+  };
   const abort = new AbortController();
   const loops = Promise.all([
     chain.start(abort.signal),
-    runExpiry({ db, lifecycle, log, intervalMs: 1_000 }, abort.signal),
+    // Time-driven work that needs no chain, so it runs even while the RPC is down.
+    runEvery("expiry", 1_000, expirePayments, { log, signal: abort.signal }),
+    runEvery("idempotency purge", 60_000, idempotency.purgeExpired, { log, signal: abort.signal }),
     webhookWorker.run(abort.signal),
     crossChain?.redeemer.run(abort.signal),
   ]);

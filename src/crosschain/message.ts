@@ -1,4 +1,4 @@
-import { type Address, type Hex, getAddress, hexToBigInt, hexToNumber, pad, size, slice } from "viem";
+import { type Address, type Hex, hexToBigInt, hexToNumber, pad, size, slice } from "viem";
 
 /** A CCTP V2 message with its burn body, decoded (layout in shared chain data). */
 export interface BurnMessage {
@@ -37,8 +37,4 @@ export function decodeBurnMessage(message: Hex): BurnMessage | null {
 /** An address as CCTP's bytes32 (left-padded). */
 export function addressToBytes32(address: Address): Hex {
   return pad(address, { size: 32 }).toLowerCase() as Hex;
-}
-
-export function bytes32ToAddress(value: Hex): Address {
-  return getAddress(slice(value, 12, 32));
 }

@@ -49,13 +49,6 @@ export class UnprocessableError extends HttpError {
   }
 }
 
-/** 429: too many requests; `retryAfterSeconds` goes into Retry-After. */
-export class RateLimitError extends HttpError {
-  constructor(retryAfterSeconds: number) {
-    super(429, "too many requests", { "retry-after": String(Math.max(1, Math.ceil(retryAfterSeconds))) });
-  }
-}
-
 /** Workers: an error worth retrying later (network, RPC hiccup) rather than a permanent failure. */
 export class RetryableError extends Error {
   constructor(message: string, options?: ErrorOptions) {

@@ -38,10 +38,3 @@ export function nextStatus(status: PaymentStatus, event: LifecycleEvent, receive
   const rule = TRANSITIONS.find((r) => r.on === event && r.from.includes(status) && r.when(received, amount));
   return rule && rule.to !== status ? rule.to : null;
 }
-
-/** Statuses in which funds at the deposit address are owed to the merchant but not yet sent. */
-export function awaitsSettlement(status: PaymentStatus, received: bigint, amount: bigint, settled: bigint): boolean {
-  if (status === "confirmed") return received > settled;
-  if (status === "pending" || status === "underpaid" || status === "expired") return received >= amount;
-  return false;
-}

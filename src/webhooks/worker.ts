@@ -125,10 +125,7 @@ export function createWebhookWorker(deps: WebhookWorkerDeps) {
 
   return {
     tick,
-    /** Waits for the sends in flight to finish (each is bounded by the timeout). */
-    drain: () => Promise.all([...running]),
     wake: waker.wake,
-    isSending: (deliveryId: string) => sending.has(deliveryId),
     async run(signal: AbortSignal): Promise<void> {
       while (!signal.aborted) {
         try {

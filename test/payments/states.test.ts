@@ -4,7 +4,7 @@
  * transition fails as surely as a missing one.
  */
 import { describe, expect, test } from "bun:test";
-import { type LifecycleEvent, awaitsSettlement, nextStatus } from "../../src/payments/states.ts";
+import { type LifecycleEvent, nextStatus } from "../../src/payments/states.ts";
 import { PAYMENT_STATUSES, type PaymentStatus } from "../../src/payments/store.ts";
 
 const A = 25_000_000n; // the amount asked: 25.00
@@ -107,29 +107,5 @@ describe("nextStatus", () => {
     expect(nextStatus("pending", "settlement_submitted", A + 1n, A)).toBe("overpaid");
     expect(nextStatus("pending", "window_closed", 1n, A)).toBeNull();
     expect(nextStatus("pending", "settlement_reverted", A - 1n, A)).toBeNull();
-  });
-});
-
-describe("awaitsSettlement", () => {
-  const cases: Array<[PaymentStatus, bigint, bigint, boolean]> = [
-    // Funds owed: the whole amount (or more) arrived and nothing settled it yet.
-    ["pending", A, 0n, true],
-    ["pending", A + 1n, 0n, true],
-    ["underpaid", A, 0n, true],
-    ["expired", A + 5n, 0n, true],
-    ["pending", A - 1n, 0n, false],
-    ["underpaid", R.partial, 0n, false],
-    ["expired", 0n, 0n, false],
-    // Confirmed: only what arrived after the last sweep.
-    ["confirmed", A + 1_000_000n, A, true],
-    ["confirmed", A, A, false],
-    // In flight, or failed (its retry is timed by settle_retry_at, not by this).
-    ["settling", A, 0n, false],
-    ["overpaid", A + 1n, 0n, false],
-    ["failed", A, 0n, false],
-  ];
-
-  test.each(cases)("%s with R=%p, settled %p -> %p", (status, received, settled, owed) => {
-    expect(awaitsSettlement(status, received, A, settled)).toBe(owed);
   });
 });
