@@ -15,10 +15,10 @@ import { Database } from "bun:sqlite";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { freePort } from "../src/lib/free-port.ts";
 import {
   type LoadResult,
   formatResults,
-  freePort,
   numberFlag,
   runInProcess,
   runLoad,

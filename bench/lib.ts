@@ -3,8 +3,8 @@
  * percentiles, free ports, child servers that are always killed, and a results table.
  * Benchmarks are scripts run by hand (`bun bench/<name>.ts`), not tests.
  */
-import { createServer } from "node:net";
 import type { Subprocess } from "bun";
+import { freePort } from "../src/lib/free-port.ts";
 
 export interface LoadResult {
   name: string;
@@ -101,18 +101,6 @@ export function percentile(sorted: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))]!;
 }
 
-/** A loopback port nobody listens on right now (another process could still take it). */
-export function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => (port ? resolvePort(port) : reject(new Error("no free port"))));
-    });
-  });
-}
 
 /** Polls `url` until it answers 2xx; fails early if `proc` exits first. */
 export async function waitForHttp(url: string, timeoutMs: number, proc?: Subprocess): Promise<void> {

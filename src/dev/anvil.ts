@@ -4,9 +4,9 @@
  * real chains.
  */
 import { existsSync } from "node:fs";
-import { createServer } from "node:net";
 import { join, resolve } from "node:path";
 import type { Hex } from "viem";
+import { freePort } from "../lib/free-port.ts";
 
 // Source checkouts find node_modules beside src/; the compiled binary looks in the working dir.
 const ROOTS = [resolve(import.meta.dir, "../.."), process.cwd()];
@@ -89,17 +89,6 @@ function anvilBinary(): string {
   throw new Error("anvil not found: run `bun install` in the project first (it is a dev dependency)");
 }
 
-export function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => (port ? resolvePort(port) : reject(new Error("no free port"))));
-    });
-  });
-}
 
 async function waitUntilReady(rpcUrl: string, chainId: number, proc: Bun.Subprocess, timeoutMs: number): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;

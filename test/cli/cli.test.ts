@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { join, resolve } from "node:path";
 import { makeTempDir, testEnv } from "../support/server.ts";
+import { freePort } from "../../src/lib/free-port.ts";
 
 const MAIN = join(resolve(import.meta.dir, "../.."), "src/main.ts");
 const PAYOUT = "0x1111111111111111111111111111111111111111";
@@ -28,17 +28,6 @@ async function cli(args: string[], extra: Record<string, string> = { STABLEGATE_
 
 const lines = (text: string) => text.trimEnd().split("\n");
 
-function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => resolvePort(port));
-    });
-  });
-}
 
 describe("stablegate account / key", () => {
   let accountId: string;

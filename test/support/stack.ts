@@ -19,7 +19,8 @@ import { runAccountCommand } from "../../src/cli/accounts.ts";
 import { type Config, loadConfig } from "../../src/config.ts";
 import { type LogLevel, createLogger, silentLogger } from "../../src/lib/log.ts";
 import { type RunningServer, startServer } from "../../src/server.ts";
-import { ANVIL_KEY_0, ANVIL_KEY_1, ANVIL_KEY_2, type Anvil, freePort, startAnvil } from "./anvil.ts";
+import { ANVIL_KEY_0, ANVIL_KEY_1, ANVIL_KEY_2, type Anvil, startAnvil } from "./anvil.ts";
+import { freePort } from "../../src/lib/free-port.ts";
 import { type TestWallet, deployTestUsdc, publicClientFor, testTokenAbi, walletClientFor } from "./chain.ts";
 
 const REPO_ROOT = resolve(import.meta.dir, "../..");

@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { Webhook } from "standardwebhooks";
-import { freePort } from "../../src/dev/anvil.ts";
+import { freePort } from "../../src/lib/free-port.ts";
 
 const ROOT = resolve(import.meta.dir, "../..");
 const TEST_EVENTS = 5;
