@@ -4,7 +4,6 @@
  * Benchmarks are scripts run by hand (`bun bench/<name>.ts`), not tests.
  */
 import type { Subprocess } from "bun";
-import { freePort } from "../src/lib/free-port.ts";
 
 export interface LoadResult {
   name: string;
