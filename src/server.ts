@@ -12,6 +12,7 @@ import { createBurnStore } from "./crosschain/store.ts";
 import type { Address } from "viem";
 import { type Db, openDb } from "./db/index.ts";
 import { createGroupCommit } from "./db/group-commit.ts";
+import { acquireServeLock } from "./db/serve-lock.ts";
 import { createEventStore } from "./events/store.ts";
 import { createIdempotency } from "./idempotency/index.ts";
 import { type Clock, systemClock } from "./lib/clock.ts";
@@ -52,9 +53,11 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
   const ids = options.ids ?? randomIds;
   const log = options.log ?? createLogger(config.logLevel);
   const db = openDb(config.dataDir);
+  const releaseLock = acquireServeLock(config.dataDir);
 
   const accountStore = createAccountStore(db);
   if (!config.feeRecipient && accountStore.countAccountsWithFee() > 0) {
+    releaseLock();
     db.close();
     throw new Error("STABLEGATE_FEE_RECIPIENT: required because some accounts charge a fee");
   }
@@ -187,6 +190,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
       await app.stop();
       await loops;
       db.close();
+      releaseLock();
     },
   };
 }

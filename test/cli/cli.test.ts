@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { rmSync } from "node:fs";
+import { existsSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { makeTempDir, testEnv } from "../support/server.ts";
 import { freePort } from "../../src/lib/free-port.ts";
@@ -174,8 +174,15 @@ describe("stablegate serve", () => {
       expect((await cli(["key", "revoke", keyId], env)).code).toBe(0);
       expect((await fetch(`${url}/api/v1/payments`, { headers: auth })).status).toBe(401);
 
+      // A second server on the same data directory would double-send settlements and webhooks.
+      const second = await cli(["serve"], { ...env, STABLEGATE_PORT: String(await freePort()) });
+      expect(second.code).not.toBe(0);
+      expect(second.stderr).toContain(`in use by another stablegate serve (pid ${proc.pid})`);
+      expect((await fetch(`${url}/healthz`)).status).toBe(200);
+
       proc.kill("SIGTERM");
       expect(await proc.exited).toBe(0);
+      expect(existsSync(join(serveDir, "serve.pid"))).toBe(false);
     } finally {
       if (proc.exitCode === null) proc.kill("SIGKILL");
       await proc.exited;
