@@ -19,7 +19,8 @@ let browser: Browser;
 
 beforeAll(async () => {
   chain = await startChain({ blockTime: 0.5 });
-  stack = await startStack({ chain, confirmations: 1, pollIntervalMs: 100 });
+  // The shipped single executable, as a merchant runs it.
+  stack = await startStack({ chain, confirmations: 1, pollIntervalMs: 100, subprocess: true, binary: true });
   browser = await launchBrowser();
 });
 afterAll(async () => {

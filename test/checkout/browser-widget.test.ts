@@ -37,7 +37,8 @@ function merchantPage(checkoutUrl: string, buttonPayment: string, apiPayment: st
 
 beforeAll(async () => {
   chain = await startChain({ blockTime: 0.5 });
-  stack = await startStack({ chain, confirmations: 1, pollIntervalMs: 100 });
+  // The shipped single executable, as a merchant runs it.
+  stack = await startStack({ chain, confirmations: 1, pollIntervalMs: 100, subprocess: true, binary: true });
   browser = await launchBrowser();
   merchant = Bun.serve({
     hostname: "127.0.0.1",

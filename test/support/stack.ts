@@ -150,6 +150,8 @@ export interface StackOptions {
   pollIntervalMs?: number;
   /** Run `bun src/main.ts serve` as a child process instead of in-process. */
   subprocess?: boolean;
+  /** With `subprocess`: run the built single executable (`dist/stablegate serve`), built once per test run. */
+  binary?: boolean;
   /** STABLEGATE_LOG_LEVEL; logs are dropped unless STACK_LOG=1 is set in the environment. */
   logLevel?: LogLevel;
 }
@@ -242,7 +244,8 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       return;
     }
     const port = await freePort();
-    child = Bun.spawn([process.execPath, "src/main.ts", "serve"], {
+    const command = opts.binary ? [await builtBinary(), "serve"] : [process.execPath, "src/main.ts", "serve"];
+    child = Bun.spawn(command, {
       cwd: REPO_ROOT,
       env: { ...process.env, ...env, STABLEGATE_PORT: String(port), STABLEGATE_BASE_URL: `http://127.0.0.1:${port}` },
       stdin: "ignore",
@@ -390,4 +393,16 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     },
   };
   return stack;
+}
+
+let building: Promise<string> | null = null;
+
+/** `bun run build`, once per test process: the tests that need the shipped binary share it. */
+export function builtBinary(): Promise<string> {
+  building ??= (async () => {
+    const build = Bun.spawn([process.execPath, "run", "build"], { cwd: REPO_ROOT, stdout: "ignore", stderr: "pipe" });
+    if ((await build.exited) !== 0) throw new Error(`bun run build failed: ${await new Response(build.stderr).text()}`);
+    return join(REPO_ROOT, "dist/stablegate");
+  })();
+  return building;
 }
