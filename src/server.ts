@@ -20,6 +20,7 @@ import { type IdGenerator, randomIds } from "./lib/ids.ts";
 import { type Logger, createLogger } from "./lib/log.ts";
 import { formatExact } from "./lib/money.ts";
 import { runEvery } from "./lib/loop.ts";
+import { createRateLimiter } from "./http/rate-limit.ts";
 import { createLifecycle } from "./payments/lifecycle.ts";
 import { createPaymentsService } from "./payments/service.ts";
 import { createPaymentStore } from "./payments/store.ts";
@@ -159,6 +160,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
       }),
       chain: chain.api,
       crossChain: crossChain?.service ?? noCrossChain,
+      rateLimiter: createRateLimiter(clock),
     },
     db,
   );

@@ -1,3 +1,5 @@
+import { TransactionNotFoundError, TransactionReceiptNotFoundError } from "viem";
+
 /** RPC answers that mean "ask for a smaller block range", across common node providers. */
 const RANGE_TOO_LARGE = /range|too many|limit|exceed|too large|size|10000|response is too big|timeout|timed out/i;
 
@@ -15,4 +17,18 @@ export function backoffMs(attempt: number, baseMs: number, maxMs: number, random
 export function errorMessage(error: unknown): string {
   if (error instanceof Error) return (error as { shortMessage?: string }).shortMessage ?? error.message;
   return String(error);
+}
+
+/**
+ * A receipt or transaction lookup where "not found" is an answer (null) but any other failure
+ * (node down, timeout) is not: mistaking an outage for "no such transaction" would fail
+ * things that only need waiting.
+ */
+export async function unlessNotFound<T>(lookup: Promise<T>): Promise<T | null> {
+  try {
+    return await lookup;
+  } catch (error) {
+    if (error instanceof TransactionReceiptNotFoundError || error instanceof TransactionNotFoundError) return null;
+    throw error;
+  }
 }

@@ -15,7 +15,7 @@ import type { Lifecycle } from "../payments/lifecycle.ts";
 import type { PaymentRow, PaymentStore } from "../payments/store.ts";
 import { depositArgs, depositFactoryAbi, ensureFactory, factoryAddress } from "./contracts.ts";
 import { createWaker } from "../lib/sleep.ts";
-import { backoffMs, errorMessage } from "./rpc-errors.ts";
+import { backoffMs, errorMessage, unlessNotFound } from "./rpc-errors.ts";
 import type { ChainStore, SettlementRow } from "./store.ts";
 import type { NonceManager } from "./nonces.ts";
 import type { WalletClient, Transport, Chain, Account } from "viem";
@@ -133,7 +133,7 @@ export function createSettler(deps: SettlerDeps) {
   async function follow(settlement: SettlementRow, head: bigint): Promise<void> {
     const hashes = JSON.parse(settlement.tx_hashes) as Hex[];
     for (const hash of hashes) {
-      const receipt = await client.getTransactionReceipt({ hash }).catch(() => null);
+      const receipt = await unlessNotFound(client.getTransactionReceipt({ hash }));
       if (!receipt) continue;
       if (receipt.blockNumber + BigInt(confirmations) > head) return; // mined, not yet confirmed
       const settled = parseEventLogs({ abi: depositFactoryAbi, eventName: "Settled", logs: receipt.logs }).find(
@@ -163,7 +163,7 @@ export function createSettler(deps: SettlerDeps) {
     }
     // Only a transaction the node holds can be stuck on its fee; one it does not know (never
     // accepted, say for want of gas, or evicted) is broadcast again unchanged.
-    const pending = await client.getTransaction({ hash: settlement.tx_hash as Hex }).catch(() => null);
+    const pending = await unlessNotFound(client.getTransaction({ hash: settlement.tx_hash as Hex }));
     if (!pending || clock.now() - settlement.submitted_at < deps.stuckAfterMs) return broadcast(settlement.raw_tx as Hex);
 
     const row = payments.findById(settlement.payment_id)!;

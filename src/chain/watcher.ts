@@ -5,7 +5,7 @@ import type { Logger } from "../lib/log.ts";
 import type { PaymentStore } from "../payments/store.ts";
 import type { Ledger, ObservedTransfer } from "./ledger.ts";
 import type { ChainStore } from "./store.ts";
-import { backoffMs, errorMessage, isRangeError } from "./rpc-errors.ts";
+import { backoffMs, errorMessage, isRangeError, unlessNotFound } from "./rpc-errors.ts";
 import { sleep } from "../lib/sleep.ts";
 
 export interface WatcherDeps {
@@ -203,9 +203,9 @@ export function createWatcher(deps: WatcherDeps) {
      * deposit address, crediting them once they have the configured confirmations.
      */
     async syncTransaction(depositAddress: string, txHash: Hex): Promise<"recorded" | "pending" | "not_found" | "reverted" | "no_transfer"> {
-      const receipt = await client.getTransactionReceipt({ hash: txHash }).catch(() => null);
+      const receipt = await unlessNotFound(client.getTransactionReceipt({ hash: txHash }));
       if (!receipt) {
-        const tx = await client.getTransaction({ hash: txHash }).catch(() => null);
+        const tx = await unlessNotFound(client.getTransaction({ hash: txHash }));
         return tx ? "pending" : "not_found";
       }
       if (receipt.status !== "success") return "reverted";

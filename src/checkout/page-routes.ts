@@ -4,12 +4,14 @@ import { ASSETS, assetResponse } from "./assets.ts";
 import { PAGE_HEADERS, checkoutPage, notFoundPage } from "./page.ts";
 import { publicPaymentView } from "./public-view.ts";
 import { qrSvg } from "./qr.ts";
+import { READ_LIMIT } from "../http/rate-limit.ts";
 
 /** The hosted checkout page, its assets and the merchant widget, all embedded in the binary. */
 export function pageRoutes(ctx: AppContext) {
   const app = new Elysia().get("/pay/:id", async ({ params, request }) => {
     const row = ctx.payments.findPublic(params.id);
     if (!row) return new Response(notFoundPage(), { status: 404, headers: PAGE_HEADERS });
+    ctx.rateLimiter.take(`read:${row.id}`, READ_LIMIT);
     const query = new URL(request.url).searchParams;
     const view = publicPaymentView(row, ctx.publicExtras(row), ctx.view);
     const page = checkoutPage(view, {

@@ -5,6 +5,9 @@ import type { PaymentRow } from "../payments/store.ts";
 import { paymentUri, publicPaymentView } from "./public-view.ts";
 import { qrSvg } from "./qr.ts";
 import { publicCors } from "./cors.ts";
+import { CHAIN_LIMIT, READ_LIMIT } from "../http/rate-limit.ts";
+
+const LIMITS = { read: READ_LIMIT, chain: CHAIN_LIMIT };
 
 const TX_HASH = "^0x[0-9a-fA-F]{64}$";
 const SyncSchema = t.Object(
@@ -25,9 +28,11 @@ const CrossChainSchema = t.Object(
  * credentials. Unknown and malformed ids are the same 404.
  */
 export function publicRoutes(ctx: AppContext) {
-  const find = (id: string): PaymentRow => {
+  /** The payment, after charging the request to its rate limit (unknown ids cost nothing to keep). */
+  const find = (id: string, kind: keyof typeof LIMITS = "read"): PaymentRow => {
     const row = ctx.payments.findPublic(id);
     if (!row) throw new NotFoundError("no such payment");
+    ctx.rateLimiter.take(`${kind}:${row.id}`, LIMITS[kind]);
     return row;
   };
 
@@ -47,23 +52,23 @@ export function publicRoutes(ctx: AppContext) {
     .post(
       "/api/public/payments/:id/sync",
       async ({ params, body }) => {
-        const row = find(params.id);
+        const row = find(params.id, "chain");
         const outcome = await ctx.chain.sync(row, body.tx_hash as `0x${string}`);
-        const fresh = find(params.id);
+        const fresh = ctx.payments.findPublic(params.id)!;
         return jsonResponse(outcome === "pending" ? 202 : 200, JSON.stringify(publicPaymentView(fresh, ctx.publicExtras(fresh), ctx.view)));
       },
       { body: SyncSchema },
     )
     // Awaited, so a rejected quote reaches the error handler (Elysia only awaits async handlers).
     .get("/api/public/payments/:id/cross-chain", async ({ params, request }) => {
-      const row = find(params.id);
       const chain = new URL(request.url).searchParams.get("chain");
+      const row = find(params.id, chain === null ? "read" : "chain");
       return chain === null ? ctx.crossChain.sources(row) : await ctx.crossChain.quote(row, chain);
     })
     .post(
       "/api/public/payments/:id/cross-chain",
       async ({ params, body }) => {
-        const row = find(params.id);
+        const row = find(params.id, "chain");
         return jsonResponse(202, JSON.stringify(await ctx.crossChain.record(row, body.chain, body.tx_hash as `0x${string}`)));
       },
       { body: CrossChainSchema },

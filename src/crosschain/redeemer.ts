@@ -1,6 +1,6 @@
 import { type Account, type Address, type Chain, type Hex, type PublicClient, type Transport, type WalletClient, createPublicClient, http, parseEventLogs } from "viem";
 import type { NonceManager } from "../chain/nonces.ts";
-import { backoffMs, errorMessage } from "../chain/rpc-errors.ts";
+import { backoffMs, errorMessage, unlessNotFound } from "../chain/rpc-errors.ts";
 import type { Clock } from "../lib/clock.ts";
 import { RetryableError } from "../lib/errors.ts";
 import type { Logger } from "../lib/log.ts";
@@ -55,7 +55,7 @@ export function createRedeemer(deps: RedeemerDeps) {
   async function verifyOnSource(burn: BurnRow, deposit: Address): Promise<{ amount: bigint } | { failure: string } | null> {
     const source = config.sources.find((s) => s.name === burn.source_chain);
     if (!source) return { failure: `source chain ${burn.source_chain} is no longer configured` };
-    const receipt = await sourceClient(source).getTransactionReceipt({ hash: burn.tx_hash as Hex }).catch(() => null);
+    const receipt = await unlessNotFound(sourceClient(source).getTransactionReceipt({ hash: burn.tx_hash as Hex }));
     if (!receipt) {
       if (clock.now() - burn.created_at > UNKNOWN_TX_GIVE_UP_MS) return { failure: `transaction not found on ${source.name}` };
       return null;
@@ -111,7 +111,7 @@ export function createRedeemer(deps: RedeemerDeps) {
   async function redeem(burn: BurnRow): Promise<Outcome> {
     const args = [burn.message as Hex, burn.attestation as Hex] as const;
     if (burn.redeem_tx_hash) {
-      const receipt = await destination.client.getTransactionReceipt({ hash: burn.redeem_tx_hash as Hex }).catch(() => null);
+      const receipt = await unlessNotFound(destination.client.getTransactionReceipt({ hash: burn.redeem_tx_hash as Hex }));
       if (receipt?.status === "success") return { state: "redeemed" };
       if (!receipt && clock.now() - burn.updated_at < REDEEM_STUCK_MS) return { state: "redeeming", error: "redemption sent, waiting for it to be mined" };
     }

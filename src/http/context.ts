@@ -11,6 +11,7 @@ import type { ViewContext } from "../payments/view.ts";
 import type { PaymentRow } from "../payments/store.ts";
 import type { PublicExtras } from "../checkout/public-view.ts";
 import type { Hex } from "viem";
+import type { RateLimiter } from "./rate-limit.ts";
 
 /** Everything the routes need, built once in main.ts and passed down explicitly. */
 export interface AppContext {
@@ -32,6 +33,8 @@ export interface AppContext {
   publicExtras: (row: PaymentRow) => PublicExtras;
   chain: ChainApi;
   crossChain: CrossChainApi;
+  /** Per-payment limits on the public endpoints. */
+  rateLimiter: RateLimiter;
 }
 
 /** The chain side as the HTTP layer sees it. */

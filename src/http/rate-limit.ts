@@ -1,0 +1,50 @@
+import type { Clock } from "../lib/clock.ts";
+import { HttpError } from "../lib/errors.ts";
+
+export interface RateLimit {
+  /** Requests allowed at once. */
+  burst: number;
+  /** Requests regained per second. */
+  perSecond: number;
+}
+
+/**
+ * Token buckets keyed by what a request costs us: the public endpoints key them by payment id,
+ * which bounds the work (RPC calls, attestation-service calls) anyone holding one id can cause,
+ * and stays fair behind a reverse proxy where every client shares one address.
+ */
+export function createRateLimiter(clock: Clock, maxKeys = 50_000) {
+  const buckets = new Map<string, { tokens: number; at: number; limit: RateLimit }>();
+  const refilled = (bucket: { tokens: number; at: number; limit: RateLimit }, now: number) =>
+    Math.min(bucket.limit.burst, bucket.tokens + ((now - bucket.at) / 1000) * bucket.limit.perSecond);
+
+  /** Forgets full buckets: they behave exactly like ones never seen. */
+  function prune(now: number) {
+    for (const [key, bucket] of buckets) if (refilled(bucket, now) >= bucket.limit.burst) buckets.delete(key);
+  }
+
+  return {
+    /** Takes one request from `key`'s bucket, or throws 429 with the seconds until the next. */
+    take(key: string, limit: RateLimit): void {
+      const now = clock.now();
+      const bucket = buckets.get(key) ?? { tokens: limit.burst, at: now, limit };
+      bucket.tokens = refilled(bucket, now);
+      bucket.at = now;
+      if (bucket.tokens < 1) {
+        buckets.set(key, bucket);
+        const wait = Math.max(1, Math.ceil((1 - bucket.tokens) / limit.perSecond));
+        throw new HttpError(429, "too many requests for this payment; try again shortly", { "retry-after": String(wait) });
+      }
+      bucket.tokens -= 1;
+      if (buckets.size >= maxKeys && !buckets.has(key)) prune(now);
+      buckets.set(key, bucket);
+    },
+  };
+}
+
+export type RateLimiter = ReturnType<typeof createRateLimiter>;
+
+/** Reads served from the database: a checkout polling every few seconds stays far below. */
+export const READ_LIMIT: RateLimit = { burst: 120, perSecond: 20 };
+/** Calls that reach the chain or the attestation service. */
+export const CHAIN_LIMIT: RateLimit = { burst: 20, perSecond: 0.5 };

@@ -1,0 +1,98 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { CHAIN_LIMIT, createRateLimiter } from "../../src/http/rate-limit.ts";
+import { HttpError } from "../../src/lib/errors.ts";
+import { type Api, type TestServer, api, startTestServer } from "../support/server.ts";
+
+function manualClock() {
+  let now = 1_000_000;
+  return { now: () => now, advance: (ms: number) => (now += ms) };
+}
+
+function retryAfterOf(fn: () => void): string | null {
+  try {
+    fn();
+    return null;
+  } catch (error) {
+    expect(error).toBeInstanceOf(HttpError);
+    expect((error as HttpError).status).toBe(429);
+    return (error as HttpError).headers["retry-after"] ?? "";
+  }
+}
+
+describe("createRateLimiter", () => {
+  test("allows the burst, then refuses with Retry-After until tokens come back", () => {
+    const clock = manualClock();
+    const limiter = createRateLimiter(clock);
+    const limit = { burst: 3, perSecond: 0.5 };
+    for (let i = 0; i < 3; i++) expect(retryAfterOf(() => limiter.take("a", limit))).toBeNull();
+    expect(retryAfterOf(() => limiter.take("a", limit))).toBe("2");
+    clock.advance(1_000);
+    expect(retryAfterOf(() => limiter.take("a", limit))).toBe("1");
+    clock.advance(1_000);
+    expect(retryAfterOf(() => limiter.take("a", limit))).toBeNull();
+  });
+
+  test("keys are independent", () => {
+    const limiter = createRateLimiter(manualClock());
+    const limit = { burst: 1, perSecond: 1 };
+    limiter.take("a", limit);
+    expect(retryAfterOf(() => limiter.take("a", limit))).not.toBeNull();
+    expect(retryAfterOf(() => limiter.take("b", limit))).toBeNull();
+  });
+
+  test("memory stays bounded: full buckets are forgotten, busy ones kept", () => {
+    const clock = manualClock();
+    const limiter = createRateLimiter(clock, 10);
+    const limit = { burst: 1, perSecond: 1 };
+    limiter.take("busy", limit);
+    for (let i = 0; i < 9; i++) limiter.take(`idle-${i}`, limit);
+    clock.advance(500); // idle buckets are half refilled, not yet full
+    limiter.take("new-1", limit); // at the cap: nothing full to prune, still remembered
+    clock.advance(5_000);
+    limiter.take("new-2", limit); // everything full now: pruned, busy included
+    expect(retryAfterOf(() => limiter.take("busy", limit))).toBeNull();
+  });
+});
+
+describe("public endpoints are limited per payment", () => {
+  let server: TestServer;
+  let merchant: Api;
+  beforeAll(async () => {
+    server = await startTestServer();
+    merchant = api(server.url, server.createAccount("Limited").apiKey);
+  });
+  afterAll(() => server.stop());
+
+  test("a flood of /sync for one payment gets 429 with Retry-After; other payments are unaffected", async () => {
+    const flooded = (await merchant("/api/v1/payments", { body: { amount: "5.00" } })).json.id as string;
+    const other = (await merchant("/api/v1/payments", { body: { amount: "5.00" } })).json.id as string;
+    const sync = (id: string) =>
+      fetch(`${server.url}/api/public/payments/${id}/sync`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ tx_hash: `0x${"ab".repeat(32)}` }),
+      });
+    const statuses: number[] = [];
+    for (let i = 0; i < CHAIN_LIMIT.burst + 1; i++) statuses.push((await sync(flooded)).status);
+    // No chain runs behind the test server: each allowed call is a 503 from the RPC.
+    expect(statuses.slice(0, CHAIN_LIMIT.burst).every((s) => s === 503)).toBe(true);
+    const refused = await sync(flooded);
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+    expect(await refused.json()).toEqual({ error: "too many requests for this payment; try again shortly" });
+    expect((await sync(other)).status).toBe(503);
+    // Reads have their own, larger allowance.
+    expect((await fetch(`${server.url}/api/public/payments/${flooded}`)).status).toBe(200);
+  });
+
+  test("unknown ids are 404 and never use up anything", async () => {
+    for (let i = 0; i < 30; i++) {
+      const res = await fetch(`${server.url}/api/public/payments/0x${"9e".repeat(32)}/sync`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ tx_hash: `0x${"ab".repeat(32)}` }),
+      });
+      expect(res.status).toBe(404);
+    }
+  });
+});
