@@ -5,6 +5,10 @@ ALTER TABLE payments ADD COLUMN amount_settled INTEGER NOT NULL DEFAULT 0;  -- s
 ALTER TABLE payments ADD COLUMN settle_attempts INTEGER NOT NULL DEFAULT 0; -- failed settlements in a row
 ALTER TABLE payments ADD COLUMN settle_retry_at INTEGER;                    -- when a failed settlement is retried
 
+-- What the settler looks for every poll (see awaitingSettlement in src/payments/store.ts).
+CREATE INDEX payments_funded_open ON payments(seq) WHERE status IN ('pending', 'underpaid', 'expired') AND amount_received >= amount;
+CREATE INDEX payments_unswept ON payments(seq) WHERE status = 'confirmed' AND amount_received > amount_settled;
+
 CREATE TABLE transfers (
   tx_hash       TEXT NOT NULL,
   log_index     INTEGER NOT NULL,

@@ -13,6 +13,9 @@ CREATE TABLE crosschain_burns (
   attestation     TEXT,
   message_nonce   TEXT,
   redeem_tx_hash  TEXT,
+  redeem_nonce    INTEGER,           -- the relayer nonce of the redemption, signed before it is sent
+  redeem_raw_tx   TEXT,              -- so a restart or an evicted transaction is sent again unchanged
+  redeem_sent_at  INTEGER,
   error           TEXT,              -- why it failed, or the last transient problem
   attempts        INTEGER NOT NULL DEFAULT 0,
   next_attempt_at INTEGER NOT NULL,

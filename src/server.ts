@@ -56,11 +56,16 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
   const db = openDb(config.dataDir);
   const releaseLock = acquireServeLock(config.dataDir);
 
-  const accountStore = createAccountStore(db);
-  if (!config.feeRecipient && accountStore.countAccountsWithFee() > 0) {
+  // What a failed start-up must undo, so the next attempt finds the directory free.
+  function abandon(error: unknown): never {
     releaseLock();
     db.close();
-    throw new Error("STABLEGATE_FEE_RECIPIENT: required because some accounts charge a fee");
+    throw error;
+  }
+
+  const accountStore = createAccountStore(db);
+  if (!config.feeRecipient && accountStore.countAccountsWithFee() > 0) {
+    abandon(new Error("STABLEGATE_FEE_RECIPIENT: required because some accounts charge a fee"));
   }
   if (config.webhookAllowPrivate) {
     log.warn("STABLEGATE_WEBHOOK_ALLOW_PRIVATE is on: webhook URLs may be http and point at private addresses; never use this in production");
@@ -84,6 +89,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
     schedule: options.webhookSchedule,
   });
   const burns = createBurnStore(db);
+  const burnsOf = (paymentId: string) => burns.forPayment(paymentId).map(burnView);
   const lifecycle = createLifecycle({
     payments: paymentStore,
     chain: chainStore,
@@ -92,9 +98,14 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
     ids,
     view,
     onEvent: webhookWorker.wake,
-    crossChainFor: config.crossChain ? (paymentId) => burns.forPayment(paymentId).map(burnView) : undefined,
+    crossChainFor: config.crossChain ? burnsOf : undefined,
   });
-  const chain = createChain({ config, db, chainStore, payments: paymentStore, lifecycle, clock, log });
+  let chain: ReturnType<typeof createChain>;
+  try {
+    chain = createChain({ config, db, chainStore, payments: paymentStore, lifecycle, clock, log, highestOtherNonce: burns.maxRedeemNonce });
+  } catch (error) {
+    abandon(error); // an unreadable relayer.key, say
+  }
   const accounts = createAccountsService({ store: accountStore, clock, ids });
   const payments = createPaymentsService({
     store: paymentStore,
@@ -156,7 +167,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
       publicExtras: (row) => ({
         merchantName: accounts.findAccount(row.account_id)?.name ?? "",
         incoming: incoming(row.id),
-        crossChain: crossChain ? burns.forPayment(row.id).map(burnView) : [],
+        crossChain: crossChain ? burnsOf(row.id) : [],
       }),
       chain: chain.api,
       crossChain: crossChain?.service ?? noCrossChain,
@@ -164,7 +175,11 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
     },
     db,
   );
-  app.listen({ hostname: config.host, port: config.port });
+  try {
+    app.listen({ hostname: config.host, port: config.port });
+  } catch (error) {
+    abandon(error); // the port is taken, say
+  }
   const server = app.server!;
   const url = `http://${server.hostname === "0.0.0.0" ? "127.0.0.1" : server.hostname}:${server.port}`;
   log.info("listening", { url, base_url: config.baseUrl, chain: config.chain.name, data_dir: config.dataDir });

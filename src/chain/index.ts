@@ -24,6 +24,8 @@ export interface ChainDeps {
   lifecycle: Lifecycle;
   clock: Clock;
   log: Logger;
+  /** Nonces the relayer signed elsewhere (cross-chain redemptions). */
+  highestOtherNonce?: () => number | null;
 }
 
 /** The on-chain side: the watcher that credits deposits and the settler that pays merchants. */
@@ -32,7 +34,10 @@ export function createChain(deps: ChainDeps) {
   const relayerKey = loadRelayerKey(config.dataDir, config.relayerKey);
   const clients = createChainClients(config.chain, relayerKey);
   const ledger = createLedger({ chain: chainStore, payments, lifecycle, clock });
-  const nonces = createNonceManager(clients.publicClient, clients.account.address, chainStore.maxNonce);
+  const nonces = createNonceManager(clients.publicClient, clients.account.address, () => {
+    const stored = [chainStore.maxNonce(), deps.highestOtherNonce?.() ?? null].filter((n): n is number => n !== null);
+    return stored.length ? Math.max(...stored) : null;
+  });
   const settler = createSettler({
     client: clients.publicClient,
     wallet: clients.walletClient,
@@ -96,7 +101,7 @@ export function createChain(deps: ChainDeps) {
         lag_blocks: lag,
         confirmations: config.chain.confirmations,
         last_error: status.lastError,
-        settlement: await settler.status(),
+        settlement: settler.status(),
       };
     },
   };
@@ -111,7 +116,7 @@ export function createChain(deps: ChainDeps) {
     start(signal: AbortSignal): Promise<unknown> {
       return Promise.all([watcher.run(signal), settler.run(signal, config.chain.pollIntervalMs)]);
     },
-    /** Confirmations each credited-but-unsettled transfer has, for the payer's page. */
+    /** Blocks on top of a transfer (credited or still waiting), for the payer's page. */
     confirmationsOf(blockNumber: number): number {
       const head = watcher.status().head;
       return head === null ? 0 : Math.max(0, Number(head) - blockNumber);

@@ -8,18 +8,25 @@ export type NonceManager = ReturnType<typeof createNonceManager>;
  * stored for a signed-but-maybe-unsent transaction, whichever is higher.
  */
 export function createNonceManager(client: PublicClient, address: Address, highestStored: () => number | null) {
-  let next: number | null = null;
+  // One read of the node's count, shared by claims made while it is in flight.
+  let start: Promise<number> | null = null;
+  let issued = 0;
   return {
     async claim(): Promise<number> {
-      if (next === null) {
-        const pending = await client.getTransactionCount({ address, blockTag: "pending" });
-        next = Math.max(pending, (highestStored() ?? -1) + 1);
-      }
-      return next++;
+      const current = (start ??= client
+        .getTransactionCount({ address, blockTag: "pending" })
+        .then((pending) => Math.max(pending, (highestStored() ?? -1) + 1))
+        .catch((error) => {
+          start = null;
+          throw error;
+        }));
+      const base = await current;
+      return base + issued++;
     },
     /** After a failed send: read the count from the node again before the next claim. */
     reset(): void {
-      next = null;
+      start = null;
+      issued = 0;
     },
   };
 }

@@ -6,6 +6,7 @@ import {
   type PrivateKeyAccount,
   type PublicClient,
   encodeFunctionData,
+  erc20Abi,
   keccak256,
   parseEventLogs,
 } from "viem";
@@ -52,7 +53,7 @@ export type Settler = ReturnType<typeof createSettler>;
 export function createSettler(deps: SettlerDeps) {
   const { client, wallet, account, chain, payments, lifecycle, clock, log, chainId, confirmations } = deps;
   let factoryReady = false;
-  const state = { lastError: null as string | null };
+  const state = { lastError: null as string | null, balance: null as bigint | null, balanceAt: 0 };
   const waker = createWaker();
 
   /** Signs settle(); for a replacement, outbids `previous` unless that would overpay wildly (null). */
@@ -88,9 +89,24 @@ export function createSettler(deps: SettlerDeps) {
     try {
       await client.sendRawTransaction({ serializedTransaction: serialized });
     } catch (error) {
-      // Already known, or already mined: the follow-up reads the receipt either way.
-      log.debug("broadcast answered with an error", { error: errorMessage(error) });
+      // Already known or already mined is fine: the follow-up reads the receipt either way.
+      // Anything else (no gas, fee too low) is what an operator needs to see.
+      const text = errorMessage(error);
+      if (/already known|nonce too low|already imported/i.test(text)) log.debug("broadcast: already there", { error: text });
+      else log.warn("settlement broadcast refused by the node", { error: text, relayer: account.address });
     }
+  }
+
+  /**
+   * Credited funds that are no longer at the deposit address were settled by someone else (anyone
+   * may call settle, and it pays only the committed recipients): record them as settled rather
+   * than send a settlement that would move nothing.
+   */
+  function sweptByOthers(row: PaymentRow): void {
+    payments.recordSettled(row.id, (row.amount_received ?? 0n) - row.amount_settled, clock.now());
+    lifecycle.apply(row.id, "settlement_submitted");
+    lifecycle.apply(row.id, "settlement_mined");
+    log.info("deposit address already settled by another caller", { payment_id: row.id });
   }
 
   /** Marks a settlement failure and schedules the retry; runs inside the caller's transaction. */
@@ -104,6 +120,8 @@ export function createSettler(deps: SettlerDeps) {
 
   /** Simulates, signs, records, then broadcasts one settlement. */
   async function submit(row: PaymentRow): Promise<void> {
+    const balance = await client.readContract({ address: row.token_address as Address, abi: erc20Abi, functionName: "balanceOf", args: [row.deposit_address as Address] });
+    if (balance === 0n) return chain.transaction(() => sweptByOthers(row));
     let gas: bigint;
     try {
       gas = await client.estimateContractGas({ address: factoryAddress, abi: depositFactoryAbi, functionName: "settle", args: argsOf(row), account });
@@ -129,38 +147,55 @@ export function createSettler(deps: SettlerDeps) {
     await broadcast(signed.serialized);
   }
 
+  /** The first of `hashes` that has a receipt. */
+  async function receiptOf(hashes: Hex[]) {
+    for (const hash of hashes) {
+      const receipt = await unlessNotFound(client.getTransactionReceipt({ hash }));
+      if (receipt) return { hash, receipt };
+    }
+    return null;
+  }
+
   /** Follows a sent settlement: confirmed outcome, rebroadcast, or replacement when stuck. */
   async function follow(settlement: SettlementRow, head: bigint): Promise<void> {
     const hashes = JSON.parse(settlement.tx_hashes) as Hex[];
-    for (const hash of hashes) {
-      const receipt = await unlessNotFound(client.getTransactionReceipt({ hash }));
-      if (!receipt) continue;
-      if (receipt.blockNumber + BigInt(confirmations) > head) return; // mined, not yet confirmed
-      const settled = parseEventLogs({ abi: depositFactoryAbi, eventName: "Settled", logs: receipt.logs }).find(
-        (entry) => entry.address.toLowerCase() === factoryAddress.toLowerCase() && entry.args.paymentId === settlement.payment_id,
-      );
-      const ok = receipt.status === "success" && settled !== undefined;
-      chain.transaction(() => {
-        chain.finishSettlement(settlement.id, ok ? "mined" : "reverted", settled?.args.amount ?? null, Number(receipt.blockNumber), hash, clock.now());
-        if (ok) {
-          payments.recordSettled(settlement.payment_id, settled.args.amount, clock.now());
-          lifecycle.apply(settlement.payment_id, "settlement_mined");
-        } else {
-          recordFailure(settlement.payment_id, `transaction ${hash} reverted`);
+    let found = await receiptOf(hashes);
+    if (!found) {
+      const mined = await client.getTransactionCount({ address: account.address, blockTag: "latest" });
+      if (mined > settlement.nonce) {
+        // Receipts can lag the nonce count (a node behind a load balancer): ask once more
+        // before deciding the nonce went to a transaction we never sent.
+        found = await receiptOf(hashes);
+        if (!found) {
+          chain.transaction(() => chain.finishSettlement(settlement.id, "dropped", null, null, settlement.tx_hash, clock.now()));
+          deps.nonces.reset();
+          log.warn("settlement nonce taken by another transaction; resending", { payment_id: settlement.payment_id, nonce: settlement.nonce });
+          return;
         }
-      });
-      if (ok) log.info("settlement confirmed", { payment_id: settlement.payment_id, tx_hash: hash, amount: settled.args.amount });
-      return;
+      } else {
+        return unmined(settlement, hashes);
+      }
     }
+    const { hash, receipt } = found;
+    if (receipt.blockNumber + BigInt(confirmations) > head) return; // mined, not yet confirmed
+    const settled = parseEventLogs({ abi: depositFactoryAbi, eventName: "Settled", logs: receipt.logs }).find(
+      (entry) => entry.address.toLowerCase() === factoryAddress.toLowerCase() && entry.args.paymentId === settlement.payment_id,
+    );
+    const ok = receipt.status === "success" && settled !== undefined;
+    chain.transaction(() => {
+      chain.finishSettlement(settlement.id, ok ? "mined" : "reverted", settled?.args.amount ?? null, Number(receipt.blockNumber), hash, clock.now());
+      if (ok) {
+        payments.recordSettled(settlement.payment_id, settled.args.amount, clock.now());
+        lifecycle.apply(settlement.payment_id, "settlement_mined");
+      } else {
+        recordFailure(settlement.payment_id, `transaction ${hash} reverted`);
+      }
+    });
+    if (ok) log.info("settlement confirmed", { payment_id: settlement.payment_id, tx_hash: hash, amount: settled.args.amount });
+  }
 
-    const mined = await client.getTransactionCount({ address: account.address, blockTag: "latest" });
-    if (mined > settlement.nonce) {
-      // The nonce was used by a transaction we never sent (the key is shared?): send anew.
-      chain.transaction(() => chain.finishSettlement(settlement.id, "dropped", null, null, settlement.tx_hash, clock.now()));
-      deps.nonces.reset();
-      log.warn("settlement nonce taken by another transaction; resending", { payment_id: settlement.payment_id, nonce: settlement.nonce });
-      return;
-    }
+  /** A settlement not mined yet: rebroadcast it, or outbid it when it is stuck on its fee. */
+  async function unmined(settlement: SettlementRow, hashes: Hex[]): Promise<void> {
     // Only a transaction the node holds can be stuck on its fee; one it does not know (never
     // accepted, say for want of gas, or evicted) is broadcast again unchanged.
     const pending = await unlessNotFound(client.getTransaction({ hash: settlement.tx_hash as Hex }));
@@ -188,6 +223,10 @@ export function createSettler(deps: SettlerDeps) {
   }
 
   async function tick(): Promise<void> {
+    if (clock.now() - state.balanceAt > 60_000) {
+      state.balance = await client.getBalance({ address: account.address });
+      state.balanceAt = clock.now();
+    }
     if (!factoryReady) {
       await ensureFactory({ publicClient: client, walletClient: wallet });
       factoryReady = true;
@@ -203,9 +242,9 @@ export function createSettler(deps: SettlerDeps) {
   return {
     tick,
     address: account.address,
-    status: async () => {
-      const balance = await client.getBalance({ address: account.address }).catch(() => null);
-      return { relayer: account.address, gas_balance_wei: balance?.toString() ?? null, factory: factoryAddress, factory_ready: factoryReady, last_error: state.lastError };
+    /** For /readyz: answered from what the loop last saw, so probing it costs no RPC call. */
+    status: () => {
+      return { relayer: account.address, gas_balance_wei: state.balance?.toString() ?? null, factory: factoryAddress, factory_ready: factoryReady, last_error: state.lastError };
     },
     /** Runs until `signal` aborts; `wake()` skips the wait after new credits. */
     async run(signal: AbortSignal, intervalMs: number): Promise<void> {

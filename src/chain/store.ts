@@ -52,7 +52,6 @@ export function createChainStore(db: Db) {
      VALUES ($payment_id, $nonce, 'submitted', $tx_hash, $tx_hashes, $raw_tx, $max_fee, $priority_fee, $now, $now) RETURNING id`,
   );
   const openSettlements = db.query<SettlementRow, []>("SELECT * FROM settlements WHERE state = 'submitted' ORDER BY nonce").safeIntegers(true);
-  const openSettlementFor = db.query<{ id: number }, [string]>("SELECT id FROM settlements WHERE payment_id = ? AND state = 'submitted'");
   const replaceSettlement = db.query(
     "UPDATE settlements SET tx_hash = $tx_hash, tx_hashes = $tx_hashes, raw_tx = $raw_tx, max_fee = $max_fee, priority_fee = $priority_fee, submitted_at = $now, updated_at = $now WHERE id = $id",
   );
@@ -74,7 +73,6 @@ export function createChainStore(db: Db) {
     insertSettlement: (row: { payment_id: string; nonce: number; tx_hash: string; raw_tx: string; max_fee: string; priority_fee: string; now: number }) =>
       insertSettlement.get({ ...row, tx_hashes: JSON.stringify([row.tx_hash]) })!.id,
     openSettlements: () => openSettlements.all().map(normaliseSettlement),
-    hasOpenSettlement: (paymentId: string) => openSettlementFor.get(paymentId) !== null,
     replaceSettlement: (row: { id: number; tx_hash: string; tx_hashes: string[]; raw_tx: string; max_fee: string; priority_fee: string; now: number }) =>
       replaceSettlement.run({ ...row, tx_hashes: JSON.stringify(row.tx_hashes) }),
     finishSettlement: (id: number, state: SettlementRow["state"], amount: bigint | null, blockNumber: number | null, txHash: string, now: number) =>

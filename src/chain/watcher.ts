@@ -146,7 +146,10 @@ export function createWatcher(deps: WatcherDeps) {
       // A log about one of our addresses that cannot be read fails the whole range, to be asked
       // again: skipping it could pass over a real payment for good.
       const [entry] = parseEventLogs({ abi: erc20Abi, eventName: "Transfer", logs: [formatLog(raw as Parameters<typeof formatLog>[0])], strict: true });
-      if (!entry || entry.removed || entry.address.toLowerCase() !== usdc.toLowerCase()) continue;
+      // Not a well-formed Transfer (another event, short data): no honest node sends one of
+      // those for a USDC transfer, so it is not a payment we could be passing over.
+      if (!entry) continue;
+      if (entry.removed || entry.address.toLowerCase() !== usdc.toLowerCase()) continue;
       if (entry.blockNumber === null || entry.blockNumber < from || entry.blockNumber > to) continue;
       if (!entry.transactionHash || entry.logIndex === null || !entry.blockHash) continue;
       out.push(toObserved(entry));

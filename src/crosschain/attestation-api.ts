@@ -1,5 +1,6 @@
 import type { Hex } from "viem";
 import { RetryableError } from "../lib/errors.ts";
+import { MAX_FEE_BPS } from "./quote.ts";
 
 export interface AttestedMessage {
   message: Hex;
@@ -34,10 +35,10 @@ export function createAttestationApi(baseUrl: string, timeoutMs = 10_000) {
     async fees(sourceDomain: number, destinationDomain: number): Promise<{ fast: number; standard: number }> {
       const response = await get(`/v2/burn/USDC/fees/${sourceDomain}/${destinationDomain}`);
       if (!response.ok) throw new RetryableError(`fee endpoint answered ${response.status}`);
-      const rows = (await response.json()) as Array<{ finalityThreshold: number; minimumFee: number }>;
+      const rows = (await response.json().catch(() => null)) as Array<{ finalityThreshold?: unknown; minimumFee?: unknown }> | null;
       const fee = (threshold: number) => {
-        const value = rows.find((r) => r.finalityThreshold === threshold)?.minimumFee;
-        if (typeof value !== "number" || !(value >= 0) || value > 10_000) throw new RetryableError("fee endpoint gave no usable fee");
+        const value = Array.isArray(rows) ? rows.find((r) => r?.finalityThreshold === threshold)?.minimumFee : undefined;
+        if (typeof value !== "number" || !(value >= 0) || value >= MAX_FEE_BPS) throw new RetryableError("fee endpoint gave no usable fee");
         return value;
       };
       return { fast: fee(1000), standard: fee(2000) };

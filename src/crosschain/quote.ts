@@ -7,6 +7,8 @@ import { tokenMessengerAbi } from "./abi.ts";
 export const FINALITY = { fast: 1000, standard: 2000 } as const;
 
 const PPM = 1_000_000n;
+/** CCTP fees are single-digit basis points; anything near this is a broken fee answer. */
+export const MAX_FEE_BPS = 1_000;
 
 /**
  * What to burn so at least `due` is minted. The fee is charged on the burned amount; `maxFee`
@@ -15,7 +17,8 @@ const PPM = 1_000_000n;
  * a rounding or a fee change (at worst it is overpaid by that margin).
  */
 export function burnFor(due: bigint, feeBps: number): { burn: bigint; maxFee: bigint } {
-  if (feeBps <= 0) return { burn: due, maxFee: 0n };
+  if (!(feeBps >= 0 && feeBps < MAX_FEE_BPS)) throw new RangeError(`unusable CCTP fee ${feeBps} bps`);
+  if (feeBps === 0) return { burn: due, maxFee: 0n };
   const ratePpm = BigInt(Math.ceil(feeBps * 100 * 1.25)); // bps -> parts per million, with margin
   let burn = (due * PPM + (PPM - ratePpm) - 1n) / (PPM - ratePpm);
   while (burn - ceilDiv(burn * ratePpm, PPM) < due) burn++;

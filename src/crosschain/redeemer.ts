@@ -1,4 +1,17 @@
-import { type Account, type Address, type Chain, type Hex, type PublicClient, type Transport, type WalletClient, createPublicClient, http, parseEventLogs } from "viem";
+import {
+  type Account,
+  type Address,
+  type Chain,
+  type Hex,
+  type PublicClient,
+  type Transport,
+  type WalletClient,
+  createPublicClient,
+  encodeFunctionData,
+  http,
+  keccak256,
+  parseEventLogs,
+} from "viem";
 import type { NonceManager } from "../chain/nonces.ts";
 import { backoffMs, errorMessage, unlessNotFound } from "../chain/rpc-errors.ts";
 import type { Clock } from "../lib/clock.ts";
@@ -24,8 +37,8 @@ export interface RedeemerDeps {
 
 /** A burn the source chain has never heard of after this long is given up on. */
 const UNKNOWN_TX_GIVE_UP_MS = 60 * 60_000;
-/** A sent redemption unmined after this long is tried again (receiving twice is harmless: the second reverts). */
-const REDEEM_STUCK_MS = 3 * 60_000;
+/** How often a sent redemption is checked (and sent again while unmined). */
+const REDEEM_POLL_MS = 1_000;
 
 type Outcome = { state: "attesting" | "redeeming" | "redeemed" | "failed"; error?: string; retryInMs?: number };
 
@@ -108,12 +121,26 @@ export function createRedeemer(deps: RedeemerDeps) {
     return used !== 0n;
   }
 
+  async function broadcast(serialized: Hex): Promise<void> {
+    try {
+      await destination.client.sendRawTransaction({ serializedTransaction: serialized });
+    } catch (error) {
+      log.debug("redemption broadcast answered with an error", { error: errorMessage(error) });
+    }
+  }
+
   async function redeem(burn: BurnRow): Promise<Outcome> {
     const args = [burn.message as Hex, burn.attestation as Hex] as const;
     if (burn.redeem_tx_hash) {
       const receipt = await unlessNotFound(destination.client.getTransactionReceipt({ hash: burn.redeem_tx_hash as Hex }));
       if (receipt?.status === "success") return { state: "redeemed" };
-      if (!receipt && clock.now() - burn.updated_at < REDEEM_STUCK_MS) return { state: "redeeming", error: "redemption sent, waiting for it to be mined" };
+      if (!receipt) {
+        // Not mined yet: send the very same transaction again. Its nonce must be used, or every
+        // later transaction of the relayer (settlements too) would wait behind the gap.
+        await broadcast(burn.redeem_raw_tx as Hex);
+        return { state: "redeeming", error: "redemption sent, waiting for it to be mined", retryInMs: REDEEM_POLL_MS };
+      }
+      // Reverted: most likely received by someone else first, which the estimate below tells.
     }
     let gas: bigint;
     try {
@@ -141,23 +168,31 @@ export function createRedeemer(deps: RedeemerDeps) {
       }
       throw new RetryableError(`receiveMessage would revert: ${errorMessage(error)}`);
     }
+    // Signed, then stored, then sent: a crash in between resends this transaction, not another.
     const nonce = await destination.nonces.claim();
+    let serialized: Hex;
     try {
-      burn.redeem_tx_hash = await destination.wallet.writeContract({
-        address: config.messageTransmitter,
-        abi: messageTransmitterAbi,
-        functionName: "receiveMessage",
-        args,
+      const fees = await destination.client.estimateFeesPerGas();
+      serialized = await destination.wallet.signTransaction({
+        account: destination.wallet.account,
+        chain: undefined,
+        chainId: destination.wallet.chain?.id ?? (await destination.client.getChainId()),
+        type: "eip1559",
+        to: config.messageTransmitter,
+        data: encodeFunctionData({ abi: messageTransmitterAbi, functionName: "receiveMessage", args }),
         gas: (gas * 12n) / 10n,
         nonce,
-        chain: undefined,
-        account: destination.wallet.account,
+        maxFeePerGas: fees.maxFeePerGas,
+        maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
       });
     } catch (error) {
       destination.nonces.reset();
       throw error;
     }
-    return { state: "redeeming", error: "redemption sent, waiting for it to be mined", retryInMs: 1_000 };
+    Object.assign(burn, { redeem_tx_hash: keccak256(serialized), redeem_nonce: nonce, redeem_raw_tx: serialized, redeem_sent_at: clock.now() });
+    burns.save(burn, clock.now());
+    await broadcast(serialized);
+    return { state: "redeeming", error: "redemption sent, waiting for it to be mined", retryInMs: REDEEM_POLL_MS };
   }
 
   async function step(burn: BurnRow): Promise<void> {

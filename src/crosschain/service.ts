@@ -11,6 +11,8 @@ import type { CctpSource, CrossChainConfig } from "./config.ts";
 import { FINALITY, burnCalls, burnFor } from "./quote.ts";
 import type { BurnRow, BurnStore } from "./store.ts";
 
+const MAX_BURNS_PER_PAYMENT = 20;
+
 /** Statuses in which more funds are not needed; a quote then says so instead of offering calls. */
 const SETTLED_OR_SETTLING = new Set(["settling", "overpaid", "confirmed"]);
 
@@ -109,6 +111,11 @@ export function createCrossChainService(deps: CrossChainDeps): CrossChainApi {
     /** Records a burn once (a repeat answers with the same record) and wakes the redeemer. */
     record(row: PaymentRow, chain: string, txHash: Hex) {
       const from = source(chain);
+      const known = burns.findByTx(from.domain, txHash.toLowerCase());
+      // A payment is paid with a handful of burns; past that, posting hashes is noise.
+      if (!known && burns.countForPayment(row.id) >= MAX_BURNS_PER_PAYMENT) {
+        throw new ConflictError(`a payment accepts at most ${MAX_BURNS_PER_PAYMENT} cross-chain transfers`);
+      }
       const burn = burns.record({
         id: ids.prefixed("burn"),
         payment_id: row.id,

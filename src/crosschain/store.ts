@@ -14,6 +14,9 @@ export interface BurnRow {
   attestation: string | null;
   message_nonce: string | null;
   redeem_tx_hash: string | null;
+  redeem_nonce: number | null;
+  redeem_raw_tx: string | null;
+  redeem_sent_at: number | null;
   error: string | null;
   attempts: number;
   next_attempt_at: number;
@@ -30,13 +33,16 @@ export function createBurnStore(db: Db) {
      ON CONFLICT (source_domain, tx_hash) DO NOTHING`,
   );
   const findByTx = db.query<BurnRow, [number, string]>("SELECT * FROM crosschain_burns WHERE source_domain = ? AND tx_hash = ?").safeIntegers(true);
+  const maxRedeemNonce = db.query<{ n: number | null }, []>("SELECT max(redeem_nonce) AS n FROM crosschain_burns");
+  const countForPayment = db.query<{ n: number }, [string]>("SELECT count(*) AS n FROM crosschain_burns WHERE payment_id = ?");
   const forPayment = db.query<BurnRow, [string]>("SELECT * FROM crosschain_burns WHERE payment_id = ? ORDER BY created_at").safeIntegers(true);
   const due = db
     .query<BurnRow, [number]>("SELECT * FROM crosschain_burns WHERE state IN ('attesting', 'redeeming') AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT 50")
     .safeIntegers(true);
   const update = db.query(
     `UPDATE crosschain_burns SET state = $state, amount = $amount, message = $message, attestation = $attestation,
-       message_nonce = $message_nonce, redeem_tx_hash = $redeem_tx_hash, error = $error, attempts = $attempts,
+       message_nonce = $message_nonce, redeem_tx_hash = $redeem_tx_hash, redeem_nonce = $redeem_nonce,
+       redeem_raw_tx = $redeem_raw_tx, redeem_sent_at = $redeem_sent_at, error = $error, attempts = $attempts,
        next_attempt_at = $next_attempt_at, updated_at = $now WHERE id = $id`,
   );
 
@@ -47,6 +53,13 @@ export function createBurnStore(db: Db) {
       return normalise(findByTx.get(row.source_domain, row.tx_hash)!);
     },
     forPayment: (paymentId: string) => forPayment.all(paymentId).map(normalise),
+    /** Relayer nonces signed for redemptions, so the nonce manager never hands one out twice. */
+    maxRedeemNonce: () => maxRedeemNonce.get()?.n ?? null,
+    countForPayment: (paymentId: string) => countForPayment.get(paymentId)?.n ?? 0,
+    findByTx: (sourceDomain: number, txHash: string) => {
+      const row = findByTx.get(sourceDomain, txHash);
+      return row ? normalise(row) : null;
+    },
     due: (now: number) => due.all(now).map(normalise),
     save: (row: BurnRow, now: number) =>
       update.run({
@@ -57,6 +70,9 @@ export function createBurnStore(db: Db) {
         attestation: row.attestation,
         message_nonce: row.message_nonce,
         redeem_tx_hash: row.redeem_tx_hash,
+        redeem_nonce: row.redeem_nonce,
+        redeem_raw_tx: row.redeem_raw_tx,
+        redeem_sent_at: row.redeem_sent_at,
         error: row.error,
         attempts: row.attempts,
         next_attempt_at: row.next_attempt_at,
@@ -70,6 +86,8 @@ function normalise(row: BurnRow): BurnRow {
     ...row,
     source_domain: Number(row.source_domain),
     attempts: Number(row.attempts),
+    redeem_nonce: row.redeem_nonce === null ? null : Number(row.redeem_nonce),
+    redeem_sent_at: row.redeem_sent_at === null ? null : Number(row.redeem_sent_at),
     next_attempt_at: Number(row.next_attempt_at),
     created_at: Number(row.created_at),
     updated_at: Number(row.updated_at),

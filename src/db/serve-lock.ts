@@ -15,7 +15,8 @@ export function acquireServeLock(dataDir: string): () => void {
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
       const owner = Number(readFileSync(path, "utf8").trim());
-      if (Number.isInteger(owner) && owner > 0 && isAlive(owner)) {
+      // Our own pid in the file is a leftover: in a container the server is pid 1 every time.
+      if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && isAlive(owner)) {
         throw new Error(`${dataDir} is in use by another stablegate serve (pid ${owner}); stop it first`);
       }
       rmSync(path, { force: true });

@@ -13,7 +13,7 @@ import type { PublicExtras } from "../checkout/public-view.ts";
 import type { Hex } from "viem";
 import type { RateLimiter } from "./rate-limit.ts";
 
-/** Everything the routes need, built once in main.ts and passed down explicitly. */
+/** Everything the routes need, built once in server.ts and passed down explicitly. */
 export interface AppContext {
   config: Config;
   log: Logger;

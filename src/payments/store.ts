@@ -79,16 +79,20 @@ export function createPaymentStore(db: Db) {
     "SELECT id FROM payments WHERE status = 'pending' AND expires_at <= ? AND amount_received IS NULL LIMIT ?",
   );
   // Funds owed to the merchant and not yet swept; failed ones only once their retry is due.
+  // One SELECT per case, so each is answered from its own (partial) index, not a table scan.
   const awaitingSettlement = db
     .query<PaymentRow, [number]>(
-      `SELECT * FROM payments p
-        WHERE ((status IN ('pending', 'underpaid', 'expired') AND amount_received >= amount)
-            OR (status = 'confirmed' AND amount_received > amount_settled)
-            OR status IN ('settling', 'overpaid')  -- its transaction was dropped: send anew
-            OR status = 'failed')
-          AND (settle_retry_at IS NULL OR settle_retry_at <= ?)
-          AND NOT EXISTS (SELECT 1 FROM settlements s WHERE s.payment_id = p.id AND s.state = 'submitted')
-        ORDER BY seq LIMIT 100`,
+      `SELECT * FROM (
+         SELECT * FROM payments INDEXED BY payments_funded_open
+          WHERE status IN ('pending', 'underpaid', 'expired') AND amount_received >= amount
+         UNION ALL
+         SELECT * FROM payments INDEXED BY payments_unswept WHERE status = 'confirmed' AND amount_received > amount_settled
+         UNION ALL
+         SELECT * FROM payments WHERE status IN ('settling', 'overpaid', 'failed')  -- dropped or failed: send anew
+       ) p
+       WHERE (settle_retry_at IS NULL OR settle_retry_at <= ?1)
+         AND NOT EXISTS (SELECT 1 FROM settlements s WHERE s.payment_id = p.id AND s.state = 'submitted')
+       ORDER BY seq LIMIT 100`,
     )
     .safeIntegers(true);
   const recordSettled = db.query(
@@ -131,7 +135,6 @@ export function createPaymentStore(db: Db) {
     awaitingSettlement: (now: number) => awaitingSettlement.all(now).map((row) => normalise(row)!),
     recordSettled: (id: string, amount: bigint, now: number) => recordSettled.run(amount, now, id),
     recordSettleFailure: (id: string, retryAt: number, now: number) => recordSettleFailure.run(retryAt, now, id),
-    transaction: <T>(fn: () => T): T => db.transaction(fn)(),
   };
 }
 
