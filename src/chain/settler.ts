@@ -97,6 +97,10 @@ export function createSettler(deps: SettlerDeps) {
     }
   }
 
+  function depositBalance(row: PaymentRow): Promise<bigint> {
+    return client.readContract({ address: row.token_address as Address, abi: erc20Abi, functionName: "balanceOf", args: [row.deposit_address as Address] });
+  }
+
   /**
    * Credited funds that are no longer at the deposit address were settled by someone else (anyone
    * may call settle, and it pays only the committed recipients): record them as settled rather
@@ -120,8 +124,7 @@ export function createSettler(deps: SettlerDeps) {
 
   /** Simulates, signs, records, then broadcasts one settlement. */
   async function submit(row: PaymentRow): Promise<void> {
-    const balance = await client.readContract({ address: row.token_address as Address, abi: erc20Abi, functionName: "balanceOf", args: [row.deposit_address as Address] });
-    if (balance === 0n) return chain.transaction(() => sweptByOthers(row));
+    if ((await depositBalance(row)) === 0n) return chain.transaction(() => sweptByOthers(row));
     let gas: bigint;
     try {
       gas = await client.estimateContractGas({ address: factoryAddress, abi: depositFactoryAbi, functionName: "settle", args: argsOf(row), account });
@@ -199,6 +202,18 @@ export function createSettler(deps: SettlerDeps) {
     // Only a transaction the node holds can be stuck on its fee; one it does not know (never
     // accepted, say for want of gas, or evicted) is broadcast again unchanged.
     const pending = await unlessNotFound(client.getTransaction({ hash: settlement.tx_hash as Hex }));
+    if (!pending) {
+      // Never accepted (no gas?) while someone else settled the address: nothing is left to send.
+      const row = payments.findById(settlement.payment_id)!;
+      if ((await depositBalance(row)) === 0n) {
+        chain.transaction(() => {
+          chain.finishSettlement(settlement.id, "dropped", null, null, settlement.tx_hash, clock.now());
+          sweptByOthers(row);
+        });
+        deps.nonces.reset();
+        return;
+      }
+    }
     if (!pending || clock.now() - settlement.submitted_at < deps.stuckAfterMs) return broadcast(settlement.raw_tx as Hex);
 
     const row = payments.findById(settlement.payment_id)!;

@@ -4,7 +4,10 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { ANVIL_KEY_3, ANVIL_KEY_4 } from "../support/anvil.ts";
-import { deployTestToken, testTokenAbi } from "../support/chain.ts";
+import { type Address, type Hex, zeroAddress } from "viem";
+import { generatePrivateKey } from "viem/accounts";
+import { depositFactoryAbi, factoryAddress } from "../../src/chain/contracts.ts";
+import { deployTestToken, mined, testTokenAbi, walletClientFor } from "../support/chain.ts";
 import { type Stack, type TestChain, randomAddress, startChain, startStack, usdc } from "../support/stack.ts";
 
 let chain: TestChain;
@@ -208,6 +211,39 @@ describe("a platform fee", () => {
       expect(await fees.usdcBalance(odd.deposit_address)).toBe(0n);
     } finally {
       await fees.stop();
+    }
+  });
+});
+
+describe("a payment settled by someone else", () => {
+  test("the merchant calls settle() by hand while the relayer has no gas: the server confirms it without sending", async () => {
+    // A relayer with no gas: the server signs settle() but the node refuses it.
+    const own = await startStack({ chain, relayerKey: generatePrivateKey() });
+    try {
+      const payment = await own.createPayment({ amount: "7.00" });
+      await own.pay(payment.deposit_address, usdc("7.00"));
+      await own.mine(2);
+      await own.waitForStatus(payment.id, "settling");
+
+      // Anyone may call settle(); it can only pay the committed recipients.
+      const merchant = walletClientFor(chain.anvil.rpcUrl, ANVIL_KEY_3);
+      await mined(
+        chain.publicClient,
+        merchant.writeContract({
+          address: factoryAddress,
+          abi: depositFactoryAbi,
+          functionName: "settle",
+          args: [payment.id as Hex, payment.token_address as Address, own.payout, zeroAddress, 0],
+        }),
+      );
+      expect(await own.usdcBalance(own.payout)).toBe(usdc("7.00"));
+
+      const confirmed = await own.waitForStatus(payment.id, "confirmed", { mine: true });
+      expect(confirmed.amount_received).toBe("7.00");
+      expect(own.sql<{ state: string }>("SELECT state FROM settlements WHERE payment_id = ?", payment.id)).toEqual([{ state: "dropped" }]);
+      expect(own.events(payment.id)).toEqual(["payment.settling", "payment.confirmed"]);
+    } finally {
+      await own.stop();
     }
   });
 });
