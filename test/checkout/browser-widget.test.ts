@@ -8,7 +8,8 @@ import type { Browser, Page } from "playwright-core";
 import { PHONE, collectProblems, fundedPayerKey, installTestWallet, launchBrowser, newContext, screenshot } from "../support/browser.ts";
 import { type Stack, type TestChain, startChain, startStack, usdc } from "../support/stack.ts";
 
-setDefaultTimeout(60_000);
+// Generous: on a loaded machine one confirmation round trip through chain, server and browser can take a while.
+setDefaultTimeout(120_000);
 
 let chain: TestChain;
 let stack: Stack;
