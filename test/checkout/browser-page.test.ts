@@ -7,8 +7,8 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import type { Browser } from "playwright-core";
 import { ANVIL_KEYS } from "../support/anvil.ts";
 import { testTokenAbi } from "../support/chain.ts";
-import { PHONE, collectProblems, launchBrowser, newContext, screenshot } from "../support/browser.ts";
-import { type Stack, type TestChain, startChain, startStack, usdc } from "../support/stack.ts";
+import { PHONE, collectProblems, newContext, screenshot, startCheckoutRig, stopCheckoutRig } from "../support/browser.ts";
+import { type Stack, type TestChain, startStack, usdc } from "../support/stack.ts";
 
 // A browser, a chain and a payment flow take longer than bun's 5 s default.
 setDefaultTimeout(60_000);
@@ -18,16 +18,9 @@ let stack: Stack;
 let browser: Browser;
 
 beforeAll(async () => {
-  chain = await startChain({ blockTime: 0.5 });
-  // The shipped single executable, as a merchant runs it.
-  stack = await startStack({ chain, confirmations: 1, pollIntervalMs: 100, subprocess: true, binary: true });
-  browser = await launchBrowser();
+  ({ chain, stack, browser } = await startCheckoutRig());
 });
-afterAll(async () => {
-  await browser?.close();
-  await stack?.stop();
-  await chain?.stop();
-});
+afterAll(() => stopCheckoutRig({ chain, stack, browser }));
 
 const dueDate = () => new Date(Date.now() + 14 * 86_400_000).toISOString();
 

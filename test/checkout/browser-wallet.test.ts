@@ -5,8 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import type { Browser } from "playwright-core";
-import { PHONE, REJECTED, collectProblems, fundedPayerKey, installTestWallet, launchBrowser, newContext, screenshot } from "../support/browser.ts";
-import { type Stack, type TestChain, startChain, startStack, usdc } from "../support/stack.ts";
+import { PHONE, REJECTED, collectProblems, fundedPayerKey, installTestWallet, newContext, screenshot, startCheckoutRig, stopCheckoutRig } from "../support/browser.ts";
+import { type Stack, type TestChain, usdc } from "../support/stack.ts";
 
 setDefaultTimeout(60_000);
 
@@ -16,16 +16,9 @@ let stack: Stack;
 let browser: Browser;
 
 beforeAll(async () => {
-  chain = await startChain({ blockTime: 0.5 });
-  // The shipped single executable, as a merchant runs it.
-  stack = await startStack({ chain, confirmations: 1, pollIntervalMs: 100, subprocess: true, binary: true });
-  browser = await launchBrowser();
+  ({ chain, stack, browser } = await startCheckoutRig());
 });
-afterAll(async () => {
-  await browser?.close();
-  await stack?.stop();
-  await chain?.stop();
-});
+afterAll(() => stopCheckoutRig({ chain, stack, browser }));
 
 /** The checkout of `paymentId` in a fresh context with a test wallet holding `funds` USDC. */
 async function openWithWallet(paymentId: string, opts: { funds?: string; chainId?: number } = {}) {

@@ -5,8 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import type { Browser, Page } from "playwright-core";
-import { PHONE, collectProblems, fundedPayerKey, installTestWallet, launchBrowser, newContext, screenshot } from "../support/browser.ts";
-import { type Stack, type TestChain, startChain, startStack, usdc } from "../support/stack.ts";
+import { PHONE, collectProblems, fundedPayerKey, installTestWallet, newContext, screenshot, startCheckoutRig, stopCheckoutRig } from "../support/browser.ts";
+import { type Stack, type TestChain, usdc } from "../support/stack.ts";
 
 // Generous: on a loaded machine one confirmation round trip through chain, server and browser can take a while.
 setDefaultTimeout(120_000);
@@ -37,10 +37,7 @@ function merchantPage(checkoutUrl: string, buttonPayment: string, apiPayment: st
 }
 
 beforeAll(async () => {
-  chain = await startChain({ blockTime: 0.5 });
-  // The shipped single executable, as a merchant runs it.
-  stack = await startStack({ chain, confirmations: 1, pollIntervalMs: 100, subprocess: true, binary: true });
-  browser = await launchBrowser();
+  ({ chain, stack, browser } = await startCheckoutRig());
   merchant = Bun.serve({
     hostname: "127.0.0.1",
     port: 0,
@@ -49,10 +46,8 @@ beforeAll(async () => {
   shopUrl = `http://localhost:${merchant.port}`;
 });
 afterAll(async () => {
-  await browser?.close();
   merchant?.stop(true);
-  await stack?.stop();
-  await chain?.stop();
+  await stopCheckoutRig({ chain, stack, browser });
 });
 
 /** Serves a merchant page at a fresh path and opens it in a context with a funded test wallet. */

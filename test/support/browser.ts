@@ -14,7 +14,7 @@ import { type Address, type Hex, createWalletClient, http, toHex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { foundry } from "viem/chains";
 import { testTokenAbi } from "./chain.ts";
-import type { TestChain } from "./stack.ts";
+import { type Stack, type TestChain, startChain, startStack } from "./stack.ts";
 
 export const ARTIFACTS = resolve(import.meta.dir, "../artifacts");
 export const DESKTOP = { width: 1280, height: 800 };
@@ -24,6 +24,26 @@ export const PHONE = { width: 390, height: 844 };
  * Headless chromium with everything that phones home turned off. Playwright gives each launch
  * a fresh temporary profile (it refuses a --user-data-dir argument), removed on close.
  */
+export interface CheckoutRig {
+  chain: TestChain;
+  stack: Stack;
+  browser: Browser;
+}
+
+/** What every checkout browser test runs against: a chain, the shipped executable and chromium. */
+export async function startCheckoutRig(): Promise<CheckoutRig> {
+  const chain = await startChain({ blockTime: 0.5 });
+  // The shipped single executable, as a merchant runs it.
+  const stack = await startStack({ chain, confirmations: 1, pollIntervalMs: 100, subprocess: true, binary: true });
+  return { chain, stack, browser: await launchBrowser() };
+}
+
+export async function stopCheckoutRig(rig: Partial<CheckoutRig>): Promise<void> {
+  await rig.browser?.close();
+  await rig.stack?.stop();
+  await rig.chain?.stop();
+}
+
 export function launchBrowser(): Promise<Browser> {
   return chromium.launch({
     executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
