@@ -254,12 +254,15 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     });
     url = `http://127.0.0.1:${port}`;
     const proc = child;
+    // Read stderr as it comes: a pipe nobody reads fills up, and the server then blocks on its
+    // next write (and with it every request). The tail is kept for start-up failures.
+    const stderrTail = drainTail(proc.stderr);
     try {
       await waitFor(async () => proc.exitCode === null && (await fetch(`${url}/healthz`)).ok, 15_000, "the server subprocess to listen");
     } catch (error) {
       proc.kill("SIGKILL");
       await proc.exited;
-      throw new Error(`server subprocess did not start: ${(await new Response(proc.stderr).text()).trim() || (error as Error).message}`);
+      throw new Error(`server subprocess did not start: ${(await stderrTail()).trim() || (error as Error).message}`);
     }
   }
 
@@ -405,4 +408,22 @@ export function builtBinary(): Promise<string> {
     return join(REPO_ROOT, "dist/stablegate");
   })();
   return building;
+}
+
+/** Reads a stream to its end in the background, keeping only its last `keep` characters. */
+function drainTail(stream: ReadableStream<Uint8Array>, keep = 16_384): () => Promise<string> {
+  let tail = "";
+  const decoder = new TextDecoder();
+  const done = (async () => {
+    const reader = stream.getReader();
+    for (;;) {
+      const { done: ended, value } = await reader.read();
+      if (ended) return;
+      tail = (tail + decoder.decode(value, { stream: true })).slice(-keep);
+    }
+  })().catch(() => {});
+  return async () => {
+    await Promise.race([done, Bun.sleep(200)]);
+    return tail;
+  };
 }
