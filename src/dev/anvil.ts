@@ -7,6 +7,7 @@ import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Hex } from "viem";
 import { freePort } from "../lib/free-port.ts";
+import { drainTail } from "../lib/stream-tail.ts";
 
 // Source checkouts find node_modules beside src/; the compiled binary looks in the working dir.
 const ROOTS = [resolve(import.meta.dir, "../.."), process.cwd()];
@@ -52,6 +53,8 @@ export async function startAnvil(opts: { blockTime?: number; port?: number; chai
       ],
       { stdout: "ignore", stderr: "pipe" },
     );
+    // Drained as it comes: anvil would block on a full stderr pipe (and every RPC with it).
+    const stderrTail = drainTail(proc.stderr);
     const rpcUrl = `http://127.0.0.1:${port}`;
     const rpc = <T>(method: string, params: unknown[] = []) => jsonRpc<T>(rpcUrl, method, params);
     const stop = async () => {
@@ -71,7 +74,7 @@ export async function startAnvil(opts: { blockTime?: number; port?: number; chai
         stop,
       };
     }
-    const stderr = proc.exitCode === null ? "" : await new Response(proc.stderr).text();
+    const stderr = proc.exitCode === null ? "" : await stderrTail();
     await stop();
     if (attempt >= 3) throw new Error(`anvil did not start on port ${port}: ${stderr.trim() || "timed out"}`);
   }

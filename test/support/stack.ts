@@ -22,6 +22,7 @@ import { type RunningServer, startServer } from "../../src/server.ts";
 import { ANVIL_KEY_0, ANVIL_KEY_1, ANVIL_KEY_2, type Anvil, startAnvil } from "./anvil.ts";
 import { freePort } from "../../src/lib/free-port.ts";
 import { type TestWallet, deployTestUsdc, publicClientFor, testTokenAbi, walletClientFor } from "./chain.ts";
+import { drainTail } from "../../src/lib/stream-tail.ts";
 
 const REPO_ROOT = resolve(import.meta.dir, "../..");
 /** The payer starts with 1,000,000 test USDC. */
@@ -254,8 +255,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     });
     url = `http://127.0.0.1:${port}`;
     const proc = child;
-    // Read stderr as it comes: a pipe nobody reads fills up, and the server then blocks on its
-    // next write (and with it every request). The tail is kept for start-up failures.
+    // Read as it comes (a full pipe would block the server); the tail explains a failed start.
     const stderrTail = drainTail(proc.stderr);
     try {
       await waitFor(async () => proc.exitCode === null && (await fetch(`${url}/healthz`)).ok, 15_000, "the server subprocess to listen");
@@ -408,22 +408,4 @@ export function builtBinary(): Promise<string> {
     return join(REPO_ROOT, "dist/stablegate");
   })();
   return building;
-}
-
-/** Reads a stream to its end in the background, keeping only its last `keep` characters. */
-function drainTail(stream: ReadableStream<Uint8Array>, keep = 16_384): () => Promise<string> {
-  let tail = "";
-  const decoder = new TextDecoder();
-  const done = (async () => {
-    const reader = stream.getReader();
-    for (;;) {
-      const { done: ended, value } = await reader.read();
-      if (ended) return;
-      tail = (tail + decoder.decode(value, { stream: true })).slice(-keep);
-    }
-  })().catch(() => {});
-  return async () => {
-    await Promise.race([done, Bun.sleep(200)]);
-    return tail;
-  };
 }
