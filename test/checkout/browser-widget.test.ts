@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import type { Browser, Page } from "playwright-core";
-import { PHONE, collectProblems, fundedPayerKey, installTestWallet, newContext, screenshot, startCheckoutRig, stopCheckoutRig } from "../support/browser.ts";
+import { PHONE, collectProblems, fundedPayerKey, installTestWallet, launchBrowser, newContext, screenshot, startCheckoutRig, stopCheckoutRig } from "../support/browser.ts";
 import { type Stack, type TestChain, usdc } from "../support/stack.ts";
 
 // Generous: on a loaded machine one confirmation round trip through chain, server and browser can take a while.
@@ -50,11 +50,16 @@ afterAll(async () => {
   await stopCheckoutRig({ chain, stack, browser });
 });
 
-/** Serves a merchant page at a fresh path and opens it in a context with a funded test wallet. */
+/**
+ * Serves a merchant page at a fresh path and opens it with a funded test wallet, in a browser of
+ * its own (closed with the context): each test starts from a browser nothing else has touched.
+ */
 async function openShop(buttonPayment: string, apiPayment: string) {
   const path = `/shop-${crypto.randomUUID()}`;
   shopPages.set(path, merchantPage(stack.url, buttonPayment, apiPayment));
-  const context = await newContext(browser, [stack.url, shopUrl]);
+  const own = await launchBrowser();
+  const context = await newContext(own, [stack.url, shopUrl]);
+  context.on("close", () => void own.close());
   await installTestWallet(context, { rpcUrl: chain.rpcUrl, privateKey: await fundedPayerKey(chain, usdc("100")) });
   const page = await context.newPage();
   const problems = collectProblems(page);
