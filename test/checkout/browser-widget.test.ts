@@ -5,11 +5,10 @@
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import type { Browser, Page } from "playwright-core";
-import { PHONE, collectProblems, fundedPayerKey, installTestWallet, launchBrowser, newContext, screenshot, startCheckoutRig, stopCheckoutRig } from "../support/browser.ts";
+import { PHONE, collectProblems, fundedPayerKey, installTestWallet, newContext, screenshot, startCheckoutRig, stopCheckoutRig } from "../support/browser.ts";
 import { type Stack, type TestChain, usdc } from "../support/stack.ts";
 
-// Generous: on a loaded machine one confirmation round trip through chain, server and browser can take a while.
-setDefaultTimeout(120_000);
+setDefaultTimeout(60_000);
 
 let chain: TestChain;
 let stack: Stack;
@@ -50,16 +49,11 @@ afterAll(async () => {
   await stopCheckoutRig({ chain, stack, browser });
 });
 
-/**
- * Serves a merchant page at a fresh path and opens it with a funded test wallet, in a browser of
- * its own (closed with the context): each test starts from a browser nothing else has touched.
- */
+/** Serves a merchant page at a fresh path and opens it in a context with a funded test wallet. */
 async function openShop(buttonPayment: string, apiPayment: string) {
   const path = `/shop-${crypto.randomUUID()}`;
   shopPages.set(path, merchantPage(stack.url, buttonPayment, apiPayment));
-  const own = await launchBrowser();
-  const context = await newContext(own, [stack.url, shopUrl]);
-  context.on("close", () => void own.close());
+  const context = await newContext(browser, [stack.url, shopUrl]);
   await installTestWallet(context, { rpcUrl: chain.rpcUrl, privateKey: await fundedPayerKey(chain, usdc("100")) });
   const page = await context.newPage();
   const problems = collectProblems(page);

@@ -179,7 +179,9 @@
 
   // Escape inside the widget closes it, as it would on the merchant page itself; and the
   // widget sizes its frame to the content.
-  document.addEventListener("keydown", (event) => event.key === "Escape" && tellParent("close"));
+  // On keyup: the parent removes this frame when told, and a frame removed between a key's
+  // down and up leaves its release nowhere to go.
+  document.addEventListener("keyup", (event) => event.key === "Escape" && tellParent("close"));
   if (boot.embed && window.ResizeObserver) {
     new ResizeObserver(() => tellParent("resize", { height: Math.ceil(document.body.getBoundingClientRect().height) })).observe(document.body);
   }
