@@ -18,6 +18,7 @@ import type { Clock } from "../lib/clock.ts";
 import { RetryableError } from "../lib/errors.ts";
 import type { Logger } from "../lib/log.ts";
 import { createWaker } from "../lib/sleep.ts";
+import { runEvery } from "../lib/loop.ts";
 import { messageTransmitterAbi, tokenMessengerAbi } from "./abi.ts";
 import type { AttestationApi } from "./attestation-api.ts";
 import type { CctpSource, CrossChainConfig } from "./config.ts";
@@ -222,15 +223,6 @@ export function createRedeemer(deps: RedeemerDeps) {
   return {
     tick,
     wake: waker.wake,
-    async run(signal: AbortSignal): Promise<void> {
-      while (!signal.aborted) {
-        try {
-          await tick();
-        } catch (error) {
-          log.error("cross-chain redeemer failed", { error });
-        }
-        await waker.wait(500, signal);
-      }
-    },
+    run: (signal: AbortSignal) => runEvery("cross-chain redeemer", 500, tick, { log, signal, wait: waker.wait }),
   };
 }

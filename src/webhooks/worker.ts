@@ -2,6 +2,7 @@ import type { GroupCommit } from "../db/group-commit.ts";
 import type { Clock } from "../lib/clock.ts";
 import type { Logger } from "../lib/log.ts";
 import { createWaker } from "../lib/sleep.ts";
+import { runEvery } from "../lib/loop.ts";
 import type { DeliveryStore, DueDelivery } from "./delivery-store.ts";
 import { RETRY_SCHEDULE_MS, nextDelayMs, parseRetryAfter } from "./schedule.ts";
 import { sendWebhook } from "./sender.ts";
@@ -127,14 +128,7 @@ export function createWebhookWorker(deps: WebhookWorkerDeps) {
     tick,
     wake: waker.wake,
     async run(signal: AbortSignal): Promise<void> {
-      while (!signal.aborted) {
-        try {
-          tick();
-        } catch (error) {
-          log.error("webhook worker failed", { error });
-        }
-        await waker.wait(pollMs, signal);
-      }
+      await runEvery("webhook worker", pollMs, tick, { log, signal, wait: waker.wait });
       await Promise.all([...running]);
     },
   };
