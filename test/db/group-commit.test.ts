@@ -1,0 +1,67 @@
+/**
+ * Group commit shares one transaction between the writes queued in one turn of the event loop.
+ * Each write runs in a savepoint of its own, so one that throws after writing takes back its
+ * own rows and nothing else; the others are committed and acknowledged.
+ */
+import { Database } from "bun:sqlite";
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { rmSync } from "node:fs";
+import { join } from "node:path";
+import { createGroupCommit } from "../../src/db/group-commit.ts";
+import { type Db, openDb } from "../../src/db/index.ts";
+import { makeTempDir } from "../support/server.ts";
+
+let dir: string;
+let db: Db;
+
+beforeAll(() => {
+  dir = makeTempDir();
+  db = openDb(dir);
+  db.run("CREATE TABLE notes (job TEXT NOT NULL, n INTEGER NOT NULL) STRICT");
+});
+
+afterAll(() => {
+  db?.close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+/** What another connection to the same file sees: only committed rows. */
+function committedRows(): Array<{ job: string; n: number }> {
+  const reader = new Database(join(dir, "stablegate.db"), { readonly: true });
+  try {
+    return reader.query<{ job: string; n: number }, []>("SELECT job, n FROM notes ORDER BY job, n").all();
+  } finally {
+    reader.close();
+  }
+}
+
+test("a job that throws in a batch rolls back its own writes and no other job's", async () => {
+  const groupCommit = createGroupCommit(db);
+  const insert = db.query("INSERT INTO notes (job, n) VALUES (?, ?)");
+  // What the last job's batch-mates had committed when it ran: nothing if they share its transaction.
+  let committedBeforeLast: unknown[] | undefined;
+  const write = (job: string, fail: boolean) =>
+    groupCommit.run(() => {
+      if (job === "c") committedBeforeLast = committedRows();
+      insert.run(job, 1);
+      insert.run(job, 2);
+      if (fail) throw new Error(`job ${job} failed after writing`);
+      return job;
+    });
+
+  // Queued in the same turn, so they share one transaction.
+  const outcomes = await Promise.allSettled([write("a", false), write("b", true), write("c", false)]);
+
+  expect(committedBeforeLast).toEqual([]);
+  expect(outcomes).toEqual([
+    { status: "fulfilled", value: "a" },
+    { status: "rejected", reason: new Error("job b failed after writing") },
+    { status: "fulfilled", value: "c" },
+  ]);
+  expect(committedRows()).toEqual([
+    { job: "a", n: 1 },
+    { job: "a", n: 2 },
+    { job: "c", n: 1 },
+    { job: "c", n: 2 },
+  ]);
+});
