@@ -1,0 +1,91 @@
+/**
+ * Idempotency keys over time, with the injected clock: a key is kept for 24 hours, then it is
+ * free again and purged; a claim left behind by a request that died mid-flight is taken over
+ * once it is a minute old, and not before.
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { rmSync } from "node:fs";
+import { type Db, openDb } from "../../src/db/index.ts";
+import { IDEMPOTENCY_TTL_MS, type Idempotency, createIdempotency } from "../../src/idempotency/index.ts";
+import { ConflictError, UnprocessableError } from "../../src/lib/errors.ts";
+import { type TestClock, createTestClock } from "../support/stack.ts";
+import { makeTempDir } from "../support/server.ts";
+
+const MINUTE = 60_000;
+const ACCOUNT = "acct_expiry";
+
+let dir: string;
+let db: Db;
+let clock: TestClock;
+let idempotency: Idempotency;
+
+beforeAll(() => {
+  dir = makeTempDir();
+  db = openDb(dir);
+  clock = createTestClock();
+  idempotency = createIdempotency(db, clock);
+});
+
+afterAll(() => {
+  db?.close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+let runs = 0;
+/** A request whose work stores and returns a response naming which run produced it. */
+function request(key: string, body: unknown) {
+  return idempotency.run(ACCOUNT, key, body, (commit) => {
+    const response = { status: 201, body: JSON.stringify({ run: ++runs }) };
+    commit(response.status, response.body);
+    return response;
+  });
+}
+
+const storedKeys = () =>
+  db.query<{ key: string }, [string]>("SELECT key FROM idempotency_keys WHERE account_id = ? ORDER BY key").all(ACCOUNT).map((r) => r.key);
+
+test("a used key replays for 24 hours, then runs afresh, whatever the body", async () => {
+  const first = await request("ttl", { amount: "1.00" });
+  expect(first.replayed).toBe(false);
+
+  clock.advance(IDEMPOTENCY_TTL_MS - MINUTE);
+  expect(await request("ttl", { amount: "1.00" })).toEqual({ ...first, replayed: true });
+  await expect(request("ttl", { amount: "2.00" })).rejects.toBeInstanceOf(UnprocessableError);
+
+  clock.advance(2 * MINUTE);
+  const afterTtl = await request("ttl", { amount: "2.00" });
+  expect(afterTtl.replayed).toBe(false);
+  expect(afterTtl.body).not.toBe(first.body);
+  // The new use starts a new 24 hours.
+  expect(await request("ttl", { amount: "2.00" })).toEqual({ ...afterTtl, replayed: true });
+});
+
+test("a claim left by a request that never finished is taken over after a minute, not before", async () => {
+  // The first request claims the key and never completes (its process died mid-flight).
+  void idempotency.run(ACCOUNT, "stale", { amount: "3.00" }, () => new Promise<never>(() => {}));
+
+  clock.advance(MINUTE / 2);
+  await expect(request("stale", { amount: "3.00" })).rejects.toBeInstanceOf(ConflictError);
+
+  clock.advance(MINUTE);
+  const retried = await request("stale", { amount: "3.00" });
+  expect(retried.replayed).toBe(false);
+  expect(await request("stale", { amount: "3.00" })).toEqual({ ...retried, replayed: true });
+});
+
+test("purgeExpired deletes keys older than 24 hours and keeps the younger ones", async () => {
+  await request("purge-old", { amount: "4.00" });
+  clock.advance(12 * 60 * MINUTE);
+  await request("purge-young", { amount: "4.00" });
+  expect(storedKeys()).toEqual(expect.arrayContaining(["purge-old", "purge-young"]));
+
+  clock.advance(12 * 60 * MINUTE + MINUTE);
+  expect(idempotency.purgeExpired()).toBeGreaterThanOrEqual(1);
+  const left = storedKeys();
+  expect(left).not.toContain("purge-old");
+  expect(left).toContain("purge-young");
+
+  clock.advance(12 * 60 * MINUTE);
+  idempotency.purgeExpired();
+  expect(storedKeys()).not.toContain("purge-young");
+});
