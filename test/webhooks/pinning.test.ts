@@ -17,10 +17,10 @@ const CHECKED = "127.0.0.2";
 const REBOUND = "127.0.0.1";
 
 const hits: Array<{ at: string; host: string | null; body: string }> = [];
-let checked: Server;
-let rebound: Server;
+let checked: Server<undefined>;
+let rebound: Server<undefined>;
 
-function listen(hostname: string, port: number): Server {
+function listen(hostname: string, port: number): Server<undefined> {
   return Bun.serve({
     hostname,
     port,
