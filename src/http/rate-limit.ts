@@ -11,7 +11,8 @@ export interface RateLimit {
 /**
  * Token buckets keyed by what a request costs us: the public endpoints key them by payment id,
  * which bounds the work (RPC calls, attestation-service calls) anyone holding one id can cause,
- * and stays fair behind a reverse proxy where every client shares one address.
+ * and stays fair behind a reverse proxy where every client shares one address. At most
+ * `maxKeys` buckets are kept: full ones are forgotten first, then the least recently used.
  */
 export function createRateLimiter(clock: Clock, maxKeys = 50_000) {
   const buckets = new Map<string, { tokens: number; at: number; limit: RateLimit }>();
@@ -23,6 +24,17 @@ export function createRateLimiter(clock: Clock, maxKeys = 50_000) {
     for (const [key, bucket] of buckets) if (refilled(bucket, now) >= bucket.limit.burst) buckets.delete(key);
   }
 
+  /** Stores `key`'s bucket as the most recently used, making room first when it is new. */
+  function keep(key: string, bucket: { tokens: number; at: number; limit: RateLimit }, now: number) {
+    if (!buckets.delete(key) && buckets.size >= maxKeys) {
+      prune(now);
+      // Every bucket is in use: forgetting the least recently used one only relaxes that key's
+      // limit, where keeping it would let memory grow with every new key.
+      if (buckets.size >= maxKeys) buckets.delete(buckets.keys().next().value!);
+    }
+    buckets.set(key, bucket);
+  }
+
   return {
     /** Takes one request from `key`'s bucket, or throws 429 with the seconds until the next. */
     take(key: string, limit: RateLimit): void {
@@ -31,13 +43,16 @@ export function createRateLimiter(clock: Clock, maxKeys = 50_000) {
       bucket.tokens = refilled(bucket, now);
       bucket.at = now;
       if (bucket.tokens < 1) {
-        buckets.set(key, bucket);
+        keep(key, bucket, now);
         const wait = Math.max(1, Math.ceil((1 - bucket.tokens) / limit.perSecond));
         throw new HttpError(429, "too many requests for this payment; try again shortly", { "retry-after": String(wait) });
       }
       bucket.tokens -= 1;
-      if (buckets.size >= maxKeys && !buckets.has(key)) prune(now);
-      buckets.set(key, bucket);
+      keep(key, bucket, now);
+    },
+    /** How many buckets are kept (never more than `maxKeys`). */
+    get size() {
+      return buckets.size;
     },
   };
 }

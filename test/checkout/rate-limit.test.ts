@@ -40,17 +40,30 @@ describe("createRateLimiter", () => {
     expect(retryAfterOf(() => limiter.take("b", limit))).toBeNull();
   });
 
-  test("memory stays bounded: full buckets are forgotten, busy ones kept", () => {
+  test("memory stays bounded: never more than maxKeys buckets, full ones forgotten first, then the least recently used", () => {
     const clock = manualClock();
     const limiter = createRateLimiter(clock, 10);
     const limit = { burst: 1, perSecond: 1 };
-    limiter.take("busy", limit);
-    for (let i = 0; i < 9; i++) limiter.take(`idle-${i}`, limit);
-    clock.advance(500); // idle buckets are half refilled, not yet full
-    limiter.take("new-1", limit); // at the cap: nothing full to prune, still remembered
-    clock.advance(5_000);
-    limiter.take("new-2", limit); // everything full now: pruned, busy included
-    expect(retryAfterOf(() => limiter.take("busy", limit))).toBeNull();
+    for (let i = 0; i < 10; i++) limiter.take(`k${i}`, limit);
+    expect(limiter.size).toBe(10);
+
+    clock.advance(500); // every bucket half refilled: none is full, so none can simply be dropped
+    expect(retryAfterOf(() => limiter.take("k0", limit))).not.toBeNull(); // k0 is now the most recent
+    limiter.take("new-1", limit);
+    expect(limiter.size).toBe(10);
+    // k1, the least recently used, was forgotten: it starts afresh. k0 was kept and is still limited.
+    expect(retryAfterOf(() => limiter.take("k1", limit))).toBeNull();
+    expect(retryAfterOf(() => limiter.take("k0", limit))).not.toBeNull();
+    expect(limiter.size).toBe(10);
+
+    clock.advance(5_000); // every bucket full again
+    limiter.take("new-2", limit);
+    expect(limiter.size).toBe(1); // the full ones were all forgotten, not just one
+
+    for (let i = 0; i < 1_000; i++) {
+      limiter.take(`flood-${i}`, limit);
+      expect(limiter.size).toBeLessThanOrEqual(10);
+    }
   });
 });
 
