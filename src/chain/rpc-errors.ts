@@ -10,7 +10,10 @@ export function isRangeError(error: unknown): boolean {
   return RANGE_TOO_LARGE.test(text);
 }
 
-/** Exponential backoff with full jitter, in milliseconds. */
+/**
+ * Exponential backoff with equal jitter, in milliseconds: a random wait between half the
+ * exponential ceiling and all of it, so retries spread out yet always wait at least half.
+ */
 export function backoffMs(attempt: number, baseMs: number, maxMs: number, random = Math.random): number {
   const ceiling = Math.min(maxMs, baseMs * 2 ** Math.min(attempt, 20));
   return Math.round(ceiling / 2 + (random() * ceiling) / 2);
