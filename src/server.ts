@@ -45,6 +45,8 @@ export interface ServerOptions {
 export interface RunningServer {
   url: string;
   db: Db;
+  /** Every registered route, so tests can check their tables of routes are complete. */
+  routes: Array<{ method: string; path: string }>;
   stop(): Promise<void>;
 }
 
@@ -202,6 +204,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
   return {
     url,
     db,
+    routes: app.routes.map(({ method, path }) => ({ method, path })),
     async stop() {
       abort.abort();
       await app.stop();

@@ -4,19 +4,38 @@ import { createHash } from "node:crypto";
 import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { runAccountCommand } from "../../src/cli/accounts.ts";
-import { type TestAccount, type TestServer, isErrorBody, startTestServer, toApiResponse } from "../support/server.ts";
+import { type MerchantRoute, MERCHANT_ROUTES, type OwnedObjects, concretePath, namesAnObject } from "../support/merchant-routes.ts";
+import { type TestAccount, type TestServer, api, isErrorBody, startTestServer, toApiResponse } from "../support/server.ts";
 
 let server: TestServer;
 let merchant: TestAccount;
 
+let owned: OwnedObjects;
+
 beforeAll(async () => {
   server = await startTestServer();
   merchant = server.createAccount("Auth Shop");
+  owned = await createOwnedObjects(merchant);
 });
 afterAll(() => server.stop());
 
 const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 const wellFormedKey = () => `sk_live_${Array.from(crypto.getRandomValues(new Uint8Array(32)), (b) => BASE62[b % 62]).join("")}`;
+
+function requestInit(route: MerchantRoute): RequestInit {
+  if (route.body === undefined) return { method: route.method };
+  return { method: route.method, body: JSON.stringify(route.body), headers: { "content-type": "application/json" } };
+}
+
+/** A payment, a webhook endpoint, a test event and its delivery, all made through the API. */
+async function createOwnedObjects(account: TestAccount): Promise<OwnedObjects> {
+  const call = api(server.url, account.apiKey);
+  const payment = await call("/api/v1/payments", { body: { amount: "2.00" } });
+  const endpoint = await call("/api/v1/webhook_endpoints", { body: { url: "https://hooks.example.com/owned" } });
+  const sent = await call(`/api/v1/webhook_endpoints/${endpoint.json.id}/test`, { method: "POST" });
+  expect([payment.status, endpoint.status, sent.status]).toEqual([201, 201, 202]);
+  return { paymentId: payment.json.id, endpointId: endpoint.json.id, deliveryId: sent.json.delivery.id, eventId: sent.json.event_id };
+}
 
 async function withAuthorization(authorization: string | null, path = "/api/v1/payments", init: RequestInit = {}) {
   const headers = new Headers(init.headers);
@@ -42,14 +61,10 @@ describe("merchant API authentication: 401 for every bad key", () => {
     ["the key's SHA-256 hash instead of the key", () => `Bearer ${createHash("sha256").update(merchant.apiKey).digest("hex")}`],
   ];
 
-  test.each(cases)("%s", async (_name, header) => {
-    for (const [path, init] of [
-      ["/api/v1/payments", {}],
-      ["/api/v1/payments", { method: "POST", body: JSON.stringify({ amount: "1.00" }), headers: { "content-type": "application/json" } }],
-      ["/api/v1/webhook_endpoints", {}],
-    ] as Array<[string, RequestInit]>) {
-      const res = await withAuthorization(header(), path, init);
-      expect(res.status).toBe(401);
+  test.each(cases)("%s, on every merchant route", async (_name, header) => {
+    for (const route of MERCHANT_ROUTES) {
+      const res = await withAuthorization(header(), concretePath(route, owned), requestInit(route));
+      expect({ route: route.path, status: res.status }).toEqual({ route: route.path, status: 401 });
       expect(isErrorBody(res.json)).toBe(true);
       expect(res.text).not.toContain(merchant.apiKey);
     }
@@ -147,5 +162,34 @@ describe("key storage", () => {
     expect(JSON.stringify(out.account)).not.toContain(out.api_key);
     const all = JSON.stringify(runAccountCommand("key", ["list"], server.env));
     expect(all).not.toContain(out.api_key);
+  });
+});
+
+describe("every merchant route", () => {
+  test("the route table lists exactly the registered /api/v1 routes", () => {
+    const key = (r: { method: string; path: string }) => `${r.method} ${r.path}`;
+    const registered = server.running.routes.filter((r) => r.path.startsWith("/api/v1/")).map(key).sort();
+    expect(MERCHANT_ROUTES.map(key).sort()).toEqual(registered);
+  });
+
+  test("the owner's key succeeds on each route (so the refusals below are about the key, not the request)", async () => {
+    for (const route of MERCHANT_ROUTES) {
+      const objects = await createOwnedObjects(merchant); // fresh, since some routes delete or retry
+      const res = await withAuthorization(`Bearer ${merchant.apiKey}`, concretePath(route, objects), requestInit(route));
+      expect({ route: route.path, ok: res.status >= 200 && res.status < 300 }).toEqual({ route: route.path, ok: true });
+    }
+  });
+
+  test("another account's key gets 404 for every object of this account, and changes nothing", async () => {
+    const stranger = server.createAccount("Stranger Shop");
+    const mine = api(server.url, merchant.apiKey);
+    const before = await Promise.all([mine("/api/v1/webhook_endpoints"), mine(`/api/v1/webhook_endpoints/${owned.endpointId}/deliveries`)]);
+    for (const route of MERCHANT_ROUTES.filter(namesAnObject)) {
+      const res = await withAuthorization(`Bearer ${stranger.apiKey}`, concretePath(route, owned), requestInit(route));
+      expect({ route: route.path, status: res.status }).toEqual({ route: route.path, status: 404 });
+      expect(isErrorBody(res.json)).toBe(true);
+    }
+    const after = await Promise.all([mine("/api/v1/webhook_endpoints"), mine(`/api/v1/webhook_endpoints/${owned.endpointId}/deliveries`)]);
+    expect(after.map((r) => r.json.data.map((o: { id: string }) => o.id))).toEqual(before.map((r) => r.json.data.map((o: { id: string }) => o.id)));
   });
 });

@@ -1,0 +1,49 @@
+/**
+ * Every merchant route (`/api/v1/...`), with a request that would succeed for the owner of the
+ * objects it names. The security sweeps iterate this table, and a test checks it against the
+ * server's registered routes, so a new route cannot ship without the shared checks.
+ */
+
+/** Ids of one account's objects, filled into a route's path. */
+export interface OwnedObjects {
+  paymentId: string;
+  endpointId: string;
+  deliveryId: string;
+  eventId: string;
+}
+
+export interface MerchantRoute {
+  method: "GET" | "POST" | "DELETE";
+  /** As the server registers it, with `:params`. */
+  path: string;
+  body?: unknown;
+  /** Changes something, so a refused request must leave the objects as they were. */
+  writes: boolean;
+}
+
+export const MERCHANT_ROUTES: readonly MerchantRoute[] = [
+  { method: "POST", path: "/api/v1/payments", body: { amount: "1.00" }, writes: true },
+  { method: "GET", path: "/api/v1/payments", writes: false },
+  { method: "GET", path: "/api/v1/payments/:id", writes: false },
+  { method: "POST", path: "/api/v1/webhook_endpoints", body: { url: "https://hooks.example.com/sweep" }, writes: true },
+  { method: "GET", path: "/api/v1/webhook_endpoints", writes: false },
+  { method: "DELETE", path: "/api/v1/webhook_endpoints/:id", writes: true },
+  { method: "GET", path: "/api/v1/webhook_endpoints/:id/deliveries", writes: false },
+  { method: "POST", path: "/api/v1/webhook_endpoints/:id/deliveries/:delivery_id/retry", writes: true },
+  { method: "POST", path: "/api/v1/webhook_endpoints/:id/test", writes: true },
+  { method: "GET", path: "/api/v1/events", writes: false },
+  { method: "GET", path: "/api/v1/events/:id", writes: false },
+];
+
+/** The concrete path of `route` for `objects`. */
+export function concretePath(route: MerchantRoute, objects: OwnedObjects): string {
+  const id = route.path.startsWith("/api/v1/payments/")
+    ? objects.paymentId
+    : route.path.startsWith("/api/v1/events/")
+      ? objects.eventId
+      : objects.endpointId;
+  return route.path.replace(":delivery_id", objects.deliveryId).replace(":id", id);
+}
+
+/** Whether a route names one object in its path (so another account must get 404 for it). */
+export const namesAnObject = (route: MerchantRoute) => route.path.includes(":");
