@@ -31,7 +31,7 @@ export function createEventStore(db: Db, ids: IdGenerator) {
   const listForPayment = db.query<EventRow, [string]>("SELECT * FROM events WHERE payment_id = ? ORDER BY seq");
   const findForAccount = db.query<EventRow, [string, string]>("SELECT * FROM events WHERE id = ? AND account_id = ?");
   const list = db.query<EventRow, Record<string, string | number | null>>(
-    `SELECT * FROM events WHERE account_id = $account_id AND type != 'test' AND created_at >= $since
+    `SELECT * FROM events WHERE account_id = $account_id AND created_at >= $since
         AND ($before_seq IS NULL OR seq < $before_seq) AND ($type IS NULL OR type = $type)
       ORDER BY seq DESC LIMIT $limit`,
   );

@@ -3,7 +3,7 @@ import type { EventStore } from "../events/store.ts";
 import type { Clock } from "../lib/clock.ts";
 import { NotFoundError, ValidationError } from "../lib/errors.ts";
 import type { IdGenerator } from "../lib/ids.ts";
-import type { AttemptRow, DeliveryRow, DeliveryStore } from "./delivery-store.ts";
+import type { AttemptRow, DeliveryStore, ListedDelivery } from "./delivery-store.ts";
 import type { WebhookStore } from "./store.ts";
 
 export interface DeliveriesDeps {
@@ -28,14 +28,14 @@ export function createDeliveriesService(deps: DeliveriesDeps) {
     return endpoint;
   }
 
-  function view(row: DeliveryRow & { event_type?: string }) {
+  function view(row: ListedDelivery) {
     const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
     return {
       id: row.id,
       object: "webhook_delivery",
       endpoint_id: row.endpoint_id,
       event_id: row.event_id,
-      event_type: row.event_type ?? null,
+      event_type: row.event_type,
       status: row.state,
       attempt_count: row.attempts,
       next_attempt_at: row.state === "pending" ? iso(row.next_attempt_at) : null,
@@ -88,7 +88,7 @@ export function createDeliveriesService(deps: DeliveriesDeps) {
         deliveries.insertOne({ id: deliveryId, event_id: eventId, endpoint_id: endpointId, account_id: account.id, now });
       });
       deps.wake();
-      return { event_id: eventId, delivery: view({ ...deliveries.find(deliveryId, endpointId)!, event_type: "test" }) };
+      return { event_id: eventId, delivery: view(deliveries.find(deliveryId, endpointId)!) };
     },
   };
 }

@@ -12,6 +12,11 @@ export interface DeliveryRow {
   updated_at: number;
 }
 
+/** A delivery as the deliveries API shows it: with the type of the event it carries. */
+export interface ListedDelivery extends DeliveryRow {
+  event_type: string;
+}
+
 /** A due delivery with what sending it needs. */
 export interface DueDelivery extends DeliveryRow {
   url: string;
@@ -54,8 +59,10 @@ export function createDeliveryStore(db: Db) {
   const cancelForEndpoint = db.query(
     "UPDATE webhook_deliveries SET state = 'canceled', next_attempt_at = NULL, updated_at = ? WHERE endpoint_id = ? AND state = 'pending'",
   );
-  const findForEndpoint = db.query<DeliveryRow, [string, string]>("SELECT * FROM webhook_deliveries WHERE id = ? AND endpoint_id = ?");
-  const listForEndpoint = db.query<DeliveryRow & { event_type: string }, [string, number | null, number]>(
+  const findForEndpoint = db.query<ListedDelivery, [string, string]>(
+    "SELECT d.*, ev.type AS event_type FROM webhook_deliveries d JOIN events ev ON ev.id = d.event_id WHERE d.id = ? AND d.endpoint_id = ?",
+  );
+  const listForEndpoint = db.query<ListedDelivery, [string, number | null, number]>(
     `SELECT d.*, ev.type AS event_type FROM webhook_deliveries d JOIN events ev ON ev.id = d.event_id
       WHERE d.endpoint_id = ? AND (?2 IS NULL OR d.rowid < ?2) ORDER BY d.rowid DESC LIMIT ?`,
   );
