@@ -21,7 +21,10 @@ export interface WebhookWorkerDeps {
   schedule?: readonly number[];
   /** Sends in flight at once, in all. */
   concurrency?: number;
-  /** Sends in flight to one endpoint, so a hanging receiver cannot take every slot. */
+  /**
+   * Sends in flight to one endpoint (4 by default, as README.md promises), so a hanging
+   * receiver cannot take every slot and a small merchant's server is not flooded.
+   */
   perEndpoint?: number;
   /** Sends in flight for one account, so one merchant's receivers cannot hold up the others. */
   perAccount?: number;
@@ -57,7 +60,7 @@ export function createWebhookWorker(deps: WebhookWorkerDeps) {
   const concurrency = deps.concurrency ?? 64;
   const pollMs = deps.pollMs ?? 250;
   const sending = new Set<string>(); // delivery ids
-  const endpoints = createCounter(deps.perEndpoint ?? 8);
+  const endpoints = createCounter(deps.perEndpoint ?? 4);
   const accounts = createCounter(deps.perAccount ?? 32);
   const running = new Set<Promise<void>>();
   const waker = createWaker();
