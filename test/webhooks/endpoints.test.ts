@@ -64,6 +64,17 @@ describe("POST /api/v1/webhook_endpoints", () => {
     const list = await listEndpoints(alice);
     expect(list.json.data.filter((e: { url: string }) => e.url === "https://hooks.example.com/idem")).toHaveLength(1);
   });
+
+  test("the replay carries the signing secret again (README: the only copy when the first answer was lost); the list never does", async () => {
+    const key = `we-${crypto.randomUUID()}`;
+    const create = () => alice("/api/v1/webhook_endpoints", { body: { url: "https://hooks.example.com/lost" }, headers: { "idempotency-key": key } });
+    const first = await create();
+    const replay = await create();
+    expect(replay.headers.get("idempotent-replayed")).toBe("true");
+    expect(first.json.secret).toMatch(/^whsec_/);
+    expect(replay.json.secret).toBe(first.json.secret);
+    expect((await listEndpoints(alice)).text).not.toContain(first.json.secret);
+  });
 });
 
 describe("POST /api/v1/webhook_endpoints: Idempotency-Key in flight", () => {
