@@ -29,6 +29,7 @@ import { createWebhookStore } from "./webhooks/store.ts";
 import { createDeliveryStore } from "./webhooks/delivery-store.ts";
 import { createDeliveriesService } from "./webhooks/deliveries.ts";
 import { createWebhookWorker } from "./webhooks/worker.ts";
+import { WEBHOOK_LIMITS } from "./webhooks/routes.ts";
 import type { Resolver } from "./webhooks/url-guard.ts";
 
 export interface ServerOptions {
@@ -40,6 +41,8 @@ export interface ServerOptions {
   /** Webhook delivery timing, shortened by tests. */
   webhookTimeoutMs?: number;
   webhookSchedule?: readonly number[];
+  /** Limits on webhook test and retry calls, raised by tests that send hundreds. */
+  webhookLimits?: typeof WEBHOOK_LIMITS;
 }
 
 export interface RunningServer {
@@ -174,6 +177,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
       chain: chain.api,
       crossChain: crossChain?.service ?? noCrossChain,
       rateLimiter: createRateLimiter(clock),
+      webhookLimits: options.webhookLimits ?? WEBHOOK_LIMITS,
     },
     db,
   );

@@ -11,7 +11,7 @@ import type { ViewContext } from "../payments/view.ts";
 import type { PaymentRow } from "../payments/store.ts";
 import type { PublicExtras } from "../checkout/public-view.ts";
 import type { Hex } from "viem";
-import type { RateLimiter } from "./rate-limit.ts";
+import type { RateLimit, RateLimiter } from "./rate-limit.ts";
 
 /** Everything the routes need, built once in server.ts and passed down explicitly. */
 export interface AppContext {
@@ -33,8 +33,9 @@ export interface AppContext {
   publicExtras: (row: PaymentRow) => PublicExtras;
   chain: ChainApi;
   crossChain: CrossChainApi;
-  /** Per-payment limits on the public endpoints. */
+  /** Per-payment limits on the public endpoints, per-endpoint ones on webhook test and retry. */
   rateLimiter: RateLimiter;
+  webhookLimits: { test: RateLimit; retry: RateLimit };
 }
 
 /** The chain side as the HTTP layer sees it. */

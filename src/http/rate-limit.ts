@@ -6,6 +6,8 @@ export interface RateLimit {
   burst: number;
   /** Requests regained per second. */
   perSecond: number;
+  /** What the 429 says; the public endpoints' per-payment wording when absent. */
+  message?: string;
 }
 
 /**
@@ -45,7 +47,7 @@ export function createRateLimiter(clock: Clock, maxKeys = 50_000) {
       if (bucket.tokens < 1) {
         keep(key, bucket, now);
         const wait = Math.max(1, Math.ceil((1 - bucket.tokens) / limit.perSecond));
-        throw new HttpError(429, "too many requests for this payment; try again shortly", { "retry-after": String(wait) });
+        throw new HttpError(429, limit.message ?? "too many requests for this payment; try again shortly", { "retry-after": String(wait) });
       }
       bucket.tokens -= 1;
       keep(key, bucket, now);

@@ -58,21 +58,26 @@ export function createDeliveriesService(deps: DeliveriesDeps) {
       return { object: "list", data: rows.slice(0, limit).map(view), has_more: rows.length > limit };
     },
 
-    /** Sends a delivery again now, whatever its state; its webhook-id stays the same. */
-    retry(account: Account, endpointId: string, deliveryId: string) {
+    /**
+     * Sends a delivery again now, whatever its state; its webhook-id stays the same. `admit`
+     * runs once the request is known to be valid and may refuse it (the HTTP layer's limit).
+     */
+    retry(account: Account, endpointId: string, deliveryId: string, admit: () => void = () => {}) {
       const endpoint = endpointOf(account, endpointId);
       if (endpoint.disabled_at !== null) throw new ValidationError("this endpoint was disabled after answering 410 Gone; register it again to receive webhooks");
       const delivery = deliveries.find(deliveryId, endpointId);
       if (!delivery) throw new NotFoundError(`no delivery ${deliveryId}`);
+      admit();
       deliveries.requeue(deliveryId, clock.now());
       deps.wake();
       return view(deliveries.find(deliveryId, endpointId)!);
     },
 
-    /** A signed `test` event to this endpoint only, to check the receiver end to end. */
-    sendTest(account: Account, endpointId: string) {
+    /** A signed `test` event to this endpoint only, to check the receiver end to end; `admit` as for retry. */
+    sendTest(account: Account, endpointId: string, admit: () => void = () => {}) {
       const endpoint = endpointOf(account, endpointId);
       if (endpoint.disabled_at !== null) throw new ValidationError("this endpoint was disabled after answering 410 Gone; register it again to receive webhooks");
+      admit();
       const now = clock.now();
       const eventId = ids.prefixed("evt");
       const deliveryId = ids.prefixed("whd");

@@ -1,6 +1,7 @@
 import { Elysia, t } from "elysia";
 import type { AuthPlugin } from "../http/auth.ts";
 import { type AppContext, jsonResponse } from "../http/context.ts";
+import type { RateLimit } from "../http/rate-limit.ts";
 import { parseLimit } from "../lib/pagination.ts";
 
 const CreateEndpointSchema = t.Object(
@@ -8,8 +9,20 @@ const CreateEndpointSchema = t.Object(
   { additionalProperties: false },
 );
 
+/**
+ * Sends a merchant can ask for, per endpoint (README.md, Webhooks): enough to debug a receiver
+ * or replay a backlog after an outage, too few to turn the server against someone's URL.
+ */
+export const WEBHOOK_LIMITS: { test: RateLimit; retry: RateLimit } = {
+  test: { burst: 10, perSecond: 1 / 6, message: "too many test events for this webhook endpoint; try again shortly" },
+  retry: { burst: 100, perSecond: 10, message: "too many retries for this webhook endpoint; try again shortly" },
+};
+
 export function webhookEndpointRoutes(ctx: AppContext, authed: AuthPlugin) {
-  const { webhookEndpoints, deliveries, idempotency } = ctx;
+  const { webhookEndpoints, deliveries, idempotency, rateLimiter, webhookLimits } = ctx;
+  // Taken only once the endpoint is known to be the caller's: unknown ids cost nothing, and
+  // nobody can use up another merchant's allowance.
+  const throttle = (kind: "test" | "retry", endpointId: string) => () => rateLimiter.take(`webhook-${kind}:${endpointId}`, webhookLimits[kind]);
   return new Elysia()
     .use(authed)
     .post(
@@ -30,9 +43,9 @@ export function webhookEndpointRoutes(ctx: AppContext, authed: AuthPlugin) {
       return deliveries.list(account, params.id, query.get("starting_after"), parseLimit(query.get("limit")));
     })
     .post("/api/v1/webhook_endpoints/:id/deliveries/:delivery_id/retry", ({ account, params }) =>
-      jsonResponse(202, JSON.stringify(deliveries.retry(account, params.id, params.delivery_id))),
+      jsonResponse(202, JSON.stringify(deliveries.retry(account, params.id, params.delivery_id, throttle("retry", params.id)))),
     )
     .post("/api/v1/webhook_endpoints/:id/test", ({ account, params }) =>
-      jsonResponse(202, JSON.stringify(deliveries.sendTest(account, params.id))),
+      jsonResponse(202, JSON.stringify(deliveries.sendTest(account, params.id, throttle("test", params.id)))),
     );
 }

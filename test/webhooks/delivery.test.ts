@@ -23,6 +23,7 @@ const SCHEDULE = [0, 200, 400, 800] as const;
 /** Four attempts, the jittered gaps (at most 1.1 x 1.4 s) and a timeout each, with room to spare. */
 const EXHAUSTED_MS = 1.1 * (200 + 400 + 800) + 4 * TIMEOUT_MS + 1_000;
 const PAYMENT_WINDOW_MS = 1_000;
+const UNLIMITED = { burst: 100_000, perSecond: 100_000 };
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 // ---------------------------------------------------------------------------------------------
@@ -139,7 +140,8 @@ beforeAll(async () => {
   hangup = rawListener(null);
   server = await startTestServer(
     { webhookAllowPrivate: true, paymentWindowMs: PAYMENT_WINDOW_MS },
-    { webhookTimeoutMs: TIMEOUT_MS, webhookSchedule: SCHEDULE },
+    // Test events fill backlogs here, hundreds at a time; the limits have their own tests (manual-sends.test.ts).
+    { webhookTimeoutMs: TIMEOUT_MS, webhookSchedule: SCHEDULE, webhookLimits: { test: UNLIMITED, retry: UNLIMITED } },
   );
 });
 

@@ -3,16 +3,20 @@
  * `retry`: what they answer, and how often they may be called.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { type Api, type TestServer, api, startTestServer } from "../support/server.ts";
+import { WEBHOOK_LIMITS } from "../../src/webhooks/routes.ts";
+import type { RateLimit } from "../../src/http/rate-limit.ts";
+import { type Api, type ApiResponse, type TestServer, api, startTestServer } from "../support/server.ts";
 import { type Receiver, startReceiver } from "../support/receiver.ts";
-import { waitFor } from "../support/stack.ts";
+import { createTestClock, waitFor } from "../support/stack.ts";
 
 let server: TestServer;
 let receiver: Receiver;
+/** Moved forward instead of waiting for a Retry-After. */
+const clock = createTestClock();
 
 beforeAll(async () => {
   receiver = startReceiver();
-  server = await startTestServer({ webhookAllowPrivate: true, paymentWindowMs: 1_000 });
+  server = await startTestServer({ webhookAllowPrivate: true, paymentWindowMs: 1_000 }, { clock });
 });
 
 afterAll(async () => {
@@ -49,5 +53,69 @@ describe("POST .../deliveries/{id}/retry", () => {
       expect(Object.keys(fixed).sort()).toEqual(["created_at", "endpoint_id", "event_id", "event_type", "id", "object"]);
       expect(before).toMatchObject(fixed);
     }
+  });
+});
+
+describe("throttling", () => {
+  const sendTest = (call: Api, endpointId: string) => call(`/api/v1/webhook_endpoints/${endpointId}/test`, { method: "POST" });
+  const deliveryCount = async (call: Api, endpointId: string) =>
+    (await call(`/api/v1/webhook_endpoints/${endpointId}/deliveries?limit=100`)).json.data.length as number;
+
+  /**
+   * Calls until the first refusal. At least the burst is accepted, and at most what the limit
+   * gave back in the (real) time the calls took on top of it.
+   */
+  async function untilRefused(send: () => Promise<ApiResponse>, limit: RateLimit) {
+    const started = clock.now();
+    let accepted = 0;
+    while (accepted < 10 * limit.burst) {
+      const res = await send();
+      if (res.status !== 202) {
+        expect(accepted).toBeGreaterThanOrEqual(limit.burst);
+        expect(accepted).toBeLessThanOrEqual(limit.burst + Math.ceil(((clock.now() - started) / 1_000) * limit.perSecond));
+        expect(res.status).toBe(429);
+        return { accepted, refused: res };
+      }
+      accepted++;
+    }
+    throw new Error(`${accepted} calls in a row were accepted`);
+  }
+
+  test("test: a burst per endpoint, then 429 with Retry-After; a refused call queues nothing; others are unaffected", async () => {
+    const { call, endpointId } = await merchantWithEndpoint("Pinger");
+    const second = (await call("/api/v1/webhook_endpoints", { body: { url: receiver.url } })).json.id as string;
+    const mallory = await merchantWithEndpoint("Mallory");
+    // Another merchant naming this endpoint gets 404, never 429, and uses up none of its allowance.
+    for (let i = 0; i < 2 * WEBHOOK_LIMITS.test.burst; i++) expect((await sendTest(mallory.call, endpointId)).status).toBe(404);
+
+    const { accepted, refused } = await untilRefused(() => sendTest(call, endpointId), WEBHOOK_LIMITS.test);
+    expect(refused.json).toEqual({ error: "too many test events for this webhook endpoint; try again shortly" });
+    const retryAfter = Number(refused.headers.get("retry-after"));
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(retryAfter).toBeLessThanOrEqual(Math.ceil(1 / WEBHOOK_LIMITS.test.perSecond));
+    expect(await deliveryCount(call, endpointId)).toBe(accepted);
+
+    expect((await sendTest(call, second)).status).toBe(202);
+    expect((await sendTest(mallory.call, mallory.endpointId)).status).toBe(202);
+
+    clock.advance(retryAfter * 1_000);
+    expect((await sendTest(call, endpointId)).status).toBe(202);
+    expect(await deliveryCount(call, endpointId)).toBe(accepted + 1);
+  });
+
+  test("retry: a burst per endpoint, then 429 with Retry-After, and allowed again after it", async () => {
+    const { call, endpointId } = await merchantWithEndpoint("Replayer");
+    const deliveryId = (await sendTest(call, endpointId)).json.delivery.id as string;
+    const retry = (id = deliveryId) => call(`/api/v1/webhook_endpoints/${endpointId}/deliveries/${id}/retry`, { method: "POST" });
+    // Unknown deliveries are 404 and cost nothing.
+    for (let i = 0; i < 2; i++) expect((await retry("whd_unknown")).status).toBe(404);
+
+    const { refused } = await untilRefused(() => retry(), WEBHOOK_LIMITS.retry);
+    expect(refused.json).toEqual({ error: "too many retries for this webhook endpoint; try again shortly" });
+    const retryAfter = Number(refused.headers.get("retry-after"));
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+
+    clock.advance(retryAfter * 1_000);
+    expect((await retry()).status).toBe(202);
   });
 });
