@@ -24,6 +24,7 @@ import { createRateLimiter } from "./http/rate-limit.ts";
 import { createLifecycle } from "./payments/lifecycle.ts";
 import { createPaymentsService } from "./payments/service.ts";
 import { createPaymentStore } from "./payments/store.ts";
+import { createRetention } from "./ops/retention.ts";
 import { createWebhookEndpointsService } from "./webhooks/endpoints.ts";
 import { createWebhookStore } from "./webhooks/store.ts";
 import { createDeliveryStore } from "./webhooks/delivery-store.ts";
@@ -190,6 +191,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
   const url = `http://${server.hostname === "0.0.0.0" ? "127.0.0.1" : server.hostname}:${server.port}`;
   log.info("listening", { url, base_url: config.baseUrl, chain: config.chain.name, data_dir: config.dataDir });
 
+  const retention = createRetention({ events, deliveries: deliveryStore, endpoints: webhookStore, idempotency, clock, log });
   const expire = db.transaction(() => lifecycle.expireDue());
   const expirePayments = () => {
     const count = expire.immediate();
@@ -200,7 +202,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
     chain.start(abort.signal),
     // Time-driven work that needs no chain, so it runs even while the RPC is down.
     runEvery("expiry", 1_000, expirePayments, { log, signal: abort.signal }),
-    runEvery("idempotency purge", 60_000, idempotency.purgeExpired, { log, signal: abort.signal }),
+    runEvery("purge", 60_000, () => retention.purge(abort.signal), { log, signal: abort.signal }),
     webhookWorker.run(abort.signal),
     crossChain?.redeemer.run(abort.signal),
   ]);

@@ -30,6 +30,12 @@ export function createEventStore(db: Db, ids: IdGenerator) {
   );
   const listForPayment = db.query<EventRow, [string]>("SELECT * FROM events WHERE payment_id = ? ORDER BY seq");
   const findForAccount = db.query<EventRow, [string, string]>("SELECT * FROM events WHERE id = ? AND account_id = ?");
+  const purgeOlderThan = db.query(
+    `DELETE FROM events WHERE seq IN (
+       SELECT seq FROM events e WHERE e.created_at < ?
+          AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id)
+        ORDER BY e.created_at LIMIT ?)`,
+  );
   const list = db.query<EventRow, Record<string, string | number | null>>(
     `SELECT * FROM events WHERE account_id = $account_id AND created_at >= $since
         AND ($before_seq IS NULL OR seq < $before_seq) AND ($type IS NULL OR type = $type)
@@ -48,6 +54,8 @@ export function createEventStore(db: Db, ids: IdGenerator) {
     insertUnrouted: (row: Omit<EventRow, "seq">) => insert.run({ ...row }),
     listForPayment: (paymentId: string) => listForPayment.all(paymentId),
     findForAccount: (id: string, accountId: string) => findForAccount.get(id, accountId),
+    /** Deletes up to `limit` events created before `before` that no delivery refers to any more. */
+    purgeOlderThan: (before: number, limit: number) => purgeOlderThan.run(before, limit).changes,
     list: (filter: { accountId: string; since: number; beforeSeq: number | null; type: string | null; limit: number }) =>
       list.all({ account_id: filter.accountId, since: filter.since, before_seq: filter.beforeSeq, type: filter.type, limit: filter.limit + 1 }),
   };

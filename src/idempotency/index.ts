@@ -37,7 +37,9 @@ export function createIdempotency(db: Db, clock: Clock) {
   );
   const complete = db.query("UPDATE idempotency_keys SET status_code = ?, response_body = ? WHERE account_id = ? AND key = ?");
   const release = db.query("DELETE FROM idempotency_keys WHERE account_id = ? AND key = ? AND status_code IS NULL");
-  const purge = db.query("DELETE FROM idempotency_keys WHERE created_at < ?");
+  const purge = db.query(
+    "DELETE FROM idempotency_keys WHERE (account_id, key) IN (SELECT account_id, key FROM idempotency_keys WHERE created_at < ? LIMIT ?)",
+  );
 
   /** Claims the key, or answers with what an earlier request with it already decided. */
   const begin = db.transaction((accountId: string, key: string, hash: string): StoredResponse | null => {
@@ -85,7 +87,8 @@ export function createIdempotency(db: Db, clock: Clock) {
         throw error;
       }
     },
-    purgeExpired: () => purge.run(clock.now() - IDEMPOTENCY_TTL_MS).changes,
+    /** Forgets up to `limit` keys older than 24 hours; returns how many. */
+    purgeExpired: (limit: number) => purge.run(clock.now() - IDEMPOTENCY_TTL_MS, limit).changes,
   };
 }
 

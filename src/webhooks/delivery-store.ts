@@ -71,6 +71,16 @@ export function createDeliveryStore(db: Db) {
   const requeue = db.query(
     "UPDATE webhook_deliveries SET state = 'pending', next_attempt_at = ?, updated_at = ? WHERE id = ?",
   );
+  const finishedBefore = db.query<{ id: string }, [number, number]>(
+    "SELECT id FROM webhook_deliveries WHERE state != 'pending' AND updated_at < ? ORDER BY updated_at LIMIT ?",
+  );
+  const deleteAttemptsOf = db.query("DELETE FROM webhook_attempts WHERE delivery_id IN (SELECT value FROM json_each(?))");
+  const deleteDeliveries = db.query("DELETE FROM webhook_deliveries WHERE id IN (SELECT value FROM json_each(?))");
+  const purgeFinished = db.transaction((before: number, limit: number) => {
+    const ids = JSON.stringify(finishedBefore.all(before, limit).map((row) => row.id));
+    deleteAttemptsOf.run(ids);
+    return deleteDeliveries.run(ids).changes;
+  });
   const insertOne = db.query(
     `INSERT INTO webhook_deliveries (id, event_id, endpoint_id, account_id, state, next_attempt_at, created_at, updated_at)
      VALUES (?, ?, ?, ?, 'pending', ?, ?, ?)`,
@@ -101,6 +111,8 @@ export function createDeliveryStore(db: Db) {
     },
     attempts: (deliveryId: string) => attemptsFor.all(deliveryId),
     requeue: (id: string, now: number) => requeue.run(now, now, id),
+    /** Deletes up to `limit` deliveries that finished before `before`, with their attempts, in one transaction. */
+    purgeFinished: (before: number, limit: number): number => purgeFinished.immediate(before, limit),
     insertOne: (row: { id: string; event_id: string; endpoint_id: string; account_id: string; now: number }) =>
       insertOne.run(row.id, row.event_id, row.endpoint_id, row.account_id, row.now, row.now, row.now),
   };

@@ -27,6 +27,13 @@ export function createWebhookStore(db: Db) {
   );
   const deleteEndpoint = db.query("UPDATE webhook_endpoints SET deleted_at = ? WHERE id = ? AND account_id = ? AND deleted_at IS NULL");
 
+  const purgeDeleted = db.query(
+    `DELETE FROM webhook_endpoints WHERE id IN (
+       SELECT id FROM webhook_endpoints e WHERE e.deleted_at IS NOT NULL
+          AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.endpoint_id = e.id)
+        LIMIT ?)`,
+  );
+
   return {
     insertEndpoint: (row: Omit<WebhookEndpointRow, "disabled_at" | "deleted_at">) => insertEndpoint.run({ ...row }),
     listEndpoints: (accountId: string) => listEndpoints.all(accountId),
@@ -34,6 +41,8 @@ export function createWebhookStore(db: Db) {
     findEndpoint: (id: string, accountId: string) => findEndpoint.get(id, accountId),
     /** Soft delete: past deliveries keep their endpoint; returns whether one was deleted. */
     deleteEndpoint: (id: string, accountId: string, now: number) => deleteEndpoint.run(now, id, accountId).changes > 0,
+    /** Removes up to `limit` deleted endpoints, secret and all, once no delivery refers to them. */
+    purgeDeleted: (limit: number) => purgeDeleted.run(limit).changes,
     transaction: <T>(fn: () => T): T => db.transaction(fn)(),
   };
 }
