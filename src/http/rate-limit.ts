@@ -13,7 +13,8 @@ export interface RateLimit {
 /**
  * Token buckets keyed by what a request costs us: the public endpoints key them by payment id,
  * which bounds the work (RPC calls, attestation-service calls) anyone holding one id can cause,
- * and stays fair behind a reverse proxy where every client shares one address. At most
+ * and stays fair behind a reverse proxy where every client shares one address; webhook `test`
+ * and `retry` key them by endpoint id, which bounds what the server can be made to send. At most
  * `maxKeys` buckets are kept: full ones are forgotten first, then the least recently used.
  */
 export function createRateLimiter(clock: Clock, maxKeys = 50_000) {
