@@ -76,8 +76,8 @@ function insertPaidPayment(db: Db, accountId: string, at: number): string {
   const id = `0x${randomHex(32)}`;
   const deposit = `0x${randomHex(20)}`;
   db.run(
-    `INSERT INTO payments (id, account_id, status, amount, amount_received, fee_bps, fee_recipient, payout_address, chain_id, token_address,
-       deposit_address, expires_at, created_at, updated_at) VALUES (?, ?, 'confirmed', 1000000, 1000000, 0, ?, ?, 31337, ?, ?, ?, ?, ?)`,
+    `INSERT INTO payments (id, account_id, status, amount, amount_received, amount_settled, fee_bps, fee_recipient, payout_address, chain_id,
+       token_address, deposit_address, expires_at, created_at, updated_at) VALUES (?, ?, 'confirmed', 1000000, 1000000, 1000000, 0, ?, ?, 31337, ?, ?, ?, ?, ?)`,
     [id, accountId, `0x${"22".repeat(20)}`, `0x${"11".repeat(20)}`, `0x${"33".repeat(20)}`, deposit, at + 3_600_000, at, at],
   );
   db.run(
