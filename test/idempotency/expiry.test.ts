@@ -80,12 +80,12 @@ test("purgeExpired deletes keys older than 24 hours and keeps the younger ones",
   expect(storedKeys()).toEqual(expect.arrayContaining(["purge-old", "purge-young"]));
 
   clock.advance(12 * 60 * MINUTE + MINUTE);
-  expect(idempotency.purgeExpired()).toBeGreaterThanOrEqual(1);
+  expect(idempotency.purgeExpired(1_000)).toBeGreaterThanOrEqual(1);
   const left = storedKeys();
   expect(left).not.toContain("purge-old");
   expect(left).toContain("purge-young");
 
   clock.advance(12 * 60 * MINUTE);
-  idempotency.purgeExpired();
+  idempotency.purgeExpired(1_000);
   expect(storedKeys()).not.toContain("purge-young");
 });
