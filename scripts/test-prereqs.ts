@@ -1,0 +1,92 @@
+/**
+ * What the test suite needs beyond `bun install`: a chromium for the browser tests. Finds one
+ * (CHROMIUM_PATH, else the usual places and PATH), installs Debian's when this machine can (as
+ * root, or with passwordless sudo, and apt-get), and otherwise stops with one line saying what
+ * to install. `bun run test` (scripts/test.ts) runs it first; on its own it prints the path.
+ *
+ *   CHROMIUM_SEARCH_PATH   where to look before PATH, colon-separated (default below)
+ */
+import { accessSync, constants, statSync } from "node:fs";
+
+const DEFAULT_SEARCH_PATH = ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome", "/usr/bin/google-chrome-stable"];
+const NAMES = ["chromium", "chromium-browser", "google-chrome", "google-chrome-stable"];
+const HOW_TO_INSTALL = "install Debian's chromium (sudo apt-get install chromium) or set CHROMIUM_PATH to a chromium executable";
+
+type Env = Record<string, string | undefined>;
+
+/** A prerequisite that is missing: its message is the one line to show. */
+export class PrereqError extends Error {}
+
+export function isExecutable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/** The chromium to drive, or undefined; an explicit CHROMIUM_PATH that is not executable is an error. */
+export function findChromium(env: Env): string | undefined {
+  if (env.CHROMIUM_PATH) {
+    if (isExecutable(env.CHROMIUM_PATH)) return env.CHROMIUM_PATH;
+    throw new PrereqError(`CHROMIUM_PATH=${env.CHROMIUM_PATH} is not an executable file: ${HOW_TO_INSTALL}`);
+  }
+  const found = searchPath(env).find(isExecutable);
+  if (found) return found;
+  for (const name of NAMES) {
+    const onPath = Bun.which(name, { PATH: env.PATH ?? "" });
+    if (onPath) return onPath;
+  }
+  return undefined;
+}
+
+/** Finds chromium, installing Debian's if need be and possible; throws a PrereqError otherwise. */
+export async function requireChromium(env: Env, say: (line: string) => void = console.log): Promise<string> {
+  const found = findChromium(env);
+  if (found) return found;
+  const apt = aptCommand(env);
+  if (!apt) {
+    throw new PrereqError(`the browser tests need chromium and none was found (in ${searchPath(env).join(", ")} or on PATH): ${HOW_TO_INSTALL}`);
+  }
+  say("test-prereqs: no chromium found; installing Debian's chromium with apt-get (once)");
+  const started = performance.now();
+  for (const args of [["update", "-qq"], ["install", "-y", "-qq", "chromium"]]) {
+    const run = Bun.spawnSync([...apt, ...args], { env: { ...env, DEBIAN_FRONTEND: "noninteractive" }, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+    if (run.exitCode !== 0) {
+      const output = `${run.stdout.toString()}\n${run.stderr.toString()}`.trim().split("\n").at(-1) || "no output";
+      throw new PrereqError(`apt-get ${args[0]} failed (exit ${run.exitCode}: ${output}): ${HOW_TO_INSTALL}`);
+    }
+  }
+  const installed = findChromium(env);
+  if (!installed) throw new PrereqError(`apt-get installed chromium, yet no chromium executable is in ${searchPath(env).join(", ")} or on PATH: ${HOW_TO_INSTALL}`);
+  say(`test-prereqs: installed ${installed} in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  return installed;
+}
+
+function searchPath(env: Env): string[] {
+  return env.CHROMIUM_SEARCH_PATH ? env.CHROMIUM_SEARCH_PATH.split(":").filter(Boolean) : DEFAULT_SEARCH_PATH;
+}
+
+/** How to run apt-get with the rights to install: directly as root, else through passwordless sudo. */
+function aptCommand(env: Env): string[] | undefined {
+  const PATH = env.PATH ?? "";
+  const aptGet = Bun.which("apt-get", { PATH });
+  if (!aptGet) return undefined;
+  if (process.getuid?.() === 0) return [aptGet];
+  const sudo = Bun.which("sudo", { PATH });
+  if (!sudo) return undefined;
+  const allowed = Bun.spawnSync([sudo, "-n", aptGet, "--version"], { env: { ...env, PATH }, stdin: "ignore", stdout: "ignore", stderr: "ignore" });
+  // sudo resets the environment; it passes on variables given as arguments.
+  return allowed.exitCode === 0 ? [sudo, "-n", "DEBIAN_FRONTEND=noninteractive", aptGet] : undefined;
+}
+
+if (import.meta.main) {
+  try {
+    console.log(await requireChromium(process.env, (line) => console.error(line)));
+  } catch (error) {
+    if (!(error instanceof PrereqError)) throw error;
+    console.error(`test-prereqs: ${error.message}`);
+    process.exit(1);
+  }
+}
