@@ -4,6 +4,7 @@ import { foundry } from "viem/chains";
 import { artifacts } from "../chain/contracts.ts";
 import { type Anvil, startAnvil } from "./anvil.ts";
 import { type AttestationService, startAttestationService } from "./attestation-service.ts";
+import { settingUp, stopAll } from "../lib/teardown.ts";
 import { CCTP_DEV_ATTESTER_KEY, cctpAddresses, deployCctp } from "./cctp-rig.ts";
 
 /** The local source chain pretends to be Arbitrum's domain; the settlement chain, Base's. */
@@ -19,19 +20,29 @@ export interface LocalCrossChain {
   stop(): Promise<void>;
 }
 
-/**
- * A second local chain with test USDC and the CCTP rig on both chains, plus a local
- * attestation service: cross-chain funding end to end, offline. `deployerKey` must be the key
- * that deployed the settlement chain's test USDC (it deploys the source one the same way).
- */
-export async function startLocalCrossChain(args: {
+export interface LocalCrossChainOptions {
   destination: { rpcUrl: string; usdc: Address };
   deployerKey: Hex;
   payer: Address;
   attestationDelayMs?: number;
   port?: number;
-}): Promise<LocalCrossChain> {
-  const source = await startAnvil({ chainId: LOCAL_SOURCE.chainId, port: args.port });
+}
+
+/**
+ * A second local chain with test USDC and the CCTP rig on both chains, plus a local
+ * attestation service: cross-chain funding end to end, offline. `deployerKey` must be the key
+ * that deployed the settlement chain's test USDC (it deploys the source one the same way).
+ */
+export function startLocalCrossChain(args: LocalCrossChainOptions): Promise<LocalCrossChain> {
+  return settingUp(async (undo) => {
+    const source = await startAnvil({ chainId: LOCAL_SOURCE.chainId, port: args.port });
+    undo(() => source.stop());
+    return deployOnto(source, args);
+  });
+}
+
+/** Test USDC and the rig on both chains, then the attestation service: the part that can fail. */
+async function deployOnto(source: Anvil, args: LocalCrossChainOptions): Promise<LocalCrossChain> {
   const clientsFor = (rpcUrl: string, chainId: number) => {
     const chain = { ...foundry, id: chainId };
     return {
@@ -72,9 +83,10 @@ export async function startLocalCrossChain(args: {
       STABLEGATE_CCTP_TOKEN_MESSENGER: cctpAddresses.tokenMessenger,
       STABLEGATE_CCTP_MESSAGE_TRANSMITTER: cctpAddresses.messageTransmitter,
     },
-    async stop() {
-      await attestation.stop();
-      await source.stop();
-    },
+    stop: () =>
+      stopAll(
+        () => attestation.stop(),
+        () => source.stop(),
+      ),
   };
 }

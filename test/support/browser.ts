@@ -14,39 +14,58 @@ import { type Address, type Hex, createWalletClient, http, toHex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { foundry } from "viem/chains";
 import { testTokenAbi } from "./chain.ts";
+import { isExecutable } from "../../scripts/test-prereqs.ts";
+import { settingUp, stopAll } from "../../src/lib/teardown.ts";
 import { type Stack, type TestChain, startChain, startStack } from "./stack.ts";
 
 export const ARTIFACTS = resolve(import.meta.dir, "../artifacts");
 export const DESKTOP = { width: 1280, height: 800 };
 export const PHONE = { width: 390, height: 844 };
 
-/**
- * Headless chromium with everything that phones home turned off. Playwright gives each launch
- * a fresh temporary profile (it refuses a --user-data-dir argument), removed on close.
- */
 export interface CheckoutRig {
   chain: TestChain;
   stack: Stack;
   browser: Browser;
 }
 
-/** What every checkout browser test runs against: a chain, the shipped executable and chromium. */
-export async function startCheckoutRig(): Promise<CheckoutRig> {
-  const chain = await startChain({ blockTime: 0.5 });
-  // The shipped single executable, as a merchant runs it.
-  const stack = await startStack({ chain, confirmations: 1, pollIntervalMs: 100, subprocess: true, binary: true });
-  return { chain, stack, browser: await launchBrowser() };
+/**
+ * What every checkout browser test runs against: a chain, the shipped executable and chromium.
+ * When a step fails, what the earlier steps started is stopped before the error is rethrown.
+ */
+export function startCheckoutRig(opts: { executablePath?: string } = {}): Promise<CheckoutRig> {
+  return settingUp(async (undo) => {
+    const chain = await startChain({ blockTime: 0.5 });
+    undo(() => chain.stop());
+    // The shipped single executable, as a merchant runs it.
+    const stack = await startStack({ chain, confirmations: 1, pollIntervalMs: 100, subprocess: true, binary: true });
+    undo(() => stack.stop());
+    return { chain, stack, browser: await launchBrowser(opts) };
+  });
 }
 
-export async function stopCheckoutRig(rig: Partial<CheckoutRig>): Promise<void> {
-  await rig.browser?.close();
-  await rig.stack?.stop();
-  await rig.chain?.stop();
+/** Stops every part of the rig that was started, even when stopping an earlier one fails. */
+export function stopCheckoutRig(rig: Partial<CheckoutRig>): Promise<void> {
+  return stopAll(
+    () => rig.browser?.close(),
+    () => rig.stack?.stop(),
+    () => rig.chain?.stop(),
+  );
 }
 
-export function launchBrowser(): Promise<Browser> {
+/** Where `bun run test` found chromium (scripts/test-prereqs.ts), else Debian's path. */
+export const CHROMIUM_PATH = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
+
+/**
+ * Headless chromium with everything that phones home turned off. Playwright gives each launch
+ * a fresh temporary profile (it refuses a --user-data-dir argument), removed on close.
+ */
+export async function launchBrowser({ executablePath = CHROMIUM_PATH }: { executablePath?: string } = {}): Promise<Browser> {
+  if (!isExecutable(executablePath)) {
+    // One line that says what to do, instead of playwright's stack under every browser test.
+    throw new Error(`no chromium at ${executablePath}: install Debian's chromium (apt-get install chromium) or set CHROMIUM_PATH; \`bun run test\` does this for you`);
+  }
   return chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
+    executablePath,
     args: [
       "--headless",
       "--no-sandbox",

@@ -31,6 +31,7 @@ import { LOCAL_DESTINATION_DOMAIN, LOCAL_SOURCE, type LocalCrossChain, startLoca
 import { cctpAddresses, testMessageTransmitterV2Abi, testTokenMessengerV2Abi } from "../../src/dev/cctp-rig.ts";
 import { decodeCctpMessage } from "../../src/dev/attestation-service.ts";
 import { payCrossChainFromDevWallet } from "../../src/dev/pay.ts";
+import { settingUp, stopAll } from "../../src/lib/teardown.ts";
 import { ANVIL_KEY_0, ANVIL_KEY_1 } from "./anvil.ts";
 import { testTokenAbi } from "./chain.ts";
 import { type Stack, type TestChain, startChain, startStack, waitFor } from "./stack.ts";
@@ -133,29 +134,25 @@ export function startRpcTap(upstream: string): RpcTap {
   };
 }
 
-export async function startCrossChainStack(opts: { subprocess?: boolean; attestationDelayMs?: number; tapRpc?: boolean } = {}): Promise<CrossChainStack> {
-  const chain = await startChain();
-  const tap = opts.tapRpc ? startRpcTap(chain.rpcUrl) : null;
-  let local: LocalCrossChain | undefined;
-  let stack: Stack | undefined;
-  try {
-    local = await startLocalCrossChain({
+export function startCrossChainStack(opts: { subprocess?: boolean; attestationDelayMs?: number; tapRpc?: boolean } = {}): Promise<CrossChainStack> {
+  return settingUp(async (undo) => {
+    const chain = await startChain();
+    undo(() => chain.stop());
+    const tap = opts.tapRpc ? startRpcTap(chain.rpcUrl) : null;
+    undo(() => tap?.stop());
+    const local = await startLocalCrossChain({
       destination: { rpcUrl: chain.rpcUrl, usdc: chain.usdc },
       deployerKey: ANVIL_KEY_0,
       payer: chain.payer.account.address,
       attestationDelayMs: opts.attestationDelayMs ?? 200,
     });
-    stack = await startStack({ chain, subprocess: opts.subprocess, rpcUrl: tap?.url });
+    undo(() => local.stop());
+    const stack = await startStack({ chain, subprocess: opts.subprocess, rpcUrl: tap?.url });
+    undo(() => stack.stop());
     // The stack starts without cross-chain; the same server comes back with the rig's env.
     await stack.restart(local.env);
-  } catch (error) {
-    await stack?.stop();
-    await local?.stop();
-    tap?.stop();
-    await chain.stop();
-    throw error;
-  }
-  return wrap(chain, local, stack, tap);
+    return wrap(chain, local, stack, tap);
+  });
 }
 
 function wrap(chain: TestChain, local: LocalCrossChain, stack: Stack, tap: RpcTap | null): CrossChainStack {
@@ -255,15 +252,13 @@ function wrap(chain: TestChain, local: LocalCrossChain, stack: Stack, tap: RpcTa
       const { mintRecipient, amount, feeCollected } = events[0]!.args;
       return { mintRecipient, amount, feeCollected };
     },
-    async stop() {
-      try {
-        await stack.stop();
-      } finally {
-        tap?.stop();
-        await local.stop();
-        await chain.stop();
-      }
-    },
+    stop: () =>
+      stopAll(
+        () => stack.stop(),
+        () => tap?.stop(),
+        () => local.stop(),
+        () => chain.stop(),
+      ),
   };
 }
 

@@ -23,6 +23,7 @@ import { ANVIL_KEY_0, ANVIL_KEY_1, ANVIL_KEY_2, type Anvil, startAnvil } from ".
 import { freePort } from "../../src/lib/free-port.ts";
 import { type TestWallet, deployTestUsdc, publicClientFor, testTokenAbi, walletClientFor } from "./chain.ts";
 import { drainTail } from "../../src/lib/stream-tail.ts";
+import { settingUp } from "../../src/lib/teardown.ts";
 
 const REPO_ROOT = resolve(import.meta.dir, "../..");
 /** The payer starts with 1,000,000 test USDC. */
@@ -205,10 +206,19 @@ export interface Stack {
   stop(): Promise<void>;
 }
 
-export async function startStack(opts: StackOptions = {}): Promise<Stack> {
+/** A server on the chain (started here unless given); what it started is stopped again if it fails. */
+export function startStack(opts: StackOptions = {}): Promise<Stack> {
+  return settingUp(async (undo) => {
+    const chain = opts.chain ?? (await startChain({ blockTime: opts.blockTime, automine: opts.automine }));
+    if (!opts.chain) undo(() => chain.stop());
+    const dataDir = mkdtempSync(join(tmpdir(), "stablegate-stack-"));
+    undo(() => rmSync(dataDir, { recursive: true, force: true }));
+    return createStack(opts, chain, dataDir);
+  });
+}
+
+async function createStack(opts: StackOptions, chain: TestChain, dataDir: string): Promise<Stack> {
   const ownsChain = !opts.chain;
-  const chain = opts.chain ?? (await startChain({ blockTime: opts.blockTime, automine: opts.automine }));
-  const dataDir = mkdtempSync(join(tmpdir(), "stablegate-stack-"));
   const payout = randomAddress();
   const env: Record<string, string> = {
     STABLEGATE_DATA_DIR: dataDir,
