@@ -199,7 +199,7 @@ export interface Stack {
    */
   settlementSent(paymentId: string): Promise<Hex>;
 
-  /** kill -9 (subprocess) or an abrupt stop (in-process), leaving the data dir as it is. */
+  /** kill -9 of the server subprocess, leaving the data dir as it is; refused in-process (see `subprocess`). */
   crash(): Promise<void>;
   /** Starts the server again on the same data dir, with `env` changes if given. */
   restart(envChanges?: Record<string, string>): Promise<void>;
@@ -390,7 +390,12 @@ async function createStack(opts: StackOptions, chain: TestChain, dataDir: string
         return row && (await chain.publicClient.getTransaction({ hash: row.tx_hash }).catch(() => null)) ? row.tx_hash : undefined;
       }, 10_000, `a settlement of ${paymentId} to reach the node`),
 
-    crash: () => halt("SIGKILL"),
+    async crash() {
+      // Stopping an in-process server is graceful (its loops finish, the database closes), which
+      // would let a crash test pass without ever testing a crash.
+      if (!opts.subprocess) throw new Error("stack.crash() needs a subprocess stack (startStack({ subprocess: true })): an in-process server cannot be killed abruptly");
+      await halt("SIGKILL");
+    },
     async restart(envChanges = {}) {
       await halt("SIGTERM");
       Object.assign(env, envChanges);
