@@ -35,6 +35,8 @@ beforeAll(() => {
   env = {
     PATH: process.env.PATH ?? "",
     HOME: process.env.HOME ?? "",
+    // `bun run test` looks for processes with this marker left running after the tests.
+    TEST_RUN_MARKER: process.env.TEST_RUN_MARKER ?? "",
     STABLEGATE_DATA_DIR: dataDir,
     STABLEGATE_HOST: "127.0.0.1",
     STABLEGATE_CHAIN: "custom",

@@ -1,0 +1,48 @@
+/**
+ * `bun run test [bun test args]`: the whole check as the README gives it. Makes sure chromium is
+ * there (scripts/test-prereqs.ts), type-checks, runs bun test with the browser it found, then
+ * fails if the tests left any process running (scripts/test-leftovers.ts), and stops those.
+ */
+import { resolve } from "node:path";
+import { PrereqError, requireChromium } from "./test-prereqs.ts";
+import { TEST_RUN_MARKER, leftoverProcesses } from "./test-leftovers.ts";
+
+const ROOT = resolve(import.meta.dir, "..");
+
+let chromium: string;
+try {
+  chromium = await requireChromium(process.env);
+} catch (error) {
+  if (!(error instanceof PrereqError)) throw error;
+  console.error(`test-prereqs: ${error.message}`);
+  process.exit(1);
+}
+console.log(`test-prereqs: chromium is ${chromium}`);
+
+const run = (command: string[], env: Record<string, string | undefined> = process.env) =>
+  Bun.spawn(command, { cwd: ROOT, env, stdin: "inherit", stdout: "inherit", stderr: "inherit" }).exited;
+
+const typecheck = await run([process.execPath, "run", "typecheck"]);
+if (typecheck !== 0) process.exit(typecheck);
+
+const marker = `${process.pid}-${crypto.randomUUID()}`;
+const status = await run([process.execPath, "test", "--timeout", "60000", ...process.argv.slice(2)], {
+  ...process.env,
+  CHROMIUM_PATH: chromium,
+  [TEST_RUN_MARKER]: marker,
+});
+
+const leftovers = await leftoverProcesses(marker);
+if (leftovers.length > 0) {
+  console.error(`the tests left ${leftovers.length} process(es) running (now killed):`);
+  for (const { pid, command } of leftovers) {
+    console.error(`  ${pid} ${command.slice(0, 200)}`);
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {
+      // already gone
+    }
+  }
+  process.exit(status === 0 ? 1 : status);
+}
+process.exit(status);
