@@ -26,11 +26,15 @@ export function isExecutable(path: string): boolean {
   }
 }
 
-/** The chromium to drive, or undefined; an explicit CHROMIUM_PATH that is not executable is an error. */
-export function findChromium(env: Env): string | undefined {
+/**
+ * The chromium to drive, or undefined. A CHROMIUM_PATH that is not executable is said in one line
+ * and then passed over: the run still finds (or installs) a browser of its own, as on a machine
+ * where none was ever set up.
+ */
+export function findChromium(env: Env, say: (line: string) => void = console.error): string | undefined {
   if (env.CHROMIUM_PATH) {
     if (isExecutable(env.CHROMIUM_PATH)) return env.CHROMIUM_PATH;
-    throw new PrereqError(`CHROMIUM_PATH=${env.CHROMIUM_PATH} is not an executable file: ${HOW_TO_INSTALL}`);
+    say(`test-prereqs: CHROMIUM_PATH=${env.CHROMIUM_PATH} is not an executable file; looking elsewhere`);
   }
   const found = searchPath(env).find(isExecutable);
   if (found) return found;
@@ -43,7 +47,7 @@ export function findChromium(env: Env): string | undefined {
 
 /** Finds chromium, installing Debian's if need be and possible; throws a PrereqError otherwise. */
 export async function requireChromium(env: Env, say: (line: string) => void = console.log): Promise<string> {
-  const found = findChromium(env);
+  const found = findChromium(env, say);
   if (found) return found;
   const apt = aptCommand(env);
   if (!apt) {
@@ -58,7 +62,7 @@ export async function requireChromium(env: Env, say: (line: string) => void = co
       throw new PrereqError(`apt-get ${args[0]} failed (exit ${run.exitCode}: ${output}): ${HOW_TO_INSTALL}`);
     }
   }
-  const installed = findChromium(env);
+  const installed = findChromium({ ...env, CHROMIUM_PATH: undefined }, say);
   if (!installed) throw new PrereqError(`apt-get installed chromium, yet no chromium executable is in ${searchPath(env).join(", ")} or on PATH: ${HOW_TO_INSTALL}`);
   say(`test-prereqs: installed ${installed} in ${((performance.now() - started) / 1000).toFixed(1)} s`);
   return installed;
