@@ -1,6 +1,8 @@
+import { isIP } from "node:net";
 import { type Address, type Hex, getAddress, isAddress, isHex } from "viem";
 import { CHAINS, defaultRpcUrl } from "./chain/chains.ts";
 import { parseDuration } from "./lib/duration.ts";
+import { urlProblem } from "./lib/url-check.ts";
 import type { LogLevel } from "./lib/log.ts";
 import { type CrossChainConfig, crossChainConfig } from "./crosschain/config.ts";
 
@@ -53,7 +55,7 @@ export function loadConfig(env: Env): Config {
   }
   return {
     dataDir: dataDirFrom(env),
-    host: nonEmpty(env, "STABLEGATE_HOST") ?? "0.0.0.0",
+    host: host(env),
     port,
     baseUrl: baseUrl(env, port),
     chain,
@@ -73,7 +75,7 @@ function chainConfig(env: Env): Config["chain"] {
   const name = nonEmpty(env, "STABLEGATE_CHAIN") ?? "base-sepolia";
   const chainId = integer(env, "STABLEGATE_CHAIN_ID", 1, Number.MAX_SAFE_INTEGER);
   const usdc = address(env, "STABLEGATE_USDC_ADDRESS");
-  const rpcUrl = url(env, "STABLEGATE_RPC_URL");
+  const rpcUrl = url(env, "STABLEGATE_RPC_URL", RPC_PROTOCOLS);
   const confirmations = integer(env, "STABLEGATE_CONFIRMATIONS", 0, 10_000);
   const pollIntervalMs = integer(env, "STABLEGATE_POLL_INTERVAL_MS", 50, 3_600_000);
   if (name === "custom") {
@@ -97,8 +99,19 @@ function chainConfig(env: Env): Config["chain"] {
 }
 
 function baseUrl(env: Env, port: number): string {
-  const value = url(env, "STABLEGATE_BASE_URL") ?? `http://localhost:${port}`;
+  // Payers open pay_url in a browser: only http(s) makes sense there.
+  const value = url(env, "STABLEGATE_BASE_URL", ["http:", "https:"]) ?? `http://localhost:${port}`;
   return value.replace(/\/+$/, "");
+}
+
+/** An IP address or a host name (letters, digits and dashes between dots). */
+function host(env: Env): string {
+  const raw = nonEmpty(env, "STABLEGATE_HOST");
+  if (raw === undefined) return "0.0.0.0";
+  const label = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/i;
+  const hostname = raw.length <= 253 && raw.split(".").every((part) => label.test(part)) && !/^[\d.]+$/.test(raw);
+  if (isIP(raw) === 0 && !hostname) throw new ConfigError("STABLEGATE_HOST", `must be an IP address or a host name, got "${raw}"`);
+  return raw;
 }
 
 function nonEmpty(env: Env, name: string): string | undefined {
@@ -119,6 +132,8 @@ function address(env: Env, name: string): Address | undefined {
   const raw = nonEmpty(env, name);
   if (raw === undefined) return undefined;
   if (!isAddress(raw, { strict: false })) throw new ConfigError(name, `must be a 0x-prefixed 20-byte address, got "${raw}"`);
+  // Mixed case carries an EIP-55 checksum; a wrong one means a typo, and funds may go there.
+  if (!isAddress(raw, { strict: true })) throw new ConfigError(name, `has mixed case but a wrong EIP-55 checksum, got "${raw}"; check it, or give it in lower case`);
   return getAddress(raw);
 }
 
@@ -131,14 +146,14 @@ function privateKey(env: Env, name: string): Hex | undefined {
   return hex.toLowerCase() as Hex;
 }
 
-function url(env: Env, name: string): string | undefined {
+/** Schemes a JSON-RPC endpoint may use. */
+const RPC_PROTOCOLS = ["http:", "https:", "ws:", "wss:"] as const;
+
+function url(env: Env, name: string, protocols: readonly string[]): string | undefined {
   const raw = nonEmpty(env, name);
   if (raw === undefined) return undefined;
-  const parsed = URL.parse(raw);
-  if (!parsed || !/^(https?|wss?):$/.test(parsed.protocol)) {
-    // Not echoed: RPC URLs often embed a provider API key.
-    throw new ConfigError(name, "must be an http(s) or ws(s) URL");
-  }
+  const problem = urlProblem(raw, protocols);
+  if (problem) throw new ConfigError(name, problem);
   return raw;
 }
 

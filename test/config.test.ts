@@ -113,12 +113,46 @@ describe("loadConfig: each bad value names its variable first", () => {
     ["bad confirmations", { STABLEGATE_CONFIRMATIONS: "many" }, "STABLEGATE_CONFIRMATIONS"],
     ["bad poll interval", { STABLEGATE_POLL_INTERVAL_MS: "10" }, "STABLEGATE_POLL_INTERVAL_MS"],
     ["bad relayer key", { STABLEGATE_RELAYER_KEY: "0x1234" }, "STABLEGATE_RELAYER_KEY"],
+    ["host with an underscore", { STABLEGATE_HOST: "not_a_host" }, "STABLEGATE_HOST"],
+    ["host that is no IPv4 address", { STABLEGATE_HOST: "999.1.1.1" }, "STABLEGATE_HOST"],
+    ["host with a port", { STABLEGATE_HOST: "127.0.0.1:8080" }, "STABLEGATE_HOST"],
+    ["websocket base URL", { STABLEGATE_BASE_URL: "ws://pay.example.com" }, "STABLEGATE_BASE_URL"],
+    ["base URL without a host", { STABLEGATE_BASE_URL: "https://" }, "STABLEGATE_BASE_URL"],
+    ["ftp CCTP source RPC", { STABLEGATE_CCTP_SOURCES: "sepolia=ftp://rpc.example.com" }, "STABLEGATE_CCTP_SOURCES"],
+    ["websocket CCTP source RPC", { STABLEGATE_CCTP_SOURCES: "sepolia=wss://rpc.example.com" }, "STABLEGATE_CCTP_SOURCES"],
+    ["gopher attestation API", { STABLEGATE_CCTP_SOURCES: "sepolia", STABLEGATE_CCTP_API_URL: "gopher://iris.example.com" }, "STABLEGATE_CCTP_API_URL"],
+    ["gopher attestation API, cross-chain off", { STABLEGATE_CCTP_API_URL: "gopher://iris.example.com" }, "STABLEGATE_CCTP_API_URL"],
+    [
+      "custom CCTP source with an ftp RPC",
+      { STABLEGATE_CCTP_CUSTOM_SOURCES: JSON.stringify([{ name: "local", chain_id: 5, domain: 9, usdc: CUSTOM.STABLEGATE_USDC_ADDRESS, rpc_url: "ftp://x.example" }]) },
+      "STABLEGATE_CCTP_CUSTOM_SOURCES",
+    ],
+    // One letter's case flipped from the checksummed 0x036CbD53842c5426634e7929541eC2318f3dCF7e.
+    ["fee recipient with a wrong checksum", { STABLEGATE_FEE_BPS: "5", STABLEGATE_FEE_RECIPIENT: "0x036cbD53842c5426634e7929541eC2318f3dCF7e" }, "STABLEGATE_FEE_RECIPIENT"],
+    ["USDC address with a wrong checksum", { ...CUSTOM, STABLEGATE_USDC_ADDRESS: "0x036CbD53842c5426634e7929541eC2318f3dCF7E" }, "STABLEGATE_USDC_ADDRESS"],
   ];
 
   test.each(cases)("%s", (_name, env, variable) => {
     const error = configError(env);
     expect(error.message.startsWith(`${variable}:`)).toBe(true);
     expect(error.message).not.toContain("\n");
+  });
+});
+
+describe("loadConfig accepts what it should", () => {
+  test("hosts: IPv4, IPv6 and names", () => {
+    for (const host of ["0.0.0.0", "127.0.0.1", "::", "::1", "localhost", "stablegate-1.internal"]) expect(loadConfig({ STABLEGATE_HOST: host }).host).toBe(host);
+  });
+
+  test("an all-lower-case fee recipient has no checksum to check and is stored checksummed", () => {
+    const config = loadConfig({ STABLEGATE_FEE_BPS: "5", STABLEGATE_FEE_RECIPIENT: "0x036cbd53842c5426634e7929541ec2318f3dcf7e" });
+    expect(config.feeRecipient).toBe("0x036CbD53842c5426634e7929541eC2318f3dCF7e");
+  });
+
+  test("http(s) CCTP source RPCs and attestation API", () => {
+    const config = loadConfig({ STABLEGATE_CCTP_SOURCES: "sepolia=https://rpc.example.com/key", STABLEGATE_CCTP_API_URL: "http://127.0.0.1:9999/" });
+    expect(config.crossChain?.sources.map((s) => s.rpcUrl)).toEqual(["https://rpc.example.com/key"]);
+    expect(config.crossChain?.apiUrl).toBe("http://127.0.0.1:9999");
   });
 });
 

@@ -1,5 +1,9 @@
 import { type Address, getAddress, isAddress } from "viem";
 import { CHAINS, type ChainInfo, defaultRpcUrl } from "../chain/chains.ts";
+import { urlProblem } from "../lib/url-check.ts";
+
+/** Source chains and the attestation service are reached over HTTP. */
+const HTTP = ["http:", "https:"];
 
 /** Circle's CCTP V2 contracts: the same addresses on every supported chain of a network. */
 export const CCTP_CONTRACTS = {
@@ -40,6 +44,9 @@ type Fail = (variable: string, problem: string) => never;
 export function crossChainConfig(env: Env, settlement: { name: string; chainId: number }, fail: Fail): CrossChainConfig | null {
   const listed = (env.STABLEGATE_CCTP_SOURCES ?? "").split(",").map((s) => s.trim()).filter(Boolean);
   const custom = customSources(env, fail);
+  const apiUrlText = env.STABLEGATE_CCTP_API_URL?.trim();
+  const apiUrlProblem = apiUrlText ? urlProblem(apiUrlText, HTTP) : null;
+  if (apiUrlProblem) fail("STABLEGATE_CCTP_API_URL", apiUrlProblem);
   if (listed.length === 0 && custom.length === 0) return null;
 
   const destination = CHAINS.get(settlement.name);
@@ -64,7 +71,7 @@ export function crossChainConfig(env: Env, settlement: { name: string; chainId: 
   const network = testnet ? "testnet" : "mainnet";
   return {
     sources,
-    apiUrl: (env.STABLEGATE_CCTP_API_URL?.trim() || ATTESTATION_API[network]).replace(/\/+$/, ""),
+    apiUrl: apiUrlText ? apiUrlText.replace(/\/+$/, "") : ATTESTATION_API[network],
     domain,
     tokenMessenger: addressOr(env, "STABLEGATE_CCTP_TOKEN_MESSENGER", CCTP_CONTRACTS[network].tokenMessenger, fail),
     messageTransmitter: addressOr(env, "STABLEGATE_CCTP_MESSAGE_TRANSMITTER", CCTP_CONTRACTS[network].messageTransmitter, fail),
@@ -77,7 +84,8 @@ function listedSource(entry: string, fail: Fail): CctpSource {
   const info = CHAINS.get(name);
   if (!info) fail("STABLEGATE_CCTP_SOURCES", `unknown chain "${name}"; use names from the chain table`);
   const rpcUrl = eq < 0 ? defaultRpcUrl(info) : entry.slice(eq + 1).trim();
-  if (!URL.parse(rpcUrl)) fail("STABLEGATE_CCTP_SOURCES", `the RPC URL for ${name} is not a URL`);
+  const problem = urlProblem(rpcUrl, HTTP);
+  if (problem) fail("STABLEGATE_CCTP_SOURCES", `the RPC URL for ${name} ${problem}`);
   return { name, chainId: info.chainId, domain: info.cctpDomain, usdc: info.usdc, rpcUrl, ...typicalSeconds(info) };
 }
 
@@ -103,7 +111,8 @@ function customSources(env: Env, fail: Fail): CctpSource[] {
     if (CHAINS.has(name)) fail("STABLEGATE_CCTP_CUSTOM_SOURCES", `${where}: ${name} is a built-in chain; list it in STABLEGATE_CCTP_SOURCES`);
     const int = (key: string) => (Number.isSafeInteger(item[key]) && (item[key] as number) >= 0 ? (item[key] as number) : fail("STABLEGATE_CCTP_CUSTOM_SOURCES", `${where}: ${key} must be a whole number`));
     const usdc = typeof item.usdc === "string" && isAddress(item.usdc, { strict: false }) ? getAddress(item.usdc) : fail("STABLEGATE_CCTP_CUSTOM_SOURCES", `${where}: usdc must be an address`);
-    const rpcUrl = typeof item.rpc_url === "string" && URL.parse(item.rpc_url) ? item.rpc_url : fail("STABLEGATE_CCTP_CUSTOM_SOURCES", `${where}: rpc_url must be a URL`);
+    const rpcProblem = typeof item.rpc_url === "string" ? urlProblem(item.rpc_url, HTTP) : "must be a string";
+    const rpcUrl = rpcProblem === null ? (item.rpc_url as string) : fail("STABLEGATE_CCTP_CUSTOM_SOURCES", `${where}: rpc_url ${rpcProblem}`);
     return { name, chainId: int("chain_id"), domain: int("domain"), usdc, rpcUrl, fastSeconds: 8, standardSeconds: 16 * 60 };
   });
 }
