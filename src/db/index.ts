@@ -1,6 +1,7 @@
 import { Database } from "bun:sqlite";
-import { chmodSync, mkdirSync } from "node:fs";
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from "node:fs";
 import { join } from "node:path";
+import { ConfigError } from "../config.ts";
 import { MIGRATIONS } from "./migrations.ts";
 
 export type Db = Database;
@@ -11,15 +12,39 @@ export type Db = Database;
  * cut, not just a crashed process; the busy timeout turns brief write contention into a wait.
  */
 export function openDb(dataDir: string): Db {
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  chmodSync(dataDir, 0o700);
-  const db = new Database(join(dataDir, "stablegate.db"), { create: true, strict: true });
+  ensureDataDir(dataDir);
+  const path = join(dataDir, "stablegate.db");
+  let db: Database;
+  try {
+    // Owner-only like the directory: SQLite gives the -wal and -shm files the database's mode.
+    private0600(path);
+    for (const file of [`${path}-wal`, `${path}-shm`]) if (existsSync(file)) chmodSync(file, 0o600);
+    db = new Database(path, { create: true, strict: true });
+  } catch (error) {
+    throw new ConfigError("STABLEGATE_DATA_DIR", `cannot open ${path}: ${(error as Error).message}`);
+  }
   db.run("PRAGMA busy_timeout = 5000");
   db.run("PRAGMA journal_mode = WAL");
   db.run("PRAGMA synchronous = FULL");
   db.run("PRAGMA foreign_keys = ON");
   migrate(db);
   return db;
+}
+
+/** Creates the data directory owner-only (0700); one that cannot be created or used is a configuration mistake. */
+export function ensureDataDir(dataDir: string): void {
+  try {
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+    chmodSync(dataDir, 0o700);
+  } catch (error) {
+    throw new ConfigError("STABLEGATE_DATA_DIR", `cannot create or use ${dataDir}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+  }
+}
+
+/** Creates `file` if missing, and makes it readable and writable by the owner only. */
+export function private0600(file: string): void {
+  closeSync(openSync(file, "a", 0o600));
+  chmodSync(file, 0o600);
 }
 
 /** Applies pending forward-only migrations, each in its own transaction, recorded by version. */

@@ -1,35 +1,43 @@
+import { Database } from "bun:sqlite";
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { ensureDataDir, private0600 } from "./index.ts";
 
 /**
  * One `serve` per data directory: two would both send settlements from the relayer key and
- * both deliver every webhook. The lock is a file holding the owner's pid; a lock whose process
- * is gone (after kill -9, say) is taken over.
+ * both deliver every webhook. The lock is an exclusive SQLite transaction held open on a
+ * database of its own (`serve.lock`): SQLite takes it with a POSIX record lock, which the
+ * kernel drops when the process dies, however it dies. So there is no stale lock to clear
+ * after kill -9 or a reboot, and of servers starting at once exactly one gets it.
+ * `serve.pid` only tells a second server whom it lost to; nothing decides by it.
  */
 export function acquireServeLock(dataDir: string): () => void {
-  const path = join(dataDir, "serve.pid");
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      writeFileSync(path, `${process.pid}\n`, { flag: "wx", mode: 0o600 });
-      return () => rmSync(path, { force: true });
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
-      const owner = Number(readFileSync(path, "utf8").trim());
-      // Our own pid in the file is a leftover: in a container the server is pid 1 every time.
-      if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && isAlive(owner)) {
-        throw new Error(`${dataDir} is in use by another stablegate serve (pid ${owner}); stop it first`);
-      }
-      rmSync(path, { force: true });
-    }
+  ensureDataDir(dataDir);
+  const lockPath = join(dataDir, "serve.lock");
+  const pidPath = join(dataDir, "serve.pid");
+  private0600(lockPath);
+  const lock = new Database(lockPath);
+  try {
+    lock.run("PRAGMA busy_timeout = 0");
+    lock.run("BEGIN EXCLUSIVE");
+  } catch (error) {
+    lock.close();
+    if (!/locked|busy/i.test((error as Error).message)) throw error;
+    throw new Error(`${dataDir} is in use by another stablegate serve${ownerOf(pidPath)}; stop it first`);
   }
-  throw new Error(`could not lock ${dataDir}`);
+  writeFileSync(pidPath, `${process.pid}\n`, { mode: 0o600 });
+  return () => {
+    rmSync(pidPath, { force: true });
+    lock.run("ROLLBACK");
+    lock.close();
+  };
 }
 
-function isAlive(pid: number): boolean {
+function ownerOf(pidPath: string): string {
   try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
+    const pid = Number(readFileSync(pidPath, "utf8").trim());
+    return Number.isInteger(pid) && pid > 0 ? ` (pid ${pid})` : "";
+  } catch {
+    return "";
   }
 }

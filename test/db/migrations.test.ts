@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { chmodSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync } from "node:fs";
+import { chmodSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { ConfigError } from "../../src/config.ts";
 import { migrate, openDb } from "../../src/db/index.ts";
 import { MIGRATIONS } from "../../src/db/migrations.ts";
 import { makeTempDir } from "../support/server.ts";
@@ -133,6 +134,37 @@ describe("openDb", () => {
     chmodSync(dir, 0o755);
     openDb(dir).close();
     expect(statSync(dir).mode & 0o777).toBe(0o700);
+  });
+
+  test("the database and its -wal and -shm files are 0600, even under a permissive umask", () => {
+    const dir = tempDir();
+    const umask = process.umask(0o022);
+    let db: ReturnType<typeof openDb>;
+    try {
+      db = openDb(dir);
+    } finally {
+      process.umask(umask);
+    }
+    try {
+      db.run("INSERT INTO accounts (id, name, payout_address, fee_bps, created_at) VALUES ('acct_a', 'A', '0x1111111111111111111111111111111111111111', NULL, 1)");
+      const modes = Object.fromEntries(["stablegate.db", "stablegate.db-wal", "stablegate.db-shm"].map((f) => [f, statSync(join(dir, f)).mode & 0o777]));
+      expect(modes).toEqual({ "stablegate.db": 0o600, "stablegate.db-wal": 0o600, "stablegate.db-shm": 0o600 });
+    } finally {
+      db.close();
+    }
+  });
+
+  test("a database file left 0644 by an older version is tightened to 0600", () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, "stablegate.db"), "", { mode: 0o644 });
+    chmodSync(join(dir, "stablegate.db"), 0o644);
+    openDb(dir).close();
+    expect(statSync(join(dir, "stablegate.db")).mode & 0o777).toBe(0o600);
+  });
+
+  test("a data dir that cannot be created is a configuration error naming STABLEGATE_DATA_DIR", () => {
+    expect(() => openDb("/proc/nope")).toThrow(ConfigError);
+    expect(() => openDb("/proc/nope")).toThrow(/^STABLEGATE_DATA_DIR: cannot create or use \/proc\/nope/);
   });
 
   test("foreign keys are enforced: a key cannot point at a missing account", () => {

@@ -1,0 +1,56 @@
+/**
+ * `stablegate serve` as a real child process (`bun src/main.ts serve`), for what only a process
+ * shows: exit codes, signals, kill -9, several servers racing for one data directory.
+ *
+ *   const server = spawnServe({ ...testEnv(dir), STABLEGATE_PORT: String(port) });
+ *   await server.listening();  // or: await server.exited for one that must refuse to start
+ *   await server.stop();
+ */
+import { resolve } from "node:path";
+import { drainTail } from "../../src/lib/stream-tail.ts";
+import { waitFor } from "./stack.ts";
+
+export const MAIN = resolve(import.meta.dir, "../../src/main.ts");
+
+/** The parent's environment without any STABLEGATE_* of its own, plus `extra`. */
+export function childEnv(extra: Record<string, string>): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith("STABLEGATE_") && v !== undefined) env[k] = v;
+  return { ...env, ...extra };
+}
+
+export interface ServeProcess {
+  proc: Bun.Subprocess<"ignore", "pipe", "pipe">;
+  /** Where it listens: 127.0.0.1 and STABLEGATE_PORT from the env. */
+  url: string;
+  exited: Promise<number>;
+  /** Resolves once /healthz answers; throws with the stderr tail if the process exits first. */
+  listening(timeoutMs?: number): Promise<void>;
+  stdout(): Promise<string>;
+  stderr(): Promise<string>;
+  /** SIGKILL if still running, then waits for the exit. */
+  stop(): Promise<void>;
+}
+
+export function spawnServe(env: Record<string, string>): ServeProcess {
+  const proc = Bun.spawn([process.execPath, MAIN, "serve"], { env: childEnv(env), stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+  // Both read as they come: a full pipe would block the server.
+  const stdout = drainTail(proc.stdout);
+  const stderr = drainTail(proc.stderr);
+  const url = `http://127.0.0.1:${env.STABLEGATE_PORT}`;
+  return {
+    proc,
+    url,
+    exited: proc.exited,
+    async listening(timeoutMs = 20_000) {
+      await waitFor(async () => proc.exitCode !== null || (await fetch(`${url}/healthz`)).ok, timeoutMs, `serve to listen on ${url}`);
+      if (proc.exitCode !== null) throw new Error(`serve exited with ${proc.exitCode}: ${(await stderr()).trim()}`);
+    },
+    stdout,
+    stderr,
+    async stop() {
+      if (proc.exitCode === null && proc.signalCode === null) proc.kill("SIGKILL");
+      await proc.exited;
+    },
+  };
+}
