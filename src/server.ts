@@ -4,7 +4,7 @@ import { createApp } from "./app.ts";
 import { createChain } from "./chain/index.ts";
 import { createChainStore } from "./chain/store.ts";
 import type { IncomingTransfer } from "./checkout/public-view.ts";
-import type { Config } from "./config.ts";
+import { type Config, ConfigError } from "./config.ts";
 import { noCrossChain } from "./crosschain/disabled.ts";
 import { createCrossChain } from "./crosschain/index.ts";
 import { burnView } from "./crosschain/service.ts";
@@ -46,6 +46,13 @@ export interface ServerOptions {
   webhookLimits?: typeof WEBHOOK_LIMITS;
 }
 
+/**
+ * SIGTERM to exit, at most: Docker kills after 10 s, systemd after 90. Webhook sends still in
+ * flight after SEND_GRACE_MS are abandoned unrecorded and are due again after restart.
+ */
+export const SHUTDOWN_DEADLINE_MS = 8_000;
+const SEND_GRACE_MS = 5_000;
+
 export interface RunningServer {
   url: string;
   db: Db;
@@ -59,13 +66,20 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
   const clock = options.clock ?? systemClock;
   const ids = options.ids ?? randomIds;
   const log = options.log ?? createLogger(config.logLevel);
-  const db = openDb(config.dataDir);
+  // The lock first: a second server must not so much as migrate the database.
   const releaseLock = acquireServeLock(config.dataDir);
+  let db: Db;
+  try {
+    db = openDb(config.dataDir);
+  } catch (error) {
+    releaseLock();
+    throw error;
+  }
 
   // What a failed start-up must undo, so the next attempt finds the directory free.
   function abandon(error: unknown): never {
-    releaseLock();
     db.close();
+    releaseLock();
     throw error;
   }
 
@@ -93,6 +107,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
     resolve: options.resolve,
     timeoutMs: options.webhookTimeoutMs,
     schedule: options.webhookSchedule,
+    shutdownGraceMs: SEND_GRACE_MS,
   });
   const burns = createBurnStore(db);
   const burnsOf = (paymentId: string) => burns.forPayment(paymentId).map(burnView);
@@ -185,11 +200,15 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
   try {
     app.listen({ hostname: config.host, port: config.port });
   } catch (error) {
-    abandon(error); // the port is taken, say
+    abandon(listenError(error, config));
   }
   const server = app.server!;
+  // Where this process can reach itself; the log names what is bound.
   const url = `http://${server.hostname === "0.0.0.0" ? "127.0.0.1" : server.hostname}:${server.port}`;
-  log.info("listening", { url, base_url: config.baseUrl, chain: config.chain.name, data_dir: config.dataDir });
+  log.info("listening", { address: `${config.host}:${server.port}`, base_url: config.baseUrl, chain: config.chain.name, data_dir: config.dataDir });
+  if (config.crossChain) {
+    log.info("cross-chain funding on", { source_chains: config.crossChain.sources.map((s) => s.name), attestation_api: new URL(config.crossChain.apiUrl).origin });
+  }
 
   const retention = createRetention({ events, deliveries: deliveryStore, endpoints: webhookStore, idempotency, clock, log });
   const expire = db.transaction(() => lifecycle.expireDue());
@@ -213,10 +232,26 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
     routes: app.routes.map(({ method, path }) => ({ method, path })),
     async stop() {
       abort.abort();
-      await app.stop();
-      await loops;
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const deadline = new Promise<"late">((resolve) => (timer = setTimeout(() => resolve("late"), SHUTDOWN_DEADLINE_MS)));
+      const outcome = await Promise.race([Promise.all([app.stop(), loops]), deadline]);
+      clearTimeout(timer);
+      // A loop stuck past the deadline (an RPC call, say) finds the database closed and stops.
+      if (outcome === "late") log.warn("shutdown deadline reached; stopping with work still in flight", { deadline_ms: SHUTDOWN_DEADLINE_MS });
       db.close();
       releaseLock();
     },
   };
+}
+
+/** A failed listen, named by the variable to fix (a port in use may free up: not a config error). */
+function listenError(error: unknown, config: Config): Error {
+  const code = (error as NodeJS.ErrnoException).code;
+  const where = `${config.host}:${config.port}`;
+  if (code === "EADDRINUSE" || /in use/i.test((error as Error).message)) {
+    return new Error(`cannot listen on ${where}: the port is in use (STABLEGATE_PORT)`);
+  }
+  if (code === "EACCES") return new ConfigError("STABLEGATE_PORT", `not allowed to listen on ${where} (ports below 1024 need privileges)`);
+  const why = code === "EADDRNOTAVAIL" ? "not an address of this machine" : code === "EINVAL" ? "the name does not resolve to an address here" : (error as Error).message;
+  return new ConfigError("STABLEGATE_HOST", `cannot listen on ${where}: ${why}`);
 }

@@ -10,5 +10,6 @@ export async function runServe(env: Record<string, string | undefined>): Promise
     process.once("SIGINT", resolve);
   });
   await server.stop();
-  return 0;
+  // stop() keeps to its deadline; whatever it abandoned (a hung socket) must not keep us alive.
+  process.exit(0);
 }

@@ -15,6 +15,8 @@ export interface SendOptions {
   resolve?: Resolver;
   allowPrivate: boolean;
   timeoutMs: number;
+  /** Aborting gives up the send at once (shutdown). */
+  signal?: AbortSignal;
 }
 
 /** At most this much of a response is read; the rest is dropped with the connection. */
@@ -55,6 +57,7 @@ export async function sendWebhook(url: string, headers: Record<string, string>, 
         lookup: ((_host, opts, callback) =>
           opts?.all ? callback(null, [{ address, family }]) : callback(null, address, family)) as LookupFunction,
         agent: false,
+        signal: options.signal,
       },
       (response) => {
         let received = 0;

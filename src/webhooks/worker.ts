@@ -29,6 +29,8 @@ export interface WebhookWorkerDeps {
   /** Sends in flight for one account, so one merchant's receivers cannot hold up the others. */
   perAccount?: number;
   pollMs?: number;
+  /** At shutdown, how long sends in flight may take to finish before they are abandoned. */
+  shutdownGraceMs?: number;
 }
 
 export type WebhookWorker = ReturnType<typeof createWebhookWorker>;
@@ -64,11 +66,14 @@ export function createWebhookWorker(deps: WebhookWorkerDeps) {
   const accounts = createCounter(deps.perAccount ?? 32);
   const running = new Set<Promise<void>>();
   const waker = createWaker();
+  const abandon = new AbortController();
 
   async function deliver(delivery: DueDelivery): Promise<void> {
     const attemptedAt = clock.now();
     const headers = signatureHeaders(delivery.secret, delivery.event_id, Math.floor(attemptedAt / 1000), delivery.payload);
-    const result = await sendWebhook(delivery.url, headers, delivery.payload, { resolve: deps.resolve, allowPrivate: deps.allowPrivate, timeoutMs });
+    const result = await sendWebhook(delivery.url, headers, delivery.payload, { resolve: deps.resolve, allowPrivate: deps.allowPrivate, timeoutMs, signal: abandon.signal });
+    // Abandoned at shutdown: no attempt is recorded, so the delivery is due again after restart.
+    if (abandon.signal.aborted) return;
     const now = clock.now();
     const ok = result.status !== null && result.status >= 200 && result.status < 300;
     const gone = result.status === 410;
@@ -130,9 +135,16 @@ export function createWebhookWorker(deps: WebhookWorkerDeps) {
   return {
     tick,
     wake: waker.wake,
+    /** Runs until `signal` aborts, then gives sends in flight a grace period and abandons the rest. */
     async run(signal: AbortSignal): Promise<void> {
       await runEvery("webhook worker", pollMs, tick, { log, signal, wait: waker.wait });
-      await Promise.all([...running]);
+      const finished = Promise.all([...running]);
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([finished, new Promise((resolve) => (timer = setTimeout(resolve, deps.shutdownGraceMs ?? 5_000)))]);
+      clearTimeout(timer);
+      if (running.size > 0) log.warn("webhook sends abandoned at shutdown; they are due again after restart", { count: running.size });
+      abandon.abort();
+      await finished;
     },
   };
 }
