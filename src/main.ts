@@ -12,14 +12,19 @@ Usage:
   stablegate serve                          run the API, checkout and background loops
   stablegate dev                            local chain + server + account, for trying it out
   stablegate dev pay <payment_id> [amount]  pay a payment from the funded dev wallet
+  stablegate dev pay <payment_id> --cross-chain
+                                            pay it through CCTP from the dev source chain
   stablegate account create --name NAME --payout-address 0x.. [--fee-bps N]
+  stablegate account list
+  stablegate account show ACCOUNT_ID
   stablegate key create --account ACCOUNT_ID
   stablegate key list [--account ACCOUNT_ID]
   stablegate key revoke KEY_ID
   stablegate version
 
 Configuration comes from STABLEGATE_* environment variables (see README.md).
-Account and key commands print JSON and work while the server runs.`;
+Account and key commands print JSON and work while the server runs.
+Exit codes: 2 usage mistake, 78 configuration error, 1 anything else.`;
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;

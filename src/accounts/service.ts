@@ -40,8 +40,7 @@ export function createAccountsService({ store, clock, ids }: AccountsDeps) {
     createAccount(input: { name: string; payoutAddress: string; feeBps?: number }) {
       const name = input.name.trim();
       if (!name || name.length > 200) throw new ValidationError("name must be 1 to 200 characters");
-      if (!isAddress(input.payoutAddress, { strict: false })) throw new ValidationError("payout address must be a 0x-prefixed 20-byte address");
-      const payoutAddress = getAddress(input.payoutAddress);
+      const payoutAddress = payoutAddressFrom(input.payoutAddress);
       if (/^0x0{40}$/.test(payoutAddress)) throw new ValidationError("payout address must not be the zero address");
       const feeBps = input.feeBps;
       if (feeBps !== undefined && (!Number.isInteger(feeBps) || feeBps < 0 || feeBps > 10_000)) {
@@ -58,6 +57,16 @@ export function createAccountsService({ store, clock, ids }: AccountsDeps) {
     createKey(accountId: string) {
       if (!store.findAccount(accountId)) throw new NotFoundError(`no account ${accountId}`);
       return issueKey(accountId);
+    },
+
+    listAccounts() {
+      return store.listAccounts().map(toAccountJson);
+    },
+
+    showAccount(accountId: string) {
+      const row = store.findAccount(accountId);
+      if (!row) throw new NotFoundError(`no account ${accountId}`);
+      return toAccountJson(row);
     },
 
     listKeys(accountId?: string): ApiKeyInfo[] {
@@ -94,6 +103,18 @@ export function createAccountsService({ store, clock, ids }: AccountsDeps) {
 }
 
 export type AccountsService = ReturnType<typeof createAccountsService>;
+
+/**
+ * Funds can only ever go to this address, so a typo must not pass: a mixed-case address must
+ * carry a valid EIP-55 checksum (all lower case has none to check).
+ */
+function payoutAddressFrom(text: string): Address {
+  if (!isAddress(text, { strict: false })) throw new ValidationError("payout address must be a 0x-prefixed 20-byte address");
+  if (!isAddress(text, { strict: true })) {
+    throw new ValidationError("payout address has mixed case but a wrong EIP-55 checksum: check it for a typo, or give it in lower case");
+  }
+  return getAddress(text);
+}
 
 function toAccountJson(row: AccountRow) {
   return {

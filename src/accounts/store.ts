@@ -24,6 +24,7 @@ export function createAccountStore(db: Db) {
     "INSERT INTO accounts (id, name, payout_address, fee_bps, created_at) VALUES ($id, $name, $payout_address, $fee_bps, $created_at)",
   );
   const findAccount = db.query<AccountRow, [string]>("SELECT * FROM accounts WHERE id = ?");
+  const listAccounts = db.query<AccountRow, []>("SELECT * FROM accounts ORDER BY created_at, id");
   const insertKey = db.query(
     "INSERT INTO api_keys (id, account_id, key_hash, key_hint, created_at) VALUES ($id, $account_id, $key_hash, $key_hint, $created_at)",
   );
@@ -38,6 +39,7 @@ export function createAccountStore(db: Db) {
   return {
     insertAccount: (row: AccountRow) => insertAccount.run({ ...row }),
     findAccount: (id: string) => findAccount.get(id),
+    listAccounts: () => listAccounts.all(),
     insertKey: (row: Omit<ApiKeyRow, "revoked_at">) => insertKey.run({ ...row }),
     findKeyByHash: (hash: string) => findKeyByHash.get(hash),
     listKeys: (accountId?: string) => (accountId ? listAccountKeys.all(accountId) : listAllKeys.all()),

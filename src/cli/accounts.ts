@@ -3,44 +3,66 @@ import { createAccountsService } from "../accounts/service.ts";
 import { dataDirFrom } from "../config.ts";
 import { openDb } from "../db/index.ts";
 import { systemClock } from "../lib/clock.ts";
+import { ValidationError } from "../lib/errors.ts";
 import { randomIds } from "../lib/ids.ts";
-import { UsageError, parseArgs } from "./args.ts";
+import { type FlagSpec, type ParsedArgs, UsageError, parseArgs } from "./args.ts";
 
 type Env = Record<string, string | undefined>;
+type Service = ReturnType<typeof createAccountsService>;
 
-/** `account create` and `key create|list|revoke`: they share the data dir with a running server. */
-export function runAccountCommand(group: "account" | "key", argv: string[], env: Env): unknown {
-  const { positionals, flags } = parseArgs(argv);
-  const [action, target] = positionals;
-  const db = openDb(dataDirFrom(env));
-  try {
-    const service = createAccountsService({ store: createAccountStore(db), clock: systemClock, ids: randomIds });
-    if (group === "account" && action === "create") {
-      const name = required(flags, "name");
-      const payoutAddress = required(flags, "payout-address");
-      const feeText = flags.get("fee-bps");
+interface Command {
+  flags: FlagSpec;
+  /** The positional argument it takes, if any (named in the usage line). */
+  positional?: string;
+  run(service: Service, args: ParsedArgs, env: Env): unknown;
+}
+
+const text = { type: "string" } as const;
+
+/** `account create|list|show` and `key create|list|revoke`: they share the data dir with a running server. */
+const COMMANDS: Record<string, Command> = {
+  "account create": {
+    flags: { name: text, "payout-address": text, "fee-bps": text },
+    run(service, { flags }, env) {
+      const feeText = flags.get("fee-bps") as string | undefined;
       if (feeText !== undefined && !/^\d+$/.test(feeText)) throw new UsageError("--fee-bps must be a whole number from 0 to 10000");
       const feeBps = feeText === undefined ? undefined : Number(feeText);
       if (feeBps && !env.STABLEGATE_FEE_RECIPIENT) {
         throw new UsageError("--fee-bps above 0 needs STABLEGATE_FEE_RECIPIENT set, here and for the server");
       }
-      const { account, api_key } = service.createAccount({ name, payoutAddress, feeBps });
+      const { account, api_key } = service.createAccount({ name: required(flags, "name"), payoutAddress: required(flags, "payout-address"), feeBps });
       return { account, api_key };
-    }
-    if (group === "key" && action === "create") return service.createKey(required(flags, "account"));
-    if (group === "key" && action === "list") return service.listKeys(flags.get("account"));
-    if (group === "key" && action === "revoke") {
-      if (!target) throw new UsageError("usage: stablegate key revoke KEY_ID");
-      return service.revokeKey(target);
-    }
-    throw new UsageError(`unknown command: ${group} ${action ?? ""}`.trim());
+    },
+  },
+  "account list": { flags: {}, run: (service) => service.listAccounts() },
+  "account show": { flags: {}, positional: "ACCOUNT_ID", run: (service, { positionals }) => service.showAccount(positionals[0]!) },
+  "key create": { flags: { account: text }, run: (service, { flags }) => service.createKey(required(flags, "account")) },
+  "key list": { flags: { account: text }, run: (service, { flags }) => service.listKeys(flags.get("account") as string | undefined) },
+  "key revoke": { flags: {}, positional: "KEY_ID", run: (service, { positionals }) => service.revokeKey(positionals[0]!) },
+};
+
+export function runAccountCommand(group: "account" | "key", argv: string[], env: Env): unknown {
+  const [action, ...rest] = argv;
+  const name = `${group} ${action ?? ""}`.trim();
+  const command = COMMANDS[name];
+  if (!command) throw new UsageError(`unknown command: ${name}`);
+  const args = parseArgs(rest, command.flags, command.positional ? 1 : 0);
+  if (command.positional && args.positionals.length === 0) throw new UsageError(`usage: stablegate ${name} ${command.positional}`);
+  const db = openDb(dataDirFrom(env));
+  try {
+    const service = createAccountsService({ store: createAccountStore(db), clock: systemClock, ids: randomIds });
+    return command.run(service, args, env);
+  } catch (error) {
+    // A bad value on the command line is a usage mistake (exit 2), like a bad flag.
+    if (error instanceof ValidationError) throw new UsageError(error.message);
+    throw error;
   } finally {
     db.close();
   }
 }
 
-function required(flags: Map<string, string>, name: string): string {
+function required(flags: ParsedArgs["flags"], name: string): string {
   const value = flags.get(name);
-  if (value === undefined || value === "true") throw new UsageError(`--${name} is required`);
+  if (typeof value !== "string") throw new UsageError(`--${name} is required`);
   return value;
 }

@@ -1,19 +1,31 @@
-/** Minimal flag parsing for the CLI: `--name value` or `--name=value`, plus positionals. */
-export function parseArgs(argv: string[]): { positionals: string[]; flags: Map<string, string> } {
-  const positionals: string[] = [];
-  const flags = new Map<string, string>();
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    if (!arg.startsWith("--")) {
-      positionals.push(arg);
-      continue;
-    }
-    const eq = arg.indexOf("=");
-    if (eq > 0) flags.set(arg.slice(2, eq), arg.slice(eq + 1));
-    else if (argv[i + 1] !== undefined && !argv[i + 1]!.startsWith("--")) flags.set(arg.slice(2), argv[++i]!);
-    else flags.set(arg.slice(2), "true");
+import { parseArgs as parseStrict } from "node:util";
+
+/** The flags a command takes: each is `--name value` (or `--name=value`) unless boolean. */
+export type FlagSpec = Record<string, { type: "string" | "boolean" }>;
+
+export interface ParsedArgs {
+  positionals: string[];
+  flags: Map<string, string | boolean>;
+}
+
+/**
+ * Parses one command's arguments strictly: an unknown flag, a flag without its value, or more
+ * positionals than `maxPositionals` is a usage mistake, never silently ignored (a mistyped
+ * `--acount` must not widen `key list` to every account).
+ */
+export function parseArgs(argv: string[], flags: FlagSpec, maxPositionals: number): ParsedArgs {
+  let parsed: ReturnType<typeof parseStrict>;
+  try {
+    parsed = parseStrict({ args: argv, options: flags, strict: true, allowPositionals: true });
+  } catch (error) {
+    // node's messages run on with advice about `--`; the first sentence says what is wrong.
+    const first = (error as Error).message.split("\n")[0]!.split(". ")[0]!.replace(/\.$/, "");
+    throw new UsageError(first.charAt(0).toLowerCase() + first.slice(1));
   }
-  return { positionals, flags };
+  if (parsed.positionals.length > maxPositionals) throw new UsageError(`unexpected argument "${parsed.positionals[maxPositionals]}"`);
+  const values = new Map<string, string | boolean>();
+  for (const [name, value] of Object.entries(parsed.values)) if (typeof value === "string" || typeof value === "boolean") values.set(name, value);
+  return { positionals: parsed.positionals, flags: values };
 }
 
 /** A usage mistake: printed as one line with a pointer to --help, exit code 2. */

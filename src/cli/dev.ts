@@ -126,7 +126,7 @@ Ctrl-C stops everything.`);
 
 /** `stablegate dev pay <payment_id> [amount]`: pays from the running dev stack's payer wallet. */
 async function devPay(argv: string[]): Promise<number> {
-  const { positionals, flags } = parseArgs(argv);
+  const { positionals, flags } = parseArgs(argv, { "cross-chain": { type: "boolean" } }, 2);
   const [paymentId, amount] = positionals;
   if (!paymentId) throw new UsageError("usage: stablegate dev pay <payment_id> [amount] | stablegate dev pay <payment_id> --cross-chain");
   if (!existsSync(STATE_FILE)) throw new UsageError("no dev stack found: start one with `stablegate dev` first");

@@ -3,6 +3,10 @@ import { existsSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { makeTempDir, testEnv } from "../support/server.ts";
 import { freePort } from "../../src/lib/free-port.ts";
+import { spawnServe } from "../support/serve-process.ts";
+import { runAccountCommand } from "../../src/cli/accounts.ts";
+import { UsageError } from "../../src/cli/args.ts";
+import { NotFoundError } from "../../src/lib/errors.ts";
 
 const MAIN = join(resolve(import.meta.dir, "../.."), "src/main.ts");
 const PAYOUT = "0x1111111111111111111111111111111111111111";
@@ -117,11 +121,95 @@ describe("stablegate account / key", () => {
   });
 });
 
+describe("stablegate account list / show", () => {
+  test("list and show print each account with its payout address and fee", async () => {
+    const created = JSON.parse((await cli(["account", "create", "--name", "Listed Shop", "--payout-address", PAYOUT])).stdout).account;
+    const list = await cli(["account", "list"]);
+    expect(list.code).toBe(0);
+    const accounts = JSON.parse(list.stdout) as Array<Record<string, unknown>>;
+    expect(accounts).toContainEqual(created);
+    expect(created).toMatchObject({ payout_address: PAYOUT, fee_bps: null });
+    const show = await cli(["account", "show", created.id]);
+    expect(show.code).toBe(0);
+    expect(JSON.parse(show.stdout)).toEqual(created);
+    expect(show.stdout).not.toContain("sk_live_");
+  });
+
+  test("an all-lower-case payout address is accepted and stored checksummed", async () => {
+    const lower = "0x70997970c51812dc3a010c7d01b50e0d17dc79c8";
+    const { code, stdout } = await cli(["account", "create", "--name", "Lower Shop", "--payout-address", lower]);
+    expect(code).toBe(0);
+    expect(JSON.parse(stdout).account.payout_address).toBe("0x70997970C51812dc3A010C7d01b50e0d17dc79C8");
+  });
+});
+
+describe("stablegate exit codes", () => {
+  // One letter's case flipped from the checksummed 0x70997970C51812dc3A010C7d01b50e0d17dc79C8.
+  const BAD_CHECKSUM = "0x70997970c51812dc3A010C7d01b50e0d17dc79C8";
+  const usage: Array<[string, string[], string]> = [
+    ["a misspelt --account on key list", ["key", "list", "--acount", "acct_x"], "--acount"],
+    ["a misspelt --fee-bps on account create", ["account", "create", "--name", "Typo Shop", "--payout-address", PAYOUT, "--fee-bsp", "500"], "--fee-bsp"],
+    ["a flag without its value", ["key", "create", "--account"], "--account"],
+    ["a flag the command does not take", ["key", "revoke", "key_x", "--account", "acct_x"], "--account"],
+    ["an extra argument", ["key", "revoke", "key_a", "key_b"], "key_b"],
+    ["account show without an id", ["account", "show"], "ACCOUNT_ID"],
+    ["a bad payout address", ["account", "create", "--name", "X", "--payout-address", "0x123"], "payout address"],
+    ["the zero address", ["account", "create", "--name", "X", "--payout-address", `0x${"0".repeat(40)}`], "zero address"],
+    ["a payout address with a wrong EIP-55 checksum", ["account", "create", "--name", "X", "--payout-address", BAD_CHECKSUM], "checksum"],
+    ["a blank name", ["account", "create", "--name", " ", "--payout-address", PAYOUT], "name"],
+    ["a fee that is not a number", ["account", "create", "--name", "X", "--payout-address", PAYOUT, "--fee-bps", "5%"], "--fee-bps"],
+    ["a misspelt flag on dev pay", ["dev", "pay", "0xabc", "--cros-chain"], "--cros-chain"],
+  ];
+  const notFound: Array<[string, string[], string]> = [
+    ["key create for an unknown account", ["key", "create", "--account", "acct_nope"], "acct_nope"],
+    ["account show of an unknown account", ["account", "show", "acct_nope"], "acct_nope"],
+    ["key revoke of an unknown key", ["key", "revoke", "key_nope"], "key_nope"],
+  ];
+
+  const env = () => ({ STABLEGATE_DATA_DIR: dataDir });
+
+  test("usage mistakes and bad values are UsageErrors naming the problem, and change nothing", () => {
+    const before = runAccountCommand("account", ["list"], env());
+    for (const [name, args, word] of usage.filter(([, args]) => args[0] !== "dev")) {
+      let thrown: unknown;
+      try {
+        runAccountCommand(args[0] as "account" | "key", args.slice(1), env());
+      } catch (error) {
+        thrown = error;
+      }
+      expect({ name, usage: thrown instanceof UsageError, names: String((thrown as Error)?.message).includes(word) }).toEqual({ name, usage: true, names: true });
+    }
+    expect(runAccountCommand("account", ["list"], env())).toEqual(before);
+  });
+
+  test("unknown accounts and keys are not usage mistakes", () => {
+    for (const [name, args, word] of notFound) {
+      expect(() => runAccountCommand(args[0] as "account" | "key", args.slice(1), env()), name).toThrow(NotFoundError);
+      expect(() => runAccountCommand(args[0] as "account" | "key", args.slice(1), env()), name).toThrow(word);
+    }
+  });
+
+  test("from the command line: usage mistakes and bad values exit 2, unknown ids 1, each with one line", async () => {
+    const runs: Array<[string[], number]> = [
+      [["key", "list", "--acount", "acct_x"], 2],
+      [["account", "create", "--name", "X", "--payout-address", BAD_CHECKSUM], 2],
+      [["dev", "pay", "0xabc", "--cros-chain"], 2],
+      [["account", "show", "acct_nope"], 1],
+    ];
+    const results = await Promise.all(runs.map(async ([args, expected]) => ({ args: args.join(" "), expected, ...(await cli(args)) })));
+    for (const { args, expected, code, stdout, stderr } of results) {
+      expect({ args, code, stdout, lines: lines(stderr).length }).toEqual({ args, code: expected, stdout: "", lines: 1 });
+    }
+  });
+});
+
 describe("stablegate usage", () => {
   test("--help exits 0 and describes the commands", async () => {
     const { code, stdout } = await cli(["--help"]);
     expect(code).toBe(0);
-    for (const word of ["serve", "account create", "key create", "key list", "key revoke"]) expect(stdout).toContain(word);
+    for (const word of ["serve", "account create", "account list", "account show", "key create", "key list", "key revoke", "dev pay <payment_id> --cross-chain"]) {
+      expect(stdout).toContain(word);
+    }
   });
 
   test("version prints the package version", async () => {
@@ -145,6 +233,50 @@ describe("stablegate serve", () => {
     expect(code).not.toBe(0);
     expect(lines(stderr)).toHaveLength(1);
     expect(stderr).toContain("STABLEGATE_PORT");
+  });
+
+  test("bad values that only show at start-up exit 78 with one line naming the variable", async () => {
+    const cases: Array<[string, string]> = [
+      ["STABLEGATE_HOST", "not_a_host"],
+      ["STABLEGATE_HOST", "999.1.1.1"],
+      ["STABLEGATE_HOST", "192.0.2.1"], // a valid address, but not this machine's
+      ["STABLEGATE_DATA_DIR", "/proc/nope"],
+      ["STABLEGATE_BASE_URL", "ws://pay.example.com"],
+      ["STABLEGATE_CCTP_SOURCES", "sepolia=ftp://rpc.example.com"],
+      ["STABLEGATE_CCTP_API_URL", "gopher://iris.example.com"],
+    ];
+    const port = String(await freePort());
+    const results = await Promise.all(
+      cases.map(async ([variable, value]) => ({ variable, ...(await cli(["serve"], { ...testEnv(dataDir), STABLEGATE_PORT: port, STABLEGATE_CCTP_DOMAIN: "6", [variable]: value })) })),
+    );
+    for (const { variable, code, stderr } of results) {
+      expect({ variable, code, lines: lines(stderr).length, named: stderr.startsWith(`stablegate: ${variable}: `) }).toEqual({ variable, code: 78, lines: 1, named: true });
+    }
+  });
+
+  test("the start-up log names the bound address, the base URL and the cross-chain sources", async () => {
+    const port = await freePort();
+    const serveDir = makeTempDir("stablegate-serve-");
+    const server = spawnServe({
+      ...testEnv(serveDir),
+      STABLEGATE_HOST: "0.0.0.0",
+      STABLEGATE_PORT: String(port),
+      STABLEGATE_BASE_URL: "https://pay.example.test",
+      STABLEGATE_LOG_LEVEL: "info",
+      STABLEGATE_CCTP_SOURCES: "sepolia=http://127.0.0.1:9",
+      STABLEGATE_CCTP_DOMAIN: "6",
+    });
+    try {
+      await server.listening();
+      server.proc.kill("SIGTERM");
+      expect(await server.exited).toBe(0);
+      const logged = lines(await server.stdout()).map((line) => JSON.parse(line) as Record<string, unknown>);
+      expect(logged.find((l) => l.msg === "listening")).toMatchObject({ address: `0.0.0.0:${port}`, base_url: "https://pay.example.test" });
+      expect(logged.find((l) => l.msg === "cross-chain funding on")).toMatchObject({ source_chains: ["sepolia"] });
+    } finally {
+      await server.stop();
+      rmSync(serveDir, { recursive: true, force: true });
+    }
   });
 
   test("serves /healthz, works with CLI changes made while it runs, and exits 0 on SIGTERM", async () => {
