@@ -205,7 +205,8 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
   const server = app.server!;
   // Where this process can reach itself; the log names what is bound.
   const url = `http://${server.hostname === "0.0.0.0" ? "127.0.0.1" : server.hostname}:${server.port}`;
-  log.info("listening", { address: `${config.host}:${server.port}`, base_url: config.baseUrl, chain: config.chain.name, data_dir: config.dataDir });
+  const bound = config.host.includes(":") ? `[${config.host}]` : config.host;
+  log.info("listening", { address: `${bound}:${server.port}`, base_url: config.baseUrl, chain: config.chain.name, data_dir: config.dataDir });
   if (config.crossChain) {
     log.info("cross-chain funding on", { source_chains: config.crossChain.sources.map((s) => s.name), attestation_api: new URL(config.crossChain.apiUrl).origin });
   }

@@ -1,5 +1,5 @@
 import { Database } from "bun:sqlite";
-import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ConfigError } from "../config.ts";
 import { MIGRATIONS } from "./migrations.ts";
@@ -41,9 +41,17 @@ export function ensureDataDir(dataDir: string): void {
   }
 }
 
-/** Creates `file` if missing, and makes it readable and writable by the owner only. */
+/**
+ * Makes `file` owner-only, creating it empty if missing. An existing file is never opened:
+ * closing any descriptor of a file drops every POSIX lock this process holds on it, SQLite's
+ * included.
+ */
 export function private0600(file: string): void {
-  closeSync(openSync(file, "a", 0o600));
+  try {
+    writeFileSync(file, "", { flag: "wx", mode: 0o600 });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+  }
   chmodSync(file, 0o600);
 }
 

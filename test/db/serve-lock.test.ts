@@ -52,6 +52,22 @@ describe("one serve per data directory", () => {
     acquireServeLock(dir)();
   });
 
+  test("a refused attempt in the holder's own process does not loosen the lock for other processes", async () => {
+    const dir = tempDir();
+    const release = acquireServeLock(dir);
+    try {
+      // Closing any descriptor of the lock file would drop this process's POSIX lock on it.
+      expect(() => acquireServeLock(dir)).toThrow("is in use by another stablegate serve");
+      const script = `import { acquireServeLock } from ${JSON.stringify(join(import.meta.dir, "../../src/db/serve-lock.ts"))};
+        try { acquireServeLock(${JSON.stringify(dir)}); console.log("acquired"); } catch { console.log("refused"); }`;
+      const child = Bun.spawn([process.execPath, "-e", script], { stdout: "pipe", stderr: "inherit" });
+      expect((await new Response(child.stdout).text()).trim()).toBe("refused");
+      expect(await child.exited).toBe(0);
+    } finally {
+      release();
+    }
+  });
+
   test("servers started at the same moment after a crash: exactly one serves, the others exit naming it", async () => {
     const dir = tempDir();
     // What a crash leaves behind: a pid file naming a process that is gone.
