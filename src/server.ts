@@ -237,7 +237,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
       const deadline = new Promise<"late">((resolve) => (timer = setTimeout(() => resolve("late"), SHUTDOWN_DEADLINE_MS)));
       const outcome = await Promise.race([Promise.all([app.stop(), loops]), deadline]);
       clearTimeout(timer);
-      // A loop stuck past the deadline (an RPC call, say) finds the database closed and stops.
+      // A loop still stuck past the deadline (in an RPC call, say) then fails on the closed database; aborted, it ends there.
       if (outcome === "late") log.warn("shutdown deadline reached; stopping with work still in flight", { deadline_ms: SHUTDOWN_DEADLINE_MS });
       db.close();
       releaseLock();
