@@ -1,14 +1,13 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, rmSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { makeTempDir, testEnv } from "../support/server.ts";
 import { freePort } from "../../src/lib/free-port.ts";
-import { spawnServe } from "../support/serve-process.ts";
+import { MAIN, childEnv, spawnServe } from "../support/serve-process.ts";
 import { runAccountCommand } from "../../src/cli/accounts.ts";
 import { UsageError } from "../../src/cli/args.ts";
 import { NotFoundError } from "../../src/lib/errors.ts";
 
-const MAIN = join(resolve(import.meta.dir, "../.."), "src/main.ts");
 const PAYOUT = "0x1111111111111111111111111111111111111111";
 
 let dataDir: string;
@@ -17,12 +16,6 @@ beforeAll(() => {
 });
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
-/** The parent's environment without any STABLEGATE_* of its own, plus `extra`. */
-function childEnv(extra: Record<string, string>): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith("STABLEGATE_") && v !== undefined) env[k] = v;
-  return { ...env, ...extra };
-}
 
 async function cli(args: string[], extra: Record<string, string> = { STABLEGATE_DATA_DIR: dataDir }) {
   const proc = Bun.spawn([process.execPath, MAIN, ...args], { env: childEnv(extra), stdout: "pipe", stderr: "pipe" });
