@@ -8,6 +8,7 @@ import { createAttestationApi } from "./attestation-api.ts";
 import type { CrossChainConfig } from "./config.ts";
 import { createRedeemer } from "./redeemer.ts";
 import { createCrossChainService } from "./service.ts";
+import { createSourceBurns } from "./source-burn.ts";
 import type { BurnStore } from "./store.ts";
 
 export interface CrossChainWiring {
@@ -24,15 +25,26 @@ export interface CrossChainWiring {
 /** Cross-chain funding: the public API's service and the loop that redeems recorded burns. */
 export function createCrossChain(w: CrossChainWiring) {
   const api = createAttestationApi(w.config.apiUrl);
+  const sourceBurns = createSourceBurns(w.config);
   const redeemer = createRedeemer({
     config: w.config,
     burns: w.burns,
     api,
     destination: { client: w.clients.publicClient, wallet: w.clients.walletClient, nonces: w.nonces },
     depositAddressOf: w.depositAddressOf,
+    sourceBurns,
     clock: w.clock,
     log: w.log,
   });
-  const service = createCrossChainService({ config: w.config, burns: w.burns, api, clock: w.clock, ids: w.ids, wake: redeemer.wake });
+  const service = createCrossChainService({
+    config: w.config,
+    burns: w.burns,
+    api,
+    sourceBurns,
+    clock: w.clock,
+    ids: w.ids,
+    log: w.log,
+    wake: redeemer.wake,
+  });
   return { service, redeemer };
 }

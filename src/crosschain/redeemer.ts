@@ -6,11 +6,8 @@ import {
   type PublicClient,
   type Transport,
   type WalletClient,
-  createPublicClient,
   encodeFunctionData,
-  http,
   keccak256,
-  parseEventLogs,
 } from "viem";
 import type { NonceManager } from "../chain/nonces.ts";
 import { backoffMs, errorMessage, unlessNotFound } from "../chain/rpc-errors.ts";
@@ -19,10 +16,11 @@ import { RetryableError } from "../lib/errors.ts";
 import type { Logger } from "../lib/log.ts";
 import { createWaker } from "../lib/sleep.ts";
 import { runEvery } from "../lib/loop.ts";
-import { messageTransmitterAbi, tokenMessengerAbi } from "./abi.ts";
+import { messageTransmitterAbi } from "./abi.ts";
 import type { AttestationApi } from "./attestation-api.ts";
-import type { CctpSource, CrossChainConfig } from "./config.ts";
+import type { CrossChainConfig } from "./config.ts";
 import { addressToBytes32, decodeBurnMessage } from "./message.ts";
+import type { SourceBurn, SourceBurns } from "./source-burn.ts";
 import type { BurnRow, BurnStore } from "./store.ts";
 
 export interface RedeemerDeps {
@@ -32,6 +30,7 @@ export interface RedeemerDeps {
   /** The settlement chain, where messages are received, and the relayer that pays for it. */
   destination: { client: PublicClient; wallet: WalletClient<Transport, Chain | undefined, Account>; nonces: NonceManager };
   depositAddressOf: (paymentId: string) => Address | null;
+  sourceBurns: SourceBurns;
   clock: Clock;
   log: Logger;
 }
@@ -54,36 +53,12 @@ export type Redeemer = ReturnType<typeof createRedeemer>;
 export function createRedeemer(deps: RedeemerDeps) {
   const { config, burns, api, destination, clock, log } = deps;
   const waker = createWaker();
-  const sourceClients = new Map<string, PublicClient>();
-
-  function sourceClient(source: CctpSource): PublicClient {
-    let client = sourceClients.get(source.name);
-    if (!client) {
-      client = createPublicClient({ transport: http(source.rpcUrl, { timeout: 15_000, retryCount: 0 }) });
-      sourceClients.set(source.name, client);
-    }
-    return client;
-  }
 
   /** Reads the burn on its source chain; returns a failure reason, or the burned amount. */
-  async function verifyOnSource(burn: BurnRow, deposit: Address): Promise<{ amount: bigint } | { failure: string } | null> {
-    const source = config.sources.find((s) => s.name === burn.source_chain);
-    if (!source) return { failure: `source chain ${burn.source_chain} is no longer configured` };
-    const receipt = await unlessNotFound(sourceClient(source).getTransactionReceipt({ hash: burn.tx_hash as Hex }));
-    if (!receipt) {
-      if (clock.now() - burn.created_at > UNKNOWN_TX_GIVE_UP_MS) return { failure: `transaction not found on ${source.name}` };
-      return null;
-    }
-    if (receipt.status !== "success") return { failure: "the burn transaction reverted on the source chain; nothing was burned" };
-    const events = parseEventLogs({ abi: tokenMessengerAbi, eventName: "DepositForBurn", logs: receipt.logs }).filter(
-      (e) => e.address.toLowerCase() === config.tokenMessenger.toLowerCase(),
-    );
-    if (events.length === 0) return { failure: "the transaction is not a CCTP burn" };
-    const ours = events.find((e) => e.args.mintRecipient.toLowerCase() === addressToBytes32(deposit));
-    if (!ours) return { failure: "the burn mints to another address, not this payment's deposit address" };
-    if (ours.args.destinationDomain !== config.domain) return { failure: `the burn is bound for another chain (CCTP domain ${ours.args.destinationDomain})` };
-    if (ours.args.burnToken.toLowerCase() !== source.usdc.toLowerCase()) return { failure: "the burn is not of USDC" };
-    return { amount: ours.args.amount };
+  async function verifyOnSource(burn: BurnRow, deposit: Address): Promise<SourceBurn> {
+    const found = await deps.sourceBurns.read(burn.source_chain, burn.tx_hash as Hex, deposit);
+    if (found === null && clock.now() - burn.created_at > UNKNOWN_TX_GIVE_UP_MS) return { failure: `transaction not found on ${burn.source_chain}` };
+    return found;
   }
 
   async function attest(burn: BurnRow, deposit: Address): Promise<Outcome> {

@@ -1,14 +1,17 @@
 import type { Address, Hex } from "viem";
 import type { CrossChainApi } from "../http/context.ts";
 import type { Clock } from "../lib/clock.ts";
-import { ConflictError, HttpError, RetryableError, ValidationError } from "../lib/errors.ts";
+import { errorMessage } from "../chain/rpc-errors.ts";
+import { ConflictError, HttpError, RetryableError, UnprocessableError, ValidationError } from "../lib/errors.ts";
 import type { IdGenerator } from "../lib/ids.ts";
+import type { Logger } from "../lib/log.ts";
 import { formatExact } from "../lib/money.ts";
 import type { PaymentRow } from "../payments/store.ts";
 import { amountDue } from "../payments/view.ts";
 import type { AttestationApi } from "./attestation-api.ts";
 import type { CctpSource, CrossChainConfig } from "./config.ts";
 import { FINALITY, burnCalls, burnFor } from "./quote.ts";
+import type { SourceBurn, SourceBurns } from "./source-burn.ts";
 import type { BurnRow, BurnStore } from "./store.ts";
 
 const MAX_BURNS_PER_PAYMENT = 20;
@@ -20,8 +23,10 @@ export interface CrossChainDeps {
   config: CrossChainConfig;
   burns: BurnStore;
   api: AttestationApi;
+  sourceBurns: SourceBurns;
   clock: Clock;
   ids: IdGenerator;
+  log: Logger;
   /** Tells the redeemer a new burn is waiting. */
   wake: () => void;
 }
@@ -43,7 +48,7 @@ export function burnView(row: BurnRow) {
 
 /** The three public cross-chain operations (interface spec §4.4). */
 export function createCrossChainService(deps: CrossChainDeps): CrossChainApi {
-  const { config, burns, api, clock, ids } = deps;
+  const { config, burns, api, sourceBurns, clock, ids, log } = deps;
 
   function source(name: string): CctpSource {
     const found = config.sources.find((s) => s.name === name);
@@ -108,23 +113,38 @@ export function createCrossChainService(deps: CrossChainDeps): CrossChainApi {
       };
     },
 
-    /** Records a burn once (a repeat answers with the same record) and wakes the redeemer. */
-    record(row: PaymentRow, chain: string, txHash: Hex) {
+    /**
+     * Records a burn for this payment once (a repeat answers with the same record) and wakes
+     * the redeemer. A burn belongs to the payment whose deposit address it mints to: when the
+     * source chain already shows it minting elsewhere it is refused and nothing is recorded.
+     * Records are per payment, so a post for the wrong payment never blocks the right one.
+     */
+    async record(row: PaymentRow, chain: string, txHash: Hex) {
       const from = source(chain);
-      const known = burns.findByTx(from.domain, txHash.toLowerCase());
+      const hash = txHash.toLowerCase() as Hex;
+      const known = burns.find(from.domain, hash, row.id);
+      if (known) return burnView(known);
       // A payment is paid with a handful of burns; past that, posting hashes is noise.
-      if (!known && burns.countForPayment(row.id) >= MAX_BURNS_PER_PAYMENT) {
+      if (burns.countForPayment(row.id) >= MAX_BURNS_PER_PAYMENT) {
         throw new ConflictError(`a payment accepts at most ${MAX_BURNS_PER_PAYMENT} cross-chain transfers`);
       }
+      let onSource: SourceBurn = null;
+      try {
+        onSource = await sourceBurns.read(from.name, hash, row.deposit_address as Address);
+      } catch (error) {
+        // Not mined yet or the source RPC is down: the redeemer checks it later, exactly the same.
+        log.debug("cross-chain burn: source chain not readable now", { error: errorMessage(error) });
+      }
+      if (onSource !== null && "failure" in onSource) throw new UnprocessableError(`transaction ${hash}: ${onSource.failure}`);
       const burn = burns.record({
         id: ids.prefixed("burn"),
         payment_id: row.id,
         source_chain: from.name,
         source_domain: from.domain,
-        tx_hash: txHash.toLowerCase(),
+        tx_hash: hash,
+        amount: onSource?.amount ?? null,
         now: clock.now(),
       });
-      if (burn.payment_id !== row.id) throw new ConflictError("this burn transaction is already recorded for another payment");
       deps.wake();
       return burnView(burn);
     },

@@ -1,4 +1,5 @@
 import type { Db } from "../db/index.ts";
+import { int64 } from "../db/int64.ts";
 
 export type BurnState = "attesting" | "redeeming" | "redeemed" | "failed";
 
@@ -28,11 +29,13 @@ export type BurnStore = ReturnType<typeof createBurnStore>;
 
 export function createBurnStore(db: Db) {
   const insert = db.query(
-    `INSERT INTO crosschain_burns (id, payment_id, source_chain, source_domain, tx_hash, state, next_attempt_at, created_at, updated_at)
-     VALUES ($id, $payment_id, $source_chain, $source_domain, $tx_hash, 'attesting', $now, $now, $now)
-     ON CONFLICT (source_domain, tx_hash) DO NOTHING`,
+    `INSERT INTO crosschain_burns (id, payment_id, source_chain, source_domain, tx_hash, state, amount, next_attempt_at, created_at, updated_at)
+     VALUES ($id, $payment_id, $source_chain, $source_domain, $tx_hash, 'attesting', $amount, $now, $now, $now)
+     ON CONFLICT (source_domain, tx_hash, payment_id) DO NOTHING`,
   );
-  const findByTx = db.query<BurnRow, [number, string]>("SELECT * FROM crosschain_burns WHERE source_domain = ? AND tx_hash = ?").safeIntegers(true);
+  const find = db
+    .query<BurnRow, [number, string, string]>("SELECT * FROM crosschain_burns WHERE source_domain = ? AND tx_hash = ? AND payment_id = ?")
+    .safeIntegers(true);
   const maxRedeemNonce = db.query<{ n: number | null }, []>("SELECT max(redeem_nonce) AS n FROM crosschain_burns");
   const countForPayment = db.query<{ n: number }, [string]>("SELECT count(*) AS n FROM crosschain_burns WHERE payment_id = ?");
   const forPayment = db.query<BurnRow, [string]>("SELECT * FROM crosschain_burns WHERE payment_id = ? ORDER BY created_at").safeIntegers(true);
@@ -47,17 +50,21 @@ export function createBurnStore(db: Db) {
   );
 
   return {
-    /** Records a burn once; returns the stored row, new or earlier. */
-    record(row: { id: string; payment_id: string; source_chain: string; source_domain: number; tx_hash: string; now: number }): BurnRow {
-      insert.run({ ...row });
-      return normalise(findByTx.get(row.source_domain, row.tx_hash)!);
+    /**
+     * Records a burn for a payment once; returns the stored row, new or earlier. `amount` is
+     * the burned amount when the source chain has already been read, else null.
+     */
+    record(row: { id: string; payment_id: string; source_chain: string; source_domain: number; tx_hash: string; amount: bigint | null; now: number }): BurnRow {
+      insert.run({ ...row, amount: row.amount === null ? null : int64(row.amount, "burn amount") });
+      return normalise(find.get(row.source_domain, row.tx_hash, row.payment_id)!);
     },
     forPayment: (paymentId: string) => forPayment.all(paymentId).map(normalise),
     /** Relayer nonces signed for redemptions, so the nonce manager never hands one out twice. */
     maxRedeemNonce: () => maxRedeemNonce.get()?.n ?? null,
     countForPayment: (paymentId: string) => countForPayment.get(paymentId)?.n ?? 0,
-    findByTx: (sourceDomain: number, txHash: string) => {
-      const row = findByTx.get(sourceDomain, txHash);
+    /** The burn `txHash` as recorded for one payment (each payment has its own record). */
+    find: (sourceDomain: number, txHash: string, paymentId: string) => {
+      const row = find.get(sourceDomain, txHash, paymentId);
       return row ? normalise(row) : null;
     },
     due: (now: number) => due.all(now).map(normalise),
@@ -65,7 +72,7 @@ export function createBurnStore(db: Db) {
       update.run({
         id: row.id,
         state: row.state,
-        amount: row.amount,
+        amount: row.amount === null ? null : int64(row.amount, "burn amount"),
         message: row.message,
         attestation: row.attestation,
         message_nonce: row.message_nonce,

@@ -4,6 +4,7 @@ import m001 from "../../migrations/001_core.sql" with { type: "text" };
 import m002 from "../../migrations/002_chain.sql" with { type: "text" };
 import m003 from "../../migrations/003_webhooks.sql" with { type: "text" };
 import m004 from "../../migrations/004_crosschain.sql" with { type: "text" };
+import m005 from "../../migrations/005_crosschain_burn_per_payment.sql" with { type: "text" };
 import m006 from "../../migrations/006_retention.sql" with { type: "text" };
 
 export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: string }> = [
@@ -11,5 +12,6 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
   { version: 2, name: "002_chain.sql", sql: m002 },
   { version: 3, name: "003_webhooks.sql", sql: m003 },
   { version: 4, name: "004_crosschain.sql", sql: m004 },
+  { version: 5, name: "005_crosschain_burn_per_payment.sql", sql: m005 },
   { version: 6, name: "006_retention.sql", sql: m006 },
 ];

@@ -180,34 +180,35 @@ describe("POST /api/public/payments/{id}/cross-chain", () => {
     expect(x.burns(paid.id)).toHaveLength(1);
   });
 
-  test("the same burn posted for another payment is 409 and recorded nowhere else", async () => {
+  test("the same burn posted for another payment is 422 and recorded nowhere else", async () => {
     const other = await stack.createPayment({ amount: "25.00" });
     const res = await x.postBurn(other.id, { chain: LOCAL_SOURCE.name, tx_hash: paid.burnTxHash });
-    expect(res.status).toBe(409);
-    expect(res.json.error).toMatch(/another payment/);
+    expect(res.status).toBe(422);
+    expect(res.json.error).toMatch(/mints to another address, not this payment's deposit address/);
     expect(x.burns(other.id)).toHaveLength(0);
+    expect(stack.sql("SELECT payment_id FROM crosschain_burns WHERE tx_hash = ?", paid.burnTxHash.toLowerCase())).toEqual([{ payment_id: paid.id }]);
   });
 
-  test("a transaction that is not a burn fails with a clear reason", async () => {
+  test("a mined transaction that is not a burn is 422 with a clear reason and records nothing", async () => {
     const payment = await stack.createPayment({ amount: "5.00" });
     const txHash = await x.sourceTransfer(getAddress(payment.deposit_address), usdc("5.00"));
     const res = await x.postBurn(payment.id, { chain: LOCAL_SOURCE.name, tx_hash: txHash });
-    expect(res.status).toBe(202);
-    const row = await x.waitBurn(payment.id, "failed");
-    expect(row.error).toMatch(/not a CCTP burn/);
+    expect(res.status).toBe(422);
+    expect(res.json.error).toMatch(/not a CCTP burn/);
+    expect(x.burns(payment.id)).toHaveLength(0);
     const view = await stack.publicPayment(payment.id);
-    expect(view.cross_chain_transfers).toEqual([expect.objectContaining({ state: "failed", error: row.error })]);
+    expect(view.cross_chain_transfers).toEqual([]);
     expect(view.status).toBe("pending");
   });
 
-  test("a burn minting to another address fails and nothing reaches the deposit address", async () => {
+  test("a mined burn minting to another address is 422 and nothing reaches the deposit address", async () => {
     const payment = await stack.createPayment({ amount: "5.00" });
     const elsewhere = randomAddress();
     const txHash = await x.burn({ amount: usdc("5.00"), mintRecipient: elsewhere });
-    expect((await x.postBurn(payment.id, { chain: LOCAL_SOURCE.name, tx_hash: txHash })).status).toBe(202);
-    const row = await x.waitBurn(payment.id, "failed");
-    expect(row.error).toMatch(/another address/);
-    expect(row.redeem_tx_hash).toBeNull();
+    const res = await x.postBurn(payment.id, { chain: LOCAL_SOURCE.name, tx_hash: txHash });
+    expect(res.status).toBe(422);
+    expect(res.json.error).toMatch(/another address/);
+    expect(x.burns(payment.id)).toHaveLength(0);
 
     // The attesters did sign it; the server still never received it.
     const [message] = await x.attested(txHash);
@@ -241,4 +242,61 @@ describe("POST /api/public/payments/{id}/cross-chain", () => {
     }
     expect(x.burns(payment.id)).toHaveLength(0);
   });
+});
+
+describe("a burn belongs to the payment whose deposit address it mints to, whoever posts it first", () => {
+  test("posted for another payment first, it is refused there (422) and redeemed and credited for its own", async () => {
+    const victim = await stack.createPayment({ amount: "5.00" });
+    const attacker = await stack.createPayment({ amount: "5.00" });
+    const txHash = await x.burn({ amount: usdc("5.00"), mintRecipient: getAddress(victim.deposit_address) });
+
+    const hijack = await x.postBurn(attacker.id, { chain: LOCAL_SOURCE.name, tx_hash: txHash });
+    expect(hijack.status).toBe(422);
+    expect(hijack.json.error).toMatch(/mints to another address, not this payment's deposit address/);
+    expect(x.burns(attacker.id)).toHaveLength(0);
+
+    const own = await x.postBurn(victim.id, { chain: LOCAL_SOURCE.name, tx_hash: txHash });
+    expect(own.status).toBe(202);
+    expect(own.json).toMatchObject({ tx_hash: txHash.toLowerCase(), amount: "5.00" });
+    const row = await x.waitBurn(victim.id, "redeemed");
+    const confirmed = await stack.waitForStatus(victim.id, "confirmed", { mine: true });
+    expect(confirmed.amount_received).toBe("5.00");
+    expect(await x.messagesReceived(row.message_nonce as Hex)).toHaveLength(1);
+
+    expect(await stack.getPayment(attacker.id)).toMatchObject({ status: "pending", amount_received: null, cross_chain_transfers: [] });
+    expect(await x.mintsTo(attacker.deposit_address)).toEqual([]);
+  }, 30_000);
+
+  test("posted for another payment before it is mined, it fails there and is still redeemed once for its own", async () => {
+    const victim = await stack.createPayment({ amount: "6.00" });
+    const attacker = await stack.createPayment({ amount: "6.00" });
+    const pending = await x.pendingBurn({ amount: usdc("6.00"), mintRecipient: getAddress(victim.deposit_address) });
+    let mined = false;
+    try {
+      // Nothing can tell yet where it mints: both are recorded, each for its own payment.
+      const hijack = await x.postBurn(attacker.id, { chain: LOCAL_SOURCE.name, tx_hash: pending.txHash });
+      expect(hijack).toMatchObject({ status: 202, json: { state: "attesting", amount: null } });
+      const own = await x.postBurn(victim.id, { chain: LOCAL_SOURCE.name, tx_hash: pending.txHash });
+      expect(own).toMatchObject({ status: 202, json: { state: "attesting" } });
+      expect(own.json.id).not.toBe(hijack.json.id);
+      await pending.mine();
+      mined = true;
+    } finally {
+      if (!mined) await pending.mine();
+    }
+
+    const row = await x.waitBurn(victim.id, "redeemed");
+    const confirmed = await stack.waitForStatus(victim.id, "confirmed", { mine: true });
+    expect(confirmed.amount_received).toBe("6.00");
+    expect(await x.messagesReceived(row.message_nonce as Hex)).toHaveLength(1);
+    expect(await x.mintsTo(victim.deposit_address)).toEqual([usdc("6.00")]);
+
+    const wrong = await x.waitBurn(attacker.id, "failed");
+    expect(wrong.error).toMatch(/mints to another address/);
+    expect(wrong.redeem_tx_hash).toBeNull();
+    const after = await stack.getPayment(attacker.id);
+    expect(after).toMatchObject({ status: "pending", amount_received: null });
+    expect(after.cross_chain_transfers).toEqual([expect.objectContaining({ state: "failed", error: wrong.error })]);
+    expect(await x.mintsTo(attacker.deposit_address)).toEqual([]);
+  }, 30_000);
 });

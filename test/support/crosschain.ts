@@ -74,6 +74,11 @@ export interface CrossChainStack {
   payCrossChain(paymentId: string, speed?: "fast" | "standard"): Promise<{ burnTxHash: Hex; record: any }>;
   /** The payer's own depositForBurn (after an approve), for burns the server did not quote. */
   burn(args: { amount: bigint; mintRecipient: Address; maxFee?: bigint; finality?: number; destinationDomain?: number }): Promise<Hex>;
+  /**
+   * As `burn`, but the depositForBurn waits unmined in the source chain's mempool (automine off)
+   * until `mine` is called, which mines it and turns automine back on.
+   */
+  pendingBurn(args: { amount: bigint; mintRecipient: Address }): Promise<{ txHash: Hex; mine(): Promise<void> }>;
   /** Sends a quote's calls from the payer in order; returns the last one's hash (the burn). */
   sendCalls(calls: ReadonlyArray<{ to: Address; data: Hex }>): Promise<Hex>;
   /** A plain USDC transfer on the source chain: a transaction that is not a burn. */
@@ -196,6 +201,30 @@ function wrap(chain: TestChain, local: LocalCrossChain, stack: Stack, tap: RpcTa
           args: [amount, destinationDomain, pad(mintRecipient, { size: 32 }), local.sourceUsdc, zeroHash, maxFee, finality],
         }),
       );
+    },
+    async pendingBurn({ amount, mintRecipient }) {
+      await send(wallet.writeContract({ address: local.sourceUsdc, abi: erc20Abi, functionName: "approve", args: [tokenMessenger, amount] }));
+      const node = publicClient as unknown as { request(args: { method: string; params: unknown[] }): Promise<unknown> };
+      await node.request({ method: "evm_setAutomine", params: [false] });
+      try {
+        const txHash = await wallet.writeContract({
+          address: tokenMessenger,
+          abi: tokenMessengerAbi,
+          functionName: "depositForBurn",
+          args: [amount, LOCAL_DESTINATION_DOMAIN, pad(mintRecipient, { size: 32 }), local.sourceUsdc, zeroHash, 0n, 2000],
+        });
+        return {
+          txHash,
+          async mine() {
+            await node.request({ method: "evm_setAutomine", params: [true] });
+            await node.request({ method: "evm_mine", params: [] });
+            await send(Promise.resolve(txHash));
+          },
+        };
+      } catch (error) {
+        await node.request({ method: "evm_setAutomine", params: [true] });
+        throw error;
+      }
     },
     async sendCalls(calls) {
       let last: Hex = "0x";
