@@ -379,6 +379,7 @@ async function main(): Promise<void> {
     },
     payments: paymentStore,
     ledger: {
+      fits: ledger.fits,
       record(transfer, confirmed) {
         const credited = ledger.record(transfer, confirmed);
         if (credited) timing.credited++;

@@ -3,7 +3,9 @@ import type { Config } from "../config.ts";
 import type { Db } from "../db/index.ts";
 import type { ChainApi } from "../http/context.ts";
 import type { Clock } from "../lib/clock.ts";
+import { INT64_MAX } from "../db/int64.ts";
 import { HttpError, UnprocessableError } from "../lib/errors.ts";
+import { formatExact } from "../lib/money.ts";
 import type { Logger } from "../lib/log.ts";
 import type { Lifecycle } from "../payments/lifecycle.ts";
 import type { PaymentRow, PaymentStore } from "../payments/store.ts";
@@ -33,7 +35,7 @@ export function createChain(deps: ChainDeps) {
   const { config, chainStore, payments, lifecycle, clock, log } = deps;
   const relayerKey = loadRelayerKey(config.dataDir, config.relayerKey);
   const clients = createChainClients(config.chain, relayerKey);
-  const ledger = createLedger({ chain: chainStore, payments, lifecycle, clock });
+  const ledger = createLedger({ chain: chainStore, payments, lifecycle, clock, log });
   const nonces = createNonceManager(clients.publicClient, clients.account.address, () => {
     const stored = [chainStore.maxNonce(), deps.highestOtherNonce?.() ?? null].filter((n): n is number => n !== null);
     return stored.length ? Math.max(...stored) : null;
@@ -87,6 +89,8 @@ export function createChain(deps: ChainDeps) {
           throw new UnprocessableError(`transaction ${txHash} reverted; no funds moved`);
         case "no_transfer":
           throw new UnprocessableError(`transaction ${txHash} has no USDC transfer to this payment's deposit address`);
+        case "too_large":
+          throw new UnprocessableError(`transaction ${txHash} transfers more than this server can account for (at most ${formatExact(INT64_MAX)} in total per payment); it is not credited`);
       }
     },
     async readiness() {

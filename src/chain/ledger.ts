@@ -1,6 +1,8 @@
 import type { Lifecycle } from "../payments/lifecycle.ts";
 import type { PaymentStore } from "../payments/store.ts";
 import type { Clock } from "../lib/clock.ts";
+import type { Logger } from "../lib/log.ts";
+import { INT64_MAX } from "../db/int64.ts";
 import type { ChainStore } from "./store.ts";
 
 /** One USDC transfer to a deposit address, as found by the watcher or a payer's /sync. */
@@ -20,9 +22,27 @@ export type Ledger = ReturnType<typeof createLedger>;
  * Records transfers, crediting each (tx hash, log index) exactly once, and only once it is
  * confirmed. Runs inside the caller's transaction (with the cursor move, for the watcher).
  */
-export function createLedger(deps: { chain: ChainStore; payments: PaymentStore; lifecycle: Lifecycle; clock: Clock }) {
+export function createLedger(deps: { chain: ChainStore; payments: PaymentStore; lifecycle: Lifecycle; clock: Clock; log?: Logger }) {
   const { chain, payments, lifecycle, clock } = deps;
+
+  /**
+   * Whether the transfer, added to what its payment already received, fits the 64-bit store.
+   * Real USDC never comes near 2^63 units, but a custom token can: such a transfer is neither
+   * stored nor credited (it would wrap negative), and its funds stay at the deposit address.
+   */
+  function fits(paymentId: string, transfer: ObservedTransfer): boolean {
+    const received = payments.findById(paymentId)!.amount_received ?? 0n;
+    return transfer.amount <= INT64_MAX - received;
+  }
+
   return {
+    /** Whether `record` would take this transfer rather than refuse it as too large. */
+    fits(transfer: ObservedTransfer): boolean {
+      const paymentId = payments.findIdByDepositAddress(transfer.to);
+      if (!paymentId || chain.findTransfer(transfer.txHash, transfer.logIndex)?.credited_at != null) return true;
+      return fits(paymentId, transfer);
+    },
+
     /** Returns whether this call credited the transfer. */
     record(transfer: ObservedTransfer, confirmed: boolean): boolean {
       if (transfer.amount <= 0n) return false; // zero-value transfers are address-poisoning noise
@@ -30,8 +50,18 @@ export function createLedger(deps: { chain: ChainStore; payments: PaymentStore; 
       if (!paymentId) return false;
       const now = clock.now();
       const existing = chain.findTransfer(transfer.txHash, transfer.logIndex);
+      if (existing?.credited_at != null) return false;
+      if (!fits(paymentId, transfer)) {
+        deps.log?.warn("transfer too large to account for; not credited", {
+          payment_id: paymentId,
+          tx_hash: transfer.txHash,
+          log_index: transfer.logIndex,
+          amount: transfer.amount.toString(),
+        });
+        return false;
+      }
       if (existing) {
-        if (existing.credited_at !== null || !confirmed) return false;
+        if (!confirmed) return false;
         chain.markCredited(transfer.txHash, transfer.logIndex, transfer.blockNumber, transfer.blockHash, now);
       } else {
         chain.insertTransfer({

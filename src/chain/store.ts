@@ -1,4 +1,5 @@
 import type { Db } from "../db/index.ts";
+import { fitsInt64, int64 } from "../db/int64.ts";
 
 export interface TransferRow {
   tx_hash: string;
@@ -22,7 +23,7 @@ export interface SettlementRow {
   raw_tx: string;
   max_fee: string;
   priority_fee: string;
-  amount: bigint | null;
+  amount: bigint | null; // null until mined, or when too large to store (see finishSettlement)
   block_number: number | null;
   submitted_at: number;
   updated_at: number;
@@ -60,7 +61,7 @@ export function createChainStore(db: Db) {
 
   return {
     findTransfer: (txHash: string, logIndex: number) => normaliseTransfer(findTransfer.get(txHash, logIndex)),
-    insertTransfer: (row: TransferRow) => insertTransfer.run({ ...row }),
+    insertTransfer: (row: TransferRow) => insertTransfer.run({ ...row, amount: int64(row.amount, "transfer amount") }),
     markCredited: (txHash: string, logIndex: number, blockNumber: number, blockHash: string, now: number) =>
       markCredited.run(now, blockNumber, blockHash, txHash, logIndex).changes > 0,
     transfersForPayment: (paymentId: string) => transfersForPayment.all(paymentId).map((r) => normaliseTransfer(r)!),
@@ -75,8 +76,12 @@ export function createChainStore(db: Db) {
     openSettlements: () => openSettlements.all().map(normaliseSettlement),
     replaceSettlement: (row: { id: number; tx_hash: string; tx_hashes: string[]; raw_tx: string; max_fee: string; priority_fee: string; now: number }) =>
       replaceSettlement.run({ ...row, tx_hashes: JSON.stringify(row.tx_hashes) }),
+    /**
+     * `amount` is the Settled log's. A sweep passes 2^63 units only by carrying funds the ledger
+     * refused as too large; that amount is then left unrecorded (null), never wrapped negative.
+     */
     finishSettlement: (id: number, state: SettlementRow["state"], amount: bigint | null, blockNumber: number | null, txHash: string, now: number) =>
-      finishSettlement.run(state, amount, blockNumber, txHash, now, id),
+      finishSettlement.run(state, amount !== null && fitsInt64(amount) ? amount : null, blockNumber, txHash, now, id),
     maxNonce: () => maxNonce.get()?.n ?? null,
     transaction: <T>(fn: () => T): T => db.transaction(fn).immediate(),
   };

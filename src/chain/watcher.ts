@@ -205,7 +205,7 @@ export function createWatcher(deps: WatcherDeps) {
      * A payer's hint: reads the transaction's receipt and records its USDC transfers to this
      * deposit address, crediting them once they have the configured confirmations.
      */
-    async syncTransaction(depositAddress: string, txHash: Hex): Promise<"recorded" | "pending" | "not_found" | "reverted" | "no_transfer"> {
+    async syncTransaction(depositAddress: string, txHash: Hex): Promise<"recorded" | "pending" | "not_found" | "reverted" | "no_transfer" | "too_large"> {
       const receipt = await unlessNotFound(client.getTransactionReceipt({ hash: txHash }));
       if (!receipt) {
         const tx = await unlessNotFound(client.getTransaction({ hash: txHash }));
@@ -219,11 +219,16 @@ export function createWatcher(deps: WatcherDeps) {
       const head = await client.getBlockNumber({ cacheTime: 0 });
       const confirmed = receipt.blockNumber <= head - BigInt(confirmations);
       let credited = false;
+      let refused = 0;
       chain.transaction(() => {
-        for (const entry of logs) credited = ledger.record(toObserved(entry), confirmed) || credited;
+        for (const entry of logs) {
+          const transfer = toObserved(entry);
+          if (!ledger.fits(transfer)) refused++;
+          else credited = ledger.record(transfer, confirmed) || credited;
+        }
       });
       if (credited) deps.onCredited?.();
-      return "recorded";
+      return refused === logs.length ? "too_large" : "recorded";
     },
   };
 }

@@ -1,4 +1,5 @@
 import type { Db } from "../db/index.ts";
+import { INT64_MAX } from "../db/int64.ts";
 
 /** A payments row as stored. Amounts are bigint micro-USDC; times are epoch milliseconds. */
 export interface PaymentRow {
@@ -95,8 +96,11 @@ export function createPaymentStore(db: Db) {
        ORDER BY seq LIMIT 100`,
     )
     .safeIntegers(true);
+  // Saturates at the 64-bit maximum: a sweep can carry funds the ledger refused as too large,
+  // and "at least everything credited was swept" is all amount_settled has to tell.
   const recordSettled = db.query(
-    "UPDATE payments SET amount_settled = amount_settled + ?, settle_attempts = 0, settle_retry_at = NULL, updated_at = ? WHERE id = ?",
+    `UPDATE payments SET amount_settled = CASE WHEN ?1 > ?2 - amount_settled THEN ?2 ELSE amount_settled + ?1 END,
+       settle_attempts = 0, settle_retry_at = NULL, updated_at = ?3 WHERE id = ?4`,
   );
   const recordSettleFailure = db.query(
     "UPDATE payments SET settle_attempts = settle_attempts + 1, settle_retry_at = ?, updated_at = ? WHERE id = ?",
@@ -133,7 +137,7 @@ export function createPaymentStore(db: Db) {
     updateStatus: (id: string, from: PaymentStatus, to: PaymentStatus, now: number) => updateStatus.run(to, now, id, from).changes > 0,
     dueForExpiry: (now: number, limit: number) => dueForExpiry.all(now, limit).map((r) => r.id),
     awaitingSettlement: (now: number) => awaitingSettlement.all(now).map((row) => normalise(row)!),
-    recordSettled: (id: string, amount: bigint, now: number) => recordSettled.run(amount, now, id),
+    recordSettled: (id: string, amount: bigint, now: number) => recordSettled.run(amount > INT64_MAX ? INT64_MAX : amount, INT64_MAX, now, id),
     recordSettleFailure: (id: string, retryAt: number, now: number) => recordSettleFailure.run(retryAt, now, id),
   };
 }
