@@ -8,6 +8,7 @@ import { type Config, ConfigError } from "./config.ts";
 import { noCrossChain } from "./crosschain/disabled.ts";
 import { createCrossChain } from "./crosschain/index.ts";
 import { burnView } from "./crosschain/service.ts";
+import { feeMarginExcess } from "./crosschain/fee-margin.ts";
 import { createBurnStore } from "./crosschain/store.ts";
 import type { Address } from "viem";
 import { type Db, openDb } from "./db/index.ts";
@@ -120,6 +121,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
     view,
     onEvent: webhookWorker.wake,
     crossChainFor: config.crossChain ? burnsOf : undefined,
+    overpaymentTolerance: config.crossChain ? (paymentId) => feeMarginExcess(burns.forPayment(paymentId)) : undefined,
   });
   let chain: ReturnType<typeof createChain>;
   try {

@@ -16,6 +16,8 @@ export interface LifecycleDeps {
   view: ViewContext;
   /** The payment's cross-chain burns, as its object lists them (when cross-chain is on). */
   crossChainFor?: (paymentId: string) => unknown[];
+  /** An excess over the amount the payment's own cross-chain burns' fee margin minted (not an overpayment). */
+  overpaymentTolerance?: (paymentId: string) => bigint;
   /** Called after an event is written; delivery picks it up once the transaction commits. */
   onEvent?: () => void;
 }
@@ -55,7 +57,9 @@ export function createLifecycle(deps: LifecycleDeps) {
   /** Applies `event` through the state machine; returns the row as it now stands. */
   function apply(paymentId: string, event: LifecycleEvent): PaymentRow {
     const row = payments.findById(paymentId)!;
-    const to = nextStatus(row.status, event, row.amount_received ?? 0n, row.amount);
+    const received = row.amount_received ?? 0n;
+    const tolerance = received > row.amount ? (deps.overpaymentTolerance?.(paymentId) ?? 0n) : 0n;
+    const to = nextStatus(row.status, event, received, row.amount, tolerance);
     if (to === null) return row;
     if (!payments.updateStatus(row.id, row.status, to, clock.now())) return payments.findById(paymentId)!;
     const updated = payments.findById(paymentId)!;

@@ -4,7 +4,7 @@ import type { PaymentStatus } from "./store.ts";
  * The payment state machine, the one place that decides status changes (DESIGN.md §5).
  * R = credited (confirmed) amount received, A = amount asked.
  *
- *   pending ──0<R<A──▶ underpaid ──R≥A, settle sent──▶ settling (R=A) / overpaid (R>A)
+ *   pending ──0<R<A──▶ underpaid ──R≥A, settle sent──▶ settling (R=A) / overpaid (R>A, beyond a cross-chain fee margin)
  *      │                                                   │
  *      └─expires_at, R=0─▶ expired ──late funds──▶ (as pending)    ├─ mined ──▶ confirmed
  *                                                          └─ reverted ─▶ failed ─retry sent─▶ settling / overpaid
@@ -16,7 +16,8 @@ export type LifecycleEvent = "credited" | "settlement_submitted" | "settlement_m
 interface Rule {
   from: readonly PaymentStatus[];
   on: LifecycleEvent;
-  when: (received: bigint, amount: bigint) => boolean;
+  /** `tolerance`: an excess over the amount that still counts as paid exactly (see nextStatus). */
+  when: (received: bigint, amount: bigint, tolerance: bigint) => boolean;
   to: PaymentStatus;
 }
 
@@ -24,8 +25,8 @@ const always = () => true;
 
 export const TRANSITIONS: readonly Rule[] = [
   { from: ["pending", "expired"], on: "credited", when: (r, a) => r > 0n && r < a, to: "underpaid" },
-  { from: ["pending", "underpaid", "expired", "failed"], on: "settlement_submitted", when: (r, a) => r === a, to: "settling" },
-  { from: ["pending", "underpaid", "expired", "failed"], on: "settlement_submitted", when: (r, a) => r > a, to: "overpaid" },
+  { from: ["pending", "underpaid", "expired", "failed"], on: "settlement_submitted", when: (r, a, t) => r >= a && r - a <= t, to: "settling" },
+  { from: ["pending", "underpaid", "expired", "failed"], on: "settlement_submitted", when: (r, a, t) => r - a > t, to: "overpaid" },
   { from: ["pending"], on: "window_closed", when: (r) => r === 0n, to: "expired" },
   { from: ["settling", "overpaid"], on: "settlement_mined", when: always, to: "confirmed" },
   { from: ["settling", "overpaid"], on: "settlement_reverted", when: always, to: "failed" },
@@ -33,8 +34,12 @@ export const TRANSITIONS: readonly Rule[] = [
   { from: ["pending", "underpaid", "expired"], on: "settlement_reverted", when: (r, a) => r >= a, to: "failed" },
 ];
 
-/** The status `event` moves a payment to, or null when the event changes nothing. */
-export function nextStatus(status: PaymentStatus, event: LifecycleEvent, received: bigint, amount: bigint): PaymentStatus | null {
-  const rule = TRANSITIONS.find((r) => r.on === event && r.from.includes(status) && r.when(received, amount));
+/**
+ * The status `event` moves a payment to, or null when the event changes nothing. `tolerance`
+ * is an excess the service itself caused (a cross-chain burn's fee margin): up to it, R > A
+ * settles as `settling`, not `overpaid`.
+ */
+export function nextStatus(status: PaymentStatus, event: LifecycleEvent, received: bigint, amount: bigint, tolerance = 0n): PaymentStatus | null {
+  const rule = TRANSITIONS.find((r) => r.on === event && r.from.includes(status) && r.when(received, amount, tolerance));
   return rule && rule.to !== status ? rule.to : null;
 }

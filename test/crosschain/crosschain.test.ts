@@ -131,6 +131,9 @@ describe("paying from the source chain", () => {
     const confirmed = await stack.waitForStatus(payment.id, "confirmed", { mine: true });
     expect(usdc(confirmed.amount_received)).toBe(minted);
     expect((await stack.usdcBalance(stack.payout)) - before).toBe(minted);
+    // The quote's fee margin minted a little more than due: not reported as an overpayment.
+    expect(minted).toBeGreaterThan(usdc("25.00"));
+    expect(stack.events(payment.id)).toEqual(["payment.settling", "payment.confirmed"]);
     expect(await stack.usdcBalance(payment.deposit_address)).toBe(0n);
 
     const burnView = { id: record.id, chain: LOCAL_SOURCE.name, tx_hash: burnTxHash.toLowerCase(), state: "redeemed", redeem_tx_hash: row.redeem_tx_hash, error: null };
@@ -158,6 +161,18 @@ describe("paying from the source chain", () => {
     expect(await x.mintsTo(payment.deposit_address)).toEqual([usdc("4.20")]);
     const confirmed = await stack.waitForStatus(payment.id, "confirmed", { mine: true });
     expect(confirmed.amount_received).toBe("4.20");
+  }, 30_000);
+
+  test("a fast burn of the payer's own with a larger maxFee than quoted is still overpaid", async () => {
+    const payment = await stack.createPayment({ amount: "5.00" });
+    const txHash = await x.burn({ amount: usdc("6.00"), maxFee: usdc("1.00"), finality: 1000, mintRecipient: getAddress(payment.deposit_address) });
+    expect((await x.postBurn(payment.id, { chain: LOCAL_SOURCE.name, tx_hash: txHash })).status).toBe(202);
+    const row = await x.waitBurn(payment.id, "redeemed");
+    const { amount: minted, feeCollected } = await x.minted(row.redeem_tx_hash as Hex);
+    expect(feeCollected).toBe(feeAt(usdc("6.00"), FAST_BPS));
+    const confirmed = await stack.waitForStatus(payment.id, "confirmed", { mine: true });
+    expect(usdc(confirmed.amount_received)).toBe(minted);
+    expect(stack.events(payment.id)).toEqual(["payment.overpaid", "payment.confirmed"]);
   }, 30_000);
 
   test("a confirmed payment's quote says nothing more is needed", async () => {

@@ -109,3 +109,14 @@ describe("nextStatus", () => {
     expect(nextStatus("pending", "settlement_reverted", A - 1n, A)).toBeNull();
   });
 });
+
+describe("a tolerance (a cross-chain burn's own fee margin)", () => {
+  test("an excess up to it settles as settling; beyond it, overpaid; it never turns a shortfall into paid", () => {
+    const A = 25_000_000n;
+    expect(nextStatus("pending", "settlement_submitted", A + 625n, A, 625n)).toBe("settling");
+    expect(nextStatus("pending", "settlement_submitted", A + 626n, A, 625n)).toBe("overpaid");
+    expect(nextStatus("pending", "settlement_submitted", A + 1n, A)).toBe("overpaid");
+    expect(nextStatus("pending", "settlement_submitted", A - 1n, A, 625n)).toBeNull();
+    expect(nextStatus("failed", "settlement_submitted", A + 100n, A, 625n)).toBe("settling");
+  });
+});
