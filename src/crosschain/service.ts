@@ -14,7 +14,7 @@ import { FINALITY, burnCalls, burnFor } from "./quote.ts";
 import type { SourceBurn, SourceBurns } from "./source-burn.ts";
 import type { BurnRow, BurnStore } from "./store.ts";
 
-const MAX_BURNS_PER_PAYMENT = 20;
+const MAX_UNCHECKED_BURNS = 20;
 
 /** Statuses in which more funds are not needed; a quote then says so instead of offering calls. */
 const SETTLED_OR_SETTLING = new Set(["settling", "overpaid", "confirmed"]);
@@ -124,10 +124,6 @@ export function createCrossChainService(deps: CrossChainDeps): CrossChainApi {
       const hash = txHash.toLowerCase() as Hex;
       const known = burns.find(from.domain, hash, row.id);
       if (known) return burnView(known);
-      // A payment is paid with a handful of burns; past that, posting hashes is noise.
-      if (burns.countForPayment(row.id) >= MAX_BURNS_PER_PAYMENT) {
-        throw new ConflictError(`a payment accepts at most ${MAX_BURNS_PER_PAYMENT} cross-chain transfers`);
-      }
       let onSource: SourceBurn = null;
       try {
         onSource = await sourceBurns.read(from.name, hash, row.deposit_address as Address);
@@ -136,6 +132,11 @@ export function createCrossChainService(deps: CrossChainDeps): CrossChainApi {
         log.debug("cross-chain burn: source chain not readable now", { error: errorMessage(error) });
       }
       if (onSource !== null && "failure" in onSource) throw new UnprocessableError(`transaction ${hash}: ${onSource.failure}`);
+      // Hashes nothing can check yet are capped, as past a handful they are noise; a mined burn
+      // to this deposit address is money and always recorded, so that noise never blocks it.
+      if (onSource === null && burns.countUnchecked(row.id) >= MAX_UNCHECKED_BURNS) {
+        throw new ConflictError(`this payment already has ${MAX_UNCHECKED_BURNS} cross-chain transfers waiting for their source chain; post this one again once it is mined`);
+      }
       const burn = burns.record({
         id: ids.prefixed("burn"),
         payment_id: row.id,

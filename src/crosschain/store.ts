@@ -37,7 +37,9 @@ export function createBurnStore(db: Db) {
     .query<BurnRow, [number, string, string]>("SELECT * FROM crosschain_burns WHERE source_domain = ? AND tx_hash = ? AND payment_id = ?")
     .safeIntegers(true);
   const maxRedeemNonce = db.query<{ n: number | null }, []>("SELECT max(redeem_nonce) AS n FROM crosschain_burns");
-  const countForPayment = db.query<{ n: number }, [string]>("SELECT count(*) AS n FROM crosschain_burns WHERE payment_id = ?");
+  const countUnchecked = db.query<{ n: number }, [string]>(
+    "SELECT count(*) AS n FROM crosschain_burns WHERE payment_id = ? AND amount IS NULL AND state = 'attesting'",
+  );
   const forPayment = db.query<BurnRow, [string]>("SELECT * FROM crosschain_burns WHERE payment_id = ? ORDER BY created_at").safeIntegers(true);
   const due = db
     .query<BurnRow, [number]>("SELECT * FROM crosschain_burns WHERE state IN ('attesting', 'redeeming') AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT 50")
@@ -61,7 +63,8 @@ export function createBurnStore(db: Db) {
     forPayment: (paymentId: string) => forPayment.all(paymentId).map(normalise),
     /** Relayer nonces signed for redemptions, so the nonce manager never hands one out twice. */
     maxRedeemNonce: () => maxRedeemNonce.get()?.n ?? null,
-    countForPayment: (paymentId: string) => countForPayment.get(paymentId)?.n ?? 0,
+    /** A payment's burns not yet found on their source chain. */
+    countUnchecked: (paymentId: string) => countUnchecked.get(paymentId)?.n ?? 0,
     /** The burn `txHash` as recorded for one payment (each payment has its own record). */
     find: (sourceDomain: number, txHash: string, paymentId: string) => {
       const row = find.get(sourceDomain, txHash, paymentId);

@@ -4,7 +4,7 @@
  * quoting, recording and redeeming burns onto the settlement chain.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { type Address, type Hex, decodeFunctionData, erc20Abi, getAddress, pad, zeroHash } from "viem";
+import { type Address, type Hex, decodeFunctionData, erc20Abi, getAddress, pad, toHex, zeroHash } from "viem";
 import { tokenMessengerAbi } from "../../src/crosschain/abi.ts";
 import { cctpAddresses } from "../../src/dev/cctp-rig.ts";
 import { ANVIL_KEY_3 } from "../support/anvil.ts";
@@ -234,6 +234,25 @@ describe("POST /api/public/payments/{id}/cross-chain", () => {
     expect(await x.mintsTo(elsewhere)).toEqual([]);
     expect((await stack.getPayment(payment.id)).status).toBe("pending");
   });
+
+  test("hashes nothing can check yet are capped at 20 per payment; a mined burn to the payment is recorded all the same", async () => {
+    const payment = await stack.createPayment({ amount: "3.00" });
+    const post = (txHash: Hex) => x.postBurn(payment.id, { chain: LOCAL_SOURCE.name, tx_hash: txHash });
+    const unknownHash = () => toHex(crypto.getRandomValues(new Uint8Array(32)));
+    for (let i = 0; i < 20; i++) expect((await post(unknownHash())).status).toBe(202);
+    stack.clock.advance(2_000); // the public rate limit allows bursts of 20, then one every 2 s
+    const capped = await post(unknownHash());
+    expect(capped.status).toBe(409);
+    expect(capped.json.error).toMatch(/20 cross-chain transfers waiting for their source chain/);
+
+    const txHash = await x.burn({ amount: usdc("3.00"), mintRecipient: getAddress(payment.deposit_address) });
+    stack.clock.advance(2_000);
+    const real = await post(txHash);
+    expect(real).toMatchObject({ status: 202, json: { tx_hash: txHash.toLowerCase(), amount: "3.00" } });
+    const confirmed = await stack.waitForStatus(payment.id, "confirmed", { mine: true });
+    expect(confirmed.amount_received).toBe("3.00");
+    expect(x.burns(payment.id)).toHaveLength(21);
+  }, 30_000);
 
   test("a chain that is not configured, and a malformed hash or chain, are 400 and record nothing", async () => {
     const payment = await stack.createPayment({ amount: "5.00" });
