@@ -25,6 +25,25 @@ export function errorMessage(error: unknown): string {
 }
 
 /**
+ * The short message plus the node's own words: viem's short message for a refused transaction
+ * is only "Transaction creation failed.", the node's reason ("nonce too low") is in `details`.
+ */
+export function nodeMessage(error: unknown): string {
+  const details = (error as { details?: unknown } | null)?.details;
+  return typeof details === "string" && details ? `${errorMessage(error)} ${details}` : errorMessage(error);
+}
+
+/**
+ * A broadcast refused because the node has the transaction already, pending ("already known" in
+ * geth, "transaction already imported" in anvil) or mined ("nonce too low"): nothing went wrong.
+ * A nonce taken by another transaction also reads "nonce too low"; the receipt check that
+ * follows every broadcast is what tells the two apart.
+ */
+export function isAlreadySent(error: unknown): boolean {
+  return /already known|already imported|nonce too low/i.test(nodeMessage(error));
+}
+
+/**
  * A receipt or transaction lookup where "not found" is an answer (null) but any other failure
  * (node down, timeout) is not: mistaking an outage for "no such transaction" would fail
  * things that only need waiting.

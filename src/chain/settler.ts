@@ -16,7 +16,7 @@ import type { Lifecycle } from "../payments/lifecycle.ts";
 import type { PaymentRow, PaymentStore } from "../payments/store.ts";
 import { depositArgs, depositFactoryAbi, ensureFactory, factoryAddress } from "./contracts.ts";
 import { createWaker } from "../lib/sleep.ts";
-import { backoffMs, errorMessage, unlessNotFound } from "./rpc-errors.ts";
+import { backoffMs, errorMessage, isAlreadySent, nodeMessage, unlessNotFound } from "./rpc-errors.ts";
 import type { ChainStore, SettlementRow } from "./store.ts";
 import type { NonceManager } from "./nonces.ts";
 import type { WalletClient, Transport, Chain, Account } from "viem";
@@ -91,8 +91,8 @@ export function createSettler(deps: SettlerDeps) {
     } catch (error) {
       // Already known or already mined is fine: the follow-up reads the receipt either way.
       // Anything else (no gas, fee too low) is what an operator needs to see.
-      const text = errorMessage(error);
-      if (/already known|nonce too low|already imported/i.test(text)) log.debug("broadcast: already there", { error: text });
+      const text = nodeMessage(error);
+      if (isAlreadySent(error)) log.debug("settlement rebroadcast: the node has it already", { error: text });
       else log.warn("settlement broadcast refused by the node", { error: text, relayer: account.address });
     }
   }

@@ -10,7 +10,7 @@ import {
   keccak256,
 } from "viem";
 import type { NonceManager } from "../chain/nonces.ts";
-import { backoffMs, errorMessage, unlessNotFound } from "../chain/rpc-errors.ts";
+import { backoffMs, errorMessage, isAlreadySent, nodeMessage, unlessNotFound } from "../chain/rpc-errors.ts";
 import type { Clock } from "../lib/clock.ts";
 import { RetryableError } from "../lib/errors.ts";
 import type { Logger } from "../lib/log.ts";
@@ -101,7 +101,9 @@ export function createRedeemer(deps: RedeemerDeps) {
     try {
       await destination.client.sendRawTransaction({ serializedTransaction: serialized });
     } catch (error) {
-      log.debug("redemption broadcast answered with an error", { error: errorMessage(error) });
+      // As for settlements: a node that has it already is fine, any other refusal is not.
+      if (isAlreadySent(error)) log.debug("redemption rebroadcast: the node has it already", { error: nodeMessage(error) });
+      else log.warn("redemption broadcast refused by the node", { error: nodeMessage(error) });
     }
   }
 
@@ -128,7 +130,7 @@ export function createRedeemer(deps: RedeemerDeps) {
         account: destination.wallet.account,
       });
     } catch (error) {
-      const text = errorMessage(error) + String((error as { details?: string }).details ?? "");
+      const text = nodeMessage(error);
       if (/nonce already used/i.test(text)) {
         // Some nodes (anvil among them) estimate against pending transactions: a receiveMessage
         // still in the mempool is not a mint yet, and may never be one if it is dropped.

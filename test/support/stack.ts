@@ -17,7 +17,7 @@ import { generatePrivateKey } from "viem/accounts";
 import { ensureFactory } from "../../src/chain/contracts.ts";
 import { runAccountCommand } from "../../src/cli/accounts.ts";
 import { type Config, loadConfig } from "../../src/config.ts";
-import { type LogLevel, createLogger, silentLogger } from "../../src/lib/log.ts";
+import { type LogLevel, createLogger } from "../../src/lib/log.ts";
 import { type RunningServer, startServer } from "../../src/server.ts";
 import { ANVIL_KEY_0, ANVIL_KEY_1, ANVIL_KEY_2, type Anvil, startAnvil } from "./anvil.ts";
 import { freePort } from "../../src/lib/free-port.ts";
@@ -154,7 +154,7 @@ export interface StackOptions {
   subprocess?: boolean;
   /** With `subprocess`: run the built single executable (`dist/stablegate serve`), built once per test run. */
   binary?: boolean;
-  /** STABLEGATE_LOG_LEVEL; logs are dropped unless STACK_LOG=1 is set in the environment. */
+  /** STABLEGATE_LOG_LEVEL; in-process, lines are kept for `logs()` and printed when STACK_LOG=1 is set. */
   logLevel?: LogLevel;
 }
 
@@ -182,6 +182,8 @@ export interface Stack {
   pay(depositAddress: string, units: bigint, opts?: { wait?: boolean }): Promise<Hex>;
   mine(n?: number): Promise<void>;
   usdcBalance(address: string): Promise<bigint>;
+  /** The in-process server's log lines so far (at `logLevel`), parsed. */
+  logs(): Array<{ level: LogLevel; msg: string } & Record<string, unknown>>;
   /** Event types of a payment, in the order they were written to the outbox. */
   events(paymentId: string): string[];
   /** A read query on the server's SQLite file. */
@@ -240,7 +242,11 @@ async function createStack(opts: StackOptions, chain: TestChain, dataDir: string
     api_key: string;
   };
   const clock = createTestClock();
-  const log = process.env.STACK_LOG ? createLogger(opts.logLevel ?? "debug") : silentLogger;
+  const logLines: string[] = [];
+  const log = createLogger(opts.logLevel ?? (process.env.STACK_LOG ? "debug" : "error"), (line) => {
+    logLines.push(line);
+    if (process.env.STACK_LOG) process.stdout.write(line);
+  });
 
   let config = { ...loadConfig(env), port: 0 };
   let url = "";
@@ -364,6 +370,7 @@ async function createStack(opts: StackOptions, chain: TestChain, dataDir: string
     pay: (depositAddress, units, payOpts) => chain.pay(getAddress(depositAddress), units, payOpts),
     mine: (n) => chain.mine(n),
     usdcBalance: (address) => chain.usdcBalance(getAddress(address)),
+    logs: () => logLines.map((line) => JSON.parse(line)),
     events: (paymentId) => sql<{ type: string }>("SELECT type FROM events WHERE payment_id = ? ORDER BY seq", paymentId).map((r) => r.type),
     sql,
     waitFor: (fn, timeoutMs, what) => waitFor(fn, timeoutMs, what),
