@@ -17,6 +17,7 @@ import type { PaymentRow, PaymentStore } from "../payments/store.ts";
 import { depositArgs, depositFactoryAbi, ensureFactory, factoryAddress } from "./contracts.ts";
 import { createWaker } from "../lib/sleep.ts";
 import { backoffMs, errorMessage, isAlreadySent, nodeMessage, unlessNotFound } from "./rpc-errors.ts";
+import { settledAfter } from "./settlement-proof.ts";
 import type { ChainStore, SettlementRow } from "./store.ts";
 import type { NonceManager } from "./nonces.ts";
 import type { WalletClient, Transport, Chain, Account } from "viem";
@@ -102,15 +103,47 @@ export function createSettler(deps: SettlerDeps) {
   }
 
   /**
-   * Credited funds that are no longer at the deposit address were settled by someone else (anyone
-   * may call settle, and it pays only the committed recipients): record them as settled rather
-   * than send a settlement that would move nothing.
+   * What someone else swept from the deposit address (anyone may call settle, and it pays only
+   * the committed recipients) after the newest credited transfer, in blocks with the configured
+   * confirmations; zero until that is proven.
    */
-  function sweptByOthers(row: PaymentRow): void {
-    payments.recordSettled(row.id, (row.amount_received ?? 0n) - row.amount_settled, clock.now());
-    lifecycle.apply(row.id, "settlement_submitted");
-    lifecycle.apply(row.id, "settlement_mined");
-    log.info("deposit address already settled by another caller", { payment_id: row.id });
+  async function settledByOthers(row: PaymentRow): Promise<bigint> {
+    const credited = chain.transfersForPayment(row.id).filter((t) => t.credited_at !== null);
+    const newest = credited.at(-1);
+    if (!newest) return 0n;
+    const head = await client.getBlockNumber({ cacheTime: 0 });
+    return settledAfter(client, {
+      paymentId: row.id as Hex,
+      deposit: row.deposit_address as Address,
+      after: { blockNumber: newest.block_number, logIndex: newest.log_index },
+      to: head - BigInt(confirmations),
+    });
+  }
+
+  /**
+   * Credited funds missing from the deposit address: recorded as settled (with `alsoInTx`, in one
+   * transaction) once someone else's settlement is proven; until then the likelier cause is a
+   * node answering from an older block, which a later look sees past. Whether it recorded.
+   */
+  async function recordSweptByOthers(row: PaymentRow, alsoInTx: () => void = () => {}): Promise<boolean> {
+    const swept = await settledByOthers(row);
+    if (swept === 0n) {
+      log.debug("credited funds not at the deposit address, and no settlement of it seen yet", { payment_id: row.id });
+      return false;
+    }
+    chain.transaction(() => {
+      alsoInTx();
+      // At most what is owed: the same events are found again only once more was credited
+      // before them, and then only that part is new.
+      const fresh = payments.findById(row.id)!;
+      const owed = (fresh.amount_received ?? 0n) - fresh.amount_settled;
+      const amount = swept < owed ? swept : owed;
+      if (amount > 0n) payments.recordSettled(row.id, amount, clock.now());
+      lifecycle.apply(row.id, "settlement_submitted");
+      lifecycle.apply(row.id, "settlement_mined");
+    });
+    log.info("deposit address already settled by another caller", { payment_id: row.id, amount: swept });
+    return true;
   }
 
   /** Marks a settlement failure and schedules the retry; runs inside the caller's transaction. */
@@ -124,7 +157,7 @@ export function createSettler(deps: SettlerDeps) {
 
   /** Simulates, signs, records, then broadcasts one settlement. */
   async function submit(row: PaymentRow): Promise<void> {
-    if ((await depositBalance(row)) === 0n) return chain.transaction(() => sweptByOthers(row));
+    if ((await depositBalance(row)) === 0n) return void (await recordSweptByOthers(row));
     let gas: bigint;
     try {
       gas = await client.estimateContractGas({ address: factoryAddress, abi: depositFactoryAbi, functionName: "settle", args: argsOf(row), account });
@@ -205,11 +238,8 @@ export function createSettler(deps: SettlerDeps) {
     if (!pending) {
       // Never accepted (no gas?) while someone else settled the address: nothing is left to send.
       const row = payments.findById(settlement.payment_id)!;
-      if ((await depositBalance(row)) === 0n) {
-        chain.transaction(() => {
-          chain.finishSettlement(settlement.id, "dropped", null, null, settlement.tx_hash, clock.now());
-          sweptByOthers(row);
-        });
+      const dropped = () => chain.finishSettlement(settlement.id, "dropped", null, null, settlement.tx_hash, clock.now());
+      if ((await depositBalance(row)) === 0n && (await recordSweptByOthers(row, dropped))) {
         deps.nonces.reset();
         return;
       }

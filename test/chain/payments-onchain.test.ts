@@ -8,6 +8,7 @@ import { type Address, type Hex, zeroAddress } from "viem";
 import { generatePrivateKey } from "viem/accounts";
 import { depositFactoryAbi, factoryAddress } from "../../src/chain/contracts.ts";
 import { deployTestToken, mined, testTokenAbi, walletClientFor } from "../support/chain.ts";
+import { startRpcTap } from "../support/rpc-tap.ts";
 import { type Stack, type TestChain, randomAddress, startChain, startStack, usdc } from "../support/stack.ts";
 
 let chain: TestChain;
@@ -244,6 +245,27 @@ describe("a payment settled by someone else", () => {
       expect(own.events(payment.id)).toEqual(["payment.settling", "payment.confirmed"]);
     } finally {
       await own.stop();
+    }
+  });
+
+  test("a node that reads balances from blocks back makes no unsettled payment confirmed", async () => {
+    // The deposit's balance is read from 6 blocks back, before the credited transfer: a zero
+    // that proves nothing. The server waits for a view that shows the funds, then settles.
+    const lagging = startRpcTap(chain.rpcUrl, { callsBlocksBehind: 6 });
+    const own = await startStack({ chain, rpcUrl: lagging.url, relayerKey: await chain.fundedKey() });
+    try {
+      const payment = await own.createPayment({ amount: "9.00" });
+      await own.pay(payment.deposit_address, usdc("9.00"));
+      const confirmed = await own.waitForStatus(payment.id, "confirmed", { mine: true });
+      expect(confirmed.amount_received).toBe("9.00");
+      expect(await own.usdcBalance(own.payout)).toBe(usdc("9.00"));
+      expect(await own.usdcBalance(payment.deposit_address)).toBe(0n);
+      expect(own.sql<{ state: string }>("SELECT state FROM settlements WHERE payment_id = ?", payment.id)).toEqual([{ state: "mined" }]);
+      expect(own.sql<{ amount_settled: number }>("SELECT amount_settled FROM payments WHERE id = ?", payment.id)).toEqual([{ amount_settled: Number(usdc("9.00")) }]);
+      expect(own.events(payment.id)).toEqual(["payment.settling", "payment.confirmed"]);
+    } finally {
+      await own.stop();
+      lagging.stop();
     }
   });
 });

@@ -17,10 +17,8 @@ import {
   erc20Abi,
   getAddress,
   http,
-  keccak256,
   pad,
   parseEventLogs,
-  parseTransaction,
   zeroAddress,
   zeroHash,
 } from "viem";
@@ -34,6 +32,7 @@ import { payCrossChainFromDevWallet } from "../../src/dev/pay.ts";
 import { settingUp, stopAll } from "../../src/lib/teardown.ts";
 import { ANVIL_KEY_0, ANVIL_KEY_1 } from "./anvil.ts";
 import { testTokenAbi } from "./chain.ts";
+import { type RpcTap, startRpcTap } from "./rpc-tap.ts";
 import { type Stack, type TestChain, startChain, startStack, waitFor } from "./stack.ts";
 
 export { LOCAL_DESTINATION_DOMAIN, LOCAL_SOURCE };
@@ -96,47 +95,6 @@ export interface CrossChainStack {
   /** MintAndWithdraw of a redemption: what the recipient got and the fee. */
   minted(redeemTxHash: Hex): Promise<{ mintRecipient: Address; amount: bigint; feeCollected: bigint }>;
   stop(): Promise<void>;
-}
-
-/**
- * A JSON-RPC pass-through in front of an anvil that can act when a transaction is sent: the
- * hook runs after the node has the transaction and before the sender hears back, which is
- * where a crash leaves a sent transaction the sender never recorded.
- */
-export interface RpcTap {
-  url: string;
-  /** Once, for the next transaction sent to `to`: runs `fn` before the node's answer is passed on; resolves with the transaction's hash after `fn`. */
-  onNextSendTo(to: Address, fn: () => Promise<void>): Promise<Hex>;
-  stop(): void;
-}
-
-export function startRpcTap(upstream: string): RpcTap {
-  let hook: { to: Address; fn: () => Promise<void>; sent: (hash: Hex) => void } | null = null;
-  const server = Bun.serve({
-    hostname: "127.0.0.1",
-    port: 0,
-    async fetch(req) {
-      const body = await req.text();
-      const answer = await fetch(upstream, { method: "POST", headers: { "content-type": "application/json" }, body });
-      const text = await answer.text();
-      const armed = hook;
-      if (armed) {
-        const calls = [JSON.parse(body)].flat() as Array<{ method: string; params?: unknown[] }>;
-        const sent = calls.find((c) => c.method === "eth_sendRawTransaction" && parseTransaction(c.params![0] as Hex).to?.toLowerCase() === armed.to.toLowerCase());
-        if (sent) {
-          hook = null;
-          await armed.fn();
-          armed.sent(keccak256(sent.params![0] as Hex));
-        }
-      }
-      return new Response(text, { status: answer.status, headers: { "content-type": "application/json" } });
-    },
-  });
-  return {
-    url: `http://127.0.0.1:${server.port}`,
-    onNextSendTo: (to, fn) => new Promise<Hex>((sent) => void (hook = { to, fn, sent })),
-    stop: () => void server.stop(true),
-  };
 }
 
 export function startCrossChainStack(opts: { subprocess?: boolean; attestationDelayMs?: number; tapRpc?: boolean } = {}): Promise<CrossChainStack> {

@@ -1,0 +1,60 @@
+/** A JSON-RPC pass-through in front of an anvil, for the node behaviours anvil alone does not show. */
+import { type Address, type Hex, keccak256, parseTransaction, toHex } from "viem";
+
+/**
+ * Passes every call on to the node, and can act when a transaction is sent: the hook runs
+ * after the node has the transaction and before the sender hears back, which is where a crash
+ * leaves a sent transaction the sender never recorded.
+ */
+export interface RpcTap {
+  url: string;
+  /** Once, for the next transaction sent to `to`: runs `fn` before the node's answer is passed on; resolves with the transaction's hash after `fn`. */
+  onNextSendTo(to: Address, fn: () => Promise<void>): Promise<Hex>;
+  stop(): void;
+}
+
+type Call = { method: string; params?: unknown[] };
+
+/**
+ * `callsBlocksBehind`: eth_call at "latest" is answered from that many blocks back, as a
+ * load-balanced provider does when the backend it picks lags the one that served the logs.
+ */
+export function startRpcTap(upstream: string, opts: { callsBlocksBehind?: number } = {}): RpcTap {
+  let hook: { to: Address; fn: () => Promise<void>; sent: (hash: Hex) => void } | null = null;
+  const ask = (body: string) => fetch(upstream, { method: "POST", headers: { "content-type": "application/json" }, body });
+
+  async function behind(call: Call): Promise<Call> {
+    const lag = opts.callsBlocksBehind;
+    const tag = call.params?.[1];
+    if (!lag || call.method !== "eth_call" || (tag !== undefined && tag !== "latest")) return call;
+    const head = Number(((await (await ask(JSON.stringify({ jsonrpc: "2.0", id: 0, method: "eth_blockNumber" }))).json()) as { result: Hex }).result);
+    return { ...call, params: [call.params![0], toHex(Math.max(0, head - lag))] };
+  }
+
+  const server = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    async fetch(req) {
+      let body = await req.text();
+      const parsed = JSON.parse(body) as Call | Call[];
+      if (opts.callsBlocksBehind) body = JSON.stringify(Array.isArray(parsed) ? await Promise.all(parsed.map(behind)) : await behind(parsed));
+      const answer = await ask(body);
+      const text = await answer.text();
+      const armed = hook;
+      if (armed) {
+        const sent = [parsed].flat().find((c) => c.method === "eth_sendRawTransaction" && parseTransaction(c.params![0] as Hex).to?.toLowerCase() === armed.to.toLowerCase());
+        if (sent) {
+          hook = null;
+          await armed.fn();
+          armed.sent(keccak256(sent.params![0] as Hex));
+        }
+      }
+      return new Response(text, { status: answer.status, headers: { "content-type": "application/json" } });
+    },
+  });
+  return {
+    url: `http://127.0.0.1:${server.port}`,
+    onNextSendTo: (to, fn) => new Promise<Hex>((sent) => void (hook = { to, fn, sent })),
+    stop: () => void server.stop(true),
+  };
+}
