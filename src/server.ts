@@ -149,6 +149,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
         burns,
         clients: chain.clients,
         nonces: chain.nonces,
+        stuckAfterMs: chain.stuckAfterMs,
         depositAddressOf: (paymentId) => (paymentStore.findById(paymentId)?.deposit_address as Address | undefined) ?? null,
         clock,
         ids,

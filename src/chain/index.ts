@@ -40,6 +40,7 @@ export function createChain(deps: ChainDeps) {
     const stored = [chainStore.maxNonce(), deps.highestOtherNonce?.() ?? null].filter((n): n is number => n !== null);
     return stored.length ? Math.max(...stored) : null;
   });
+  const stuckAfterMs = Math.max(30_000, config.chain.pollIntervalMs * 10);
   const settler = createSettler({
     client: clients.publicClient,
     wallet: clients.walletClient,
@@ -52,7 +53,7 @@ export function createChain(deps: ChainDeps) {
     log,
     chainId: config.chain.chainId,
     confirmations: config.chain.confirmations,
-    stuckAfterMs: Math.max(30_000, config.chain.pollIntervalMs * 10),
+    stuckAfterMs,
   });
   const watcher = createWatcher({
     client: clients.publicClient,
@@ -116,6 +117,8 @@ export function createChain(deps: ChainDeps) {
     settler,
     clients,
     nonces,
+    /** A relayer transaction unmined for this long is replaced with higher fees. */
+    stuckAfterMs,
     /** Starts the loops; they stop when `signal` aborts. */
     start(signal: AbortSignal): Promise<unknown> {
       return Promise.all([watcher.run(signal), settler.run(signal, config.chain.pollIntervalMs)]);

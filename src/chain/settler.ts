@@ -17,6 +17,7 @@ import type { PaymentRow, PaymentStore } from "../payments/store.ts";
 import { depositArgs, depositFactoryAbi, ensureFactory, factoryAddress } from "./contracts.ts";
 import { createWaker } from "../lib/sleep.ts";
 import { backoffMs, errorMessage, isAlreadySent, nodeMessage, unlessNotFound } from "./rpc-errors.ts";
+import { feesToSend } from "./fees.ts";
 import { settledAfter } from "./settlement-proof.ts";
 import type { ChainStore, SettlementRow } from "./store.ts";
 import type { NonceManager } from "./nonces.ts";
@@ -59,18 +60,8 @@ export function createSettler(deps: SettlerDeps) {
 
   /** Signs settle(); for a replacement, outbids `previous` unless that would overpay wildly (null). */
   async function sign(row: PaymentRow, nonce: number, gas: bigint, previous?: SettlementRow) {
-    const fees = await client.estimateFeesPerGas();
-    let maxFeePerGas = fees.maxFeePerGas;
-    let maxPriorityFeePerGas = fees.maxPriorityFeePerGas;
-    if (previous) {
-      // A replacement must outbid the old transaction by at least 10% on both fees; past three
-      // times the going rate, waiting is wiser than bidding higher.
-      const minFee = (BigInt(previous.max_fee) * 115n) / 100n;
-      const minTip = (BigInt(previous.priority_fee) * 115n) / 100n;
-      if (minFee > fees.maxFeePerGas * 3n) return null;
-      if (maxFeePerGas < minFee) maxFeePerGas = minFee;
-      if (maxPriorityFeePerGas < minTip) maxPriorityFeePerGas = minTip;
-    }
+    const fees = await feesToSend(client, previous && { maxFeePerGas: BigInt(previous.max_fee), maxPriorityFeePerGas: BigInt(previous.priority_fee) });
+    if (!fees) return null;
     const serialized = await wallet.signTransaction({
       account,
       chain: undefined,
@@ -80,10 +71,9 @@ export function createSettler(deps: SettlerDeps) {
       data: encodeFunctionData({ abi: depositFactoryAbi, functionName: "settle", args: argsOf(row) }),
       gas,
       nonce,
-      maxFeePerGas,
-      maxPriorityFeePerGas,
+      ...fees,
     });
-    return { serialized, hash: keccak256(serialized), maxFeePerGas, maxPriorityFeePerGas };
+    return { serialized, hash: keccak256(serialized), ...fees };
   }
 
   async function broadcast(serialized: Hex): Promise<void> {

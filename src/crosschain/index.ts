@@ -20,6 +20,8 @@ export interface CrossChainWiring {
   clock: Clock;
   ids: IdGenerator;
   log: Logger;
+  /** When a sent transaction counts as stuck, as for settlements. */
+  stuckAfterMs: number;
 }
 
 /** Cross-chain funding: the public API's service and the loop that redeems recorded burns. */
@@ -35,6 +37,7 @@ export function createCrossChain(w: CrossChainWiring) {
     sourceBurns,
     clock: w.clock,
     log: w.log,
+    stuckAfterMs: w.stuckAfterMs,
   });
   const service = createCrossChainService({
     config: w.config,

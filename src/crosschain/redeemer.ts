@@ -8,7 +8,10 @@ import {
   type WalletClient,
   encodeFunctionData,
   keccak256,
+  parseEventLogs,
+  parseTransaction,
 } from "viem";
+import { type Fees, feesToSend } from "../chain/fees.ts";
 import type { NonceManager } from "../chain/nonces.ts";
 import { backoffMs, errorMessage, isAlreadySent, nodeMessage, unlessNotFound } from "../chain/rpc-errors.ts";
 import type { Clock } from "../lib/clock.ts";
@@ -33,6 +36,8 @@ export interface RedeemerDeps {
   sourceBurns: SourceBurns;
   clock: Clock;
   log: Logger;
+  /** A redemption unmined for this long is replaced with higher fees (the settler's setting). */
+  stuckAfterMs: number;
 }
 
 /** A burn the source chain has never heard of after this long is given up on. */
@@ -113,10 +118,21 @@ export function createRedeemer(deps: RedeemerDeps) {
       const receipt = await unlessNotFound(destination.client.getTransactionReceipt({ hash: burn.redeem_tx_hash as Hex }));
       if (receipt?.status === "success") return { state: "redeemed" };
       if (!receipt) {
-        // Not mined yet: send the very same transaction again. Its nonce must be used, or every
-        // later transaction of the relayer (settlements too) would wait behind the gap.
-        await broadcast(burn.redeem_raw_tx as Hex);
-        return { state: "redeeming", error: "redemption sent, waiting for it to be mined", retryInMs: REDEEM_POLL_MS };
+        const mined = await destination.client.getTransactionCount({ address: destination.wallet.account.address, blockTag: "latest" });
+        if (mined <= burn.redeem_nonce!) {
+          // Not mined yet: send it again, or outbid it. Its nonce must be used, or every later
+          // transaction of the relayer (settlements too) would wait behind the gap.
+          await resendOrReplace(burn, args);
+          return { state: "redeeming", error: "redemption sent, waiting for it to be mined", retryInMs: REDEEM_POLL_MS };
+        }
+        // The nonce went to another transaction: one this one replaced, or one we never sent.
+        if (burn.message_nonce && (await nonceUsedOnChain(burn.message_nonce as Hex))) {
+          // Received by a transaction this row no longer has the hash of: better none than a wrong one.
+          burn.redeem_tx_hash = null;
+          return { state: "redeemed" };
+        }
+        log.warn("redemption nonce taken by another transaction; redeeming anew", { burn_id: burn.id, nonce: burn.redeem_nonce });
+        destination.nonces.reset();
       }
       // Reverted: most likely received by someone else first, which the estimate below tells.
     }
@@ -150,19 +166,7 @@ export function createRedeemer(deps: RedeemerDeps) {
     const nonce = await destination.nonces.claim();
     let serialized: Hex;
     try {
-      const fees = await destination.client.estimateFeesPerGas();
-      serialized = await destination.wallet.signTransaction({
-        account: destination.wallet.account,
-        chain: undefined,
-        chainId: destination.wallet.chain?.id ?? (await destination.client.getChainId()),
-        type: "eip1559",
-        to: config.messageTransmitter,
-        data: encodeFunctionData({ abi: messageTransmitterAbi, functionName: "receiveMessage", args }),
-        gas: (gas * 12n) / 10n,
-        nonce,
-        maxFeePerGas: fees.maxFeePerGas,
-        maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
-      });
+      serialized = await sign(args, (gas * 12n) / 10n, nonce, (await feesToSend(destination.client))!);
     } catch (error) {
       destination.nonces.reset();
       throw error;
@@ -171,6 +175,37 @@ export function createRedeemer(deps: RedeemerDeps) {
     burns.save(burn, clock.now());
     await broadcast(serialized);
     return { state: "redeeming", error: "redemption sent, waiting for it to be mined", retryInMs: REDEEM_POLL_MS };
+  }
+
+  /**
+   * A redemption not mined yet: sent again unchanged, or, once the node has held it for
+   * `stuckAfterMs`, replaced on the same nonce with fees that outbid it (as settlements are).
+   */
+  async function resendOrReplace(burn: BurnRow, args: readonly [Hex, Hex]): Promise<void> {
+    const held = await unlessNotFound(destination.client.getTransaction({ hash: burn.redeem_tx_hash as Hex }));
+    if (!held || clock.now() - burn.redeem_sent_at! < deps.stuckAfterMs) return broadcast(burn.redeem_raw_tx as Hex);
+    const previous = parseTransaction(burn.redeem_raw_tx as Hex);
+    const fees = await feesToSend(destination.client, { maxFeePerGas: previous.maxFeePerGas!, maxPriorityFeePerGas: previous.maxPriorityFeePerGas! });
+    if (!fees) return broadcast(burn.redeem_raw_tx as Hex);
+    const serialized = await sign(args, previous.gas!, burn.redeem_nonce!, fees);
+    Object.assign(burn, { redeem_tx_hash: keccak256(serialized), redeem_raw_tx: serialized, redeem_sent_at: clock.now() });
+    burns.save(burn, clock.now());
+    log.info("redemption stuck; replaced with higher fees", { burn_id: burn.id, nonce: burn.redeem_nonce, tx_hash: burn.redeem_tx_hash });
+    await broadcast(serialized);
+  }
+
+  async function sign(args: readonly [Hex, Hex], gas: bigint, nonce: number, fees: Fees): Promise<Hex> {
+    return destination.wallet.signTransaction({
+      account: destination.wallet.account,
+      chain: undefined,
+      chainId: destination.wallet.chain?.id ?? (await destination.client.getChainId()),
+      type: "eip1559",
+      to: config.messageTransmitter,
+      data: encodeFunctionData({ abi: messageTransmitterAbi, functionName: "receiveMessage", args }),
+      gas,
+      nonce,
+      ...fees,
+    });
   }
 
   async function step(burn: BurnRow): Promise<void> {
