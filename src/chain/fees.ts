@@ -1,4 +1,4 @@
-import type { PublicClient } from "viem";
+import { type Hex, type PublicClient, parseTransaction } from "viem";
 
 /** EIP-1559 fees of one transaction of the relayer. */
 export interface Fees {
@@ -21,4 +21,17 @@ export async function feesToSend(client: PublicClient, previous?: Fees): Promise
     maxFeePerGas: going.maxFeePerGas > minFee ? going.maxFeePerGas : minFee,
     maxPriorityFeePerGas: going.maxPriorityFeePerGas > minTip ? going.maxPriorityFeePerGas : minTip,
   };
+}
+
+/**
+ * The gas limit and fees of a signed EIP-1559 transaction. A replacement keeps its gas limit: it
+ * does the same work, and a fresh estimate can be far too low on nodes that estimate against
+ * pending state, where the transaction being replaced has already done it.
+ */
+export function sentWith(serialized: Hex): Fees & { gas: bigint } {
+  const tx = parseTransaction(serialized);
+  if (tx.type !== "eip1559" || tx.gas === undefined || tx.maxFeePerGas === undefined || tx.maxPriorityFeePerGas === undefined) {
+    throw new Error("not a signed EIP-1559 transaction with gas and fees");
+  }
+  return { gas: tx.gas, maxFeePerGas: tx.maxFeePerGas, maxPriorityFeePerGas: tx.maxPriorityFeePerGas };
 }

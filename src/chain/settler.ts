@@ -17,7 +17,7 @@ import type { PaymentRow, PaymentStore } from "../payments/store.ts";
 import { depositArgs, depositFactoryAbi, ensureFactory, factoryAddress } from "./contracts.ts";
 import { createWaker } from "../lib/sleep.ts";
 import { backoffMs, errorMessage, isAlreadySent, nodeMessage, unlessNotFound } from "./rpc-errors.ts";
-import { feesToSend } from "./fees.ts";
+import { type Fees, feesToSend, sentWith } from "./fees.ts";
 import { settledAfter } from "./settlement-proof.ts";
 import type { ChainStore, SettlementRow } from "./store.ts";
 import type { NonceManager } from "./nonces.ts";
@@ -59,8 +59,8 @@ export function createSettler(deps: SettlerDeps) {
   const waker = createWaker();
 
   /** Signs settle(); for a replacement, outbids `previous` unless that would overpay wildly (null). */
-  async function sign(row: PaymentRow, nonce: number, gas: bigint, previous?: SettlementRow) {
-    const fees = await feesToSend(client, previous && { maxFeePerGas: BigInt(previous.max_fee), maxPriorityFeePerGas: BigInt(previous.priority_fee) });
+  async function sign(row: PaymentRow, nonce: number, gas: bigint, previous?: Fees) {
+    const fees = await feesToSend(client, previous);
     if (!fees) return null;
     const serialized = await wallet.signTransaction({
       account,
@@ -237,10 +237,8 @@ export function createSettler(deps: SettlerDeps) {
     if (!pending || clock.now() - settlement.submitted_at < deps.stuckAfterMs) return broadcast(settlement.raw_tx as Hex);
 
     const row = payments.findById(settlement.payment_id)!;
-    const gas = await client
-      .estimateContractGas({ address: factoryAddress, abi: depositFactoryAbi, functionName: "settle", args: argsOf(row), account })
-      .catch(() => 300_000n);
-    const signed = await sign(row, settlement.nonce, (gas * 12n) / 10n, settlement);
+    const previous = sentWith(settlement.raw_tx as Hex);
+    const signed = await sign(row, settlement.nonce, previous.gas, previous);
     if (!signed) return broadcast(settlement.raw_tx as Hex);
     chain.transaction(() =>
       chain.replaceSettlement({

@@ -9,9 +9,8 @@ import {
   encodeFunctionData,
   keccak256,
   parseEventLogs,
-  parseTransaction,
 } from "viem";
-import { type Fees, feesToSend } from "../chain/fees.ts";
+import { type Fees, feesToSend, sentWith } from "../chain/fees.ts";
 import type { NonceManager } from "../chain/nonces.ts";
 import { backoffMs, errorMessage, isAlreadySent, nodeMessage, unlessNotFound } from "../chain/rpc-errors.ts";
 import type { Clock } from "../lib/clock.ts";
@@ -184,10 +183,10 @@ export function createRedeemer(deps: RedeemerDeps) {
   async function resendOrReplace(burn: BurnRow, args: readonly [Hex, Hex]): Promise<void> {
     const held = await unlessNotFound(destination.client.getTransaction({ hash: burn.redeem_tx_hash as Hex }));
     if (!held || clock.now() - burn.redeem_sent_at! < deps.stuckAfterMs) return broadcast(burn.redeem_raw_tx as Hex);
-    const previous = parseTransaction(burn.redeem_raw_tx as Hex);
-    const fees = await feesToSend(destination.client, { maxFeePerGas: previous.maxFeePerGas!, maxPriorityFeePerGas: previous.maxPriorityFeePerGas! });
+    const previous = sentWith(burn.redeem_raw_tx as Hex);
+    const fees = await feesToSend(destination.client, previous);
     if (!fees) return broadcast(burn.redeem_raw_tx as Hex);
-    const serialized = await sign(args, previous.gas!, burn.redeem_nonce!, fees);
+    const serialized = await sign(args, previous.gas, burn.redeem_nonce!, fees);
     Object.assign(burn, { redeem_tx_hash: keccak256(serialized), redeem_raw_tx: serialized, redeem_sent_at: clock.now() });
     burns.save(burn, clock.now());
     log.info("redemption stuck; replaced with higher fees", { burn_id: burn.id, nonce: burn.redeem_nonce, tx_hash: burn.redeem_tx_hash });

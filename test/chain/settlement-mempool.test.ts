@@ -1,0 +1,67 @@
+/**
+ * A settlement waiting in the mempool: blocks are mined by hand, so it is rebroadcast (which the
+ * node refuses as a duplicate, "transaction already imported" in anvil) and, once the injected
+ * clock passes the stuck threshold, replaced with higher fees.
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { type Hex, toHex } from "viem";
+import { type Stack, startStack, usdc } from "../support/stack.ts";
+
+let stack: Stack;
+
+beforeAll(async () => {
+  stack = await startStack({ automine: false, logLevel: "debug" });
+});
+
+afterAll(async () => {
+  await stack?.stop();
+});
+
+test("a settlement rebroadcast while it waits for a block logs no warning", async () => {
+  const before = await stack.usdcBalance(stack.payout);
+  const payment = await stack.createPayment({ amount: "25.00" });
+  await stack.pay(payment.deposit_address, usdc("25.00"), { wait: false });
+  await stack.waitForStatus(payment.id, "settling", { mine: true });
+  const sent = await stack.settlementSent(payment.id); // in the mempool: no block comes by itself
+
+  // The settler's next look finds it unmined and sends it again.
+  await stack.waitFor(() => stack.logs().some((line) => /rebroadcast|broadcast refused/.test(line.msg)), 10_000, "a rebroadcast");
+  await stack.waitForStatus(payment.id, "confirmed", { mine: true });
+  expect((await stack.usdcBalance(stack.payout)) - before).toBe(usdc("25.00"));
+
+  const lines = stack.logs();
+  expect(lines.filter((line) => line.level === "warn" || line.level === "error")).toEqual([]);
+  expect(lines.filter((line) => line.level === "info" && line.payment_id === payment.id).map((line) => line.msg)).toEqual(["settlement sent", "settlement confirmed"]);
+  expect(lines.some((line) => line.level === "info" && line.msg === "settlement confirmed" && line.tx_hash === sent)).toBe(true);
+});
+
+test("a settlement held unmined past the stuck threshold is replaced with higher fees on its nonce and lands once", async () => {
+  const { anvil, publicClient } = stack.chain;
+  const before = await stack.usdcBalance(stack.payout);
+  const payment = await stack.createPayment({ amount: "3.00" });
+  await stack.pay(payment.deposit_address, usdc("3.00"), { wait: false });
+  await stack.waitForStatus(payment.id, "settling", { mine: true });
+  const first = await publicClient.getTransaction({ hash: await stack.settlementSent(payment.id) });
+  expect(first.blockNumber).toBeNull();
+
+  stack.clock.advance(31_000); // past the 30 s after which a held transaction counts as stuck
+  const replacement = await stack.waitFor(() => {
+    const [row] = stack.sql<{ tx_hash: Hex; tx_hashes: string }>("SELECT tx_hash, tx_hashes FROM settlements WHERE payment_id = ?", payment.id);
+    return row && row.tx_hash !== first.hash ? row : undefined;
+  }, 10_000, "a replacement");
+  expect(JSON.parse(replacement.tx_hashes)).toEqual([first.hash, replacement.tx_hash]);
+  const second = await stack.waitFor(() => publicClient.getTransaction({ hash: replacement.tx_hash }), 10_000, "the replacement to reach the node");
+  expect(second.nonce).toBe(first.nonce);
+  expect(second.input).toBe(first.input);
+  expect(second.maxFeePerGas!).toBeGreaterThanOrEqual((first.maxFeePerGas! * 115n) / 100n);
+  expect(second.maxPriorityFeePerGas!).toBeGreaterThanOrEqual((first.maxPriorityFeePerGas! * 115n) / 100n);
+
+  // A base fee the first transaction cannot pay, the replacement can.
+  await anvil.rpc("anvil_setNextBlockBaseFeePerGas", [toHex((first.maxFeePerGas! * 11n) / 10n)]);
+  await stack.mine(1);
+  expect((await publicClient.getTransactionReceipt({ hash: second.hash })).status).toBe("success");
+  await stack.waitForStatus(payment.id, "confirmed", { mine: true });
+  expect(stack.sql("SELECT state, tx_hash FROM settlements WHERE payment_id = ?", payment.id)).toEqual([{ state: "mined", tx_hash: second.hash }]);
+  expect((await stack.usdcBalance(stack.payout)) - before).toBe(usdc("3.00"));
+  expect(await publicClient.getTransactionReceipt({ hash: first.hash }).catch(() => null)).toBeNull();
+});
