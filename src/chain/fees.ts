@@ -1,19 +1,28 @@
+/**
+ * Fees for the relayer's transactions (settlements and CCTP redemptions alike), and the rule
+ * for replacing one that is stuck.
+ */
 import { type Hex, type PublicClient, parseTransaction } from "viem";
 
-/** EIP-1559 fees of one transaction of the relayer. */
+/** EIP-1559 fees of one transaction. */
 export interface Fees {
   maxFeePerGas: bigint;
   maxPriorityFeePerGas: bigint;
 }
 
+/** What the node suggests for a transaction sent now. */
+export async function goingFees(client: PublicClient): Promise<Fees> {
+  const { maxFeePerGas, maxPriorityFeePerGas } = await client.estimateFeesPerGas();
+  return { maxFeePerGas, maxPriorityFeePerGas };
+}
+
 /**
- * The going fees; for a replacement of a transaction sent with `previous`, at least 15% above
- * it on both (nodes accept a replacement only 10% above the old one). Null when outbidding
- * would take more than three times the going rate: then waiting is wiser than bidding higher.
+ * Fees for a replacement of a transaction sent with `previous`: the going fees, but at least 15%
+ * above the old ones on both (nodes accept a replacement only 10% above). Null when that would
+ * take more than three times the going rate: then waiting is wiser than bidding higher.
  */
-export async function feesToSend(client: PublicClient, previous?: Fees): Promise<Fees | null> {
-  const going = await client.estimateFeesPerGas();
-  if (!previous) return { maxFeePerGas: going.maxFeePerGas, maxPriorityFeePerGas: going.maxPriorityFeePerGas };
+export async function outbid(client: PublicClient, previous: Fees): Promise<Fees | null> {
+  const going = await goingFees(client);
   const minFee = (previous.maxFeePerGas * 115n) / 100n;
   const minTip = (previous.maxPriorityFeePerGas * 115n) / 100n;
   if (minFee > going.maxFeePerGas * 3n) return null;

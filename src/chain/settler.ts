@@ -17,7 +17,7 @@ import type { PaymentRow, PaymentStore } from "../payments/store.ts";
 import { depositArgs, depositFactoryAbi, ensureFactory, factoryAddress } from "./contracts.ts";
 import { createWaker } from "../lib/sleep.ts";
 import { backoffMs, errorMessage, isAlreadySent, nodeMessage, unlessNotFound } from "./rpc-errors.ts";
-import { type Fees, feesToSend, sentWith } from "./fees.ts";
+import { type Fees, goingFees, outbid, sentWith } from "./fees.ts";
 import { settledAfter } from "./settlement-proof.ts";
 import type { ChainStore, SettlementRow } from "./store.ts";
 import type { NonceManager } from "./nonces.ts";
@@ -60,7 +60,7 @@ export function createSettler(deps: SettlerDeps) {
 
   /** Signs settle(); for a replacement, outbids `previous` unless that would overpay wildly (null). */
   async function sign(row: PaymentRow, nonce: number, gas: bigint, previous?: Fees) {
-    const fees = await feesToSend(client, previous);
+    const fees = previous ? await outbid(client, previous) : await goingFees(client);
     if (!fees) return null;
     const serialized = await wallet.signTransaction({
       account,

@@ -10,7 +10,7 @@ import {
   keccak256,
   parseEventLogs,
 } from "viem";
-import { type Fees, feesToSend, sentWith } from "../chain/fees.ts";
+import { type Fees, goingFees, outbid, sentWith } from "../chain/fees.ts";
 import type { NonceManager } from "../chain/nonces.ts";
 import { backoffMs, errorMessage, isAlreadySent, nodeMessage, unlessNotFound } from "../chain/rpc-errors.ts";
 import type { Clock } from "../lib/clock.ts";
@@ -126,8 +126,11 @@ export function createRedeemer(deps: RedeemerDeps) {
         }
         // The nonce went to another transaction: one this one replaced, or one we never sent.
         if (burn.message_nonce && (await nonceUsedOnChain(burn.message_nonce as Hex))) {
-          // Received by a transaction this row no longer has the hash of: better none than a wrong one.
-          burn.redeem_tx_hash = null;
+          // Receipts can lag the nonce count (a node behind a load balancer): ask once more. Not
+          // found, it was received by a transaction whose hash this row no longer has (one this
+          // one replaced): better no hash than a wrong one.
+          const again = await unlessNotFound(destination.client.getTransactionReceipt({ hash: burn.redeem_tx_hash as Hex }));
+          if (again?.status !== "success") burn.redeem_tx_hash = null;
           return { state: "redeemed" };
         }
         log.warn("redemption nonce taken by another transaction; redeeming anew", { burn_id: burn.id, nonce: burn.redeem_nonce });
@@ -165,7 +168,7 @@ export function createRedeemer(deps: RedeemerDeps) {
     const nonce = await destination.nonces.claim();
     let serialized: Hex;
     try {
-      serialized = await sign(args, (gas * 12n) / 10n, nonce, (await feesToSend(destination.client))!);
+      serialized = await sign(args, (gas * 12n) / 10n, nonce, await goingFees(destination.client));
     } catch (error) {
       destination.nonces.reset();
       throw error;
@@ -184,7 +187,7 @@ export function createRedeemer(deps: RedeemerDeps) {
     const held = await unlessNotFound(destination.client.getTransaction({ hash: burn.redeem_tx_hash as Hex }));
     if (!held || clock.now() - burn.redeem_sent_at! < deps.stuckAfterMs) return broadcast(burn.redeem_raw_tx as Hex);
     const previous = sentWith(burn.redeem_raw_tx as Hex);
-    const fees = await feesToSend(destination.client, previous);
+    const fees = await outbid(destination.client, previous);
     if (!fees) return broadcast(burn.redeem_raw_tx as Hex);
     const serialized = await sign(args, previous.gas, burn.redeem_nonce!, fees);
     Object.assign(burn, { redeem_tx_hash: keccak256(serialized), redeem_raw_tx: serialized, redeem_sent_at: clock.now() });
