@@ -8,7 +8,6 @@ import {
   type WalletClient,
   encodeFunctionData,
   keccak256,
-  parseEventLogs,
 } from "viem";
 import { type Fees, goingFees, outbid, sentWith } from "../chain/fees.ts";
 import type { NonceManager } from "../chain/nonces.ts";
