@@ -14,6 +14,7 @@ import { type DevChain, payCrossChainFromDevWallet, payFromDevWallet } from "../
 import { LOCAL_SOURCE, startLocalCrossChain } from "../dev/crosschain-stack.ts";
 import { systemClock } from "../lib/clock.ts";
 import { randomIds } from "../lib/ids.ts";
+import { settingUp, stopAll } from "../lib/teardown.ts";
 import { startServer } from "../server.ts";
 import { UsageError, parseArgs } from "./args.ts";
 
@@ -32,7 +33,26 @@ export async function runDev(argv: string[], env: Env): Promise<number> {
 
 /** A local chain, test USDC, the server, an account and a paid example payment. */
 async function devStack(env: Env): Promise<number> {
+  const stops: Array<() => unknown> = [];
+  // A step that fails half-way stops the chains and the server already started.
+  await settingUp(async (undo) => {
+    const onStop = (step: () => unknown) => {
+      undo(step);
+      stops.unshift(step);
+    };
+    await startDevStack(env, onStop);
+  });
+  await new Promise<void>((resolve) => {
+    process.once("SIGINT", resolve);
+    process.once("SIGTERM", resolve);
+  });
+  await stopAll(...stops);
+  return 0;
+}
+
+async function startDevStack(env: Env, onStop: (step: () => unknown) => void): Promise<void> {
   const anvil = await startAnvil({ blockTime: 1, port: 8545 });
+  onStop(() => anvil.stop());
   const transport = http(anvil.rpcUrl);
   const publicClient = createPublicClient({ chain: foundry, transport, pollingInterval: 100 });
   const deployer = createWalletClient({ chain: foundry, transport, account: privateKeyToAccount(DEPLOYER_KEY) });
@@ -44,6 +64,7 @@ async function devStack(env: Env): Promise<number> {
   });
   await ensureFactory({ publicClient, walletClient: deployer });
   const crossChain = await startLocalCrossChain({ destination: { rpcUrl: anvil.rpcUrl, usdc }, deployerKey: DEPLOYER_KEY, payer, port: 8546 });
+  onStop(() => crossChain.stop());
 
   const dataDir = env.STABLEGATE_DATA_DIR ?? mkdtempSync(join(tmpdir(), "stablegate-dev-"));
   const config = loadConfig({
@@ -71,6 +92,7 @@ async function devStack(env: Env): Promise<number> {
   db.close();
 
   const server = await startServer(config);
+  onStop(() => server.stop());
   const dev: DevState = {
     rpcUrl: anvil.rpcUrl,
     usdc,
@@ -81,6 +103,7 @@ async function devStack(env: Env): Promise<number> {
     sourceName: LOCAL_SOURCE.name,
   };
   writeFileSync(STATE_FILE, JSON.stringify(dev), { mode: 0o600 });
+  onStop(() => rmSync(STATE_FILE, { force: true }));
 
   const created = await fetch(`${server.url}/api/v1/payments`, {
     method: "POST",
@@ -112,16 +135,6 @@ Try it yourself:
   npx --yes bun@1.4.5 run dev pay <payment_id> --cross-chain  (burn on ${LOCAL_SOURCE.name}, minted here through CCTP)
 
 Ctrl-C stops everything.`);
-
-  await new Promise<void>((resolve) => {
-    process.once("SIGINT", resolve);
-    process.once("SIGTERM", resolve);
-  });
-  await server.stop();
-  await crossChain.stop();
-  await anvil.stop();
-  rmSync(STATE_FILE, { force: true });
-  return 0;
 }
 
 /** `stablegate dev pay <payment_id> [amount]`: pays from the running dev stack's payer wallet. */

@@ -1,0 +1,78 @@
+/**
+ * `stablegate dev`, the README's first command, as a newcomer runs it: a real process that starts
+ * two local chains, the server and an account, pays an example payment, and stops everything on
+ * Ctrl-C - or, when a step fails, stops what it had already started.
+ */
+import { afterEach, expect, test } from "bun:test";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { freePort } from "../../src/lib/free-port.ts";
+import { drainTail } from "../../src/lib/stream-tail.ts";
+import { TEST_RUN_MARKER, markedProcesses } from "../../scripts/test-leftovers.ts";
+import { MAIN, childEnv } from "../support/serve-process.ts";
+import { waitFor } from "../support/stack.ts";
+
+const cleanups: Array<() => unknown> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+/** `stablegate dev` in a directory of its own, its processes marked so the test can find them all. */
+async function spawnDev(extra: Record<string, string> = {}) {
+  const cwd = mkdtempSync(join(tmpdir(), "stablegate-dev-test-"));
+  const marker = `dev-${crypto.randomUUID()}`;
+  const port = await freePort();
+  const proc = Bun.spawn([process.execPath, MAIN, "dev"], {
+    cwd,
+    env: childEnv({ STABLEGATE_PORT: String(port), STABLEGATE_DATA_DIR: join(cwd, "data"), [TEST_RUN_MARKER]: marker, ...extra }),
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const stdout = drainTail(proc.stdout);
+  const stderr = drainTail(proc.stderr);
+  cleanups.push(async () => {
+    for (const { pid } of markedProcesses(marker)) process.kill(pid, "SIGKILL");
+    rmSync(cwd, { recursive: true, force: true });
+  });
+  return { proc, cwd, marker, url: `http://127.0.0.1:${port}`, stdout, stderr };
+}
+
+test("dev starts the stack, its example payment reaches confirmed, and Ctrl-C stops every process it started", async () => {
+  const dev = await spawnDev();
+  let banner = "";
+  await waitFor(async () => {
+    if (dev.proc.exitCode !== null) throw new Error(`dev exited with ${dev.proc.exitCode}: ${await dev.stderr()}`);
+    banner = await dev.stdout();
+    return banner.includes("Ctrl-C stops everything.");
+  }, 90_000, "the dev banner");
+  const apiKey = banner.match(/API key\s+(sk_live_\w+)/)![1]!;
+  const paymentId = banner.match(/Example payment (0x[0-9a-f]{64})/)![1]!;
+  expect(existsSync(join(dev.cwd, ".stablegate-dev.json"))).toBe(true);
+
+  await waitFor(async () => {
+    const res = await fetch(`${dev.url}/api/v1/payments/${paymentId}`, { headers: { authorization: `Bearer ${apiKey}` } });
+    return ((await res.json()) as { status: string }).status === "confirmed";
+  }, 60_000, "the example payment to be confirmed");
+  // Both chains and the attestation service run under this process while it lives.
+  expect(markedProcesses(dev.marker).filter((p) => p.command.includes("anvil")).length).toBe(2);
+
+  dev.proc.kill("SIGINT");
+  expect(await dev.proc.exited).toBe(0);
+  await waitFor(() => markedProcesses(dev.marker).length === 0, 10_000, "every process of the dev stack to stop");
+  expect(existsSync(join(dev.cwd, ".stablegate-dev.json"))).toBe(false);
+}, 150_000);
+
+test("a dev stack whose server cannot start stops the chains it had started", async () => {
+  const taken = createServer().listen(0, "0.0.0.0");
+  await new Promise((resolve) => taken.once("listening", resolve));
+  cleanups.push(() => new Promise((resolve) => taken.close(resolve)));
+  const port = (taken.address() as { port: number }).port;
+
+  const dev = await spawnDev({ STABLEGATE_PORT: String(port) });
+  expect(await dev.proc.exited).not.toBe(0);
+  expect(await dev.stderr()).toContain("STABLEGATE_PORT");
+  await waitFor(() => markedProcesses(dev.marker).length === 0, 10_000, "the chains dev started to stop");
+}, 120_000);
