@@ -7,7 +7,7 @@ import { pageRoutes } from "./checkout/page-routes.ts";
 import { opsRoutes } from "./ops/routes.ts";
 import { authPlugin, createAuthenticate } from "./http/auth.ts";
 import { MAX_BODY_BYTES, parseJsonBody, tooLarge } from "./http/body.ts";
-import { errorResponse } from "./http/errors.ts";
+import { errorResponse, internalError } from "./http/errors.ts";
 import type { AppContext } from "./http/context.ts";
 import type { Db } from "./db/index.ts";
 
@@ -15,7 +15,9 @@ import type { Db } from "./db/index.ts";
 export function createApp(ctx: AppContext, db: Db) {
   const authenticate = createAuthenticate(ctx.accounts);
   const authed = authPlugin(authenticate);
-  return new Elysia({ normalize: false, serve: { maxRequestBodySize: MAX_BODY_BYTES * 32 } })
+  // Bun's `error` runs only when Elysia's handler itself throws: a JSON 500, never Bun's page.
+  const lastResort = (error: unknown) => internalError(error, ctx.log);
+  return new Elysia({ normalize: false, serve: { maxRequestBodySize: MAX_BODY_BYTES * 32, error: lastResort } })
     // Refused here with a JSON error; Bun's own (far higher) limit would answer with no body.
     .onRequest(({ request }) => {
       if (Number(request.headers.get("content-length") ?? 0) > MAX_BODY_BYTES) return tooLarge();
@@ -25,7 +27,13 @@ export function createApp(ctx: AppContext, db: Db) {
       if (new URL(request.url).pathname.startsWith("/api/v1/")) authenticate(request);
       return parseJsonBody(request);
     })
-    .onError(({ code, error, request }) => errorResponse(code, error, ctx.log, request))
+    .onError(({ code, error, request }) => {
+      try {
+        return errorResponse(code, error, ctx.log, request);
+      } catch (failure) {
+        return internalError(failure, ctx.log, request);
+      }
+    })
     .use(opsRoutes(ctx, db))
     .use(publicRoutes(ctx))
     .use(pageRoutes(ctx))

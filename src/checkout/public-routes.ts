@@ -1,4 +1,5 @@
-import { Elysia, t } from "elysia";
+import { Elysia } from "elysia";
+import { Type } from "@sinclair/typebox";
 import { type AppContext, jsonResponse } from "../http/context.ts";
 import { NotFoundError, ValidationError } from "../lib/errors.ts";
 import type { PaymentRow } from "../payments/store.ts";
@@ -6,20 +7,17 @@ import { paymentUri, publicPaymentView } from "./public-view.ts";
 import { qrSvg } from "./qr.ts";
 import { publicCors } from "./cors.ts";
 import { CHAIN_LIMIT, READ_LIMIT } from "../http/rate-limit.ts";
+import { bodyValidator } from "../http/validate.ts";
 
 const LIMITS = { read: READ_LIMIT, chain: CHAIN_LIMIT };
 
-const TX_HASH = "^0x[0-9a-fA-F]{64}$";
-const SyncSchema = t.Object(
-  { tx_hash: t.String({ pattern: TX_HASH, error: "tx_hash must be a 0x-prefixed 32-byte transaction hash" }) },
-  { additionalProperties: false },
-);
-const CrossChainSchema = t.Object(
-  {
-    chain: t.String({ minLength: 1, maxLength: 64, error: "chain is required: the name of a configured source chain" }),
-    tx_hash: t.String({ pattern: TX_HASH, error: "tx_hash must be a 0x-prefixed 32-byte transaction hash" }),
-  },
-  { additionalProperties: false },
+const txHash = Type.String({ pattern: "^0x[0-9a-fA-F]{64}$", rule: "must be a 0x-prefixed 32-byte transaction hash" });
+const syncBody = bodyValidator(Type.Object({ tx_hash: txHash }, { additionalProperties: false }));
+const crossChainBody = bodyValidator(
+  Type.Object(
+    { chain: Type.String({ minLength: 1, maxLength: 64, rule: "must be the name of a configured source chain" }), tx_hash: txHash },
+    { additionalProperties: false },
+  ),
 );
 
 /**
@@ -51,13 +49,13 @@ export function publicRoutes(ctx: AppContext) {
     })
     .post(
       "/api/public/payments/:id/sync",
-      async ({ params, body }) => {
+      async ({ params, body: raw }) => {
+        const body = syncBody(raw);
         const row = find(params.id, "chain");
         const outcome = await ctx.chain.sync(row, body.tx_hash as `0x${string}`);
         const fresh = ctx.payments.findPublic(params.id)!;
         return jsonResponse(outcome === "pending" ? 202 : 200, JSON.stringify(publicPaymentView(fresh, ctx.publicExtras(fresh), ctx.view)));
       },
-      { body: SyncSchema },
     )
     // Awaited, so a rejected quote reaches the error handler (Elysia only awaits async handlers).
     .get("/api/public/payments/:id/cross-chain", async ({ params, request }) => {
@@ -67,10 +65,10 @@ export function publicRoutes(ctx: AppContext) {
     })
     .post(
       "/api/public/payments/:id/cross-chain",
-      async ({ params, body }) => {
+      async ({ params, body: raw }) => {
+        const body = crossChainBody(raw);
         const row = find(params.id, "chain");
         return jsonResponse(202, JSON.stringify(await ctx.crossChain.record(row, body.chain, body.tx_hash as `0x${string}`)));
       },
-      { body: CrossChainSchema },
     );
 }

@@ -1,13 +1,18 @@
 /**
- * Request bodies are parsed here rather than by Elysia so the raw text stays available: the
- * merchant's metadata is echoed byte for byte, which re-serialising a parsed object cannot do.
+ * Request bodies are read and parsed here rather than by Elysia: the read stops at the size
+ * limit, chunked or not, so no body costs more memory than the limit; nesting is bounded before
+ * anything recurses into the value; and the raw text stays available for the metadata, which is
+ * stored as sent.
  */
-import { HttpError } from "../lib/errors.ts";
+import { HttpError, ValidationError } from "../lib/errors.ts";
+import { nestingDepth } from "../lib/raw-json.ts";
 
 const rawBodies = new WeakMap<Request, string>();
 
 /** Upper bound on any request body; a payment with 50 line items and full metadata is ~60 KB. */
 export const MAX_BODY_BYTES = 256 * 1024;
+/** Deeper than any request schema needs (a line item is 3 levels down). */
+export const MAX_BODY_DEPTH = 32;
 const TOO_LARGE = `request body is larger than ${MAX_BODY_BYTES / 1024} KB`;
 
 export function tooLarge(): Response {
@@ -15,13 +20,36 @@ export function tooLarge(): Response {
 }
 
 export async function parseJsonBody(request: Request): Promise<unknown> {
-  const text = await request.text();
-  if (Buffer.byteLength(text) > MAX_BODY_BYTES) throw new HttpError(413, TOO_LARGE);
+  const text = await readLimited(request, MAX_BODY_BYTES);
   rawBodies.set(request, text);
   if (text.trim() === "") return undefined;
-  return JSON.parse(text); // a SyntaxError here becomes Elysia's PARSE error -> 400
+  if (nestingDepth(text) > MAX_BODY_DEPTH) throw new ValidationError(`request body nests deeper than ${MAX_BODY_DEPTH} levels`);
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new ValidationError("request body must be valid JSON");
+  }
 }
 
 export function rawBody(request: Request): string {
   return rawBodies.get(request) ?? "";
+}
+
+/** The body as UTF-8 text, or a 413 as soon as more than `limit` bytes have arrived. */
+async function readLimited(request: Request, limit: number): Promise<string> {
+  if (!request.body) return "";
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel().catch(() => {});
+      throw new HttpError(413, TOO_LARGE);
+    }
+    chunks.push(value);
+  }
+  return new TextDecoder().decode(Buffer.concat(chunks, size));
 }

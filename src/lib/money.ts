@@ -7,14 +7,19 @@ export const MICRO_PER_USDC = 1_000_000n;
 /** The largest amount a payment or line item may ask for: 1,000,000,000.00 USDC. */
 export const MAX_AMOUNT = 1_000_000_000n * MICRO_PER_USDC;
 
-const REQUEST_AMOUNT = /^(\d+)\.(\d{2})$/;
+/** The shape of a request amount, shared with the request schemas: digits, a point, two decimals. */
+export const DECIMAL_PATTERN = "^(\\d+)\\.(\\d{2})$";
+const REQUEST_AMOUNT = new RegExp(DECIMAL_PATTERN);
 
-/** Parses a request amount ("25.00": digits, a point, exactly two decimals) into micro-USDC. */
+/**
+ * Parses a request amount ("25.00") into micro-USDC; null when it is not in that shape, or has
+ * more than 13 whole digits (far above MAX_AMOUNT; spares BigInt a huge string).
+ */
 export function parseAmount(text: string): bigint | null {
   const match = REQUEST_AMOUNT.exec(text);
   if (!match) return null;
   const [, whole, cents] = match as unknown as [string, string, string];
-  if (whole.length > 13) return null; // far above MAX_AMOUNT; spares BigInt a huge string
+  if (whole.length > 13) return null;
   return BigInt(whole) * MICRO_PER_USDC + BigInt(cents) * 10_000n;
 }
 

@@ -57,3 +57,16 @@ function skipValue(text: string, i: number): number {
   }
   return i;
 }
+
+/** The deepest nesting of objects and arrays in `text`, counted without parsing it. */
+export function nestingDepth(text: string): number {
+  let depth = 0;
+  let deepest = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === '"') i = skipString(text, i) - 1;
+    else if (c === "{" || c === "[") deepest = Math.max(deepest, ++depth);
+    else if (c === "}" || c === "]") depth--;
+  }
+  return deepest;
+}

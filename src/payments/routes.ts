@@ -3,7 +3,10 @@ import { type AppContext, jsonResponse } from "../http/context.ts";
 import { rawBody } from "../http/body.ts";
 import type { AuthPlugin } from "../http/auth.ts";
 import { rawMemberText } from "../lib/raw-json.ts";
+import { bodyValidator } from "../http/validate.ts";
 import { CreatePaymentSchema } from "./schema.ts";
+
+const createPaymentBody = bodyValidator(CreatePaymentSchema);
 
 /** Merchant payment routes under /api/v1; `authed` supplies the account for each request. */
 export function paymentRoutes(ctx: AppContext, authed: AuthPlugin) {
@@ -12,7 +15,8 @@ export function paymentRoutes(ctx: AppContext, authed: AuthPlugin) {
     .use(authed)
     .post(
       "/api/v1/payments",
-      async ({ account, body, request }) => {
+      async ({ account, body: raw, request }) => {
+        const body = createPaymentBody(raw);
         const result = await idempotency.run(account.id, request.headers.get("idempotency-key"), body, async (commit) => {
           let json = "";
           await payments.create(account, body, rawMemberText(rawBody(request), "metadata"), (row) => {
@@ -23,7 +27,6 @@ export function paymentRoutes(ctx: AppContext, authed: AuthPlugin) {
         });
         return jsonResponse(result.status, result.body, result.replayed ? { "idempotent-replayed": "true" } : {});
       },
-      { body: CreatePaymentSchema },
     )
     .get("/api/v1/payments/:id", ({ account, params }) =>
       jsonResponse(200, renderPayment(payments.retrieve(account, params.id))),

@@ -134,14 +134,15 @@ export function createPaymentsService(deps: PaymentsDeps) {
 /** `amount`, or the line items' total, or both when they agree. */
 function resolveAmount(input: CreatePaymentInput): bigint {
   const amount = input.amount == null ? null : parseAmount(input.amount);
-  if (input.amount != null && amount === null) throw new ValidationError('amount must be a decimal string with two decimals, such as "25.00"');
+  // The schema checked the shape: a null here is an amount with too many digits.
+  if (input.amount != null && amount === null) throw new ValidationError("amount must be at most 1000000000.00");
   let total: bigint | null = null;
   if (input.line_items != null) {
     total = 0n;
-    for (const item of input.line_items) {
+    for (const [i, item] of input.line_items.entries()) {
       const unit = parseAmount(item.unit_amount);
       if (unit === null || unit <= 0n || unit > MAX_AMOUNT) {
-        throw new ValidationError("line_items: unit_amount must be greater than 0.00 and at most 1000000000.00");
+        throw new ValidationError(`line_items[${i}].unit_amount must be greater than 0.00 and at most 1000000000.00`);
       }
       total += unit * BigInt(item.quantity);
     }
