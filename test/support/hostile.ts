@@ -1,0 +1,212 @@
+/**
+ * Hostile HTTP requests over every route, as fast-check arbitraries: shared by the property test
+ * (test/http/fuzz.test.ts, a few hundred runs) and the fuzz script (bench/fuzz.ts, tens of
+ * thousands). Each request is a method, a path (real routes with good, bad and absurd ids), an
+ * Authorization header (valid, missing, malformed), a content type and a body: hostile JSON
+ * shapes, deep nesting, huge strings, broken JSON, sometimes sent chunked.
+ */
+import fc from "fast-check";
+
+/** Real things for the generators to aim at: without them every request would be a 404. */
+export interface FuzzTarget {
+  paymentId: string;
+  apiKey: string;
+  endpointId: string;
+}
+
+export interface HostileRequest {
+  method: string;
+  path: string;
+  headers: Record<string, string>;
+  body?: string;
+  /** Sent as a stream (Transfer-Encoding: chunked, no Content-Length) in chunks of this many bytes. */
+  chunkBytes?: number;
+}
+
+const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "HEAD"];
+
+/** Every route the app registers; `:id` and `:delivery_id` are filled in by the generator. */
+export const ROUTE_TEMPLATES = [
+  "/",
+  "/healthz",
+  "/readyz",
+  "/pay/:id",
+  "/api/public/payments/:id",
+  "/api/public/payments/:id/qr",
+  "/api/public/payments/:id/qr?format=:junk",
+  "/api/public/payments/:id/sync",
+  "/api/public/payments/:id/cross-chain",
+  "/api/public/payments/:id/cross-chain?chain=:junk",
+  "/api/v1/payments",
+  "/api/v1/payments?limit=:junk&status=:junk&created[gte]=:junk&starting_after=:junk",
+  "/api/v1/payments/:id",
+  "/api/v1/events",
+  "/api/v1/events?type=:junk&limit=:junk",
+  "/api/v1/events/:id",
+  "/api/v1/webhook_endpoints",
+  "/api/v1/webhook_endpoints/:endpoint",
+  "/api/v1/webhook_endpoints/:endpoint/deliveries?limit=:junk",
+  "/api/v1/webhook_endpoints/:endpoint/deliveries/:id/retry",
+  "/api/v1/webhook_endpoints/:endpoint/test",
+];
+
+/** Strings that have broken parsers, validators and error handlers before. */
+const nastyString = fc.oneof(
+  fc.string({ maxLength: 40 }),
+  fc.string({ unit: "grapheme", maxLength: 40 }),
+  fc.constantFrom("", " ", "\u0000", "\ud800", "\udc00x", "😀".repeat(300), "%00", "../../etc/passwd", "<script>", "'; DROP TABLE payments;--", "1e309", "-0", "NaN"),
+  fc.constantFrom("2027-02-30", "2026-13-01", "2026-12-01T24:00:00Z", "9999-12-31", "0x" + "f".repeat(64), "25.00", "0.00", "99999999999999999999.00"),
+  fc.integer({ min: 1, max: 300_000 }).map((n) => "a".repeat(n)),
+);
+
+const HOSTILE_KEYS = ["toString", "valueOf", "__proto__", "constructor", "hasOwnProperty", "then", "toJSON", ""];
+
+/** Any JSON value, with prototype-ish keys mixed in. */
+const hostileValue: fc.Arbitrary<unknown> = fc.letrec<{ value: unknown }>((tie) => ({
+  value: fc.oneof(
+    { depthSize: "small" },
+    fc.jsonValue({ maxDepth: 2 }),
+    nastyString,
+    fc.constantFrom(1e308, -1, 0, 2 ** 53 + 1, 2.5, true, null),
+    fc.array(tie("value"), { maxLength: 4 }),
+    fc.dictionary(fc.oneof(fc.constantFrom(...HOSTILE_KEYS), fc.string({ maxLength: 8 })), tie("value"), { maxKeys: 4 }),
+  ),
+})).value;
+
+/** Field names the request schemas know, so mutations land on real fields. */
+const FIELDS = [
+  "amount", "line_items", "description", "reference", "success_url", "customer_email", "customer_name",
+  "invoice_number", "due_at", "metadata", "tx_hash", "chain", "url", ...HOSTILE_KEYS,
+];
+
+/** A mostly valid create-payment body with one or more fields replaced by something hostile. */
+const mutatedPayment = fc
+  .record({
+    fields: fc.dictionary(fc.constantFrom(...FIELDS), hostileValue, { maxKeys: 3 }),
+    items: fc.array(fc.dictionary(fc.constantFrom("description", "unit_amount", "quantity", "sku"), hostileValue, { maxKeys: 4 }), { maxLength: 3 }),
+  })
+  .map(({ fields, items }) => JSON.stringify({ amount: "5.00", line_items: items.length ? items : undefined, ...fields }));
+
+/** `[[[...]]]` or `{"a":{"a":...}}`, deep enough to overflow anything recursive. */
+const deepNesting = fc.record({ depth: fc.integer({ min: 30, max: 6000 }), object: fc.boolean(), wrap: fc.boolean() }).map(({ depth, object, wrap }) => {
+  const inner = object ? '{"a":'.repeat(depth) + "1" + "}".repeat(depth) : "[".repeat(depth) + "]".repeat(depth);
+  return wrap ? `{"amount":"1.00","metadata":{"k":${inner}},"tx_hash":${inner},"url":${inner}}` : inner;
+});
+
+const brokenJson = fc.oneof(
+  fc.constantFrom("", "{", "[1]", "null", "1", '"str"', "{}", '{"a":1,}', "{'a':1}", "\u0000", "\ufeff{}", '{"amount":"1.00"', "NaN"),
+  fc.string({ maxLength: 200 }),
+  fc.uint8Array({ maxLength: 200 }).map((bytes) => Buffer.from(bytes).toString("latin1")),
+);
+
+/** Whitespace and duplicate keys: small parsed objects wrapped in a large text. */
+const bloated = fc.integer({ min: 1000, max: 300_000 }).map((n) => `{"amount":"1.00","metadata":{"a":"1",${" ".repeat(n)}"a":"2"}}`);
+
+export const hostileBody: fc.Arbitrary<string> = fc.oneof(
+  hostileValue.map((v) => JSON.stringify(v) ?? ""),
+  mutatedPayment,
+  deepNesting,
+  brokenJson,
+  bloated,
+);
+
+const CONTENT_TYPES = [
+  "application/json",
+  "application/json; charset=utf-8",
+  "text/plain",
+  "application/x-www-form-urlencoded",
+  "multipart/form-data; boundary=x",
+  "application/octet-stream",
+  "",
+];
+
+function idFor(target: FuzzTarget) {
+  return fc.oneof(
+    fc.constant(target.paymentId),
+    fc.constant(target.paymentId.toUpperCase()),
+    fc.constantFrom("0x" + "0".repeat(64), "abc", "%2e%2e", "%00", "null", "-1", "we_x", "evt_x"),
+    fc.string({ maxLength: 80 }).map(encodeURIComponent),
+    // Long, but with the rest of the head under Bun's 16 KB limit (above it Bun itself answers 431).
+    fc.integer({ min: 100, max: 6000 }).map((n) => "f".repeat(n)),
+  );
+}
+
+export function hostileRequest(target: FuzzTarget): fc.Arbitrary<HostileRequest> {
+  return fc
+    .record({
+      method: fc.constantFrom(...METHODS, "POST", "POST"),
+      template: fc.constantFrom(...ROUTE_TEMPLATES),
+      id: idFor(target),
+      endpoint: fc.oneof(fc.constant(target.endpointId), fc.constantFrom("we_nope", "", "%20")),
+      junk: fc.string({ maxLength: 30 }).map(encodeURIComponent),
+      auth: fc.oneof(
+        fc.constant(`Bearer ${target.apiKey}`),
+        fc.constant(`Bearer ${target.apiKey}`),
+        fc.constantFrom(undefined, "", "Bearer", "Bearer ", "bearer x", "Basic dXNlcjpwYXNz", `Bearer ${target.apiKey}x`, "Bearer sk_live_" + "A".repeat(32)),
+        fc.integer({ min: 100, max: 6000 }).map((n) => `Bearer ${"k".repeat(n)}`),
+      ),
+      contentType: fc.constantFrom(...CONTENT_TYPES),
+      idempotencyKey: fc.option(fc.oneof(fc.string({ maxLength: 10 }), fc.constantFrom("k1", "a".repeat(300))), { nil: undefined }),
+      body: fc.option(hostileBody, { nil: undefined, freq: 4 }),
+      chunkBytes: fc.option(fc.integer({ min: 1, max: 65_536 }), { nil: undefined, freq: 3 }),
+    })
+    .map((r) => {
+      const path = r.template.replaceAll(":endpoint", r.endpoint).replaceAll(":id", r.id).replaceAll(":junk", r.junk);
+      const headers: Record<string, string> = {};
+      if (r.auth !== undefined) headers.authorization = r.auth;
+      if (r.contentType) headers["content-type"] = r.contentType;
+      if (r.idempotencyKey !== undefined && /^[\x20-\x7e]*$/.test(r.idempotencyKey)) headers["idempotency-key"] = r.idempotencyKey;
+      const sendsBody = r.body !== undefined && r.method !== "GET" && r.method !== "HEAD";
+      return { method: r.method, path, headers, body: sendsBody ? r.body : undefined, chunkBytes: sendsBody ? r.chunkBytes : undefined };
+    });
+}
+
+export interface HostileOutcome {
+  status: number;
+  contentType: string;
+  text: string;
+}
+
+/** Sends one request; a chunked body goes out as a stream, so it carries no Content-Length. */
+export async function sendHostile(baseUrl: string, req: HostileRequest): Promise<HostileOutcome> {
+  let body: BodyInit | undefined = req.body;
+  if (req.body !== undefined && req.chunkBytes !== undefined) {
+    const bytes = new TextEncoder().encode(req.body);
+    const size = req.chunkBytes;
+    body = new ReadableStream({
+      start(controller) {
+        for (let i = 0; i < bytes.length; i += size) controller.enqueue(bytes.subarray(i, i + size));
+        controller.close();
+      },
+    });
+  }
+  const res = await fetch(baseUrl + req.path, { method: req.method, headers: req.headers, body });
+  return { status: res.status, contentType: res.headers.get("content-type") ?? "", text: await res.text() };
+}
+
+/**
+ * What every answer to a hostile request must be: below 500 (a 503 only as the designed
+ * "chain unreachable" answer, which these servers give when a request is valid enough to reach
+ * the chain), and every error a JSON `{"error": "..."}`. The checkout page is HTML by design,
+ * its 404 included.
+ */
+export function judge(req: HostileRequest, res: HostileOutcome): { serverError: boolean; nonJsonError: boolean } {
+  const serverError = res.status >= 500 && !(res.status === 503 && chainUnreachable(res));
+  const isPage = req.path.startsWith("/pay/") && res.contentType.startsWith("text/html");
+  const nonJsonError = res.status >= 400 && req.method !== "HEAD" && !isPage && !isJsonError(res);
+  return { serverError, nonJsonError };
+}
+
+function chainUnreachable(res: HostileOutcome): boolean {
+  return isJsonError(res) && /cannot be reached right now/.test(JSON.parse(res.text).error);
+}
+
+function isJsonError(res: HostileOutcome): boolean {
+  if (!res.contentType.startsWith("application/json")) return false;
+  try {
+    const json = JSON.parse(res.text);
+    return typeof json === "object" && json !== null && typeof json.error === "string" && Object.keys(json).length === 1;
+  } catch {
+    return false;
+  }
+}
