@@ -4,6 +4,7 @@ import { depositAddress } from "../chain/contracts.ts";
 import type { Clock } from "../lib/clock.ts";
 import type { GroupCommit } from "../db/group-commit.ts";
 import { NotFoundError, ValidationError } from "../lib/errors.ts";
+import { parseIsoInstant } from "../lib/iso-time.ts";
 import { type IdGenerator, PAYMENT_ID } from "../lib/ids.ts";
 import { MAX_AMOUNT, formatAmount, parseAmount } from "../lib/money.ts";
 import { parseLimit } from "../lib/pagination.ts";
@@ -170,23 +171,19 @@ function requireHttps(url: string): void {
   if (!parsed || parsed.protocol !== "https:" || !parsed.hostname) throw new ValidationError("success_url must be an https URL");
 }
 
-const ISO_DATE = /^\d{4}-\d{2}-\d{2}$/;
-const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
-
 /** A bare date means the end of that day, UTC: an invoice due "2026-12-01" is payable all day. */
 function parseDueAt(text: string, now: number): number {
-  let ms: number;
-  if (ISO_DATE.test(text)) ms = Date.parse(`${text}T23:59:59.999Z`);
-  else if (ISO_DATE_TIME.test(text)) ms = Date.parse(text);
-  else ms = Number.NaN;
-  if (Number.isNaN(ms)) throw new ValidationError("due_at must be an ISO 8601 date or date-time with a time zone, such as 2026-12-01T12:00:00Z");
+  const ms = parseIsoInstant(text, { endOfDay: true });
+  if (Number.isNaN(ms)) {
+    throw new ValidationError("due_at must be a real calendar date (2026-12-01) or date-time with a time zone (2026-12-01T12:00:00Z)");
+  }
   if (ms <= now) throw new ValidationError("due_at must be in the future");
   if (ms > now + MAX_DUE_AHEAD_MS) throw new ValidationError("due_at must be at most one year ahead");
   return ms;
 }
 
 function parseTimestamp(name: string, text: string): number {
-  const ms = ISO_DATE_TIME.test(text) || ISO_DATE.test(text) ? Date.parse(text) : Number.NaN;
+  const ms = parseIsoInstant(text);
   if (Number.isNaN(ms)) throw new ValidationError(`${name} must be an ISO 8601 date or date-time`);
   return ms;
 }
