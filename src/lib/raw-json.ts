@@ -70,3 +70,39 @@ export function nestingDepth(text: string): number {
   }
   return deepest;
 }
+
+/** The names of a JSON object document's top-level members, decoded, duplicates included. */
+export function memberNames(text: string): string[] {
+  const names: string[] = [];
+  let i = skipSpace(text, 0);
+  if (text[i] !== "{") return names;
+  i++;
+  for (;;) {
+    i = skipSpace(text, i);
+    if (text[i] !== '"') return names;
+    const keyEnd = skipString(text, i);
+    names.push(JSON.parse(text.slice(i, keyEnd)) as string);
+    i = skipSpace(text, skipSpace(text, keyEnd) + 1);
+    i = skipSpace(text, skipValue(text, i));
+    if (text[i] !== ",") return names;
+    i++;
+  }
+}
+
+/**
+ * `text` without the whitespace between tokens; strings, escapes, numbers and member order are
+ * kept exactly as written. Assumes `text` is valid JSON.
+ */
+export function withoutSpace(text: string): string {
+  let out = "";
+  let from = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (c === '"') i = skipString(text, i) - 1;
+    else if (" \t\n\r".includes(c)) {
+      out += text.slice(from, i);
+      from = i + 1;
+    }
+  }
+  return out + text.slice(from);
+}

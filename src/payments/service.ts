@@ -5,6 +5,7 @@ import type { Clock } from "../lib/clock.ts";
 import type { GroupCommit } from "../db/group-commit.ts";
 import { NotFoundError, ValidationError } from "../lib/errors.ts";
 import { parseIsoInstant } from "../lib/iso-time.ts";
+import { memberNames, withoutSpace } from "../lib/raw-json.ts";
 import { type IdGenerator, PAYMENT_ID } from "../lib/ids.ts";
 import { MAX_AMOUNT, formatAmount, parseAmount } from "../lib/money.ts";
 import { parseLimit } from "../lib/pagination.ts";
@@ -47,13 +48,15 @@ export function createPaymentsService(deps: PaymentsDeps) {
     /**
      * Validates the business rules TypeBox cannot express, then stores the payment with a
      * deposit address that commits to its payout and fee. `metadataText` is the merchant's
-     * metadata exactly as sent. `inTransaction` runs inside the insert's transaction.
+     * metadata as sent; it is stored without the whitespace between tokens, so what is kept is
+     * bounded by the parsed object's limits. `inTransaction` runs inside the insert's transaction.
      */
     async create(account: Account, input: CreatePaymentInput, metadataText: string | null, inTransaction?: (row: PaymentRow) => void): Promise<PaymentRow> {
       const amount = resolveAmount(input);
       const now = clock.now();
       const dueAt = input.due_at == null ? null : parseDueAt(input.due_at, now);
       if (input.success_url != null) requireHttps(input.success_url);
+      const metadata = input.metadata == null || metadataText === null ? null : storedMetadata(metadataText);
 
       const feeBps = account.feeBps ?? deps.defaultFeeBps;
       const feeRecipient = feeBps > 0 ? deps.feeRecipient : ZERO_ADDRESS;
@@ -81,7 +84,7 @@ export function createPaymentsService(deps: PaymentsDeps) {
         customer_name: input.customer_name ?? null,
         invoice_number: input.invoice_number ?? null,
         due_at: dueAt,
-        metadata: input.metadata == null ? null : metadataText,
+        metadata,
         line_items: input.line_items == null ? null : JSON.stringify(storedLineItems(input.line_items)),
         expires_at: Math.max(now + deps.paymentWindowMs, dueAt ?? 0),
         created_at: now,
@@ -164,6 +167,19 @@ function storedLineItems(items: NonNullable<CreatePaymentInput["line_items"]>): 
     unit_amount: parseAmount(item.unit_amount)!.toString(),
     quantity: item.quantity,
   }));
+}
+
+/**
+ * Metadata as it is stored and echoed: the text sent, minus whitespace between tokens. A key sent
+ * twice is refused rather than silently resolved, since the echoed text would still carry both.
+ */
+function storedMetadata(text: string): string {
+  const seen = new Set<string>();
+  for (const name of memberNames(text)) {
+    if (seen.has(name)) throw new ValidationError(`metadata has the key "${name}" more than once`);
+    seen.add(name);
+  }
+  return withoutSpace(text);
 }
 
 function requireHttps(url: string): void {

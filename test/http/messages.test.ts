@@ -110,7 +110,7 @@ const CASES: Array<[Route, unknown, string]> = [
 ];
 
 describe("400 messages name the field and the rule", () => {
-  test.each(CASES)("%s %j", async (route, body, message) => {
+  test.each(CASES)("%s #%#", async (route, body, message) => {
     const res = await merchant(paths[route](), { body });
     expect(res.status).toBe(400);
     expect(isErrorBody(res.json)).toBe(true);

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { rawMemberText } from "../../src/lib/raw-json.ts";
+import { memberNames, nestingDepth, rawMemberText, withoutSpace } from "../../src/lib/raw-json.ts";
 
 describe("rawMemberText", () => {
   test("returns the exact source text of the member's value", () => {
@@ -93,5 +93,30 @@ describe("rawMemberText", () => {
       }),
       { numRuns: 1_000 },
     );
+  });
+});
+
+describe("withoutSpace / memberNames / nestingDepth", () => {
+  test("property: any JSON value, indented any way, loses exactly its whitespace between tokens", () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), fc.integer({ min: 0, max: 4 }), (value, indent) => {
+        expect(withoutSpace(JSON.stringify(value, null, indent))).toBe(JSON.stringify(value));
+      }),
+      { numRuns: 1_000 },
+    );
+  });
+
+  test("whitespace and escapes inside strings are kept", () => {
+    expect(withoutSpace(`{ "a b" : " x\\" \\t y " }`)).toBe(`{"a b":" x\\" \\t y "}`);
+  });
+
+  test("member names are decoded and duplicates listed", () => {
+    expect(memberNames(`{ "a":"1", "\\u0061" : {"a":"x"}, "b":[1,{"c":2}] }`)).toEqual(["a", "a", "b"]);
+    expect(memberNames(`{}`)).toEqual([]);
+  });
+
+  test("nesting depth ignores brackets inside strings", () => {
+    expect(nestingDepth(`{"a":[[1]],"b":"[[[[{{{"}`)).toBe(3);
+    expect(nestingDepth(`"x"`)).toBe(0);
   });
 });

@@ -193,12 +193,30 @@ describe("POST /api/v1/payments: due_at", () => {
 });
 
 describe("POST /api/v1/payments: metadata", () => {
-  test("metadata is returned byte for byte, key order, unicode and escapes included", async () => {
+  test("metadata is returned as sent minus the whitespace between tokens: key order, unicode and escapes kept", async () => {
     const metadata = `{ "b":"1", "2":"two","a":"caf\\u00e9 \\"quoted\\" back\\\\slash \\/ tab\\t","emoji":"💸 naïve 日本","1" : "one" }`;
+    const stored = `{"b":"1","2":"two","a":"caf\\u00e9 \\"quoted\\" back\\\\slash \\/ tab\\t","emoji":"💸 naïve 日本","1":"one"}`;
     const res = await create(`{"amount":"25.00","metadata":${metadata}}`);
     expect(res.status).toBe(201);
-    expect(res.text).toContain(`"metadata":${metadata}`);
+    expect(res.text).toContain(`"metadata":${stored}`);
     expect(res.json.metadata).toEqual(JSON.parse(metadata));
+    const retrieved = await merchant(`/api/v1/payments/${res.json.id}`);
+    expect(retrieved.text).toContain(`"metadata":${stored}`);
+  });
+
+  test("250 KB of whitespace inside metadata is not stored: the payment keeps the tokens only", async () => {
+    const res = await create(`{"amount":"25.00","metadata":{"a":"1",${" \n".repeat(125_000)}"b":"2"}}`);
+    expect(res.status).toBe(201);
+    expect(res.text).toContain(`"metadata":{"a":"1","b":"2"}`);
+    const row = server.running.db.query<{ metadata: string }, [string]>("SELECT metadata FROM payments WHERE id = ?").get(res.json.id)!;
+    expect(row.metadata).toBe(`{"a":"1","b":"2"}`);
+  });
+
+  test.each([
+    ["the same key twice", `{"a":"1","a":"2"}`, "a"],
+    ["the same key, once escaped", `{"order":"1","\\u006frder":"2"}`, "order"],
+  ])("metadata with %s is 400 and creates nothing", async (_name, metadata, key) => {
+    await rejected(`{"amount":"25.00","metadata":${metadata}}`, `metadata has the key "${key}" more than once`);
   });
 
   test("an empty metadata object is returned as {}", async () => {
