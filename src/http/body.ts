@@ -22,7 +22,8 @@ export function tooLarge(): Response {
 export async function parseJsonBody(request: Request): Promise<unknown> {
   const text = await readLimited(request, MAX_BODY_BYTES);
   rawBodies.set(request, text);
-  if (text.trim() === "") return undefined;
+  // null, not undefined: Elysia would take undefined as "not parsed" and read the spent stream again.
+  if (text.trim() === "") return null;
   if (nestingDepth(text) > MAX_BODY_DEPTH) throw new ValidationError(`request body nests deeper than ${MAX_BODY_DEPTH} levels`);
   try {
     return JSON.parse(text);
