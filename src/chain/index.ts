@@ -84,8 +84,10 @@ export function createChain(deps: ChainDeps) {
         case "recorded":
         case "pending":
           return outcome;
+        // A hash the node has not seen may still reach it (a payer's wallet can report the hash
+        // before its node relays the transaction): accepted, and the watcher credits it if mined.
         case "not_found":
-          throw new UnprocessableError(`transaction ${txHash} is not known on ${config.chain.name}; if it was just sent, try again in a few seconds`);
+          return "pending";
         case "reverted":
           throw new UnprocessableError(`transaction ${txHash} reverted; no funds moved`);
         case "no_transfer":

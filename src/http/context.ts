@@ -40,7 +40,7 @@ export interface AppContext {
 
 /** The chain side as the HTTP layer sees it. */
 export interface ChainApi {
-  /** Records the transfers of a payer's transaction; "pending" while it is not mined yet. */
+  /** Records the transfers of a payer's transaction; "pending" while it is not mined or not known yet. */
   sync(row: PaymentRow, txHash: Hex): Promise<"recorded" | "pending">;
   /** Readiness of the chain connection for /readyz. */
   readiness(): Promise<{ ok: boolean; [key: string]: unknown }>;

@@ -25,6 +25,15 @@ describe("health", () => {
   });
 });
 
+describe("GET /", () => {
+  test("points at the docs and the health endpoints, as JSON", async () => {
+    const res = await toApiResponse(await fetch(`${server.url}/`));
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toStartWith("application/json");
+    expect(res.json).toEqual({ name: "stablegate", docs: 'README.md, section "API reference"', api: "/api/v1", health: "/healthz", ready: "/readyz" });
+  });
+});
+
 describe("unknown routes", () => {
   test.each([
     ["GET", "/nope"],
