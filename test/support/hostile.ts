@@ -25,29 +25,29 @@ export interface HostileRequest {
 
 const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "HEAD"];
 
-/** Every route the app registers; `:id` and `:delivery_id` are filled in by the generator. */
-export const ROUTE_TEMPLATES = [
-  "/",
-  "/healthz",
-  "/readyz",
-  "/pay/:id",
-  "/api/public/payments/:id",
-  "/api/public/payments/:id/qr",
-  "/api/public/payments/:id/qr?format=:junk",
-  "/api/public/payments/:id/sync",
-  "/api/public/payments/:id/cross-chain",
-  "/api/public/payments/:id/cross-chain?chain=:junk",
-  "/api/v1/payments",
-  "/api/v1/payments?limit=:junk&status=:junk&created[gte]=:junk&starting_after=:junk",
-  "/api/v1/payments/:id",
-  "/api/v1/events",
-  "/api/v1/events?type=:junk&limit=:junk",
-  "/api/v1/events/:id",
-  "/api/v1/webhook_endpoints",
-  "/api/v1/webhook_endpoints/:endpoint",
-  "/api/v1/webhook_endpoints/:endpoint/deliveries?limit=:junk",
-  "/api/v1/webhook_endpoints/:endpoint/deliveries/:id/retry",
-  "/api/v1/webhook_endpoints/:endpoint/test",
+/** Every route the app registers, with its methods; `:id`, `:endpoint` and `:junk` are filled in. */
+export const ROUTES: Array<[path: string, methods: string[]]> = [
+  ["/", ["GET"]],
+  ["/healthz", ["GET"]],
+  ["/readyz", ["GET"]],
+  ["/pay/:id", ["GET"]],
+  ["/api/public/payments/:id", ["GET", "OPTIONS"]],
+  ["/api/public/payments/:id/qr", ["GET"]],
+  ["/api/public/payments/:id/qr?format=:junk", ["GET"]],
+  ["/api/public/payments/:id/sync", ["POST", "OPTIONS"]],
+  ["/api/public/payments/:id/cross-chain", ["GET", "POST"]],
+  ["/api/public/payments/:id/cross-chain?chain=:junk", ["GET"]],
+  ["/api/v1/payments", ["GET", "POST"]],
+  ["/api/v1/payments?limit=:junk&status=:junk&created[gte]=:junk&starting_after=:junk", ["GET"]],
+  ["/api/v1/payments/:id", ["GET"]],
+  ["/api/v1/events", ["GET"]],
+  ["/api/v1/events?type=:junk&limit=:junk", ["GET"]],
+  ["/api/v1/events/:id", ["GET"]],
+  ["/api/v1/webhook_endpoints", ["GET", "POST"]],
+  ["/api/v1/webhook_endpoints/:endpoint", ["DELETE"]],
+  ["/api/v1/webhook_endpoints/:endpoint/deliveries?limit=:junk", ["GET"]],
+  ["/api/v1/webhook_endpoints/:endpoint/deliveries/:id/retry", ["POST"]],
+  ["/api/v1/webhook_endpoints/:endpoint/test", ["POST"]],
 ];
 
 /** Strings that have broken parsers, validators and error handlers before. */
@@ -122,7 +122,7 @@ const CONTENT_TYPES = [
 
 function idFor(target: FuzzTarget) {
   return fc.oneof(
-    fc.constant(target.paymentId),
+    { arbitrary: fc.constant(target.paymentId), weight: 4 },
     fc.constant(target.paymentId.toUpperCase()),
     fc.constantFrom("0x" + "0".repeat(64), "abc", "%2e%2e", "%00", "null", "-1", "we_x", "evt_x"),
     fc.string({ maxLength: 80 }).map(encodeURIComponent),
@@ -134,8 +134,9 @@ function idFor(target: FuzzTarget) {
 export function hostileRequest(target: FuzzTarget): fc.Arbitrary<HostileRequest> {
   return fc
     .record({
-      method: fc.constantFrom(...METHODS, "POST", "POST"),
-      template: fc.constantFrom(...ROUTE_TEMPLATES),
+      route: fc.constantFrom(...ROUTES),
+      anyMethod: fc.option(fc.constantFrom(...METHODS), { nil: undefined, freq: 3 }),
+      pick: fc.nat(),
       id: idFor(target),
       endpoint: fc.oneof(fc.constant(target.endpointId), fc.constantFrom("we_nope", "", "%20")),
       junk: fc.string({ maxLength: 30 }).map(encodeURIComponent),
@@ -151,13 +152,15 @@ export function hostileRequest(target: FuzzTarget): fc.Arbitrary<HostileRequest>
       chunkBytes: fc.option(fc.integer({ min: 1, max: 65_536 }), { nil: undefined, freq: 3 }),
     })
     .map((r) => {
-      const path = r.template.replaceAll(":endpoint", r.endpoint).replaceAll(":id", r.id).replaceAll(":junk", r.junk);
+      const [template, methods] = r.route;
+      const method = r.anyMethod ?? methods[r.pick % methods.length]!;
+      const path = template.replaceAll(":endpoint", r.endpoint).replaceAll(":id", r.id).replaceAll(":junk", r.junk);
       const headers: Record<string, string> = {};
       if (r.auth !== undefined) headers.authorization = r.auth;
       if (r.contentType) headers["content-type"] = r.contentType;
       if (r.idempotencyKey !== undefined && /^[\x20-\x7e]*$/.test(r.idempotencyKey)) headers["idempotency-key"] = r.idempotencyKey;
-      const sendsBody = r.body !== undefined && r.method !== "GET" && r.method !== "HEAD";
-      return { method: r.method, path, headers, body: sendsBody ? r.body : undefined, chunkBytes: sendsBody ? r.chunkBytes : undefined };
+      const sendsBody = r.body !== undefined && method !== "GET" && method !== "HEAD";
+      return { method, path, headers, body: sendsBody ? r.body : undefined, chunkBytes: sendsBody ? r.chunkBytes : undefined };
     });
 }
 
