@@ -39,7 +39,7 @@ function explain(schema: Schema, value: unknown, path: string): string | null {
       const properties = schema.properties as Record<string, Schema>;
       for (const key of Object.keys(value)) if (!Object.hasOwn(properties, key)) return `unknown field ${join(path, key)}`;
       for (const [key, field] of Object.entries(properties)) {
-        if (value[key] === undefined || !Object.hasOwn(value, key)) {
+        if (!Object.hasOwn(value, key)) {
           if (field[OptionalKind] === "Optional") continue;
           return `${join(path, key)} is required (it ${field.rule ?? "has no default"})`;
         }
