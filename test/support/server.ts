@@ -4,15 +4,14 @@
  */
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { runAccountCommand } from "../../src/cli/accounts.ts";
 import { type Config, loadConfig } from "../../src/config.ts";
 import { silentLogger } from "../../src/lib/log.ts";
 import { type RunningServer, type ServerOptions, startServer } from "../../src/server.ts";
 import type { Resolver } from "../../src/webhooks/url-guard.ts";
 import { freePort } from "../../src/lib/free-port.ts";
-import { drainTail } from "../../src/lib/stream-tail.ts";
-import { waitFor } from "./stack.ts";
+import { spawnServe } from "./serve-process.ts";
 
 /** Any address will do: these servers never reach a chain. */
 export const TEST_USDC = "0x036CbD53842c5426634e7929541eC2318f3dCF7e";
@@ -157,7 +156,6 @@ export function isErrorBody(json: unknown): boolean {
 
 export interface ServerProcess {
   url: string;
-  pid: number;
   env: Record<string, string>;
   /** Resident and peak resident memory of the process, in MB, from /proc (Linux). */
   memory(): { rssMb: number; peakMb: number };
@@ -165,37 +163,26 @@ export interface ServerProcess {
 }
 
 /**
- * `bun src/main.ts serve` as a child process on a fresh data dir (no chain: the RPC points at a
- * closed port), for tests that measure the server alone, such as its memory under load.
+ * `stablegate serve` as a child process (spawnServe) on a fresh data dir with no chain (the RPC
+ * points at a closed port), for measuring the server alone, such as its memory under load.
  */
 export async function spawnTestServer(): Promise<ServerProcess> {
   const dataDir = makeTempDir();
-  const port = await freePort();
-  const env = { ...testEnv(dataDir), STABLEGATE_HOST: "127.0.0.1", STABLEGATE_PORT: String(port), STABLEGATE_BASE_URL: TEST_BASE_URL };
-  const child = Bun.spawn([process.execPath, "src/main.ts", "serve"], {
-    cwd: resolve(import.meta.dir, "../.."),
-    env: { ...process.env, ...env },
-    stdin: "ignore",
-    stdout: "ignore",
-    stderr: "pipe",
-  });
-  const stderrTail = drainTail(child.stderr);
-  const url = `http://127.0.0.1:${port}`;
+  const env = { ...testEnv(dataDir), STABLEGATE_HOST: "127.0.0.1", STABLEGATE_PORT: String(await freePort()), STABLEGATE_BASE_URL: TEST_BASE_URL };
+  const serve = spawnServe(env);
   const stop = async () => {
-    child.kill("SIGKILL");
-    await child.exited;
+    await serve.stop();
     rmSync(dataDir, { recursive: true, force: true });
   };
   try {
-    await waitFor(async () => child.exitCode === null && (await fetch(`${url}/healthz`)).ok, 15_000, "the server subprocess to listen");
+    await serve.listening();
   } catch (error) {
     await stop();
-    throw new Error(`server subprocess did not start: ${(await stderrTail()).trim() || (error as Error).message}`);
+    throw error;
   }
-  const statusKb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(readFileSync(`/proc/${child.pid}/status`, "utf8"))?.[1]);
+  const statusKb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(readFileSync(`/proc/${serve.proc.pid}/status`, "utf8"))?.[1]);
   return {
-    url,
-    pid: child.pid,
+    url: serve.url,
     env,
     memory: () => ({ rssMb: statusKb("VmRSS") / 1024, peakMb: statusKb("VmHWM") / 1024 }),
     stop,
