@@ -20,6 +20,12 @@ const CLIENTS = numberFlag(process.argv, "clients", 16);
 const SEED = numberFlag(process.argv, "seed", 1);
 const BATCH = 250;
 
+/** One line saying what was sent: enough to replay it by hand. */
+function describe(req: HostileRequest): string {
+  const body = req.body === undefined ? "no body" : `${req.body.length}-char body${req.chunkBytes ? ` chunked by ${req.chunkBytes}` : ""}`;
+  return `${req.method} ${req.path.slice(0, 100)} (${body}; headers ${Object.entries(req.headers).map(([k, v]) => `${k}:${v.length}`).join(",")})`;
+}
+
 const server = await spawnTestServer();
 try {
   const created = runAccountCommand("account", ["create", "--name", "Fuzz", "--payout-address", "0x1111111111111111111111111111111111111111"], server.env) as {
@@ -56,11 +62,11 @@ try {
           if (verdict.serverError) serverErrors++;
           if (verdict.nonJsonError) nonJsonErrors++;
           if ((verdict.serverError || verdict.nonJsonError) && examples.length < 5) {
-            examples.push(`${req.method} ${req.path.slice(0, 120)} -> ${res.status} ${res.contentType} ${res.text.slice(0, 200)}`);
+            examples.push(`${describe(req)} -> ${res.status} ${res.contentType} ${res.text.slice(0, 200)}`);
           }
         } catch (error) {
           failures++;
-          if (examples.length < 5) examples.push(`${req.method} ${req.path.slice(0, 120)} -> ${(error as Error).message}`);
+          if (examples.length < 5) examples.push(`${describe(req)} -> ${(error as Error).message}`);
         }
       }
     };

@@ -6,6 +6,8 @@
  * shapes, deep nesting, huge strings, broken JSON, sometimes sent chunked.
  */
 import fc from "fast-check";
+import { ASSETS } from "../../src/checkout/assets.ts";
+import { MERCHANT_ROUTES } from "./merchant-routes.ts";
 
 /** Real things for the generators to aim at: without them every request would be a 404. */
 export interface FuzzTarget {
@@ -25,7 +27,10 @@ export interface HostileRequest {
 
 const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "HEAD"];
 
-/** Every route the app registers, with its methods; `:id`, `:endpoint` and `:junk` are filled in. */
+/**
+ * Every route the app registers, with its methods; `:id`, `:endpoint` and `:junk` are filled in.
+ * The merchant routes come from their shared table, which a test keeps equal to the server's.
+ */
 export const ROUTES: Array<[path: string, methods: string[]]> = [
   ["/", ["GET"]],
   ["/healthz", ["GET"]],
@@ -37,17 +42,14 @@ export const ROUTES: Array<[path: string, methods: string[]]> = [
   ["/api/public/payments/:id/sync", ["POST", "OPTIONS"]],
   ["/api/public/payments/:id/cross-chain", ["GET", "POST"]],
   ["/api/public/payments/:id/cross-chain?chain=:junk", ["GET"]],
-  ["/api/v1/payments", ["GET", "POST"]],
+  ...MERCHANT_ROUTES.map((route): [string, string[]] => [
+    route.path.replace(/^\/api\/v1\/webhook_endpoints\/:id/, "/api/v1/webhook_endpoints/:endpoint").replace(":delivery_id", ":id"),
+    [route.method],
+  ]),
   ["/api/v1/payments?limit=:junk&status=:junk&created[gte]=:junk&starting_after=:junk", ["GET"]],
-  ["/api/v1/payments/:id", ["GET"]],
-  ["/api/v1/events", ["GET"]],
   ["/api/v1/events?type=:junk&limit=:junk", ["GET"]],
-  ["/api/v1/events/:id", ["GET"]],
-  ["/api/v1/webhook_endpoints", ["GET", "POST"]],
-  ["/api/v1/webhook_endpoints/:endpoint", ["DELETE"]],
   ["/api/v1/webhook_endpoints/:endpoint/deliveries?limit=:junk", ["GET"]],
-  ["/api/v1/webhook_endpoints/:endpoint/deliveries/:id/retry", ["POST"]],
-  ["/api/v1/webhook_endpoints/:endpoint/test", ["POST"]],
+  ...Object.values(ASSETS).map((asset): [string, string[]] => [`${asset.path}?v=:junk`, ["GET"]]),
 ];
 
 /** Strings that have broken parsers, validators and error handlers before. */
