@@ -3,21 +3,24 @@
  * the property test uses (test/support/hostile.ts). Counts 5xx answers and error answers whose
  * body is not a JSON `{"error"}`, and follows the server's memory.
  *
- *   bun bench/fuzz.ts [--requests 20000] [--clients 16] [--seed 1]
+ *   bun bench/fuzz.ts [--requests 20000] [--clients 16] [--seed 1] [--chain]
  *
- * Loopback only, no chain (the server's RPC points at a closed port, so a request valid enough
- * to reach the chain gets the designed 503 "cannot be reached right now", counted apart).
+ * Loopback only. Without --chain the server's RPC points at a closed port, so a request valid
+ * enough to reach the chain gets the designed 503 "cannot be reached right now", counted apart;
+ * with --chain it talks to a local anvil with test USDC, and every 5xx counts.
  * Exits 1 when any 5xx other than that, or any non-JSON error, was seen.
  */
 import fc from "fast-check";
 import { runAccountCommand } from "../src/cli/accounts.ts";
 import { type HostileRequest, hostileRequest, judge, sendHostile } from "../test/support/hostile.ts";
 import { spawnTestServer } from "../test/support/server.ts";
+import { startChain, type TestChain } from "../test/support/stack.ts";
 import { numberFlag } from "./lib.ts";
 
 const REQUESTS = numberFlag(process.argv, "requests", 20_000);
 const CLIENTS = numberFlag(process.argv, "clients", 16);
 const SEED = numberFlag(process.argv, "seed", 1);
+const WITH_CHAIN = process.argv.includes("--chain");
 const BATCH = 250;
 
 /** One line saying what was sent: enough to replay it by hand. */
@@ -26,7 +29,11 @@ function describe(req: HostileRequest): string {
   return `${req.method} ${req.path.slice(0, 100)} (${body}; headers ${Object.entries(req.headers).map(([k, v]) => `${k}:${v.length}`).join(",")})`;
 }
 
-const server = await spawnTestServer();
+const chain: TestChain | null = WITH_CHAIN ? await startChain() : null;
+const server = await spawnTestServer(chain ? { STABLEGATE_RPC_URL: chain.rpcUrl, STABLEGATE_USDC_ADDRESS: chain.usdc } : {}).catch(async (error) => {
+  await chain?.stop();
+  throw error;
+});
 try {
   const created = runAccountCommand("account", ["create", "--name", "Fuzz", "--payout-address", "0x1111111111111111111111111111111111111111"], server.env) as {
     api_key: string;
@@ -39,7 +46,7 @@ try {
   const arbitrary = hostileRequest({ paymentId: payment.id, apiKey: created.api_key, endpointId });
 
   const start = server.memory();
-  console.log(`fuzz: ${REQUESTS} hostile requests, ${CLIENTS} clients, seed ${SEED}; server rss at start ${start.rssMb.toFixed(0)} MB`);
+  console.log(`fuzz: ${REQUESTS} hostile requests, ${CLIENTS} clients, seed ${SEED}, ${chain ? "anvil chain" : "no chain"}; server rss at start ${start.rssMb.toFixed(0)} MB`);
   let sent = 0;
   let failures = 0;
   let serverErrors = 0;
@@ -89,4 +96,5 @@ try {
   process.exitCode = serverErrors + nonJsonErrors + failures > 0 ? 1 : 0;
 } finally {
   await server.stop();
+  await chain?.stop();
 }

@@ -163,12 +163,19 @@ export interface ServerProcess {
 }
 
 /**
- * `stablegate serve` as a child process (spawnServe) on a fresh data dir with no chain (the RPC
- * points at a closed port), for measuring the server alone, such as its memory under load.
+ * `stablegate serve` as a child process (spawnServe) on a fresh data dir, for measuring the server
+ * alone, such as its memory under load. With no `overrides` there is no chain (the RPC points at a
+ * closed port); pass STABLEGATE_RPC_URL and STABLEGATE_USDC_ADDRESS to give it one.
  */
-export async function spawnTestServer(): Promise<ServerProcess> {
+export async function spawnTestServer(overrides: Record<string, string> = {}): Promise<ServerProcess> {
   const dataDir = makeTempDir();
-  const env = { ...testEnv(dataDir), STABLEGATE_HOST: "127.0.0.1", STABLEGATE_PORT: String(await freePort()), STABLEGATE_BASE_URL: TEST_BASE_URL };
+  const env = {
+    ...testEnv(dataDir),
+    STABLEGATE_HOST: "127.0.0.1",
+    STABLEGATE_PORT: String(await freePort()),
+    STABLEGATE_BASE_URL: TEST_BASE_URL,
+    ...overrides,
+  };
   const serve = spawnServe(env);
   const stop = async () => {
     await serve.stop();
