@@ -24,7 +24,8 @@ async function stuckThenReplaced(amount: string) {
   await anvil.rpc("evm_setAutomine", [false]);
   const { burnTxHash } = await x.payCrossChain(payment.id, "fast");
   const sent = await waitFor(() => x.burns(payment.id).find((r) => r.state === "redeeming" && r.redeem_tx_hash !== null), 15_000, "the redemption to be sent");
-  const first = await publicClient.getTransaction({ hash: sent.redeem_tx_hash as Hex });
+  // The hash is recorded before the broadcast (so a crash cannot lose it): wait for the node to have it.
+  const first = await waitFor(() => publicClient.getTransaction({ hash: sent.redeem_tx_hash as Hex }), 10_000, "the redemption to reach the node");
   expect(first.blockNumber).toBeNull(); // held by the node, not mined
 
   stack.clock.advance(31_000); // past the 30 s after which a held transaction counts as stuck
