@@ -14,6 +14,7 @@ import type { Address } from "viem";
 import { type Db, openDb } from "./db/index.ts";
 import { createGroupCommit } from "./db/group-commit.ts";
 import { acquireServeLock } from "./db/serve-lock.ts";
+import { createEventsService } from "./events/service.ts";
 import { createEventStore } from "./events/store.ts";
 import { createIdempotency } from "./idempotency/index.ts";
 import { type Clock, systemClock } from "./lib/clock.ts";
@@ -183,7 +184,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
         onDeleted: (endpointId, now) => deliveryStore.cancelForEndpoint(endpointId, now),
       }),
       deliveries: createDeliveriesService({ deliveries: deliveryStore, endpoints: webhookStore, events, clock, ids, wake: webhookWorker.wake }),
-      events,
+      events: createEventsService({ store: events, clock }),
       idempotency,
       view,
       renderPayment: lifecycle.paymentJson,

@@ -1,33 +1,25 @@
 import { Elysia } from "elysia";
+import { Type } from "@sinclair/typebox";
 import type { AuthPlugin } from "../http/auth.ts";
-import { type AppContext, jsonResponse } from "../http/context.ts";
-import { NotFoundError, ValidationError } from "../lib/errors.ts";
-import { parseLimit } from "../lib/pagination.ts";
-import { RETENTION_MS } from "../ops/retention.ts";
+import { type AppContext, jsonResponse, listJson } from "../http/context.ts";
+import { prefixedIdPattern } from "../lib/ids.ts";
+import { DEFAULT_LIMIT, decoded, listQuery, oneOfParam } from "../lib/pagination.ts";
+import { EVENT_TYPES } from "./service.ts";
+
+const ListEventsQuery = listQuery({ pattern: prefixedIdPattern("evt"), what: "an event" }, { type: Type.Optional(oneOfParam("type", EVENT_TYPES)) });
 
 export function eventRoutes(ctx: AppContext, authed: AuthPlugin) {
-  const { events, clock } = ctx;
+  const { events } = ctx;
   return new Elysia()
     .use(authed)
-    // The last 30 days, a reconciliation aid beside webhooks; older events are purged once no
-    // delivery refers to them (src/ops/retention.ts).
-    .get("/api/v1/events", ({ account, request }) => {
-      const query = new URL(request.url).searchParams;
-      const limit = parseLimit(query.get("limit"));
-      const startingAfter = query.get("starting_after");
-      let beforeSeq: number | null = null;
-      if (startingAfter !== null) {
-        const cursor = events.findForAccount(startingAfter, account.id);
-        if (!cursor) throw new ValidationError(`starting_after: no event ${startingAfter}`);
-        beforeSeq = cursor.seq;
-      }
-      const rows = events.list({ accountId: account.id, since: clock.now() - RETENTION_MS, beforeSeq, type: query.get("type"), limit });
-      const data = rows.slice(0, limit).map((row) => row.payload);
-      return jsonResponse(200, `{"object":"list","data":[${data.join(",")}],"has_more":${rows.length > limit}}`);
-    })
-    .get("/api/v1/events/:id", ({ account, params }) => {
-      const row = events.findForAccount(params.id, account.id);
-      if (!row) throw new NotFoundError(`no event ${params.id}`);
-      return jsonResponse(200, row.payload);
-    });
+    .get(
+      "/api/v1/events",
+      ({ account, query: text }) => {
+        const query = decoded(ListEventsQuery, text);
+        const { payloads, hasMore } = events.list(account, { limit: query.limit ?? DEFAULT_LIMIT, startingAfter: query.starting_after, type: query.type });
+        return jsonResponse(200, listJson(payloads, hasMore));
+      },
+      { query: ListEventsQuery },
+    )
+    .get("/api/v1/events/:id", ({ account, params }) => jsonResponse(200, events.retrieve(account, params.id)));
 }

@@ -5,7 +5,7 @@ import type { Logger } from "../lib/log.ts";
 import type { PaymentsService } from "../payments/service.ts";
 import type { WebhookEndpointsService } from "../webhooks/endpoints.ts";
 import type { DeliveriesService } from "../webhooks/deliveries.ts";
-import type { EventStore } from "../events/store.ts";
+import type { EventsService } from "../events/service.ts";
 import type { Clock } from "../lib/clock.ts";
 import type { ViewContext } from "../payments/view.ts";
 import type { PaymentRow } from "../payments/store.ts";
@@ -22,7 +22,7 @@ export interface AppContext {
   payments: PaymentsService;
   webhookEndpoints: WebhookEndpointsService;
   deliveries: DeliveriesService;
-  events: EventStore;
+  events: EventsService;
   idempotency: Idempotency;
   view: ViewContext;
   /** The merchant payment object as JSON text (with its transfers), as webhooks carry it too. */
@@ -53,6 +53,17 @@ export interface CrossChainApi {
   record(row: PaymentRow, chain: string, txHash: Hex): Promise<unknown> | unknown;
 }
 
+/**
+ * Routes return plain objects and let Elysia serialise them, with one exception answered through
+ * these two helpers: JSON that exists as text already. Payments and events embed the merchant's
+ * metadata exactly as stored, byte for byte (a parse and re-serialise would change escapes and
+ * spacing), so they are rendered once, as text; idempotent replays answer the stored text.
+ */
 export function jsonResponse(status: number, body: string, headers: Record<string, string> = {}): Response {
   return new Response(body, { status, headers: { "content-type": "application/json", ...headers } });
+}
+
+/** A list page of items that are JSON text already (see jsonResponse). */
+export function listJson(items: string[], hasMore: boolean): string {
+  return `{"object":"list","data":[${items.join(",")}],"has_more":${hasMore}}`;
 }

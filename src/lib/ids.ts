@@ -37,4 +37,6 @@ export const randomIds: IdGenerator = {
 };
 
 export const PAYMENT_ID = /^0x[0-9a-f]{64}$/;
+/** The shape `randomIds.prefixed(prefix)` gives, as a pattern source for request schemas. */
+export const prefixedIdPattern = (prefix: IdPrefix) => `^${prefix}_[0-9A-Za-z]{24}$`;
 export const API_KEY = /^sk_live_[0-9A-Za-z]{32}$/;

@@ -1,10 +1,23 @@
 import { Elysia } from "elysia";
-import { type AppContext, jsonResponse } from "../http/context.ts";
+import { Type } from "@sinclair/typebox";
+import { type AppContext, jsonResponse, listJson } from "../http/context.ts";
 import { rawBody } from "../http/body.ts";
 import type { AuthPlugin } from "../http/auth.ts";
 import { rawMemberText } from "../lib/raw-json.ts";
 import { bodyValidator } from "../http/validate.ts";
+import { DEFAULT_LIMIT, decoded, instantParam, listQuery, oneOfParam } from "../lib/pagination.ts";
+import { PAYMENT_ID } from "../lib/ids.ts";
 import { CreatePaymentSchema } from "./schema.ts";
+import { PAYMENT_STATUSES } from "./store.ts";
+
+const ListPaymentsQuery = listQuery(
+  { pattern: PAYMENT_ID.source, what: "a payment" },
+  {
+    status: Type.Optional(oneOfParam("status", PAYMENT_STATUSES)),
+    "created[gte]": Type.Optional(instantParam("created[gte]")),
+    "created[lt]": Type.Optional(instantParam("created[lt]")),
+  },
+);
 
 const createPaymentBody = bodyValidator(CreatePaymentSchema);
 
@@ -31,16 +44,19 @@ export function paymentRoutes(ctx: AppContext, authed: AuthPlugin) {
     .get("/api/v1/payments/:id", ({ account, params }) =>
       jsonResponse(200, renderPayment(payments.retrieve(account, params.id))),
     )
-    .get("/api/v1/payments", ({ account, request }) => {
-      const query = new URL(request.url).searchParams;
-      const { rows, hasMore } = payments.list(account, {
-        limit: query.get("limit"),
-        starting_after: query.get("starting_after"),
-        status: query.get("status"),
-        created_gte: query.get("created[gte]"),
-        created_lt: query.get("created[lt]"),
-      });
-      const data = rows.map(renderPayment).join(",");
-      return jsonResponse(200, `{"object":"list","data":[${data}],"has_more":${hasMore}}`);
-    });
+    .get(
+      "/api/v1/payments",
+      ({ account, query: text }) => {
+        const query = decoded(ListPaymentsQuery, text);
+        const { rows, hasMore } = payments.list(account, {
+          limit: query.limit ?? DEFAULT_LIMIT,
+          startingAfter: query.starting_after,
+          status: query.status,
+          createdGte: query["created[gte]"],
+          createdLt: query["created[lt]"],
+        });
+        return jsonResponse(200, listJson(rows.map(renderPayment), hasMore));
+      },
+      { query: ListPaymentsQuery },
+    );
 }

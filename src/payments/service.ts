@@ -8,9 +8,8 @@ import { parseIsoInstant } from "../lib/iso-time.ts";
 import { memberNames, withoutSpace } from "../lib/raw-json.ts";
 import { type IdGenerator, PAYMENT_ID } from "../lib/ids.ts";
 import { MAX_AMOUNT, formatAmount, parseAmount } from "../lib/money.ts";
-import { parseLimit } from "../lib/pagination.ts";
 import type { CreatePaymentInput } from "./schema.ts";
-import { type NewPaymentRow, PAYMENT_STATUSES, type PaymentRow, type PaymentStatus, type PaymentStore } from "./store.ts";
+import { type NewPaymentRow, type PaymentRow, type PaymentStatus, type PaymentStore } from "./store.ts";
 import type { StoredLineItem } from "./view.ts";
 
 const ZERO_ADDRESS = "0x0000000000000000000000000000000000000000" as Address;
@@ -31,12 +30,14 @@ export interface PaymentsDeps {
   onDepositAddress?: (address: Address, paymentId: string) => void;
 }
 
+/** A list request, already validated and decoded (src/payments/routes.ts holds its schema). */
 export interface ListQuery {
-  limit?: string | null;
-  starting_after?: string | null;
-  status?: string | null;
-  created_gte?: string | null;
-  created_lt?: string | null;
+  limit: number;
+  startingAfter?: string;
+  status?: PaymentStatus;
+  /** Epoch milliseconds: created at or after / before. */
+  createdGte?: number;
+  createdLt?: number;
 }
 
 export type PaymentsService = ReturnType<typeof createPaymentsService>;
@@ -112,25 +113,21 @@ export function createPaymentsService(deps: PaymentsDeps) {
     },
 
     list(account: Account, query: ListQuery): { rows: PaymentRow[]; hasMore: boolean } {
-      const limit = parseLimit(query.limit ?? null);
       let beforeSeq: number | undefined;
-      if (query.starting_after != null) {
-        const cursor = PAYMENT_ID.test(query.starting_after) ? store.findForAccount(query.starting_after, account.id) : null;
-        if (!cursor) throw new ValidationError(`starting_after: no payment ${query.starting_after}`);
+      if (query.startingAfter !== undefined) {
+        const cursor = store.findForAccount(query.startingAfter, account.id);
+        if (!cursor) throw new ValidationError(`starting_after: no payment ${query.startingAfter}`);
         beforeSeq = cursor.seq;
-      }
-      if (query.status != null && !PAYMENT_STATUSES.includes(query.status as PaymentStatus)) {
-        throw new ValidationError(`status must be one of ${PAYMENT_STATUSES.join(", ")}`);
       }
       const rows = store.list({
         accountId: account.id,
-        limit,
+        limit: query.limit,
         beforeSeq,
-        status: (query.status ?? undefined) as PaymentStatus | undefined,
-        createdGte: query.created_gte == null ? undefined : parseTimestamp("created[gte]", query.created_gte),
-        createdLt: query.created_lt == null ? undefined : parseTimestamp("created[lt]", query.created_lt),
+        status: query.status,
+        createdGte: query.createdGte,
+        createdLt: query.createdLt,
       });
-      return { rows: rows.slice(0, limit), hasMore: rows.length > limit };
+      return { rows: rows.slice(0, query.limit), hasMore: rows.length > query.limit };
     },
   };
 }
@@ -195,11 +192,5 @@ function parseDueAt(text: string, now: number): number {
   }
   if (ms <= now) throw new ValidationError("due_at must be in the future");
   if (ms > now + MAX_DUE_AHEAD_MS) throw new ValidationError("due_at must be at most one year ahead");
-  return ms;
-}
-
-function parseTimestamp(name: string, text: string): number {
-  const ms = parseIsoInstant(text);
-  if (Number.isNaN(ms)) throw new ValidationError(`${name} must be an ISO 8601 date or date-time`);
   return ms;
 }

@@ -3,8 +3,9 @@ import { Type } from "@sinclair/typebox";
 import type { AuthPlugin } from "../http/auth.ts";
 import { type AppContext, jsonResponse } from "../http/context.ts";
 import type { RateLimit } from "../http/rate-limit.ts";
-import { parseLimit } from "../lib/pagination.ts";
 import { bodyValidator } from "../http/validate.ts";
+import { prefixedIdPattern } from "../lib/ids.ts";
+import { DEFAULT_LIMIT, decoded, listQuery } from "../lib/pagination.ts";
 
 const createEndpointBody = bodyValidator(
   Type.Object(
@@ -12,6 +13,8 @@ const createEndpointBody = bodyValidator(
     { additionalProperties: false },
   ),
 );
+
+const ListDeliveriesQuery = listQuery({ pattern: prefixedIdPattern("whd"), what: "a delivery" }, {});
 
 /**
  * Sends a merchant can ask for, per endpoint (README.md, Webhooks): enough to debug a receiver
@@ -42,14 +45,20 @@ export function webhookEndpointRoutes(ctx: AppContext, authed: AuthPlugin) {
     )
     .get("/api/v1/webhook_endpoints", ({ account }) => webhookEndpoints.list(account))
     .delete("/api/v1/webhook_endpoints/:id", ({ account, params }) => webhookEndpoints.delete(account, params.id))
-    .get("/api/v1/webhook_endpoints/:id/deliveries", ({ account, params, request }) => {
-      const query = new URL(request.url).searchParams;
-      return deliveries.list(account, params.id, query.get("starting_after"), parseLimit(query.get("limit")));
-    })
-    .post("/api/v1/webhook_endpoints/:id/deliveries/:delivery_id/retry", ({ account, params }) =>
-      jsonResponse(202, JSON.stringify(deliveries.retry(account, params.id, params.delivery_id, throttle("retry", params.id)))),
+    .get(
+      "/api/v1/webhook_endpoints/:id/deliveries",
+      ({ account, params, query: text }) => {
+        const query = decoded(ListDeliveriesQuery, text);
+        return deliveries.list(account, params.id, query.starting_after ?? null, query.limit ?? DEFAULT_LIMIT);
+      },
+      { query: ListDeliveriesQuery },
     )
-    .post("/api/v1/webhook_endpoints/:id/test", ({ account, params }) =>
-      jsonResponse(202, JSON.stringify(deliveries.sendTest(account, params.id, throttle("test", params.id)))),
-    );
+    .post("/api/v1/webhook_endpoints/:id/deliveries/:delivery_id/retry", ({ account, params, set }) => {
+      set.status = 202;
+      return deliveries.retry(account, params.id, params.delivery_id, throttle("retry", params.id));
+    })
+    .post("/api/v1/webhook_endpoints/:id/test", ({ account, params, set }) => {
+      set.status = 202;
+      return deliveries.sendTest(account, params.id, throttle("test", params.id));
+    });
 }
