@@ -1,7 +1,8 @@
 import { Elysia } from "elysia";
 import { Type } from "@sinclair/typebox";
-import { type AppContext, jsonResponse } from "../http/context.ts";
-import { NotFoundError, ValidationError } from "../lib/errors.ts";
+import type { AppContext } from "../http/context.ts";
+import { NotFoundError } from "../lib/errors.ts";
+import { oneOfParam } from "../http/query.ts";
 import type { PaymentRow } from "../payments/store.ts";
 import { paymentUri, publicPaymentView } from "./public-view.ts";
 import { qrSvg } from "./qr.ts";
@@ -10,6 +11,8 @@ import { CHAIN_LIMIT, READ_LIMIT } from "../http/rate-limit.ts";
 import { bodyValidator } from "../http/validate.ts";
 
 const LIMITS = { read: READ_LIMIT, chain: CHAIN_LIMIT };
+
+const QrQuery = Type.Object({ format: Type.Optional(oneOfParam("format", ["address", "eip681"])) }, { additionalProperties: true });
 
 const txHash = Type.String({ pattern: "^0x[0-9a-fA-F]{64}$", rule: "must be a 0x-prefixed 32-byte transaction hash" });
 const syncBody = bodyValidator(Type.Object({ tx_hash: txHash }, { additionalProperties: false }));
@@ -40,21 +43,24 @@ export function publicRoutes(ctx: AppContext) {
       const row = find(params.id);
       return publicPaymentView(row, ctx.publicExtras(row), ctx.view);
     })
-    .get("/api/public/payments/:id/qr", async ({ params, request }) => {
-      const row = find(params.id);
-      const format = new URL(request.url).searchParams.get("format") ?? "address";
-      if (format !== "address" && format !== "eip681") throw new ValidationError("format must be address or eip681");
-      const svg = await qrSvg(format === "eip681" ? paymentUri(row) : row.deposit_address);
-      return new Response(svg, { headers: { "content-type": "image/svg+xml", "cache-control": "no-cache" } });
-    })
+    .get(
+      "/api/public/payments/:id/qr",
+      async ({ params, query }) => {
+        const row = find(params.id);
+        const svg = await qrSvg(query.format === "eip681" ? paymentUri(row) : row.deposit_address);
+        return new Response(svg, { headers: { "content-type": "image/svg+xml", "cache-control": "no-cache" } });
+      },
+      { query: QrQuery },
+    )
     .post(
       "/api/public/payments/:id/sync",
-      async ({ params, body: raw }) => {
+      async ({ params, body: raw, set }) => {
         const body = syncBody(raw);
         const row = find(params.id, "chain");
         const outcome = await ctx.chain.sync(row, body.tx_hash as `0x${string}`);
         const fresh = ctx.payments.findPublic(params.id)!;
-        return jsonResponse(outcome === "pending" ? 202 : 200, JSON.stringify(publicPaymentView(fresh, ctx.publicExtras(fresh), ctx.view)));
+        set.status = outcome === "pending" ? 202 : 200;
+        return publicPaymentView(fresh, ctx.publicExtras(fresh), ctx.view);
       },
     )
     // Awaited, so a rejected quote reaches the error handler (Elysia only awaits async handlers).
@@ -65,10 +71,11 @@ export function publicRoutes(ctx: AppContext) {
     })
     .post(
       "/api/public/payments/:id/cross-chain",
-      async ({ params, body: raw }) => {
+      async ({ params, body: raw, set }) => {
         const body = crossChainBody(raw);
         const row = find(params.id, "chain");
-        return jsonResponse(202, JSON.stringify(await ctx.crossChain.record(row, body.chain, body.tx_hash as `0x${string}`)));
+        set.status = 202;
+        return await ctx.crossChain.record(row, body.chain, body.tx_hash as `0x${string}`);
       },
     );
 }

@@ -3,7 +3,7 @@ import { Type } from "@sinclair/typebox";
 import type { AuthPlugin } from "../http/auth.ts";
 import { type AppContext, jsonResponse, listJson } from "../http/context.ts";
 import { prefixedIdPattern } from "../lib/ids.ts";
-import { DEFAULT_LIMIT, decoded, listQuery, oneOfParam } from "../lib/pagination.ts";
+import { DEFAULT_LIMIT, decoded, listQuery, oneOfParam } from "../http/query.ts";
 import { EVENT_TYPES } from "./service.ts";
 
 const ListEventsQuery = listQuery({ pattern: prefixedIdPattern("evt"), what: "an event" }, { type: Type.Optional(oneOfParam("type", EVENT_TYPES)) });

@@ -5,7 +5,7 @@ import { rawBody } from "../http/body.ts";
 import type { AuthPlugin } from "../http/auth.ts";
 import { rawMemberText } from "../lib/raw-json.ts";
 import { bodyValidator } from "../http/validate.ts";
-import { DEFAULT_LIMIT, decoded, instantParam, listQuery, oneOfParam } from "../lib/pagination.ts";
+import { DEFAULT_LIMIT, decoded, instantParam, listQuery, oneOfParam } from "../http/query.ts";
 import { PAYMENT_ID } from "../lib/ids.ts";
 import { CreatePaymentSchema } from "./schema.ts";
 import { PAYMENT_STATUSES } from "./store.ts";

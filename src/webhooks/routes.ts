@@ -5,7 +5,7 @@ import { type AppContext, jsonResponse } from "../http/context.ts";
 import type { RateLimit } from "../http/rate-limit.ts";
 import { bodyValidator } from "../http/validate.ts";
 import { prefixedIdPattern } from "../lib/ids.ts";
-import { DEFAULT_LIMIT, decoded, listQuery } from "../lib/pagination.ts";
+import { DEFAULT_LIMIT, decoded, listQuery } from "../http/query.ts";
 
 const createEndpointBody = bodyValidator(
   Type.Object(

@@ -1,5 +1,5 @@
 /**
- * Query strings of the list endpoints are checked against their schemas (src/lib/pagination.ts):
+ * Query strings of the list endpoints are checked against their schemas (src/http/query.ts):
  * every bad value is a 400 `{"error"}` naming the parameter and its rule, before any lookup;
  * a request without a valid key is still 401 whatever its query.
  */
@@ -71,6 +71,12 @@ describe("list query parameters", () => {
       const res = await merchant(path);
       expect({ path, status: res.status, has_more: res.json.has_more }).toEqual({ path, status: 200, has_more: false });
     }
+  });
+
+  test("the QR code's format outside address and eip681 is 400 naming format", async () => {
+    const payment = await merchant("/api/v1/payments", { body: { amount: "1.00" } });
+    const res = await api(server.url, null)(`/api/public/payments/${payment.json.id}/qr?format=png`);
+    expect({ status: res.status, body: res.json }).toEqual({ status: 400, body: { error: "format must be one of address, eip681" } });
   });
 
   test("parameters no list knows are ignored, as before", async () => {

@@ -1,9 +1,9 @@
 import { type StaticDecode, type TProperties, type TSchema, Type } from "@sinclair/typebox";
-import { ValidationError } from "./errors.ts";
+import { ValidationError } from "../lib/errors.ts";
 
 /**
- * Query parameters of the list endpoints, as TypeBox schemas the routes hand to Elysia's `query`
- * option. Each carries the message a client sees (`error`: it names the parameter and the rule);
+ * Query parameters (the lists', the QR code's format) as TypeBox schemas the routes hand to
+ * Elysia's `query` option. Each carries the message a client sees (`error`: it names the parameter and the rule);
  * Transforms turn the text into the value the services take, so no service parses a query string.
  * Parameters no schema names are ignored, as they always were.
  */
