@@ -13,6 +13,7 @@ import { createBurnStore } from "./crosschain/store.ts";
 import type { Address } from "viem";
 import { type Db, openDb } from "./db/index.ts";
 import { createGroupCommit } from "./db/group-commit.ts";
+import { inTransaction } from "./db/transaction.ts";
 import { acquireServeLock } from "./db/serve-lock.ts";
 import { createEventsService } from "./events/service.ts";
 import { createEventStore } from "./events/store.ts";
@@ -216,9 +217,8 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
   }
 
   const retention = createRetention({ events, deliveries: deliveryStore, endpoints: webhookStore, idempotency, clock, log });
-  const expire = db.transaction(() => lifecycle.expireDue());
   const expirePayments = () => {
-    const count = expire.immediate();
+    const count = inTransaction(db, () => lifecycle.expireDue());
     if (count > 0) log.info("payments expired", { count });
   };
   const abort = new AbortController();

@@ -1,4 +1,5 @@
 import type { Db } from "../db/index.ts";
+import { inTransaction } from "../db/transaction.ts";
 
 export interface AccountRow {
   id: string;
@@ -45,6 +46,6 @@ export function createAccountStore(db: Db) {
     listKeys: (accountId?: string) => (accountId ? listAccountKeys.all(accountId) : listAllKeys.all()),
     revokeKey: (id: string, now: number) => revoke.get(now, id),
     countAccountsWithFee: () => countFeeAccounts.get()?.n ?? 0,
-    transaction: <T>(fn: () => T) => db.transaction(fn)(),
+    transaction: <T>(fn: () => T): T => inTransaction(db, fn),
   };
 }

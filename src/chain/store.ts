@@ -1,5 +1,6 @@
 import type { Db } from "../db/index.ts";
 import { fitsInt64, int64 } from "../db/int64.ts";
+import { inTransaction } from "../db/transaction.ts";
 
 export interface TransferRow {
   tx_hash: string;
@@ -83,7 +84,7 @@ export function createChainStore(db: Db) {
     finishSettlement: (id: number, state: SettlementRow["state"], amount: bigint | null, blockNumber: number | null, txHash: string, now: number) =>
       finishSettlement.run(state, amount !== null && fitsInt64(amount) ? amount : null, blockNumber, txHash, now, id),
     maxNonce: () => maxNonce.get()?.n ?? null,
-    transaction: <T>(fn: () => T): T => db.transaction(fn).immediate(),
+    transaction: <T>(fn: () => T): T => inTransaction(db, fn),
   };
 }
 

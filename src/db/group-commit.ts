@@ -1,4 +1,5 @@
 import type { Db } from "./index.ts";
+import { inTransaction } from "./transaction.ts";
 
 export type GroupCommit = ReturnType<typeof createGroupCommit>;
 
@@ -17,15 +18,15 @@ export function createGroupCommit(db: Db) {
     queue = [];
     const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
     try {
-      db.transaction(() => {
+      inTransaction(db, () => {
         for (const job of jobs) {
           try {
-            outcomes.push({ ok: true, value: db.transaction(job.work)() });
+            outcomes.push({ ok: true, value: inTransaction(db, job.work) });
           } catch (error) {
             outcomes.push({ ok: false, error });
           }
         }
-      }).immediate();
+      });
     } catch (error) {
       for (const job of jobs) job.reject(error);
       return;

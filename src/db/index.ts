@@ -3,6 +3,7 @@ import { chmodSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ConfigError } from "../config.ts";
 import { MIGRATIONS } from "./migrations.ts";
+import { inTransaction } from "./transaction.ts";
 
 export type Db = Database;
 
@@ -64,10 +65,10 @@ export function migrate(db: Db): void {
   const record = db.query("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)");
   for (const migration of MIGRATIONS) {
     // IMMEDIATE: two processes starting at once must not both apply the same migration.
-    db.transaction(() => {
+    inTransaction(db, () => {
       if (applied.all().some((row) => row.version === migration.version)) return;
       db.run(migration.sql);
       record.run(migration.version, migration.name, Date.now());
-    }).immediate();
+    });
   }
 }

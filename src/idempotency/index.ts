@@ -1,4 +1,5 @@
 import type { Db } from "../db/index.ts";
+import { inTransaction } from "../db/transaction.ts";
 import type { Clock } from "../lib/clock.ts";
 import { ConflictError, UnprocessableError, ValidationError } from "../lib/errors.ts";
 import { sha256Hex } from "../lib/secrets.ts";
@@ -42,22 +43,23 @@ export function createIdempotency(db: Db, clock: Clock) {
   );
 
   /** Claims the key, or answers with what an earlier request with it already decided. */
-  const begin = db.transaction((accountId: string, key: string, hash: string): StoredResponse | null => {
-    const now = clock.now();
-    const row = find.get(accountId, key);
-    const live = row && row.created_at > now - IDEMPOTENCY_TTL_MS;
-    if (row && live && row.status_code === null && row.created_at > now - STALE_CLAIM_MS) {
-      throw new ConflictError("a request with this Idempotency-Key is still in progress; retry shortly");
-    }
-    if (row && live && row.status_code !== null) {
-      if (row.request_hash !== hash) {
-        throw new UnprocessableError("this Idempotency-Key was already used with a different request body");
+  const begin = (accountId: string, key: string, hash: string): StoredResponse | null =>
+    inTransaction(db, () => {
+      const now = clock.now();
+      const row = find.get(accountId, key);
+      const live = row && row.created_at > now - IDEMPOTENCY_TTL_MS;
+      if (row && live && row.status_code === null && row.created_at > now - STALE_CLAIM_MS) {
+        throw new ConflictError("a request with this Idempotency-Key is still in progress; retry shortly");
       }
-      return { status: row.status_code, body: row.response_body ?? "", replayed: true };
-    }
-    claim.run(accountId, key, hash, now);
-    return null;
-  });
+      if (row && live && row.status_code !== null) {
+        if (row.request_hash !== hash) {
+          throw new UnprocessableError("this Idempotency-Key was already used with a different request body");
+        }
+        return { status: row.status_code, body: row.response_body ?? "", replayed: true };
+      }
+      claim.run(accountId, key, hash, now);
+      return null;
+    });
 
   return {
     /**
@@ -76,7 +78,7 @@ export function createIdempotency(db: Db, clock: Clock) {
         return { ...result, replayed: false };
       }
       validateKey(key);
-      const replay = begin.immediate(accountId, key, sha256Hex(canonicalJson(request)));
+      const replay = begin(accountId, key, sha256Hex(canonicalJson(request)));
       if (replay) return replay;
       try {
         const result = await work((status, body) => complete.run(status, body, accountId, key));

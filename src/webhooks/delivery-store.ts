@@ -1,4 +1,5 @@
 import type { Db } from "../db/index.ts";
+import { inTransaction } from "../db/transaction.ts";
 
 export interface DeliveryRow {
   id: string;
@@ -76,11 +77,12 @@ export function createDeliveryStore(db: Db) {
   );
   const deleteAttemptsOf = db.query("DELETE FROM webhook_attempts WHERE delivery_id IN (SELECT value FROM json_each(?))");
   const deleteDeliveries = db.query("DELETE FROM webhook_deliveries WHERE id IN (SELECT value FROM json_each(?))");
-  const purgeFinished = db.transaction((before: number, limit: number) => {
-    const ids = JSON.stringify(finishedBefore.all(before, limit).map((row) => row.id));
-    deleteAttemptsOf.run(ids);
-    return deleteDeliveries.run(ids).changes;
-  });
+  const purgeFinished = (before: number, limit: number) =>
+    inTransaction(db, () => {
+      const ids = JSON.stringify(finishedBefore.all(before, limit).map((row) => row.id));
+      deleteAttemptsOf.run(ids);
+      return deleteDeliveries.run(ids).changes;
+    });
   const insertOne = db.query(
     `INSERT INTO webhook_deliveries (id, event_id, endpoint_id, account_id, state, next_attempt_at, created_at, updated_at)
      VALUES (?, ?, ?, ?, 'pending', ?, ?, ?)`,
@@ -112,7 +114,7 @@ export function createDeliveryStore(db: Db) {
     attempts: (deliveryId: string) => attemptsFor.all(deliveryId),
     requeue: (id: string, now: number) => requeue.run(now, now, id),
     /** Deletes up to `limit` deliveries that finished before `before`, with their attempts, in one transaction. */
-    purgeFinished: (before: number, limit: number): number => purgeFinished.immediate(before, limit),
+    purgeFinished: (before: number, limit: number): number => purgeFinished(before, limit),
     insertOne: (row: { id: string; event_id: string; endpoint_id: string; account_id: string; now: number }) =>
       insertOne.run(row.id, row.event_id, row.endpoint_id, row.account_id, row.now, row.now, row.now),
   };

@@ -1,4 +1,5 @@
 import type { Db } from "../db/index.ts";
+import { inTransaction } from "../db/transaction.ts";
 
 export interface WebhookEndpointRow {
   id: string;
@@ -43,6 +44,6 @@ export function createWebhookStore(db: Db) {
     deleteEndpoint: (id: string, accountId: string, now: number) => deleteEndpoint.run(now, id, accountId).changes > 0,
     /** Removes up to `limit` deleted endpoints, secret and all, once no delivery refers to them. */
     purgeDeleted: (limit: number) => purgeDeleted.run(limit).changes,
-    transaction: <T>(fn: () => T): T => db.transaction(fn)(),
+    transaction: <T>(fn: () => T): T => inTransaction(db, fn),
   };
 }
