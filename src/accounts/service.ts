@@ -2,7 +2,7 @@ import { type Address, getAddress, isAddress } from "viem";
 import { AuthError, NotFoundError, ValidationError } from "../lib/errors.ts";
 import { API_KEY, type IdGenerator } from "../lib/ids.ts";
 import { constantTimeEqual, sha256Hex } from "../lib/secrets.ts";
-import type { Clock } from "../lib/clock.ts";
+import { type Clock, isoMillis } from "../lib/clock.ts";
 import type { AccountRow, AccountStore, ApiKeyRow } from "./store.ts";
 
 export interface Account {
@@ -122,7 +122,7 @@ function toAccountJson(row: AccountRow) {
     name: row.name,
     payout_address: row.payout_address,
     fee_bps: row.fee_bps,
-    created_at: new Date(row.created_at).toISOString(),
+    created_at: isoMillis(row.created_at),
   };
 }
 
@@ -131,7 +131,7 @@ function toKeyInfo(row: ApiKeyRow): ApiKeyInfo {
     id: row.id,
     account_id: row.account_id,
     hint: `sk_live_...${row.key_hint}`,
-    created_at: new Date(row.created_at).toISOString(),
-    revoked_at: row.revoked_at === null ? null : new Date(row.revoked_at).toISOString(),
+    created_at: isoMillis(row.created_at),
+    revoked_at: isoMillis(row.revoked_at),
   };
 }

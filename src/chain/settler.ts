@@ -10,7 +10,7 @@ import {
   keccak256,
   parseEventLogs,
 } from "viem";
-import type { Clock } from "../lib/clock.ts";
+import { type Clock, isoMillis } from "../lib/clock.ts";
 import type { Logger } from "../lib/log.ts";
 import type { Lifecycle } from "../payments/lifecycle.ts";
 import type { PaymentRow, PaymentStore } from "../payments/store.ts";
@@ -142,7 +142,7 @@ export function createSettler(deps: SettlerDeps) {
     const retryAt = clock.now() + retryDelayMs(row.settle_attempts + 1);
     payments.recordSettleFailure(row.id, retryAt, clock.now());
     lifecycle.apply(row.id, "settlement_reverted");
-    log.warn("settlement failed; funds stay at the deposit address", { payment_id: row.id, reason, retry_at: new Date(retryAt).toISOString() });
+    log.warn("settlement failed; funds stay at the deposit address", { payment_id: row.id, reason, retry_at: isoMillis(retryAt) });
   }
 
   /** Simulates, signs, records, then broadcasts one settlement. */

@@ -1,4 +1,5 @@
 import { formatAmount, formatExact } from "../lib/money.ts";
+import { isoMillis } from "../lib/clock.ts";
 import type { PaymentRow } from "../payments/store.ts";
 import { amountDue, lineItemsView, type ViewContext } from "../payments/view.ts";
 
@@ -37,13 +38,13 @@ export function publicPaymentView(row: PaymentRow, extras: PublicExtras, ctx: Vi
     chain: ctx.chainName,
     chain_id: row.chain_id,
     token_address: row.token_address,
-    expires_at: new Date(row.expires_at).toISOString(),
-    created_at: new Date(row.created_at).toISOString(),
+    expires_at: isoMillis(row.expires_at),
+    created_at: isoMillis(row.created_at),
     description: row.description,
     reference: row.reference,
     line_items: lineItemsView(row),
     invoice_number: row.invoice_number,
-    due_at: row.due_at === null ? null : new Date(row.due_at).toISOString(),
+    due_at: isoMillis(row.due_at),
     customer_name: row.customer_name,
     success_url: row.status === "confirmed" ? row.success_url : null,
     payment_uri: paymentUri(row),

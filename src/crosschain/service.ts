@@ -1,6 +1,6 @@
 import type { Address, Hex } from "viem";
 import type { CrossChainApi } from "../http/context.ts";
-import type { Clock } from "../lib/clock.ts";
+import { type Clock, isoMillis } from "../lib/clock.ts";
 import { errorMessage } from "../chain/rpc-errors.ts";
 import { ConflictError, HttpError, RetryableError, UnprocessableError, ValidationError } from "../lib/errors.ts";
 import type { IdGenerator } from "../lib/ids.ts";
@@ -41,8 +41,8 @@ export function burnView(row: BurnRow) {
     amount: row.amount === null ? null : formatExact(row.amount),
     redeem_tx_hash: row.redeem_tx_hash,
     error: row.state === "failed" ? row.error : null,
-    created_at: new Date(row.created_at).toISOString(),
-    updated_at: new Date(row.updated_at).toISOString(),
+    created_at: isoMillis(row.created_at),
+    updated_at: isoMillis(row.updated_at),
   };
 }
 

@@ -1,4 +1,5 @@
 import { type StaticDecode, type TProperties, type TSchema, Type } from "@sinclair/typebox";
+import { isoMillis } from "../lib/clock.ts";
 import { ValidationError } from "../lib/errors.ts";
 
 /**
@@ -27,7 +28,7 @@ export function instantParam(name: string) {
       if (Number.isNaN(ms)) throw new ValidationError(rule);
       return ms;
     })
-    .Encode((ms) => new Date(ms).toISOString());
+    .Encode((ms) => isoMillis(ms));
 }
 
 /** One of `values`, exactly; `name` is the parameter. */

@@ -1,3 +1,5 @@
+import { isoMillis } from "./clock.ts";
+
 /** JSON lines on stdout. Callers pass structured fields; secrets are never handed to it. */
 export type LogLevel = "debug" | "info" | "warn" | "error";
 const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
@@ -17,7 +19,7 @@ const MAX_CAUSES = 5;
 export function createLogger(level: LogLevel = "info", write: (line: string) => void = (l) => process.stdout.write(l)): Logger {
   const emit = (lvl: LogLevel) => (msg: string, fields?: Record<string, unknown>) => {
     if (RANK[lvl] < RANK[level]) return;
-    const line: Record<string, unknown> = { time: new Date().toISOString(), level: lvl, msg };
+    const line: Record<string, unknown> = { time: isoMillis(Date.now()), level: lvl, msg };
     for (const [key, value] of Object.entries(fields ?? {})) line[RESERVED.has(key) ? `field_${key}` : key] = value;
     write(`${JSON.stringify(line, jsonSafe)}\n`);
   };

@@ -1,6 +1,6 @@
 import type { ChainStore } from "../chain/store.ts";
 import type { EventStore } from "../events/store.ts";
-import type { Clock } from "../lib/clock.ts";
+import { type Clock, isoMillis } from "../lib/clock.ts";
 import type { IdGenerator } from "../lib/ids.ts";
 import { formatExact } from "../lib/money.ts";
 import { type LifecycleEvent, nextStatus } from "./states.ts";
@@ -49,7 +49,7 @@ export function createLifecycle(deps: LifecycleDeps) {
   function emit(row: PaymentRow, type: string): void {
     const id = ids.prefixed("evt");
     const now = clock.now();
-    const payload = `{"id":${JSON.stringify(id)},"object":"event","type":${JSON.stringify(type)},"created_at":"${new Date(now).toISOString()}","data":{"payment":${paymentJson(row)}}}`;
+    const payload = `{"id":${JSON.stringify(id)},"object":"event","type":${JSON.stringify(type)},"created_at":"${isoMillis(now)}","data":{"payment":${paymentJson(row)}}}`;
     events.insert({ id, account_id: row.account_id, type, payment_id: row.id, payload, created_at: now });
     deps.onEvent?.();
   }

@@ -1,4 +1,5 @@
 import { formatAmount, formatExact } from "../lib/money.ts";
+import { isoMillis } from "../lib/clock.ts";
 import type { PaymentRow } from "./store.ts";
 
 /** What a payment's JSON needs beyond its row: deployment facts and its credited transfers. */
@@ -37,7 +38,6 @@ export function amountDue(row: PaymentRow): bigint {
   return due > 0n ? due : 0n;
 }
 
-const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
 /**
  * The merchant's payment object, as create, retrieve, list and webhooks return it. Built as a
@@ -63,13 +63,13 @@ export function merchantPaymentJson(row: PaymentRow, transfers: TransferView[], 
     customer_email: row.customer_email,
     customer_name: row.customer_name,
     invoice_number: row.invoice_number,
-    due_at: iso(row.due_at),
+    due_at: isoMillis(row.due_at),
     line_items: lineItemsView(row),
     transfers,
     cross_chain_transfers: crossChain,
-    expires_at: iso(row.expires_at),
-    created_at: iso(row.created_at),
-    updated_at: iso(row.updated_at),
+    expires_at: isoMillis(row.expires_at),
+    created_at: isoMillis(row.created_at),
+    updated_at: isoMillis(row.updated_at),
   };
   const json = JSON.stringify(view);
   return `${json.slice(0, -1)},"metadata":${row.metadata ?? "null"}}`;

@@ -1,6 +1,6 @@
 import type { Account } from "../accounts/service.ts";
 import type { EventStore } from "../events/store.ts";
-import type { Clock } from "../lib/clock.ts";
+import { type Clock, isoMillis } from "../lib/clock.ts";
 import { NotFoundError, ValidationError } from "../lib/errors.ts";
 import type { IdGenerator } from "../lib/ids.ts";
 import type { AttemptRow, DeliveryStore, ListedDelivery } from "./delivery-store.ts";
@@ -29,7 +29,6 @@ export function createDeliveriesService(deps: DeliveriesDeps) {
   }
 
   function view(row: ListedDelivery) {
-    const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
     return {
       id: row.id,
       object: "webhook_delivery",
@@ -38,14 +37,14 @@ export function createDeliveriesService(deps: DeliveriesDeps) {
       event_type: row.event_type,
       status: row.state,
       attempt_count: row.attempts,
-      next_attempt_at: row.state === "pending" ? iso(row.next_attempt_at) : null,
-      created_at: iso(row.created_at),
+      next_attempt_at: row.state === "pending" ? isoMillis(row.next_attempt_at) : null,
+      created_at: isoMillis(row.created_at),
       attempts: deliveries.attempts(row.id).map((a: AttemptRow) => ({
-        attempted_at: iso(a.attempted_at),
+        attempted_at: isoMillis(a.attempted_at),
         response_status: a.response_status,
         error: a.error,
         duration_ms: a.duration_ms,
-        next_retry_at: iso(a.next_retry_at),
+        next_retry_at: isoMillis(a.next_retry_at),
       })),
     };
   }
@@ -85,7 +84,7 @@ export function createDeliveriesService(deps: DeliveriesDeps) {
         id: eventId,
         object: "event",
         type: "test",
-        created_at: new Date(now).toISOString(),
+        created_at: isoMillis(now),
         data: { message: "A test event from Stablegate. If you can read this, your endpoint works." },
       });
       endpoints.transaction(() => {

@@ -1,5 +1,5 @@
 import type { Account } from "../accounts/service.ts";
-import type { Clock } from "../lib/clock.ts";
+import { type Clock, isoMillis } from "../lib/clock.ts";
 import { NotFoundError, ValidationError } from "../lib/errors.ts";
 import type { IdGenerator } from "../lib/ids.ts";
 import type { Logger } from "../lib/log.ts";
@@ -65,6 +65,6 @@ function publicEndpoint(row: WebhookEndpointRow) {
     object: "webhook_endpoint",
     url: row.url,
     status: row.disabled_at === null ? "enabled" : "disabled",
-    created_at: new Date(row.created_at).toISOString(),
+    created_at: isoMillis(row.created_at),
   };
 }
