@@ -1,6 +1,7 @@
 import { type StaticDecode, type TProperties, type TSchema, Type } from "@sinclair/typebox";
 import { isoMillis } from "../lib/clock.ts";
 import { ValidationError } from "../lib/errors.ts";
+import { parseIsoInstant } from "../lib/iso-time.ts";
 
 /**
  * Query parameters (the lists', the QR code's format) as TypeBox schemas the routes hand to
@@ -15,16 +16,16 @@ const limit = Type.Transform(Type.String({ pattern: "^(100|[1-9][0-9]?)$", error
   .Decode(Number)
   .Encode(String);
 
-const ISO_DATE = "\\d{4}-\\d{2}-\\d{2}";
-const ISO_INSTANT = `^${ISO_DATE}(T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,9})?)?(Z|[+-]\\d{2}:\\d{2}))?$`;
-
-/** An ISO 8601 date or date-time with a time zone, as epoch milliseconds; `name` is the parameter. */
+/**
+ * An ISO 8601 date (the start of that day, UTC) or date-time with a time zone, as epoch
+ * milliseconds; `name` is the parameter. The strict parser refuses dates that do not exist
+ * (2031-02-30), which Date.parse would roll over into March.
+ */
 export function instantParam(name: string) {
   const rule = `${name} must be an ISO 8601 date or date-time, such as 2026-11-01 or 2026-11-01T12:00:00Z`;
-  return Type.Transform(Type.String({ pattern: ISO_INSTANT, error: rule }))
+  return Type.Transform(Type.String({ error: rule }))
     .Decode((text) => {
-      // The shape passed; a date that does not exist (month 13, say) fails here.
-      const ms = Date.parse(text);
+      const ms = parseIsoInstant(text);
       if (Number.isNaN(ms)) throw new ValidationError(rule);
       return ms;
     })
