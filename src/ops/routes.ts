@@ -1,6 +1,7 @@
 import { Elysia } from "elysia";
 import type { Db } from "../db/index.ts";
 import type { AppContext } from "../http/context.ts";
+import { createOpsStore } from "./store.ts";
 
 /** What `GET /` answers: where to look, for someone who found the server by its address. */
 const INDEX = {
@@ -17,19 +18,14 @@ const INDEX = {
  * degraded (an unreachable RPC never stops the API, so it does not fail readiness).
  */
 export function opsRoutes(ctx: AppContext, db: Db) {
-  const ping = db.query("SELECT 1 AS ok");
+  const store = createOpsStore(db);
   return new Elysia()
     .get("/", () => INDEX)
     .get("/healthz", () => ({ ok: true }))
     .get("/readyz", async ({ set }) => {
-      let store = true;
-      try {
-        ping.get();
-      } catch {
-        store = false;
-      }
+      const reachable = store.reachable();
       const chain = await ctx.chain.readiness();
-      set.status = store ? 200 : 503;
-      return { ok: store, store: store ? "ok" : "unavailable", chain };
+      set.status = reachable ? 200 : 503;
+      return { ok: reachable, store: reachable ? "ok" : "unavailable", chain };
     });
 }
