@@ -3,6 +3,8 @@ import { Type } from "@sinclair/typebox";
 import type { AppContext } from "../http/context.ts";
 import { NotFoundError } from "../lib/errors.ts";
 import { oneOfParam } from "../http/query.ts";
+import { idParam } from "../http/params.ts";
+import { PAYMENT_ID } from "../lib/ids.ts";
 import type { PaymentRow } from "../payments/store.ts";
 import { paymentUri, publicPaymentView } from "./public-view.ts";
 import { qrSvg } from "./qr.ts";
@@ -12,7 +14,15 @@ import { bodyValidator } from "../http/validate.ts";
 
 const LIMITS = { read: READ_LIMIT, chain: CHAIN_LIMIT };
 
+// Unknown and malformed ids answer the same body.
+const PaymentParams = Type.Object({ id: idParam("id", PAYMENT_ID.source, () => "no such payment") });
+
 const QrQuery = Type.Object({ format: Type.Optional(oneOfParam("format", ["address", "eip681"])) }, { additionalProperties: true });
+// Without `chain`: the source chains; with it, a quote from that chain.
+const QuoteQuery = Type.Object(
+  { chain: Type.Optional(Type.String({ minLength: 1, maxLength: 64, error: "chain must be the name of a configured source chain" })) },
+  { additionalProperties: true },
+);
 
 const txHash = Type.String({ pattern: "^0x[0-9a-fA-F]{64}$", rule: "must be a 0x-prefixed 32-byte transaction hash" });
 const syncBody = bodyValidator(Type.Object({ tx_hash: txHash }, { additionalProperties: false }));
@@ -39,10 +49,14 @@ export function publicRoutes(ctx: AppContext) {
 
   return new Elysia()
     .use(publicCors)
-    .get("/api/public/payments/:id", ({ params }) => {
-      const row = find(params.id);
-      return publicPaymentView(row, ctx.publicExtras(row), ctx.view);
-    })
+    .get(
+      "/api/public/payments/:id",
+      ({ params }) => {
+        const row = find(params.id);
+        return publicPaymentView(row, ctx.publicExtras(row), ctx.view);
+      },
+      { params: PaymentParams },
+    )
     .get(
       "/api/public/payments/:id/qr",
       async ({ params, query }) => {
@@ -50,7 +64,7 @@ export function publicRoutes(ctx: AppContext) {
         const svg = await qrSvg(query.format === "eip681" ? paymentUri(row) : row.deposit_address);
         return new Response(svg, { headers: { "content-type": "image/svg+xml", "cache-control": "no-cache" } });
       },
-      { query: QrQuery },
+      { query: QrQuery, params: PaymentParams },
     )
     .post(
       "/api/public/payments/:id/sync",
@@ -62,13 +76,17 @@ export function publicRoutes(ctx: AppContext) {
         set.status = outcome === "pending" ? 202 : 200;
         return publicPaymentView(fresh, ctx.publicExtras(fresh), ctx.view);
       },
+      { params: PaymentParams },
     )
     // Awaited, so a rejected quote reaches the error handler (Elysia only awaits async handlers).
-    .get("/api/public/payments/:id/cross-chain", async ({ params, request }) => {
-      const chain = new URL(request.url).searchParams.get("chain");
-      const row = find(params.id, chain === null ? "read" : "chain");
-      return chain === null ? ctx.crossChain.sources(row) : await ctx.crossChain.quote(row, chain);
-    })
+    .get(
+      "/api/public/payments/:id/cross-chain",
+      async ({ params, query }) => {
+        const row = find(params.id, query.chain === undefined ? "read" : "chain");
+        return query.chain === undefined ? ctx.crossChain.sources(row) : await ctx.crossChain.quote(row, query.chain);
+      },
+      { query: QuoteQuery, params: PaymentParams },
+    )
     .post(
       "/api/public/payments/:id/cross-chain",
       async ({ params, body: raw, set }) => {
@@ -77,5 +95,6 @@ export function publicRoutes(ctx: AppContext) {
         set.status = 202;
         return await ctx.crossChain.record(row, body.chain, body.tx_hash as `0x${string}`);
       },
+      { params: PaymentParams },
     );
 }

@@ -3,10 +3,13 @@ import { Type } from "@sinclair/typebox";
 import type { AuthPlugin } from "../http/auth.ts";
 import { type AppContext, jsonResponse, listJson } from "../http/context.ts";
 import { prefixedIdPattern } from "../lib/ids.ts";
+import { idParam } from "../http/params.ts";
 import { DEFAULT_LIMIT, decoded, listQuery, oneOfParam } from "../http/query.ts";
 import { EVENT_TYPES } from "./service.ts";
 
 const ListEventsQuery = listQuery({ pattern: prefixedIdPattern("evt"), what: "an event" }, { type: Type.Optional(oneOfParam("type", EVENT_TYPES)) });
+
+const EventParams = Type.Object({ id: idParam("id", prefixedIdPattern("evt"), (id) => `no event ${id}`) });
 
 export function eventRoutes(ctx: AppContext, authed: AuthPlugin) {
   const { events } = ctx;
@@ -21,5 +24,5 @@ export function eventRoutes(ctx: AppContext, authed: AuthPlugin) {
       },
       { query: ListEventsQuery },
     )
-    .get("/api/v1/events/:id", ({ account, params }) => jsonResponse(200, events.retrieve(account, params.id)));
+    .get("/api/v1/events/:id", ({ account, params }) => jsonResponse(200, events.retrieve(account, params.id)), { params: EventParams });
 }

@@ -4,9 +4,9 @@ import { HttpError } from "../lib/errors.ts";
 /**
  * The one place errors become HTTP responses: always `{"error": "..."}`. Client mistakes carry
  * their own message; anything unexpected is logged with its cause and answered as an opaque
- * 500, so no stack trace or SQL ever reaches a client. It never reads the request's value:
+ * 500, so no stack trace or SQL ever reaches a client. It never reads the request's value itself:
  * bodies are validated by src/http/validate.ts, which phrases its own messages; query strings and
- * path params by their schemas' fixed `error` text (src/http/query.ts), which names the parameter.
+ * path params by their schemas' own `error` text (src/http/query.ts, src/http/params.ts).
  */
 export function errorResponse(code: string | number, error: unknown, log: Logger, request?: Request): Response {
   if (error instanceof HttpError) return json(error.status, error.message, error.headers);
@@ -15,7 +15,7 @@ export function errorResponse(code: string | number, error: unknown, log: Logger
   if (code === "PARSE" && error instanceof Error && error.cause !== undefined) {
     return errorResponse("UNKNOWN", error.cause, log, request);
   }
-  if (code === "VALIDATION" && isParamRule(error)) return json(400, error.customError);
+  if (code === "VALIDATION" && isParamRule(error)) return json(error.type === "params" ? 404 : 400, error.customError);
   switch (code) {
     case "PARSE":
       return json(400, "request body must be valid JSON");
@@ -29,8 +29,11 @@ export function errorResponse(code: string | number, error: unknown, log: Logger
   return internalError(error, log, request);
 }
 
-/** Elysia's failure of a query or path schema, carrying that schema's own `error` text. */
-function isParamRule(error: unknown): error is { customError: string } {
+/**
+ * Elysia's failure of a query or path schema, carrying that schema's own `error` text. A path
+ * holds ids only, and a malformed id is as unknown as any other (src/http/params.ts): 404.
+ */
+function isParamRule(error: unknown): error is { type: "query" | "params"; customError: string } {
   const { type, customError } = error as { type?: unknown; customError?: unknown };
   return (type === "query" || type === "params") && typeof customError === "string";
 }

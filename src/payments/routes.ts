@@ -7,6 +7,7 @@ import { rawMemberText } from "../lib/raw-json.ts";
 import { bodyValidator } from "../http/validate.ts";
 import { DEFAULT_LIMIT, decoded, instantParam, listQuery, oneOfParam } from "../http/query.ts";
 import { PAYMENT_ID } from "../lib/ids.ts";
+import { idParam } from "../http/params.ts";
 import { CreatePaymentSchema } from "./schema.ts";
 import { PAYMENT_STATUSES } from "./store.ts";
 
@@ -18,6 +19,8 @@ const ListPaymentsQuery = listQuery(
     "created[lt]": Type.Optional(instantParam("created[lt]")),
   },
 );
+
+const PaymentParams = Type.Object({ id: idParam("id", PAYMENT_ID.source, (id) => `no payment ${id}`) });
 
 const createPaymentBody = bodyValidator(CreatePaymentSchema);
 
@@ -41,8 +44,10 @@ export function paymentRoutes(ctx: AppContext, authed: AuthPlugin) {
         return jsonResponse(result.status, result.body, result.replayed ? { "idempotent-replayed": "true" } : {});
       },
     )
-    .get("/api/v1/payments/:id", ({ account, params }) =>
-      jsonResponse(200, renderPayment(payments.retrieve(account, params.id))),
+    .get(
+      "/api/v1/payments/:id",
+      ({ account, params }) => jsonResponse(200, renderPayment(payments.retrieve(account, params.id))),
+      { params: PaymentParams },
     )
     .get(
       "/api/v1/payments",

@@ -102,12 +102,16 @@ export function createPaymentsService(deps: PaymentsDeps) {
     },
 
     retrieve(account: Account, id: string): PaymentRow {
-      const row = PAYMENT_ID.test(id) ? store.findForAccount(id, account.id) : null;
+      const row = store.findForAccount(id, account.id);
       if (!row) throw new NotFoundError(`no payment ${id}`);
       return row;
     },
 
-    /** Payments by the public capability (the id alone); null when unknown or malformed. */
+    /**
+     * Payments by the public capability (the id alone); null when unknown or malformed. The shape
+     * is checked here as well as by the JSON routes' params schema: the checkout page's route
+     * answers a malformed id with its HTML 404 page, so it takes any text.
+     */
     findPublic(id: string): PaymentRow | null {
       return PAYMENT_ID.test(id) ? store.findById(id) : null;
     },

@@ -5,6 +5,7 @@ import { type AppContext, jsonResponse } from "../http/context.ts";
 import type { RateLimit } from "../http/rate-limit.ts";
 import { bodyValidator } from "../http/validate.ts";
 import { prefixedIdPattern } from "../lib/ids.ts";
+import { idParam } from "../http/params.ts";
 import { DEFAULT_LIMIT, decoded, listQuery } from "../http/query.ts";
 
 const createEndpointBody = bodyValidator(
@@ -15,6 +16,10 @@ const createEndpointBody = bodyValidator(
 );
 
 const ListDeliveriesQuery = listQuery({ pattern: prefixedIdPattern("whd"), what: "a delivery" }, {});
+
+const endpointId = idParam("id", prefixedIdPattern("we"), (id) => `no webhook endpoint ${id}`);
+const EndpointParams = Type.Object({ id: endpointId });
+const DeliveryParams = Type.Object({ id: endpointId, delivery_id: idParam("delivery_id", prefixedIdPattern("whd"), (id) => `no delivery ${id}`) });
 
 /**
  * Sends a merchant can ask for, per endpoint (README.md, Webhooks): enough to debug a receiver
@@ -44,21 +49,29 @@ export function webhookEndpointRoutes(ctx: AppContext, authed: AuthPlugin) {
       },
     )
     .get("/api/v1/webhook_endpoints", ({ account }) => webhookEndpoints.list(account))
-    .delete("/api/v1/webhook_endpoints/:id", ({ account, params }) => webhookEndpoints.delete(account, params.id))
+    .delete("/api/v1/webhook_endpoints/:id", ({ account, params }) => webhookEndpoints.delete(account, params.id), { params: EndpointParams })
     .get(
       "/api/v1/webhook_endpoints/:id/deliveries",
       ({ account, params, query: text }) => {
         const query = decoded(ListDeliveriesQuery, text);
         return deliveries.list(account, params.id, query.starting_after ?? null, query.limit ?? DEFAULT_LIMIT);
       },
-      { query: ListDeliveriesQuery },
+      { query: ListDeliveriesQuery, params: EndpointParams },
     )
-    .post("/api/v1/webhook_endpoints/:id/deliveries/:delivery_id/retry", ({ account, params, set }) => {
-      set.status = 202;
-      return deliveries.retry(account, params.id, params.delivery_id, throttle("retry", params.id));
-    })
-    .post("/api/v1/webhook_endpoints/:id/test", ({ account, params, set }) => {
-      set.status = 202;
-      return deliveries.sendTest(account, params.id, throttle("test", params.id));
-    });
+    .post(
+      "/api/v1/webhook_endpoints/:id/deliveries/:delivery_id/retry",
+      ({ account, params, set }) => {
+        set.status = 202;
+        return deliveries.retry(account, params.id, params.delivery_id, throttle("retry", params.id));
+      },
+      { params: DeliveryParams },
+    )
+    .post(
+      "/api/v1/webhook_endpoints/:id/test",
+      ({ account, params, set }) => {
+        set.status = 202;
+        return deliveries.sendTest(account, params.id, throttle("test", params.id));
+      },
+      { params: EndpointParams },
+    );
 }
