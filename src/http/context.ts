@@ -63,6 +63,11 @@ export function jsonResponse(status: number, body: string, headers: Record<strin
   return new Response(body, { status, headers: { "content-type": "application/json", ...headers } });
 }
 
+/** A create's answer under an Idempotency-Key: the stored text, marked when it is a replay. */
+export function idempotentResponse(result: { status: number; body: string; replayed: boolean }): Response {
+  return jsonResponse(result.status, result.body, result.replayed ? { "idempotent-replayed": "true" } : {});
+}
+
 /** A list page of items that are JSON text already (see jsonResponse). */
 export function listJson(items: string[], hasMore: boolean): string {
   return `{"object":"list","data":[${items.join(",")}],"has_more":${hasMore}}`;

@@ -1,6 +1,6 @@
 import { Elysia } from "elysia";
 import { Type } from "@sinclair/typebox";
-import { type AppContext, jsonResponse, listJson } from "../http/context.ts";
+import { type AppContext, idempotentResponse, jsonResponse, listJson } from "../http/context.ts";
 import { rawBody } from "../http/body.ts";
 import type { AuthPlugin } from "../http/auth.ts";
 import { rawMemberText } from "../lib/raw-json.ts";
@@ -41,7 +41,7 @@ export function paymentRoutes(ctx: AppContext, authed: AuthPlugin) {
           });
           return { status: 201, body: json };
         });
-        return jsonResponse(result.status, result.body, result.replayed ? { "idempotent-replayed": "true" } : {});
+        return idempotentResponse(result);
       },
     )
     .get(

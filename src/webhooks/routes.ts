@@ -1,7 +1,7 @@
 import { Elysia } from "elysia";
 import { Type } from "@sinclair/typebox";
 import type { AuthPlugin } from "../http/auth.ts";
-import { type AppContext, jsonResponse } from "../http/context.ts";
+import { type AppContext, idempotentResponse } from "../http/context.ts";
 import type { RateLimit } from "../http/rate-limit.ts";
 import { bodyValidator } from "../http/validate.ts";
 import { prefixedIdPattern } from "../lib/ids.ts";
@@ -45,7 +45,7 @@ export function webhookEndpointRoutes(ctx: AppContext, authed: AuthPlugin) {
           const created = await webhookEndpoints.create(account, body.url, (endpoint) => commit(201, JSON.stringify(endpoint)));
           return { status: 201, body: JSON.stringify(created) };
         });
-        return jsonResponse(result.status, result.body, result.replayed ? { "idempotent-replayed": "true" } : {});
+        return idempotentResponse(result);
       },
     )
     .get("/api/v1/webhook_endpoints", ({ account }) => webhookEndpoints.list(account))
