@@ -3,6 +3,7 @@ import { inTransaction } from "../db/transaction.ts";
 import type { Clock } from "../lib/clock.ts";
 import { ConflictError, UnprocessableError, ValidationError } from "../lib/errors.ts";
 import { sha256Hex } from "../lib/secrets.ts";
+import { createIdempotencyStore } from "./store.ts";
 
 /**
  * Stripe-style idempotency keys, scoped to the account and kept for 24 hours. The first request
@@ -20,33 +21,16 @@ export interface StoredResponse {
   replayed: boolean;
 }
 
-interface Row {
-  request_hash: string;
-  status_code: number | null;
-  response_body: string | null;
-  created_at: number;
-}
-
 export type Idempotency = ReturnType<typeof createIdempotency>;
 
 export function createIdempotency(db: Db, clock: Clock) {
-  const find = db.query<Row, [string, string]>("SELECT * FROM idempotency_keys WHERE account_id = ? AND key = ?");
-  const claim = db.query(
-    `INSERT INTO idempotency_keys (account_id, key, request_hash, created_at) VALUES (?, ?, ?, ?)
-     ON CONFLICT (account_id, key) DO UPDATE SET request_hash = excluded.request_hash, created_at = excluded.created_at,
-       status_code = NULL, response_body = NULL`,
-  );
-  const complete = db.query("UPDATE idempotency_keys SET status_code = ?, response_body = ? WHERE account_id = ? AND key = ?");
-  const release = db.query("DELETE FROM idempotency_keys WHERE account_id = ? AND key = ? AND status_code IS NULL");
-  const purge = db.query(
-    "DELETE FROM idempotency_keys WHERE (account_id, key) IN (SELECT account_id, key FROM idempotency_keys WHERE created_at < ? LIMIT ?)",
-  );
+  const store = createIdempotencyStore(db);
 
   /** Claims the key, or answers with what an earlier request with it already decided. */
   const begin = (accountId: string, key: string, hash: string): StoredResponse | null =>
     inTransaction(db, () => {
       const now = clock.now();
-      const row = find.get(accountId, key);
+      const row = store.find(accountId, key);
       const live = row && row.created_at > now - IDEMPOTENCY_TTL_MS;
       if (row && live && row.status_code === null && row.created_at > now - STALE_CLAIM_MS) {
         throw new ConflictError("a request with this Idempotency-Key is still in progress; retry shortly");
@@ -57,7 +41,7 @@ export function createIdempotency(db: Db, clock: Clock) {
         }
         return { status: row.status_code, body: row.response_body ?? "", replayed: true };
       }
-      claim.run(accountId, key, hash, now);
+      store.claim(accountId, key, hash, now);
       return null;
     });
 
@@ -81,16 +65,16 @@ export function createIdempotency(db: Db, clock: Clock) {
       const replay = begin(accountId, key, sha256Hex(canonicalJson(request)));
       if (replay) return replay;
       try {
-        const result = await work((status, body) => complete.run(status, body, accountId, key));
+        const result = await work((status, body) => store.complete(accountId, key, status, body));
         return { ...result, replayed: false };
       } catch (error) {
         // Nothing was stored for a rejected or failed request: the key stays free for a retry.
-        release.run(accountId, key);
+        store.release(accountId, key);
         throw error;
       }
     },
     /** Forgets up to `limit` keys older than 24 hours; returns how many. */
-    purgeExpired: (limit: number) => purge.run(clock.now() - IDEMPOTENCY_TTL_MS, limit).changes,
+    purgeExpired: (limit: number) => store.purgeBefore(clock.now() - IDEMPOTENCY_TTL_MS, limit),
   };
 }
 
