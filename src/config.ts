@@ -2,6 +2,7 @@ import { isIP } from "node:net";
 import { type Address, type Hex, getAddress, isAddress, isHex } from "viem";
 import { CHAINS, defaultRpcUrl } from "./chain/chains.ts";
 import { parseDuration } from "./lib/duration.ts";
+import { ConfigError } from "./lib/errors.ts";
 import { urlProblem } from "./lib/url-check.ts";
 import type { LogLevel } from "./lib/log.ts";
 import { type CrossChainConfig, crossChainConfig } from "./crosschain/config.ts";
@@ -29,14 +30,6 @@ export interface Config {
   logLevel: LogLevel;
   /** CCTP V2 funding from other chains; null when no source chain is configured. */
   crossChain: CrossChainConfig | null;
-}
-
-/** A configuration mistake: start-up prints its one-line message and stops. */
-export class ConfigError extends Error {
-  constructor(variable: string, problem: string) {
-    super(`${variable}: ${problem}`);
-    this.name = "ConfigError";
-  }
 }
 
 type Env = Record<string, string | undefined>;

@@ -3,8 +3,7 @@ import pkg from "../package.json" with { type: "json" };
 import { runAccountCommand } from "./cli/accounts.ts";
 import { UsageError } from "./cli/args.ts";
 import { runServe } from "./cli/serve.ts";
-import { ConfigError } from "./config.ts";
-import { HttpError } from "./lib/errors.ts";
+import { ConfigError, DomainError } from "./lib/errors.ts";
 
 const HELP = `stablegate ${pkg.version}: self-hosted USDC payment server
 
@@ -60,7 +59,7 @@ try {
   if (error instanceof UsageError) {
     console.error(`stablegate: ${error.message} (see stablegate --help)`);
     process.exitCode = 2;
-  } else if (error instanceof ConfigError || error instanceof HttpError) {
+  } else if (error instanceof ConfigError || error instanceof DomainError) {
     console.error(`stablegate: ${error.message}`);
     process.exitCode = error instanceof ConfigError ? 78 : 1;
   } else {

@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { ConfigError, loadConfig } from "../src/config.ts";
+import { loadConfig } from "../src/config.ts";
+import { ConfigError } from "../src/lib/errors.ts";
 
 const CUSTOM = {
   STABLEGATE_CHAIN: "custom",

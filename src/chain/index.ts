@@ -1,14 +1,14 @@
 import type { Hex } from "viem";
 import type { Config } from "../config.ts";
 import type { Db } from "../db/index.ts";
-import type { ChainApi } from "../http/context.ts";
 import type { Clock } from "../lib/clock.ts";
 import { INT64_MAX } from "../db/int64.ts";
-import { HttpError, UnprocessableError } from "../lib/errors.ts";
+import { UnavailableError, UnprocessableError } from "../lib/errors.ts";
 import { formatExact } from "../lib/money.ts";
 import type { Logger } from "../lib/log.ts";
 import type { Lifecycle } from "../payments/lifecycle.ts";
 import type { PaymentRow, PaymentStore } from "../payments/store.ts";
+import type { ChainApi } from "./api.ts";
 import { createChainClients } from "./client.ts";
 import { createLedger } from "./ledger.ts";
 import { createNonceManager } from "./nonces.ts";
@@ -78,7 +78,7 @@ export function createChain(deps: ChainDeps) {
         outcome = await watcher.syncTransaction(row.deposit_address, txHash);
       } catch (error) {
         log.warn("sync: chain unreachable", { error: errorMessage(error) });
-        throw new HttpError(503, "the chain cannot be reached right now; try again shortly", { "retry-after": "5" });
+        throw new UnavailableError("the chain cannot be reached right now; try again shortly", 5);
       }
       switch (outcome) {
         case "recorded":

@@ -1,5 +1,5 @@
-import type { CrossChainApi } from "../http/context.ts";
 import { ValidationError } from "../lib/errors.ts";
+import type { CrossChainApi } from "./api.ts";
 
 /** Cross-chain funding with no source chains configured: an empty list, and every chain unknown. */
 export const noCrossChain: CrossChainApi = {

@@ -1,13 +1,13 @@
 import type { Address, Hex } from "viem";
-import type { CrossChainApi } from "../http/context.ts";
 import { type Clock, isoMillis } from "../lib/clock.ts";
 import { errorMessage } from "../chain/rpc-errors.ts";
-import { ConflictError, HttpError, RetryableError, UnprocessableError, ValidationError } from "../lib/errors.ts";
+import { ConflictError, RetryableError, UnavailableError, UnprocessableError, ValidationError } from "../lib/errors.ts";
 import type { IdGenerator } from "../lib/ids.ts";
 import type { Logger } from "../lib/log.ts";
 import { formatExact } from "../lib/money.ts";
 import type { PaymentRow } from "../payments/store.ts";
 import { amountDue } from "../payments/view.ts";
+import type { CrossChainApi } from "./api.ts";
 import type { AttestationApi } from "./attestation-api.ts";
 import type { CctpSource, CrossChainConfig } from "./config.ts";
 import { FINALITY, burnCalls, burnFor } from "./quote.ts";
@@ -81,7 +81,7 @@ export function createCrossChainService(deps: CrossChainDeps): CrossChainApi {
       try {
         fees = await api.fees(from.domain, config.domain);
       } catch (error) {
-        if (error instanceof RetryableError) throw new HttpError(503, "cross-chain fees are unavailable right now; try again shortly", { "retry-after": "10" });
+        if (error instanceof RetryableError) throw new UnavailableError("cross-chain fees are unavailable right now; try again shortly", 10);
         throw error;
       }
       const option = (kind: keyof typeof FINALITY, feeBps: number, seconds: number | null) => {

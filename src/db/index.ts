@@ -1,7 +1,7 @@
 import { Database } from "bun:sqlite";
 import { chmodSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { ConfigError } from "../config.ts";
+import { ConfigError } from "../lib/errors.ts";
 import { MIGRATIONS } from "./migrations.ts";
 import { inTransaction } from "./transaction.ts";
 

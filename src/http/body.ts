@@ -4,7 +4,7 @@
  * anything recurses into the value; and the raw text stays available for the metadata, which is
  * stored as sent.
  */
-import { HttpError, ValidationError } from "../lib/errors.ts";
+import { TooLargeError, ValidationError } from "../lib/errors.ts";
 import { nestingDepth } from "../lib/raw-json.ts";
 
 const rawBodies = new WeakMap<Request, string>();
@@ -48,7 +48,7 @@ async function readLimited(request: Request, limit: number): Promise<string> {
     size += value.byteLength;
     if (size > limit) {
       await reader.cancel().catch(() => {});
-      throw new HttpError(413, TOO_LARGE);
+      throw new TooLargeError(TOO_LARGE);
     }
     chunks.push(value);
   }

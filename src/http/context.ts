@@ -10,7 +10,8 @@ import type { Clock } from "../lib/clock.ts";
 import type { ViewContext } from "../payments/view.ts";
 import type { PaymentRow } from "../payments/store.ts";
 import type { PublicExtras } from "../checkout/public-view.ts";
-import type { Hex } from "viem";
+import type { ChainApi } from "../chain/api.ts";
+import type { CrossChainApi } from "../crosschain/api.ts";
 import type { RateLimit, RateLimiter } from "./rate-limit.ts";
 
 /** Everything the routes need, built once in server.ts and passed down explicitly. */
@@ -36,21 +37,6 @@ export interface AppContext {
   /** Per-payment limits on the public endpoints, per-endpoint ones on webhook test and retry. */
   rateLimiter: RateLimiter;
   webhookLimits: { test: RateLimit; retry: RateLimit };
-}
-
-/** The chain side as the HTTP layer sees it. */
-export interface ChainApi {
-  /** Records the transfers of a payer's transaction; "pending" while it is not mined or not known yet. */
-  sync(row: PaymentRow, txHash: Hex): Promise<"recorded" | "pending">;
-  /** Readiness of the chain connection for /readyz. */
-  readiness(): Promise<{ ok: boolean; [key: string]: unknown }>;
-}
-
-/** Cross-chain funding as the HTTP layer sees it. */
-export interface CrossChainApi {
-  sources(row: PaymentRow): unknown;
-  quote(row: PaymentRow, chain: string): Promise<unknown> | unknown;
-  record(row: PaymentRow, chain: string, txHash: Hex): Promise<unknown> | unknown;
 }
 
 /**

@@ -1,15 +1,30 @@
 import type { Logger } from "../lib/log.ts";
-import { HttpError } from "../lib/errors.ts";
+import { DomainError, type ErrorKind } from "../lib/errors.ts";
+
+/** Each kind of refusal a service can throw, as an HTTP status: the only place the two meet. */
+const STATUS: Record<ErrorKind, number> = {
+  invalid: 400,
+  unauthenticated: 401,
+  not_found: 404,
+  conflict: 409,
+  too_large: 413,
+  unprocessable: 422,
+  too_many: 429,
+  unavailable: 503,
+};
 
 /**
- * The one place errors become HTTP responses: always `{"error": "..."}`. Client mistakes carry
+ * The one place errors become HTTP responses: always `{"error": "..."}`. Domain errors carry
  * their own message; anything unexpected is logged with its cause and answered as an opaque
  * 500, so no stack trace or SQL ever reaches a client. It never reads the request's value itself:
  * bodies are validated by src/http/validate.ts, which phrases its own messages; query strings and
  * path params by their schemas' own `error` text (src/http/query.ts, src/http/params.ts).
  */
 export function errorResponse(code: string | number, error: unknown, log: Logger, request?: Request): Response {
-  if (error instanceof HttpError) return json(error.status, error.message, error.headers);
+  if (error instanceof DomainError) {
+    const headers: Record<string, string> = error.retryAfterSeconds === undefined ? {} : { "retry-after": String(error.retryAfterSeconds) };
+    return json(STATUS[error.kind], error.message, headers);
+  }
   // Elysia wraps whatever the parse hook throws (a 400 or 413 from body.ts, a 401 from the
   // merchant key check, see app.ts); the cause is what happened.
   if (code === "PARSE" && error instanceof Error && error.cause !== undefined) {

@@ -1,5 +1,5 @@
 import type { Clock } from "../lib/clock.ts";
-import { HttpError } from "../lib/errors.ts";
+import { TooManyRequestsError } from "../lib/errors.ts";
 
 export interface RateLimit {
   /** Requests allowed at once. */
@@ -48,7 +48,7 @@ export function createRateLimiter(clock: Clock, maxKeys = 50_000) {
       if (bucket.tokens < 1) {
         keep(key, bucket, now);
         const wait = Math.max(1, Math.ceil((1 - bucket.tokens) / limit.perSecond));
-        throw new HttpError(429, limit.message ?? "too many requests for this payment; try again shortly", { "retry-after": String(wait) });
+        throw new TooManyRequestsError(limit.message ?? "too many requests for this payment; try again shortly", wait);
       }
       bucket.tokens -= 1;
       keep(key, bucket, now);

@@ -1,51 +1,81 @@
 /**
- * The errors a client may see. Each carries the message that reaches the client and the HTTP
- * status it maps to; the single mapping lives in `src/http/errors.ts`. Anything else thrown is
- * an internal error: logged with its cause and answered as an opaque 500.
+ * The errors a caller may see, by kind. Services throw them knowing nothing of HTTP; the one
+ * mapping from kind to status lives in `src/http/errors.ts`. Anything else thrown is an internal
+ * error: logged with its cause and answered as an opaque 500.
  */
-export class HttpError extends Error {
+export type ErrorKind = "invalid" | "unauthenticated" | "not_found" | "conflict" | "unprocessable" | "too_large" | "too_many" | "unavailable";
+
+/** A refusal whose message is meant for the caller, as it stands. */
+export abstract class DomainError extends Error {
+  abstract readonly kind: ErrorKind;
+
   constructor(
-    readonly status: number,
     message: string,
-    readonly headers: Record<string, string> = {},
+    /** When asking again makes sense: the refusal is temporary and lifts after this many seconds. */
+    readonly retryAfterSeconds?: number,
   ) {
     super(message);
     this.name = new.target.name;
   }
 }
 
-/** 400: the request is malformed or breaks a rule; the message says which. */
-export class ValidationError extends HttpError {
-  constructor(message: string) {
-    super(400, message);
-  }
+/** The request is malformed or breaks a rule; the message says which. */
+export class ValidationError extends DomainError {
+  readonly kind = "invalid";
 }
 
-/** 401: missing, malformed, unknown or revoked API key. */
-export class AuthError extends HttpError {
+/** Missing, malformed, unknown or revoked API key. */
+export class AuthError extends DomainError {
+  readonly kind = "unauthenticated";
   constructor(message = "invalid API key") {
-    super(401, message);
+    super(message);
   }
 }
 
-/** 404: missing, or owned by another account (the two are indistinguishable on purpose). */
-export class NotFoundError extends HttpError {
+/** Missing, or owned by another account (the two are indistinguishable on purpose). */
+export class NotFoundError extends DomainError {
+  readonly kind = "not_found";
   constructor(message = "not found") {
-    super(404, message);
+    super(message);
   }
 }
 
-/** 409: the request conflicts with one still in progress. */
-export class ConflictError extends HttpError {
-  constructor(message: string) {
-    super(409, message);
+/** The request conflicts with one still in progress. */
+export class ConflictError extends DomainError {
+  readonly kind = "conflict";
+}
+
+/** Well-formed, but cannot be processed as asked. */
+export class UnprocessableError extends DomainError {
+  readonly kind = "unprocessable";
+}
+
+/** More input than the server accepts at once. */
+export class TooLargeError extends DomainError {
+  readonly kind = "too_large";
+}
+
+/** Too many requests for one thing in too short a time; lifts after `retryAfterSeconds`. */
+export class TooManyRequestsError extends DomainError {
+  readonly kind = "too_many";
+  constructor(message: string, retryAfterSeconds: number) {
+    super(message, retryAfterSeconds);
   }
 }
 
-/** 422: well-formed, but cannot be processed as asked. */
-export class UnprocessableError extends HttpError {
-  constructor(message: string) {
-    super(422, message);
+/** Something the answer depends on (the chain, the attestation service) cannot be reached right now. */
+export class UnavailableError extends DomainError {
+  readonly kind = "unavailable";
+  constructor(message: string, retryAfterSeconds: number) {
+    super(message, retryAfterSeconds);
+  }
+}
+
+/** A configuration mistake: start-up prints its one-line message and stops. */
+export class ConfigError extends Error {
+  constructor(variable: string, problem: string) {
+    super(`${variable}: ${problem}`);
+    this.name = "ConfigError";
   }
 }
 

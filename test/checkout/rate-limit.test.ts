@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { CHAIN_LIMIT, createRateLimiter } from "../../src/http/rate-limit.ts";
-import { HttpError } from "../../src/lib/errors.ts";
+import { TooManyRequestsError } from "../../src/lib/errors.ts";
 import { type Api, type TestServer, api, startTestServer } from "../support/server.ts";
 
 function manualClock() {
@@ -13,9 +13,8 @@ function retryAfterOf(fn: () => void): string | null {
     fn();
     return null;
   } catch (error) {
-    expect(error).toBeInstanceOf(HttpError);
-    expect((error as HttpError).status).toBe(429);
-    return (error as HttpError).headers["retry-after"] ?? "";
+    expect(error).toBeInstanceOf(TooManyRequestsError);
+    return String((error as TooManyRequestsError).retryAfterSeconds);
   }
 }
 

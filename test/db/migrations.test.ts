@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { chmodSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { ConfigError } from "../../src/config.ts";
+import { ConfigError } from "../../src/lib/errors.ts";
 import { migrate, openDb } from "../../src/db/index.ts";
 import { MIGRATIONS } from "../../src/db/migrations.ts";
 import { makeTempDir } from "../support/server.ts";

@@ -1,0 +1,10 @@
+import type { Hex } from "viem";
+import type { PaymentRow } from "../payments/store.ts";
+
+/** What the rest of the server asks of the chain side: the routes, and /readyz. */
+export interface ChainApi {
+  /** Records the transfers of a payer's transaction; "pending" while it is not mined or not known yet. */
+  sync(row: PaymentRow, txHash: Hex): Promise<"recorded" | "pending">;
+  /** Readiness of the chain connection for /readyz. */
+  readiness(): Promise<{ ok: boolean; [key: string]: unknown }>;
+}
