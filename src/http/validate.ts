@@ -76,13 +76,3 @@ function explain(schema: Schema, value: unknown, path: string): string | null {
 }
 
 const join = (path: string, key: string) => (path ? `${path}.${key}` : key);
-
-/**
- * A pattern admitting `min` to `max` characters counted as code points, as the README counts
- * them: TypeBox's minLength/maxLength count UTF-16 units, so an emoji would count twice. The
- * three alternatives never overlap (a pair, a lone high surrogate, anything else), so a failing
- * match backtracks linearly.
- */
-export function codePoints(min: number, max: number): string {
-  return `^(?:[\\uD800-\\uDBFF][\\uDC00-\\uDFFF]|[\\uD800-\\uDBFF](?![\\uDC00-\\uDFFF])|[^\\uD800-\\uDBFF]){${min},${max}}$`;
-}

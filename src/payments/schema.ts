@@ -1,5 +1,5 @@
 import { type Static, type TSchema, Type } from "@sinclair/typebox";
-import { codePoints } from "../http/validate.ts";
+import { codePoints } from "../lib/code-points.ts";
 import { DECIMAL_PATTERN } from "../lib/money.ts";
 
 // Field rules of the create-payment request. Each carries its `rule`: a 400 says "<field> <rule>".

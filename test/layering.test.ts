@@ -1,0 +1,62 @@
+/**
+ * The layers, checked rather than hoped for: services and stores know nothing of HTTP, and a store
+ * never reaches up into a service. Type-only imports count too: a type from `src/http/` in a service
+ * is HTTP knowledge all the same.
+ */
+import { describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { dirname, relative, resolve } from "node:path";
+import { Glob } from "bun";
+
+const ROOT = resolve(import.meta.dir, "..");
+const SOURCES = [...new Glob("src/**/*.ts").scanSync(ROOT)].sort();
+
+/** Project files a source file imports (type-only and re-exports included), relative to the root. */
+function importsOf(file: string): string[] {
+  const text = readFileSync(resolve(ROOT, file), "utf8");
+  const specifiers = [...text.matchAll(/(?:^|\n)\s*(?:import|export)\b[^;]*?\bfrom\s*["']([^"']+)["']|\bimport\(\s*["']([^"']+)["']\s*\)/g)].map(
+    (m) => m[1] ?? m[2]!,
+  );
+  return specifiers.filter((s) => s.startsWith(".")).map((s) => relative(ROOT, resolve(ROOT, dirname(file), s)));
+}
+
+/** Where HTTP is allowed: the HTTP layer itself, the route modules, and the wiring that builds the app. */
+const speaksHttp = (file: string) =>
+  file.startsWith("src/http/") || /(^|\/|-)routes\.ts$/.test(file) || file === "src/app.ts" || file === "src/server.ts";
+const isStore = (file: string) => /(^|\/|-)store\.ts$/.test(file);
+
+describe("layers", () => {
+  test("the walk sees the source tree (a check over nothing would pass vacuously)", () => {
+    expect(SOURCES.length).toBeGreaterThan(50);
+    expect(importsOf("src/app.ts")).toContain("src/http/errors.ts");
+  });
+
+  test("nothing outside src/http/, the routes and the app's wiring imports from src/http/", () => {
+    const offenders = SOURCES.filter((file) => !speaksHttp(file)).flatMap((file) =>
+      importsOf(file)
+        .filter((target) => target.startsWith("src/http/"))
+        .map((target) => `${file} -> ${target}`),
+    );
+    expect(offenders).toEqual([]);
+  });
+
+  test("stores import only the database, shared plumbing and other stores, never a service", () => {
+    const allowed = (target: string) => target.startsWith("src/db/") || target.startsWith("src/lib/") || isStore(target);
+    const offenders = SOURCES.filter(isStore).flatMap((file) =>
+      importsOf(file)
+        .filter((target) => !allowed(target))
+        .map((target) => `${file} -> ${target}`),
+    );
+    expect(offenders).toEqual([]);
+  });
+
+  test("shared plumbing in src/lib/ and src/db/ depends on no capability", () => {
+    const plumbing = (file: string) => file.startsWith("src/lib/") || file.startsWith("src/db/");
+    const offenders = SOURCES.filter(plumbing).flatMap((file) =>
+      importsOf(file)
+        .filter((target) => target.startsWith("src/") && !plumbing(target))
+        .map((target) => `${file} -> ${target}`),
+    );
+    expect(offenders).toEqual([]);
+  });
+});
