@@ -142,8 +142,10 @@ describe("RPC outage", () => {
     expect(typeof during503.chain.last_error).toBe("string");
     expect(during503.chain.last_error.length).toBeGreaterThan(0);
 
-    // Paid while the server cannot see the chain (the payer talks to the node directly).
-    await stack.pay(payment.deposit_address, usdc("25.00"));
+    // Paid while the server cannot see the chain (the payer talks to the node directly); the
+    // payer's sync is told to come back later, and nothing is recorded.
+    const paid = await stack.pay(payment.deposit_address, usdc("25.00"));
+    expect(await stack.sync(payment.id, paid)).toEqual({ status: 503, json: { error: "the chain cannot be reached right now; try again shortly" } });
     await stack.mine(3);
     await Bun.sleep(400); // a few poll intervals
     expect(await stack.getPayment(payment.id)).toMatchObject({ status: "pending", amount_received: null });
