@@ -73,7 +73,7 @@ export function createChain(deps: ChainDeps) {
 
   const api: ChainApi = {
     async sync(row: PaymentRow, txHash: Hex) {
-      let outcome;
+      let outcome: Awaited<ReturnType<typeof watcher.syncTransaction>>;
       try {
         outcome = await watcher.syncTransaction(row.deposit_address, txHash);
       } catch (error) {

@@ -81,7 +81,7 @@ export function createRedeemer(deps: RedeemerDeps) {
         decoded.recipient.toLowerCase() === addressToBytes32(config.tokenMessenger)
       );
     });
-    if (!mine || mine.status !== "complete" || mine.attestation === null) return { state: "attesting", error: "waiting for the attestation" };
+    if (mine?.status !== "complete" || mine.attestation === null) return { state: "attesting", error: "waiting for the attestation" };
     burn.message = mine.message;
     burn.attestation = mine.attestation;
     burn.message_nonce = decodeBurnMessage(mine.message)!.nonce;

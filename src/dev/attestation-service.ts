@@ -99,7 +99,7 @@ export function startAttestationService(opts: AttestationServiceOptions): Attest
       if (e instanceof TransactionReceiptNotFoundError) return null;
       throw e;
     });
-    if (!receipt || receipt.status !== "success") return [];
+    if (receipt?.status !== "success") return [];
     const transmitter = opts.sources[domain]!.transmitter;
     return receipt.logs
       .filter((log) => isAddressEqual(log.address, transmitter) && log.topics[0] === MESSAGE_SENT)
@@ -120,6 +120,7 @@ export function startAttestationService(opts: AttestationServiceOptions): Attest
     const fastFee = feeFor(amount, fees.fast);
     const fast = logged.minFinalityThreshold <= FAST && fastFee <= maxFee;
     const standardFee = feeFor(amount, fees.standard);
+    // biome-ignore lint/complexity/useMathMinMax: bigints, which Math.min does not take
     const fee = fast ? fastFee : standardFee < maxFee ? standardFee : maxFee;
     const expire = mayExpire && expireBudget > 0;
     if (expire) expireBudget--;

@@ -18,7 +18,7 @@ export function bodyValidator<T extends TSchema>(schema: T): (body: unknown) => 
   };
 }
 
-type Schema = TSchema & { rule?: string; keyRule?: string; [key: string]: any };
+type Schema = TSchema & { rule?: string; keyRule?: string };
 
 const isPlainObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value);

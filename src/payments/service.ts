@@ -9,7 +9,7 @@ import { memberNames, withoutSpace } from "../lib/raw-json.ts";
 import { type IdGenerator, PAYMENT_ID } from "../lib/ids.ts";
 import { MAX_AMOUNT, formatAmount, parseAmount } from "../lib/money.ts";
 import type { CreatePaymentInput } from "./schema.ts";
-import { type NewPaymentRow, type PaymentRow, type PaymentStatus, type PaymentStore } from "./store.ts";
+import type { NewPaymentRow, PaymentRow, PaymentStatus, PaymentStore } from "./store.ts";
 import type { StoredLineItem } from "./view.ts";
 
 const ZERO_ADDRESS = "0x0000000000000000000000000000000000000000" as Address;
@@ -185,7 +185,7 @@ function storedMetadata(text: string): string {
 
 function requireHttps(url: string): void {
   const parsed = URL.parse(url);
-  if (!parsed || parsed.protocol !== "https:" || !parsed.hostname) throw new ValidationError("success_url must be an https URL");
+  if (parsed?.protocol !== "https:" || !parsed.hostname) throw new ValidationError("success_url must be an https URL");
 }
 
 /** A bare date means the end of that day, UTC: an invoice due "2026-12-01" is payable all day. */

@@ -2,7 +2,7 @@
 // The checkout page's live layer: status polling, notices, countdown, copy buttons, the return
 // to the merchant, and status messages to the widget when embedded. Works on the server-rendered
 // HTML; the other page scripts reach it through window.StablegateCheckout.
-(function () {
+(() => {
   const dataEl = document.getElementById("checkout-data");
   if (!dataEl) return;
   const boot = JSON.parse(dataEl.textContent);
@@ -19,7 +19,7 @@
   let fastUntil = 0;
   let redirecting = false;
 
-  const apiPath = (rest) => "/api/public/payments/" + view.id + (rest || "");
+  const apiPath = (rest) => `/api/public/payments/${view.id}${rest || ""}`;
 
   /** Fetches JSON from the public API; rejects with {status, message} on an HTTP error. */
   async function api(rest, init) {
@@ -30,7 +30,7 @@
     } catch (_) {
       // empty or not JSON
     }
-    if (!res.ok) throw { status: res.status, message: (body && body.error) || "The server answered " + res.status + "." };
+    if (!res.ok) throw { status: res.status, message: (body?.error) || `The server answered ${res.status}.` };
     return { status: res.status, body: body };
   }
 
@@ -83,7 +83,7 @@
         window.location.assign(url);
         return;
       }
-      note.textContent = "Taking you back in " + left + " s…";
+      note.textContent = `Taking you back in ${left} s…`;
       left -= 1;
       setTimeout(tick, 1000);
     };
@@ -122,7 +122,7 @@
       netNotice(
         error && error.status === 404
           ? "This payment can no longer be found. Check the link with the merchant."
-          : "We can't reach the payment server right now. Retrying in " + Math.round(delay / 1000) + " s; your payment is not affected.",
+          : `We can't reach the payment server right now. Retrying in ${Math.round(delay / 1000)} s; your payment is not affected.`,
       );
     }
     // A confirmed payment never changes status again: stop asking.
@@ -135,16 +135,16 @@
     el.hidden = !show;
     if (!show) return;
     const left = Math.max(0, Math.floor((Date.parse(view.expires_at) - Date.now()) / 1000));
-    $("countdown-value").textContent = left === 0 ? "Time is up" : "Expires in " + duration(left);
+    $("countdown-value").textContent = left === 0 ? "Time is up" : `Expires in ${duration(left)}`;
     el.classList.toggle("late", left < 300);
   }
 
   /** "3 days", "5 h 07 min", "4:05": as precise as the payer needs. */
   function duration(seconds) {
     const pad = (n) => String(n).padStart(2, "0");
-    if (seconds >= 172800) return Math.floor(seconds / 86400) + " days";
-    if (seconds >= 3600) return Math.floor(seconds / 3600) + " h " + pad(Math.floor((seconds % 3600) / 60)) + " min";
-    return Math.floor(seconds / 60) + ":" + pad(seconds % 60);
+    if (seconds >= 172800) return `${Math.floor(seconds / 86400)} days`;
+    if (seconds >= 3600) return `${Math.floor(seconds / 3600)} h ${pad(Math.floor((seconds % 3600) / 60))} min`;
+    return `${Math.floor(seconds / 60)}:${pad(seconds % 60)}`;
   }
 
   async function copy(button) {
@@ -160,10 +160,10 @@
       const selection = window.getSelection();
       selection.removeAllRanges();
       selection.addRange(range);
-      done = document.execCommand && document.execCommand("copy");
+      done = document.execCommand?.("copy");
     }
     button.textContent = done ? "Copied" : "Selected";
-    $("copy-live").textContent = done ? "Copied " + text : "Press Ctrl+C or Cmd+C to copy";
+    $("copy-live").textContent = done ? `Copied ${text}` : "Press Ctrl+C or Cmd+C to copy";
     setTimeout(() => (button.textContent = "Copy"), 2000);
   }
 
@@ -174,7 +174,7 @@
   // Times in the payer's own time zone; the server wrote them in UTC.
   for (const el of document.querySelectorAll("time[data-local]")) {
     const d = new Date(el.dateTime);
-    if (!isNaN(d)) el.textContent = d.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
+    if (!Number.isNaN(d)) el.textContent = d.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
   }
 
   // Escape inside the widget closes it, as it would on the merchant page itself; and the

@@ -2,7 +2,7 @@
 // Pay from a browser wallet: EIP-6963 discovery (else window.ethereum), connect, switch or add
 // the chain, check the USDC balance, send transfer(deposit address, amount due), then /sync.
 // The ERC-20 calldata is encoded by hand: selector + two 32-byte words.
-(function () {
+(() => {
   const page = window.StablegateCheckout;
   if (!page) return;
   const $ = (id) => document.getElementById(id);
@@ -20,7 +20,7 @@
   const req = (provider, method, params) => provider.request(params ? { method: method, params: params } : { method: method });
   const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
   const word = (hex) => hex.replace(/^0x/, "").toLowerCase().padStart(64, "0");
-  const short = (hash) => hash.slice(0, 10) + "…" + hash.slice(-6);
+  const short = (hash) => `${hash.slice(0, 10)}…${hash.slice(-6)}`;
 
   function units(decimal) {
     const parts = String(decimal).split(".");
@@ -30,13 +30,13 @@
   function formatUnits(value) {
     let fraction = (value % 1000000n).toString().padStart(6, "0");
     while (fraction.length > 2 && fraction.endsWith("0")) fraction = fraction.slice(0, -1);
-    return (value / 1000000n).toString() + "." + fraction;
+    return `${(value / 1000000n).toString()}.${fraction}`;
   }
 
   function errorCode(e) {
     if (!e) return undefined;
     if (e.code !== undefined) return Number(e.code);
-    const inner = (e.data && e.data.originalError) || e.error;
+    const inner = (e.data?.originalError) || e.error;
     return inner && inner.code !== undefined ? Number(inner.code) : undefined;
   }
 
@@ -49,7 +49,7 @@
     if (code === 4900 || code === 4901) return "Your wallet is disconnected from the network. Reconnect it and try again.";
     if (code === -32002) return "Your wallet already has a request waiting. Open your wallet to approve or dismiss it.";
     const detail = String((e && (e.shortMessage || e.message)) || "unknown error").slice(0, 160);
-    return "Your wallet reported a problem (" + detail + "). Nothing was sent unless your wallet shows a transaction. Try again, or send the USDC yourself below.";
+    return `Your wallet reported a problem (${detail}). Nothing was sent unless your wallet shows a transaction. Try again, or send the USDC yourself below.`;
   }
 
   function say(text, kind) {
@@ -60,16 +60,16 @@
 
   /** Moves the wallet to `chainId`, adding the chain when the wallet does not know it (4902). */
   async function ensureChain(provider, chainId, addParams, label) {
-    const want = "0x" + Number(chainId).toString(16);
+    const want = `0x${Number(chainId).toString(16)}`;
     const same = (id) => typeof id === "string" && parseInt(id, 16) === Number(chainId);
     if (same(await req(provider, "eth_chainId"))) return;
-    const wrong = "Your wallet is on another network. This payment needs " + label + "; switch your wallet to it and try again.";
+    const wrong = `Your wallet is on another network. This payment needs ${label}; switch your wallet to it and try again.`;
     try {
       await req(provider, "wallet_switchEthereumChain", [{ chainId: want }]);
     } catch (e) {
       if (errorCode(e) === 4001) throw new Friendly(wrong);
       if (errorCode(e) !== 4902) throw e;
-      if (!addParams) throw new Friendly("Your wallet does not know " + label + " (chain ID " + chainId + "). Add that network to your wallet, then try again.");
+      if (!addParams) throw new Friendly(`Your wallet does not know ${label} (chain ID ${chainId}). Add that network to your wallet, then try again.`);
       await req(provider, "wallet_addEthereumChain", [addParams]);
     }
     if (!same(await req(provider, "eth_chainId"))) throw new Friendly(wrong);
@@ -88,10 +88,10 @@
     for (let i = 0; i < 120; i++) {
       const receipt = await req(provider, "eth_getTransactionReceipt", [hash]);
       if (receipt && receipt.status === "0x1") return receipt;
-      if (receipt && receipt.status === "0x0") throw new Friendly("Transaction " + short(hash) + " failed on chain. No USDC moved; you can try again.");
+      if (receipt && receipt.status === "0x0") throw new Friendly(`Transaction ${short(hash)} failed on chain. No USDC moved; you can try again.`);
       await sleep(1500);
     }
-    throw new Friendly("Transaction " + short(hash) + " is taking long to be mined. Check it in your wallet before trying again.");
+    throw new Friendly(`Transaction ${short(hash)} is taking long to be mined. Check it in your wallet before trying again.`);
   }
 
   async function pay(wallet) {
@@ -120,7 +120,7 @@
   async function send(wallet, alive) {
     const name = wallet.info.name || "your wallet";
     const label = boot.chain_label;
-    say("Connecting to " + name + "…");
+    say(`Connecting to ${name}…`);
     const from = await connect(wallet);
     if (!alive()) return null;
     say("Checking your wallet's network…");
@@ -134,16 +134,16 @@
     const balance = typeof raw === "string" && /^0x[0-9a-f]+$/i.test(raw) ? BigInt(raw) : 0n;
     if (!alive()) return null;
     if (balance < due) {
-      throw new Friendly("This account holds " + formatUnits(balance) + " USDC on " + label + ", less than the " + v.amount_due + " USDC due. Add USDC to it or choose another account, then try again.");
+      throw new Friendly(`This account holds ${formatUnits(balance)} USDC on ${label}, less than the ${v.amount_due} USDC due. Add USDC to it or choose another account, then try again.`);
     }
-    say("Confirm the payment of " + v.amount_due + " USDC in " + name + "…");
+    say(`Confirm the payment of ${v.amount_due} USDC in ${name}…`);
     const tx = { from: from, to: v.token_address, data: TRANSFER + word(v.deposit_address) + word(due.toString(16)), value: "0x0" };
     return { hash: await req(wallet.provider, "eth_sendTransaction", [tx]), due: v.amount_due };
   }
 
   /** Tells the server about the transaction; 202 means "not mined yet", so ask again. */
   async function submitted(hash) {
-    say("Payment sent (transaction " + short(hash) + "). Waiting for the network to include it…");
+    say(`Payment sent (transaction ${short(hash)}). Waiting for the network to include it…`);
     page.watchClosely();
     for (let attempt = 0; attempt < 20; attempt++) {
       try {
@@ -158,14 +158,14 @@
         if (e && e.status === 422 && !/not known/i.test(e.message)) {
           sentFor = null;
           renderOptions();
-          say("That transaction did not pay this checkout: " + e.message + " If your wallet shows USDC was sent, contact the merchant.", "error");
+          say(`That transaction did not pay this checkout: ${e.message} If your wallet shows USDC was sent, contact the merchant.`, "error");
           return;
         }
         // 503 or a network error: the transaction is still on its way, ask again.
       }
       await sleep(Math.min(1000 + attempt * 500, 4000));
     }
-    say("Transaction " + short(hash) + " is not included yet. This page updates by itself once it is; there is no need to pay again. If your wallet shows it failed, reload this page to try again.");
+    say(`Transaction ${short(hash)} is not included yet. This page updates by itself once it is; there is no need to pay again. If your wallet shows it failed, reload this page to try again.`);
   }
 
   const watched = new Set();
@@ -191,7 +191,7 @@
   function renderOptions() {
     const box = $("wallet-options");
     const v = page.view;
-    const label = v.status === "underpaid" ? "Pay the remaining " + v.amount_due + " USDC" : "Pay " + v.amount_due + " USDC";
+    const label = v.status === "underpaid" ? `Pay the remaining ${v.amount_due} USDC` : `Pay ${v.amount_due} USDC`;
     box.textContent = "";
     for (const wallet of wallets) {
       const button = document.createElement("button");
@@ -205,7 +205,7 @@
         img.alt = "";
         button.append(img);
       }
-      button.append(label + " with " + (wallet.info.name || "browser wallet"));
+      button.append(`${label} with ${wallet.info.name || "browser wallet"}`);
       button.addEventListener("click", () => pay(wallet));
       box.append(button);
     }
@@ -222,7 +222,7 @@
 
   window.addEventListener("eip6963:announceProvider", (event) => {
     const d = event.detail;
-    if (!d || !d.info || !d.provider || typeof d.provider.request !== "function") return;
+    if (!d?.info || !d.provider || typeof d.provider.request !== "function") return;
     if (wallets.some((w) => w.info.uuid === d.info.uuid)) return;
     wallets.push({ info: d.info, provider: d.provider });
     renderOptions();

@@ -5,10 +5,10 @@
 // data-stablegate-payment="<payment id>". The checkout opens in an overlay holding an iframe of
 // the hosted page, which keeps its own strict CSP and wallet code; the merchant page hears back
 // through onConfirmed and a `stablegate:confirmed` event on document, detail {paymentId, status}.
-(function () {
-  if (window.Stablegate && window.Stablegate.open) return; // the tag is on the page twice
+(() => {
+  if (window.Stablegate?.open) return; // the tag is on the page twice
   const script = document.currentScript;
-  const ORIGIN = new URL(script && script.src ? script.src : "/", location.href).origin;
+  const ORIGIN = new URL(script?.src ? script.src : "/", location.href).origin;
   const PAYMENT_ID = /^0x[0-9a-fA-F]{64}$/;
   const CHECK_MS = 4000;
   let session = null;
@@ -19,9 +19,9 @@
   async function check(s) {
     if (s.done || s.closed) return;
     try {
-      const res = await fetch(ORIGIN + "/api/public/payments/" + s.paymentId, { credentials: "omit" });
+      const res = await fetch(`${ORIGIN}/api/public/payments/${s.paymentId}`, { credentials: "omit" });
       const view = res.ok ? await res.json() : null;
-      if (!view || view.status !== "confirmed" || s.done) return;
+      if (view?.status !== "confirmed" || s.done) return;
       s.done = true;
       const detail = { paymentId: s.paymentId, status: view.status };
       if (typeof s.options.onConfirmed === "function") {
@@ -44,11 +44,11 @@
     const s = session;
     const d = event.data;
     if (!s || event.origin !== ORIGIN || event.source !== s.frame.contentWindow) return;
-    if (!d || d.source !== "stablegate" || d.paymentId !== s.paymentId) return;
+    if (d?.source !== "stablegate" || d.paymentId !== s.paymentId) return;
     if (d.type === "status" && d.status === "confirmed") check(s);
     if (d.type === "close") close();
     if (d.type === "resize" && typeof d.height === "number" && d.height > 0) {
-      s.dialog.style.height = "min(" + Math.min(Math.ceil(d.height), 4000) + "px, calc(100vh - 24px))";
+      s.dialog.style.height = `min(${Math.min(Math.ceil(d.height), 4000)}px, calc(100vh - 24px))`;
     }
   }
 
@@ -57,7 +57,7 @@
   }
 
   function open(options) {
-    const paymentId = options && options.paymentId;
+    const paymentId = options?.paymentId;
     if (!PAYMENT_ID.test(String(paymentId))) {
       throw new Error("Stablegate.open: paymentId must be a payment id (0x followed by 64 hex digits)");
     }
@@ -77,7 +77,7 @@
     const frame = style(document.createElement("iframe"), { border: "0", width: "100%", height: "100%", display: "block" });
     frame.title = "Stablegate checkout";
     frame.allow = "clipboard-write";
-    frame.src = ORIGIN + "/pay/" + paymentId + "?embed=1&origin=" + encodeURIComponent(location.origin);
+    frame.src = `${ORIGIN}/pay/${paymentId}?embed=1&origin=${encodeURIComponent(location.origin)}`;
     const button = style(document.createElement("button"), {
       position: "absolute", top: "10px", right: "10px", width: "36px", height: "36px", borderRadius: "50%",
       border: "1px solid #d8dce3", background: "#fff", color: "#111827", font: "20px/1 system-ui, sans-serif", cursor: "pointer",
