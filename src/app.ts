@@ -1,15 +1,15 @@
 import { Elysia } from "elysia";
-import { paymentRoutes } from "./payments/routes.ts";
-import { webhookEndpointRoutes } from "./webhooks/routes.ts";
-import { eventRoutes } from "./events/routes.ts";
-import { publicRoutes } from "./checkout/public-routes.ts";
 import { pageRoutes } from "./checkout/page-routes.ts";
-import { opsRoutes } from "./ops/routes.ts";
+import { publicRoutes } from "./checkout/public-routes.ts";
+import type { Db } from "./db/index.ts";
+import { eventRoutes } from "./events/routes.ts";
 import { authPlugin, createAuthenticate } from "./http/auth.ts";
 import { MAX_BODY_BYTES, parseJsonBody, tooLarge } from "./http/body.ts";
-import { errorResponse, internalError } from "./http/errors.ts";
 import type { AppContext } from "./http/context.ts";
-import type { Db } from "./db/index.ts";
+import { errorResponse, internalError } from "./http/errors.ts";
+import { opsRoutes } from "./ops/routes.ts";
+import { paymentRoutes } from "./payments/routes.ts";
+import { webhookEndpointRoutes } from "./webhooks/routes.ts";
 
 /** The HTTP application: body parsing and error mapping once, then each capability's routes. */
 export function createApp(ctx: AppContext, db: Db) {
@@ -18,29 +18,31 @@ export function createApp(ctx: AppContext, db: Db) {
   // Bun's `error` runs only when Elysia's handler itself throws: a JSON 500, never Bun's page.
   const lastResort = (error: unknown) => internalError(error, ctx.log);
   // No limit of Bun's own, which would answer an empty 413: body.ts enforces ours as it reads.
-  return new Elysia({ normalize: false, serve: { maxRequestBodySize: Number.MAX_SAFE_INTEGER, error: lastResort } })
-    // Refused before a byte is read; a chunked body is cut at the limit by body.ts.
-    .onRequest(({ request }) => {
-      if (Number(request.headers.get("content-length") ?? 0) > MAX_BODY_BYTES) return tooLarge();
-    })
-    .onParse(({ request }) => {
-      // Elysia parses before `derive` runs, so merchant requests are authenticated here first.
-      if (new URL(request.url).pathname.startsWith("/api/v1/")) authenticate(request);
-      return parseJsonBody(request);
-    })
-    .onError(({ code, error, request }) => {
-      try {
-        return errorResponse(code, error, ctx.log, request);
-      } catch (failure) {
-        return internalError(failure, ctx.log, request);
-      }
-    })
-    .use(opsRoutes(ctx, db))
-    .use(publicRoutes(ctx))
-    .use(pageRoutes(ctx))
-    .use(paymentRoutes(ctx, authed))
-    .use(webhookEndpointRoutes(ctx, authed))
-    .use(eventRoutes(ctx, authed));
+  return (
+    new Elysia({ normalize: false, serve: { maxRequestBodySize: Number.MAX_SAFE_INTEGER, error: lastResort } })
+      // Refused before a byte is read; a chunked body is cut at the limit by body.ts.
+      .onRequest(({ request }) => {
+        if (Number(request.headers.get("content-length") ?? 0) > MAX_BODY_BYTES) return tooLarge();
+      })
+      .onParse(({ request }) => {
+        // Elysia parses before `derive` runs, so merchant requests are authenticated here first.
+        if (new URL(request.url).pathname.startsWith("/api/v1/")) authenticate(request);
+        return parseJsonBody(request);
+      })
+      .onError(({ code, error, request }) => {
+        try {
+          return errorResponse(code, error, ctx.log, request);
+        } catch (failure) {
+          return internalError(failure, ctx.log, request);
+        }
+      })
+      .use(opsRoutes(ctx, db))
+      .use(publicRoutes(ctx))
+      .use(pageRoutes(ctx))
+      .use(paymentRoutes(ctx, authed))
+      .use(webhookEndpointRoutes(ctx, authed))
+      .use(eventRoutes(ctx, authed))
+  );
 }
 
 export type App = ReturnType<typeof createApp>;

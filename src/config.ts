@@ -1,11 +1,11 @@
 import { isIP } from "node:net";
-import { type Address, type Hex, getAddress, isAddress, isHex } from "viem";
+import { type Address, getAddress, type Hex, isAddress, isHex } from "viem";
 import { CHAINS, defaultRpcUrl } from "./chain/chains.ts";
+import { type CrossChainConfig, crossChainConfig } from "./crosschain/config.ts";
 import { parseDuration } from "./lib/duration.ts";
 import { ConfigError } from "./lib/errors.ts";
-import { urlProblem } from "./lib/url-check.ts";
 import type { LogLevel } from "./lib/log.ts";
-import { type CrossChainConfig, crossChainConfig } from "./crosschain/config.ts";
+import { urlProblem } from "./lib/url-check.ts";
 
 /** Everything the server reads from the environment, validated once at start. */
 export interface Config {
@@ -79,7 +79,10 @@ function chainConfig(env: Env): Config["chain"] {
   }
   const known = CHAINS.get(name);
   if (!known) {
-    throw new ConfigError("STABLEGATE_CHAIN", `unknown chain "${name}"; use one of ${[...CHAINS.keys()].join(", ")} or custom`);
+    throw new ConfigError(
+      "STABLEGATE_CHAIN",
+      `unknown chain "${name}"; use one of ${[...CHAINS.keys()].join(", ")} or custom`,
+    );
   }
   return {
     name,
@@ -103,7 +106,8 @@ function host(env: Env): string {
   if (raw === undefined) return "0.0.0.0";
   const label = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/i;
   const hostname = raw.length <= 253 && raw.split(".").every((part) => label.test(part)) && !/^[\d.]+$/.test(raw);
-  if (isIP(raw) === 0 && !hostname) throw new ConfigError("STABLEGATE_HOST", `must be an IP address or a host name, got "${raw}"`);
+  if (isIP(raw) === 0 && !hostname)
+    throw new ConfigError("STABLEGATE_HOST", `must be an IP address or a host name, got "${raw}"`);
   return raw;
 }
 
@@ -124,9 +128,14 @@ function integer(env: Env, name: string, min: number, max: number): number | und
 function address(env: Env, name: string): Address | undefined {
   const raw = nonEmpty(env, name);
   if (raw === undefined) return undefined;
-  if (!isAddress(raw, { strict: false })) throw new ConfigError(name, `must be a 0x-prefixed 20-byte address, got "${raw}"`);
+  if (!isAddress(raw, { strict: false }))
+    throw new ConfigError(name, `must be a 0x-prefixed 20-byte address, got "${raw}"`);
   // Mixed case carries an EIP-55 checksum; a wrong one means a typo, and funds may go there.
-  if (!isAddress(raw, { strict: true })) throw new ConfigError(name, `has mixed case but a wrong EIP-55 checksum, got "${raw}"; check it, or give it in lower case`);
+  if (!isAddress(raw, { strict: true }))
+    throw new ConfigError(
+      name,
+      `has mixed case but a wrong EIP-55 checksum, got "${raw}"; check it, or give it in lower case`,
+    );
   return getAddress(raw);
 }
 

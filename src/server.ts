@@ -1,41 +1,41 @@
-import { createAccountStore } from "./accounts/store.ts";
+import type { Address } from "viem";
 import { createAccountsService } from "./accounts/service.ts";
+import { createAccountStore } from "./accounts/store.ts";
 import { createApp } from "./app.ts";
 import { createChain } from "./chain/index.ts";
 import { createChainStore } from "./chain/store.ts";
 import type { IncomingTransfer } from "./checkout/public-view.ts";
 import type { Config } from "./config.ts";
 import { noCrossChain } from "./crosschain/disabled.ts";
+import { feeMarginExcess } from "./crosschain/fee-margin.ts";
 import { createCrossChain } from "./crosschain/index.ts";
 import { burnView } from "./crosschain/service.ts";
-import { feeMarginExcess } from "./crosschain/fee-margin.ts";
 import { createBurnStore } from "./crosschain/store.ts";
-import type { Address } from "viem";
-import { type Db, openDb } from "./db/index.ts";
 import { createGroupCommit } from "./db/group-commit.ts";
-import { inTransaction } from "./db/transaction.ts";
+import { type Db, openDb } from "./db/index.ts";
 import { acquireServeLock } from "./db/serve-lock.ts";
+import { inTransaction } from "./db/transaction.ts";
 import { createEventsService } from "./events/service.ts";
 import { createEventStore } from "./events/store.ts";
+import { createRateLimiter } from "./http/rate-limit.ts";
 import { createIdempotency } from "./idempotency/index.ts";
 import { type Clock, systemClock } from "./lib/clock.ts";
 import { ConfigError } from "./lib/errors.ts";
 import { type IdGenerator, randomIds } from "./lib/ids.ts";
-import { type Logger, createLogger } from "./lib/log.ts";
-import { formatExact } from "./lib/money.ts";
+import { createLogger, type Logger } from "./lib/log.ts";
 import { runEvery } from "./lib/loop.ts";
-import { createRateLimiter } from "./http/rate-limit.ts";
+import { formatExact } from "./lib/money.ts";
+import { createRetention } from "./ops/retention.ts";
 import { createLifecycle } from "./payments/lifecycle.ts";
 import { createPaymentsService } from "./payments/service.ts";
 import { createPaymentStore } from "./payments/store.ts";
-import { createRetention } from "./ops/retention.ts";
-import { createWebhookEndpointsService } from "./webhooks/endpoints.ts";
-import { createWebhookStore } from "./webhooks/store.ts";
-import { createDeliveryStore } from "./webhooks/delivery-store.ts";
 import { createDeliveriesService } from "./webhooks/deliveries.ts";
-import { createWebhookWorker } from "./webhooks/worker.ts";
+import { createDeliveryStore } from "./webhooks/delivery-store.ts";
+import { createWebhookEndpointsService } from "./webhooks/endpoints.ts";
 import { WEBHOOK_LIMITS } from "./webhooks/routes.ts";
+import { createWebhookStore } from "./webhooks/store.ts";
 import type { Resolver } from "./webhooks/url-guard.ts";
+import { createWebhookWorker } from "./webhooks/worker.ts";
 
 export interface ServerOptions {
   clock?: Clock;
@@ -92,7 +92,9 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
     abandon(new Error("STABLEGATE_FEE_RECIPIENT: required because some accounts charge a fee"));
   }
   if (config.webhookAllowPrivate) {
-    log.warn("STABLEGATE_WEBHOOK_ALLOW_PRIVATE is on: webhook URLs may be http and point at private addresses; never use this in production");
+    log.warn(
+      "STABLEGATE_WEBHOOK_ALLOW_PRIVATE is on: webhook URLs may be http and point at private addresses; never use this in production",
+    );
   }
 
   const view = { baseUrl: config.baseUrl, chainName: config.chain.name };
@@ -128,7 +130,16 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
   });
   let chain: ReturnType<typeof createChain>;
   try {
-    chain = createChain({ config, db, chainStore, payments: paymentStore, lifecycle, clock, log, highestOtherNonce: burns.maxRedeemNonce });
+    chain = createChain({
+      config,
+      db,
+      chainStore,
+      payments: paymentStore,
+      lifecycle,
+      clock,
+      log,
+      highestOtherNonce: burns.maxRedeemNonce,
+    });
   } catch (error) {
     abandon(error); // an unreadable relayer.key, say
   }
@@ -153,7 +164,8 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
         clients: chain.clients,
         nonces: chain.nonces,
         stuckAfterMs: chain.stuckAfterMs,
-        depositAddressOf: (paymentId) => (paymentStore.findById(paymentId)?.deposit_address as Address | undefined) ?? null,
+        depositAddressOf: (paymentId) =>
+          (paymentStore.findById(paymentId)?.deposit_address as Address | undefined) ?? null,
         clock,
         ids,
         log,
@@ -185,7 +197,14 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
         resolve: options.resolve,
         onDeleted: (endpointId, now) => deliveryStore.cancelForEndpoint(endpointId, now),
       }),
-      deliveries: createDeliveriesService({ deliveries: deliveryStore, endpoints: webhookStore, events, clock, ids, wake: webhookWorker.wake }),
+      deliveries: createDeliveriesService({
+        deliveries: deliveryStore,
+        endpoints: webhookStore,
+        events,
+        clock,
+        ids,
+        wake: webhookWorker.wake,
+      }),
       events: createEventsService({ store: events, clock }),
       idempotency,
       view,
@@ -212,12 +231,27 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
   // Where this process can reach itself; the log names what is bound.
   const url = `http://${server.hostname === "0.0.0.0" ? "127.0.0.1" : server.hostname}:${server.port}`;
   const bound = config.host.includes(":") ? `[${config.host}]` : config.host;
-  log.info("listening", { address: `${bound}:${server.port}`, base_url: config.baseUrl, chain: config.chain.name, data_dir: config.dataDir });
+  log.info("listening", {
+    address: `${bound}:${server.port}`,
+    base_url: config.baseUrl,
+    chain: config.chain.name,
+    data_dir: config.dataDir,
+  });
   if (config.crossChain) {
-    log.info("cross-chain funding on", { source_chains: config.crossChain.sources.map((s) => s.name), attestation_api: new URL(config.crossChain.apiUrl).origin });
+    log.info("cross-chain funding on", {
+      source_chains: config.crossChain.sources.map((s) => s.name),
+      attestation_api: new URL(config.crossChain.apiUrl).origin,
+    });
   }
 
-  const retention = createRetention({ events, deliveries: deliveryStore, endpoints: webhookStore, idempotency, clock, log });
+  const retention = createRetention({
+    events,
+    deliveries: deliveryStore,
+    endpoints: webhookStore,
+    idempotency,
+    clock,
+    log,
+  });
   const expirePayments = () => {
     const count = inTransaction(db, () => lifecycle.expireDue());
     if (count > 0) log.info("payments expired", { count });
@@ -239,11 +273,16 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
     async stop() {
       abort.abort();
       let timer: ReturnType<typeof setTimeout> | undefined;
-      const deadline = new Promise<"late">((resolve) => (timer = setTimeout(() => resolve("late"), SHUTDOWN_DEADLINE_MS)));
+      const deadline = new Promise<"late">(
+        (resolve) => (timer = setTimeout(() => resolve("late"), SHUTDOWN_DEADLINE_MS)),
+      );
       const outcome = await Promise.race([Promise.all([app.stop(), loops]), deadline]);
       clearTimeout(timer);
       // A loop still stuck past the deadline (in an RPC call, say) then fails on the closed database; aborted, it ends there.
-      if (outcome === "late") log.warn("shutdown deadline reached; stopping with work still in flight", { deadline_ms: SHUTDOWN_DEADLINE_MS });
+      if (outcome === "late")
+        log.warn("shutdown deadline reached; stopping with work still in flight", {
+          deadline_ms: SHUTDOWN_DEADLINE_MS,
+        });
       db.close();
       releaseLock();
     },
@@ -257,7 +296,13 @@ function listenError(error: unknown, config: Config): Error {
   if (code === "EADDRINUSE" || /in use/i.test((error as Error).message)) {
     return new Error(`cannot listen on ${where}: the port is in use (STABLEGATE_PORT)`);
   }
-  if (code === "EACCES") return new ConfigError("STABLEGATE_PORT", `not allowed to listen on ${where} (ports below 1024 need privileges)`);
-  const why = code === "EADDRNOTAVAIL" ? "not an address of this machine" : code === "EINVAL" ? "the name does not resolve to an address here" : (error as Error).message;
+  if (code === "EACCES")
+    return new ConfigError("STABLEGATE_PORT", `not allowed to listen on ${where} (ports below 1024 need privileges)`);
+  const why =
+    code === "EADDRNOTAVAIL"
+      ? "not an address of this machine"
+      : code === "EINVAL"
+        ? "the name does not resolve to an address here"
+        : (error as Error).message;
   return new ConfigError("STABLEGATE_HOST", `cannot listen on ${where}: ${why}`);
 }

@@ -1,8 +1,8 @@
 import { type Address, getAddress, isAddress } from "viem";
+import { type Clock, isoMillis } from "../lib/clock.ts";
 import { AuthError, NotFoundError, ValidationError } from "../lib/errors.ts";
 import { API_KEY, type IdGenerator } from "../lib/ids.ts";
 import { constantTimeEqual, sha256Hex } from "../lib/secrets.ts";
-import { type Clock, isoMillis } from "../lib/clock.ts";
 import type { AccountRow, AccountStore, ApiKeyRow } from "./store.ts";
 
 export interface Account {
@@ -31,7 +31,13 @@ export function createAccountsService({ store, clock, ids }: AccountsDeps) {
   function issueKey(accountId: string): { id: string; api_key: string } {
     const apiKey = ids.apiKey();
     const id = ids.prefixed("key");
-    store.insertKey({ id, account_id: accountId, key_hash: sha256Hex(apiKey), key_hint: apiKey.slice(-4), created_at: clock.now() });
+    store.insertKey({
+      id,
+      account_id: accountId,
+      key_hash: sha256Hex(apiKey),
+      key_hint: apiKey.slice(-4),
+      created_at: clock.now(),
+    });
     return { id, api_key: apiKey };
   }
 
@@ -46,7 +52,13 @@ export function createAccountsService({ store, clock, ids }: AccountsDeps) {
       if (feeBps !== undefined && (!Number.isInteger(feeBps) || feeBps < 0 || feeBps > 10_000)) {
         throw new ValidationError("fee bps must be a whole number from 0 to 10000");
       }
-      const row: AccountRow = { id: ids.prefixed("acct"), name, payout_address: payoutAddress, fee_bps: feeBps ?? null, created_at: clock.now() };
+      const row: AccountRow = {
+        id: ids.prefixed("acct"),
+        name,
+        payout_address: payoutAddress,
+        fee_bps: feeBps ?? null,
+        created_at: clock.now(),
+      };
       const key = store.transaction(() => {
         store.insertAccount(row);
         return issueKey(row.id);
@@ -86,18 +98,27 @@ export function createAccountsService({ store, clock, ids }: AccountsDeps) {
     authenticate(header: string | null | undefined): Account {
       const match = /^Bearer\s+(\S+)\s*$/i.exec(header ?? "");
       const key = match?.[1];
-      if (!key || !API_KEY.test(key)) throw new AuthError(header ? "invalid API key" : "missing API key: send Authorization: Bearer <API_KEY>");
+      if (!key || !API_KEY.test(key))
+        throw new AuthError(header ? "invalid API key" : "missing API key: send Authorization: Bearer <API_KEY>");
       const hash = sha256Hex(key);
       const row = store.findKeyByHash(hash);
-      if (!row || !constantTimeEqual(row.key_hash, hash) || row.revoked_at !== null) throw new AuthError("invalid API key");
+      if (!row || !constantTimeEqual(row.key_hash, hash) || row.revoked_at !== null)
+        throw new AuthError("invalid API key");
       const account = store.findAccount(row.account_id);
       if (!account) throw new AuthError("invalid API key");
-      return { id: account.id, name: account.name, payoutAddress: account.payout_address as Address, feeBps: account.fee_bps };
+      return {
+        id: account.id,
+        name: account.name,
+        payoutAddress: account.payout_address as Address,
+        feeBps: account.fee_bps,
+      };
     },
 
     findAccount(id: string): Account | null {
       const row = store.findAccount(id);
-      return row ? { id: row.id, name: row.name, payoutAddress: row.payout_address as Address, feeBps: row.fee_bps } : null;
+      return row
+        ? { id: row.id, name: row.name, payoutAddress: row.payout_address as Address, feeBps: row.fee_bps }
+        : null;
     },
   };
 }
@@ -109,9 +130,12 @@ export type AccountsService = ReturnType<typeof createAccountsService>;
  * carry a valid EIP-55 checksum (all lower case has none to check).
  */
 function payoutAddressFrom(text: string): Address {
-  if (!isAddress(text, { strict: false })) throw new ValidationError("payout address must be a 0x-prefixed 20-byte address");
+  if (!isAddress(text, { strict: false }))
+    throw new ValidationError("payout address must be a 0x-prefixed 20-byte address");
   if (!isAddress(text, { strict: true })) {
-    throw new ValidationError("payout address has mixed case but a wrong EIP-55 checksum: check it for a typo, or give it in lower case");
+    throw new ValidationError(
+      "payout address has mixed case but a wrong EIP-55 checksum: check it for a typo, or give it in lower case",
+    );
   }
   return getAddress(text);
 }

@@ -31,7 +31,9 @@ export function createAccountStore(db: Db) {
   );
   const findKeyByHash = db.query<ApiKeyRow, [string]>("SELECT * FROM api_keys WHERE key_hash = ?");
   const listAllKeys = db.query<ApiKeyRow, []>("SELECT * FROM api_keys ORDER BY created_at, id");
-  const listAccountKeys = db.query<ApiKeyRow, [string]>("SELECT * FROM api_keys WHERE account_id = ? ORDER BY created_at, id");
+  const listAccountKeys = db.query<ApiKeyRow, [string]>(
+    "SELECT * FROM api_keys WHERE account_id = ? ORDER BY created_at, id",
+  );
   const revoke = db.query<ApiKeyRow, [number, string]>(
     "UPDATE api_keys SET revoked_at = coalesce(revoked_at, ?) WHERE id = ? RETURNING *",
   );

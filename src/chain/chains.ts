@@ -22,21 +22,153 @@ export interface ChainInfo {
 type Row = Omit<ChainInfo, "testnet" | "viem">;
 
 const MAINNETS: Array<[Row, Chain]> = [
-  [{ name: "ethereum", chainId: 1, usdc: "0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48", confirmations: 12, blockTimeMs: 12_000, cctpDomain: 0, fastSource: true }, viemChains.mainnet],
-  [{ name: "avalanche", chainId: 43114, usdc: "0xB97EF9Ef8734C71904D8002F8b6Bc66Dd9c48a6E", confirmations: 3, blockTimeMs: 2_000, cctpDomain: 1, fastSource: false }, viemChains.avalanche],
-  [{ name: "optimism", chainId: 10, usdc: "0x0b2C639c533813f4Aa9D7837CAf62653d097Ff85", confirmations: 30, blockTimeMs: 2_000, cctpDomain: 2, fastSource: true }, viemChains.optimism],
-  [{ name: "arbitrum", chainId: 42161, usdc: "0xaf88d065e77c8cC2239327C5EDb3A432268e5831", confirmations: 240, blockTimeMs: 1_000, cctpDomain: 3, fastSource: true }, viemChains.arbitrum],
-  [{ name: "base", chainId: 8453, usdc: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913", confirmations: 30, blockTimeMs: 2_000, cctpDomain: 6, fastSource: true }, viemChains.base],
-  [{ name: "polygon", chainId: 137, usdc: "0x3c499c542cEF5E3811e1192ce70d8cC03d5c3359", confirmations: 128, blockTimeMs: 2_000, cctpDomain: 7, fastSource: false }, viemChains.polygon],
+  [
+    {
+      name: "ethereum",
+      chainId: 1,
+      usdc: "0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48",
+      confirmations: 12,
+      blockTimeMs: 12_000,
+      cctpDomain: 0,
+      fastSource: true,
+    },
+    viemChains.mainnet,
+  ],
+  [
+    {
+      name: "avalanche",
+      chainId: 43114,
+      usdc: "0xB97EF9Ef8734C71904D8002F8b6Bc66Dd9c48a6E",
+      confirmations: 3,
+      blockTimeMs: 2_000,
+      cctpDomain: 1,
+      fastSource: false,
+    },
+    viemChains.avalanche,
+  ],
+  [
+    {
+      name: "optimism",
+      chainId: 10,
+      usdc: "0x0b2C639c533813f4Aa9D7837CAf62653d097Ff85",
+      confirmations: 30,
+      blockTimeMs: 2_000,
+      cctpDomain: 2,
+      fastSource: true,
+    },
+    viemChains.optimism,
+  ],
+  [
+    {
+      name: "arbitrum",
+      chainId: 42161,
+      usdc: "0xaf88d065e77c8cC2239327C5EDb3A432268e5831",
+      confirmations: 240,
+      blockTimeMs: 1_000,
+      cctpDomain: 3,
+      fastSource: true,
+    },
+    viemChains.arbitrum,
+  ],
+  [
+    {
+      name: "base",
+      chainId: 8453,
+      usdc: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",
+      confirmations: 30,
+      blockTimeMs: 2_000,
+      cctpDomain: 6,
+      fastSource: true,
+    },
+    viemChains.base,
+  ],
+  [
+    {
+      name: "polygon",
+      chainId: 137,
+      usdc: "0x3c499c542cEF5E3811e1192ce70d8cC03d5c3359",
+      confirmations: 128,
+      blockTimeMs: 2_000,
+      cctpDomain: 7,
+      fastSource: false,
+    },
+    viemChains.polygon,
+  ],
 ];
 
 const TESTNETS: Array<[Row, Chain]> = [
-  [{ name: "sepolia", chainId: 11155111, usdc: "0x1c7D4B196Cb0C7B01d743Fbc6116a902379C7238", confirmations: 12, blockTimeMs: 12_000, cctpDomain: 0, fastSource: true }, viemChains.sepolia],
-  [{ name: "avalanche-fuji", chainId: 43113, usdc: "0x5425890298aed601595a70AB815c96711a31Bc65", confirmations: 3, blockTimeMs: 2_000, cctpDomain: 1, fastSource: false }, viemChains.avalancheFuji],
-  [{ name: "optimism-sepolia", chainId: 11155420, usdc: "0x5fd84259d66Cd46123540766Be93DFE6D43130D7", confirmations: 30, blockTimeMs: 2_000, cctpDomain: 2, fastSource: true }, viemChains.optimismSepolia],
-  [{ name: "arbitrum-sepolia", chainId: 421614, usdc: "0x75faf114eafb1BDbe2F0316DF893fd58CE46AA4d", confirmations: 240, blockTimeMs: 1_000, cctpDomain: 3, fastSource: true }, viemChains.arbitrumSepolia],
-  [{ name: "base-sepolia", chainId: 84532, usdc: "0x036CbD53842c5426634e7929541eC2318f3dCF7e", confirmations: 30, blockTimeMs: 2_000, cctpDomain: 6, fastSource: true }, viemChains.baseSepolia],
-  [{ name: "polygon-amoy", chainId: 80002, usdc: "0x41E94Eb019C0762f9Bfcf9Fb1E58725BfB0e7582", confirmations: 128, blockTimeMs: 2_000, cctpDomain: 7, fastSource: false }, viemChains.polygonAmoy],
+  [
+    {
+      name: "sepolia",
+      chainId: 11155111,
+      usdc: "0x1c7D4B196Cb0C7B01d743Fbc6116a902379C7238",
+      confirmations: 12,
+      blockTimeMs: 12_000,
+      cctpDomain: 0,
+      fastSource: true,
+    },
+    viemChains.sepolia,
+  ],
+  [
+    {
+      name: "avalanche-fuji",
+      chainId: 43113,
+      usdc: "0x5425890298aed601595a70AB815c96711a31Bc65",
+      confirmations: 3,
+      blockTimeMs: 2_000,
+      cctpDomain: 1,
+      fastSource: false,
+    },
+    viemChains.avalancheFuji,
+  ],
+  [
+    {
+      name: "optimism-sepolia",
+      chainId: 11155420,
+      usdc: "0x5fd84259d66Cd46123540766Be93DFE6D43130D7",
+      confirmations: 30,
+      blockTimeMs: 2_000,
+      cctpDomain: 2,
+      fastSource: true,
+    },
+    viemChains.optimismSepolia,
+  ],
+  [
+    {
+      name: "arbitrum-sepolia",
+      chainId: 421614,
+      usdc: "0x75faf114eafb1BDbe2F0316DF893fd58CE46AA4d",
+      confirmations: 240,
+      blockTimeMs: 1_000,
+      cctpDomain: 3,
+      fastSource: true,
+    },
+    viemChains.arbitrumSepolia,
+  ],
+  [
+    {
+      name: "base-sepolia",
+      chainId: 84532,
+      usdc: "0x036CbD53842c5426634e7929541eC2318f3dCF7e",
+      confirmations: 30,
+      blockTimeMs: 2_000,
+      cctpDomain: 6,
+      fastSource: true,
+    },
+    viemChains.baseSepolia,
+  ],
+  [
+    {
+      name: "polygon-amoy",
+      chainId: 80002,
+      usdc: "0x41E94Eb019C0762f9Bfcf9Fb1E58725BfB0e7582",
+      confirmations: 128,
+      blockTimeMs: 2_000,
+      cctpDomain: 7,
+      fastSource: false,
+    },
+    viemChains.polygonAmoy,
+  ],
 ];
 
 export const CHAINS: ReadonlyMap<string, ChainInfo> = new Map(

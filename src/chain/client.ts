@@ -1,6 +1,6 @@
+import type { Hex } from "viem";
 import { type Chain, createPublicClient, createWalletClient, defineChain, http } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
-import type { Hex } from "viem";
 import type { Config } from "../config.ts";
 import { CHAINS } from "./chains.ts";
 

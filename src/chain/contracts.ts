@@ -4,24 +4,24 @@
  * `depositAddress` view (checked against a real chain in test/chain/deposit-factory.test.ts).
  */
 import {
-  bytesToHex,
-  concat,
-  getAddress,
-  hexToBytes,
-  encodeAbiParameters,
-  getContractAddress,
-  keccak256,
-  parseAbi,
-  parseAbiParameters,
-  zeroHash,
   type Abi,
   type Account,
   type Address,
+  bytesToHex,
   type Chain,
+  concat,
+  encodeAbiParameters,
+  getAddress,
+  getContractAddress,
   type Hex,
+  hexToBytes,
+  keccak256,
   type PublicClient,
+  parseAbi,
+  parseAbiParameters,
   type Transport,
   type WalletClient,
+  zeroHash,
 } from "viem";
 // JSON imports, so that `bun build --compile` embeds the artifacts in the binary.
 import DepositFactoryJson from "../../contracts/artifacts/DepositFactory.json";
@@ -111,7 +111,9 @@ export function depositSalt(p: DepositParams): Hex {
 }
 
 function saltBytes(p: DepositParams): Uint8Array {
-  return keccakBytes(hexToBytes(encodeAbiParameters(saltParameters, [p.paymentId, p.token, p.payout, p.feeRecipient, p.feeBps])));
+  return keccakBytes(
+    hexToBytes(encodeAbiParameters(saltParameters, [p.paymentId, p.token, p.payout, p.feeRecipient, p.feeBps])),
+  );
 }
 
 /**

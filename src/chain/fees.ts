@@ -39,7 +39,12 @@ export async function outbid(client: PublicClient, previous: Fees): Promise<Fees
  */
 export function sentWith(serialized: Hex): Fees & { gas: bigint } {
   const tx = parseTransaction(serialized);
-  if (tx.type !== "eip1559" || tx.gas === undefined || tx.maxFeePerGas === undefined || tx.maxPriorityFeePerGas === undefined) {
+  if (
+    tx.type !== "eip1559" ||
+    tx.gas === undefined ||
+    tx.maxFeePerGas === undefined ||
+    tx.maxPriorityFeePerGas === undefined
+  ) {
     throw new Error("not a signed EIP-1559 transaction with gas and fees");
   }
   return { gas: tx.gas, maxFeePerGas: tx.maxFeePerGas, maxPriorityFeePerGas: tx.maxPriorityFeePerGas };

@@ -1,11 +1,11 @@
 import type { Hex } from "viem";
 import type { Config } from "../config.ts";
 import type { Db } from "../db/index.ts";
-import type { Clock } from "../lib/clock.ts";
 import { INT64_MAX } from "../db/int64.ts";
+import type { Clock } from "../lib/clock.ts";
 import { UnavailableError, UnprocessableError } from "../lib/errors.ts";
-import { formatExact } from "../lib/money.ts";
 import type { Logger } from "../lib/log.ts";
+import { formatExact } from "../lib/money.ts";
 import type { Lifecycle } from "../payments/lifecycle.ts";
 import type { PaymentRow, PaymentStore } from "../payments/store.ts";
 import type { ChainApi } from "./api.ts";
@@ -93,7 +93,9 @@ export function createChain(deps: ChainDeps) {
         case "no_transfer":
           throw new UnprocessableError(`transaction ${txHash} has no USDC transfer to this payment's deposit address`);
         case "too_large":
-          throw new UnprocessableError(`transaction ${txHash} transfers more than this server can account for (at most ${formatExact(INT64_MAX)} in total per payment); it is not credited`);
+          throw new UnprocessableError(
+            `transaction ${txHash} transfers more than this server can account for (at most ${formatExact(INT64_MAX)} in total per payment); it is not credited`,
+          );
       }
     },
     async readiness() {

@@ -1,8 +1,8 @@
-import type { Lifecycle } from "../payments/lifecycle.ts";
-import type { PaymentStore } from "../payments/store.ts";
+import { INT64_MAX } from "../db/int64.ts";
 import type { Clock } from "../lib/clock.ts";
 import type { Logger } from "../lib/log.ts";
-import { INT64_MAX } from "../db/int64.ts";
+import type { Lifecycle } from "../payments/lifecycle.ts";
+import type { PaymentStore } from "../payments/store.ts";
 import type { ChainStore } from "./store.ts";
 
 /** One USDC transfer to a deposit address, as found by the watcher or a payer's /sync. */
@@ -22,7 +22,13 @@ export type Ledger = ReturnType<typeof createLedger>;
  * Records transfers, crediting each (tx hash, log index) exactly once, and only once it is
  * confirmed. Runs inside the caller's transaction (with the cursor move, for the watcher).
  */
-export function createLedger(deps: { chain: ChainStore; payments: PaymentStore; lifecycle: Lifecycle; clock: Clock; log?: Logger }) {
+export function createLedger(deps: {
+  chain: ChainStore;
+  payments: PaymentStore;
+  lifecycle: Lifecycle;
+  clock: Clock;
+  log?: Logger;
+}) {
   const { chain, payments, lifecycle, clock } = deps;
 
   /**

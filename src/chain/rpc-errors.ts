@@ -4,7 +4,8 @@ import { TransactionNotFoundError, TransactionReceiptNotFoundError } from "viem"
 const RANGE_TOO_LARGE = /range|too many|limit|exceed|too large|size|10000|response is too big|timeout|timed out/i;
 
 export function isRangeError(error: unknown): boolean {
-  const text = error instanceof Error ? `${error.message} ${(error as { details?: string }).details ?? ""}` : String(error);
+  const text =
+    error instanceof Error ? `${error.message} ${(error as { details?: string }).details ?? ""}` : String(error);
   // A rate limit is not a range problem: narrowing the range would only ask faster.
   if ((error as { status?: number }).status === 429 || /rate.?limit|too many requests/i.test(text)) return false;
   return RANGE_TOO_LARGE.test(text);

@@ -14,19 +14,30 @@ export interface LogPosition {
  * address commits to them and only the factory can move its token. A zero balance is no such
  * proof: a node behind the others answers it from a block before the funds arrived.
  */
-export async function settledAfter(client: PublicClient, q: { paymentId: Hex; deposit: Address; after: LogPosition; to: bigint }): Promise<bigint> {
+export async function settledAfter(
+  client: PublicClient,
+  q: { paymentId: Hex; deposit: Address; after: LogPosition; to: bigint },
+): Promise<bigint> {
   if (q.to < BigInt(q.after.blockNumber)) return 0n;
   const logs = await settledLogs(client, q.paymentId, q.deposit, BigInt(q.after.blockNumber), q.to);
   let total = 0n;
   for (const log of logs) {
-    const later = log.blockNumber > q.after.blockNumber || (log.blockNumber === q.after.blockNumber && log.logIndex > q.after.logIndex);
+    const later =
+      log.blockNumber > q.after.blockNumber ||
+      (log.blockNumber === q.after.blockNumber && log.logIndex > q.after.logIndex);
     if (later) total += log.amount;
   }
   return total;
 }
 
 /** Settled logs in [from, to], asking again in halves when the node finds the range too large. */
-async function settledLogs(client: PublicClient, paymentId: Hex, deposit: Address, from: bigint, to: bigint): Promise<Array<LogPosition & { amount: bigint }>> {
+async function settledLogs(
+  client: PublicClient,
+  paymentId: Hex,
+  deposit: Address,
+  from: bigint,
+  to: bigint,
+): Promise<Array<LogPosition & { amount: bigint }>> {
   try {
     const logs = await client.getLogs({
       address: factoryAddress,
@@ -36,23 +47,28 @@ async function settledLogs(client: PublicClient, paymentId: Hex, deposit: Addres
       toBlock: to,
       strict: true,
     });
-    return logs
-      // Only what was asked for counts, whatever the node answers.
-      .filter(
-        (log) =>
-          !log.removed &&
-          log.address.toLowerCase() === factoryAddress.toLowerCase() &&
-          log.args.paymentId.toLowerCase() === paymentId.toLowerCase() &&
-          log.args.depositAddress.toLowerCase() === deposit.toLowerCase() &&
-          log.blockNumber !== null &&
-          log.logIndex !== null &&
-          log.blockNumber >= from &&
-          log.blockNumber <= to,
-      )
-      .map((log) => ({ blockNumber: Number(log.blockNumber), logIndex: log.logIndex!, amount: log.args.amount }));
+    return (
+      logs
+        // Only what was asked for counts, whatever the node answers.
+        .filter(
+          (log) =>
+            !log.removed &&
+            log.address.toLowerCase() === factoryAddress.toLowerCase() &&
+            log.args.paymentId.toLowerCase() === paymentId.toLowerCase() &&
+            log.args.depositAddress.toLowerCase() === deposit.toLowerCase() &&
+            log.blockNumber !== null &&
+            log.logIndex !== null &&
+            log.blockNumber >= from &&
+            log.blockNumber <= to,
+        )
+        .map((log) => ({ blockNumber: Number(log.blockNumber), logIndex: log.logIndex!, amount: log.args.amount }))
+    );
   } catch (error) {
     if (to <= from || !isRangeError(error)) throw error;
     const middle = (from + to) / 2n;
-    return [...(await settledLogs(client, paymentId, deposit, from, middle)), ...(await settledLogs(client, paymentId, deposit, middle + 1n, to))];
+    return [
+      ...(await settledLogs(client, paymentId, deposit, from, middle)),
+      ...(await settledLogs(client, paymentId, deposit, middle + 1n, to)),
+    ];
   }
 }

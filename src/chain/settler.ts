@@ -1,27 +1,27 @@
+import type { Account, Chain, Transport, WalletClient } from "viem";
 import {
   type Address,
   BaseError,
   ContractFunctionRevertedError,
-  type Hex,
-  type PrivateKeyAccount,
-  type PublicClient,
   encodeFunctionData,
   erc20Abi,
+  type Hex,
   keccak256,
+  type PrivateKeyAccount,
+  type PublicClient,
   parseEventLogs,
 } from "viem";
 import { type Clock, isoMillis } from "../lib/clock.ts";
 import type { Logger } from "../lib/log.ts";
+import { createWaker } from "../lib/sleep.ts";
 import type { Lifecycle } from "../payments/lifecycle.ts";
 import type { PaymentRow, PaymentStore } from "../payments/store.ts";
 import { depositArgs, depositFactoryAbi, ensureFactory, factoryAddress } from "./contracts.ts";
-import { createWaker } from "../lib/sleep.ts";
-import { backoffMs, errorMessage, isAlreadySent, nodeMessage, unlessNotFound } from "./rpc-errors.ts";
 import { type Fees, goingFees, outbid, sentWith } from "./fees.ts";
+import type { NonceManager } from "./nonces.ts";
+import { backoffMs, errorMessage, isAlreadySent, nodeMessage, unlessNotFound } from "./rpc-errors.ts";
 import { settledAfter } from "./settlement-proof.ts";
 import type { ChainStore, SettlementRow } from "./store.ts";
-import type { NonceManager } from "./nonces.ts";
-import type { WalletClient, Transport, Chain, Account } from "viem";
 
 export interface SettlerDeps {
   client: PublicClient;
@@ -89,7 +89,12 @@ export function createSettler(deps: SettlerDeps) {
   }
 
   function depositBalance(row: PaymentRow): Promise<bigint> {
-    return client.readContract({ address: row.token_address as Address, abi: erc20Abi, functionName: "balanceOf", args: [row.deposit_address as Address] });
+    return client.readContract({
+      address: row.token_address as Address,
+      abi: erc20Abi,
+      functionName: "balanceOf",
+      args: [row.deposit_address as Address],
+    });
   }
 
   /**
@@ -142,7 +147,11 @@ export function createSettler(deps: SettlerDeps) {
     const retryAt = clock.now() + retryDelayMs(row.settle_attempts + 1);
     payments.recordSettleFailure(row.id, retryAt, clock.now());
     lifecycle.apply(row.id, "settlement_reverted");
-    log.warn("settlement failed; funds stay at the deposit address", { payment_id: row.id, reason, retry_at: isoMillis(retryAt) });
+    log.warn("settlement failed; funds stay at the deposit address", {
+      payment_id: row.id,
+      reason,
+      retry_at: isoMillis(retryAt),
+    });
   }
 
   /** Simulates, signs, records, then broadcasts one settlement. */
@@ -150,7 +159,13 @@ export function createSettler(deps: SettlerDeps) {
     if ((await depositBalance(row)) === 0n) return void (await recordSweptByOthers(row));
     let gas: bigint;
     try {
-      gas = await client.estimateContractGas({ address: factoryAddress, abi: depositFactoryAbi, functionName: "settle", args: argsOf(row), account });
+      gas = await client.estimateContractGas({
+        address: factoryAddress,
+        abi: depositFactoryAbi,
+        functionName: "settle",
+        args: argsOf(row),
+        account,
+      });
     } catch (error) {
       if (isRevert(error)) return chain.transaction(() => recordFailure(row.id, errorMessage(error)));
       throw error;
@@ -193,9 +208,14 @@ export function createSettler(deps: SettlerDeps) {
         // before deciding the nonce went to a transaction we never sent.
         found = await receiptOf(hashes);
         if (!found) {
-          chain.transaction(() => chain.finishSettlement(settlement.id, "dropped", null, null, settlement.tx_hash, clock.now()));
+          chain.transaction(() =>
+            chain.finishSettlement(settlement.id, "dropped", null, null, settlement.tx_hash, clock.now()),
+          );
           deps.nonces.reset();
-          log.warn("settlement nonce taken by another transaction; resending", { payment_id: settlement.payment_id, nonce: settlement.nonce });
+          log.warn("settlement nonce taken by another transaction; resending", {
+            payment_id: settlement.payment_id,
+            nonce: settlement.nonce,
+          });
           return;
         }
       } else {
@@ -205,11 +225,19 @@ export function createSettler(deps: SettlerDeps) {
     const { hash, receipt } = found;
     if (receipt.blockNumber + BigInt(confirmations) > head) return; // mined, not yet confirmed
     const settled = parseEventLogs({ abi: depositFactoryAbi, eventName: "Settled", logs: receipt.logs }).find(
-      (entry) => entry.address.toLowerCase() === factoryAddress.toLowerCase() && entry.args.paymentId === settlement.payment_id,
+      (entry) =>
+        entry.address.toLowerCase() === factoryAddress.toLowerCase() && entry.args.paymentId === settlement.payment_id,
     );
     const ok = receipt.status === "success" && settled !== undefined;
     chain.transaction(() => {
-      chain.finishSettlement(settlement.id, ok ? "mined" : "reverted", settled?.args.amount ?? null, Number(receipt.blockNumber), hash, clock.now());
+      chain.finishSettlement(
+        settlement.id,
+        ok ? "mined" : "reverted",
+        settled?.args.amount ?? null,
+        Number(receipt.blockNumber),
+        hash,
+        clock.now(),
+      );
       if (ok) {
         payments.recordSettled(settlement.payment_id, settled.args.amount, clock.now());
         lifecycle.apply(settlement.payment_id, "settlement_mined");
@@ -217,7 +245,12 @@ export function createSettler(deps: SettlerDeps) {
         recordFailure(settlement.payment_id, `transaction ${hash} reverted`);
       }
     });
-    if (ok) log.info("settlement confirmed", { payment_id: settlement.payment_id, tx_hash: hash, amount: settled.args.amount });
+    if (ok)
+      log.info("settlement confirmed", {
+        payment_id: settlement.payment_id,
+        tx_hash: hash,
+        amount: settled.args.amount,
+      });
   }
 
   /** A settlement not mined yet: rebroadcast it, or outbid it when it is stuck on its fee. */
@@ -228,13 +261,15 @@ export function createSettler(deps: SettlerDeps) {
     if (!pending) {
       // Never accepted (no gas?) while someone else settled the address: nothing is left to send.
       const row = payments.findById(settlement.payment_id)!;
-      const dropped = () => chain.finishSettlement(settlement.id, "dropped", null, null, settlement.tx_hash, clock.now());
+      const dropped = () =>
+        chain.finishSettlement(settlement.id, "dropped", null, null, settlement.tx_hash, clock.now());
       if ((await depositBalance(row)) === 0n && (await recordSweptByOthers(row, dropped))) {
         deps.nonces.reset();
         return;
       }
     }
-    if (!pending || clock.now() - settlement.submitted_at < deps.stuckAfterMs) return broadcast(settlement.raw_tx as Hex);
+    if (!pending || clock.now() - settlement.submitted_at < deps.stuckAfterMs)
+      return broadcast(settlement.raw_tx as Hex);
 
     const row = payments.findById(settlement.payment_id)!;
     const previous = sentWith(settlement.raw_tx as Hex);
@@ -251,7 +286,11 @@ export function createSettler(deps: SettlerDeps) {
         now: clock.now(),
       }),
     );
-    log.info("settlement stuck; replaced with higher fees", { payment_id: row.id, nonce: settlement.nonce, tx_hash: signed.hash });
+    log.info("settlement stuck; replaced with higher fees", {
+      payment_id: row.id,
+      nonce: settlement.nonce,
+      tx_hash: signed.hash,
+    });
     await broadcast(signed.serialized);
   }
 
@@ -277,7 +316,13 @@ export function createSettler(deps: SettlerDeps) {
     address: account.address,
     /** For /readyz: answered from what the loop last saw, so probing it costs no RPC call. */
     status: () => {
-      return { relayer: account.address, gas_balance_wei: state.balance?.toString() ?? null, factory: factoryAddress, factory_ready: factoryReady, last_error: state.lastError };
+      return {
+        relayer: account.address,
+        gas_balance_wei: state.balance?.toString() ?? null,
+        factory: factoryAddress,
+        factory_ready: factoryReady,
+        last_error: state.lastError,
+      };
     },
     /** Runs until `signal` aborts; `wake()` skips the wait after new credits. */
     async run(signal: AbortSignal, intervalMs: number): Promise<void> {

@@ -34,16 +34,24 @@ export type ChainStore = ReturnType<typeof createChainStore>;
 
 /** SQL of the on-chain side: transfers, the watcher cursor and settlement transactions. */
 export function createChainStore(db: Db) {
-  const findTransfer = db.query<TransferRow, [string, number]>("SELECT * FROM transfers WHERE tx_hash = ? AND log_index = ?").safeIntegers(true);
+  const findTransfer = db
+    .query<TransferRow, [string, number]>("SELECT * FROM transfers WHERE tx_hash = ? AND log_index = ?")
+    .safeIntegers(true);
   const insertTransfer = db.query(
     `INSERT INTO transfers (tx_hash, log_index, payment_id, from_address, amount, block_number, block_hash, credited_at, created_at)
      VALUES ($tx_hash, $log_index, $payment_id, $from_address, $amount, $block_number, $block_hash, $credited_at, $created_at)`,
   );
-  const markCredited = db.query("UPDATE transfers SET credited_at = ?, block_number = ?, block_hash = ? WHERE tx_hash = ? AND log_index = ? AND credited_at IS NULL");
-  const transfersForPayment = db.query<TransferRow, [string]>("SELECT * FROM transfers WHERE payment_id = ? ORDER BY block_number, log_index").safeIntegers(true);
+  const markCredited = db.query(
+    "UPDATE transfers SET credited_at = ?, block_number = ?, block_hash = ? WHERE tx_hash = ? AND log_index = ? AND credited_at IS NULL",
+  );
+  const transfersForPayment = db
+    .query<TransferRow, [string]>("SELECT * FROM transfers WHERE payment_id = ? ORDER BY block_number, log_index")
+    .safeIntegers(true);
   const dropStaleUncredited = db.query("DELETE FROM transfers WHERE credited_at IS NULL AND block_number <= ?");
 
-  const getCursor = db.query<{ block_number: number; block_hash: string }, [number]>("SELECT block_number, block_hash FROM chain_cursor WHERE chain_id = ?");
+  const getCursor = db.query<{ block_number: number; block_hash: string }, [number]>(
+    "SELECT block_number, block_hash FROM chain_cursor WHERE chain_id = ?",
+  );
   const setCursor = db.query(
     `INSERT INTO chain_cursor (chain_id, block_number, block_hash, updated_at) VALUES (?, ?, ?, ?)
      ON CONFLICT (chain_id) DO UPDATE SET block_number = excluded.block_number, block_hash = excluded.block_hash, updated_at = excluded.updated_at`,
@@ -53,12 +61,18 @@ export function createChainStore(db: Db) {
     `INSERT INTO settlements (payment_id, nonce, state, tx_hash, tx_hashes, raw_tx, max_fee, priority_fee, submitted_at, updated_at)
      VALUES ($payment_id, $nonce, 'submitted', $tx_hash, $tx_hashes, $raw_tx, $max_fee, $priority_fee, $now, $now) RETURNING id`,
   );
-  const openSettlements = db.query<SettlementRow, []>("SELECT * FROM settlements WHERE state = 'submitted' ORDER BY nonce").safeIntegers(true);
+  const openSettlements = db
+    .query<SettlementRow, []>("SELECT * FROM settlements WHERE state = 'submitted' ORDER BY nonce")
+    .safeIntegers(true);
   const replaceSettlement = db.query(
     "UPDATE settlements SET tx_hash = $tx_hash, tx_hashes = $tx_hashes, raw_tx = $raw_tx, max_fee = $max_fee, priority_fee = $priority_fee, submitted_at = $now, updated_at = $now WHERE id = $id",
   );
-  const finishSettlement = db.query("UPDATE settlements SET state = ?, amount = ?, block_number = ?, tx_hash = ?, updated_at = ? WHERE id = ?");
-  const maxNonce = db.query<{ n: number | null }, []>("SELECT max(nonce) AS n FROM settlements WHERE state != 'dropped'");
+  const finishSettlement = db.query(
+    "UPDATE settlements SET state = ?, amount = ?, block_number = ?, tx_hash = ?, updated_at = ? WHERE id = ?",
+  );
+  const maxNonce = db.query<{ n: number | null }, []>(
+    "SELECT max(nonce) AS n FROM settlements WHERE state != 'dropped'",
+  );
 
   return {
     findTransfer: (txHash: string, logIndex: number) => normaliseTransfer(findTransfer.get(txHash, logIndex)),
@@ -70,18 +84,40 @@ export function createChainStore(db: Db) {
     dropStaleUncredited: (upToBlock: number) => dropStaleUncredited.run(upToBlock).changes,
 
     cursor: (chainId: number) => getCursor.get(chainId),
-    setCursor: (chainId: number, blockNumber: number, blockHash: string, now: number) => setCursor.run(chainId, blockNumber, blockHash, now),
+    setCursor: (chainId: number, blockNumber: number, blockHash: string, now: number) =>
+      setCursor.run(chainId, blockNumber, blockHash, now),
 
-    insertSettlement: (row: { payment_id: string; nonce: number; tx_hash: string; raw_tx: string; max_fee: string; priority_fee: string; now: number }) =>
-      insertSettlement.get({ ...row, tx_hashes: JSON.stringify([row.tx_hash]) })!.id,
+    insertSettlement: (row: {
+      payment_id: string;
+      nonce: number;
+      tx_hash: string;
+      raw_tx: string;
+      max_fee: string;
+      priority_fee: string;
+      now: number;
+    }) => insertSettlement.get({ ...row, tx_hashes: JSON.stringify([row.tx_hash]) })!.id,
     openSettlements: () => openSettlements.all().map(normaliseSettlement),
-    replaceSettlement: (row: { id: number; tx_hash: string; tx_hashes: string[]; raw_tx: string; max_fee: string; priority_fee: string; now: number }) =>
-      replaceSettlement.run({ ...row, tx_hashes: JSON.stringify(row.tx_hashes) }),
+    replaceSettlement: (row: {
+      id: number;
+      tx_hash: string;
+      tx_hashes: string[];
+      raw_tx: string;
+      max_fee: string;
+      priority_fee: string;
+      now: number;
+    }) => replaceSettlement.run({ ...row, tx_hashes: JSON.stringify(row.tx_hashes) }),
     /**
      * `amount` is the Settled log's. A sweep passes 2^63 units only by carrying funds the ledger
      * refused as too large; that amount is then left unrecorded (null), never wrapped negative.
      */
-    finishSettlement: (id: number, state: SettlementRow["state"], amount: bigint | null, blockNumber: number | null, txHash: string, now: number) =>
+    finishSettlement: (
+      id: number,
+      state: SettlementRow["state"],
+      amount: bigint | null,
+      blockNumber: number | null,
+      txHash: string,
+      now: number,
+    ) =>
       finishSettlement.run(state, amount !== null && fitsInt64(amount) ? amount : null, blockNumber, txHash, now, id),
     maxNonce: () => maxNonce.get()?.n ?? null,
     transaction: <T>(fn: () => T): T => inTransaction(db, fn),

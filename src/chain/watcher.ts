@@ -1,12 +1,20 @@
-import { type Address, type Hex, type PublicClient, formatLog, getAddress, parseEventLogs, toHex } from "viem";
-import { erc20Abi } from "viem";
+import {
+  type Address,
+  erc20Abi,
+  formatLog,
+  getAddress,
+  type Hex,
+  type PublicClient,
+  parseEventLogs,
+  toHex,
+} from "viem";
 import type { Clock } from "../lib/clock.ts";
 import type { Logger } from "../lib/log.ts";
+import { sleep } from "../lib/sleep.ts";
 import type { PaymentStore } from "../payments/store.ts";
 import type { Ledger, ObservedTransfer } from "./ledger.ts";
-import type { ChainStore } from "./store.ts";
 import { backoffMs, errorMessage, isRangeError, unlessNotFound } from "./rpc-errors.ts";
-import { sleep } from "../lib/sleep.ts";
+import type { ChainStore } from "./store.ts";
 
 export interface WatcherDeps {
   client: PublicClient;
@@ -47,7 +55,12 @@ export function createWatcher(deps: WatcherDeps) {
   // A stray match only costs a lookup, since the ledger finds payments by the full address.
   const addresses = new Set<number>();
   let chunk = 1_000n;
-  const state = { head: null as bigint | null, cursor: null as bigint | null, lastError: null as string | null, lastSuccessAt: null as number | null };
+  const state = {
+    head: null as bigint | null,
+    cursor: null as bigint | null,
+    lastError: null as string | null,
+    lastSuccessAt: null as number | null,
+  };
 
   const key = (hex40: string) => Number.parseInt(hex40.slice(0, 13), 16);
 
@@ -145,7 +158,12 @@ export function createWatcher(deps: WatcherDeps) {
       if (typeof toTopic !== "string" || toTopic.length !== 66 || !addresses.has(key(toTopic.slice(26)))) continue;
       // A log about one of our addresses that cannot be read fails the whole range, to be asked
       // again: skipping it could pass over a real payment for good.
-      const [entry] = parseEventLogs({ abi: erc20Abi, eventName: "Transfer", logs: [formatLog(raw as Parameters<typeof formatLog>[0])], strict: true });
+      const [entry] = parseEventLogs({
+        abi: erc20Abi,
+        eventName: "Transfer",
+        logs: [formatLog(raw as Parameters<typeof formatLog>[0])],
+        strict: true,
+      });
       // Not a well-formed Transfer (another event, short data): no honest node sends one of
       // those for a USDC transfer, so it is not a payment we could be passing over.
       if (!entry) continue;
@@ -196,7 +214,9 @@ export function createWatcher(deps: WatcherDeps) {
           log.warn("chain watcher: RPC failed; retrying", { error: state.lastError, attempt: failures });
         }
         // Fixed rate: a block that lands just after a poll waits one interval, not interval + tick.
-        const pause = failures ? backoffMs(failures, deps.pollIntervalMs, 30_000) : deps.pollIntervalMs - (clock.now() - started);
+        const pause = failures
+          ? backoffMs(failures, deps.pollIntervalMs, 30_000)
+          : deps.pollIntervalMs - (clock.now() - started);
         if (!more) await sleep(Math.max(0, pause), signal);
       }
     },
@@ -205,7 +225,10 @@ export function createWatcher(deps: WatcherDeps) {
      * A payer's hint: reads the transaction's receipt and records its USDC transfers to this
      * deposit address, crediting them once they have the configured confirmations.
      */
-    async syncTransaction(depositAddress: string, txHash: Hex): Promise<"recorded" | "pending" | "not_found" | "reverted" | "no_transfer" | "too_large"> {
+    async syncTransaction(
+      depositAddress: string,
+      txHash: Hex,
+    ): Promise<"recorded" | "pending" | "not_found" | "reverted" | "no_transfer" | "too_large"> {
       const receipt = await unlessNotFound(client.getTransactionReceipt({ hash: txHash }));
       if (!receipt) {
         const tx = await unlessNotFound(client.getTransaction({ hash: txHash }));
@@ -213,7 +236,9 @@ export function createWatcher(deps: WatcherDeps) {
       }
       if (receipt.status !== "success") return "reverted";
       const logs = parseEventLogs({ abi: erc20Abi, eventName: "Transfer", logs: receipt.logs, strict: true }).filter(
-        (entry) => entry.address.toLowerCase() === usdc.toLowerCase() && entry.args.to.toLowerCase() === depositAddress.toLowerCase(),
+        (entry) =>
+          entry.address.toLowerCase() === usdc.toLowerCase() &&
+          entry.args.to.toLowerCase() === depositAddress.toLowerCase(),
       );
       if (logs.length === 0) return "no_transfer";
       const head = await client.getBlockNumber({ cacheTime: 0 });
@@ -232,7 +257,6 @@ export function createWatcher(deps: WatcherDeps) {
     },
   };
 }
-
 
 function toObserved(entry: {
   transactionHash: Hex | null;

@@ -1,7 +1,7 @@
 import css from "./assets/checkout.css" with { type: "text" };
+import crossChainJs from "./assets/pay-crosschain.client.js" with { type: "text" };
 import pageJs from "./assets/pay-page.client.js" with { type: "text" };
 import walletJs from "./assets/pay-wallet.client.js" with { type: "text" };
-import crossChainJs from "./assets/pay-crosschain.client.js" with { type: "text" };
 import widgetJs from "./assets/widget.client.js" with { type: "text" };
 
 /** A browser file embedded in the binary, served at `path`. */

@@ -38,7 +38,8 @@ function itemsTable(view: PublicPaymentView): Raw {
     <caption class="sr-only">Order summary</caption>
     <thead class="sr-only"><tr><th scope="col">Item</th><th scope="col">Amount (USDC)</th></tr></thead>
     <tbody>${(view.line_items ?? []).map(
-      (item) => html`<tr><td><span class="item-name">${item.description}</span><span class="item-qty">${item.quantity} × ${item.unit_amount} USDC</span></td><td class="num">${item.amount}</td></tr>`,
+      (item) =>
+        html`<tr><td><span class="item-name">${item.description}</span><span class="item-qty">${item.quantity} × ${item.unit_amount} USDC</span></td><td class="num">${item.amount}</td></tr>`,
     )}</tbody>
     <tfoot><tr><th scope="row">Total</th><td class="num">${view.amount} USDC</td></tr></tfoot>
   </table>`;

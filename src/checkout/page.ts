@@ -1,7 +1,7 @@
-import { html, raw, type Raw } from "./html.ts";
-import { ASSETS, PAGE_SCRIPTS, assetUrl } from "./assets.ts";
+import { ASSETS, assetUrl, PAGE_SCRIPTS } from "./assets.ts";
 import { type AddChainParams, addChainParams, chainLabel } from "./chain-info.ts";
-import { STATUS_LABELS, paySection } from "./page-pay.ts";
+import { html, type Raw, raw } from "./html.ts";
+import { paySection, STATUS_LABELS } from "./page-pay.ts";
 import { detailsSection, summaryHead } from "./page-summary.ts";
 import type { PublicPaymentView } from "./public-view.ts";
 
@@ -54,7 +54,10 @@ export function checkoutPage(view: PublicPaymentView, opts: PageOptions): string
   ${detailsSection(view)}
 </main>
 <script type="application/json" id="checkout-data">${jsonForScript(boot)}</script>`;
-  return layout(`Pay ${view.amount} USDC to ${view.merchant_name || "the merchant"}`, body, { embed: opts.embed, scripts: true });
+  return layout(`Pay ${view.amount} USDC to ${view.merchant_name || "the merchant"}`, body, {
+    embed: opts.embed,
+    scripts: true,
+  });
 }
 
 export function notFoundPage(): string {
@@ -85,6 +88,12 @@ ${body}
 
 /** JSON inside a non-executed script element: markup characters escaped so no text can close it. */
 function jsonForScript(value: unknown): Raw {
-  const escapes: Record<string, string> = { "<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029" };
+  const escapes: Record<string, string> = {
+    "<": "\\u003c",
+    ">": "\\u003e",
+    "&": "\\u0026",
+    "\u2028": "\\u2028",
+    "\u2029": "\\u2029",
+  };
   return raw(JSON.stringify(value).replace(/[<>&\u2028\u2029]/g, (c) => escapes[c]!));
 }

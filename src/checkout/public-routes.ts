@@ -1,26 +1,33 @@
-import { Elysia } from "elysia";
 import { Type } from "@sinclair/typebox";
+import { Elysia } from "elysia";
 import type { AppContext } from "../http/context.ts";
-import { NotFoundError } from "../lib/errors.ts";
-import { oneOfParam } from "../http/query.ts";
 import { idParam } from "../http/params.ts";
-import { PAYMENT_ID } from "../lib/ids.ts";
-import type { PaymentRow } from "../payments/store.ts";
-import { paymentUri, publicPaymentView } from "./public-view.ts";
-import { qrSvg } from "./qr.ts";
-import { publicCors } from "./cors.ts";
+import { oneOfParam } from "../http/query.ts";
 import { CHAIN_LIMIT, READ_LIMIT } from "../http/rate-limit.ts";
 import { bodyValidator } from "../http/validate.ts";
+import { NotFoundError } from "../lib/errors.ts";
+import { PAYMENT_ID } from "../lib/ids.ts";
+import type { PaymentRow } from "../payments/store.ts";
+import { publicCors } from "./cors.ts";
+import { paymentUri, publicPaymentView } from "./public-view.ts";
+import { qrSvg } from "./qr.ts";
 
 const LIMITS = { read: READ_LIMIT, chain: CHAIN_LIMIT };
 
 // Unknown and malformed ids answer the same body.
 const PaymentParams = Type.Object({ id: idParam("id", PAYMENT_ID.source, () => "no such payment") });
 
-const QrQuery = Type.Object({ format: Type.Optional(oneOfParam("format", ["address", "eip681"])) }, { additionalProperties: true });
+const QrQuery = Type.Object(
+  { format: Type.Optional(oneOfParam("format", ["address", "eip681"])) },
+  { additionalProperties: true },
+);
 // Without `chain`: the source chains; with it, a quote from that chain.
 const QuoteQuery = Type.Object(
-  { chain: Type.Optional(Type.String({ minLength: 1, maxLength: 64, error: "chain must be the name of a configured source chain" })) },
+  {
+    chain: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 64, error: "chain must be the name of a configured source chain" }),
+    ),
+  },
   { additionalProperties: true },
 );
 
@@ -28,7 +35,10 @@ const txHash = Type.String({ pattern: "^0x[0-9a-fA-F]{64}$", rule: "must be a 0x
 const syncBody = bodyValidator(Type.Object({ tx_hash: txHash }, { additionalProperties: false }));
 const crossChainBody = bodyValidator(
   Type.Object(
-    { chain: Type.String({ minLength: 1, maxLength: 64, rule: "must be the name of a configured source chain" }), tx_hash: txHash },
+    {
+      chain: Type.String({ minLength: 1, maxLength: 64, rule: "must be the name of a configured source chain" }),
+      tx_hash: txHash,
+    },
     { additionalProperties: false },
   ),
 );
@@ -47,54 +57,56 @@ export function publicRoutes(ctx: AppContext) {
     return row;
   };
 
-  return new Elysia()
-    .use(publicCors)
-    .get(
-      "/api/public/payments/:id",
-      ({ params }) => {
-        const row = find(params.id);
-        return publicPaymentView(row, ctx.publicExtras(row), ctx.view);
-      },
-      { params: PaymentParams },
-    )
-    .get(
-      "/api/public/payments/:id/qr",
-      async ({ params, query }) => {
-        const row = find(params.id);
-        const svg = await qrSvg(query.format === "eip681" ? paymentUri(row) : row.deposit_address);
-        return new Response(svg, { headers: { "content-type": "image/svg+xml", "cache-control": "no-cache" } });
-      },
-      { query: QrQuery, params: PaymentParams },
-    )
-    .post(
-      "/api/public/payments/:id/sync",
-      async ({ params, body: raw, set }) => {
-        const body = syncBody(raw);
-        const row = find(params.id, "chain");
-        const outcome = await ctx.chain.sync(row, body.tx_hash as `0x${string}`);
-        const fresh = ctx.payments.findPublic(params.id)!;
-        set.status = outcome === "pending" ? 202 : 200;
-        return publicPaymentView(fresh, ctx.publicExtras(fresh), ctx.view);
-      },
-      { params: PaymentParams },
-    )
-    // Awaited, so a rejected quote reaches the error handler (Elysia only awaits async handlers).
-    .get(
-      "/api/public/payments/:id/cross-chain",
-      async ({ params, query }) => {
-        const row = find(params.id, query.chain === undefined ? "read" : "chain");
-        return query.chain === undefined ? ctx.crossChain.sources(row) : await ctx.crossChain.quote(row, query.chain);
-      },
-      { query: QuoteQuery, params: PaymentParams },
-    )
-    .post(
-      "/api/public/payments/:id/cross-chain",
-      async ({ params, body: raw, set }) => {
-        const body = crossChainBody(raw);
-        const row = find(params.id, "chain");
-        set.status = 202;
-        return await ctx.crossChain.record(row, body.chain, body.tx_hash as `0x${string}`);
-      },
-      { params: PaymentParams },
-    );
+  return (
+    new Elysia()
+      .use(publicCors)
+      .get(
+        "/api/public/payments/:id",
+        ({ params }) => {
+          const row = find(params.id);
+          return publicPaymentView(row, ctx.publicExtras(row), ctx.view);
+        },
+        { params: PaymentParams },
+      )
+      .get(
+        "/api/public/payments/:id/qr",
+        async ({ params, query }) => {
+          const row = find(params.id);
+          const svg = await qrSvg(query.format === "eip681" ? paymentUri(row) : row.deposit_address);
+          return new Response(svg, { headers: { "content-type": "image/svg+xml", "cache-control": "no-cache" } });
+        },
+        { query: QrQuery, params: PaymentParams },
+      )
+      .post(
+        "/api/public/payments/:id/sync",
+        async ({ params, body: raw, set }) => {
+          const body = syncBody(raw);
+          const row = find(params.id, "chain");
+          const outcome = await ctx.chain.sync(row, body.tx_hash as `0x${string}`);
+          const fresh = ctx.payments.findPublic(params.id)!;
+          set.status = outcome === "pending" ? 202 : 200;
+          return publicPaymentView(fresh, ctx.publicExtras(fresh), ctx.view);
+        },
+        { params: PaymentParams },
+      )
+      // Awaited, so a rejected quote reaches the error handler (Elysia only awaits async handlers).
+      .get(
+        "/api/public/payments/:id/cross-chain",
+        async ({ params, query }) => {
+          const row = find(params.id, query.chain === undefined ? "read" : "chain");
+          return query.chain === undefined ? ctx.crossChain.sources(row) : await ctx.crossChain.quote(row, query.chain);
+        },
+        { query: QuoteQuery, params: PaymentParams },
+      )
+      .post(
+        "/api/public/payments/:id/cross-chain",
+        async ({ params, body: raw, set }) => {
+          const body = crossChainBody(raw);
+          const row = find(params.id, "chain");
+          set.status = 202;
+          return await ctx.crossChain.record(row, body.chain, body.tx_hash as `0x${string}`);
+        },
+        { params: PaymentParams },
+      )
+  );
 }

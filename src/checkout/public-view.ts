@@ -1,5 +1,5 @@
-import { formatAmount, formatExact } from "../lib/money.ts";
 import { isoMillis } from "../lib/clock.ts";
+import { formatAmount, formatExact } from "../lib/money.ts";
 import type { PaymentRow } from "../payments/store.ts";
 import { amountDue, lineItemsView, type ViewContext } from "../payments/view.ts";
 

@@ -1,11 +1,11 @@
-import { createAccountStore } from "../accounts/store.ts";
 import { createAccountsService } from "../accounts/service.ts";
+import { createAccountStore } from "../accounts/store.ts";
 import { dataDirFrom } from "../config.ts";
 import { openDb } from "../db/index.ts";
 import { systemClock } from "../lib/clock.ts";
 import { ValidationError } from "../lib/errors.ts";
 import { randomIds } from "../lib/ids.ts";
-import { type FlagSpec, type ParsedArgs, UsageError, parseArgs } from "./args.ts";
+import { type FlagSpec, type ParsedArgs, parseArgs, UsageError } from "./args.ts";
 
 type Env = Record<string, string | undefined>;
 type Service = ReturnType<typeof createAccountsService>;
@@ -25,20 +25,39 @@ const COMMANDS: Record<string, Command> = {
     flags: { name: text, "payout-address": text, "fee-bps": text },
     run(service, { flags }, env) {
       const feeText = flags.get("fee-bps") as string | undefined;
-      if (feeText !== undefined && !/^\d+$/.test(feeText)) throw new UsageError("--fee-bps must be a whole number from 0 to 10000");
+      if (feeText !== undefined && !/^\d+$/.test(feeText))
+        throw new UsageError("--fee-bps must be a whole number from 0 to 10000");
       const feeBps = feeText === undefined ? undefined : Number(feeText);
       if (feeBps && !env.STABLEGATE_FEE_RECIPIENT) {
         throw new UsageError("--fee-bps above 0 needs STABLEGATE_FEE_RECIPIENT set, here and for the server");
       }
-      const { account, api_key } = service.createAccount({ name: required(flags, "name"), payoutAddress: required(flags, "payout-address"), feeBps });
+      const { account, api_key } = service.createAccount({
+        name: required(flags, "name"),
+        payoutAddress: required(flags, "payout-address"),
+        feeBps,
+      });
       return { account, api_key };
     },
   },
   "account list": { flags: {}, run: (service) => service.listAccounts() },
-  "account show": { flags: {}, positional: "ACCOUNT_ID", run: (service, { positionals }) => service.showAccount(positionals[0]!) },
-  "key create": { flags: { account: text }, run: (service, { flags }) => service.createKey(required(flags, "account")) },
-  "key list": { flags: { account: text }, run: (service, { flags }) => service.listKeys(flags.get("account") as string | undefined) },
-  "key revoke": { flags: {}, positional: "KEY_ID", run: (service, { positionals }) => service.revokeKey(positionals[0]!) },
+  "account show": {
+    flags: {},
+    positional: "ACCOUNT_ID",
+    run: (service, { positionals }) => service.showAccount(positionals[0]!),
+  },
+  "key create": {
+    flags: { account: text },
+    run: (service, { flags }) => service.createKey(required(flags, "account")),
+  },
+  "key list": {
+    flags: { account: text },
+    run: (service, { flags }) => service.listKeys(flags.get("account") as string | undefined),
+  },
+  "key revoke": {
+    flags: {},
+    positional: "KEY_ID",
+    run: (service, { positionals }) => service.revokeKey(positionals[0]!),
+  },
 };
 
 export function runAccountCommand(group: "account" | "key", argv: string[], env: Env): unknown {
@@ -47,7 +66,8 @@ export function runAccountCommand(group: "account" | "key", argv: string[], env:
   const command = COMMANDS[name];
   if (!command) throw new UsageError(`unknown command: ${name}`);
   const args = parseArgs(rest, command.flags, command.positional ? 1 : 0);
-  if (command.positional && args.positionals.length === 0) throw new UsageError(`usage: stablegate ${name} ${command.positional}`);
+  if (command.positional && args.positionals.length === 0)
+    throw new UsageError(`usage: stablegate ${name} ${command.positional}`);
   const db = openDb(dataDirFrom(env));
   try {
     const service = createAccountsService({ store: createAccountStore(db), clock: systemClock, ids: randomIds });

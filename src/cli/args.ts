@@ -22,9 +22,11 @@ export function parseArgs(argv: string[], flags: FlagSpec, maxPositionals: numbe
     const first = (error as Error).message.split("\n")[0]!.split(". ")[0]!.replace(/\.$/, "");
     throw new UsageError(first.charAt(0).toLowerCase() + first.slice(1));
   }
-  if (parsed.positionals.length > maxPositionals) throw new UsageError(`unexpected argument "${parsed.positionals[maxPositionals]}"`);
+  if (parsed.positionals.length > maxPositionals)
+    throw new UsageError(`unexpected argument "${parsed.positionals[maxPositionals]}"`);
   const values = new Map<string, string | boolean>();
-  for (const [name, value] of Object.entries(parsed.values)) if (typeof value === "string" || typeof value === "boolean") values.set(name, value);
+  for (const [name, value] of Object.entries(parsed.values))
+    if (typeof value === "string" || typeof value === "boolean") values.set(name, value);
   return { positionals: parsed.positionals, flags: values };
 }
 

@@ -4,19 +4,19 @@ import { join } from "node:path";
 import { createPublicClient, createWalletClient, http } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { foundry } from "viem/chains";
-import { createAccountStore } from "../accounts/store.ts";
 import { createAccountsService } from "../accounts/service.ts";
+import { createAccountStore } from "../accounts/store.ts";
 import { artifacts, ensureFactory } from "../chain/contracts.ts";
 import { loadConfig } from "../config.ts";
 import { openDb } from "../db/index.ts";
 import { ANVIL_KEYS, startAnvil } from "../dev/anvil.ts";
-import { type DevChain, payCrossChainFromDevWallet, payFromDevWallet } from "../dev/pay.ts";
 import { LOCAL_SOURCE, startLocalCrossChain } from "../dev/crosschain-stack.ts";
+import { type DevChain, payCrossChainFromDevWallet, payFromDevWallet } from "../dev/pay.ts";
 import { systemClock } from "../lib/clock.ts";
 import { randomIds } from "../lib/ids.ts";
 import { settingUp, stopAll } from "../lib/teardown.ts";
 import { startServer } from "../server.ts";
-import { UsageError, parseArgs } from "./args.ts";
+import { parseArgs, UsageError } from "./args.ts";
 
 type Env = Record<string, string | undefined>;
 
@@ -56,14 +56,27 @@ async function startDevStack(env: Env, onStop: (step: () => unknown) => void): P
   const transport = http(anvil.rpcUrl);
   const publicClient = createPublicClient({ chain: foundry, transport, pollingInterval: 100 });
   const deployer = createWalletClient({ chain: foundry, transport, account: privateKeyToAccount(DEPLOYER_KEY) });
-  const usdcHash = await deployer.deployContract({ abi: artifacts.TestUSDC.abi, bytecode: artifacts.TestUSDC.bytecode });
+  const usdcHash = await deployer.deployContract({
+    abi: artifacts.TestUSDC.abi,
+    bytecode: artifacts.TestUSDC.bytecode,
+  });
   const usdc = (await publicClient.waitForTransactionReceipt({ hash: usdcHash })).contractAddress!;
   const payer = privateKeyToAccount(PAYER_KEY).address;
   await publicClient.waitForTransactionReceipt({
-    hash: await deployer.writeContract({ address: usdc, abi: artifacts.TestUSDC.abi, functionName: "mint", args: [payer, 1_000_000_000_000n] }),
+    hash: await deployer.writeContract({
+      address: usdc,
+      abi: artifacts.TestUSDC.abi,
+      functionName: "mint",
+      args: [payer, 1_000_000_000_000n],
+    }),
   });
   await ensureFactory({ publicClient, walletClient: deployer });
-  const crossChain = await startLocalCrossChain({ destination: { rpcUrl: anvil.rpcUrl, usdc }, deployerKey: DEPLOYER_KEY, payer, port: 8546 });
+  const crossChain = await startLocalCrossChain({
+    destination: { rpcUrl: anvil.rpcUrl, usdc },
+    deployerKey: DEPLOYER_KEY,
+    payer,
+    port: 8546,
+  });
   onStop(() => crossChain.stop());
 
   const dataDir = env.STABLEGATE_DATA_DIR ?? mkdtempSync(join(tmpdir(), "stablegate-dev-"));
@@ -85,7 +98,11 @@ async function startDevStack(env: Env, onStop: (step: () => unknown) => void): P
   });
   const db = openDb(dataDir);
   const merchant = privateKeyToAccount(MERCHANT_KEY).address;
-  const { account, api_key } = createAccountsService({ store: createAccountStore(db), clock: systemClock, ids: randomIds }).createAccount({
+  const { account, api_key } = createAccountsService({
+    store: createAccountStore(db),
+    clock: systemClock,
+    ids: randomIds,
+  }).createAccount({
     name: "Dev Shop",
     payoutAddress: merchant,
   });
@@ -108,7 +125,12 @@ async function startDevStack(env: Env, onStop: (step: () => unknown) => void): P
   const created = await fetch(`${server.url}/api/v1/payments`, {
     method: "POST",
     headers: { authorization: `Bearer ${api_key}`, "content-type": "application/json" },
-    body: JSON.stringify({ amount: "25.00", description: "Example order", reference: "order-1001", metadata: { order_id: "1001" } }),
+    body: JSON.stringify({
+      amount: "25.00",
+      description: "Example order",
+      reference: "order-1001",
+      metadata: { order_id: "1001" },
+    }),
   });
   const example = (await created.json()) as { id: string; pay_url: string };
   const paid = await payFromDevWallet(dev, example.id);
@@ -141,7 +163,10 @@ Ctrl-C stops everything.`);
 async function devPay(argv: string[]): Promise<number> {
   const { positionals, flags } = parseArgs(argv, { "cross-chain": { type: "boolean" } }, 2);
   const [paymentId, amount] = positionals;
-  if (!paymentId) throw new UsageError("usage: stablegate dev pay <payment_id> [amount] | stablegate dev pay <payment_id> --cross-chain");
+  if (!paymentId)
+    throw new UsageError(
+      "usage: stablegate dev pay <payment_id> [amount] | stablegate dev pay <payment_id> --cross-chain",
+    );
   if (!existsSync(STATE_FILE)) throw new UsageError("no dev stack found: start one with `stablegate dev` first");
   const dev = JSON.parse(readFileSync(STATE_FILE, "utf8")) as DevState;
   if (flags.has("cross-chain")) {

@@ -19,13 +19,19 @@ export function createAttestationApi(baseUrl: string, timeoutMs = 10_000) {
   async function get(path: string, init?: RequestInit): Promise<Response> {
     let response: Response;
     try {
-      response = await fetch(`${baseUrl}${path}`, { ...init, signal: AbortSignal.timeout(timeoutMs), redirect: "error" });
+      response = await fetch(`${baseUrl}${path}`, {
+        ...init,
+        signal: AbortSignal.timeout(timeoutMs),
+        redirect: "error",
+      });
     } catch (error) {
       throw new RetryableError(`attestation service unreachable: ${(error as Error).message}`);
     }
     if (response.status === 429 || response.status >= 500) {
       const retryAfter = Number(response.headers.get("retry-after"));
-      throw Object.assign(new RetryableError(`attestation service answered ${response.status}`), { retryAfterMs: Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter * 1000 : null });
+      throw Object.assign(new RetryableError(`attestation service answered ${response.status}`), {
+        retryAfterMs: Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter * 1000 : null,
+      });
     }
     return response;
   }
@@ -35,10 +41,16 @@ export function createAttestationApi(baseUrl: string, timeoutMs = 10_000) {
     async fees(sourceDomain: number, destinationDomain: number): Promise<{ fast: number; standard: number }> {
       const response = await get(`/v2/burn/USDC/fees/${sourceDomain}/${destinationDomain}`);
       if (!response.ok) throw new RetryableError(`fee endpoint answered ${response.status}`);
-      const rows = (await response.json().catch(() => null)) as Array<{ finalityThreshold?: unknown; minimumFee?: unknown }> | null;
+      const rows = (await response.json().catch(() => null)) as Array<{
+        finalityThreshold?: unknown;
+        minimumFee?: unknown;
+      }> | null;
       const fee = (threshold: number) => {
-        const value = Array.isArray(rows) ? rows.find((r) => r?.finalityThreshold === threshold)?.minimumFee : undefined;
-        if (typeof value !== "number" || !(value >= 0) || value >= MAX_FEE_BPS) throw new RetryableError("fee endpoint gave no usable fee");
+        const value = Array.isArray(rows)
+          ? rows.find((r) => r?.finalityThreshold === threshold)?.minimumFee
+          : undefined;
+        if (typeof value !== "number" || !(value >= 0) || value >= MAX_FEE_BPS)
+          throw new RetryableError("fee endpoint gave no usable fee");
         return value;
       };
       return { fast: fee(1000), standard: fee(2000) };
@@ -52,7 +64,8 @@ export function createAttestationApi(baseUrl: string, timeoutMs = 10_000) {
       const body = (await response.json()) as { messages?: Array<Record<string, unknown>> };
       return (body.messages ?? []).map((m) => ({
         message: m.message as Hex,
-        attestation: typeof m.attestation === "string" && m.attestation.startsWith("0x") ? (m.attestation as Hex) : null,
+        attestation:
+          typeof m.attestation === "string" && m.attestation.startsWith("0x") ? (m.attestation as Hex) : null,
         status: String(m.status ?? ""),
         eventNonce: typeof m.eventNonce === "string" ? m.eventNonce : null,
       }));

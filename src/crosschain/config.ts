@@ -7,11 +7,20 @@ const HTTP = ["http:", "https:"];
 
 /** Circle's CCTP V2 contracts: the same addresses on every supported chain of a network. */
 export const CCTP_CONTRACTS = {
-  mainnet: { tokenMessenger: "0x28b5a0e9C621a5BadaA536219b3a228C8168cf5d", messageTransmitter: "0x81D40F21F12A8F0E3252Bccb954D722d4c464B64" },
-  testnet: { tokenMessenger: "0x8FE6B999Dc680CcFDD5Bf7EB0974218be2542DAA", messageTransmitter: "0xE737e5cEBEEBa77EFE34D4aa090756590b1CE275" },
+  mainnet: {
+    tokenMessenger: "0x28b5a0e9C621a5BadaA536219b3a228C8168cf5d",
+    messageTransmitter: "0x81D40F21F12A8F0E3252Bccb954D722d4c464B64",
+  },
+  testnet: {
+    tokenMessenger: "0x8FE6B999Dc680CcFDD5Bf7EB0974218be2542DAA",
+    messageTransmitter: "0xE737e5cEBEEBa77EFE34D4aa090756590b1CE275",
+  },
 } as const satisfies Record<string, { tokenMessenger: Address; messageTransmitter: Address }>;
 
-export const ATTESTATION_API = { mainnet: "https://iris-api.circle.com", testnet: "https://iris-api-sandbox.circle.com" } as const;
+export const ATTESTATION_API = {
+  mainnet: "https://iris-api.circle.com",
+  testnet: "https://iris-api-sandbox.circle.com",
+} as const;
 
 export interface CctpSource {
   name: string;
@@ -41,8 +50,15 @@ type Fail = (variable: string, problem: string) => never;
  * or "base=https://rpc..." to choose the RPC) or STABLEGATE_CCTP_CUSTOM_SOURCES defines
  * unlisted ones (local test chains) as JSON.
  */
-export function crossChainConfig(env: Env, settlement: { name: string; chainId: number }, fail: Fail): CrossChainConfig | null {
-  const listed = (env.STABLEGATE_CCTP_SOURCES ?? "").split(",").map((s) => s.trim()).filter(Boolean);
+export function crossChainConfig(
+  env: Env,
+  settlement: { name: string; chainId: number },
+  fail: Fail,
+): CrossChainConfig | null {
+  const listed = (env.STABLEGATE_CCTP_SOURCES ?? "")
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
   const custom = customSources(env, fail);
   const apiUrlText = env.STABLEGATE_CCTP_API_URL?.trim();
   const apiUrlProblem = apiUrlText ? urlProblem(apiUrlText, HTTP) : null;
@@ -54,10 +70,16 @@ export function crossChainConfig(env: Env, settlement: { name: string; chainId: 
   const testnet = destination ? destination.testnet : !sources.some((s) => CHAINS.get(s.name)?.testnet === false);
   for (const source of sources) {
     const info = CHAINS.get(source.name);
-    if (info && info.testnet !== testnet) fail("STABLEGATE_CCTP_SOURCES", `${source.name} is a ${info.testnet ? "testnet" : "mainnet"}, the settlement chain is not`);
-    if (source.chainId === settlement.chainId) fail("STABLEGATE_CCTP_SOURCES", `${source.name} is the settlement chain itself`);
+    if (info && info.testnet !== testnet)
+      fail(
+        "STABLEGATE_CCTP_SOURCES",
+        `${source.name} is a ${info.testnet ? "testnet" : "mainnet"}, the settlement chain is not`,
+      );
+    if (source.chainId === settlement.chainId)
+      fail("STABLEGATE_CCTP_SOURCES", `${source.name} is the settlement chain itself`);
   }
-  if (new Set(sources.map((s) => s.name)).size !== sources.length) fail("STABLEGATE_CCTP_SOURCES", "a source chain is named twice");
+  if (new Set(sources.map((s) => s.name)).size !== sources.length)
+    fail("STABLEGATE_CCTP_SOURCES", "a source chain is named twice");
 
   const domainText = env.STABLEGATE_CCTP_DOMAIN?.trim();
   let domain = destination?.cctpDomain;
@@ -65,8 +87,13 @@ export function crossChainConfig(env: Env, settlement: { name: string; chainId: 
     if (!/^\d{1,9}$/.test(domainText)) fail("STABLEGATE_CCTP_DOMAIN", `must be a whole number, got "${domainText}"`);
     domain = Number(domainText);
   }
-  if (domain === undefined) fail("STABLEGATE_CCTP_DOMAIN", "required for cross-chain funding when STABLEGATE_CCTP_SOURCES is set on a custom chain");
-  if (sources.some((s) => s.domain === domain)) fail("STABLEGATE_CCTP_SOURCES", "a source chain has the settlement chain's CCTP domain");
+  if (domain === undefined)
+    fail(
+      "STABLEGATE_CCTP_DOMAIN",
+      "required for cross-chain funding when STABLEGATE_CCTP_SOURCES is set on a custom chain",
+    );
+  if (sources.some((s) => s.domain === domain))
+    fail("STABLEGATE_CCTP_SOURCES", "a source chain has the settlement chain's CCTP domain");
 
   const network = testnet ? "testnet" : "mainnet";
   return {
@@ -74,7 +101,12 @@ export function crossChainConfig(env: Env, settlement: { name: string; chainId: 
     apiUrl: apiUrlText ? apiUrlText.replace(/\/+$/, "") : ATTESTATION_API[network],
     domain,
     tokenMessenger: addressOr(env, "STABLEGATE_CCTP_TOKEN_MESSENGER", CCTP_CONTRACTS[network].tokenMessenger, fail),
-    messageTransmitter: addressOr(env, "STABLEGATE_CCTP_MESSAGE_TRANSMITTER", CCTP_CONTRACTS[network].messageTransmitter, fail),
+    messageTransmitter: addressOr(
+      env,
+      "STABLEGATE_CCTP_MESSAGE_TRANSMITTER",
+      CCTP_CONTRACTS[network].messageTransmitter,
+      fail,
+    ),
   };
 }
 
@@ -107,13 +139,37 @@ function customSources(env: Env, fail: Fail): CctpSource[] {
   if (!Array.isArray(parsed)) fail("STABLEGATE_CCTP_CUSTOM_SOURCES", "must be a JSON array");
   return parsed.map((item: Record<string, unknown>, i) => {
     const where = `entry ${i + 1}`;
-    const name = typeof item.name === "string" && /^[a-z0-9-]{1,40}$/.test(item.name) ? item.name : fail("STABLEGATE_CCTP_CUSTOM_SOURCES", `${where}: name must be lower-case letters, digits and dashes`);
-    if (CHAINS.has(name)) fail("STABLEGATE_CCTP_CUSTOM_SOURCES", `${where}: ${name} is a built-in chain; list it in STABLEGATE_CCTP_SOURCES`);
-    const int = (key: string) => (Number.isSafeInteger(item[key]) && (item[key] as number) >= 0 ? (item[key] as number) : fail("STABLEGATE_CCTP_CUSTOM_SOURCES", `${where}: ${key} must be a whole number`));
-    const usdc = typeof item.usdc === "string" && isAddress(item.usdc, { strict: false }) ? getAddress(item.usdc) : fail("STABLEGATE_CCTP_CUSTOM_SOURCES", `${where}: usdc must be an address`);
+    const name =
+      typeof item.name === "string" && /^[a-z0-9-]{1,40}$/.test(item.name)
+        ? item.name
+        : fail("STABLEGATE_CCTP_CUSTOM_SOURCES", `${where}: name must be lower-case letters, digits and dashes`);
+    if (CHAINS.has(name))
+      fail(
+        "STABLEGATE_CCTP_CUSTOM_SOURCES",
+        `${where}: ${name} is a built-in chain; list it in STABLEGATE_CCTP_SOURCES`,
+      );
+    const int = (key: string) =>
+      Number.isSafeInteger(item[key]) && (item[key] as number) >= 0
+        ? (item[key] as number)
+        : fail("STABLEGATE_CCTP_CUSTOM_SOURCES", `${where}: ${key} must be a whole number`);
+    const usdc =
+      typeof item.usdc === "string" && isAddress(item.usdc, { strict: false })
+        ? getAddress(item.usdc)
+        : fail("STABLEGATE_CCTP_CUSTOM_SOURCES", `${where}: usdc must be an address`);
     const rpcProblem = typeof item.rpc_url === "string" ? urlProblem(item.rpc_url, HTTP) : "must be a string";
-    const rpcUrl = rpcProblem === null ? (item.rpc_url as string) : fail("STABLEGATE_CCTP_CUSTOM_SOURCES", `${where}: rpc_url ${rpcProblem}`);
-    return { name, chainId: int("chain_id"), domain: int("domain"), usdc, rpcUrl, fastSeconds: 8, standardSeconds: 16 * 60 };
+    const rpcUrl =
+      rpcProblem === null
+        ? (item.rpc_url as string)
+        : fail("STABLEGATE_CCTP_CUSTOM_SOURCES", `${where}: rpc_url ${rpcProblem}`);
+    return {
+      name,
+      chainId: int("chain_id"),
+      domain: int("domain"),
+      usdc,
+      rpcUrl,
+      fastSeconds: 8,
+      standardSeconds: 16 * 60,
+    };
   });
 }
 

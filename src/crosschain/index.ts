@@ -1,6 +1,6 @@
 import type { Address } from "viem";
-import type { NonceManager } from "../chain/nonces.ts";
 import type { createChainClients } from "../chain/client.ts";
+import type { NonceManager } from "../chain/nonces.ts";
 import type { Clock } from "../lib/clock.ts";
 import type { IdGenerator } from "../lib/ids.ts";
 import type { Logger } from "../lib/log.ts";

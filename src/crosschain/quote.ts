@@ -1,7 +1,7 @@
-import { type Address, type Hex, encodeFunctionData, erc20Abi, zeroHash } from "viem";
+import { type Address, encodeFunctionData, erc20Abi, type Hex, zeroHash } from "viem";
 import { formatExact } from "../lib/money.ts";
-import { addressToBytes32 } from "./message.ts";
 import { tokenMessengerAbi } from "./abi.ts";
+import { addressToBytes32 } from "./message.ts";
 
 /** Fast transfers are attested after soft finality, standard ones after hard finality. */
 export const FINALITY = { fast: 1000, standard: 2000 } as const;
@@ -58,7 +58,15 @@ export function burnCalls(args: {
       data: encodeFunctionData({
         abi: tokenMessengerAbi,
         functionName: "depositForBurn",
-        args: [args.burn, args.destinationDomain, addressToBytes32(args.depositAddress), args.sourceUsdc, zeroHash, args.maxFee, args.finality],
+        args: [
+          args.burn,
+          args.destinationDomain,
+          addressToBytes32(args.depositAddress),
+          args.sourceUsdc,
+          zeroHash,
+          args.maxFee,
+          args.finality,
+        ],
       }),
       value: "0",
       description: `burn ${formatExact(args.burn)} USDC, minted to ${args.depositAddress} on the settlement chain`,

@@ -2,12 +2,12 @@ import {
   type Account,
   type Address,
   type Chain,
+  encodeFunctionData,
   type Hex,
+  keccak256,
   type PublicClient,
   type Transport,
   type WalletClient,
-  encodeFunctionData,
-  keccak256,
 } from "viem";
 import { type Fees, goingFees, outbid, sentWith } from "../chain/fees.ts";
 import type { NonceManager } from "../chain/nonces.ts";
@@ -15,8 +15,8 @@ import { backoffMs, errorMessage, isAlreadySent, nodeMessage, unlessNotFound } f
 import type { Clock } from "../lib/clock.ts";
 import { RetryableError } from "../lib/errors.ts";
 import type { Logger } from "../lib/log.ts";
-import { createWaker } from "../lib/sleep.ts";
 import { runEvery } from "../lib/loop.ts";
+import { createWaker } from "../lib/sleep.ts";
 import { messageTransmitterAbi } from "./abi.ts";
 import type { AttestationApi } from "./attestation-api.ts";
 import type { CrossChainConfig } from "./config.ts";
@@ -29,7 +29,11 @@ export interface RedeemerDeps {
   burns: BurnStore;
   api: AttestationApi;
   /** The settlement chain, where messages are received, and the relayer that pays for it. */
-  destination: { client: PublicClient; wallet: WalletClient<Transport, Chain | undefined, Account>; nonces: NonceManager };
+  destination: {
+    client: PublicClient;
+    wallet: WalletClient<Transport, Chain | undefined, Account>;
+    nonces: NonceManager;
+  };
   depositAddressOf: (paymentId: string) => Address | null;
   sourceBurns: SourceBurns;
   clock: Clock;
@@ -60,7 +64,8 @@ export function createRedeemer(deps: RedeemerDeps) {
   /** Reads the burn on its source chain; returns a failure reason, or the burned amount. */
   async function verifyOnSource(burn: BurnRow, deposit: Address): Promise<SourceBurn> {
     const found = await deps.sourceBurns.read(burn.source_chain, burn.tx_hash as Hex, deposit);
-    if (found === null && clock.now() - burn.created_at > UNKNOWN_TX_GIVE_UP_MS) return { failure: `transaction not found on ${burn.source_chain}` };
+    if (found === null && clock.now() - burn.created_at > UNKNOWN_TX_GIVE_UP_MS)
+      return { failure: `transaction not found on ${burn.source_chain}` };
     return found;
   }
 
@@ -81,7 +86,8 @@ export function createRedeemer(deps: RedeemerDeps) {
         decoded.recipient.toLowerCase() === addressToBytes32(config.tokenMessenger)
       );
     });
-    if (mine?.status !== "complete" || mine.attestation === null) return { state: "attesting", error: "waiting for the attestation" };
+    if (mine?.status !== "complete" || mine.attestation === null)
+      return { state: "attesting", error: "waiting for the attestation" };
     burn.message = mine.message;
     burn.attestation = mine.attestation;
     burn.message_nonce = decodeBurnMessage(mine.message)!.nonce;
@@ -105,7 +111,8 @@ export function createRedeemer(deps: RedeemerDeps) {
       await destination.client.sendRawTransaction({ serializedTransaction: serialized });
     } catch (error) {
       // As for settlements: a node that has it already is fine, any other refusal is not.
-      if (isAlreadySent(error)) log.debug("redemption rebroadcast: the node has it already", { error: nodeMessage(error) });
+      if (isAlreadySent(error))
+        log.debug("redemption rebroadcast: the node has it already", { error: nodeMessage(error) });
       else log.warn("redemption broadcast refused by the node", { error: nodeMessage(error) });
     }
   }
@@ -113,26 +120,40 @@ export function createRedeemer(deps: RedeemerDeps) {
   async function redeem(burn: BurnRow): Promise<Outcome> {
     const args = [burn.message as Hex, burn.attestation as Hex] as const;
     if (burn.redeem_tx_hash) {
-      const receipt = await unlessNotFound(destination.client.getTransactionReceipt({ hash: burn.redeem_tx_hash as Hex }));
+      const receipt = await unlessNotFound(
+        destination.client.getTransactionReceipt({ hash: burn.redeem_tx_hash as Hex }),
+      );
       if (receipt?.status === "success") return { state: "redeemed" };
       if (!receipt) {
-        const mined = await destination.client.getTransactionCount({ address: destination.wallet.account.address, blockTag: "latest" });
+        const mined = await destination.client.getTransactionCount({
+          address: destination.wallet.account.address,
+          blockTag: "latest",
+        });
         if (mined <= burn.redeem_nonce!) {
           // Not mined yet: send it again, or outbid it. Its nonce must be used, or every later
           // transaction of the relayer (settlements too) would wait behind the gap.
           await resendOrReplace(burn, args);
-          return { state: "redeeming", error: "redemption sent, waiting for it to be mined", retryInMs: REDEEM_POLL_MS };
+          return {
+            state: "redeeming",
+            error: "redemption sent, waiting for it to be mined",
+            retryInMs: REDEEM_POLL_MS,
+          };
         }
         // The nonce went to another transaction: one this one replaced, or one we never sent.
         if (burn.message_nonce && (await nonceUsedOnChain(burn.message_nonce as Hex))) {
           // Receipts can lag the nonce count (a node behind a load balancer): ask once more. Not
           // found, it was received by a transaction whose hash this row no longer has (one this
           // one replaced): better no hash than a wrong one.
-          const again = await unlessNotFound(destination.client.getTransactionReceipt({ hash: burn.redeem_tx_hash as Hex }));
+          const again = await unlessNotFound(
+            destination.client.getTransactionReceipt({ hash: burn.redeem_tx_hash as Hex }),
+          );
           if (again?.status !== "success") burn.redeem_tx_hash = null;
           return { state: "redeemed" };
         }
-        log.warn("redemption nonce taken by another transaction; redeeming anew", { burn_id: burn.id, nonce: burn.redeem_nonce });
+        log.warn("redemption nonce taken by another transaction; redeeming anew", {
+          burn_id: burn.id,
+          nonce: burn.redeem_nonce,
+        });
         destination.nonces.reset();
       }
       // Reverted: most likely received by someone else first, which the estimate below tells.
@@ -172,7 +193,12 @@ export function createRedeemer(deps: RedeemerDeps) {
       destination.nonces.reset();
       throw error;
     }
-    Object.assign(burn, { redeem_tx_hash: keccak256(serialized), redeem_nonce: nonce, redeem_raw_tx: serialized, redeem_sent_at: clock.now() });
+    Object.assign(burn, {
+      redeem_tx_hash: keccak256(serialized),
+      redeem_nonce: nonce,
+      redeem_raw_tx: serialized,
+      redeem_sent_at: clock.now(),
+    });
     burns.save(burn, clock.now());
     await broadcast(serialized);
     return { state: "redeeming", error: "redemption sent, waiting for it to be mined", retryInMs: REDEEM_POLL_MS };
@@ -189,9 +215,17 @@ export function createRedeemer(deps: RedeemerDeps) {
     const fees = await outbid(destination.client, previous);
     if (!fees) return broadcast(burn.redeem_raw_tx as Hex);
     const serialized = await sign(args, previous.gas, burn.redeem_nonce!, fees);
-    Object.assign(burn, { redeem_tx_hash: keccak256(serialized), redeem_raw_tx: serialized, redeem_sent_at: clock.now() });
+    Object.assign(burn, {
+      redeem_tx_hash: keccak256(serialized),
+      redeem_raw_tx: serialized,
+      redeem_sent_at: clock.now(),
+    });
     burns.save(burn, clock.now());
-    log.info("redemption stuck; replaced with higher fees", { burn_id: burn.id, nonce: burn.redeem_nonce, tx_hash: burn.redeem_tx_hash });
+    log.info("redemption stuck; replaced with higher fees", {
+      burn_id: burn.id,
+      nonce: burn.redeem_nonce,
+      tx_hash: burn.redeem_tx_hash,
+    });
     await broadcast(serialized);
   }
 
@@ -217,7 +251,11 @@ export function createRedeemer(deps: RedeemerDeps) {
       else outcome = burn.state === "attesting" ? await attest(burn, deposit) : await redeem(burn);
     } catch (error) {
       const retryAfter = (error as { retryAfterMs?: number | null }).retryAfterMs ?? null;
-      outcome = { state: burn.state as Outcome["state"], error: errorMessage(error), retryInMs: retryAfter ?? undefined };
+      outcome = {
+        state: burn.state as Outcome["state"],
+        error: errorMessage(error),
+        retryInMs: retryAfter ?? undefined,
+      };
       log.warn("cross-chain burn: will retry", { burn_id: burn.id, error: outcome.error });
     }
     const progressed = outcome.state !== burn.state;

@@ -1,6 +1,6 @@
 import type { Address, Hex } from "viem";
-import { type Clock, isoMillis } from "../lib/clock.ts";
 import { errorMessage } from "../chain/rpc-errors.ts";
+import { type Clock, isoMillis } from "../lib/clock.ts";
 import { ConflictError, RetryableError, UnavailableError, UnprocessableError, ValidationError } from "../lib/errors.ts";
 import type { IdGenerator } from "../lib/ids.ts";
 import type { Logger } from "../lib/log.ts";
@@ -10,7 +10,7 @@ import { amountDue } from "../payments/view.ts";
 import type { CrossChainApi } from "./api.ts";
 import type { AttestationApi } from "./attestation-api.ts";
 import type { CctpSource, CrossChainConfig } from "./config.ts";
-import { FINALITY, burnCalls, burnFor } from "./quote.ts";
+import { burnCalls, burnFor, FINALITY } from "./quote.ts";
 import type { SourceBurn, SourceBurns } from "./source-burn.ts";
 import type { BurnRow, BurnStore } from "./store.ts";
 
@@ -53,7 +53,9 @@ export function createCrossChainService(deps: CrossChainDeps): CrossChainApi {
   function source(name: string): CctpSource {
     const found = config.sources.find((s) => s.name === name);
     if (!found) {
-      throw new ValidationError(`unknown source chain "${name}"; configured: ${config.sources.map((s) => s.name).join(", ")}`);
+      throw new ValidationError(
+        `unknown source chain "${name}"; configured: ${config.sources.map((s) => s.name).join(", ")}`,
+      );
     }
     return found;
   }
@@ -73,7 +75,13 @@ export function createCrossChainService(deps: CrossChainDeps): CrossChainApi {
     async quote(row: PaymentRow, chain: string) {
       const from = source(chain);
       const due = amountDue(row);
-      const base = { chain: from.name, chain_id: from.chainId, domain: from.domain, destination_domain: config.domain, amount_due: formatExact(due) };
+      const base = {
+        chain: from.name,
+        chain_id: from.chainId,
+        domain: from.domain,
+        destination_domain: config.domain,
+        amount_due: formatExact(due),
+      };
       if (due === 0n || SETTLED_OR_SETTLING.has(row.status)) {
         return { ...base, needed: false, message: "This payment needs nothing more." };
       }
@@ -81,7 +89,8 @@ export function createCrossChainService(deps: CrossChainDeps): CrossChainApi {
       try {
         fees = await api.fees(from.domain, config.domain);
       } catch (error) {
-        if (error instanceof RetryableError) throw new UnavailableError("cross-chain fees are unavailable right now; try again shortly", 10);
+        if (error instanceof RetryableError)
+          throw new UnavailableError("cross-chain fees are unavailable right now; try again shortly", 10);
         throw error;
       }
       const option = (kind: keyof typeof FINALITY, feeBps: number, seconds: number | null) => {
@@ -131,11 +140,14 @@ export function createCrossChainService(deps: CrossChainDeps): CrossChainApi {
         // Not mined yet or the source RPC is down: the redeemer checks it later, exactly the same.
         log.debug("cross-chain burn: source chain not readable now", { error: errorMessage(error) });
       }
-      if (onSource !== null && "failure" in onSource) throw new UnprocessableError(`transaction ${hash}: ${onSource.failure}`);
+      if (onSource !== null && "failure" in onSource)
+        throw new UnprocessableError(`transaction ${hash}: ${onSource.failure}`);
       // Hashes nothing can check yet are capped, as past a handful they are noise; a mined burn
       // to this deposit address is money and always recorded, so that noise never blocks it.
       if (onSource === null && burns.countUnchecked(row.id) >= MAX_UNCHECKED_BURNS) {
-        throw new ConflictError(`this payment already has ${MAX_UNCHECKED_BURNS} cross-chain transfers waiting for their source chain; post this one again once it is mined`);
+        throw new ConflictError(
+          `this payment already has ${MAX_UNCHECKED_BURNS} cross-chain transfers waiting for their source chain; post this one again once it is mined`,
+        );
       }
       const burn = burns.record({
         id: ids.prefixed("burn"),

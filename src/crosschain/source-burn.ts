@@ -1,4 +1,4 @@
-import { type Address, type Hex, type PublicClient, createPublicClient, http, parseEventLogs } from "viem";
+import { type Address, createPublicClient, type Hex, http, type PublicClient, parseEventLogs } from "viem";
 import { unlessNotFound } from "../chain/rpc-errors.ts";
 import { fitsInt64 } from "../db/int64.ts";
 import { tokenMessengerAbi } from "./abi.ts";
@@ -20,7 +20,9 @@ export function createSourceBurns(config: CrossChainConfig, opts: { timeoutMs?: 
   function clientFor(source: CctpSource): PublicClient {
     let client = clients.get(source.name);
     if (!client) {
-      client = createPublicClient({ transport: http(source.rpcUrl, { timeout: opts.timeoutMs ?? 15_000, retryCount: 0 }) });
+      client = createPublicClient({
+        transport: http(source.rpcUrl, { timeout: opts.timeoutMs ?? 15_000, retryCount: 0 }),
+      });
       clients.set(source.name, client);
     }
     return client;
@@ -37,16 +39,20 @@ export function createSourceBurns(config: CrossChainConfig, opts: { timeoutMs?: 
       if (!source) return { failure: `source chain ${sourceName} is no longer configured` };
       const receipt = await unlessNotFound(clientFor(source).getTransactionReceipt({ hash: txHash }));
       if (!receipt) return null;
-      if (receipt.status !== "success") return { failure: "the burn transaction reverted on the source chain; nothing was burned" };
+      if (receipt.status !== "success")
+        return { failure: "the burn transaction reverted on the source chain; nothing was burned" };
       const events = parseEventLogs({ abi: tokenMessengerAbi, eventName: "DepositForBurn", logs: receipt.logs }).filter(
         (e) => e.address.toLowerCase() === config.tokenMessenger.toLowerCase(),
       );
       if (events.length === 0) return { failure: "the transaction is not a CCTP burn" };
       const ours = events.find((e) => e.args.mintRecipient.toLowerCase() === addressToBytes32(deposit));
       if (!ours) return { failure: "the burn mints to another address, not this payment's deposit address" };
-      if (ours.args.destinationDomain !== config.domain) return { failure: `the burn is bound for another chain (CCTP domain ${ours.args.destinationDomain})` };
-      if (ours.args.burnToken.toLowerCase() !== source.usdc.toLowerCase()) return { failure: "the burn is not of USDC" };
-      if (!fitsInt64(ours.args.amount)) return { failure: `the burn's amount (${ours.args.amount} units) is more than this server can account for` };
+      if (ours.args.destinationDomain !== config.domain)
+        return { failure: `the burn is bound for another chain (CCTP domain ${ours.args.destinationDomain})` };
+      if (ours.args.burnToken.toLowerCase() !== source.usdc.toLowerCase())
+        return { failure: "the burn is not of USDC" };
+      if (!fitsInt64(ours.args.amount))
+        return { failure: `the burn's amount (${ours.args.amount} units) is more than this server can account for` };
       return { amount: ours.args.amount };
     },
   };

@@ -34,15 +34,21 @@ export function createBurnStore(db: Db) {
      ON CONFLICT (source_domain, tx_hash, payment_id) DO NOTHING`,
   );
   const find = db
-    .query<BurnRow, [number, string, string]>("SELECT * FROM crosschain_burns WHERE source_domain = ? AND tx_hash = ? AND payment_id = ?")
+    .query<BurnRow, [number, string, string]>(
+      "SELECT * FROM crosschain_burns WHERE source_domain = ? AND tx_hash = ? AND payment_id = ?",
+    )
     .safeIntegers(true);
   const maxRedeemNonce = db.query<{ n: number | null }, []>("SELECT max(redeem_nonce) AS n FROM crosschain_burns");
   const countUnchecked = db.query<{ n: number }, [string]>(
     "SELECT count(*) AS n FROM crosschain_burns WHERE payment_id = ? AND amount IS NULL AND state = 'attesting'",
   );
-  const forPayment = db.query<BurnRow, [string]>("SELECT * FROM crosschain_burns WHERE payment_id = ? ORDER BY created_at").safeIntegers(true);
+  const forPayment = db
+    .query<BurnRow, [string]>("SELECT * FROM crosschain_burns WHERE payment_id = ? ORDER BY created_at")
+    .safeIntegers(true);
   const due = db
-    .query<BurnRow, [number]>("SELECT * FROM crosschain_burns WHERE state IN ('attesting', 'redeeming') AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT 50")
+    .query<BurnRow, [number]>(
+      "SELECT * FROM crosschain_burns WHERE state IN ('attesting', 'redeeming') AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT 50",
+    )
     .safeIntegers(true);
   const update = db.query(
     `UPDATE crosschain_burns SET state = $state, amount = $amount, message = $message, attestation = $attestation,
@@ -56,7 +62,15 @@ export function createBurnStore(db: Db) {
      * Records a burn for a payment once; returns the stored row, new or earlier. `amount` is
      * the burned amount when the source chain has already been read, else null.
      */
-    record(row: { id: string; payment_id: string; source_chain: string; source_domain: number; tx_hash: string; amount: bigint | null; now: number }): BurnRow {
+    record(row: {
+      id: string;
+      payment_id: string;
+      source_chain: string;
+      source_domain: number;
+      tx_hash: string;
+      amount: bigint | null;
+      now: number;
+    }): BurnRow {
       insert.run({ ...row, amount: row.amount === null ? null : int64(row.amount, "burn amount") });
       return normalise(find.get(row.source_domain, row.tx_hash, row.payment_id)!);
     },

@@ -38,7 +38,10 @@ export function ensureDataDir(dataDir: string): void {
     mkdirSync(dataDir, { recursive: true, mode: 0o700 });
     chmodSync(dataDir, 0o700);
   } catch (error) {
-    throw new ConfigError("STABLEGATE_DATA_DIR", `cannot create or use ${dataDir}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+    throw new ConfigError(
+      "STABLEGATE_DATA_DIR",
+      `cannot create or use ${dataDir}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+    );
   }
 }
 

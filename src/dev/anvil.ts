@@ -45,9 +45,12 @@ export async function startAnvil(opts: { blockTime?: number; port?: number; chai
     const proc = Bun.spawn(
       [
         anvilBinary(),
-        "--port", String(port),
-        "--host", "127.0.0.1",
-        "--chain-id", String(chainId),
+        "--port",
+        String(port),
+        "--host",
+        "127.0.0.1",
+        "--chain-id",
+        String(chainId),
         "--silent",
         ...(opts.blockTime ? ["--block-time", String(opts.blockTime)] : []),
       ],
@@ -92,8 +95,12 @@ function anvilBinary(): string {
   throw new Error("anvil not found: run `bun install` in the project first (it is a dev dependency)");
 }
 
-
-async function waitUntilReady(rpcUrl: string, chainId: number, proc: Bun.Subprocess, timeoutMs: number): Promise<boolean> {
+async function waitUntilReady(
+  rpcUrl: string,
+  chainId: number,
+  proc: Bun.Subprocess,
+  timeoutMs: number,
+): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline && proc.exitCode === null) {
     try {

@@ -6,20 +6,20 @@
  * Knobs (mode, delay, expiry) let tests drive the failure paths a relayer must survive.
  */
 import {
+  type Address,
   concat,
   createPublicClient,
   decodeAbiParameters,
   encodePacked,
   getAddress,
+  type Hex,
   hexToBigInt,
   http,
   isAddressEqual,
   keccak256,
   numberToHex,
-  toEventSelector,
   TransactionReceiptNotFoundError,
-  type Address,
-  type Hex,
+  toEventSelector,
 } from "viem";
 import { privateKeyToAccount, sign } from "viem/accounts";
 import { type Clock, isoMillis, systemClock } from "../lib/clock.ts";
@@ -69,7 +69,9 @@ export function startAttestationService(opts: AttestationServiceOptions): Attest
     .map((key) => ({ key, address: privateKeyToAccount(key).address.toLowerCase() }))
     .sort((a, b) => (a.address < b.address ? -1 : 1));
   const clients = (chains: Record<number, { rpcUrl: string }>) =>
-    new Map(Object.entries(chains).map(([domain, c]) => [Number(domain), createPublicClient({ transport: http(c.rpcUrl) })]));
+    new Map(
+      Object.entries(chains).map(([domain, c]) => [Number(domain), createPublicClient({ transport: http(c.rpcUrl) })]),
+    );
   const sourceClients = clients(opts.sources);
   const destinationClients = clients(opts.destinations);
 
@@ -88,7 +90,10 @@ export function startAttestationService(opts: AttestationServiceOptions): Attest
     if (!burns) {
       burns = discover(domain, txHash);
       byTx.set(key, burns);
-      burns.then((found) => found.length === 0 && byTx.delete(key), () => byTx.delete(key));
+      burns.then(
+        (found) => found.length === 0 && byTx.delete(key),
+        () => byTx.delete(key),
+      );
     }
     return burns;
   }
@@ -151,7 +156,13 @@ export function startAttestationService(opts: AttestationServiceOptions): Attest
   async function view(burn: Burn): Promise<Record<string, unknown>> {
     const common = { eventNonce: burn.nonce, cctpVersion: 2, delayReason: null };
     if (clock.now() - burn.firstSeenMs < delayMs) {
-      return { message: "0x", attestation: "PENDING", status: "pending_confirmations", decodedMessage: null, ...common };
+      return {
+        message: "0x",
+        attestation: "PENDING",
+        status: "pending_confirmations",
+        decodedMessage: null,
+        ...common,
+      };
     }
     const { message, attestation } = await (burn.attested ?? attestOnce(burn, true));
     return { message, attestation, status: "complete", decodedMessage: decodedJson(message), ...common };
@@ -184,10 +195,12 @@ export function startAttestationService(opts: AttestationServiceOptions): Attest
 
   async function route(req: Request): Promise<Response> {
     if (mode === "down") return json(503, { error: "Service Unavailable" });
-    if (mode === "ratelimit") return json(429, { error: "Too Many Requests" }, { "retry-after": String(retryAfterSeconds) });
+    if (mode === "ratelimit")
+      return json(429, { error: "Too Many Requests" }, { "retry-after": String(retryAfterSeconds) });
     const { pathname, searchParams } = new URL(req.url);
     let m: RegExpExecArray | null;
-    if (req.method === "GET" && (m = /^\/v2\/messages\/(\d+)$/.exec(pathname))) return getMessages(Number(m[1]), searchParams);
+    if (req.method === "GET" && (m = /^\/v2\/messages\/(\d+)$/.exec(pathname)))
+      return getMessages(Number(m[1]), searchParams);
     if (req.method === "GET" && (m = /^\/v2\/burn\/USDC\/fees\/(\d+)\/(\d+)$/.exec(pathname))) {
       if (!sourceClients.has(Number(m[1])) || m[1] === m[2]) return json(400, { error: "Invalid domain pair" });
       return json(200, [

@@ -6,18 +6,18 @@
  * imports), so this works inside the compiled binary.
  */
 import {
-  encodePacked,
-  getAddress,
-  getContractAddress,
-  keccak256,
-  pad,
-  parseAbi,
-  parseEther,
   type Account,
   type Address,
   type Chain,
+  encodePacked,
+  getAddress,
+  getContractAddress,
   type Hex,
+  keccak256,
   type PublicClient,
+  pad,
+  parseAbi,
+  parseEther,
   type Transport,
   type WalletClient,
 } from "viem";
@@ -115,12 +115,23 @@ export async function deployCctp(args: {
 
   const nonce = await publicClient.getTransactionCount({ address: deployer.address });
   if (nonce < 2 && (await publicClient.getBalance({ address: deployer.address })) < parseEther("0.1")) {
-    const hash = walletClient.sendTransaction({ account: walletClient.account, chain, to: deployer.address, value: parseEther("1") });
+    const hash = walletClient.sendTransaction({
+      account: walletClient.account,
+      chain,
+      to: deployer.address,
+      value: parseEther("1"),
+    });
     await send(hash, "funding the deployer");
   }
   if (nonce === 0) {
     const { abi, bytecode } = artifacts.TestMessageTransmitterV2;
-    const hash = walletClient.deployContract({ account: deployer, chain, abi, bytecode, args: [domain, tokenMessenger, attester] });
+    const hash = walletClient.deployContract({
+      account: deployer,
+      chain,
+      abi,
+      bytecode,
+      args: [domain, tokenMessenger, attester],
+    });
     await send(hash, "deploying the transmitter");
   }
   if (nonce <= 1) {
@@ -160,7 +171,13 @@ export async function deployCctp(args: {
   }
   const transmitter = { address: messageTransmitter, abi: testMessageTransmitterV2Abi } as const;
   if (!(await publicClient.readContract({ ...transmitter, functionName: "isEnabledAttester", args: [attester] }))) {
-    const hash = walletClient.writeContract({ account: deployer, chain, ...transmitter, functionName: "enableAttester", args: [attester] });
+    const hash = walletClient.writeContract({
+      account: deployer,
+      chain,
+      ...transmitter,
+      functionName: "enableAttester",
+      args: [attester],
+    });
     await send(hash, "enabling the attester");
   }
   return { domain, messageTransmitter, tokenMessenger };
@@ -177,5 +194,9 @@ async function deployedDomain(client: PublicClient): Promise<number | undefined>
     const code = await client.getCode({ address });
     if (code === undefined || code === "0x") return undefined;
   }
-  return client.readContract({ address: cctpAddresses.messageTransmitter, abi: testMessageTransmitterV2Abi, functionName: "localDomain" });
+  return client.readContract({
+    address: cctpAddresses.messageTransmitter,
+    abi: testMessageTransmitterV2Abi,
+    functionName: "localDomain",
+  });
 }

@@ -1,10 +1,10 @@
-import { type Address, type Hex, createPublicClient, createWalletClient, http } from "viem";
+import { type Address, createPublicClient, createWalletClient, type Hex, http } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { foundry } from "viem/chains";
 import { artifacts } from "../chain/contracts.ts";
+import { settingUp, stopAll } from "../lib/teardown.ts";
 import { type Anvil, startAnvil } from "./anvil.ts";
 import { type AttestationService, startAttestationService } from "./attestation-service.ts";
-import { settingUp, stopAll } from "../lib/teardown.ts";
 import { CCTP_DEV_ATTESTER_KEY, cctpAddresses, deployCctp } from "./cctp-rig.ts";
 
 /** The local source chain pretends to be Arbitrum's domain; the settlement chain, Base's. */
@@ -47,21 +47,48 @@ async function deployOnto(source: Anvil, args: LocalCrossChainOptions): Promise<
     const chain = { ...foundry, id: chainId };
     return {
       publicClient: createPublicClient({ chain, transport: http(rpcUrl), pollingInterval: 100 }),
-      walletClient: createWalletClient({ chain, transport: http(rpcUrl), account: privateKeyToAccount(args.deployerKey) }),
+      walletClient: createWalletClient({
+        chain,
+        transport: http(rpcUrl),
+        account: privateKeyToAccount(args.deployerKey),
+      }),
     };
   };
   const src = clientsFor(source.rpcUrl, LOCAL_SOURCE.chainId);
-  const dst = clientsFor(args.destination.rpcUrl, await createPublicClient({ transport: http(args.destination.rpcUrl) }).getChainId());
+  const dst = clientsFor(
+    args.destination.rpcUrl,
+    await createPublicClient({ transport: http(args.destination.rpcUrl) }).getChainId(),
+  );
 
-  const usdcHash = await src.walletClient.deployContract({ abi: artifacts.TestUSDC.abi, bytecode: artifacts.TestUSDC.bytecode });
+  const usdcHash = await src.walletClient.deployContract({
+    abi: artifacts.TestUSDC.abi,
+    bytecode: artifacts.TestUSDC.bytecode,
+  });
   const sourceUsdc = (await src.publicClient.waitForTransactionReceipt({ hash: usdcHash })).contractAddress!;
   await src.publicClient.waitForTransactionReceipt({
-    hash: await src.walletClient.writeContract({ address: sourceUsdc, abi: artifacts.TestUSDC.abi, functionName: "mint", args: [args.payer, 1_000_000_000_000n] }),
+    hash: await src.walletClient.writeContract({
+      address: sourceUsdc,
+      abi: artifacts.TestUSDC.abi,
+      functionName: "mint",
+      args: [args.payer, 1_000_000_000_000n],
+    }),
   });
 
   const attester = privateKeyToAccount(CCTP_DEV_ATTESTER_KEY).address;
-  await deployCctp({ ...dst, domain: LOCAL_DESTINATION_DOMAIN, usdc: args.destination.usdc, remoteUsdc: { [LOCAL_SOURCE.domain]: sourceUsdc }, attester });
-  await deployCctp({ ...src, domain: LOCAL_SOURCE.domain, usdc: sourceUsdc, remoteUsdc: { [LOCAL_DESTINATION_DOMAIN]: args.destination.usdc }, attester });
+  await deployCctp({
+    ...dst,
+    domain: LOCAL_DESTINATION_DOMAIN,
+    usdc: args.destination.usdc,
+    remoteUsdc: { [LOCAL_SOURCE.domain]: sourceUsdc },
+    attester,
+  });
+  await deployCctp({
+    ...src,
+    domain: LOCAL_SOURCE.domain,
+    usdc: sourceUsdc,
+    remoteUsdc: { [LOCAL_DESTINATION_DOMAIN]: args.destination.usdc },
+    attester,
+  });
 
   const attestation = startAttestationService({
     sources: { [LOCAL_SOURCE.domain]: { rpcUrl: source.rpcUrl, transmitter: cctpAddresses.messageTransmitter } },
@@ -76,7 +103,13 @@ async function deployOnto(source: Anvil, args: LocalCrossChainOptions): Promise<
     attestation,
     env: {
       STABLEGATE_CCTP_CUSTOM_SOURCES: JSON.stringify([
-        { name: LOCAL_SOURCE.name, chain_id: LOCAL_SOURCE.chainId, domain: LOCAL_SOURCE.domain, usdc: sourceUsdc, rpc_url: source.rpcUrl },
+        {
+          name: LOCAL_SOURCE.name,
+          chain_id: LOCAL_SOURCE.chainId,
+          domain: LOCAL_SOURCE.domain,
+          usdc: sourceUsdc,
+          rpc_url: source.rpcUrl,
+        },
       ]),
       STABLEGATE_CCTP_API_URL: attestation.url,
       STABLEGATE_CCTP_DOMAIN: String(LOCAL_DESTINATION_DOMAIN),

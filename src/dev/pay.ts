@@ -1,4 +1,4 @@
-import { type Address, type Hex, createPublicClient, createWalletClient, erc20Abi, http } from "viem";
+import { type Address, createPublicClient, createWalletClient, erc20Abi, type Hex, http } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { foundry } from "viem/chains";
 import { parseAmount } from "../lib/money.ts";
@@ -15,7 +15,11 @@ export interface DevChain {
  * Pays a payment from the dev payer wallet: a plain USDC transfer of `amount` (default: what
  * is still due) to its deposit address, then /sync with the hash, as a checkout page would.
  */
-export async function payFromDevWallet(dev: DevChain, paymentId: string, amount?: string): Promise<{ txHash: Hex; units: bigint }> {
+export async function payFromDevWallet(
+  dev: DevChain,
+  paymentId: string,
+  amount?: string,
+): Promise<{ txHash: Hex; units: bigint }> {
   const res = await fetch(`${dev.serverUrl}/api/public/payments/${paymentId}`);
   if (!res.ok) throw new Error(`payment ${paymentId}: ${((await res.json()) as { error: string }).error}`);
   const payment = (await res.json()) as { deposit_address: Address; amount_due: string };
@@ -25,7 +29,12 @@ export async function payFromDevWallet(dev: DevChain, paymentId: string, amount?
   const transport = http(dev.rpcUrl);
   const publicClient = createPublicClient({ chain: foundry, transport, pollingInterval: 100 });
   const wallet = createWalletClient({ chain: foundry, transport, account: privateKeyToAccount(dev.payerKey) });
-  const txHash = await wallet.writeContract({ address: dev.usdc, abi: erc20Abi, functionName: "transfer", args: [payment.deposit_address, units] });
+  const txHash = await wallet.writeContract({
+    address: dev.usdc,
+    abi: erc20Abi,
+    functionName: "transfer",
+    args: [payment.deposit_address, units],
+  });
   await publicClient.waitForTransactionReceipt({ hash: txHash });
   await fetch(`${dev.serverUrl}/api/public/payments/${paymentId}/sync`, {
     method: "POST",
@@ -58,7 +67,10 @@ export async function payCrossChainFromDevWallet(
 ): Promise<{ burnTxHash: Hex; record: unknown }> {
   const base = `${dev.serverUrl}/api/public/payments/${paymentId}/cross-chain`;
   const quoteRes = await fetch(`${base}?chain=${encodeURIComponent(dev.sourceName)}`);
-  const quote = (await quoteRes.json()) as { error?: string; needed?: boolean } & Record<string, { calls: Array<{ to: Address; data: Hex }> }>;
+  const quote = (await quoteRes.json()) as { error?: string; needed?: boolean } & Record<
+    string,
+    { calls: Array<{ to: Address; data: Hex }> }
+  >;
   if (!quoteRes.ok) throw new Error(`quote: ${quote.error}`);
   if (!quote.needed) throw new Error(`payment ${paymentId} needs nothing more`);
   const chain = { ...foundry, id: dev.sourceChainId };

@@ -47,7 +47,13 @@ export function createEventStore(db: Db, ids: IdGenerator) {
     insert(row: Omit<EventRow, "seq">): void {
       insert.run({ ...row });
       for (const endpoint of liveEndpoints.all(row.account_id)) {
-        queueDelivery.run({ id: ids.prefixed("whd"), event_id: row.id, endpoint_id: endpoint.id, account_id: row.account_id, now: row.created_at });
+        queueDelivery.run({
+          id: ids.prefixed("whd"),
+          event_id: row.id,
+          endpoint_id: endpoint.id,
+          account_id: row.account_id,
+          now: row.created_at,
+        });
       }
     },
     /** Records an event meant for one endpoint only (test pings); the caller queues it. */
@@ -56,7 +62,19 @@ export function createEventStore(db: Db, ids: IdGenerator) {
     findForAccount: (id: string, accountId: string) => findForAccount.get(id, accountId),
     /** Deletes up to `limit` events created before `before` that no delivery refers to any more. */
     purgeOlderThan: (before: number, limit: number) => purgeOlderThan.run(before, limit).changes,
-    list: (filter: { accountId: string; since: number; beforeSeq: number | null; type: string | null; limit: number }) =>
-      list.all({ account_id: filter.accountId, since: filter.since, before_seq: filter.beforeSeq, type: filter.type, limit: filter.limit + 1 }),
+    list: (filter: {
+      accountId: string;
+      since: number;
+      beforeSeq: number | null;
+      type: string | null;
+      limit: number;
+    }) =>
+      list.all({
+        account_id: filter.accountId,
+        since: filter.since,
+        before_seq: filter.beforeSeq,
+        type: filter.type,
+        limit: filter.limit + 1,
+      }),
   };
 }

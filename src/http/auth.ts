@@ -22,7 +22,9 @@ export function createAuthenticate(accounts: AccountsService): Authenticate {
 
 /** Gives routes that `.use()` it an `account`; scoped, so only those routes require a key. */
 export function authPlugin(authenticate: Authenticate) {
-  return new Elysia({ name: "stablegate-auth" }).derive({ as: "scoped" }, ({ request }) => ({ account: authenticate(request) }));
+  return new Elysia({ name: "stablegate-auth" }).derive({ as: "scoped" }, ({ request }) => ({
+    account: authenticate(request),
+  }));
 }
 
 export type AuthPlugin = ReturnType<typeof authPlugin>;

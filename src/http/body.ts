@@ -16,7 +16,10 @@ export const MAX_BODY_DEPTH = 32;
 const TOO_LARGE = `request body is larger than ${MAX_BODY_BYTES / 1024} KB`;
 
 export function tooLarge(): Response {
-  return new Response(JSON.stringify({ error: TOO_LARGE }), { status: 413, headers: { "content-type": "application/json" } });
+  return new Response(JSON.stringify({ error: TOO_LARGE }), {
+    status: 413,
+    headers: { "content-type": "application/json" },
+  });
 }
 
 export async function parseJsonBody(request: Request): Promise<unknown> {
@@ -24,7 +27,8 @@ export async function parseJsonBody(request: Request): Promise<unknown> {
   rawBodies.set(request, text);
   // null, not undefined: Elysia would take undefined as "not parsed" and read the spent stream again.
   if (text.trim() === "") return null;
-  if (nestingDepth(text) > MAX_BODY_DEPTH) throw new ValidationError(`request body nests deeper than ${MAX_BODY_DEPTH} levels`);
+  if (nestingDepth(text) > MAX_BODY_DEPTH)
+    throw new ValidationError(`request body nests deeper than ${MAX_BODY_DEPTH} levels`);
   try {
     return JSON.parse(text);
   } catch {

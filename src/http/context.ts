@@ -1,17 +1,17 @@
 import type { AccountsService } from "../accounts/service.ts";
+import type { ChainApi } from "../chain/api.ts";
+import type { PublicExtras } from "../checkout/public-view.ts";
 import type { Config } from "../config.ts";
+import type { CrossChainApi } from "../crosschain/api.ts";
+import type { EventsService } from "../events/service.ts";
 import type { Idempotency } from "../idempotency/index.ts";
+import type { Clock } from "../lib/clock.ts";
 import type { Logger } from "../lib/log.ts";
 import type { PaymentsService } from "../payments/service.ts";
-import type { WebhookEndpointsService } from "../webhooks/endpoints.ts";
-import type { DeliveriesService } from "../webhooks/deliveries.ts";
-import type { EventsService } from "../events/service.ts";
-import type { Clock } from "../lib/clock.ts";
-import type { ViewContext } from "../payments/view.ts";
 import type { PaymentRow } from "../payments/store.ts";
-import type { PublicExtras } from "../checkout/public-view.ts";
-import type { ChainApi } from "../chain/api.ts";
-import type { CrossChainApi } from "../crosschain/api.ts";
+import type { ViewContext } from "../payments/view.ts";
+import type { DeliveriesService } from "../webhooks/deliveries.ts";
+import type { WebhookEndpointsService } from "../webhooks/endpoints.ts";
 import type { RateLimit, RateLimiter } from "./rate-limit.ts";
 
 /** Everything the routes need, built once in server.ts and passed down explicitly. */

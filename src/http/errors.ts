@@ -1,5 +1,5 @@
-import type { Logger } from "../lib/log.ts";
 import { DomainError, type ErrorKind } from "../lib/errors.ts";
+import type { Logger } from "../lib/log.ts";
 
 /** Each kind of refusal a service can throw, as an HTTP status: the only place the two meet. */
 const STATUS: Record<ErrorKind, number> = {
@@ -22,7 +22,8 @@ const STATUS: Record<ErrorKind, number> = {
  */
 export function errorResponse(code: string | number, error: unknown, log: Logger, request?: Request): Response {
   if (error instanceof DomainError) {
-    const headers: Record<string, string> = error.retryAfterSeconds === undefined ? {} : { "retry-after": String(error.retryAfterSeconds) };
+    const headers: Record<string, string> =
+      error.retryAfterSeconds === undefined ? {} : { "retry-after": String(error.retryAfterSeconds) };
     return json(STATUS[error.kind], error.message, headers);
   }
   // Elysia wraps whatever the parse hook throws (a 400 or 413 from body.ts, a 401 from the

@@ -10,6 +10,7 @@ export function idParam(name: string, pattern: string, unknown: (id: string) => 
   return Type.String({
     pattern,
     // Elysia calls this with the route's params as `found`.
-    error: ({ found }: { found: unknown }) => unknown(String((found as Record<string, unknown> | undefined)?.[name] ?? "")),
+    error: ({ found }: { found: unknown }) =>
+      unknown(String((found as Record<string, unknown> | undefined)?.[name] ?? "")),
   });
 }

@@ -12,7 +12,9 @@ import { parseIsoInstant } from "../lib/iso-time.ts";
 
 /** `limit`: 1..100, default 10, as Stripe-style lists take it. */
 export const DEFAULT_LIMIT = 10;
-const limit = Type.Transform(Type.String({ pattern: "^(100|[1-9][0-9]?)$", error: "limit must be a whole number from 1 to 100" }))
+const limit = Type.Transform(
+  Type.String({ pattern: "^(100|[1-9][0-9]?)$", error: "limit must be a whole number from 1 to 100" }),
+)
   .Decode(Number)
   .Encode(String);
 
@@ -35,7 +37,9 @@ export function instantParam(name: string) {
 /** One of `values`, exactly; `name` is the parameter. */
 export function oneOfParam<T extends string>(name: string, values: readonly T[]) {
   const escaped = values.map((value) => value.replaceAll(".", "\\."));
-  return Type.Unsafe<T>(Type.String({ pattern: `^(${escaped.join("|")})$`, error: `${name} must be one of ${values.join(", ")}` }));
+  return Type.Unsafe<T>(
+    Type.String({ pattern: `^(${escaped.join("|")})$`, error: `${name} must be one of ${values.join(", ")}` }),
+  );
 }
 
 /**
@@ -47,7 +51,9 @@ export function listQuery<T extends TProperties>(cursor: { pattern: string; what
   return Type.Object(
     {
       limit: Type.Optional(limit),
-      starting_after: Type.Optional(Type.String({ pattern: cursor.pattern, error: `starting_after must be the id of ${cursor.what}` })),
+      starting_after: Type.Optional(
+        Type.String({ pattern: cursor.pattern, error: `starting_after must be the id of ${cursor.what}` }),
+      ),
       ...filters,
     },
     { additionalProperties: true },

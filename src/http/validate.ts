@@ -4,7 +4,7 @@
  * `toString` key and overflows the stack on deep nesting. Each schema carries its `rule`; the
  * message is "<field> <rule>", so it names the field and never echoes the value.
  */
-import { type Static, type TSchema, Kind, OptionalKind } from "@sinclair/typebox";
+import { Kind, OptionalKind, type Static, type TSchema } from "@sinclair/typebox";
 import { TypeCompiler } from "@sinclair/typebox/compiler";
 import { Value } from "@sinclair/typebox/value";
 import { ValidationError } from "../lib/errors.ts";
@@ -24,7 +24,8 @@ const isPlainObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value);
 
 /** "<path> <rule>", with a fallback rule for schemas that state none. */
-const broken = (schema: Schema, path: string, fallback: string) => `${path || "request body"} ${schema.rule ?? fallback}`;
+const broken = (schema: Schema, path: string, fallback: string) =>
+  `${path || "request body"} ${schema.rule ?? fallback}`;
 
 /** The first rule `value` breaks, phrased for the client; null when it breaks none. */
 function explain(schema: Schema, value: unknown, path: string): string | null {
@@ -37,7 +38,8 @@ function explain(schema: Schema, value: unknown, path: string): string | null {
     case "Object": {
       if (!isPlainObject(value)) return broken(schema, path, "must be a JSON object");
       const properties = schema.properties as Record<string, Schema>;
-      for (const key of Object.keys(value)) if (!Object.hasOwn(properties, key)) return `unknown field ${join(path, key)}`;
+      for (const key of Object.keys(value))
+        if (!Object.hasOwn(properties, key)) return `unknown field ${join(path, key)}`;
       for (const [key, field] of Object.entries(properties)) {
         if (!Object.hasOwn(value, key)) {
           if (field[OptionalKind] === "Optional") continue;
@@ -49,7 +51,11 @@ function explain(schema: Schema, value: unknown, path: string): string | null {
       return null;
     }
     case "Array": {
-      if (!Array.isArray(value) || value.length < (schema.minItems ?? 0) || value.length > (schema.maxItems ?? Infinity)) {
+      if (
+        !Array.isArray(value) ||
+        value.length < (schema.minItems ?? 0) ||
+        value.length > (schema.maxItems ?? Infinity)
+      ) {
         return broken(schema, path, "must be a list");
       }
       for (const [i, item] of value.entries()) {
@@ -60,7 +66,8 @@ function explain(schema: Schema, value: unknown, path: string): string | null {
     }
     case "Record": {
       const entries = isPlainObject(value) ? Object.entries(value) : null;
-      if (!entries || entries.length > (schema.maxProperties ?? Infinity)) return broken(schema, path, "must be an object");
+      if (!entries || entries.length > (schema.maxProperties ?? Infinity))
+        return broken(schema, path, "must be an object");
       const [pattern, values] = Object.entries(schema.patternProperties as Record<string, Schema>)[0]!;
       const keyRule = new RegExp(pattern);
       for (const [key, item] of entries) {

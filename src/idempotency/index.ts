@@ -55,7 +55,9 @@ export function createIdempotency(db: Db, clock: Clock) {
       accountId: string,
       key: string | null,
       request: unknown,
-      work: (commit: (status: number, body: string) => void) => Promise<{ status: number; body: string }> | { status: number; body: string },
+      work: (
+        commit: (status: number, body: string) => void,
+      ) => Promise<{ status: number; body: string }> | { status: number; body: string },
     ): Promise<StoredResponse> {
       if (key === null) {
         const result = await work(() => {});
@@ -88,8 +90,9 @@ function validateKey(key: string): void {
 export function canonicalJson(value: unknown): string {
   return JSON.stringify(value ?? null, (_key, v) =>
     v && typeof v === "object" && !Array.isArray(v)
-      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      ? Object.fromEntries(
+          Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+        )
       : v,
   );
 }
-

@@ -3,7 +3,15 @@
  * mapping from kind to status lives in `src/http/errors.ts`. Anything else thrown is an internal
  * error: logged with its cause and answered as an opaque 500.
  */
-export type ErrorKind = "invalid" | "unauthenticated" | "not_found" | "conflict" | "unprocessable" | "too_large" | "too_many" | "unavailable";
+export type ErrorKind =
+  | "invalid"
+  | "unauthenticated"
+  | "not_found"
+  | "conflict"
+  | "unprocessable"
+  | "too_large"
+  | "too_many"
+  | "unavailable";
 
 /** A refusal whose message is meant for the caller, as it stands. */
 export abstract class DomainError extends Error {

@@ -18,7 +18,14 @@ export function parseIsoInstant(text: string, opts: { endOfDay?: boolean } = {})
   }
   const match = DATE_TIME.exec(text);
   if (!match) return Number.NaN;
-  const [y, mo, d, h, mi, s] = match.slice(1, 7).map((part) => Number(part ?? 0)) as [number, number, number, number, number, number];
+  const [y, mo, d, h, mi, s] = match.slice(1, 7).map((part) => Number(part ?? 0)) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
   const [fraction, zone, sign, zh, zm] = match.slice(7);
   if (!validDate(y, mo, d) || h > 23 || mi > 59 || s > 59) return Number.NaN;
   let offsetMinutes = 0;

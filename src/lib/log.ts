@@ -16,7 +16,10 @@ const RESERVED = new Set(["time", "level", "msg"]);
 /** How many causes of an error are logged (a chain can be long, or a cycle). */
 const MAX_CAUSES = 5;
 
-export function createLogger(level: LogLevel = "info", write: (line: string) => void = (l) => process.stdout.write(l)): Logger {
+export function createLogger(
+  level: LogLevel = "info",
+  write: (line: string) => void = (l) => process.stdout.write(l),
+): Logger {
   const emit = (lvl: LogLevel) => (msg: string, fields?: Record<string, unknown>) => {
     if (RANK[lvl] < RANK[level]) return;
     const line: Record<string, unknown> = { time: isoMillis(Date.now()), level: lvl, msg };

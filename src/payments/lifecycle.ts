@@ -5,7 +5,7 @@ import type { IdGenerator } from "../lib/ids.ts";
 import { formatExact } from "../lib/money.ts";
 import { type LifecycleEvent, nextStatus } from "./states.ts";
 import type { PaymentRow, PaymentStore } from "./store.ts";
-import { type TransferView, type ViewContext, merchantPaymentJson } from "./view.ts";
+import { merchantPaymentJson, type TransferView, type ViewContext } from "./view.ts";
 
 export interface LifecycleDeps {
   payments: PaymentStore;

@@ -1,13 +1,13 @@
-import { Elysia } from "elysia";
 import { Type } from "@sinclair/typebox";
-import { type AppContext, idempotentResponse, jsonResponse, listJson } from "../http/context.ts";
-import { rawBody } from "../http/body.ts";
+import { Elysia } from "elysia";
 import type { AuthPlugin } from "../http/auth.ts";
-import { rawMemberText } from "../lib/raw-json.ts";
-import { bodyValidator } from "../http/validate.ts";
-import { DEFAULT_LIMIT, decoded, instantParam, listQuery, oneOfParam } from "../http/query.ts";
-import { PAYMENT_ID } from "../lib/ids.ts";
+import { rawBody } from "../http/body.ts";
+import { type AppContext, idempotentResponse, jsonResponse, listJson } from "../http/context.ts";
 import { idParam } from "../http/params.ts";
+import { DEFAULT_LIMIT, decoded, instantParam, listQuery, oneOfParam } from "../http/query.ts";
+import { bodyValidator } from "../http/validate.ts";
+import { PAYMENT_ID } from "../lib/ids.ts";
+import { rawMemberText } from "../lib/raw-json.ts";
 import { CreatePaymentSchema } from "./schema.ts";
 import { PAYMENT_STATUSES } from "./store.ts";
 
@@ -29,21 +29,18 @@ export function paymentRoutes(ctx: AppContext, authed: AuthPlugin) {
   const { payments, idempotency, renderPayment, renderNewPayment } = ctx;
   return new Elysia()
     .use(authed)
-    .post(
-      "/api/v1/payments",
-      async ({ account, body: raw, request }) => {
-        const body = createPaymentBody(raw);
-        const result = await idempotency.run(account.id, request.headers.get("idempotency-key"), body, async (commit) => {
-          let json = "";
-          await payments.create(account, body, rawMemberText(rawBody(request), "metadata"), (row) => {
-            json = renderNewPayment(row);
-            commit(201, json);
-          });
-          return { status: 201, body: json };
+    .post("/api/v1/payments", async ({ account, body: raw, request }) => {
+      const body = createPaymentBody(raw);
+      const result = await idempotency.run(account.id, request.headers.get("idempotency-key"), body, async (commit) => {
+        let json = "";
+        await payments.create(account, body, rawMemberText(rawBody(request), "metadata"), (row) => {
+          json = renderNewPayment(row);
+          commit(201, json);
         });
-        return idempotentResponse(result);
-      },
-    )
+        return { status: 201, body: json };
+      });
+      return idempotentResponse(result);
+    })
     .get(
       "/api/v1/payments/:id",
       ({ account, params }) => jsonResponse(200, renderPayment(payments.retrieve(account, params.id))),

@@ -6,10 +6,16 @@ import { DECIMAL_PATTERN } from "../lib/money.ts";
 const optional = <T extends TSchema>(schema: T) => Type.Optional(Type.Union([schema, Type.Null()]));
 
 /** A string of `min` to `max` characters (code points); maxLength bounds the pattern's work. */
-const text = (min: number, max: number, rule = `must be a string of ${min > 0 ? `${min} to ` : "at most "}${max} characters`) =>
-  Type.String({ maxLength: 2 * max, pattern: codePoints(min, max), rule });
+const text = (
+  min: number,
+  max: number,
+  rule = `must be a string of ${min > 0 ? `${min} to ` : "at most "}${max} characters`,
+) => Type.String({ maxLength: 2 * max, pattern: codePoints(min, max), rule });
 
-const decimal = Type.String({ pattern: DECIMAL_PATTERN, rule: 'must be a decimal string with two decimals, such as "12.50"' });
+const decimal = Type.String({
+  pattern: DECIMAL_PATTERN,
+  rule: 'must be a decimal string with two decimals, such as "12.50"',
+});
 
 export const LineItemSchema = Type.Object(
   {
@@ -33,16 +39,27 @@ export const MetadataSchema = Type.Record(Type.String({ pattern: codePoints(1, 4
 export const CreatePaymentSchema = Type.Object(
   {
     amount: optional(decimal),
-    line_items: optional(Type.Array(LineItemSchema, { minItems: 1, maxItems: 50, rule: "must be a list of 1 to 50 items" })),
+    line_items: optional(
+      Type.Array(LineItemSchema, { minItems: 1, maxItems: 50, rule: "must be a list of 1 to 50 items" }),
+    ),
     description: optional(text(0, 500)),
     reference: optional(text(0, 500)),
     success_url: optional(Type.String({ maxLength: 2048, rule: "must be an https URL of at most 2048 characters" })),
     customer_email: optional(
-      Type.String({ maxLength: 320, pattern: "^[^\\s@]+@[^\\s@]+$", rule: "must be an email address of at most 320 characters" }),
+      Type.String({
+        maxLength: 320,
+        pattern: "^[^\\s@]+@[^\\s@]+$",
+        rule: "must be an email address of at most 320 characters",
+      }),
     ),
     customer_name: optional(text(0, 200)),
     invoice_number: optional(text(1, 100)),
-    due_at: optional(Type.String({ maxLength: 64, rule: "must be an ISO 8601 date or date-time with a time zone, such as 2026-12-01T12:00:00Z" })),
+    due_at: optional(
+      Type.String({
+        maxLength: 64,
+        rule: "must be an ISO 8601 date or date-time with a time zone, such as 2026-12-01T12:00:00Z",
+      }),
+    ),
     metadata: optional(MetadataSchema),
   },
   { additionalProperties: false },

@@ -1,13 +1,13 @@
 import type { Address, Hex } from "viem";
 import type { Account } from "../accounts/service.ts";
 import { depositAddress } from "../chain/contracts.ts";
-import type { Clock } from "../lib/clock.ts";
 import type { GroupCommit } from "../db/group-commit.ts";
+import type { Clock } from "../lib/clock.ts";
 import { NotFoundError, ValidationError } from "../lib/errors.ts";
-import { parseIsoInstant } from "../lib/iso-time.ts";
-import { memberNames, withoutSpace } from "../lib/raw-json.ts";
 import { type IdGenerator, PAYMENT_ID } from "../lib/ids.ts";
-import { MAX_AMOUNT, formatAmount, parseAmount } from "../lib/money.ts";
+import { parseIsoInstant } from "../lib/iso-time.ts";
+import { formatAmount, MAX_AMOUNT, parseAmount } from "../lib/money.ts";
+import { memberNames, withoutSpace } from "../lib/raw-json.ts";
 import type { CreatePaymentInput } from "./schema.ts";
 import type { NewPaymentRow, PaymentRow, PaymentStatus, PaymentStore } from "./store.ts";
 import type { StoredLineItem } from "./view.ts";
@@ -52,7 +52,12 @@ export function createPaymentsService(deps: PaymentsDeps) {
      * metadata as sent; it is stored without the whitespace between tokens, so what is kept is
      * bounded by the parsed object's limits. `inTransaction` runs inside the insert's transaction.
      */
-    async create(account: Account, input: CreatePaymentInput, metadataText: string | null, inTransaction?: (row: PaymentRow) => void): Promise<PaymentRow> {
+    async create(
+      account: Account,
+      input: CreatePaymentInput,
+      metadataText: string | null,
+      inTransaction?: (row: PaymentRow) => void,
+    ): Promise<PaymentRow> {
       const amount = resolveAmount(input);
       const now = clock.now();
       const dueAt = input.due_at == null ? null : parseDueAt(input.due_at, now);
@@ -64,7 +69,13 @@ export function createPaymentsService(deps: PaymentsDeps) {
       // Start-up refuses this configuration; checked again so a fee can never be committed to nobody.
       if (!feeRecipient) throw new Error("a fee is configured without STABLEGATE_FEE_RECIPIENT");
       const id = ids.paymentId();
-      const deposit = depositAddress({ paymentId: id as Hex, token: deps.usdc, payout: account.payoutAddress, feeRecipient, feeBps });
+      const deposit = depositAddress({
+        paymentId: id as Hex,
+        token: deps.usdc,
+        payout: account.payoutAddress,
+        feeRecipient,
+        feeBps,
+      });
 
       const row: NewPaymentRow = {
         id,
@@ -153,7 +164,9 @@ function resolveAmount(input: CreatePaymentInput): bigint {
     }
   }
   if (amount !== null && total !== null && amount !== total) {
-    throw new ValidationError(`amount ${formatAmount(amount)} USDC does not match line_items total ${formatAmount(total)} USDC`);
+    throw new ValidationError(
+      `amount ${formatAmount(amount)} USDC does not match line_items total ${formatAmount(total)} USDC`,
+    );
   }
   const resolved = amount ?? total;
   if (resolved === null) throw new ValidationError("amount is required unless line_items is given");
@@ -192,7 +205,9 @@ function requireHttps(url: string): void {
 function parseDueAt(text: string, now: number): number {
   const ms = parseIsoInstant(text, { endOfDay: true });
   if (Number.isNaN(ms)) {
-    throw new ValidationError("due_at must be a real calendar date (2026-12-01) or date-time with a time zone (2026-12-01T12:00:00Z)");
+    throw new ValidationError(
+      "due_at must be a real calendar date (2026-12-01) or date-time with a time zone (2026-12-01T12:00:00Z)",
+    );
   }
   if (ms <= now) throw new ValidationError("due_at must be in the future");
   if (ms > now + MAX_DUE_AHEAD_MS) throw new ValidationError("due_at must be at most one year ahead");

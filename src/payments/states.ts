@@ -11,7 +11,12 @@ import type { PaymentStatus } from "./store.ts";
  *
  * `confirmed` is final: later funds are credited and swept without a status change.
  */
-export type LifecycleEvent = "credited" | "settlement_submitted" | "settlement_mined" | "settlement_reverted" | "window_closed";
+export type LifecycleEvent =
+  | "credited"
+  | "settlement_submitted"
+  | "settlement_mined"
+  | "settlement_reverted"
+  | "window_closed";
 
 interface Rule {
   from: readonly PaymentStatus[];
@@ -25,8 +30,18 @@ const always = () => true;
 
 export const TRANSITIONS: readonly Rule[] = [
   { from: ["pending", "expired"], on: "credited", when: (r, a) => r > 0n && r < a, to: "underpaid" },
-  { from: ["pending", "underpaid", "expired", "failed"], on: "settlement_submitted", when: (r, a, t) => r >= a && r - a <= t, to: "settling" },
-  { from: ["pending", "underpaid", "expired", "failed"], on: "settlement_submitted", when: (r, a, t) => r - a > t, to: "overpaid" },
+  {
+    from: ["pending", "underpaid", "expired", "failed"],
+    on: "settlement_submitted",
+    when: (r, a, t) => r >= a && r - a <= t,
+    to: "settling",
+  },
+  {
+    from: ["pending", "underpaid", "expired", "failed"],
+    on: "settlement_submitted",
+    when: (r, a, t) => r - a > t,
+    to: "overpaid",
+  },
   { from: ["pending"], on: "window_closed", when: (r) => r === 0n, to: "expired" },
   { from: ["settling", "overpaid"], on: "settlement_mined", when: always, to: "confirmed" },
   { from: ["settling", "overpaid"], on: "settlement_reverted", when: always, to: "failed" },
@@ -39,7 +54,15 @@ export const TRANSITIONS: readonly Rule[] = [
  * is an excess the service itself caused (a cross-chain burn's fee margin): up to it, R > A
  * settles as `settling`, not `overpaid`.
  */
-export function nextStatus(status: PaymentStatus, event: LifecycleEvent, received: bigint, amount: bigint, tolerance = 0n): PaymentStatus | null {
-  const rule = TRANSITIONS.find((r) => r.on === event && r.from.includes(status) && r.when(received, amount, tolerance));
+export function nextStatus(
+  status: PaymentStatus,
+  event: LifecycleEvent,
+  received: bigint,
+  amount: bigint,
+  tolerance = 0n,
+): PaymentStatus | null {
+  const rule = TRANSITIONS.find(
+    (r) => r.on === event && r.from.includes(status) && r.when(received, amount, tolerance),
+  );
   return rule && rule.to !== status ? rule.to : null;
 }

@@ -34,12 +34,40 @@ export interface PaymentRow {
 }
 
 export type PaymentStatus = "pending" | "settling" | "confirmed" | "underpaid" | "overpaid" | "expired" | "failed";
-export const PAYMENT_STATUSES: readonly PaymentStatus[] = ["pending", "settling", "confirmed", "underpaid", "overpaid", "expired", "failed"];
+export const PAYMENT_STATUSES: readonly PaymentStatus[] = [
+  "pending",
+  "settling",
+  "confirmed",
+  "underpaid",
+  "overpaid",
+  "expired",
+  "failed",
+];
 
 const COLUMNS = [
-  "id", "account_id", "status", "amount", "amount_received", "fee_bps", "fee_recipient", "payout_address", "chain_id",
-  "token_address", "deposit_address", "description", "reference", "success_url", "customer_email", "customer_name",
-  "invoice_number", "due_at", "metadata", "line_items", "expires_at", "created_at", "updated_at",
+  "id",
+  "account_id",
+  "status",
+  "amount",
+  "amount_received",
+  "fee_bps",
+  "fee_recipient",
+  "payout_address",
+  "chain_id",
+  "token_address",
+  "deposit_address",
+  "description",
+  "reference",
+  "success_url",
+  "customer_email",
+  "customer_name",
+  "invoice_number",
+  "due_at",
+  "metadata",
+  "line_items",
+  "expires_at",
+  "created_at",
+  "updated_at",
 ] as const;
 
 export type NewPaymentRow = Omit<PaymentRow, "seq" | "amount_settled" | "settle_attempts" | "settle_retry_at">;
@@ -56,9 +84,13 @@ export interface ListFilter {
 export type PaymentStore = ReturnType<typeof createPaymentStore>;
 
 export function createPaymentStore(db: Db) {
-  const insert = db.query(`INSERT INTO payments (${COLUMNS.join(", ")}) VALUES (${COLUMNS.map((c) => `$${c}`).join(", ")})`);
+  const insert = db.query(
+    `INSERT INTO payments (${COLUMNS.join(", ")}) VALUES (${COLUMNS.map((c) => `$${c}`).join(", ")})`,
+  );
   // safeIntegers: amounts can exceed 2^53 micro-USDC in the worst case; rows are then normalised.
-  const findForAccount = db.query<PaymentRow, [string, string]>("SELECT * FROM payments WHERE id = ? AND account_id = ?").safeIntegers(true);
+  const findForAccount = db
+    .query<PaymentRow, [string, string]>("SELECT * FROM payments WHERE id = ? AND account_id = ?")
+    .safeIntegers(true);
   const findById = db.query<PaymentRow, [string]>("SELECT * FROM payments WHERE id = ?").safeIntegers(true);
   const findIdByDeposit = db.query<{ id: string }, [string]>("SELECT id FROM payments WHERE deposit_address = ?");
   const list = db
@@ -73,7 +105,9 @@ export function createPaymentStore(db: Db) {
     )
     .safeIntegers(true);
   const allDepositAddresses = db.query<{ deposit_address: string }, []>("SELECT deposit_address FROM payments");
-  const addReceived = db.query("UPDATE payments SET amount_received = coalesce(amount_received, 0) + ?, updated_at = ? WHERE id = ?");
+  const addReceived = db.query(
+    "UPDATE payments SET amount_received = coalesce(amount_received, 0) + ?, updated_at = ? WHERE id = ?",
+  );
   const oldestCreatedAt = db.query<{ t: number | null }, []>("SELECT min(created_at) AS t FROM payments");
   const updateStatus = db.query("UPDATE payments SET status = ?, updated_at = ? WHERE id = ? AND status = ?");
   const dueForExpiry = db.query<{ id: string }, [number, number]>(
@@ -108,7 +142,9 @@ export function createPaymentStore(db: Db) {
 
   return {
     insert(row: NewPaymentRow) {
-      insert.run(Object.fromEntries(COLUMNS.map((c) => [c, row[c]])) as Record<string, string | number | bigint | null>);
+      insert.run(
+        Object.fromEntries(COLUMNS.map((c) => [c, row[c]])) as Record<string, string | number | bigint | null>,
+      );
     },
     findForAccount: (id: string, accountId: string) => normalise(findForAccount.get(id, accountId)),
     findById: (id: string) => normalise(findById.get(id)),
@@ -134,10 +170,12 @@ export function createPaymentStore(db: Db) {
     addReceived: (id: string, amount: bigint, now: number) => addReceived.run(amount, now, id),
     oldestCreatedAt: () => oldestCreatedAt.get()?.t ?? null,
     /** Compare-and-set, so a status never moves from a state it is no longer in. */
-    updateStatus: (id: string, from: PaymentStatus, to: PaymentStatus, now: number) => updateStatus.run(to, now, id, from).changes > 0,
+    updateStatus: (id: string, from: PaymentStatus, to: PaymentStatus, now: number) =>
+      updateStatus.run(to, now, id, from).changes > 0,
     dueForExpiry: (now: number, limit: number) => dueForExpiry.all(now, limit).map((r) => r.id),
     awaitingSettlement: (now: number) => awaitingSettlement.all(now).map((row) => normalise(row)!),
-    recordSettled: (id: string, amount: bigint, now: number) => recordSettled.run(amount > INT64_MAX ? INT64_MAX : amount, INT64_MAX, now, id),
+    recordSettled: (id: string, amount: bigint, now: number) =>
+      recordSettled.run(amount > INT64_MAX ? INT64_MAX : amount, INT64_MAX, now, id),
     recordSettleFailure: (id: string, retryAt: number, now: number) => recordSettleFailure.run(retryAt, now, id),
   };
 }

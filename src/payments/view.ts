@@ -1,5 +1,5 @@
-import { formatAmount, formatExact } from "../lib/money.ts";
 import { isoMillis } from "../lib/clock.ts";
+import { formatAmount, formatExact } from "../lib/money.ts";
 import type { PaymentRow } from "./store.ts";
 
 /** What a payment's JSON needs beyond its row: deployment facts and its credited transfers. */
@@ -38,12 +38,16 @@ export function amountDue(row: PaymentRow): bigint {
   return due > 0n ? due : 0n;
 }
 
-
 /**
  * The merchant's payment object, as create, retrieve, list and webhooks return it. Built as a
  * string because `metadata` is spliced in as the exact text the merchant sent.
  */
-export function merchantPaymentJson(row: PaymentRow, transfers: TransferView[], crossChain: unknown[], ctx: ViewContext): string {
+export function merchantPaymentJson(
+  row: PaymentRow,
+  transfers: TransferView[],
+  crossChain: unknown[],
+  ctx: ViewContext,
+): string {
   const view = {
     id: row.id,
     object: "payment",

@@ -63,7 +63,10 @@ export function createDeliveriesService(deps: DeliveriesDeps) {
      */
     retry(account: Account, endpointId: string, deliveryId: string, admit: () => void = () => {}) {
       const endpoint = endpointOf(account, endpointId);
-      if (endpoint.disabled_at !== null) throw new ValidationError("this endpoint was disabled after answering 410 Gone; register it again to receive webhooks");
+      if (endpoint.disabled_at !== null)
+        throw new ValidationError(
+          "this endpoint was disabled after answering 410 Gone; register it again to receive webhooks",
+        );
       const delivery = deliveries.find(deliveryId, endpointId);
       if (!delivery) throw new NotFoundError(`no delivery ${deliveryId}`);
       admit();
@@ -75,7 +78,10 @@ export function createDeliveriesService(deps: DeliveriesDeps) {
     /** A signed `test` event to this endpoint only, to check the receiver end to end; `admit` as for retry. */
     sendTest(account: Account, endpointId: string, admit: () => void = () => {}) {
       const endpoint = endpointOf(account, endpointId);
-      if (endpoint.disabled_at !== null) throw new ValidationError("this endpoint was disabled after answering 410 Gone; register it again to receive webhooks");
+      if (endpoint.disabled_at !== null)
+        throw new ValidationError(
+          "this endpoint was disabled after answering 410 Gone; register it again to receive webhooks",
+        );
       admit();
       const now = clock.now();
       const eventId = ids.prefixed("evt");
@@ -88,8 +94,21 @@ export function createDeliveriesService(deps: DeliveriesDeps) {
         data: { message: "A test event from Stablegate. If you can read this, your endpoint works." },
       });
       endpoints.transaction(() => {
-        events.insertUnrouted({ id: eventId, account_id: account.id, type: "test", payment_id: null, payload, created_at: now });
-        deliveries.insertOne({ id: deliveryId, event_id: eventId, endpoint_id: endpointId, account_id: account.id, now });
+        events.insertUnrouted({
+          id: eventId,
+          account_id: account.id,
+          type: "test",
+          payment_id: null,
+          payload,
+          created_at: now,
+        });
+        deliveries.insertOne({
+          id: deliveryId,
+          event_id: eventId,
+          endpoint_id: endpointId,
+          account_id: account.id,
+          now,
+        });
       });
       deps.wake();
       return { event_id: eventId, delivery: view(deliveries.find(deliveryId, endpointId)!) };

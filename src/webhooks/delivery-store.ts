@@ -67,15 +67,21 @@ export function createDeliveryStore(db: Db) {
     `SELECT d.*, ev.type AS event_type FROM webhook_deliveries d JOIN events ev ON ev.id = d.event_id
       WHERE d.endpoint_id = ? AND (?2 IS NULL OR d.rowid < ?2) ORDER BY d.rowid DESC LIMIT ?`,
   );
-  const rowidOf = db.query<{ rowid: number }, [string, string]>("SELECT rowid FROM webhook_deliveries WHERE id = ? AND endpoint_id = ?");
-  const attemptsFor = db.query<AttemptRow, [string]>("SELECT * FROM webhook_attempts WHERE delivery_id = ? ORDER BY id DESC");
+  const rowidOf = db.query<{ rowid: number }, [string, string]>(
+    "SELECT rowid FROM webhook_deliveries WHERE id = ? AND endpoint_id = ?",
+  );
+  const attemptsFor = db.query<AttemptRow, [string]>(
+    "SELECT * FROM webhook_attempts WHERE delivery_id = ? ORDER BY id DESC",
+  );
   const requeue = db.query(
     "UPDATE webhook_deliveries SET state = 'pending', next_attempt_at = ?, updated_at = ? WHERE id = ?",
   );
   const finishedBefore = db.query<{ id: string }, [number, number]>(
     "SELECT id FROM webhook_deliveries WHERE state != 'pending' AND updated_at < ? ORDER BY updated_at LIMIT ?",
   );
-  const deleteAttemptsOf = db.query("DELETE FROM webhook_attempts WHERE delivery_id IN (SELECT value FROM json_each(?))");
+  const deleteAttemptsOf = db.query(
+    "DELETE FROM webhook_attempts WHERE delivery_id IN (SELECT value FROM json_each(?))",
+  );
   const deleteDeliveries = db.query("DELETE FROM webhook_deliveries WHERE id IN (SELECT value FROM json_each(?))");
   const purgeFinished = (before: number, limit: number) =>
     inTransaction(db, () => {
@@ -93,10 +99,25 @@ export function createDeliveryStore(db: Db) {
      * Due deliveries, oldest first, leaving out those being sent and the endpoints and accounts
      * that may take no more sends now (else one backlog fills every row read and hides the rest).
      */
-    due: (now: number, limit: number, skip: { deliveries: Iterable<string>; endpoints: Iterable<string>; accounts: Iterable<string> }) =>
-      due.all(now, JSON.stringify([...skip.deliveries]), JSON.stringify([...skip.endpoints]), JSON.stringify([...skip.accounts]), limit),
+    due: (
+      now: number,
+      limit: number,
+      skip: { deliveries: Iterable<string>; endpoints: Iterable<string>; accounts: Iterable<string> },
+    ) =>
+      due.all(
+        now,
+        JSON.stringify([...skip.deliveries]),
+        JSON.stringify([...skip.endpoints]),
+        JSON.stringify([...skip.accounts]),
+        limit,
+      ),
     /** Runs inside the caller's transaction (the worker batches them, see group-commit.ts). */
-    recordAttempt: (attempt: Omit<AttemptRow, "id">, state: DeliveryRow["state"], nextAttemptAt: number | null, now: number) => {
+    recordAttempt: (
+      attempt: Omit<AttemptRow, "id">,
+      state: DeliveryRow["state"],
+      nextAttemptAt: number | null,
+      now: number,
+    ) => {
       insertAttempt.run({ ...attempt });
       finishAttempt.run({ id: attempt.delivery_id, state, next_attempt_at: nextAttemptAt, now });
     },

@@ -4,7 +4,7 @@ import { NotFoundError, ValidationError } from "../lib/errors.ts";
 import type { IdGenerator } from "../lib/ids.ts";
 import type { Logger } from "../lib/log.ts";
 import type { WebhookEndpointRow, WebhookStore } from "./store.ts";
-import { type Resolver, checkWebhookUrl } from "./url-guard.ts";
+import { checkWebhookUrl, type Resolver } from "./url-guard.ts";
 
 export const MAX_ENDPOINTS_PER_ACCOUNT = 16;
 
@@ -25,13 +25,25 @@ export function createWebhookEndpointsService(deps: WebhookEndpointsDeps) {
   const { store, clock, ids } = deps;
   return {
     /** Registers an endpoint after checking its URL; the secret is in this answer only. */
-    async create(account: Account, rawUrl: string, inTransaction?: (created: CreatedEndpoint) => void): Promise<CreatedEndpoint> {
+    async create(
+      account: Account,
+      rawUrl: string,
+      inTransaction?: (created: CreatedEndpoint) => void,
+    ): Promise<CreatedEndpoint> {
       const { url } = await checkWebhookUrl(rawUrl, { resolve: deps.resolve, allowPrivate: deps.allowPrivate });
-      const row = { id: ids.prefixed("we"), account_id: account.id, url: url.href, secret: ids.webhookSecret(), created_at: clock.now() };
+      const row = {
+        id: ids.prefixed("we"),
+        account_id: account.id,
+        url: url.href,
+        secret: ids.webhookSecret(),
+        created_at: clock.now(),
+      };
       const created = { ...publicEndpoint({ ...row, disabled_at: null, deleted_at: null }), secret: row.secret };
       store.transaction(() => {
         if (store.countEndpoints(account.id) >= MAX_ENDPOINTS_PER_ACCOUNT) {
-          throw new ValidationError(`an account may have at most ${MAX_ENDPOINTS_PER_ACCOUNT} webhook endpoints; delete one first`);
+          throw new ValidationError(
+            `an account may have at most ${MAX_ENDPOINTS_PER_ACCOUNT} webhook endpoints; delete one first`,
+          );
         }
         store.insertEndpoint(row);
         inTransaction?.(created);

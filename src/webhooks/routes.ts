@@ -1,12 +1,12 @@
-import { Elysia } from "elysia";
 import { Type } from "@sinclair/typebox";
+import { Elysia } from "elysia";
 import type { AuthPlugin } from "../http/auth.ts";
 import { type AppContext, idempotentResponse } from "../http/context.ts";
+import { idParam } from "../http/params.ts";
+import { DEFAULT_LIMIT, decoded, listQuery } from "../http/query.ts";
 import type { RateLimit } from "../http/rate-limit.ts";
 import { bodyValidator } from "../http/validate.ts";
 import { prefixedIdPattern } from "../lib/ids.ts";
-import { idParam } from "../http/params.ts";
-import { DEFAULT_LIMIT, decoded, listQuery } from "../http/query.ts";
 
 const createEndpointBody = bodyValidator(
   Type.Object(
@@ -19,7 +19,10 @@ const ListDeliveriesQuery = listQuery({ pattern: prefixedIdPattern("whd"), what:
 
 const endpointId = idParam("id", prefixedIdPattern("we"), (id) => `no webhook endpoint ${id}`);
 const EndpointParams = Type.Object({ id: endpointId });
-const DeliveryParams = Type.Object({ id: endpointId, delivery_id: idParam("delivery_id", prefixedIdPattern("whd"), (id) => `no delivery ${id}`) });
+const DeliveryParams = Type.Object({
+  id: endpointId,
+  delivery_id: idParam("delivery_id", prefixedIdPattern("whd"), (id) => `no delivery ${id}`),
+});
 
 /**
  * Sends a merchant can ask for, per endpoint (README.md, Webhooks): enough to debug a receiver
@@ -34,22 +37,24 @@ export function webhookEndpointRoutes(ctx: AppContext, authed: AuthPlugin) {
   const { webhookEndpoints, deliveries, idempotency, rateLimiter, webhookLimits } = ctx;
   // Taken only once the endpoint is known to be the caller's: unknown ids cost nothing, and
   // nobody can use up another merchant's allowance.
-  const throttle = (kind: "test" | "retry", endpointId: string) => () => rateLimiter.take(`webhook-${kind}:${endpointId}`, webhookLimits[kind]);
+  const throttle = (kind: "test" | "retry", endpointId: string) => () =>
+    rateLimiter.take(`webhook-${kind}:${endpointId}`, webhookLimits[kind]);
   return new Elysia()
     .use(authed)
-    .post(
-      "/api/v1/webhook_endpoints",
-      async ({ account, body: raw, request }) => {
-        const body = createEndpointBody(raw);
-        const result = await idempotency.run(account.id, request.headers.get("idempotency-key"), body, async (commit) => {
-          const created = await webhookEndpoints.create(account, body.url, (endpoint) => commit(201, JSON.stringify(endpoint)));
-          return { status: 201, body: JSON.stringify(created) };
-        });
-        return idempotentResponse(result);
-      },
-    )
+    .post("/api/v1/webhook_endpoints", async ({ account, body: raw, request }) => {
+      const body = createEndpointBody(raw);
+      const result = await idempotency.run(account.id, request.headers.get("idempotency-key"), body, async (commit) => {
+        const created = await webhookEndpoints.create(account, body.url, (endpoint) =>
+          commit(201, JSON.stringify(endpoint)),
+        );
+        return { status: 201, body: JSON.stringify(created) };
+      });
+      return idempotentResponse(result);
+    })
     .get("/api/v1/webhook_endpoints", ({ account }) => webhookEndpoints.list(account))
-    .delete("/api/v1/webhook_endpoints/:id", ({ account, params }) => webhookEndpoints.delete(account, params.id), { params: EndpointParams })
+    .delete("/api/v1/webhook_endpoints/:id", ({ account, params }) => webhookEndpoints.delete(account, params.id), {
+      params: EndpointParams,
+    })
     .get(
       "/api/v1/webhook_endpoints/:id/deliveries",
       ({ account, params, query: text }) => {

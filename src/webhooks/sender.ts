@@ -1,8 +1,8 @@
 import http from "node:http";
 import https from "node:https";
-import { type LookupFunction, isIP } from "node:net";
+import { isIP, type LookupFunction } from "node:net";
 import { errorMessage } from "../chain/rpc-errors.ts";
-import { type Resolver, checkWebhookUrl } from "./url-guard.ts";
+import { checkWebhookUrl, type Resolver } from "./url-guard.ts";
 
 export interface SendResult {
   status: number | null;
@@ -27,12 +27,23 @@ const MAX_RESPONSE_BYTES = 64 * 1024;
  * the checked address (TLS name and Host header stay the hostname), so a DNS answer that
  * changed since registration cannot reach a private address. Redirects are not followed.
  */
-export async function sendWebhook(url: string, headers: Record<string, string>, body: string, options: SendOptions): Promise<SendResult> {
+export async function sendWebhook(
+  url: string,
+  headers: Record<string, string>,
+  body: string,
+  options: SendOptions,
+): Promise<SendResult> {
   const started = performance.now();
-  const done = (partial: Omit<SendResult, "durationMs">): SendResult => ({ ...partial, durationMs: Math.round(performance.now() - started) });
+  const done = (partial: Omit<SendResult, "durationMs">): SendResult => ({
+    ...partial,
+    durationMs: Math.round(performance.now() - started),
+  });
   let target: { url: URL; addresses: string[] };
   try {
-    target = await withTimeout(checkWebhookUrl(url, { resolve: options.resolve, allowPrivate: options.allowPrivate }), options.timeoutMs);
+    target = await withTimeout(
+      checkWebhookUrl(url, { resolve: options.resolve, allowPrivate: options.allowPrivate }),
+      options.timeoutMs,
+    );
   } catch (error) {
     return done({ status: null, error: `refused before sending: ${errorMessage(error)}`, retryAfter: null });
   }
@@ -52,7 +63,12 @@ export async function sendWebhook(url: string, headers: Record<string, string>, 
       target.url,
       {
         method: "POST",
-        headers: { ...headers, "content-type": "application/json", "content-length": Buffer.byteLength(body), "user-agent": "Stablegate-Webhooks/1" },
+        headers: {
+          ...headers,
+          "content-type": "application/json",
+          "content-length": Buffer.byteLength(body),
+          "user-agent": "Stablegate-Webhooks/1",
+        },
         // Pin the connection to the address that passed the check.
         lookup: ((_host, opts, callback) =>
           opts?.all ? callback(null, [{ address, family }]) : callback(null, address, family)) as LookupFunction,

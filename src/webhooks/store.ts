@@ -26,7 +26,9 @@ export function createWebhookStore(db: Db) {
   const findEndpoint = db.query<WebhookEndpointRow, [string, string]>(
     "SELECT * FROM webhook_endpoints WHERE id = ? AND account_id = ? AND deleted_at IS NULL",
   );
-  const deleteEndpoint = db.query("UPDATE webhook_endpoints SET deleted_at = ? WHERE id = ? AND account_id = ? AND deleted_at IS NULL");
+  const deleteEndpoint = db.query(
+    "UPDATE webhook_endpoints SET deleted_at = ? WHERE id = ? AND account_id = ? AND deleted_at IS NULL",
+  );
 
   const purgeDeleted = db.query(
     `DELETE FROM webhook_endpoints WHERE id IN (

@@ -1,10 +1,10 @@
 import type { GroupCommit } from "../db/group-commit.ts";
 import type { Clock } from "../lib/clock.ts";
 import type { Logger } from "../lib/log.ts";
-import { createWaker } from "../lib/sleep.ts";
 import { runEvery } from "../lib/loop.ts";
+import { createWaker } from "../lib/sleep.ts";
 import type { DeliveryStore, DueDelivery } from "./delivery-store.ts";
-import { RETRY_SCHEDULE_MS, nextDelayMs, parseRetryAfter } from "./schedule.ts";
+import { nextDelayMs, parseRetryAfter, RETRY_SCHEDULE_MS } from "./schedule.ts";
 import { sendWebhook } from "./sender.ts";
 import { signatureHeaders } from "./signature.ts";
 import type { Resolver } from "./url-guard.ts";
@@ -70,8 +70,18 @@ export function createWebhookWorker(deps: WebhookWorkerDeps) {
 
   async function deliver(delivery: DueDelivery): Promise<void> {
     const attemptedAt = clock.now();
-    const headers = signatureHeaders(delivery.secret, delivery.event_id, Math.floor(attemptedAt / 1000), delivery.payload);
-    const result = await sendWebhook(delivery.url, headers, delivery.payload, { resolve: deps.resolve, allowPrivate: deps.allowPrivate, timeoutMs, signal: abandon.signal });
+    const headers = signatureHeaders(
+      delivery.secret,
+      delivery.event_id,
+      Math.floor(attemptedAt / 1000),
+      delivery.payload,
+    );
+    const result = await sendWebhook(delivery.url, headers, delivery.payload, {
+      resolve: deps.resolve,
+      allowPrivate: deps.allowPrivate,
+      timeoutMs,
+      signal: abandon.signal,
+    });
     // Abandoned at shutdown: no attempt is recorded, so the delivery is due again after restart.
     if (abandon.signal.aborted) return;
     const now = clock.now();
@@ -81,10 +91,18 @@ export function createWebhookWorker(deps: WebhookWorkerDeps) {
     const delay = ok || gone ? null : nextDelayMs(schedule, delivery.attempts + 1, retryAfter);
     const nextAt = delay === null ? null : now + delay;
     const redirect = result.status !== null && result.status >= 300 && result.status < 400;
-    const error = result.error ?? (ok ? null : redirect ? `redirect (${result.status}) not followed` : `HTTP ${result.status}`);
+    const error =
+      result.error ?? (ok ? null : redirect ? `redirect (${result.status}) not followed` : `HTTP ${result.status}`);
     await deps.groupCommit.run(() => {
       store.recordAttempt(
-        { delivery_id: delivery.id, attempted_at: attemptedAt, response_status: result.status, error, duration_ms: result.durationMs, next_retry_at: nextAt },
+        {
+          delivery_id: delivery.id,
+          attempted_at: attemptedAt,
+          response_status: result.status,
+          error,
+          duration_ms: result.durationMs,
+          next_retry_at: nextAt,
+        },
         ok ? "succeeded" : nextAt === null ? "failed" : "pending",
         nextAt,
         now,
@@ -92,7 +110,14 @@ export function createWebhookWorker(deps: WebhookWorkerDeps) {
       if (gone) store.disableEndpoint(delivery.endpoint_id, now);
     });
     if (gone) log.warn("webhook endpoint answered 410 Gone; disabled it", { endpoint_id: delivery.endpoint_id });
-    else if (!ok) log.info("webhook attempt failed", { delivery_id: delivery.id, endpoint_id: delivery.endpoint_id, status: result.status, error, next_retry_at: nextAt });
+    else if (!ok)
+      log.info("webhook attempt failed", {
+        delivery_id: delivery.id,
+        endpoint_id: delivery.endpoint_id,
+        status: result.status,
+        error,
+        next_retry_at: nextAt,
+      });
   }
 
   function start(delivery: DueDelivery): void {
@@ -117,7 +142,11 @@ export function createWebhookWorker(deps: WebhookWorkerDeps) {
     // Endpoints and accounts at their limit are left out of the read; one that fills up within
     // a read may hide others' rows behind its backlog, so read again while that happens.
     for (let pass = 0; pass < 4 && running.size < concurrency; pass++) {
-      const due = store.due(clock.now(), concurrency - running.size, { deliveries: sending, endpoints: endpoints.fullKeys(), accounts: accounts.fullKeys() });
+      const due = store.due(clock.now(), concurrency - running.size, {
+        deliveries: sending,
+        endpoints: endpoints.fullKeys(),
+        accounts: accounts.fullKeys(),
+      });
       let skipped = false;
       for (const delivery of due) {
         if (endpoints.full(delivery.endpoint_id) || accounts.full(delivery.account_id)) {
@@ -140,9 +169,13 @@ export function createWebhookWorker(deps: WebhookWorkerDeps) {
       await runEvery("webhook worker", pollMs, tick, { log, signal, wait: waker.wait });
       const finished = Promise.all([...running]);
       let timer: ReturnType<typeof setTimeout> | undefined;
-      await Promise.race([finished, new Promise((resolve) => (timer = setTimeout(resolve, deps.shutdownGraceMs ?? 5_000)))]);
+      await Promise.race([
+        finished,
+        new Promise((resolve) => (timer = setTimeout(resolve, deps.shutdownGraceMs ?? 5_000))),
+      ]);
       clearTimeout(timer);
-      if (running.size > 0) log.warn("webhook sends abandoned at shutdown; they are due again after restart", { count: running.size });
+      if (running.size > 0)
+        log.warn("webhook sends abandoned at shutdown; they are due again after restart", { count: running.size });
       abandon.abort();
       await finished;
     },

@@ -8,12 +8,21 @@
   if (!page || !wallet) return;
   const $ = (id) => document.getElementById(id);
   const SPEEDS = { fast: "Fast", standard: "Standard" };
-  const STATES = { attesting: "waiting for Circle's attestation", redeeming: `minting on ${page.boot.chain_label}`, redeemed: "arrived", failed: "failed" };
+  const STATES = {
+    attesting: "waiting for Circle's attestation",
+    redeeming: `minting on ${page.boot.chain_label}`,
+    redeemed: "arrived",
+    failed: "failed",
+  };
   let sources = [];
   let quote = null;
   let busy = false;
 
-  const title = (name) => String(name).split("-").map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join(" ");
+  const title = (name) =>
+    String(name)
+      .split("-")
+      .map((w) => w.charAt(0).toUpperCase() + w.slice(1))
+      .join(" ");
   const hexValue = (v) => (typeof v === "string" && v.startsWith("0x") ? v : `0x${BigInt(v || 0).toString(16)}`);
   const seconds = (s) => (s >= 120 ? `about ${Math.round(s / 60)} min` : `about ${s} s`);
   const el = (tag, text) => Object.assign(document.createElement(tag), text === undefined ? {} : { textContent: text });
@@ -41,11 +50,18 @@
       if (!option?.available) continue;
       const input = Object.assign(el("input"), { type: "radio", name: "cc-speed", value: speed, checked: first });
       const label = el("label");
-      label.append(input, ` ${SPEEDS[speed]}: send ${option.burn_amount} USDC on ${title(source.name)}, arrives in ${seconds(option.estimated_seconds)} (fee at most ${option.max_fee} USDC)`);
+      label.append(
+        input,
+        ` ${SPEEDS[speed]}: send ${option.burn_amount} USDC on ${title(source.name)}, arrives in ${seconds(option.estimated_seconds)} (fee at most ${option.max_fee} USDC)`,
+      );
       fieldset.append(label);
       first = false;
     }
-    if (first) return say(`No transfer from ${title(source.name)} is possible right now. You can still pay directly above.`, "error");
+    if (first)
+      return say(
+        `No transfer from ${title(source.name)} is possible right now. You can still pay directly above.`,
+        "error",
+      );
     out.append(fieldset);
     out.hidden = false;
     $("cc-pay").textContent = `Pay from ${title(source.name)} with wallet`;
@@ -64,7 +80,10 @@
       say("");
       showQuote(source, q);
     } catch (e) {
-      say(`No quote for ${title(source.name)} right now (${e.message || "try again"}). You can still pay directly above.`, "error");
+      say(
+        `No quote for ${title(source.name)} right now (${e.message || "try again"}). You can still pay directly above.`,
+        "error",
+      );
     }
   }
 
@@ -85,7 +104,9 @@
       for (let i = 0; i < calls.length; i++) {
         const step = `Step ${i + 1} of ${calls.length}${calls[i].description ? ` (${calls[i].description})` : ""}`;
         say(`${step}: confirm it in your wallet…`);
-        burn = await wallet.req(w.provider, "eth_sendTransaction", [{ from: from, to: calls[i].to, data: calls[i].data, value: hexValue(calls[i].value) }]);
+        burn = await wallet.req(w.provider, "eth_sendTransaction", [
+          { from: from, to: calls[i].to, data: calls[i].data, value: hexValue(calls[i].value) },
+        ]);
         say(`${step}: waiting for it to be mined…`);
         await wallet.waitForReceipt(w.provider, burn);
       }
@@ -103,14 +124,21 @@
     for (let attempt = 1; ; attempt++) {
       try {
         say("Recording the transfer…");
-        await page.api("/cross-chain", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ chain: source.name, tx_hash: hash }) });
+        await page.api("/cross-chain", {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ chain: source.name, tx_hash: hash }),
+        });
         clearQuote();
         say(`Transfer started. Your USDC is on its way to ${page.boot.chain_label}; this page updates by itself.`);
         page.watchClosely();
         return;
       } catch (e) {
         if (attempt >= 5 || (e && e.status >= 400 && e.status < 500)) {
-          say(`Your transfer ${hash} was sent but could not be recorded (${e.message || "network error"}). Keep this page open and contact the merchant with that transaction hash.`, "error");
+          say(
+            `Your transfer ${hash} was sent but could not be recorded (${e.message || "network error"}). Keep this page open and contact the merchant with that transaction hash.`,
+            "error",
+          );
           return;
         }
         await new Promise((resolve) => setTimeout(resolve, 2000 * attempt));

@@ -30,7 +30,7 @@
     } catch (_) {
       // empty or not JSON
     }
-    if (!res.ok) throw { status: res.status, message: (body?.error) || `The server answered ${res.status}.` };
+    if (!res.ok) throw { status: res.status, message: body?.error || `The server answered ${res.status}.` };
     return { status: res.status, body: body };
   }
 
@@ -51,7 +51,8 @@
     const label = boot.labels[shown] || v.status;
     if ($("status-label").textContent !== label) $("status-label").textContent = label;
     for (const el of document.querySelectorAll("[data-state]")) {
-      const show = el.dataset.state.split(" ").indexOf(v.status) >= 0 && (!el.classList.contains("methods") || payable(v));
+      const show =
+        el.dataset.state.split(" ").indexOf(v.status) >= 0 && (!el.classList.contains("methods") || payable(v));
       el.hidden = !show;
     }
     $("incoming").hidden = !waiting(v);
@@ -93,7 +94,10 @@
   /** The widget's iframe reports to the merchant page that opened it, and only to it. */
   function tellParent(type, extra) {
     if (!boot.embed || !boot.parent_origin || window.parent === window) return;
-    window.parent.postMessage(Object.assign({ source: "stablegate", type: type, paymentId: view.id }, extra), boot.parent_origin);
+    window.parent.postMessage(
+      Object.assign({ source: "stablegate", type: type, paymentId: view.id }, extra),
+      boot.parent_origin,
+    );
   }
 
   function update(next) {
@@ -183,7 +187,9 @@
   // down and up leaves its release nowhere to go.
   document.addEventListener("keyup", (event) => event.key === "Escape" && tellParent("close"));
   if (boot.embed && window.ResizeObserver) {
-    new ResizeObserver(() => tellParent("resize", { height: Math.ceil(document.body.getBoundingClientRect().height) })).observe(document.body);
+    new ResizeObserver(() =>
+      tellParent("resize", { height: Math.ceil(document.body.getBoundingClientRect().height) }),
+    ).observe(document.body);
   }
 
   window.StablegateCheckout = {

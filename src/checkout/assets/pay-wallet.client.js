@@ -17,7 +17,8 @@
 
   class Friendly extends Error {}
 
-  const req = (provider, method, params) => provider.request(params ? { method: method, params: params } : { method: method });
+  const req = (provider, method, params) =>
+    provider.request(params ? { method: method, params: params } : { method: method });
   const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
   const word = (hex) => hex.replace(/^0x/, "").toLowerCase().padStart(64, "0");
   const short = (hash) => `${hash.slice(0, 10)}…${hash.slice(-6)}`;
@@ -36,7 +37,7 @@
   function errorCode(e) {
     if (!e) return undefined;
     if (e.code !== undefined) return Number(e.code);
-    const inner = (e.data?.originalError) || e.error;
+    const inner = e.data?.originalError || e.error;
     return inner && inner.code !== undefined ? Number(inner.code) : undefined;
   }
 
@@ -44,9 +45,12 @@
   function explain(e) {
     if (e instanceof Friendly) return e.message;
     const code = errorCode(e);
-    if (code === 4001) return "You declined the request in your wallet. Nothing was sent; you can try again when you are ready.";
-    if (code === 4100) return "Your wallet has not allowed this page to use your account. Unlock the wallet, connect, and try again.";
-    if (code === 4900 || code === 4901) return "Your wallet is disconnected from the network. Reconnect it and try again.";
+    if (code === 4001)
+      return "You declined the request in your wallet. Nothing was sent; you can try again when you are ready.";
+    if (code === 4100)
+      return "Your wallet has not allowed this page to use your account. Unlock the wallet, connect, and try again.";
+    if (code === 4900 || code === 4901)
+      return "Your wallet is disconnected from the network. Reconnect it and try again.";
     if (code === -32002) return "Your wallet already has a request waiting. Open your wallet to approve or dismiss it.";
     const detail = String((e && (e.shortMessage || e.message)) || "unknown error").slice(0, 160);
     return `Your wallet reported a problem (${detail}). Nothing was sent unless your wallet shows a transaction. Try again, or send the USDC yourself below.`;
@@ -69,7 +73,10 @@
     } catch (e) {
       if (errorCode(e) === 4001) throw new Friendly(wrong);
       if (errorCode(e) !== 4902) throw e;
-      if (!addParams) throw new Friendly(`Your wallet does not know ${label} (chain ID ${chainId}). Add that network to your wallet, then try again.`);
+      if (!addParams)
+        throw new Friendly(
+          `Your wallet does not know ${label} (chain ID ${chainId}). Add that network to your wallet, then try again.`,
+        );
       await req(provider, "wallet_addEthereumChain", [addParams]);
     }
     if (!same(await req(provider, "eth_chainId"))) throw new Friendly(wrong);
@@ -79,7 +86,8 @@
     lastUsed = wallet;
     watchDisconnect(wallet.provider);
     const accounts = await req(wallet.provider, "eth_requestAccounts");
-    if (!Array.isArray(accounts) || !accounts[0]) throw new Friendly("Your wallet did not share an account. Unlock it and try again.");
+    if (!Array.isArray(accounts) || !accounts[0])
+      throw new Friendly("Your wallet did not share an account. Unlock it and try again.");
     return accounts[0];
   }
 
@@ -88,10 +96,13 @@
     for (let i = 0; i < 120; i++) {
       const receipt = await req(provider, "eth_getTransactionReceipt", [hash]);
       if (receipt && receipt.status === "0x1") return receipt;
-      if (receipt && receipt.status === "0x0") throw new Friendly(`Transaction ${short(hash)} failed on chain. No USDC moved; you can try again.`);
+      if (receipt && receipt.status === "0x0")
+        throw new Friendly(`Transaction ${short(hash)} failed on chain. No USDC moved; you can try again.`);
       await sleep(1500);
     }
-    throw new Friendly(`Transaction ${short(hash)} is taking long to be mined. Check it in your wallet before trying again.`);
+    throw new Friendly(
+      `Transaction ${short(hash)} is taking long to be mined. Check it in your wallet before trying again.`,
+    );
   }
 
   async function pay(wallet) {
@@ -130,14 +141,24 @@
     const due = units(v.amount_due);
     if (due <= 0n) throw new Friendly("There is nothing left to pay.");
     say("Checking your USDC balance…");
-    const raw = await req(wallet.provider, "eth_call", [{ to: v.token_address, data: BALANCE_OF + word(from) }, "latest"]);
+    const raw = await req(wallet.provider, "eth_call", [
+      { to: v.token_address, data: BALANCE_OF + word(from) },
+      "latest",
+    ]);
     const balance = typeof raw === "string" && /^0x[0-9a-f]+$/i.test(raw) ? BigInt(raw) : 0n;
     if (!alive()) return null;
     if (balance < due) {
-      throw new Friendly(`This account holds ${formatUnits(balance)} USDC on ${label}, less than the ${v.amount_due} USDC due. Add USDC to it or choose another account, then try again.`);
+      throw new Friendly(
+        `This account holds ${formatUnits(balance)} USDC on ${label}, less than the ${v.amount_due} USDC due. Add USDC to it or choose another account, then try again.`,
+      );
     }
     say(`Confirm the payment of ${v.amount_due} USDC in ${name}…`);
-    const tx = { from: from, to: v.token_address, data: TRANSFER + word(v.deposit_address) + word(due.toString(16)), value: "0x0" };
+    const tx = {
+      from: from,
+      to: v.token_address,
+      data: TRANSFER + word(v.deposit_address) + word(due.toString(16)),
+      value: "0x0",
+    };
     return { hash: await req(wallet.provider, "eth_sendTransaction", [tx]), due: v.amount_due };
   }
 
@@ -147,7 +168,11 @@
     page.watchClosely();
     for (let attempt = 0; attempt < 20; attempt++) {
       try {
-        const res = await page.api("/sync", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ tx_hash: hash }) });
+        const res = await page.api("/sync", {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ tx_hash: hash }),
+        });
         if (res.status === 200) {
           page.update(res.body);
           say("Payment received. It is being confirmed; this page updates by itself.");
@@ -158,14 +183,19 @@
         if (e && e.status === 422 && !/not known/i.test(e.message)) {
           sentFor = null;
           renderOptions();
-          say(`That transaction did not pay this checkout: ${e.message} If your wallet shows USDC was sent, contact the merchant.`, "error");
+          say(
+            `That transaction did not pay this checkout: ${e.message} If your wallet shows USDC was sent, contact the merchant.`,
+            "error",
+          );
           return;
         }
         // 503 or a network error: the transaction is still on its way, ask again.
       }
       await sleep(Math.min(1000 + attempt * 500, 4000));
     }
-    say(`Transaction ${short(hash)} is not included yet. This page updates by itself once it is; there is no need to pay again. If your wallet shows it failed, reload this page to try again.`);
+    say(
+      `Transaction ${short(hash)} is not included yet. This page updates by itself once it is; there is no need to pay again. If your wallet shows it failed, reload this page to try again.`,
+    );
   }
 
   const watched = new Set();
@@ -176,7 +206,10 @@
       if (!busy) return;
       flow++;
       setBusy(false);
-      say("Your wallet disconnected. If it sent the payment, this page updates by itself; otherwise reconnect your wallet and try again.", "error");
+      say(
+        "Your wallet disconnected. If it sent the payment, this page updates by itself; otherwise reconnect your wallet and try again.",
+        "error",
+      );
     };
     provider.on("disconnect", lost);
     provider.on("accountsChanged", (accounts) => (!accounts || accounts.length === 0) && lost());

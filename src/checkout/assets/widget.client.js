@@ -64,23 +64,49 @@
     if (session) close();
     const root = document.documentElement;
     const overlay = style(document.createElement("div"), {
-      position: "fixed", inset: "0", zIndex: "2147483647", background: "rgba(13, 16, 21, 0.62)",
-      display: "flex", alignItems: "center", justifyContent: "center", padding: "12px",
+      position: "fixed",
+      inset: "0",
+      zIndex: "2147483647",
+      background: "rgba(13, 16, 21, 0.62)",
+      display: "flex",
+      alignItems: "center",
+      justifyContent: "center",
+      padding: "12px",
     });
     const dialog = style(document.createElement("div"), {
-      position: "relative", width: "100%", maxWidth: "460px", height: "min(640px, calc(100vh - 24px))",
-      background: "#fff", borderRadius: "14px", overflow: "hidden", boxShadow: "0 20px 60px rgba(0, 0, 0, 0.35)",
+      position: "relative",
+      width: "100%",
+      maxWidth: "460px",
+      height: "min(640px, calc(100vh - 24px))",
+      background: "#fff",
+      borderRadius: "14px",
+      overflow: "hidden",
+      boxShadow: "0 20px 60px rgba(0, 0, 0, 0.35)",
     });
     dialog.setAttribute("role", "dialog");
     dialog.setAttribute("aria-modal", "true");
     dialog.setAttribute("aria-label", "Checkout");
-    const frame = style(document.createElement("iframe"), { border: "0", width: "100%", height: "100%", display: "block" });
+    const frame = style(document.createElement("iframe"), {
+      border: "0",
+      width: "100%",
+      height: "100%",
+      display: "block",
+    });
     frame.title = "Stablegate checkout";
     frame.allow = "clipboard-write";
     frame.src = `${ORIGIN}/pay/${paymentId}?embed=1&origin=${encodeURIComponent(location.origin)}`;
     const button = style(document.createElement("button"), {
-      position: "absolute", top: "10px", right: "10px", width: "36px", height: "36px", borderRadius: "50%",
-      border: "1px solid #d8dce3", background: "#fff", color: "#111827", font: "20px/1 system-ui, sans-serif", cursor: "pointer",
+      position: "absolute",
+      top: "10px",
+      right: "10px",
+      width: "36px",
+      height: "36px",
+      borderRadius: "50%",
+      border: "1px solid #d8dce3",
+      background: "#fff",
+      color: "#111827",
+      font: "20px/1 system-ui, sans-serif",
+      cursor: "pointer",
     });
     button.type = "button";
     button.textContent = "×";
@@ -92,8 +118,15 @@
     document.body.append(overlay);
 
     session = {
-      paymentId: paymentId, options: options, overlay: overlay, dialog: dialog, frame: frame, done: false, closed: false,
-      opener: document.activeElement, overflow: root.style.overflow,
+      paymentId: paymentId,
+      options: options,
+      overlay: overlay,
+      dialog: dialog,
+      frame: frame,
+      done: false,
+      closed: false,
+      opener: document.activeElement,
+      overflow: root.style.overflow,
     };
     const s = session;
     // Messages make the callback prompt; polling covers a page that cannot message us.
