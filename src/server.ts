@@ -62,6 +62,8 @@ export interface RunningServer {
   db: Db;
   /** Every registered route, so tests can check their tables of routes are complete. */
   routes: Array<{ method: string; path: string }>;
+  /** Rounds the time-driven loops have completed (and webhook sends in flight): tests wait on these, not on sleeps. */
+  activity(): { expiryRounds: number; webhookRounds: number; webhookSending: number };
   stop(): Promise<void>;
 }
 
@@ -252,9 +254,14 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
     clock,
     log,
   });
+  let expiryRounds = 0;
   const expirePayments = () => {
-    const count = inTransaction(db, () => lifecycle.expireDue());
-    if (count > 0) log.info("payments expired", { count });
+    try {
+      const count = inTransaction(db, () => lifecycle.expireDue());
+      if (count > 0) log.info("payments expired", { count });
+    } finally {
+      expiryRounds++;
+    }
   };
   const abort = new AbortController();
   const loops = Promise.all([
@@ -270,6 +277,10 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
     url,
     db,
     routes: app.routes.map(({ method, path }) => ({ method, path })),
+    activity() {
+      const webhooks = webhookWorker.activity();
+      return { expiryRounds, webhookRounds: webhooks.rounds, webhookSending: webhooks.sending };
+    },
     async stop() {
       abort.abort();
       let timer: ReturnType<typeof setTimeout> | undefined;

@@ -67,6 +67,7 @@ export function createWebhookWorker(deps: WebhookWorkerDeps) {
   const running = new Set<Promise<void>>();
   const waker = createWaker();
   const abandon = new AbortController();
+  let rounds = 0;
 
   async function deliver(delivery: DueDelivery): Promise<void> {
     const attemptedAt = clock.now();
@@ -158,12 +159,15 @@ export function createWebhookWorker(deps: WebhookWorkerDeps) {
       }
       if (!skipped) break;
     }
+    rounds++;
     return started;
   }
 
   return {
     tick,
     wake: waker.wake,
+    /** Rounds completed and sends in flight, so a test can know the worker has looked before asserting it sent nothing. */
+    activity: () => ({ rounds, sending: running.size }),
     /** Runs until `signal` aborts, then gives sends in flight a grace period and abandons the rest. */
     async run(signal: AbortSignal): Promise<void> {
       await runEvery("webhook worker", pollMs, tick, { log, signal, wait: waker.wait });

@@ -1,16 +1,21 @@
 /**
  * `stablegate serve` as a real child process (`bun src/main.ts serve`), for what only a process
- * shows: exit codes, signals, kill -9, several servers racing for one data directory.
+ * shows: exit codes, signals, kill -9, several servers racing for one data directory. The one way
+ * tests start one, so every such test gets the same environment, start-up wait and error.
  *
  *   const server = spawnServe({ ...testEnv(dir), STABLEGATE_PORT: String(port) });
  *   await server.listening();  // or: await server.exited for one that must refuse to start
  *   await server.stop();
+ *
+ * or, on a free port and already listening: `const server = await startServeProcess(testEnv(dir))`.
  */
 import { resolve } from "node:path";
+import { freePort } from "../../src/lib/free-port.ts";
 import { drainTail } from "../../src/lib/stream-tail.ts";
-import { waitFor } from "./stack.ts";
+import { waitFor } from "./wait.ts";
 
-export const MAIN = resolve(import.meta.dir, "../../src/main.ts");
+export const REPO_ROOT = resolve(import.meta.dir, "../..");
+export const MAIN = resolve(REPO_ROOT, "src/main.ts");
 
 /** The parent's environment without any STABLEGATE_* of its own, plus `extra`. */
 export function childEnv(extra: Record<string, string>): Record<string, string> {
@@ -32,8 +37,15 @@ export interface ServeProcess {
   stop(): Promise<void>;
 }
 
-export function spawnServe(env: Record<string, string>): ServeProcess {
-  const proc = Bun.spawn([process.execPath, MAIN, "serve"], { env: childEnv(env), stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+/** Starts `command` (default `bun src/main.ts serve`) with `env`; does not wait for it. */
+export function spawnServe(env: Record<string, string>, opts: { command?: string[] } = {}): ServeProcess {
+  const proc = Bun.spawn(opts.command ?? [process.execPath, MAIN, "serve"], {
+    cwd: REPO_ROOT,
+    env: childEnv(env),
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   // Both read as they come: a full pipe would block the server.
   const stdout = drainTail(proc.stdout);
   const stderr = drainTail(proc.stderr);
@@ -53,4 +65,24 @@ export function spawnServe(env: Record<string, string>): ServeProcess {
       await proc.exited;
     },
   };
+}
+
+/**
+ * spawnServe on a free loopback port (and that port's base URL unless `env` names one), resolved
+ * once it listens; a server that exits or stays silent for 20 s is killed and the error carries
+ * its stderr.
+ */
+export async function startServeProcess(env: Record<string, string>, opts: { command?: string[] } = {}): Promise<ServeProcess> {
+  const port = String(await freePort());
+  const server = spawnServe(
+    { STABLEGATE_BASE_URL: `http://127.0.0.1:${port}`, ...env, STABLEGATE_HOST: "127.0.0.1", STABLEGATE_PORT: port },
+    opts,
+  );
+  try {
+    await server.listening();
+  } catch (error) {
+    await server.stop();
+    throw error;
+  }
+  return server;
 }

@@ -11,7 +11,7 @@
 import { Database } from "bun:sqlite";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { type Address, type Hex, type PublicClient, getAddress, toHex } from "viem";
 import { generatePrivateKey } from "viem/accounts";
 import { ensureFactory } from "../../src/chain/contracts.ts";
@@ -20,12 +20,13 @@ import { type Config, loadConfig } from "../../src/config.ts";
 import { type LogLevel, createLogger } from "../../src/lib/log.ts";
 import { type RunningServer, startServer } from "../../src/server.ts";
 import { ANVIL_KEY_0, ANVIL_KEY_1, ANVIL_KEY_2, type Anvil, startAnvil } from "./anvil.ts";
-import { freePort } from "../../src/lib/free-port.ts";
 import { type TestWallet, deployTestUsdc, publicClientFor, testTokenAbi, walletClientFor } from "./chain.ts";
-import { drainTail } from "../../src/lib/stream-tail.ts";
 import { settingUp } from "../../src/lib/teardown.ts";
+import { REPO_ROOT, startServeProcess } from "./serve-process.ts";
+import { waitFor } from "./wait.ts";
 
-const REPO_ROOT = resolve(import.meta.dir, "../..");
+export { waitFor };
+
 /** The payer starts with 1,000,000 test USDC. */
 export const PAYER_FUNDS = 1_000_000_000_000n;
 
@@ -36,23 +37,6 @@ export function usdc(text: string): bigint {
 }
 
 export const randomAddress = (): Address => getAddress(toHex(crypto.getRandomValues(new Uint8Array(20))));
-
-/** Polls `fn` until it returns something other than undefined/false; throws after `timeoutMs`. */
-export async function waitFor<T>(fn: () => T | Promise<T>, timeoutMs = 10_000, what = "condition", everyMs = 50): Promise<Exclude<T, false | undefined | null>> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await fn();
-      if (value !== undefined && value !== false && value !== null) return value as Exclude<T, false | undefined | null>;
-      last = value;
-    } catch (error) {
-      last = error;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what} (last: ${last instanceof Error ? last.message : String(last)})`);
-    await Bun.sleep(everyMs);
-  }
-}
 
 /** A clock the tests move forward instead of sleeping (settlement retries wait 30 s and more). */
 export interface TestClock {
@@ -251,7 +235,7 @@ async function createStack(opts: StackOptions, chain: TestChain, dataDir: string
   let config = { ...loadConfig(env), port: 0 };
   let url = "";
   let inProcess: RunningServer | null = null;
-  let child: Bun.Subprocess<"ignore", "ignore" | "inherit", "pipe"> | null = null;
+  let child: Bun.Subprocess<"ignore", "pipe", "pipe"> | null = null;
 
   async function launch(): Promise<void> {
     config = { ...loadConfig(env), port: 0 };
@@ -260,26 +244,11 @@ async function createStack(opts: StackOptions, chain: TestChain, dataDir: string
       url = inProcess.url;
       return;
     }
-    const port = await freePort();
-    const command = opts.binary ? [await builtBinary(), "serve"] : [process.execPath, "src/main.ts", "serve"];
-    child = Bun.spawn(command, {
-      cwd: REPO_ROOT,
-      env: { ...process.env, ...env, STABLEGATE_PORT: String(port), STABLEGATE_BASE_URL: `http://127.0.0.1:${port}` },
-      stdin: "ignore",
-      stdout: process.env.STACK_LOG ? "inherit" : "ignore",
-      stderr: "pipe",
+    const started = await startServeProcess(env, {
+      command: opts.binary ? [await builtBinary(), "serve"] : undefined,
     });
-    url = `http://127.0.0.1:${port}`;
-    const proc = child;
-    // Read as it comes (a full pipe would block the server); the tail explains a failed start.
-    const stderrTail = drainTail(proc.stderr);
-    try {
-      await waitFor(async () => proc.exitCode === null && (await fetch(`${url}/healthz`)).ok, 15_000, "the server subprocess to listen");
-    } catch (error) {
-      proc.kill("SIGKILL");
-      await proc.exited;
-      throw new Error(`server subprocess did not start: ${(await stderrTail()).trim() || (error as Error).message}`);
-    }
+    child = started.proc;
+    url = started.url;
   }
 
   async function halt(signal: "SIGKILL" | "SIGTERM"): Promise<void> {
