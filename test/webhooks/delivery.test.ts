@@ -17,6 +17,7 @@ import { randomIds } from "../../src/lib/ids.ts";
 import { createLifecycle } from "../../src/payments/lifecycle.ts";
 import { createPaymentStore } from "../../src/payments/store.ts";
 import { type Api, type TestServer, api, isErrorBody, startTestServer } from "../support/server.ts";
+import { waitFor, webhookWorkerRanSince } from "../support/wait.ts";
 
 const TIMEOUT_MS = 500;
 const SCHEDULE = [0, 200, 400, 800] as const;
@@ -62,8 +63,11 @@ let hookCount = 0;
 const hooks = new Map<string, Hook>();
 const holding = new Set<() => void>();
 
-/** Holds the request open until the client gives up (or 5 s pass), then answers 200. */
-function hang(hook: () => Hook): Behaviour {
+/** How long `hang` holds a request the client does not give up on. */
+const HOLD_MS = 5_000;
+
+/** Holds the request open until the client gives up (or `holdMs` pass), then answers 200. */
+function hang(hook: () => Hook, holdMs = HOLD_MS): Behaviour {
   return (_n, req) =>
     new Promise<Response>((resolve) => {
       hook().open++;
@@ -73,7 +77,7 @@ function hang(hook: () => Hook): Behaviour {
         hook().open--;
         resolve(new Response("too late"));
       };
-      const timer = setTimeout(release, 5_000);
+      const timer = setTimeout(release, holdMs);
       holding.add(release);
       req.signal.addEventListener("abort", release);
     });
@@ -159,10 +163,14 @@ interface Merchant {
   accountId: string;
 }
 
-function merchant(name: string): Merchant {
-  const account = server.createAccount(name);
-  return { api: api(server.url, account.apiKey), accountId: account.accountId };
+function merchant(name: string, on: TestServer = server): Merchant {
+  const account = on.createAccount(name);
+  return { api: api(on.url, account.apiKey), accountId: account.accountId };
 }
+
+/** Waits until the worker has run past the moment a first retry of a send at `at` would be due. */
+const pastFirstRetry = (at: number) => webhookWorkerRanSince(server.running, at + 1.1 * SCHEDULE[1]);
+const lastHit = (hook: Hook) => Math.max(...hook.hits.map((h) => h.at));
 
 interface Endpoint {
   id: string;
@@ -192,26 +200,15 @@ async function delivery(m: Merchant, endpoint: Endpoint, deliveryId: string): Pr
   return (await deliveries(m, endpoint)).find((d) => d.id === deliveryId);
 }
 
-/** Polls until `fn` returns something truthy; fails the test after `timeoutMs`. */
-async function waitUntil<T>(fn: () => T | Promise<T>, what: string, timeoutMs = 5_000): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await fn();
-    if (value) return value as NonNullable<T>;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await Bun.sleep(20);
-  }
-}
-
 /** Waits until the delivery has left `pending` (succeeded, failed or canceled). */
 const settled = (m: Merchant, endpoint: Endpoint, deliveryId: string, timeoutMs = EXHAUSTED_MS) =>
-  waitUntil(
+  waitFor(
     async () => {
       const d = await delivery(m, endpoint, deliveryId);
       return d && d.status !== "pending" ? d : undefined;
     },
-    `delivery ${deliveryId} to settle`,
     timeoutMs,
+    `delivery ${deliveryId} to settle`,
   );
 
 /** The manual Standard Webhooks check: base64 HMAC-SHA256 of "id.timestamp.body" under the secret's bytes. */
@@ -249,7 +246,7 @@ describe("a test event to a healthy endpoint", () => {
     endpoint = await register(m, hook.url);
     sentAt = Date.now();
     sent = await sendTest(m, endpoint);
-    await waitUntil(() => hook.hits.length === 1, "the test event to arrive");
+    await waitFor(() => hook.hits.length === 1, 5_000, "the test event to arrive");
   });
 
   test("carries webhook-id, webhook-timestamp and webhook-signature; webhook-id is the event id", () => {
@@ -316,9 +313,9 @@ describe("exactly once to a healthy endpoint", () => {
     const hook = newHook();
     const endpoint = await register(m, hook.url);
     const sent = await Promise.all(Array.from({ length: 20 }, () => sendTest(m, endpoint)));
-    await waitUntil(() => hook.hits.length >= 20, "twenty deliveries");
-    // Longer than the whole retry schedule: a second copy would have had time to come.
-    await Bun.sleep(1.1 * (200 + 400 + 800) + 300);
+    await waitFor(() => hook.hits.length >= 20, 5_000, "twenty deliveries");
+    // Past the whole retry schedule: a second copy would have been sent by now.
+    await webhookWorkerRanSince(server.running, lastHit(hook) + 1.1 * (SCHEDULE[1] + SCHEDULE[2] + SCHEDULE[3]));
     expect(hook.hits).toHaveLength(20);
     expect(new Set(hook.hits.map((h) => h.id))).toEqual(new Set(sent.map((s) => s.eventId)));
     for (const hit of hook.hits) expectSigned(hit, endpoint.secret);
@@ -379,10 +376,10 @@ describe("retries", () => {
     expect(first.response_status).toBeNull();
     expect(first.error).toMatch(/no answer within 0\.5 s/);
     expect(first.duration_ms).toBeGreaterThanOrEqual(TIMEOUT_MS - 10);
-    expect(first.duration_ms).toBeLessThan(TIMEOUT_MS + 400);
+    expect(first.duration_ms).toBeLessThan(HOLD_MS); // cut by the sender, not let go by the receiver
     expect(first.next_retry_at).toMatch(ISO_MS);
     expect(second).toMatchObject({ response_status: 200, error: null });
-    await waitUntil(() => hook.open === 0, "the held request to be released (the sender hung up)", 2_000);
+    await waitFor(() => hook.open === 0, 2_000, "the held request to be released (the sender hung up)");
   });
 
   test("an endpoint that always fails gets the whole schedule, then the delivery fails", async () => {
@@ -395,7 +392,7 @@ describe("retries", () => {
     expect(hook.hits).toHaveLength(SCHEDULE.length);
     expect(d.attempts[0].next_retry_at).toBeNull(); // the last one: nothing more is planned
     for (const a of d.attempts.slice(1)) expect(a.next_retry_at).toMatch(ISO_MS);
-    await Bun.sleep(300);
+    await pastFirstRetry(lastHit(hook));
     expect(hook.hits).toHaveLength(SCHEDULE.length);
   });
 
@@ -404,10 +401,10 @@ describe("retries", () => {
     const hook = newHook(sequence(status(429, { "retry-after": "2" }), ok));
     const endpoint = await register(m, hook.url);
     const sent = await sendTest(m, endpoint);
-    const pending = await waitUntil(async () => {
+    const pending = await waitFor(async () => {
       const d = await delivery(m, endpoint, sent.deliveryId);
       return d?.attempt_count === 1 ? d : undefined;
-    }, "the first attempt");
+    }, 5_000, "the first attempt");
     expect(pending.status).toBe("pending");
     const [first] = pending.attempts;
     expect(first).toMatchObject({ response_status: 429, error: "HTTP 429" });
@@ -427,10 +424,10 @@ describe("retries", () => {
     const hook = newHook(() => new Response("down", { status: 503, headers: { "retry-after": new Date(Date.now() + 4_000).toUTCString() } }));
     const endpoint = await register(m, hook.url);
     const sent = await sendTest(m, endpoint);
-    const pending = await waitUntil(async () => {
+    const pending = await waitFor(async () => {
       const d = await delivery(m, endpoint, sent.deliveryId);
       return d?.attempt_count === 1 ? d : undefined;
-    }, "the first attempt");
+    }, 5_000, "the first attempt");
     const [first] = pending.attempts;
     expect(first.response_status).toBe(503);
     // The date has one-second resolution, so up to a second of the four may be lost.
@@ -451,14 +448,14 @@ describe("manual retry", () => {
     const res = await m.api(`/api/v1/webhook_endpoints/${endpoint.id}/deliveries/${sent.deliveryId}/retry`, { method: "POST" });
     expect(res.status).toBe(202);
     expect(res.json).toMatchObject({ id: sent.deliveryId, event_id: sent.eventId, status: "pending" });
-    await waitUntil(() => hook.hits.length === 2, "the manual retry to arrive");
+    await waitFor(() => hook.hits.length === 2, 5_000, "the manual retry to arrive");
     expect(hook.hits[1]!.id).toBe(sent.eventId);
     expect(hook.hits[1]!.body).toBe(hook.hits[0]!.body);
     expectSigned(hook.hits[1]!, endpoint.secret);
-    const d = await waitUntil(async () => {
+    const d = await waitFor(async () => {
       const found = await delivery(m, endpoint, sent.deliveryId);
       return found?.attempt_count === 2 && found.status === "succeeded" ? found : undefined;
-    }, "the retry to be recorded");
+    }, 5_000, "the retry to be recorded");
     expect(d.attempts).toHaveLength(2);
   });
 
@@ -493,7 +490,7 @@ describe("410 Gone", () => {
     const hook = newHook(sequence(status(429, { "retry-after": "60" }), status(410)));
     const endpoint = await register(m, hook.url);
     const waiting = await sendTest(m, endpoint);
-    await waitUntil(async () => (await delivery(m, endpoint, waiting.deliveryId))?.attempt_count === 1, "the 429");
+    await waitFor(async () => (await delivery(m, endpoint, waiting.deliveryId))?.attempt_count === 1, 5_000, "the 429");
     const gone = await sendTest(m, endpoint);
     const d = await settled(m, endpoint, gone.deliveryId);
 
@@ -513,8 +510,9 @@ describe("410 Gone", () => {
     // A payment event of this account is not queued for the disabled endpoint.
     const payment = await m.api("/api/v1/payments", { body: { amount: "1.00" } });
     expect(payment.status).toBe(201);
-    await waitUntil(async () => (await m.api(`/api/v1/payments/${payment.json.id}`)).json.status === "expired", "the payment to expire");
-    await Bun.sleep(300);
+    await waitFor(async () => (await m.api(`/api/v1/payments/${payment.json.id}`)).json.status === "expired", 5_000, "the payment to expire");
+    // The event and its deliveries are written with the expiry: they are due by now.
+    await webhookWorkerRanSince(server.running);
     expect(hook.hits).toHaveLength(2);
     expect(await deliveries(m, endpoint)).toHaveLength(2);
   });
@@ -545,8 +543,8 @@ describe("deleting an endpoint", () => {
     const endpoint = await register(m, hook.url);
     const a = await sendTest(m, endpoint);
     const b = await sendTest(m, endpoint);
-    await waitUntil(() => hook.hits.length === 2, "both first attempts");
-    await waitUntil(async () => (await deliveries(m, endpoint)).every((d) => d.attempt_count === 1), "both attempts recorded");
+    await waitFor(() => hook.hits.length === 2, 5_000, "both first attempts");
+    await waitFor(async () => (await deliveries(m, endpoint)).every((d) => d.attempt_count === 1), 5_000, "both attempts recorded");
     const res = await m.api(`/api/v1/webhook_endpoints/${endpoint.id}`, { method: "DELETE" });
     expect(res.status).toBe(200);
 
@@ -555,7 +553,7 @@ describe("deleting an endpoint", () => {
       .all(endpoint.id);
     expect(states.map((s) => s.id).sort()).toEqual([a.deliveryId, b.deliveryId].sort());
     for (const s of states) expect(s).toMatchObject({ state: "canceled", next_attempt_at: null });
-    await Bun.sleep(1_500); // past the Retry-After
+    await webhookWorkerRanSince(server.running, lastHit(hook) + 1_000); // past the Retry-After
     expect(hook.hits).toHaveLength(2);
     // The deleted endpoint is gone from every route.
     expect((await m.api(`/api/v1/webhook_endpoints/${endpoint.id}/deliveries`)).status).toBe(404);
@@ -564,46 +562,63 @@ describe("deleting an endpoint", () => {
 });
 
 describe("receivers that misbehave", () => {
-  test("a receiver that hangs does not stall a healthy endpoint of the same account", async () => {
-    const m = merchant("Mixed");
-    const slow: Hook = newHook();
-    slow.behave = hang(() => slow);
-    const fast = newHook();
-    const slowEndpoint = await register(m, slow.url);
-    const fastEndpoint = await register(m, fast.url);
-    // More hanging sends than the worker has slots in all (32), let alone per endpoint.
-    for (let i = 0; i < 40; i++) await sendTest(m, slowEndpoint);
-    await waitUntil(() => slow.open >= 4, "the hanging sends to be in flight", 2_000);
+  describe("while hanging sends hold their slots", () => {
+    // A server that waits a minute for an answer: as long as no hanging send has been let go,
+    // whatever else arrived got past them, however slow the machine.
+    const PATIENT_MS = 60_000;
+    let patient: TestServer;
+    beforeAll(async () => {
+      patient = await startTestServer(
+        { webhookAllowPrivate: true, paymentWindowMs: PAYMENT_WINDOW_MS },
+        { webhookTimeoutMs: PATIENT_MS, webhookSchedule: SCHEDULE, webhookLimits: { test: UNLIMITED, retry: UNLIMITED } },
+      );
+    });
+    afterAll(async () => {
+      for (const release of [...holding]) release();
+      await patient?.stop();
+    });
 
-    const sent = await Promise.all(Array.from({ length: 5 }, () => sendTest(m, fastEndpoint)));
-    await waitUntil(() => fast.hits.length === 5, "the healthy endpoint's events", 2_000);
-    // All arrived while the first hanging sends were still holding on (before their timeout).
-    const firstHang = slow.hits[0]!.at;
-    for (const hit of fast.hits) expect(hit.at).toBeLessThan(firstHang + TIMEOUT_MS);
-    expect(new Set(fast.hits.map((h) => h.id))).toEqual(new Set(sent.map((s) => s.eventId)));
-    await m.api(`/api/v1/webhook_endpoints/${slowEndpoint.id}`, { method: "DELETE" });
+    /** A hook that holds every request for the whole test, and a healthy one, both registered for `m`. */
+    async function slowAndFast(m: Merchant) {
+      const slow: Hook = newHook();
+      slow.behave = hang(() => slow, PATIENT_MS);
+      const fast = newHook();
+      return { slow, fast, slowEndpoint: await register(m, slow.url), fastEndpoint: await register(m, fast.url) };
+    }
+
+    test("a receiver that hangs does not stall a healthy endpoint of the same account", async () => {
+      const m = merchant("Mixed", patient);
+      const { slow, fast, slowEndpoint, fastEndpoint } = await slowAndFast(m);
+      // More hanging sends than the worker has slots in all (32), let alone per endpoint.
+      for (let i = 0; i < 40; i++) await sendTest(m, slowEndpoint);
+      await waitFor(() => slow.open >= 4, 10_000, "the hanging sends to be in flight");
+
+      const sent = await Promise.all(Array.from({ length: 5 }, () => sendTest(m, fastEndpoint)));
+      await waitFor(() => fast.hits.length === 5, 10_000, "the healthy endpoint's events");
+      // All arrived while every hanging send still held its slot.
+      expect(slow.open).toBe(slow.hits.length);
+      expect(new Set(fast.hits.map((h) => h.id))).toEqual(new Set(sent.map((s) => s.eventId)));
+      await m.api(`/api/v1/webhook_endpoints/${slowEndpoint.id}`, { method: "DELETE" });
+      for (const release of [...holding]) release();
+    });
+
+    test("a hanging receiver with a long backlog does not stall a healthy endpoint of the same account", async () => {
+      // More queued for the hanging endpoint than the worker reads in one go (4 x 32 due rows),
+      // and all of it older than the healthy endpoint's events. (bench/webhooks.ts --hanging
+      // measures how long the healthy endpoint waits.)
+      const m = merchant("Backlog", patient);
+      const { slow, fast, slowEndpoint, fastEndpoint } = await slowAndFast(m);
+      for (let i = 0; i < 200; i += 50) await Promise.all(Array.from({ length: 50 }, () => sendTest(m, slowEndpoint)));
+      await waitFor(() => slow.open >= 4, 10_000, "the hanging sends to be in flight");
+
+      const sent = await Promise.all(Array.from({ length: 5 }, () => sendTest(m, fastEndpoint)));
+      await waitFor(() => fast.hits.length === 5, 10_000, "the healthy endpoint's events");
+      expect(slow.open).toBe(slow.hits.length);
+      expect(new Set(fast.hits.map((h) => h.id))).toEqual(new Set(sent.map((s) => s.eventId)));
+      await m.api(`/api/v1/webhook_endpoints/${slowEndpoint.id}`, { method: "DELETE" });
+      for (const release of [...holding]) release();
+    }, 20_000);
   });
-
-  test("a hanging receiver with a long backlog does not stall a healthy endpoint of the same account", async () => {
-    // More queued for the hanging endpoint than the worker reads in one go (4 x 32 due rows),
-    // and all of it older than the healthy endpoint's events.
-    const m = merchant("Backlog");
-    const slow: Hook = newHook();
-    slow.behave = hang(() => slow);
-    const fast = newHook();
-    const slowEndpoint = await register(m, slow.url);
-    const fastEndpoint = await register(m, fast.url);
-    for (let i = 0; i < 200; i += 50) await Promise.all(Array.from({ length: 50 }, () => sendTest(m, slowEndpoint)));
-    await waitUntil(() => slow.open >= 4, "the hanging sends to be in flight", 2_000);
-
-    const sent = await Promise.all(Array.from({ length: 5 }, () => sendTest(m, fastEndpoint)));
-    const started = Date.now();
-    await waitUntil(() => fast.hits.length === 5, "the healthy endpoint's events", 10_000).catch(() => undefined);
-    const waited = Date.now() - started;
-    await m.api(`/api/v1/webhook_endpoints/${slowEndpoint.id}`, { method: "DELETE" });
-    expect(new Set(fast.hits.map((h) => h.id))).toEqual(new Set(sent.map((s) => s.eventId)));
-    expect(waited).toBeLessThan(TIMEOUT_MS);
-  }, 20_000);
 
   test("one endpoint's backlog does not hold up another merchant's endpoint", async () => {
     const busy = merchant("Busy");
@@ -622,17 +637,14 @@ describe("receivers that misbehave", () => {
         events.insert({ id, account_id: busy.accountId, type: "test", payment_id: null, payload: JSON.stringify({ id, object: "event", type: "test", created_at: new Date(now).toISOString(), data: {} }), created_at: now });
       }
     })();
-    await waitUntil(() => busyHook.hits.length > 0, "the burst to start arriving");
+    await waitFor(() => busyHook.hits.length > 0, 5_000, "the burst to start arriving");
 
-    const started = Date.now();
     const sent = await sendTest(quiet, quietEndpoint);
-    await waitUntil(() => quietHook.hits.length === 1, "the quiet merchant's event", 30_000);
-    const waited = Date.now() - started;
+    await waitFor(() => quietHook.hits.length === 1, 30_000, "the quiet merchant's event");
     const busyDoneAt = busyHook.hits.length;
-    await waitUntil(() => busyHook.hits.length === BURST, "the burst to finish", 60_000);
+    await waitFor(() => busyHook.hits.length === BURST, 60_000, "the burst to finish");
     expect(quietHook.hits[0]!.id).toBe(sent.eventId);
     expect(busyDoneAt).toBeLessThan(BURST); // it did not wait for the burst to drain
-    expect(waited).toBeLessThan(1_000);
   }, 90_000);
 
   test("a huge response body is cut off: the delivery succeeds quickly and the server is fine", async () => {
@@ -700,10 +712,10 @@ describe("receivers that misbehave", () => {
     closed.stop(true);
     const endpoint = await register(m, `http://127.0.0.1:${port}/hook`);
     const sent = await sendTest(m, endpoint);
-    const d = await waitUntil(async () => {
+    const d = await waitFor(async () => {
       const found = await delivery(m, endpoint, sent.deliveryId);
       return found?.attempt_count >= 1 ? found : undefined;
-    }, "the first attempt");
+    }, 5_000, "the first attempt");
     expect(d.attempts.at(-1).response_status).toBeNull();
     expect(d.attempts.at(-1).error).toMatch(/ECONNREFUSED|refused/i);
     await m.api(`/api/v1/webhook_endpoints/${endpoint.id}`, { method: "DELETE" });
@@ -724,7 +736,7 @@ describe("payment events", () => {
     const id: string = created.json.id;
 
     // The expiry loop moves it to expired: a payment.expired event.
-    const expiredHit = await waitUntil(() => hook.hits.find((h) => JSON.parse(h.body).type === "payment.expired"), "payment.expired", 5_000);
+    const expiredHit = await waitFor(() => hook.hits.find((h) => JSON.parse(h.body).type === "payment.expired"), 5_000, "payment.expired");
     const atExpiry = await m.api(`/api/v1/payments/${id}`);
     expect(atExpiry.status).toBe(200);
     expectSigned(expiredHit, endpoint.secret);
@@ -767,7 +779,7 @@ describe("payment events", () => {
     )();
     expect(credited).toBe(true);
 
-    const underpaidHit = await waitUntil(() => hook.hits.find((h) => JSON.parse(h.body).type === "payment.underpaid"), "payment.underpaid", 3_000);
+    const underpaidHit = await waitFor(() => hook.hits.find((h) => JSON.parse(h.body).type === "payment.underpaid"), 3_000, "payment.underpaid");
     const now = await m.api(`/api/v1/payments/${id}`);
     expectSigned(underpaidHit, endpoint.secret);
     expect(rawPayment(underpaidHit.body)).toBe(now.text);
@@ -784,7 +796,7 @@ describe("payment events", () => {
     expect(Date.parse(then.updated_at)).toBeLessThanOrEqual(Date.parse(expiredEvent.created_at));
 
     // Both events reached this endpoint exactly once.
-    await Bun.sleep(300);
+    await pastFirstRetry(lastHit(hook));
     expect(hook.hits.map((h) => JSON.parse(h.body).type).sort()).toEqual(["payment.expired", "payment.underpaid"]);
     const list = await deliveries(m, endpoint);
     expect(list.map((d) => d.event_type).sort()).toEqual(["payment.expired", "payment.underpaid"]);
@@ -803,11 +815,11 @@ describe("payment events", () => {
     expect((await m.api(`/api/v1/webhook_endpoints/${deletedEndpoint.id}`, { method: "DELETE" })).status).toBe(200);
 
     expect((await m.api("/api/v1/payments", { body: { amount: "3.00" } })).status).toBe(201);
-    await waitUntil(() => hooksOfM.every((h) => h.hits.length === 1), "the event at every endpoint");
+    await waitFor(() => hooksOfM.every((h) => h.hits.length === 1), 5_000, "the event at every endpoint");
     const ids = new Set(hooksOfM.map((h) => h.hits[0]!.id));
     expect(ids.size).toBe(1); // one event, one webhook-id, whichever endpoint gets it
     hooksOfM.forEach((h, i) => expectSigned(h.hits[0]!, endpoints[i]!.secret));
-    await Bun.sleep(300);
+    await webhookWorkerRanSince(server.running);
     expect(otherHook.hits).toHaveLength(0);
     expect(deleted.hits).toHaveLength(0);
   });
@@ -824,7 +836,7 @@ describe("GET /api/v1/events", () => {
     for (let i = 0; i < 2; i++) expect((await other.api("/api/v1/payments", { body: { amount: "9.00" } })).status).toBe(201);
     const count = (accountId: string) =>
       server.running.db.query<{ n: number }, [string]>("SELECT count(*) AS n FROM events WHERE account_id = ? AND type = 'payment.expired'").get(accountId)!.n;
-    await waitUntil(() => count(m.accountId) === 5 && count(other.accountId) === 2, "the payments to expire", 5_000);
+    await waitFor(() => count(m.accountId) === 5 && count(other.accountId) === 2, 5_000, "the payments to expire");
   });
 
   test("newest first, paginated with starting_after, every event once", async () => {
@@ -901,7 +913,7 @@ describe("another account's webhook ids", () => {
     const list = await mallory.api("/api/v1/webhook_endpoints");
     expect(list.json.data.map((e: { id: string }) => e.id)).toEqual([malloryEndpoint.id]);
 
-    await Bun.sleep(300);
+    await webhookWorkerRanSince(server.running);
     expect(aliceHook.hits).toHaveLength(1);
     const d = await delivery(alice, aliceEndpoint, sent.deliveryId);
     expect(d).toMatchObject({ status: "succeeded", attempt_count: 1 });

@@ -10,6 +10,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { TCPSocketListener } from "bun";
 import { type Api, type TestServer, api, startTestServer } from "../support/server.ts";
+import { waitFor } from "../support/wait.ts";
 
 const PUBLIC_IP = "93.184.216.34";
 const SCHEDULE = [0, 200, 400] as const;
@@ -52,16 +53,6 @@ afterAll(async () => {
   listener?.stop(true);
 });
 
-async function waitUntil<T>(fn: () => T | Promise<T>, what: string, timeoutMs = 5_000): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await fn();
-    if (value) return value as NonNullable<T>;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await Bun.sleep(20);
-  }
-}
-
 /** Registers `host` while it resolves publicly, rebinds it to `later`, sends a test event, waits for the outcome. */
 async function rebindAndSend(host: string, later: string[]) {
   answers.set(host, [PUBLIC_IP]);
@@ -73,11 +64,11 @@ async function rebindAndSend(host: string, later: string[]) {
   const lookupsBefore = lookups.filter((h) => h === host).length;
   const sent = await merchant(`/api/v1/webhook_endpoints/${created.json.id}/test`, { method: "POST" });
   expect(sent.status).toBe(202);
-  const delivery = await waitUntil(async () => {
+  const delivery = await waitFor(async () => {
     const list = await merchant(`/api/v1/webhook_endpoints/${created.json.id}/deliveries`);
     const d = list.json.data.find((x: { id: string }) => x.id === sent.json.delivery.id);
     return d && d.status !== "pending" ? d : undefined;
-  }, `the delivery to ${host} to give up`);
+  }, 5_000, `the delivery to ${host} to give up`);
   // Asked again for every attempt: the registration-time answer is never reused.
   expect(lookups.filter((h) => h === host).length - lookupsBefore).toBe(SCHEDULE.length);
   return delivery;
@@ -86,7 +77,7 @@ async function rebindAndSend(host: string, later: string[]) {
 describe("an address that changes between registration and sending", () => {
   test("the listener is reachable on its port, so a connection would be seen", async () => {
     await fetch(`https://127.0.0.1:${listener.port}/`).catch(() => undefined);
-    await waitUntil(() => connections === 1, "the control connection");
+    await waitFor(() => connections === 1, 5_000, "the control connection");
     connections = 0;
   });
 

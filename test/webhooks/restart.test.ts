@@ -5,13 +5,13 @@
  * schedule is in force here, so the retry comes about 5 s after the first attempt.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { rmSync } from "node:fs";
 import { Webhook } from "standardwebhooks";
-import { freePort } from "../../src/lib/free-port.ts";
+import { runAccountCommand } from "../../src/cli/accounts.ts";
+import { TEST_PAYOUT, makeTempDir, testEnv } from "../support/server.ts";
+import { type ServeProcess, startServeProcess } from "../support/serve-process.ts";
+import { waitFor } from "../support/wait.ts";
 
-const ROOT = resolve(import.meta.dir, "../..");
 const TEST_EVENTS = 5;
 const PAYMENTS = 2;
 
@@ -27,26 +27,12 @@ let env: Record<string, string>;
 let receiver: ReturnType<typeof Bun.serve>;
 let answer = 500;
 const hits: Hit[] = [];
-let child: Bun.Subprocess<"ignore", "ignore", "pipe"> | null = null;
+let child: ServeProcess["proc"] | null = null;
 let url = "";
 
 beforeAll(() => {
-  dataDir = mkdtempSync(join(tmpdir(), "stablegate-restart-"));
-  env = {
-    PATH: process.env.PATH ?? "",
-    HOME: process.env.HOME ?? "",
-    // `bun run test` looks for processes with this marker left running after the tests.
-    TEST_RUN_MARKER: process.env.TEST_RUN_MARKER ?? "",
-    STABLEGATE_DATA_DIR: dataDir,
-    STABLEGATE_HOST: "127.0.0.1",
-    STABLEGATE_CHAIN: "custom",
-    STABLEGATE_CHAIN_ID: "31337",
-    STABLEGATE_USDC_ADDRESS: "0x036CbD53842c5426634e7929541eC2318f3dCF7e",
-    STABLEGATE_RPC_URL: "http://127.0.0.1:9",
-    STABLEGATE_WEBHOOK_ALLOW_PRIVATE: "on",
-    STABLEGATE_PAYMENT_WINDOW: "1s",
-    STABLEGATE_LOG_LEVEL: "error",
-  };
+  dataDir = makeTempDir("stablegate-restart-");
+  env = { ...testEnv(dataDir), STABLEGATE_WEBHOOK_ALLOW_PRIVATE: "on", STABLEGATE_PAYMENT_WINDOW: "1s" };
   receiver = Bun.serve({
     hostname: "127.0.0.1",
     port: 0,
@@ -68,48 +54,16 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-function cli(...args: string[]): any {
-  const run = Bun.spawnSync([process.execPath, "src/main.ts", ...args], { cwd: ROOT, env, stdout: "pipe", stderr: "pipe" });
-  if (run.exitCode !== 0) throw new Error(`stablegate ${args.join(" ")}: ${run.stderr.toString()}`);
-  return JSON.parse(run.stdout.toString());
-}
-
 async function startServe(): Promise<void> {
-  const port = await freePort();
-  const proc = Bun.spawn([process.execPath, "src/main.ts", "serve"], {
-    cwd: ROOT,
-    env: { ...env, STABLEGATE_PORT: String(port) },
-    stdin: "ignore",
-    stdout: "ignore",
-    stderr: "pipe",
-  });
-  child = proc;
-  url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 15_000;
-  while (Date.now() < deadline && proc.exitCode === null) {
-    const up = await fetch(`${url}/healthz`).then((r) => r.ok, () => false);
-    if (up) return;
-    await Bun.sleep(50);
-  }
-  proc.kill("SIGKILL");
-  await proc.exited;
-  throw new Error(`the server did not start: ${await new Response(proc.stderr).text()}`);
-}
-
-async function waitUntil<T>(fn: () => T | Promise<T>, what: string, timeoutMs: number): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await fn();
-    if (value) return value as NonNullable<T>;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await Bun.sleep(50);
-  }
+  const started = await startServeProcess(env);
+  child = started.proc;
+  url = started.url;
 }
 
 test(
   "events whose first attempt failed are delivered after kill -9 and a restart, with the same webhook-id",
   async () => {
-    const { api_key: key } = cli("account", "create", "--name", "Crashy Shop", "--payout-address", "0x1111111111111111111111111111111111111111");
+    const { api_key: key } = runAccountCommand("account", ["create", "--name", "Crashy Shop", "--payout-address", TEST_PAYOUT], env) as { api_key: string };
     const call = async (path: string, init: { method?: string; body?: unknown } = {}) => {
       const res = await fetch(url + path, {
         method: init.method ?? (init.body === undefined ? "GET" : "POST"),
@@ -132,13 +86,13 @@ test(
       eventIds.add(sent.json.event_id);
     }
     for (let i = 0; i < PAYMENTS; i++) expect((await call("/api/v1/payments", { body: { amount: "2.00" } })).status).toBe(201);
-    const listed = await waitUntil(
+    const listed = await waitFor(
       async () => {
         const list = (await call(`/api/v1/webhook_endpoints/${endpointId}/deliveries?limit=100`)).json.data as any[];
         return list.length === TEST_EVENTS + PAYMENTS && list.every((d) => d.status === "pending" && d.attempt_count === 1) ? list : undefined;
       },
-      "every first attempt to fail and be recorded",
       10_000,
+      "every first attempt to fail and be recorded",
     );
     for (const d of listed) eventIds.add(d.event_id);
     expect(eventIds.size).toBe(TEST_EVENTS + PAYMENTS);
@@ -156,7 +110,7 @@ test(
 
     await startServe();
     const delivered = () => new Set(hits.filter((h) => h.status === 200).map((h) => h.id));
-    await waitUntil(() => delivered().size === eventIds.size, "every event to be delivered after the restart", 20_000);
+    await waitFor(() => delivered().size === eventIds.size, 20_000, "every event to be delivered after the restart");
     expect(delivered()).toEqual(eventIds);
 
     for (const id of eventIds) {
@@ -173,9 +127,13 @@ test(
       expect(d).toMatchObject({ status: "succeeded", attempt_count: 2 });
       expect(d.attempts.map((a: { response_status: number }) => a.response_status)).toEqual([200, 500]);
     }
-    // Nothing is sent twice once it has succeeded.
-    await Bun.sleep(500);
-    expect(hits).toHaveLength(2 * eventIds.size);
+    // Nothing is sent twice once it has succeeded: one more event goes through the worker, and
+    // only it arrives (a succeeded delivery sent again would have been due before it).
+    const marker = await call(`/api/v1/webhook_endpoints/${endpointId}/test`, { method: "POST" });
+    expect(marker.status).toBe(202);
+    await waitFor(() => hits.some((h) => h.id === marker.json.event_id && h.status === 200), 10_000, "the marker event");
+    expect(hits.filter((h) => !eventIds.has(h.id)).map((h) => h.id)).toEqual([marker.json.event_id]);
+    expect(hits).toHaveLength(2 * eventIds.size + 1);
   },
   60_000,
 );
