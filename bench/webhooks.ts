@@ -5,7 +5,11 @@
  * (the event row and its queued delivery, in transactions), as fast as possible, then the run
  * waits until every one has arrived.
  *
- *   bun bench/webhooks.ts [--events 10000] [--batch 500] [--synchronous NORMAL]
+ *   bun bench/webhooks.ts [--events 10000] [--batch 500] [--hanging 0] [--synchronous NORMAL]
+ *
+ * --hanging N adds a second endpoint of the same account whose receiver never answers, with N
+ * test events queued for it before the run (and every event of the run too): the latency then
+ * says how long a healthy endpoint waits behind a hanging one.
  *
  * --synchronous NORMAL is a diagnostic only: it turns off the fsync on each commit of the
  * server's connection (durability lost on power cut), to show how much of the time is disk.
@@ -14,25 +18,25 @@
  * RSS (of this process: server and receiver together). Loopback only; stops after 120 s
  * whatever happens.
  */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { readFileSync, rmSync } from "node:fs";
 import { runAccountCommand } from "../src/cli/accounts.ts";
 import { loadConfig } from "../src/config.ts";
 import { createEventStore } from "../src/events/store.ts";
 import { randomIds } from "../src/lib/ids.ts";
 import { silentLogger } from "../src/lib/log.ts";
 import { startServer } from "../src/server.ts";
+import { TEST_PAYOUT, makeTempDir, testEnv } from "../test/support/server.ts";
 import { numberFlag, percentile } from "./lib.ts";
 
 const EVENTS = numberFlag(process.argv, "events", 10_000);
 const BATCH = numberFlag(process.argv, "batch", 500);
+const HANGING = numberFlag(process.argv, "hanging", 0);
 const LIMIT_MS = 120_000;
 const syncFlag = process.argv.indexOf("--synchronous");
 const SYNCHRONOUS = syncFlag < 0 ? null : (process.argv[syncFlag + 1] ?? "").toUpperCase();
 if (SYNCHRONOUS !== null && !["NORMAL", "FULL"].includes(SYNCHRONOUS)) throw new Error("--synchronous takes NORMAL or FULL");
 
-const dataDir = mkdtempSync(join(tmpdir(), "stablegate-bench-webhooks-"));
+const dataDir = makeTempDir("stablegate-bench-webhooks-");
 process.once("exit", () => rmSync(dataDir, { recursive: true, force: true }));
 
 /** Peak resident set of this process, from the kernel where it keeps one, else sampled. */
@@ -52,12 +56,15 @@ function peakRssMb(): number {
 const arrivals = new Map<string, number>();
 let requests = 0;
 let allArrived: () => void = () => {};
+/** Requests to /hang, held open until the run ends. */
+const held: Array<() => void> = [];
 const done = new Promise<void>((resolve) => (allArrived = resolve));
 const receiver = Bun.serve({
   hostname: "127.0.0.1",
   port: 0,
   async fetch(req) {
     const at = Date.now();
+    if (new URL(req.url).pathname === "/hang") return new Promise<Response>((resolve) => held.push(() => resolve(new Response(null))));
     await req.arrayBuffer();
     requests++;
     const id = req.headers.get("webhook-id") ?? "";
@@ -67,21 +74,13 @@ const receiver = Bun.serve({
   },
 });
 
-const env = {
-  STABLEGATE_DATA_DIR: dataDir,
-  STABLEGATE_HOST: "127.0.0.1",
-  STABLEGATE_CHAIN: "custom",
-  STABLEGATE_CHAIN_ID: "31337",
-  STABLEGATE_USDC_ADDRESS: "0x036CbD53842c5426634e7929541eC2318f3dCF7e",
-  STABLEGATE_RPC_URL: "http://127.0.0.1:9",
-  STABLEGATE_WEBHOOK_ALLOW_PRIVATE: "on",
-  STABLEGATE_LOG_LEVEL: "error",
-};
-const { account, api_key: apiKey } = runAccountCommand("account", ["create", "--name", "Bench Shop", "--payout-address", "0x1111111111111111111111111111111111111111"], env) as {
+const env = { ...testEnv(dataDir), STABLEGATE_WEBHOOK_ALLOW_PRIVATE: "on" };
+const { account, api_key: apiKey } = runAccountCommand("account", ["create", "--name", "Bench Shop", "--payout-address", TEST_PAYOUT], env) as {
   account: { id: string };
   api_key: string;
 };
-const server = await startServer({ ...loadConfig(env), port: 0 }, { log: silentLogger });
+const unlimited = { burst: 1_000_000, perSecond: 1_000_000 };
+const server = await startServer({ ...loadConfig(env), port: 0 }, { log: silentLogger, webhookLimits: { test: unlimited, retry: unlimited } });
 if (SYNCHRONOUS) server.db.run(`PRAGMA synchronous = ${SYNCHRONOUS}`);
 
 let timedOut = false;
@@ -102,6 +101,11 @@ async function call(path: string, body?: unknown): Promise<any> {
 
 try {
   await call("/api/v1/webhook_endpoints", { url: `http://127.0.0.1:${receiver.port}/hook` });
+  if (HANGING > 0) {
+    const hanging = JSON.parse(await call("/api/v1/webhook_endpoints", { url: `http://127.0.0.1:${receiver.port}/hang` })).id as string;
+    for (let i = 0; i < HANGING; i++) await call(`/api/v1/webhook_endpoints/${hanging}/test`, {});
+    while (held.length === 0) await Bun.sleep(10);
+  }
   // A real payment object, so each event is the size production sends (~1 KB).
   const paymentText: string = await call("/api/v1/payments", {
     amount: "25.00",
@@ -124,7 +128,8 @@ try {
     }
   });
 
-  console.log(`Stablegate webhook delivery benchmark: ${EVENTS} events, one endpoint, loopback receiver, batches of ${BATCH}`);
+  const endpoints = HANGING > 0 ? `one endpoint and a hanging one (${HANGING} test events queued for it first)` : "one endpoint";
+  console.log(`Stablegate webhook delivery benchmark: ${EVENTS} events, ${endpoints}, loopback receiver, batches of ${BATCH}`);
   if (SYNCHRONOUS) console.log(`(diagnostic: PRAGMA synchronous = ${SYNCHRONOUS} on the server's connection)`);
   const started = Date.now();
   for (let written = 0; written < EVENTS; written += BATCH) {
@@ -167,6 +172,7 @@ try {
 } finally {
   clearTimeout(deadline);
   clearInterval(sampler);
+  for (const release of held) release();
   await server.stop();
   receiver.stop(true);
 }
