@@ -1,21 +1,34 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { type Api, type TestServer, api, isErrorBody, startTestServer, testResolver } from "../support/server.ts";
+import { waitFor } from "../support/wait.ts";
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 let server: TestServer;
 let alice: Api;
 let bob: Api;
+/** slow.example.com lookups started so far; each waits until `answerSlow` is called. */
+let slowLookups = 0;
+let answerSlow: () => void;
+const slowAnswered = new Promise<void>((resolve) => (answerSlow = resolve));
 
 beforeAll(async () => {
   // The resolver of test/support/server.ts: hooks*.example.com are public, the others are not.
-  // slow.example.com answers after a pause, so a request can be caught in flight.
-  const resolve = async (host: string) => (host === "slow.example.com" ? (await Bun.sleep(200), ["93.184.215.14"]) : testResolver(host));
+  // slow.example.com answers when the test says so, so a request can be caught in flight.
+  const resolve = async (host: string) => {
+    if (host !== "slow.example.com") return testResolver(host);
+    slowLookups++;
+    await slowAnswered;
+    return ["93.184.215.14"];
+  };
   server = await startTestServer({}, { resolve });
   alice = api(server.url, server.createAccount("Alice").apiKey);
   bob = api(server.url, server.createAccount("Bob").apiKey);
 });
-afterAll(() => server.stop());
+afterAll(() => {
+  answerSlow();
+  return server.stop();
+});
 
 const createEndpoint = (as: Api, url: unknown) => as("/api/v1/webhook_endpoints", { body: { url } });
 const listEndpoints = async (as: Api) => {
@@ -82,10 +95,11 @@ describe("POST /api/v1/webhook_endpoints: Idempotency-Key in flight", () => {
     const key = `slow-${crypto.randomUUID()}`;
     const create = () => alice("/api/v1/webhook_endpoints", { body: { url: "https://slow.example.com/hook" }, headers: { "idempotency-key": key } });
     const first = create();
-    await Bun.sleep(50); // the first has claimed the key and is waiting on DNS
+    await waitFor(() => slowLookups === 1, 10_000, "the first request to claim the key and wait on DNS");
     const second = await create();
     expect(second.status).toBe(409);
     expect(isErrorBody(second.json)).toBe(true);
+    answerSlow();
     const done = await first;
     expect(done.status).toBe(201);
     const replay = await create();
