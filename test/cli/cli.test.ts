@@ -3,7 +3,7 @@ import { existsSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { makeTempDir, testEnv } from "../support/server.ts";
 import { freePort } from "../../src/lib/free-port.ts";
-import { MAIN, childEnv, spawnServe } from "../support/serve-process.ts";
+import { MAIN, childEnv, spawnServe, startServeProcess } from "../support/serve-process.ts";
 import { runAccountCommand } from "../../src/cli/accounts.ts";
 import { UsageError } from "../../src/cli/args.ts";
 import { NotFoundError } from "../../src/lib/errors.ts";
@@ -16,7 +16,6 @@ beforeAll(() => {
 });
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
-
 async function cli(args: string[], extra: Record<string, string> = { STABLEGATE_DATA_DIR: dataDir }) {
   const proc = Bun.spawn([process.execPath, MAIN, ...args], { env: childEnv(extra), stdout: "pipe", stderr: "pipe" });
   const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
@@ -26,11 +25,21 @@ async function cli(args: string[], extra: Record<string, string> = { STABLEGATE_
 const lines = (text: string) => text.trimEnd().split("\n");
 
 
-describe("stablegate account / key", () => {
-  let accountId: string;
-  let firstKey: string;
-  let secondKey: { id: string; api_key: string };
+/** A fresh account through the CLI: each test makes its own, so any one runs alone or in any order. */
+async function newAccount(name = "CLI Shop"): Promise<{ accountId: string; apiKey: string }> {
+  const { code, stdout, stderr } = await cli(["account", "create", "--name", name, "--payout-address", PAYOUT]);
+  if (code !== 0) throw new Error(`account create: ${stderr}`);
+  const out = JSON.parse(stdout);
+  return { accountId: out.account.id, apiKey: out.api_key };
+}
 
+async function newKey(accountId: string): Promise<{ id: string; api_key: string }> {
+  const { code, stdout, stderr } = await cli(["key", "create", "--account", accountId]);
+  if (code !== 0) throw new Error(`key create: ${stderr}`);
+  return JSON.parse(stdout);
+}
+
+describe("stablegate account / key", () => {
   test("account create prints {account, api_key}", async () => {
     const { code, stdout, stderr } = await cli(["account", "create", "--name", "CLI Shop", "--payout-address", PAYOUT]);
     expect(stderr).toBe("");
@@ -42,8 +51,6 @@ describe("stablegate account / key", () => {
     expect(out.account.name).toBe("CLI Shop");
     expect(out.account.payout_address).toBe(PAYOUT);
     expect(JSON.stringify(out.account)).not.toContain(out.api_key);
-    accountId = out.account.id;
-    firstKey = out.api_key;
   });
 
   test("--name=value flags work too", async () => {
@@ -53,15 +60,20 @@ describe("stablegate account / key", () => {
   });
 
   test("key create prints {id, api_key}", async () => {
+    const { accountId, apiKey } = await newAccount();
     const { code, stdout } = await cli(["key", "create", "--account", accountId]);
     expect(code).toBe(0);
-    secondKey = JSON.parse(stdout);
-    expect(secondKey.id).toMatch(/^key_[0-9A-Za-z]+$/);
-    expect(secondKey.api_key).toMatch(/^sk_live_[0-9A-Za-z]{32}$/);
-    expect(secondKey.api_key).not.toBe(firstKey);
+    const key = JSON.parse(stdout);
+    expect(Object.keys(key).sort()).toEqual(["api_key", "id"]);
+    expect(key.id).toMatch(/^key_[0-9A-Za-z]+$/);
+    expect(key.api_key).toMatch(/^sk_live_[0-9A-Za-z]{32}$/);
+    expect(key.api_key).not.toBe(apiKey);
   });
 
   test("key list shows both keys and no secrets", async () => {
+    const { accountId, apiKey: firstKey } = await newAccount();
+    const secondKey = await newKey(accountId);
+    await newAccount("Another Shop");
     const { code, stdout } = await cli(["key", "list", "--account", accountId]);
     expect(code).toBe(0);
     const list = JSON.parse(stdout) as Array<{ id: string; account_id: string; revoked_at: string | null }>;
@@ -81,6 +93,8 @@ describe("stablegate account / key", () => {
   });
 
   test("key revoke marks the key revoked", async () => {
+    const { accountId } = await newAccount();
+    const secondKey = await newKey(accountId);
     const { code, stdout } = await cli(["key", "revoke", secondKey.id]);
     expect(code).toBe(0);
     const revoked = JSON.parse(stdout);
@@ -88,6 +102,7 @@ describe("stablegate account / key", () => {
     expect(revoked.revoked_at).toMatch(/^\d{4}-\d{2}-\d{2}T/);
     const list = JSON.parse((await cli(["key", "list", "--account", accountId])).stdout) as Array<{ id: string; revoked_at: string | null }>;
     expect(list.find((k) => k.id === secondKey.id)!.revoked_at).not.toBeNull();
+    expect(list.filter((k) => k.revoked_at === null)).toHaveLength(1); // the account's first key is untouched
   });
 
   test("mistakes exit non-zero with one line on stderr and nothing on stdout", async () => {
@@ -273,22 +288,14 @@ describe("stablegate serve", () => {
   });
 
   test("serves /healthz, works with CLI changes made while it runs, and exits 0 on SIGTERM", async () => {
-    const port = await freePort();
-    const url = `http://127.0.0.1:${port}`;
     const serveDir = makeTempDir("stablegate-serve-");
-    const env = { ...testEnv(serveDir), STABLEGATE_HOST: "127.0.0.1", STABLEGATE_PORT: String(port) };
-    const proc = Bun.spawn([process.execPath, MAIN, "serve"], { env: childEnv(env), stdout: "pipe", stderr: "pipe" });
+    const env = testEnv(serveDir);
+    // Starting waits until /healthz answers 200.
+    const { proc, url } = await startServeProcess(env).catch((error) => {
+      rmSync(serveDir, { recursive: true, force: true });
+      throw error;
+    });
     try {
-      let healthy = false;
-      for (let i = 0; i < 200 && !healthy && proc.exitCode === null; i++) {
-        try {
-          healthy = (await fetch(`${url}/healthz`)).status === 200;
-        } catch {
-          await Bun.sleep(50);
-        }
-      }
-      expect(healthy).toBe(true);
-
       // Account and key commands share the data dir with the running server.
       const created = await cli(["account", "create", "--name", "Live", "--payout-address", PAYOUT], env);
       expect(created.code).toBe(0);
