@@ -49,12 +49,33 @@ afterAll(async () => {
   await stopCheckoutRig({ chain, stack, browser });
 });
 
+/**
+ * In the merchant page, before checkout.js: counts the status checks the widget starts
+ * (`statusChecks`, when it calls fetch) and the rounds of its timers that have finished, checks
+ * included (`timerRounds`), so a test can wait for the widget to have looked before asserting
+ * that it did nothing.
+ */
+function countWidgetWork() {
+  const w = window as any;
+  w.statusChecks = 0;
+  w.timerRounds = 0;
+  const fetch = window.fetch.bind(window);
+  w.fetch = (input: RequestInfo | URL, init?: RequestInit) => {
+    if (String(input instanceof Request ? input.url : input).includes("/api/public/payments/")) w.statusChecks++;
+    return fetch(input, init);
+  };
+  const setInterval = window.setInterval.bind(window);
+  w.setInterval = (fn: () => unknown, ms?: number) =>
+    setInterval(() => void Promise.resolve(fn()).finally(() => w.timerRounds++), ms);
+}
+
 /** Serves a merchant page at a fresh path and opens it in a context with a funded test wallet. */
 async function openShop(buttonPayment: string, apiPayment: string) {
   const path = `/shop-${crypto.randomUUID()}`;
   shopPages.set(path, merchantPage(stack.url, buttonPayment, apiPayment));
   const context = await newContext(browser, [stack.url, shopUrl]);
   await installTestWallet(context, { rpcUrl: chain.rpcUrl, privateKey: await fundedPayerKey(chain, usdc("100")) });
+  await context.addInitScript(countWidgetWork);
   const page = await context.newPage();
   const problems = collectProblems(page);
   await page.goto(shopUrl + path);
@@ -78,9 +99,19 @@ describe("checkout.js widget on a merchant page", () => {
     expect(await frame.locator("#deposit-address").innerText()).toBe(p.deposit_address);
     await screenshot(page, "widget-open-desktop");
 
-    // A message forged by the merchant page itself (wrong source and origin) is ignored.
-    await page.evaluate((id) => window.postMessage({ source: "stablegate", type: "status", paymentId: id, status: "confirmed" }, "*"), p.id);
-    await Bun.sleep(300);
+    // A message forged by the merchant page itself (wrong source and origin) is ignored: once a
+    // message posted after it has arrived, the widget has handled it, and started no check.
+    const checksBefore = await page.evaluate(() => (window as any).statusChecks);
+    await page.evaluate(
+      (id) =>
+        new Promise<void>((resolve) => {
+          window.addEventListener("message", (e) => e.data === "after the forged one" && resolve());
+          window.postMessage({ source: "stablegate", type: "status", paymentId: id, status: "confirmed" }, "*");
+          window.postMessage("after the forged one", "*");
+        }),
+      p.id,
+    );
+    expect(await page.evaluate(() => (window as any).statusChecks)).toBe(checksBefore);
     expect(await events(page)).toEqual([]);
 
     await pay.click();
@@ -110,7 +141,9 @@ describe("checkout.js widget on a merchant page", () => {
     await stack.waitForStatus(p.id, "confirmed", { timeoutMs: 30_000 });
     await page.waitForFunction(() => (window as any).callbacks.length > 0, undefined, { timeout: 15_000 });
     expect(await page.evaluate(() => (window as any).callbacks)).toEqual([{ paymentId: p.id, status: "confirmed" }]);
-    await Bun.sleep(4_500); // a later status check must not report it twice
+    // A later status check (the widget checks every 4 s) must not report it twice.
+    const rounds = await page.evaluate(() => (window as any).timerRounds);
+    await page.waitForFunction((seen) => (window as any).timerRounds > seen, rounds, { timeout: 15_000 });
     expect(await events(page)).toEqual([{ paymentId: p.id, status: "confirmed" }]);
 
     await page.keyboard.press("Escape");
