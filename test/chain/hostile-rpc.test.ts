@@ -4,7 +4,7 @@
  * runs with its real SQLite store, ledger and lifecycle. Nothing but a well-formed USDC
  * Transfer to a deposit address, inside the asked range, is ever credited, and that once.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -36,7 +36,7 @@ type RpcLog = Record<string, unknown>;
 type Mode = "hostile" | "broken" | "honest";
 
 /** What the fake node currently pretends: its head, block hashes, and which logs it returns. */
-const node = {
+const freshNode = () => ({
   head: 100,
   /** Bumped to rewrite every block hash from `reorgFrom` up: a reorg. */
   epoch: 0,
@@ -47,7 +47,9 @@ const node = {
   goodLogs: [] as RpcLog[],
   /** Every eth_getLogs answered: [from, to, ok]. */
   ranges: [] as Array<[number, number, boolean]>,
-};
+});
+/** Reset before each test, as the database is: every test sets up what it needs. */
+const node = freshNode();
 
 const blockHash = (n: number): Hex => keccak256(toHex(`block ${n} epoch ${n >= node.reorgFrom ? node.epoch : 0}`));
 const txHash = (label: string): Hex => keccak256(toHex(label));
@@ -193,7 +195,16 @@ beforeAll(() => {
       return Response.json(Array.isArray(body) ? body.map(one) : one(body));
     },
   });
+});
 
+afterAll(() => {
+  server?.stop(true);
+});
+
+/** A fresh database with one pending payment, and a watcher on it; a fresh fake node. */
+beforeEach(() => {
+  Object.assign(node, freshNode());
+  credits = 0;
   dataDir = mkdtempSync(join(tmpdir(), "stablegate-hostile-"));
   db = openDb(dataDir);
   const clock = { now: () => Date.now() };
@@ -248,11 +259,29 @@ beforeAll(() => {
   watcher.loadAddresses();
 });
 
-afterAll(() => {
-  server?.stop(true);
+afterEach(() => {
   db?.close();
   rmSync(dataDir, { recursive: true, force: true });
 });
+
+/** Ticks (as the loop does, past failures) until the cursor reaches `head` - confirmations. */
+async function scanTo(head: number, maxTicks = 60): Promise<void> {
+  node.head = head;
+  for (let i = 0; i < maxTicks && cursor() !== head - CONFIRMATIONS; i++) await ticks(1);
+  expect(cursor()).toBe(head - CONFIRMATIONS);
+}
+
+/** A hostile scan to block 60, then an honest node with the payment's transfer at block 395 caught up to 400. */
+async function creditThePayment(): Promise<{ start: number }> {
+  await scanTo(60);
+  node.mode = "honest";
+  node.goodLogs = [transferLog({ to: deposit, units: 25_000_000n, block: 395, tx: txHash("the payment"), logIndex: 3 })];
+  node.ranges = [];
+  const start = cursor()!;
+  // Catch up, however many refusals it takes.
+  await scanTo(400);
+  return { start };
+}
 
 describe("a hostile node", () => {
   test("crafted logs (other contract, removed, out of range, malformed, pending, zero) credit nothing", async () => {
@@ -268,6 +297,7 @@ describe("a hostile node", () => {
   });
 
   test("null results and garbage fields fail the tick, leave the cursor, and credit nothing", async () => {
+    await scanTo(60);
     node.mode = "broken";
     node.head = 90;
     const before = cursor();
@@ -284,15 +314,7 @@ describe("a hostile node", () => {
 
 describe("an honest node with a range limit", () => {
   test("a well-formed transfer is credited exactly once though returned twice, and the chunk shrinks to fit", async () => {
-    node.mode = "honest";
-    node.head = 400;
-    node.goodLogs = [transferLog({ to: deposit, units: 25_000_000n, block: 395, tx: txHash("the payment"), logIndex: 3 })];
-    node.ranges = [];
-    const start = cursor()!;
-
-    // Catch up to head - confirmations, however many refusals it takes.
-    for (let i = 0; i < 60 && cursor() !== 400 - CONFIRMATIONS; i++) await ticks(1);
-    expect(cursor()).toBe(400 - CONFIRMATIONS);
+    const { start } = await creditThePayment();
 
     const refused = node.ranges.filter(([, , ok]) => !ok);
     const answered = node.ranges.filter(([, , ok]) => ok);
@@ -316,12 +338,12 @@ describe("an honest node with a range limit", () => {
   });
 
   test("a reorg above the credited block makes the watcher rescan it; it is not credited again", async () => {
+    await creditThePayment();
+    expect(credits).toBe(1);
     node.reorgFrom = 380;
     node.epoch++;
-    node.head = 402;
     node.ranges = [];
-    for (let i = 0; i < 10 && cursor() !== 402 - CONFIRMATIONS; i++) await ticks(1);
-    expect(cursor()).toBe(402 - CONFIRMATIONS);
+    await scanTo(402, 10);
     // The rewind went below block 395 and the rescan returned the transfer again (twice).
     expect(node.ranges.some(([from, to, ok]) => ok && from <= 395 && to >= 395)).toBe(true);
     expect(chainStore().cursor(CHAIN_ID)!.block_hash).toBe(blockHash(400));
