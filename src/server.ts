@@ -63,7 +63,7 @@ export interface RunningServer {
   /** Every registered route, so tests can check their tables of routes are complete. */
   routes: Array<{ method: string; path: string }>;
   /** Rounds the time-driven loops have completed (and webhook sends in flight): tests wait on these, not on sleeps. */
-  activity(): { expiryRounds: number; webhookRounds: number; webhookSending: number };
+  activity(): { expiryRounds: number; webhookRounds: number; webhookSending: number; redeemerRounds: number };
   stop(): Promise<void>;
 }
 
@@ -279,7 +279,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
     routes: app.routes.map(({ method, path }) => ({ method, path })),
     activity() {
       const webhooks = webhookWorker.activity();
-      return { expiryRounds, webhookRounds: webhooks.rounds, webhookSending: webhooks.sending };
+      return { expiryRounds, webhookRounds: webhooks.rounds, webhookSending: webhooks.sending, redeemerRounds: crossChain?.redeemer.rounds() ?? 0 };
     },
     async stop() {
       abort.abort();

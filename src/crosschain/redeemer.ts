@@ -267,13 +267,20 @@ export function createRedeemer(deps: RedeemerDeps) {
     if (progressed) log.info("cross-chain burn", { burn_id: burn.id, state: burn.state, error: burn.error });
   }
 
+  let rounds = 0;
   async function tick(): Promise<void> {
-    for (const burn of burns.due(clock.now())) await step(burn);
+    try {
+      for (const burn of burns.due(clock.now())) await step(burn);
+    } finally {
+      rounds++;
+    }
   }
 
   return {
     tick,
     wake: waker.wake,
+    /** Rounds finished, so a test can know the redeemer has looked before asserting it sent nothing. */
+    rounds: () => rounds,
     run: (signal: AbortSignal) => runEvery("cross-chain redeemer", 500, tick, { log, signal, wait: waker.wait }),
   };
 }

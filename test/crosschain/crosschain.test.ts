@@ -10,13 +10,24 @@ import { cctpAddresses } from "../../src/dev/cctp-rig.ts";
 import { ANVIL_KEY_3 } from "../support/anvil.ts";
 import { type CrossChainStack, LOCAL_DESTINATION_DOMAIN, LOCAL_SOURCE, attestedBurn, feeAt, startCrossChainStack } from "../support/crosschain.ts";
 import { type Stack, randomAddress, startStack, usdc } from "../support/stack.ts";
+import { redeemerRanSince } from "../support/wait.ts";
 
 const FAST_BPS = 1; // the local attestation service's fast fee; standard is free
 
 let x: CrossChainStack;
 let stack: Stack;
-/** The payment funded by the fast transfer below; later tests reuse it. */
-let paid: { id: string; burnTxHash: Hex; burnId: string };
+/** A payment paid by a fast transfer, redeemed and confirmed: made by the first test that asks. */
+let paidOnce: Promise<{ id: string; burnTxHash: Hex; burnId: string }> | undefined;
+function paidPayment() {
+  paidOnce ??= (async () => {
+    const payment = await stack.createPayment({ amount: "25.00" });
+    const { burnTxHash, record } = await x.payCrossChain(payment.id, "fast");
+    await x.waitBurn(payment.id, "redeemed");
+    await stack.waitForStatus(payment.id, "confirmed", { mine: true });
+    return { id: payment.id, burnTxHash, burnId: record.id };
+  })();
+  return paidOnce;
+}
 
 beforeAll(async () => {
   x = await startCrossChainStack({ attestationDelayMs: 200 });
@@ -149,7 +160,6 @@ describe("paying from the source chain", () => {
     const fee = attestedBurn(message!.message);
     expect(fee.feeExecuted).toBe(feeAt(fee.amount, FAST_BPS));
     expect(fee.feeExecuted).toBe(feeCollected);
-    paid = { id: payment.id, burnTxHash, burnId: record.id };
   }, 30_000);
 
   test("a standard transfer (no fee) mints exactly the amount due", async () => {
@@ -176,15 +186,17 @@ describe("paying from the source chain", () => {
   }, 30_000);
 
   test("a confirmed payment's quote says nothing more is needed", async () => {
+    const paid = await paidPayment();
     const res = await x.crossChain(paid.id, LOCAL_SOURCE.name);
     expect(res.status).toBe(200);
     expect(res.json).toMatchObject({ needed: false, amount_due: "0.00" });
     expect(res.json.fast).toBeUndefined();
-  });
+  }, 30_000);
 });
 
 describe("POST /api/public/payments/{id}/cross-chain", () => {
   test("posting a burn again answers the same record and adds no row", async () => {
+    const paid = await paidPayment();
     const again = await x.postBurn(paid.id, { chain: LOCAL_SOURCE.name, tx_hash: paid.burnTxHash });
     expect(again.status).toBe(202);
     expect(again.json).toMatchObject({ id: paid.burnId, state: "redeemed" });
@@ -193,16 +205,17 @@ describe("POST /api/public/payments/{id}/cross-chain", () => {
     expect(upper.json.id).toBe(paid.burnId);
     expect(stack.sql("SELECT id FROM crosschain_burns WHERE tx_hash = ?", paid.burnTxHash.toLowerCase())).toHaveLength(1);
     expect(x.burns(paid.id)).toHaveLength(1);
-  });
+  }, 30_000);
 
   test("the same burn posted for another payment is 422 and recorded nowhere else", async () => {
+    const paid = await paidPayment();
     const other = await stack.createPayment({ amount: "25.00" });
     const res = await x.postBurn(other.id, { chain: LOCAL_SOURCE.name, tx_hash: paid.burnTxHash });
     expect(res.status).toBe(422);
     expect(res.json.error).toMatch(/mints to another address, not this payment's deposit address/);
     expect(x.burns(other.id)).toHaveLength(0);
     expect(stack.sql("SELECT payment_id FROM crosschain_burns WHERE tx_hash = ?", paid.burnTxHash.toLowerCase())).toEqual([{ payment_id: paid.id }]);
-  });
+  }, 30_000);
 
   test("a mined transaction that is not a burn is 422 with a clear reason and records nothing", async () => {
     const payment = await stack.createPayment({ amount: "5.00" });
@@ -228,7 +241,10 @@ describe("POST /api/public/payments/{id}/cross-chain", () => {
     // The attesters did sign it; the server still never received it.
     const [message] = await x.attested(txHash);
     expect(message).toBeDefined();
-    await Bun.sleep(300); // more than the attestation delay: a redemption would have been sent by now
+    // Two whole redeemer rounds since the attestation was there: had the burn been recorded, the
+    // first would have picked up the attestation and the second sent the redemption.
+    await redeemerRanSince(stack);
+    await redeemerRanSince(stack);
     expect(await x.messagesReceived(message!.eventNonce)).toHaveLength(0);
     expect(await x.mintsTo(payment.deposit_address)).toEqual([]);
     expect(await x.mintsTo(elsewhere)).toEqual([]);

@@ -185,6 +185,8 @@ export interface Stack {
    */
   settlementSent(paymentId: string): Promise<Hex>;
 
+  /** The in-process server's loop rounds (see test/support/wait.ts); refused for a subprocess. */
+  activity: RunningServer["activity"];
   /** kill -9 of the server subprocess, leaving the data dir as it is; refused in-process (see `subprocess`). */
   crash(): Promise<void>;
   /** Starts the server again on the same data dir, with `env` changes if given. */
@@ -351,6 +353,11 @@ async function createStack(opts: StackOptions, chain: TestChain, dataDir: string
       };
       return mine ? mineUntil(check, timeoutMs, `status ${status}`) : waitFor(check, timeoutMs, `status ${status}`);
     },
+    activity() {
+      if (!inProcess) throw new Error("activity() needs an in-process stack: a subprocess reports its loops only through /readyz");
+      return inProcess.activity();
+    },
+
     async waitScanned(block, { mine = true } = {}) {
       const check = () => sql<{ block_number: number }>("SELECT block_number FROM chain_cursor")[0]?.block_number;
       const scanned = async () => {

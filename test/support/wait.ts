@@ -4,6 +4,9 @@
  */
 import type { RunningServer } from "../../src/server.ts";
 
+/** Whatever reports the loops' rounds: the running server, or a stack holding one. */
+type Loops = Pick<RunningServer, "activity">;
+
 /** Polls `fn` until it returns something other than undefined/false/null; throws after `timeoutMs`. */
 export async function waitFor<T>(fn: () => T | Promise<T>, timeoutMs = 10_000, what = "condition", everyMs = 50): Promise<Exclude<T, false | undefined | null>> {
   const deadline = Date.now() + timeoutMs;
@@ -26,7 +29,7 @@ export async function waitFor<T>(fn: () => T | Promise<T>, timeoutMs = 10_000, w
  * default now) or later, and every send it started has finished: anything it was going to send
  * by then has been sent, so "nothing more arrived" means it.
  */
-export async function webhookWorkerRanSince(running: RunningServer, at = Date.now(), timeoutMs = 15_000): Promise<void> {
+export async function webhookWorkerRanSince(running: Loops, at = Date.now(), timeoutMs = 15_000): Promise<void> {
   await waitFor(() => Date.now() >= at, timeoutMs, `the moment ${new Date(at).toISOString()}`, 20);
   // The round in progress now may have begun before `at`; the one after it did not.
   const seen = running.activity().webhookRounds;
@@ -42,7 +45,23 @@ export async function webhookWorkerRanSince(running: RunningServer, at = Date.no
 }
 
 /** Resolves once the expiry loop has completed a whole round that began now or later. */
-export async function expiryRanSince(running: RunningServer, timeoutMs = 15_000): Promise<void> {
-  const seen = running.activity().expiryRounds;
-  await waitFor(() => running.activity().expiryRounds >= seen + 2, timeoutMs, "an expiry round", 20);
+export const expiryRanSince = (running: Loops, timeoutMs = 15_000) => wholeRoundSince(running, "expiryRounds", timeoutMs);
+
+/** Resolves once the cross-chain redeemer has completed a whole round that began now or later. */
+export const redeemerRanSince = (running: Loops, timeoutMs = 15_000) => wholeRoundSince(running, "redeemerRounds", timeoutMs);
+
+async function wholeRoundSince(running: Loops, loop: "expiryRounds" | "redeemerRounds", timeoutMs: number): Promise<void> {
+  // The round in progress now may have begun earlier; the one after it did not.
+  const seen = running.activity()[loop];
+  await waitFor(() => running.activity()[loop] >= seen + 2, timeoutMs, `a whole round of ${loop}`, 20);
+}
+
+/**
+ * Resolves once the settlement loop has finished a whole round that began now or later, seen
+ * through /readyz (`chain.settlement.rounds`), so it works for a server subprocess too.
+ */
+export async function settlerRanSince(server: { readyz(): Promise<any> }, timeoutMs = 15_000): Promise<void> {
+  const rounds = async (): Promise<number> => (await server.readyz()).chain.settlement.rounds;
+  const seen = await rounds();
+  await waitFor(async () => (await rounds()) >= seen + 2, timeoutMs, "a whole settlement round", 20);
 }
