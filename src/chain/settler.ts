@@ -56,6 +56,8 @@ export function createSettler(deps: SettlerDeps) {
   const { client, wallet, account, chain, payments, lifecycle, clock, log, chainId, confirmations } = deps;
   let factoryReady = false;
   const state = { lastError: null as string | null, balance: null as bigint | null, balanceAt: 0 };
+  /** Rounds of the loop finished, failed ones included: shown in /readyz, so "it has looked" is observable. */
+  let rounds = 0;
   const waker = createWaker();
 
   /** Signs settle(); for a replacement, outbids `previous` unless that would overpay wildly (null). */
@@ -322,6 +324,7 @@ export function createSettler(deps: SettlerDeps) {
         factory: factoryAddress,
         factory_ready: factoryReady,
         last_error: state.lastError,
+        rounds,
       };
     },
     /** Runs until `signal` aborts; `wake()` skips the wait after new credits. */
@@ -338,6 +341,7 @@ export function createSettler(deps: SettlerDeps) {
           state.lastError = errorMessage(error);
           log.warn("settlement loop failed; retrying", { error: state.lastError, attempt: failures });
         }
+        rounds++;
         await waker.wait(failures ? backoffMs(failures, intervalMs, 30_000) : intervalMs, signal);
       }
     },

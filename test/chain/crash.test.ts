@@ -8,6 +8,7 @@ import { type Hex, parseEventLogs } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { depositFactoryAbi, factoryAddress } from "../../src/chain/contracts.ts";
 import { type Stack, type TestChain, startChain, startStack, usdc, waitFor } from "../support/stack.ts";
+import { settlerRanSince } from "../support/wait.ts";
 
 let chain: TestChain;
 
@@ -45,7 +46,7 @@ describe("kill -9", () => {
     // transaction for want of gas money and nothing moved.
     expect(["pending", "settling"]).toContain(credited.status);
     await stack.waitForStatus(payment.id, "settling");
-    await Bun.sleep(300); // let the settler try to broadcast a few more times
+    await settlerRanSince(stack); // it tried to broadcast again
     const [stored] = stack.sql<{ state: string; nonce: number; tx_hash: Hex }>("SELECT state, nonce, tx_hash FROM settlements WHERE payment_id = ?", payment.id);
     expect(stored).toMatchObject({ state: "submitted", nonce: 0 });
     expect(await chain.publicClient.getTransaction({ hash: stored!.tx_hash }).catch(() => null)).toBeNull();
@@ -63,9 +64,10 @@ describe("kill -9", () => {
     expect(await stack.usdcBalance(stack.payout)).toBe(usdc("25.00"));
     expect(await stack.usdcBalance(payment.deposit_address)).toBe(0n);
 
-    // Give a duplicate every chance to appear, then count: one mined settlement, one Settled log.
+    // Give a duplicate every chance to appear (a whole settlement round after the blocks), then
+    // count: one mined settlement, one Settled log.
     await stack.mine(5);
-    await Bun.sleep(500);
+    await settlerRanSince(stack);
     const rows = stack.sql<{ state: string }>("SELECT state FROM settlements WHERE payment_id = ?", payment.id);
     expect(rows.filter((r) => r.state === "mined")).toHaveLength(1);
     expect(rows.filter((r) => r.state === "submitted")).toHaveLength(0);
@@ -107,7 +109,7 @@ describe("kill -9 while the settlement waits for its confirmations", () => {
     const confirmed = await stack.waitForStatus(payment.id, "confirmed", { mine: true });
     expect(confirmed.amount_received).toBe("25.00");
     await stack.mine(5);
-    await Bun.sleep(300);
+    await settlerRanSince(stack);
     expect(stack.sql("SELECT state FROM settlements WHERE payment_id = ?", payment.id)).toEqual([{ state: "mined" }]);
     expect(await settledLogs(payment.id)).toHaveLength(1);
     expect(await stack.usdcBalance(stack.payout)).toBe(usdc("25.00"));
@@ -147,7 +149,9 @@ describe("RPC outage", () => {
     const paid = await stack.pay(payment.deposit_address, usdc("25.00"));
     expect(await stack.sync(payment.id, paid)).toEqual({ status: 503, json: { error: "the chain cannot be reached right now; try again shortly" } });
     await stack.mine(3);
-    await Bun.sleep(400); // a few poll intervals
+    // The watcher has asked the node again since the payment was mined (and was refused).
+    const polled = proxy.refused;
+    await waitFor(() => proxy.refused >= polled + 2, 5_000, "the server to poll the node again");
     expect(await stack.getPayment(payment.id)).toMatchObject({ status: "pending", amount_received: null });
 
     proxy.mode = "drop";

@@ -10,6 +10,7 @@ import { depositFactoryAbi, factoryAddress } from "../../src/chain/contracts.ts"
 import { deployTestToken, mined, testTokenAbi, walletClientFor } from "../support/chain.ts";
 import { startRpcTap } from "../support/rpc-tap.ts";
 import { type Stack, type TestChain, randomAddress, startChain, startStack, usdc } from "../support/stack.ts";
+import { expiryRanSince } from "../support/wait.ts";
 
 let chain: TestChain;
 let stack: Stack;
@@ -181,7 +182,7 @@ describe("a payment that expired", () => {
       await short.pay(payment.deposit_address, usdc("1.00"));
       await short.waitForStatus(payment.id, "underpaid", { mine: true });
       short.clock.advance(10_000);
-      await Bun.sleep(1_300); // the expiry loop runs every second
+      await expiryRanSince(short); // the loop has looked since the clock passed expires_at
       expect((await short.getPayment(payment.id)).status).toBe("underpaid");
       expect(short.events(payment.id)).toEqual(["payment.underpaid"]);
     } finally {

@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { testTokenAbi } from "../support/chain.ts";
 import { type Stack, startStack, usdc } from "../support/stack.ts";
+import { settlerRanSince } from "../support/wait.ts";
 
 let stack: Stack;
 
@@ -40,7 +41,7 @@ test("a blocked payout fails the settlement; once unblocked, the retry within 60
 
   // Nothing is retried before the retry is due, however many blocks pass.
   await stack.mine(5);
-  await Bun.sleep(500);
+  await settlerRanSince(stack);
   expect((await stack.getPayment(payment.id)).status).toBe("failed");
   expect(stack.events(payment.id)).toEqual(["payment.failed"]);
 
