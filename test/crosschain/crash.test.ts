@@ -31,7 +31,14 @@ function waitRow(paymentId: string, ready: (row: BurnDbRow) => boolean, what: st
   return waitFor(() => x.burns(paymentId).find(ready), 15_000, what, 100);
 }
 
-/** The restarted server has found the redemption pending in the mempool, and not taken it for a mint. */
+/**
+ * The restarted server has looked at the burn again (one more attempt on it, or a new state),
+ * `attempts` being its count before the restart: only then does "it still waits" mean something.
+ */
+function lookedAgain(paymentId: string, attempts: number) {
+  return waitRow(paymentId, (r) => Number(r.attempts) > attempts || r.state !== "redeeming", "the restarted server to look at the burn");
+}
+
 /** Pays the payment cross-chain (fast) with automine off on the settlement chain; returns the burn hash. */
 async function burnWithMiningPaused(paymentId: string): Promise<Hex> {
   await automine(false);
@@ -84,9 +91,10 @@ describe("kill -9 mid-redemption", () => {
     const sent = await waitRow(payment.id, (r) => r.state === "redeeming" && r.redeem_tx_hash !== null, "the redemption to be sent");
 
     await stack.crash();
+    const attempts = Number(x.burns(payment.id)[0]!.attempts);
     await stack.restart();
     // The restarted server finds the unmined redemption and waits for it instead of sending another.
-    await Bun.sleep(1_500);
+    await lookedAgain(payment.id, attempts);
     expect(x.burns(payment.id)[0]).toMatchObject({ state: "redeeming", redeem_tx_hash: sent.redeem_tx_hash });
     await automine(true);
     await stack.mine(1);
@@ -118,8 +126,9 @@ describe("kill -9 right after sending receiveMessage", () => {
     expect((await x.chain.publicClient.getTransaction({ hash: lost })).blockNumber).toBeNull();
     expect(x.burns(payment.id)[0]).toMatchObject({ state: "redeeming", redeem_tx_hash: lost });
 
+    const attempts = Number(x.burns(payment.id)[0]!.attempts);
     await stack.restart();
-    await Bun.sleep(1_500);
+    await lookedAgain(payment.id, attempts);
     // Still the same transaction: nothing new was signed while it waits in the mempool.
     expect(x.burns(payment.id)[0]).toMatchObject({ state: "redeeming", redeem_tx_hash: lost });
     await automine(true);
