@@ -8,6 +8,7 @@ import { toHex } from "viem";
 import { ANVIL_KEY_3 } from "../support/anvil.ts";
 import { testTokenAbi, walletClientFor } from "../support/chain.ts";
 import { type Stack, randomAddress, startStack, usdc } from "../support/stack.ts";
+import { isErrorBody } from "../support/server.ts";
 
 let stack: Stack;
 
@@ -20,8 +21,6 @@ afterAll(async () => {
 });
 
 const transferCount = () => stack.sql<{ n: number }>("SELECT count(*) AS n FROM transfers")[0]!.n;
-const isErrorBody = (json: unknown) =>
-  typeof json === "object" && json !== null && Object.keys(json).length === 1 && typeof (json as { error: unknown }).error === "string";
 
 describe("a matching transaction", () => {
   test("is recorded (200 with the public view), credited once confirmed, and only once however often it is synced", async () => {

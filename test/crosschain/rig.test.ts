@@ -25,6 +25,7 @@ import { decodeCctpMessage, startAttestationService, type AttestationService } f
 import { cctpAddresses, CCTP_DEPLOYER_KEY, deployCctp, testMessageTransmitterV2Abi, testTokenMessengerV2Abi } from "../../src/dev/cctp-rig.ts";
 import { ANVIL_KEY_0, ANVIL_KEY_1, ANVIL_KEY_2, startAnvil, type Anvil } from "../support/anvil.ts";
 import { deployTestUsdc, mined, testTokenAbi, type TestWallet } from "../support/chain.ts";
+import { waitFor } from "../support/wait.ts";
 
 const SRC = 3; // the source chain plays Arbitrum's domain
 const DST = 6; // the settlement chain plays Base's
@@ -101,12 +102,15 @@ async function getMessages(txHash: Hex): Promise<{ status: number; body: { messa
   return { status: res.status, body: (await res.json()) as never };
 }
 
-async function attested(txHash: Hex): Promise<ApiMessage> {
-  for (const deadline = Date.now() + 10_000; Date.now() < deadline; await Bun.sleep(50)) {
-    const { status, body } = await getMessages(txHash);
-    if (status === 200 && body.messages![0]!.status === "complete") return body.messages![0]!;
-  }
-  throw new Error(`no attestation for ${txHash}`);
+function attested(txHash: Hex): Promise<ApiMessage> {
+  return waitFor(
+    async () => {
+      const { status, body } = await getMessages(txHash);
+      return status === 200 && body.messages![0]!.status === "complete" ? body.messages![0]! : undefined;
+    },
+    10_000,
+    `an attestation for ${txHash}`,
+  );
 }
 
 function receive(message: Hex, attestation: Hex) {
