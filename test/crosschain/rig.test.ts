@@ -40,6 +40,8 @@ const payer = privateKeyToAccount(ANVIL_KEY_1).address;
 const recipient = privateKeyToAccount(generatePrivateKey()).address;
 const attester = privateKeyToAccount(attesterKey).address;
 const deployer = privateKeyToAccount(CCTP_DEPLOYER_KEY).address;
+/** The deployer's transaction count on [src, dst] right after the rig was deployed (later tests send from it too). */
+let deployedNonces: number[];
 
 async function chainSide(chainId: number, usdcDeployerKey: Hex): Promise<Side> {
   const anvil = await startAnvil({ chainId });
@@ -54,6 +56,7 @@ beforeAll(async () => {
   // Different USDC deployers, so the two USDC addresses differ and the token mapping matters.
   [src, dst] = await Promise.all([chainSide(31338, ANVIL_KEY_0), chainSide(31337, ANVIL_KEY_2)]);
   await Promise.all([rig(src, SRC, { [DST]: dst.usdc }), rig(dst, DST, { [SRC]: src.usdc })]);
+  deployedNonces = await Promise.all([src, dst].map((side) => side.publicClient.getTransactionCount({ address: deployer })));
   service = startAttestationService({
     sources: { [SRC]: { rpcUrl: src.anvil.rpcUrl, transmitter: cctpAddresses.messageTransmitter } },
     destinations: { [DST]: { rpcUrl: dst.anvil.rpcUrl } },
@@ -127,11 +130,13 @@ const balance = (side: Side, owner: Address) =>
 
 describe("CCTP rig", () => {
   test("the contracts have the same addresses on both chains, and deploying again changes nothing", async () => {
+    expect(deployedNonces).toEqual([3, 3]); // on each chain: two deployments, one link
     for (const [side, domain] of [[src, SRC], [dst, DST]] as const) {
+      const before = await side.publicClient.getTransactionCount({ address: deployer });
       expect(await rig(side, domain, {})).toEqual({ domain, ...cctpAddresses });
       const transmitter = { address: cctpAddresses.messageTransmitter, abi: testMessageTransmitterV2Abi } as const;
       expect(await side.publicClient.readContract({ ...transmitter, functionName: "localDomain" })).toBe(domain);
-      expect(await side.publicClient.getTransactionCount({ address: deployer })).toBe(3); // two deployments, one link
+      expect(await side.publicClient.getTransactionCount({ address: deployer })).toBe(before);
     }
     expect(cctpAddresses).toEqual({
       messageTransmitter: "0x700b6A60ce7EaaEA56F065753d8dcB9653dbAD35" as Address,
@@ -156,6 +161,7 @@ describe("CCTP rig", () => {
     service.setDelay(300);
     const amount = 10_000_001n; // fast fee = ceil(1000.0001) = 1001
     await src.anvil.rpc("evm_setAutomine", [false]);
+    const [recipientBefore, feesBefore] = await Promise.all([balance(dst, recipient), balance(dst, deployer)]);
     const txHash = await burn(amount, 5_000n);
     expect((await getMessages(txHash)).status).toBe(404); // not mined yet
     await src.anvil.rpc("evm_mine");
@@ -184,8 +190,8 @@ describe("CCTP rig", () => {
     const relayed = await mined(dst.publicClient, receive(message, attestation as Hex));
     const [received] = parseEventLogs({ abi: testMessageTransmitterV2Abi, eventName: "MessageReceived", logs: relayed.logs });
     expect(received!.args).toMatchObject({ sourceDomain: SRC, nonce: eventNonce, finalityThresholdExecuted: 1000 });
-    expect(await balance(dst, recipient)).toBe(amount - 1001n);
-    expect(await balance(dst, deployer)).toBe(1001n); // the fee recipient
+    expect(await balance(dst, recipient)).toBe(recipientBefore + amount - 1001n);
+    expect(await balance(dst, deployer)).toBe(feesBefore + 1001n); // the fee recipient
     const transmitter = { address: cctpAddresses.messageTransmitter, abi: testMessageTransmitterV2Abi } as const;
     expect(await dst.publicClient.readContract({ ...transmitter, functionName: "usedNonces", args: [eventNonce] })).toBe(1n);
     await expect(receive(message, attestation as Hex)).rejects.toThrow("Nonce already used");
