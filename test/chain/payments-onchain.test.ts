@@ -27,6 +27,7 @@ afterAll(async () => {
 
 describe("a payment paid on chain", () => {
   test("exact amount: pending -> settling -> confirmed, the payout address holds it all", async () => {
+    const before = await stack.usdcBalance(stack.payout);
     const payment = await stack.createPayment({ amount: "25.00", description: "exact" });
     expect(payment.status).toBe("pending");
     expect(payment.amount_received).toBeNull();
@@ -51,7 +52,7 @@ describe("a payment paid on chain", () => {
     expect(typeof confirmed.transfers[0].block_number).toBe("number");
     expect(typeof confirmed.transfers[0].log_index).toBe("number");
 
-    expect(await stack.usdcBalance(stack.payout)).toBe(usdc("25.00"));
+    expect((await stack.usdcBalance(stack.payout)) - before).toBe(usdc("25.00"));
     expect(await stack.usdcBalance(payment.deposit_address)).toBe(0n);
     expect(stack.events(payment.id)).toEqual(["payment.settling", "payment.confirmed"]);
   });
