@@ -44,6 +44,8 @@ test("a blocked payout fails the settlement; once unblocked, the retry within 60
   await settlerRanSince(stack);
   expect((await stack.getPayment(payment.id)).status).toBe("failed");
   expect(stack.events(payment.id)).toEqual(["payment.failed"]);
+  // Not even tried: a retry against the still-blocked payout would fail again, unseen in the status.
+  expect(stack.sql("SELECT settle_attempts FROM payments WHERE id = ?", payment.id)).toEqual([{ settle_attempts: 1 }]);
 
   await setBlocked(stack.payout, false);
   stack.clock.advance(61_000);
