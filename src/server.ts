@@ -279,7 +279,12 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
     routes: app.routes.map(({ method, path }) => ({ method, path })),
     activity() {
       const webhooks = webhookWorker.activity();
-      return { expiryRounds, webhookRounds: webhooks.rounds, webhookSending: webhooks.sending, redeemerRounds: crossChain?.redeemer.rounds() ?? 0 };
+      return {
+        expiryRounds,
+        webhookRounds: webhooks.rounds,
+        webhookSending: webhooks.sending,
+        redeemerRounds: crossChain?.redeemer.rounds() ?? 0,
+      };
     },
     async stop() {
       abort.abort();
