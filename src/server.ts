@@ -95,7 +95,8 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
   }
   if (config.webhookAllowPrivate) {
     log.warn(
-      "STABLEGATE_WEBHOOK_ALLOW_PRIVATE is on: webhook URLs may be http and point at private addresses; never use this in production",
+      "STABLEGATE_WEBHOOK_ALLOW_PRIVATE is on: webhook URLs may be http and point at private addresses; " +
+        "never use this in production",
     );
   }
 
@@ -294,7 +295,8 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
       );
       const outcome = await Promise.race([Promise.all([app.stop(), loops]), deadline]);
       clearTimeout(timer);
-      // A loop still stuck past the deadline (in an RPC call, say) then fails on the closed database; aborted, it ends there.
+      // A loop still stuck past the deadline (in an RPC call, say) then fails on the closed database;
+      // aborted, it ends there.
       if (outcome === "late")
         log.warn("shutdown deadline reached; stopping with work still in flight", {
           deadline_ms: SHUTDOWN_DEADLINE_MS,

@@ -22,12 +22,14 @@ export type AccountStore = ReturnType<typeof createAccountStore>;
 
 export function createAccountStore(db: Db) {
   const insertAccount = db.query(
-    "INSERT INTO accounts (id, name, payout_address, fee_bps, created_at) VALUES ($id, $name, $payout_address, $fee_bps, $created_at)",
+    `INSERT INTO accounts (id, name, payout_address, fee_bps, created_at)
+     VALUES ($id, $name, $payout_address, $fee_bps, $created_at)`,
   );
   const findAccount = db.query<AccountRow, [string]>("SELECT * FROM accounts WHERE id = ?");
   const listAccounts = db.query<AccountRow, []>("SELECT * FROM accounts ORDER BY created_at, id");
   const insertKey = db.query(
-    "INSERT INTO api_keys (id, account_id, key_hash, key_hint, created_at) VALUES ($id, $account_id, $key_hash, $key_hint, $created_at)",
+    `INSERT INTO api_keys (id, account_id, key_hash, key_hint, created_at)
+     VALUES ($id, $account_id, $key_hash, $key_hint, $created_at)`,
   );
   const findKeyByHash = db.query<ApiKeyRow, [string]>("SELECT * FROM api_keys WHERE key_hash = ?");
   const listAllKeys = db.query<ApiKeyRow, []>("SELECT * FROM api_keys ORDER BY created_at, id");

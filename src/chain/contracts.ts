@@ -30,6 +30,7 @@ import TestMessageTransmitterV2Json from "../../contracts/artifacts/TestMessageT
 import TestTokenJson from "../../contracts/artifacts/TestToken.json";
 import TestTokenMessengerV2Json from "../../contracts/artifacts/TestTokenMessengerV2.json";
 import TestUSDCJson from "../../contracts/artifacts/TestUSDC.json";
+import { abiParams } from "../lib/abi-params.ts";
 import { keccakBytes } from "./keccak.ts";
 
 /** What scripts/compile-contracts.ts writes to contracts/artifacts/<contractName>.json. */
@@ -44,6 +45,22 @@ export const artifacts = {
   TestUSDC: TestUSDCJson as Artifact,
 };
 
+/** The arguments that fix a deposit address, shared by the factory's functions. */
+const depositKey = abiParams(
+  "bytes32 paymentId",
+  "address token",
+  "address payout",
+  "address feeRecipient",
+  "uint16 feeBps",
+);
+/** What the factory's Settled and Recovered events say before their amounts. */
+const movedFrom = abiParams(
+  "bytes32 indexed paymentId",
+  "address indexed depositAddress",
+  "address token",
+  "address payout",
+);
+
 /**
  * The factory ABI, typed for viem, plus the forwarder's errors: they bubble up through `settle`
  * and `recover`, so decoding a failed settlement needs them. Kept equal to the artifacts by
@@ -51,12 +68,12 @@ export const artifacts = {
  */
 export const depositFactoryAbi = parseAbi([
   "function IMPLEMENTATION() view returns (address)",
-  "function salt(bytes32 paymentId, address token, address payout, address feeRecipient, uint16 feeBps) pure returns (bytes32)",
-  "function depositAddress(bytes32 paymentId, address token, address payout, address feeRecipient, uint16 feeBps) view returns (address)",
-  "function settle(bytes32 paymentId, address token, address payout, address feeRecipient, uint16 feeBps) returns (address deposit, uint256 amount, uint256 fee)",
-  "function recover(bytes32 paymentId, address token, address payout, address feeRecipient, uint16 feeBps, address otherToken) returns (uint256 amount)",
-  "event Settled(bytes32 indexed paymentId, address indexed depositAddress, address token, address payout, uint256 amount, uint256 fee)",
-  "event Recovered(bytes32 indexed paymentId, address indexed depositAddress, address token, address payout, uint256 amount)",
+  `function salt(${depositKey}) pure returns (bytes32)`,
+  `function depositAddress(${depositKey}) view returns (address)`,
+  `function settle(${depositKey}) returns (address deposit, uint256 amount, uint256 fee)`,
+  `function recover(${depositKey}, address otherToken) returns (uint256 amount)`,
+  `event Settled(${movedFrom}, uint256 amount, uint256 fee)`,
+  `event Recovered(${movedFrom}, uint256 amount)`,
   "error FeeTooHigh(uint16 feeBps)",
   "error MissingFeeRecipient()",
   "error MissingPayout()",

@@ -94,7 +94,8 @@ export function createChain(deps: ChainDeps) {
           throw new UnprocessableError(`transaction ${txHash} has no USDC transfer to this payment's deposit address`);
         case "too_large":
           throw new UnprocessableError(
-            `transaction ${txHash} transfers more than this server can account for (at most ${formatExact(INT64_MAX)} in total per payment); it is not credited`,
+            `transaction ${txHash} transfers more than this server can account for ` +
+              `(at most ${formatExact(INT64_MAX)} in total per payment); it is not credited`,
           );
       }
     },

@@ -38,11 +38,15 @@ export function createChainStore(db: Db) {
     .query<TransferRow, [string, number]>("SELECT * FROM transfers WHERE tx_hash = ? AND log_index = ?")
     .safeIntegers(true);
   const insertTransfer = db.query(
-    `INSERT INTO transfers (tx_hash, log_index, payment_id, from_address, amount, block_number, block_hash, credited_at, created_at)
-     VALUES ($tx_hash, $log_index, $payment_id, $from_address, $amount, $block_number, $block_hash, $credited_at, $created_at)`,
+    `INSERT INTO transfers
+       (tx_hash, log_index, payment_id, from_address, amount, block_number, block_hash, credited_at, created_at)
+     VALUES
+       ($tx_hash, $log_index, $payment_id, $from_address, $amount,
+        $block_number, $block_hash, $credited_at, $created_at)`,
   );
   const markCredited = db.query(
-    "UPDATE transfers SET credited_at = ?, block_number = ?, block_hash = ? WHERE tx_hash = ? AND log_index = ? AND credited_at IS NULL",
+    `UPDATE transfers SET credited_at = ?, block_number = ?, block_hash = ?
+     WHERE tx_hash = ? AND log_index = ? AND credited_at IS NULL`,
   );
   const transfersForPayment = db
     .query<TransferRow, [string]>("SELECT * FROM transfers WHERE payment_id = ? ORDER BY block_number, log_index")
@@ -54,18 +58,24 @@ export function createChainStore(db: Db) {
   );
   const setCursor = db.query(
     `INSERT INTO chain_cursor (chain_id, block_number, block_hash, updated_at) VALUES (?, ?, ?, ?)
-     ON CONFLICT (chain_id) DO UPDATE SET block_number = excluded.block_number, block_hash = excluded.block_hash, updated_at = excluded.updated_at`,
+     ON CONFLICT (chain_id) DO UPDATE
+       SET block_number = excluded.block_number, block_hash = excluded.block_hash, updated_at = excluded.updated_at`,
   );
 
   const insertSettlement = db.query<{ id: number }, Record<string, string | number>>(
-    `INSERT INTO settlements (payment_id, nonce, state, tx_hash, tx_hashes, raw_tx, max_fee, priority_fee, submitted_at, updated_at)
-     VALUES ($payment_id, $nonce, 'submitted', $tx_hash, $tx_hashes, $raw_tx, $max_fee, $priority_fee, $now, $now) RETURNING id`,
+    `INSERT INTO settlements
+       (payment_id, nonce, state, tx_hash, tx_hashes, raw_tx, max_fee, priority_fee, submitted_at, updated_at)
+     VALUES ($payment_id, $nonce, 'submitted', $tx_hash, $tx_hashes, $raw_tx, $max_fee, $priority_fee, $now, $now)
+     RETURNING id`,
   );
   const openSettlements = db
     .query<SettlementRow, []>("SELECT * FROM settlements WHERE state = 'submitted' ORDER BY nonce")
     .safeIntegers(true);
   const replaceSettlement = db.query(
-    "UPDATE settlements SET tx_hash = $tx_hash, tx_hashes = $tx_hashes, raw_tx = $raw_tx, max_fee = $max_fee, priority_fee = $priority_fee, submitted_at = $now, updated_at = $now WHERE id = $id",
+    `UPDATE settlements
+     SET tx_hash = $tx_hash, tx_hashes = $tx_hashes, raw_tx = $raw_tx, max_fee = $max_fee, priority_fee = $priority_fee,
+         submitted_at = $now, updated_at = $now
+     WHERE id = $id`,
   );
   const finishSettlement = db.query(
     "UPDATE settlements SET state = ?, amount = ?, block_number = ?, tx_hash = ?, updated_at = ? WHERE id = ?",

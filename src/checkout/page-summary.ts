@@ -14,9 +14,11 @@ export const timeTag = (iso: string, id?: string): Raw =>
 /** Who is paid and how much: first on every screen. */
 export function summaryHead(view: PublicPaymentView): Raw {
   const initial = (view.merchant_name.trim()[0] ?? "S").toUpperCase();
+  const merchantName = view.merchant_name || "Merchant";
+  const name = html`<span class="sr-only">Pay </span><span id="merchant-name">${merchantName}</span>`;
   return html`<section class="head" aria-labelledby="title">
   <h1 id="title">
-    <span class="merchant"><span class="avatar" aria-hidden="true">${initial}</span><span><span class="sr-only">Pay </span><span id="merchant-name">${view.merchant_name || "Merchant"}</span></span></span>
+    <span class="merchant"><span class="avatar" aria-hidden="true">${initial}</span><span>${name}</span></span>
     <span class="total"><span id="amount">${view.amount}</span> <span class="unit">USDC</span></span>
   </h1>
   ${view.description ? html`<p class="description" id="description">${view.description}</p>` : ""}
@@ -39,7 +41,13 @@ function itemsTable(view: PublicPaymentView): Raw {
     <thead class="sr-only"><tr><th scope="col">Item</th><th scope="col">Amount (USDC)</th></tr></thead>
     <tbody>${(view.line_items ?? []).map(
       (item) =>
-        html`<tr><td><span class="item-name">${item.description}</span><span class="item-qty">${item.quantity} × ${item.unit_amount} USDC</span></td><td class="num">${item.amount}</td></tr>`,
+        html`<tr>
+          <td>
+            <span class="item-name">${item.description}</span>
+            <span class="item-qty">${item.quantity} × ${item.unit_amount} USDC</span>
+          </td>
+          <td class="num">${item.amount}</td>
+        </tr>`,
     )}</tbody>
     <tfoot><tr><th scope="row">Total</th><td class="num">${view.amount} USDC</td></tr></tfoot>
   </table>`;
@@ -52,5 +60,6 @@ function factsList(view: PublicPaymentView): Raw | "" {
   if (view.reference) facts.push(["Reference", view.reference]);
   if (view.customer_name) facts.push(["Billed to", view.customer_name]);
   if (facts.length === 0) return "";
-  return html`<dl class="facts">${facts.map(([term, value]) => html`<div><dt>${term}</dt><dd>${value}</dd></div>`)}</dl>`;
+  const rows = facts.map(([term, value]) => html`<div><dt>${term}</dt><dd>${value}</dd></div>`);
+  return html`<dl class="facts">${rows}</dl>`;
 }

@@ -12,8 +12,16 @@ import type { PublicPaymentView } from "./public-view.ts";
  */
 export const PAGE_HEADERS = {
   "content-type": "text/html; charset=utf-8",
-  "content-security-policy":
-    "default-src 'none'; style-src 'self'; img-src 'self' data:; script-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors *",
+  "content-security-policy": [
+    "default-src 'none'",
+    "style-src 'self'",
+    "img-src 'self' data:",
+    "script-src 'self'",
+    "connect-src 'self'",
+    "base-uri 'none'",
+    "form-action 'none'",
+    "frame-ancestors *",
+  ].join("; "),
   "x-content-type-options": "nosniff",
   "referrer-policy": "no-referrer",
   "cache-control": "no-store",

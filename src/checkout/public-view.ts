@@ -19,7 +19,8 @@ export interface PublicExtras {
 
 /** EIP-681 request for the amount still due; wallets that read it prefill the transfer. */
 export function paymentUri(row: PaymentRow): string {
-  return `ethereum:${row.token_address}@${row.chain_id}/transfer?address=${row.deposit_address}&uint256=${amountDue(row)}`;
+  const transfer = `ethereum:${row.token_address}@${row.chain_id}/transfer`;
+  return `${transfer}?address=${row.deposit_address}&uint256=${amountDue(row)}`;
 }
 
 /**

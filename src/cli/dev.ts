@@ -135,11 +135,16 @@ async function startDevStack(env: Env, onStop: (step: () => unknown) => void): P
   const example = (await created.json()) as { id: string; pay_url: string };
   const paid = await payFromDevWallet(dev, example.id);
   const base = config.baseUrl;
+  const source = `anvil ${crossChain.source.rpcUrl} (chain id ${LOCAL_SOURCE.chainId}), "${LOCAL_SOURCE.name}"`;
+  const createExample = [
+    `curl -s ${base}/api/v1/payments -H "Authorization: Bearer ${api_key}"`,
+    `-H "Content-Type: application/json" -d '{"amount":"10.00","description":"My first payment"}'`,
+  ].join(" ");
   console.log(`
 Stablegate dev stack is running.
 
   chain      anvil ${anvil.rpcUrl} (chain id ${anvil.chainId}, 1 s blocks, ${config.chain.confirmations} confirmations)
-  source     anvil ${crossChain.source.rpcUrl} (chain id ${LOCAL_SOURCE.chainId}), "${LOCAL_SOURCE.name}" for CCTP cross-chain payments
+  source     ${source} for CCTP cross-chain payments
   attester   ${crossChain.attestation.url} (local CCTP attestation service)
   USDC       ${usdc} (test token; the dev payer holds 1,000,000)
   server     ${base}  (data in ${dataDir})
@@ -152,7 +157,7 @@ Example payment ${example.id}
   checkout page: ${example.pay_url}
 
 Try it yourself:
-  curl -s ${base}/api/v1/payments -H "Authorization: Bearer ${api_key}" -H "Content-Type: application/json" -d '{"amount":"10.00","description":"My first payment"}'
+  ${createExample}
   npx --yes bun@1.4.5 run dev pay <payment_id> [amount]      (or: stablegate dev pay ...)
   npx --yes bun@1.4.5 run dev pay <payment_id> --cross-chain  (burn on ${LOCAL_SOURCE.name}, minted here through CCTP)
 

@@ -1,9 +1,33 @@
 import { parseAbi } from "viem";
+import { abiParams } from "../lib/abi-params.ts";
+
+const depositForBurnParams = abiParams(
+  "uint256 amount",
+  "uint32 destinationDomain",
+  "bytes32 mintRecipient",
+  "address burnToken",
+  "bytes32 destinationCaller",
+  "uint256 maxFee",
+  "uint32 minFinalityThreshold",
+);
+
+const depositForBurnEventParams = abiParams(
+  "address indexed burnToken",
+  "uint256 amount",
+  "address indexed depositor",
+  "bytes32 mintRecipient",
+  "uint32 destinationDomain",
+  "bytes32 destinationTokenMessenger",
+  "bytes32 destinationCaller",
+  "uint256 maxFee",
+  "uint32 indexed minFinalityThreshold",
+  "bytes hookData",
+);
 
 /** The parts of Circle's CCTP V2 contracts Stablegate calls or reads. */
 export const tokenMessengerAbi = parseAbi([
-  "function depositForBurn(uint256 amount, uint32 destinationDomain, bytes32 mintRecipient, address burnToken, bytes32 destinationCaller, uint256 maxFee, uint32 minFinalityThreshold)",
-  "event DepositForBurn(address indexed burnToken, uint256 amount, address indexed depositor, bytes32 mintRecipient, uint32 destinationDomain, bytes32 destinationTokenMessenger, bytes32 destinationCaller, uint256 maxFee, uint32 indexed minFinalityThreshold, bytes hookData)",
+  `function depositForBurn(${depositForBurnParams})`,
+  `event DepositForBurn(${depositForBurnEventParams})`,
 ]);
 
 export const messageTransmitterAbi = parseAbi([

@@ -146,7 +146,8 @@ export function createCrossChainService(deps: CrossChainDeps): CrossChainApi {
       // to this deposit address is money and always recorded, so that noise never blocks it.
       if (onSource === null && burns.countUnchecked(row.id) >= MAX_UNCHECKED_BURNS) {
         throw new ConflictError(
-          `this payment already has ${MAX_UNCHECKED_BURNS} cross-chain transfers waiting for their source chain; post this one again once it is mined`,
+          `this payment already has ${MAX_UNCHECKED_BURNS} cross-chain transfers waiting for their source chain; ` +
+            "post this one again once it is mined",
         );
       }
       const burn = burns.record({

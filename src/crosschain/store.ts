@@ -29,7 +29,8 @@ export type BurnStore = ReturnType<typeof createBurnStore>;
 
 export function createBurnStore(db: Db) {
   const insert = db.query(
-    `INSERT INTO crosschain_burns (id, payment_id, source_chain, source_domain, tx_hash, state, amount, next_attempt_at, created_at, updated_at)
+    `INSERT INTO crosschain_burns
+       (id, payment_id, source_chain, source_domain, tx_hash, state, amount, next_attempt_at, created_at, updated_at)
      VALUES ($id, $payment_id, $source_chain, $source_domain, $tx_hash, 'attesting', $amount, $now, $now, $now)
      ON CONFLICT (source_domain, tx_hash, payment_id) DO NOTHING`,
   );
@@ -47,7 +48,9 @@ export function createBurnStore(db: Db) {
     .safeIntegers(true);
   const due = db
     .query<BurnRow, [number]>(
-      "SELECT * FROM crosschain_burns WHERE state IN ('attesting', 'redeeming') AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT 50",
+      `SELECT * FROM crosschain_burns
+       WHERE state IN ('attesting', 'redeeming') AND next_attempt_at <= ?
+       ORDER BY next_attempt_at LIMIT 50`,
     )
     .safeIntegers(true);
   const update = db.query(

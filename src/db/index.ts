@@ -62,7 +62,8 @@ export function private0600(file: string): void {
 /** Applies pending forward-only migrations, each in its own transaction, recorded by version. */
 export function migrate(db: Db): void {
   db.run(
-    "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT",
+    `CREATE TABLE IF NOT EXISTS schema_migrations
+       (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT`,
   );
   const applied = db.query<{ version: number }, []>("SELECT version FROM schema_migrations");
   const record = db.query("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)");

@@ -23,6 +23,7 @@ import {
 } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { artifacts } from "../chain/contracts.ts";
+import { abiParams } from "../lib/abi-params.ts";
 
 /**
  * Account 9 of anvil's default mnemonic ("test test ... junk"), 0xa0Ee7A142d267C1f36714E4a8F75612F20a79720.
@@ -44,6 +45,23 @@ export const cctpAddresses = {
   tokenMessenger: getContractAddress({ from: deployer.address, nonce: 1n }),
 } as const;
 
+const sendMessageParams = abiParams(
+  "uint32 destinationDomain",
+  "bytes32 recipient",
+  "bytes32 destinationCaller",
+  "uint32 minFinalityThreshold",
+  "bytes messageBody",
+);
+
+const messageReceivedParams = abiParams(
+  "address indexed caller",
+  "uint32 sourceDomain",
+  "bytes32 indexed nonce",
+  "bytes32 sender",
+  "uint32 indexed finalityThresholdExecuted",
+  "bytes messageBody",
+);
+
 /** The test transmitter's ABI, typed for viem; the subset real CCTP V2 shares has the same shape. */
 export const testMessageTransmitterV2Abi = parseAbi([
   "constructor(uint32 localDomain_, address tokenMessenger_, address attester)",
@@ -58,14 +76,53 @@ export const testMessageTransmitterV2Abi = parseAbi([
   "function enableAttester(address attester)",
   "function disableAttester(address attester)",
   "function setSignatureThreshold(uint256 newThreshold)",
-  "function sendMessage(uint32 destinationDomain, bytes32 recipient, bytes32 destinationCaller, uint32 minFinalityThreshold, bytes messageBody)",
+  `function sendMessage(${sendMessageParams})`,
   "function receiveMessage(bytes message, bytes attestation) returns (bool)",
   "event MessageSent(bytes message)",
-  "event MessageReceived(address indexed caller, uint32 sourceDomain, bytes32 indexed nonce, bytes32 sender, uint32 indexed finalityThresholdExecuted, bytes messageBody)",
+  `event MessageReceived(${messageReceivedParams})`,
   "event AttesterEnabled(address indexed attester)",
   "event AttesterDisabled(address indexed attester)",
   "event SignatureThresholdUpdated(uint256 oldThreshold, uint256 newThreshold)",
 ]);
+
+const depositForBurnParams = abiParams(
+  "uint256 amount",
+  "uint32 destinationDomain",
+  "bytes32 mintRecipient",
+  "address burnToken",
+  "bytes32 destinationCaller",
+  "uint256 maxFee",
+  "uint32 minFinalityThreshold",
+);
+
+const handleReceiveFinalizedParams = abiParams("uint32 remoteDomain", "bytes32 sender", "uint32", "bytes messageBody");
+
+const handleReceiveUnfinalizedParams = abiParams(
+  "uint32 remoteDomain",
+  "bytes32 sender",
+  "uint32 finalityThresholdExecuted",
+  "bytes messageBody",
+);
+
+const depositForBurnEventParams = abiParams(
+  "address indexed burnToken",
+  "uint256 amount",
+  "address indexed depositor",
+  "bytes32 mintRecipient",
+  "uint32 destinationDomain",
+  "bytes32 destinationTokenMessenger",
+  "bytes32 destinationCaller",
+  "uint256 maxFee",
+  "uint32 indexed minFinalityThreshold",
+  "bytes hookData",
+);
+
+const mintAndWithdrawParams = abiParams(
+  "address indexed mintRecipient",
+  "uint256 amount",
+  "address indexed mintToken",
+  "uint256 feeCollected",
+);
 
 /** The test messenger's ABI, typed for viem; `depositForBurn` and its events are CCTP V2's. */
 export const testTokenMessengerV2Abi = parseAbi([
@@ -80,12 +137,12 @@ export const testTokenMessengerV2Abi = parseAbi([
   "function isBurnToken(address) view returns (bool)",
   "function linkTokenPair(address localToken, uint32 remoteDomain, bytes32 remoteToken)",
   "function setFeeRecipient(address feeRecipient_)",
-  "function depositForBurn(uint256 amount, uint32 destinationDomain, bytes32 mintRecipient, address burnToken, bytes32 destinationCaller, uint256 maxFee, uint32 minFinalityThreshold)",
-  "function depositForBurnWithHook(uint256 amount, uint32 destinationDomain, bytes32 mintRecipient, address burnToken, bytes32 destinationCaller, uint256 maxFee, uint32 minFinalityThreshold, bytes hookData)",
-  "function handleReceiveFinalizedMessage(uint32 remoteDomain, bytes32 sender, uint32, bytes messageBody) returns (bool)",
-  "function handleReceiveUnfinalizedMessage(uint32 remoteDomain, bytes32 sender, uint32 finalityThresholdExecuted, bytes messageBody) returns (bool)",
-  "event DepositForBurn(address indexed burnToken, uint256 amount, address indexed depositor, bytes32 mintRecipient, uint32 destinationDomain, bytes32 destinationTokenMessenger, bytes32 destinationCaller, uint256 maxFee, uint32 indexed minFinalityThreshold, bytes hookData)",
-  "event MintAndWithdraw(address indexed mintRecipient, uint256 amount, address indexed mintToken, uint256 feeCollected)",
+  `function depositForBurn(${depositForBurnParams})`,
+  `function depositForBurnWithHook(${depositForBurnParams}, bytes hookData)`,
+  `function handleReceiveFinalizedMessage(${handleReceiveFinalizedParams}) returns (bool)`,
+  `function handleReceiveUnfinalizedMessage(${handleReceiveUnfinalizedParams}) returns (bool)`,
+  `event DepositForBurn(${depositForBurnEventParams})`,
+  `event MintAndWithdraw(${mintAndWithdrawParams})`,
   "event TokenPairLinked(address localToken, uint32 remoteDomain, bytes32 remoteToken)",
 ]);
 

@@ -19,13 +19,15 @@ export type EventStore = ReturnType<typeof createEventStore>;
  */
 export function createEventStore(db: Db, ids: IdGenerator) {
   const insert = db.query(
-    "INSERT INTO events (id, account_id, type, payment_id, payload, created_at) VALUES ($id, $account_id, $type, $payment_id, $payload, $created_at)",
+    `INSERT INTO events (id, account_id, type, payment_id, payload, created_at)
+     VALUES ($id, $account_id, $type, $payment_id, $payload, $created_at)`,
   );
   const liveEndpoints = db.query<{ id: string }, [string]>(
     "SELECT id FROM webhook_endpoints WHERE account_id = ? AND deleted_at IS NULL AND disabled_at IS NULL",
   );
   const queueDelivery = db.query(
-    `INSERT INTO webhook_deliveries (id, event_id, endpoint_id, account_id, state, next_attempt_at, created_at, updated_at)
+    `INSERT INTO webhook_deliveries
+       (id, event_id, endpoint_id, account_id, state, next_attempt_at, created_at, updated_at)
      VALUES ($id, $event_id, $endpoint_id, $account_id, 'pending', $now, $now, $now)`,
   );
   const listForPayment = db.query<EventRow, [string]>("SELECT * FROM events WHERE payment_id = ? ORDER BY seq");

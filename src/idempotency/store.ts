@@ -22,7 +22,8 @@ export function createIdempotencyStore(db: Db) {
   );
   const release = db.query("DELETE FROM idempotency_keys WHERE account_id = ? AND key = ? AND status_code IS NULL");
   const purge = db.query(
-    "DELETE FROM idempotency_keys WHERE (account_id, key) IN (SELECT account_id, key FROM idempotency_keys WHERE created_at < ? LIMIT ?)",
+    `DELETE FROM idempotency_keys
+     WHERE (account_id, key) IN (SELECT account_id, key FROM idempotency_keys WHERE created_at < ? LIMIT ?)`,
   );
   return {
     find: (accountId: string, key: string) => find.get(accountId, key),

@@ -5,5 +5,8 @@
  * match backtracks linearly.
  */
 export function codePoints(min: number, max: number): string {
-  return `^(?:[\\uD800-\\uDBFF][\\uDC00-\\uDFFF]|[\\uD800-\\uDBFF](?![\\uDC00-\\uDFFF])|[^\\uD800-\\uDBFF]){${min},${max}}$`;
+  const pair = "[\\uD800-\\uDBFF][\\uDC00-\\uDFFF]";
+  const loneHigh = "[\\uD800-\\uDBFF](?![\\uDC00-\\uDFFF])";
+  const other = "[^\\uD800-\\uDBFF]";
+  return `^(?:${pair}|${loneHigh}|${other}){${min},${max}}$`;
 }

@@ -14,8 +14,9 @@ const INDEX = {
 
 /**
  * `GET /` points at the docs and the health endpoints. Liveness and readiness for supervisors
- * and load balancers: /healthz answers while the process serves HTTP; /readyz also checks the store and reports the chain, which may be
- * degraded (an unreachable RPC never stops the API, so it does not fail readiness).
+ * and load balancers: /healthz answers while the process serves HTTP; /readyz also checks the
+ * store and reports the chain, which may be degraded (an unreachable RPC never stops the API,
+ * so it does not fail readiness).
  */
 export function opsRoutes(ctx: AppContext, db: Db) {
   const store = createOpsStore(db);

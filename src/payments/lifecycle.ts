@@ -49,7 +49,9 @@ export function createLifecycle(deps: LifecycleDeps) {
   function emit(row: PaymentRow, type: string): void {
     const id = ids.prefixed("evt");
     const now = clock.now();
-    const payload = `{"id":${JSON.stringify(id)},"object":"event","type":${JSON.stringify(type)},"created_at":"${isoMillis(now)}","data":{"payment":${paymentJson(row)}}}`;
+    const payload =
+      `{"id":${JSON.stringify(id)},"object":"event","type":${JSON.stringify(type)},` +
+      `"created_at":"${isoMillis(now)}","data":{"payment":${paymentJson(row)}}}`;
     events.insert({ id, account_id: row.account_id, type, payment_id: row.id, payload, created_at: now });
     deps.onEvent?.();
   }

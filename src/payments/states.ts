@@ -4,10 +4,13 @@ import type { PaymentStatus } from "./store.ts";
  * The payment state machine, the one place that decides status changes (DESIGN.md §5).
  * R = credited (confirmed) amount received, A = amount asked.
  *
- *   pending ──0<R<A──▶ underpaid ──R≥A, settle sent──▶ settling (R=A) / overpaid (R>A, beyond a cross-chain fee margin)
- *      │                                                   │
- *      └─expires_at, R=0─▶ expired ──late funds──▶ (as pending)    ├─ mined ──▶ confirmed
- *                                                          └─ reverted ─▶ failed ─retry sent─▶ settling / overpaid
+ *   pending ──0<R<A──▶ underpaid ──R≥A, settle sent──▶ settling (R=A) / overpaid (R>A)
+ *      │                                               ├─ mined ─▶ confirmed
+ *      │                                               └─ reverted ─▶ failed
+ *      │                                                               └─ retry sent ─▶ settling / overpaid
+ *      └─expires_at, R=0─▶ expired ──late funds──▶ (as pending)
+ *
+ * An excess up to a cross-chain burn's fee margin counts as R=A (see `nextStatus`).
  *
  * `confirmed` is final: later funds are credited and swept without a status change.
  */

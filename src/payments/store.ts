@@ -121,7 +121,8 @@ export function createPaymentStore(db: Db) {
          SELECT * FROM payments INDEXED BY payments_funded_open
           WHERE status IN ('pending', 'underpaid', 'expired') AND amount_received >= amount
          UNION ALL
-         SELECT * FROM payments INDEXED BY payments_unswept WHERE status = 'confirmed' AND amount_received > amount_settled
+         SELECT * FROM payments INDEXED BY payments_unswept
+          WHERE status = 'confirmed' AND amount_received > amount_settled
          UNION ALL
          SELECT * FROM payments WHERE status IN ('settling', 'overpaid', 'failed')  -- dropped or failed: send anew
        ) p

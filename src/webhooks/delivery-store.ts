@@ -58,10 +58,12 @@ export function createDeliveryStore(db: Db) {
   );
   const disableEndpoint = db.query("UPDATE webhook_endpoints SET disabled_at = coalesce(disabled_at, ?) WHERE id = ?");
   const cancelForEndpoint = db.query(
-    "UPDATE webhook_deliveries SET state = 'canceled', next_attempt_at = NULL, updated_at = ? WHERE endpoint_id = ? AND state = 'pending'",
+    `UPDATE webhook_deliveries SET state = 'canceled', next_attempt_at = NULL, updated_at = ?
+     WHERE endpoint_id = ? AND state = 'pending'`,
   );
   const findForEndpoint = db.query<ListedDelivery, [string, string]>(
-    "SELECT d.*, ev.type AS event_type FROM webhook_deliveries d JOIN events ev ON ev.id = d.event_id WHERE d.id = ? AND d.endpoint_id = ?",
+    `SELECT d.*, ev.type AS event_type FROM webhook_deliveries d JOIN events ev ON ev.id = d.event_id
+     WHERE d.id = ? AND d.endpoint_id = ?`,
   );
   const listForEndpoint = db.query<ListedDelivery, [string, number | null, number]>(
     `SELECT d.*, ev.type AS event_type FROM webhook_deliveries d JOIN events ev ON ev.id = d.event_id
@@ -90,7 +92,8 @@ export function createDeliveryStore(db: Db) {
       return deleteDeliveries.run(ids).changes;
     });
   const insertOne = db.query(
-    `INSERT INTO webhook_deliveries (id, event_id, endpoint_id, account_id, state, next_attempt_at, created_at, updated_at)
+    `INSERT INTO webhook_deliveries
+       (id, event_id, endpoint_id, account_id, state, next_attempt_at, created_at, updated_at)
      VALUES (?, ?, ?, ?, 'pending', ?, ?, ?)`,
   );
 

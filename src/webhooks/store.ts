@@ -15,7 +15,8 @@ export type WebhookStore = ReturnType<typeof createWebhookStore>;
 
 export function createWebhookStore(db: Db) {
   const insertEndpoint = db.query(
-    "INSERT INTO webhook_endpoints (id, account_id, url, secret, created_at) VALUES ($id, $account_id, $url, $secret, $created_at)",
+    `INSERT INTO webhook_endpoints (id, account_id, url, secret, created_at)
+     VALUES ($id, $account_id, $url, $secret, $created_at)`,
   );
   const listEndpoints = db.query<WebhookEndpointRow, [string]>(
     "SELECT * FROM webhook_endpoints WHERE account_id = ? AND deleted_at IS NULL ORDER BY created_at DESC, id DESC",

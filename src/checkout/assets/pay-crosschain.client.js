@@ -52,7 +52,8 @@
       const label = el("label");
       label.append(
         input,
-        ` ${SPEEDS[speed]}: send ${option.burn_amount} USDC on ${title(source.name)}, arrives in ${seconds(option.estimated_seconds)} (fee at most ${option.max_fee} USDC)`,
+        ` ${SPEEDS[speed]}: send ${option.burn_amount} USDC on ${title(source.name)}, ` +
+          `arrives in ${seconds(option.estimated_seconds)} (fee at most ${option.max_fee} USDC)`,
       );
       fieldset.append(label);
       first = false;
@@ -136,7 +137,8 @@
       } catch (e) {
         if (attempt >= 5 || (e && e.status >= 400 && e.status < 500)) {
           say(
-            `Your transfer ${hash} was sent but could not be recorded (${e.message || "network error"}). Keep this page open and contact the merchant with that transaction hash.`,
+            `Your transfer ${hash} was sent but could not be recorded (${e.message || "network error"}). ` +
+              "Keep this page open and contact the merchant with that transaction hash.",
             "error",
           );
           return;
@@ -152,7 +154,8 @@
     list.textContent = "";
     for (const b of burns) {
       const state = STATES[b.state] || String(b.state || "in progress");
-      const text = `${b.amount ? `${b.amount} USDC` : "Transfer"} from ${title(b.chain)} (${String(b.tx_hash).slice(0, 10)}…): ${state}`;
+      const what = b.amount ? `${b.amount} USDC` : "Transfer";
+      const text = `${what} from ${title(b.chain)} (${String(b.tx_hash).slice(0, 10)}…): ${state}`;
       list.append(el("li", b.state === "failed" && b.error ? `${text}: ${b.error}` : text));
     }
     list.hidden = burns.length === 0;

@@ -126,7 +126,8 @@
       netNotice(
         error && error.status === 404
           ? "This payment can no longer be found. Check the link with the merchant."
-          : `We can't reach the payment server right now. Retrying in ${Math.round(delay / 1000)} s; your payment is not affected.`,
+          : `We can't reach the payment server right now. Retrying in ${Math.round(delay / 1000)} s; ` +
+              "your payment is not affected.",
       );
     }
     // A confirmed payment never changes status again: stop asking.

@@ -53,7 +53,10 @@
       return "Your wallet is disconnected from the network. Reconnect it and try again.";
     if (code === -32002) return "Your wallet already has a request waiting. Open your wallet to approve or dismiss it.";
     const detail = String((e && (e.shortMessage || e.message)) || "unknown error").slice(0, 160);
-    return `Your wallet reported a problem (${detail}). Nothing was sent unless your wallet shows a transaction. Try again, or send the USDC yourself below.`;
+    return (
+      `Your wallet reported a problem (${detail}). Nothing was sent unless your wallet shows a transaction. ` +
+      "Try again, or send the USDC yourself below."
+    );
   }
 
   function say(text, kind) {
@@ -67,7 +70,10 @@
     const want = `0x${Number(chainId).toString(16)}`;
     const same = (id) => typeof id === "string" && parseInt(id, 16) === Number(chainId);
     if (same(await req(provider, "eth_chainId"))) return;
-    const wrong = `Your wallet is on another network. This payment needs ${label}; switch your wallet to it and try again.`;
+    const wrong = [
+      `Your wallet is on another network. This payment needs ${label};`,
+      "switch your wallet to it and try again.",
+    ].join(" ");
     try {
       await req(provider, "wallet_switchEthereumChain", [{ chainId: want }]);
     } catch (e) {
@@ -149,7 +155,8 @@
     if (!alive()) return null;
     if (balance < due) {
       throw new Friendly(
-        `This account holds ${formatUnits(balance)} USDC on ${label}, less than the ${v.amount_due} USDC due. Add USDC to it or choose another account, then try again.`,
+        `This account holds ${formatUnits(balance)} USDC on ${label}, less than the ${v.amount_due} USDC due. ` +
+          "Add USDC to it or choose another account, then try again.",
       );
     }
     say(`Confirm the payment of ${v.amount_due} USDC in ${name}…`);
@@ -184,7 +191,8 @@
           sentFor = null;
           renderOptions();
           say(
-            `That transaction did not pay this checkout: ${e.message} If your wallet shows USDC was sent, contact the merchant.`,
+            `That transaction did not pay this checkout: ${e.message} ` +
+              "If your wallet shows USDC was sent, contact the merchant.",
             "error",
           );
           return;
@@ -194,7 +202,9 @@
       await sleep(Math.min(1000 + attempt * 500, 4000));
     }
     say(
-      `Transaction ${short(hash)} is not included yet. This page updates by itself once it is; there is no need to pay again. If your wallet shows it failed, reload this page to try again.`,
+      `Transaction ${short(hash)} is not included yet. ` +
+        "This page updates by itself once it is; there is no need to pay again. " +
+        "If your wallet shows it failed, reload this page to try again.",
     );
   }
 
@@ -207,7 +217,8 @@
       flow++;
       setBusy(false);
       say(
-        "Your wallet disconnected. If it sent the payment, this page updates by itself; otherwise reconnect your wallet and try again.",
+        "Your wallet disconnected. If it sent the payment, this page updates by itself; " +
+          "otherwise reconnect your wallet and try again.",
         "error",
       );
     };
