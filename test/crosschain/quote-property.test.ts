@@ -67,4 +67,10 @@ describe("burnFor", () => {
       ),
     );
   });
+
+  // The property above seldom draws the threshold itself: pin the boundary on both sides.
+  test("the threshold rate itself is refused, the hundredth below it is not", () => {
+    expect(() => burnFor(25_000_000n, MAX_FEE_BPS)).toThrow(RangeError);
+    expect(burnFor(25_000_000n, MAX_FEE_BPS - 0.01).burn).toBeGreaterThan(25_000_000n);
+  });
 });

@@ -50,6 +50,10 @@ describe("parseAmount / formatAmount", () => {
     expect(parseAmount(`${"9".repeat(10_000)}.00`)).toBeNull();
   });
 
+  test("parseAmount still parses 13 whole digits exactly: the length cut-off is past them", () => {
+    expect(parseAmount(`${"9".repeat(13)}.99`)).toBe(9_999_999_999_999_990_000n);
+  });
+
   test("parseAmount never accepts a string that is not digits, a point and two digits", () => {
     fc.assert(
       fc.property(fc.string({ maxLength: 20 }), (text) => {
