@@ -33,8 +33,8 @@ afterAll(() => {
 
 let runs = 0;
 /** A request whose work stores and returns a response naming which run produced it. */
-function request(key: string, body: unknown) {
-  return idempotency.run(ACCOUNT, key, body, (commit) => {
+function request(key: string, body: unknown, using: Idempotency = idempotency) {
+  return using.run(ACCOUNT, key, body, (commit) => {
     const response = { status: 201, body: JSON.stringify({ run: ++runs }) };
     commit(response.status, response.body);
     return response;
@@ -71,6 +71,24 @@ test("a claim left by a request that never finished is taken over after a minute
   const retried = await request("stale", { amount: "3.00" });
   expect(retried.replayed).toBe(false);
   expect(await request("stale", { amount: "3.00" })).toEqual({ ...retried, replayed: true });
+});
+
+test("the 24 hours and the stale-claim minute end to the millisecond", async () => {
+  // A clock that moves only when told: the edges are a millisecond wide, real time would blur them.
+  let now = Date.now();
+  const frozen = createIdempotency(db, { now: () => now });
+
+  const used = await request("ttl-edge", { amount: "5.00" }, frozen);
+  now += IDEMPOTENCY_TTL_MS - 1;
+  expect(await request("ttl-edge", { amount: "5.00" }, frozen)).toEqual({ ...used, replayed: true });
+  now += 1;
+  expect((await request("ttl-edge", { amount: "5.00" }, frozen)).replayed).toBe(false);
+
+  void frozen.run(ACCOUNT, "stale-edge", { amount: "6.00" }, () => new Promise<never>(() => {}));
+  now += MINUTE - 1;
+  await expect(request("stale-edge", { amount: "6.00" }, frozen)).rejects.toBeInstanceOf(ConflictError);
+  now += 1;
+  expect((await request("stale-edge", { amount: "6.00" }, frozen)).replayed).toBe(false);
 });
 
 test("purgeExpired deletes keys older than 24 hours and keeps the younger ones", async () => {

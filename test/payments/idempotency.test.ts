@@ -82,6 +82,16 @@ describe("Idempotency-Key on POST /api/v1/payments", () => {
     expect(isErrorBody(res.json)).toBe(true);
   });
 
+  test("a key of one character is accepted and replays", async () => {
+    // Its own account: one-character keys are few, and another test's must not answer for this one.
+    const carol = api(server.url, server.createAccount("Carol").apiKey);
+    const first = await withKey(carol, "7", { amount: "1.00" });
+    expect(first.status).toBe(201);
+    const again = await withKey(carol, "7", { amount: "1.00" });
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect(again.text).toBe(first.text);
+  });
+
   test("a request rejected by schema validation stores nothing: the key then works with a valid body", async () => {
     const key = freshKey();
     const bad = await withKey(alice, key, { amount: "abc" });
