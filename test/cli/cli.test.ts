@@ -190,6 +190,19 @@ describe("stablegate exit codes", () => {
     expect(runAccountCommand("account", ["list"], env())).toEqual(before);
   });
 
+  test("the limits themselves are accepted: a 200-character name, a fee of 0 and of 10000 bps; one past them is refused", () => {
+    const create = (name: string, fee: string) =>
+      runAccountCommand("account", ["create", "--name", name, "--payout-address", PAYOUT, "--fee-bps", fee], { ...env(), STABLEGATE_FEE_RECIPIENT: PAYOUT }) as {
+        account: { name: string; fee_bps: number | null };
+      };
+    expect(create("n".repeat(200), "0").account).toMatchObject({ name: "n".repeat(200), fee_bps: 0 });
+    expect(create("Whole Fee Shop", "10000").account.fee_bps).toBe(10_000);
+    const before = runAccountCommand("account", ["list"], env());
+    expect(() => create("n".repeat(201), "0")).toThrow("name must be 1 to 200 characters");
+    expect(() => create("Too Much Shop", "10001")).toThrow("fee bps must be a whole number from 0 to 10000");
+    expect(runAccountCommand("account", ["list"], env())).toEqual(before);
+  });
+
   test("unknown accounts and keys are not usage mistakes", () => {
     for (const [name, args, word] of notFound) {
       expect(() => runAccountCommand(args[0] as "account" | "key", args.slice(1), env()), name).toThrow(NotFoundError);
