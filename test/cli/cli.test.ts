@@ -191,16 +191,22 @@ describe("stablegate exit codes", () => {
   });
 
   test("the limits themselves are accepted: a 200-character name, a fee of 0 and of 10000 bps; one past them is refused", () => {
-    const create = (name: string, fee: string) =>
-      runAccountCommand("account", ["create", "--name", name, "--payout-address", PAYOUT, "--fee-bps", fee], { ...env(), STABLEGATE_FEE_RECIPIENT: PAYOUT }) as {
-        account: { name: string; fee_bps: number | null };
-      };
-    expect(create("n".repeat(200), "0").account).toMatchObject({ name: "n".repeat(200), fee_bps: 0 });
-    expect(create("Whole Fee Shop", "10000").account.fee_bps).toBe(10_000);
-    const before = runAccountCommand("account", ["list"], env());
-    expect(() => create("n".repeat(201), "0")).toThrow("name must be 1 to 200 characters");
-    expect(() => create("Too Much Shop", "10001")).toThrow("fee bps must be a whole number from 0 to 10000");
-    expect(runAccountCommand("account", ["list"], env())).toEqual(before);
+    // A data dir of its own: a fee account would stop the shared one's server without a fee recipient.
+    const feeEnv = { STABLEGATE_DATA_DIR: makeTempDir("stablegate-cli-limits-"), STABLEGATE_FEE_RECIPIENT: PAYOUT };
+    try {
+      const create = (name: string, fee: string) =>
+        runAccountCommand("account", ["create", "--name", name, "--payout-address", PAYOUT, "--fee-bps", fee], feeEnv) as {
+          account: { name: string; fee_bps: number | null };
+        };
+      expect(create("n".repeat(200), "0").account).toMatchObject({ name: "n".repeat(200), fee_bps: 0 });
+      expect(create("Whole Fee Shop", "10000").account.fee_bps).toBe(10_000);
+      const before = runAccountCommand("account", ["list"], feeEnv);
+      expect(() => create("n".repeat(201), "0")).toThrow("name must be 1 to 200 characters");
+      expect(() => create("Too Much Shop", "10001")).toThrow("fee bps must be a whole number from 0 to 10000");
+      expect(runAccountCommand("account", ["list"], feeEnv)).toEqual(before);
+    } finally {
+      rmSync(feeEnv.STABLEGATE_DATA_DIR, { recursive: true, force: true });
+    }
   });
 
   test("unknown accounts and keys are not usage mistakes", () => {
