@@ -141,6 +141,7 @@ describe("isPublicUnicast", () => {
     ["[::1]", false],
     ["[2606:4700:4700::1111]", false],
     ["1::2::3", false],
+    ["2606:4700:1:2:3:4:5:6::7::8", false], // eight public groups, then two "::"
     [":::", false],
     ["12345::", false],
     ["2606:4700:4700:1:2:3:4:5:6", false],
