@@ -161,7 +161,7 @@ describe("stablegate exit codes", () => {
     ["a flag the command does not take", ["key", "revoke", "key_x", "--account", "acct_x"], "--account"],
     ["an extra argument", ["key", "revoke", "key_a", "key_b"], "key_b"],
     ["account show without an id", ["account", "show"], "ACCOUNT_ID"],
-    ["a bad payout address", ["account", "create", "--name", "X", "--payout-address", "0x123"], "payout address"],
+    ["a bad payout address", ["account", "create", "--name", "X", "--payout-address", "0x123"], "payout address must be a 0x-prefixed 20-byte address"],
     ["the zero address", ["account", "create", "--name", "X", "--payout-address", `0x${"0".repeat(40)}`], "zero address"],
     ["a payout address with a wrong EIP-55 checksum", ["account", "create", "--name", "X", "--payout-address", BAD_CHECKSUM], "checksum"],
     ["a blank name", ["account", "create", "--name", " ", "--payout-address", PAYOUT], "name"],
