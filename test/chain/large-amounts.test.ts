@@ -90,4 +90,15 @@ describe("amounts of 2^63 units or more", () => {
     await stack.pay(next.deposit_address, usdc("1.00"));
     expect((await stack.waitForStatus(next.id, "confirmed", { mine: true })).amount_received).toBe("1.00");
   });
+
+  test("a /sync of a large transfer already credited answers 200 like any repeat: the size check is for new transfers only", async () => {
+    const payment = await stack.createPayment({ amount: "25.00" });
+    const large = await transferMinted(payment.deposit_address, INT64_MAX); // fits exactly, once
+    await stack.waitForStatus(payment.id, "confirmed", { mine: true });
+
+    const again = await stack.sync(payment.id, large);
+    expect(again.status).toBe(200);
+    expect(again.json).toMatchObject({ status: "confirmed", amount_received: "9223372036854.775807" });
+    expect(transfersOf(payment.id)).toEqual([{ amount: String(INT64_MAX) }]);
+  });
 });
