@@ -21,7 +21,7 @@ const TARGETS: Record<string, string[]> = {
   "src/payments/states.ts": ["test/payments/states.test.ts"],
   "src/payments/lifecycle.ts": ["test/chain/payments-onchain.test.ts", "test/webhooks/delivery.test.ts"],
   "src/chain/ledger.ts": ["test/chain/sync.test.ts", "test/chain/payments-onchain.test.ts", "test/chain/large-amounts.test.ts", "test/chain/reorg.test.ts"],
-  "src/chain/settlement-proof.ts": ["test/chain/settlement-mempool.test.ts", "test/chain/settlement-failure.test.ts", "test/chain/hostile-rpc.test.ts"],
+  "src/chain/settlement-proof.ts": ["test/chain/payments-onchain.test.ts", "test/chain/settlement-mempool.test.ts", "test/chain/settlement-failure.test.ts", "test/chain/hostile-rpc.test.ts"],
   "src/chain/settler.ts": [
     "test/chain/settlement-failure.test.ts",
     "test/chain/settlement-mempool.test.ts",
