@@ -244,6 +244,8 @@ describe("a payment settled by someone else", () => {
       const confirmed = await own.waitForStatus(payment.id, "confirmed", { mine: true });
       expect(confirmed.amount_received).toBe("7.00");
       expect(own.sql<{ state: string }>("SELECT state FROM settlements WHERE payment_id = ?", payment.id)).toEqual([{ state: "dropped" }]);
+      // What the merchant's own call swept is accounted for as settled, so nothing looks unswept.
+      expect(own.sql("SELECT CAST(amount_settled AS TEXT) AS settled FROM payments WHERE id = ?", payment.id)).toEqual([{ settled: String(usdc("7.00")) }]);
       expect(own.events(payment.id)).toEqual(["payment.settling", "payment.confirmed"]);
     } finally {
       await own.stop();
