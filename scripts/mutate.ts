@@ -10,18 +10,32 @@
 import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { TEST_RUN_MARKER, leftoverProcesses, markedProcesses } from "./test-leftovers.ts";
+import { leftoverProcesses, markedProcesses, TEST_RUN_MARKER } from "./test-leftovers.ts";
 
 const ROOT = resolve(import.meta.dir, "..");
 
 /** Target files and the tests that cover them, fastest first (the run stops at the first failure). */
 const TARGETS: Record<string, string[]> = {
-  "src/lib/money.ts": ["test/lib/money.test.ts", "test/crosschain/quote-property.test.ts", "test/payments/create.test.ts"],
+  "src/lib/money.ts": [
+    "test/lib/money.test.ts",
+    "test/crosschain/quote-property.test.ts",
+    "test/payments/create.test.ts",
+  ],
   "src/lib/secrets.ts": ["test/accounts/auth.test.ts"],
   "src/payments/states.ts": ["test/payments/states.test.ts"],
   "src/payments/lifecycle.ts": ["test/chain/payments-onchain.test.ts", "test/webhooks/delivery.test.ts"],
-  "src/chain/ledger.ts": ["test/chain/sync.test.ts", "test/chain/payments-onchain.test.ts", "test/chain/large-amounts.test.ts", "test/chain/reorg.test.ts"],
-  "src/chain/settlement-proof.ts": ["test/chain/payments-onchain.test.ts", "test/chain/settlement-mempool.test.ts", "test/chain/settlement-failure.test.ts", "test/chain/hostile-rpc.test.ts"],
+  "src/chain/ledger.ts": [
+    "test/chain/sync.test.ts",
+    "test/chain/payments-onchain.test.ts",
+    "test/chain/large-amounts.test.ts",
+    "test/chain/reorg.test.ts",
+  ],
+  "src/chain/settlement-proof.ts": [
+    "test/chain/payments-onchain.test.ts",
+    "test/chain/settlement-mempool.test.ts",
+    "test/chain/settlement-failure.test.ts",
+    "test/chain/hostile-rpc.test.ts",
+  ],
   "src/chain/settler.ts": [
     "test/chain/settlement-failure.test.ts",
     "test/chain/settlement-mempool.test.ts",
@@ -30,8 +44,16 @@ const TARGETS: Record<string, string[]> = {
     "test/chain/crash.test.ts",
   ],
   "src/webhooks/signature.ts": ["test/webhooks/schedule.test.ts", "test/webhooks/delivery.test.ts"],
-  "src/webhooks/url-guard.ts": ["test/webhooks/url-guard.test.ts", "test/webhooks/pinning.test.ts", "test/webhooks/rebinding.test.ts"],
-  "src/webhooks/sender.ts": ["test/webhooks/pinning.test.ts", "test/webhooks/rebinding.test.ts", "test/webhooks/delivery.test.ts"],
+  "src/webhooks/url-guard.ts": [
+    "test/webhooks/url-guard.test.ts",
+    "test/webhooks/pinning.test.ts",
+    "test/webhooks/rebinding.test.ts",
+  ],
+  "src/webhooks/sender.ts": [
+    "test/webhooks/pinning.test.ts",
+    "test/webhooks/rebinding.test.ts",
+    "test/webhooks/delivery.test.ts",
+  ],
   "src/http/auth.ts": ["test/accounts/auth.test.ts"],
   "src/accounts/service.ts": ["test/accounts/auth.test.ts", "test/cli/cli.test.ts"],
   "src/idempotency/index.ts": ["test/payments/idempotency.test.ts", "test/idempotency/expiry.test.ts"],
@@ -100,7 +122,11 @@ export function mutantsOf(file: string, source: string): Mutant[] {
       const close = closingParen(code, open);
       if (close > 0) {
         const condition = line.slice(open + 1, close - 1);
-        mutants.push({ ...at, edit: `negate if (${condition})`, mutated: `${line.slice(0, open)}(!(${condition}))${line.slice(close)}` });
+        mutants.push({
+          ...at,
+          edit: `negate if (${condition})`,
+          mutated: `${line.slice(0, open)}(!(${condition}))${line.slice(close)}`,
+        });
       }
     }
     for (const match of code.matchAll(COMPARISON)) {
@@ -217,7 +243,9 @@ async function main(): Promise<void> {
           const { outcome, ms } = await runTests(dir, tests, timeoutMs);
           counts[outcome]++;
           if (outcome === "survived") survivors.push(mutant);
-          console.log(`${outcome.padEnd(8)} ${(ms / 1000).toFixed(1).padStart(6)}s  ${mutant.file}:${mutant.line}  ${mutant.edit}`);
+          console.log(
+            `${outcome.padEnd(8)} ${(ms / 1000).toFixed(1).padStart(6)}s  ${mutant.file}:${mutant.line}  ${mutant.edit}`,
+          );
         } finally {
           writeFileSync(join(dir, file), original);
         }
@@ -228,7 +256,9 @@ async function main(): Promise<void> {
   }
 
   const made = counts.killed + counts.survived + counts.timeout;
-  console.log(`\nmutants made: ${made}, killed: ${counts.killed}, survived: ${counts.survived}, timeout: ${counts.timeout}`);
+  console.log(
+    `\nmutants made: ${made}, killed: ${counts.killed}, survived: ${counts.survived}, timeout: ${counts.timeout}`,
+  );
   for (const line of skipped) console.log(`skipped ${line}`);
   if (survivors.length > 0) console.log("survivors:");
   for (const m of survivors) console.log(`  ${m.file}:${m.line}  ${m.edit}`);
