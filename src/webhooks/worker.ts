@@ -166,7 +166,10 @@ export function createWebhookWorker(deps: WebhookWorkerDeps) {
   return {
     tick,
     wake: waker.wake,
-    /** Rounds completed and sends in flight, so a test can know the worker has looked before asserting it sent nothing. */
+    /**
+     * Rounds completed and sends in flight, so a test can know the worker has looked before
+     * asserting it sent nothing.
+     */
     activity: () => ({ rounds, sending: running.size }),
     /** Runs until `signal` aborts, then gives sends in flight a grace period and abandons the rest. */
     async run(signal: AbortSignal): Promise<void> {
