@@ -14,7 +14,7 @@ import fc from "fast-check";
 import { runAccountCommand } from "../src/cli/accounts.ts";
 import { type HostileRequest, hostileRequest, judge, sendHostile } from "../test/support/hostile.ts";
 import { spawnTestServer } from "../test/support/server.ts";
-import { startChain, type TestChain } from "../test/support/stack.ts";
+import { startChain, type TestChain } from "../test/support/test-chain.ts";
 import { numberFlag } from "./lib.ts";
 
 const REQUESTS = numberFlag(process.argv, "requests", 20_000);

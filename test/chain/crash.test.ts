@@ -7,8 +7,9 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { type Hex, parseEventLogs } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { depositFactoryAbi, factoryAddress } from "../../src/chain/contracts.ts";
-import { type Stack, type TestChain, startChain, startStack, usdc, waitFor } from "../support/stack.ts";
-import { settlerRanSince } from "../support/wait.ts";
+import { type Stack, startStack } from "../support/stack.ts";
+import { type TestChain, startChain, usdc } from "../support/test-chain.ts";
+import { settlerRanSince, waitFor } from "../support/wait.ts";
 
 let chain: TestChain;
 

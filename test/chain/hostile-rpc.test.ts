@@ -22,7 +22,7 @@ import { randomIds } from "../../src/lib/ids.ts";
 import { silentLogger } from "../../src/lib/log.ts";
 import { createLifecycle } from "../../src/payments/lifecycle.ts";
 import { createPaymentStore } from "../../src/payments/store.ts";
-import { randomAddress } from "../support/stack.ts";
+import { randomAddress } from "../support/test-chain.ts";
 
 const CHAIN_ID = 31337;
 const CONFIRMATIONS = 2;

@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Address, Hex } from "viem";
 import { ANVIL_KEY_3 } from "../support/anvil.ts";
 import { testTokenAbi, walletClientFor } from "../support/chain.ts";
-import { type Stack, startStack, usdc } from "../support/stack.ts";
+import { type Stack, startStack } from "../support/stack.ts";
+import { usdc } from "../support/test-chain.ts";
 
 const INT64_MAX = 2n ** 63n - 1n;
 

@@ -9,7 +9,8 @@ import { generatePrivateKey } from "viem/accounts";
 import { depositFactoryAbi, factoryAddress } from "../../src/chain/contracts.ts";
 import { deployTestToken, mined, testTokenAbi, walletClientFor } from "../support/chain.ts";
 import { startRpcTap } from "../support/rpc-tap.ts";
-import { type Stack, type TestChain, randomAddress, startChain, startStack, usdc } from "../support/stack.ts";
+import { type Stack, startStack } from "../support/stack.ts";
+import { type TestChain, randomAddress, startChain, usdc } from "../support/test-chain.ts";
 import { expiryRanSince } from "../support/wait.ts";
 
 let chain: TestChain;

@@ -4,7 +4,8 @@
  * and still finds what the new chain holds.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { type Stack, startStack, usdc } from "../support/stack.ts";
+import { type Stack, startStack } from "../support/stack.ts";
+import { usdc } from "../support/test-chain.ts";
 
 const CONFIRMATIONS = 3;
 let stack: Stack;

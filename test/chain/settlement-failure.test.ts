@@ -5,7 +5,8 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { testTokenAbi } from "../support/chain.ts";
-import { type Stack, startStack, usdc } from "../support/stack.ts";
+import { type Stack, startStack } from "../support/stack.ts";
+import { usdc } from "../support/test-chain.ts";
 import { settlerRanSince } from "../support/wait.ts";
 
 let stack: Stack;

@@ -5,7 +5,8 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { type Hex, toHex } from "viem";
-import { type Stack, startStack, usdc } from "../support/stack.ts";
+import { type Stack, startStack } from "../support/stack.ts";
+import { usdc } from "../support/test-chain.ts";
 
 let stack: Stack;
 

@@ -8,7 +8,8 @@ import type { Browser } from "playwright-core";
 import { ANVIL_KEYS } from "../support/anvil.ts";
 import { testTokenAbi } from "../support/chain.ts";
 import { PHONE, collectProblems, newContext, screenshot, startCheckoutRig, stopCheckoutRig } from "../support/browser.ts";
-import { type Stack, type TestChain, startStack, usdc } from "../support/stack.ts";
+import { type Stack, startStack } from "../support/stack.ts";
+import { type TestChain, usdc } from "../support/test-chain.ts";
 import { waitFor } from "../support/wait.ts";
 
 // A browser, a chain and a payment flow take longer than bun's 5 s default.

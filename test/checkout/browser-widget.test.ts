@@ -6,7 +6,8 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import type { Browser, Page } from "playwright-core";
 import { PHONE, collectProblems, fundedPayerKey, installTestWallet, newContext, screenshot, startCheckoutRig, stopCheckoutRig } from "../support/browser.ts";
-import { type Stack, type TestChain, usdc } from "../support/stack.ts";
+import type { Stack } from "../support/stack.ts";
+import { type TestChain, usdc } from "../support/test-chain.ts";
 
 setDefaultTimeout(60_000);
 

@@ -12,7 +12,7 @@ import { freePort } from "../../src/lib/free-port.ts";
 import { drainTail } from "../../src/lib/stream-tail.ts";
 import { TEST_RUN_MARKER, markedProcesses } from "../../scripts/test-leftovers.ts";
 import { MAIN, childEnv } from "../support/serve-process.ts";
-import { waitFor } from "../support/stack.ts";
+import { waitFor } from "../support/wait.ts";
 
 const cleanups: Array<() => unknown> = [];
 afterEach(async () => {

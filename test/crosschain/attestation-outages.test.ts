@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Hex } from "viem";
 import { decodeCctpMessage } from "../../src/dev/attestation-service.ts";
 import { type CrossChainStack, LOCAL_SOURCE, startCrossChainStack } from "../support/crosschain.ts";
-import { type Stack, usdc } from "../support/stack.ts";
+import type { Stack } from "../support/stack.ts";
+import { usdc } from "../support/test-chain.ts";
 
 let x: CrossChainStack;
 let stack: Stack;

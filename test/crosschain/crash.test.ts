@@ -9,7 +9,9 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Hex } from "viem";
 import { cctpAddresses } from "../../src/dev/cctp-rig.ts";
 import { type BurnDbRow, type CrossChainStack, LOCAL_SOURCE, attestedBurn, startCrossChainStack } from "../support/crosschain.ts";
-import { type Stack, usdc, waitFor } from "../support/stack.ts";
+import type { Stack } from "../support/stack.ts";
+import { usdc } from "../support/test-chain.ts";
+import { waitFor } from "../support/wait.ts";
 
 let x: CrossChainStack;
 let stack: Stack;

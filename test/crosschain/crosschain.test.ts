@@ -9,7 +9,8 @@ import { tokenMessengerAbi } from "../../src/crosschain/abi.ts";
 import { cctpAddresses } from "../../src/dev/cctp-rig.ts";
 import { ANVIL_KEY_3 } from "../support/anvil.ts";
 import { type CrossChainStack, LOCAL_DESTINATION_DOMAIN, LOCAL_SOURCE, attestedBurn, feeAt, startCrossChainStack } from "../support/crosschain.ts";
-import { type Stack, randomAddress, startStack, usdc } from "../support/stack.ts";
+import { type Stack, startStack } from "../support/stack.ts";
+import { randomAddress, usdc } from "../support/test-chain.ts";
 import { redeemerRanSince } from "../support/wait.ts";
 
 const FAST_BPS = 1; // the local attestation service's fast fee; standard is free

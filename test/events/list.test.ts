@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { type Api, type TestServer, api, startTestServer } from "../support/server.ts";
 import { type Receiver, startReceiver } from "../support/receiver.ts";
-import { waitFor } from "../support/stack.ts";
+import { waitFor } from "../support/wait.ts";
 
 let server: TestServer;
 let receiver: Receiver;

@@ -8,7 +8,7 @@ import { rmSync } from "node:fs";
 import { type Db, openDb } from "../../src/db/index.ts";
 import { IDEMPOTENCY_TTL_MS, type Idempotency, createIdempotency } from "../../src/idempotency/index.ts";
 import { ConflictError, UnprocessableError } from "../../src/lib/errors.ts";
-import { type TestClock, createTestClock } from "../support/stack.ts";
+import { type TestClock, createTestClock } from "../support/clock.ts";
 import { makeTempDir } from "../support/server.ts";
 
 const MINUTE = 60_000;

@@ -17,7 +17,8 @@ import { startServer } from "../../src/server.ts";
 import { type DeliveryRow, createDeliveryStore } from "../../src/webhooks/delivery-store.ts";
 import { createWebhookStore } from "../../src/webhooks/store.ts";
 import { TEST_BASE_URL, makeTempDir, testEnv, testResolver } from "../support/server.ts";
-import { createTestClock, waitFor } from "../support/stack.ts";
+import { createTestClock } from "../support/clock.ts";
+import { waitFor } from "../support/wait.ts";
 
 const DAY = 24 * 3_600_000;
 const T0 = Date.UTC(2026, 0, 1);

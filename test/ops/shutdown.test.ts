@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { runAccountCommand } from "../../src/cli/accounts.ts";
 import { freePort } from "../../src/lib/free-port.ts";
 import { type ServeProcess, spawnServe } from "../support/serve-process.ts";
-import { waitFor } from "../support/stack.ts";
+import { waitFor } from "../support/wait.ts";
 import { api, makeTempDir, testEnv } from "../support/server.ts";
 
 let dataDir: string;

@@ -16,7 +16,8 @@ import { foundry } from "viem/chains";
 import { testTokenAbi } from "./chain.ts";
 import { isExecutable } from "../../scripts/test-prereqs.ts";
 import { settingUp, stopAll } from "../../src/lib/teardown.ts";
-import { type Stack, type TestChain, startChain, startStack } from "./stack.ts";
+import { type Stack, startStack } from "./stack.ts";
+import { type TestChain, startChain } from "./test-chain.ts";
 
 export const ARTIFACTS = resolve(import.meta.dir, "../artifacts");
 export const DESKTOP = { width: 1280, height: 800 };

@@ -33,7 +33,9 @@ import { settingUp, stopAll } from "../../src/lib/teardown.ts";
 import { ANVIL_KEY_0, ANVIL_KEY_1 } from "./anvil.ts";
 import { testTokenAbi } from "./chain.ts";
 import { type RpcTap, startRpcTap } from "./rpc-tap.ts";
-import { type Stack, type TestChain, startChain, startStack, waitFor } from "./stack.ts";
+import { type Stack, startStack } from "./stack.ts";
+import { type TestChain, startChain } from "./test-chain.ts";
+import { waitFor } from "./wait.ts";
 
 export { LOCAL_DESTINATION_DOMAIN, LOCAL_SOURCE };
 

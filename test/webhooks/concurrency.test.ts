@@ -15,7 +15,7 @@ import { createWebhookStore } from "../../src/webhooks/store.ts";
 import { createWebhookWorker } from "../../src/webhooks/worker.ts";
 import { type Receiver, startReceiver } from "../support/receiver.ts";
 import { makeTempDir } from "../support/server.ts";
-import { waitFor } from "../support/stack.ts";
+import { waitFor } from "../support/wait.ts";
 
 /** The number README.md promises under Webhooks, Delivery. */
 const PER_ENDPOINT = 4;

@@ -7,7 +7,8 @@ import { WEBHOOK_LIMITS } from "../../src/webhooks/routes.ts";
 import type { RateLimit } from "../../src/http/rate-limit.ts";
 import { type Api, type ApiResponse, type TestServer, api, startTestServer } from "../support/server.ts";
 import { type Receiver, startReceiver } from "../support/receiver.ts";
-import { createTestClock, waitFor } from "../support/stack.ts";
+import { createTestClock } from "../support/clock.ts";
+import { waitFor } from "../support/wait.ts";
 
 let server: TestServer;
 let receiver: Receiver;
