@@ -23,7 +23,11 @@ const TARGETS: Record<string, string[]> = {
   ],
   "src/lib/secrets.ts": ["test/accounts/auth.test.ts"],
   "src/payments/states.ts": ["test/payments/states.test.ts"],
-  "src/payments/lifecycle.ts": ["test/chain/payments-onchain.test.ts", "test/webhooks/delivery.test.ts"],
+  "src/payments/lifecycle.ts": [
+    "test/chain/payments-onchain.test.ts",
+    "test/webhooks/endpoint-removal.test.ts",
+    "test/webhooks/payment-events.test.ts",
+  ],
   "src/chain/ledger.ts": [
     "test/chain/sync.test.ts",
     "test/chain/payments-onchain.test.ts",
@@ -43,7 +47,12 @@ const TARGETS: Record<string, string[]> = {
     "test/chain/hostile-rpc.test.ts",
     "test/chain/crash.test.ts",
   ],
-  "src/webhooks/signature.ts": ["test/webhooks/schedule.test.ts", "test/webhooks/delivery.test.ts"],
+  "src/webhooks/signature.ts": [
+    "test/webhooks/schedule.test.ts",
+    "test/webhooks/signed-payload.test.ts",
+    "test/webhooks/payment-events.test.ts",
+    "test/webhooks/retries.test.ts",
+  ],
   "src/webhooks/url-guard.ts": [
     "test/webhooks/url-guard.test.ts",
     "test/webhooks/pinning.test.ts",
@@ -52,7 +61,9 @@ const TARGETS: Record<string, string[]> = {
   "src/webhooks/sender.ts": [
     "test/webhooks/pinning.test.ts",
     "test/webhooks/rebinding.test.ts",
-    "test/webhooks/delivery.test.ts",
+    "test/webhooks/signed-payload.test.ts",
+    "test/webhooks/misbehaving-receivers.test.ts",
+    "test/webhooks/retries.test.ts",
   ],
   "src/http/auth.ts": ["test/accounts/auth.test.ts"],
   "src/accounts/service.ts": ["test/accounts/auth.test.ts", "test/cli/cli.test.ts"],
