@@ -25,28 +25,47 @@ const BATCH = 250;
 
 /** One line saying what was sent: enough to replay it by hand. */
 function describe(req: HostileRequest): string {
-  const body = req.body === undefined ? "no body" : `${req.body.length}-char body${req.chunkBytes ? ` chunked by ${req.chunkBytes}` : ""}`;
-  return `${req.method} ${req.path.slice(0, 100)} (${body}; headers ${Object.entries(req.headers).map(([k, v]) => `${k}:${v.length}`).join(",")})`;
+  const body =
+    req.body === undefined
+      ? "no body"
+      : `${req.body.length}-char body${req.chunkBytes ? ` chunked by ${req.chunkBytes}` : ""}`;
+  return `${req.method} ${req.path.slice(0, 100)} (${body}; headers ${Object.entries(req.headers)
+    .map(([k, v]) => `${k}:${v.length}`)
+    .join(",")})`;
 }
 
 const chain: TestChain | null = WITH_CHAIN ? await startChain() : null;
-const server = await spawnTestServer(chain ? { STABLEGATE_RPC_URL: chain.rpcUrl, STABLEGATE_USDC_ADDRESS: chain.usdc } : {}).catch(async (error) => {
+const server = await spawnTestServer(
+  chain ? { STABLEGATE_RPC_URL: chain.rpcUrl, STABLEGATE_USDC_ADDRESS: chain.usdc } : {},
+).catch(async (error) => {
   await chain?.stop();
   throw error;
 });
 try {
-  const created = runAccountCommand("account", ["create", "--name", "Fuzz", "--payout-address", "0x1111111111111111111111111111111111111111"], server.env) as {
+  const created = runAccountCommand(
+    "account",
+    ["create", "--name", "Fuzz", "--payout-address", "0x1111111111111111111111111111111111111111"],
+    server.env,
+  ) as {
     api_key: string;
   };
   const auth = { authorization: `Bearer ${created.api_key}`, "content-type": "application/json" };
-  const payment = (await (await fetch(`${server.url}/api/v1/payments`, { method: "POST", headers: auth, body: '{"amount":"5.00"}' })).json()) as { id: string };
+  const payment = (await (
+    await fetch(`${server.url}/api/v1/payments`, { method: "POST", headers: auth, body: '{"amount":"5.00"}' })
+  ).json()) as { id: string };
   // The subprocess resolves webhook hosts with real DNS; without it the endpoint id is a made-up one.
-  const endpointRes = await fetch(`${server.url}/api/v1/webhook_endpoints`, { method: "POST", headers: auth, body: '{"url":"https://example.com/hook"}' });
+  const endpointRes = await fetch(`${server.url}/api/v1/webhook_endpoints`, {
+    method: "POST",
+    headers: auth,
+    body: '{"url":"https://example.com/hook"}',
+  });
   const endpointId = endpointRes.ok ? ((await endpointRes.json()) as { id: string }).id : "we_none";
   const arbitrary = hostileRequest({ paymentId: payment.id, apiKey: created.api_key, endpointId });
 
   const start = server.memory();
-  console.log(`fuzz: ${REQUESTS} hostile requests, ${CLIENTS} clients, seed ${SEED}, ${chain ? "anvil chain" : "no chain"}; server rss at start ${start.rssMb.toFixed(0)} MB`);
+  console.log(
+    `fuzz: ${REQUESTS} hostile requests, ${CLIENTS} clients, seed ${SEED}, ${chain ? "anvil chain" : "no chain"}; server rss at start ${start.rssMb.toFixed(0)} MB`,
+  );
   let sent = 0;
   let failures = 0;
   let serverErrors = 0;
@@ -57,7 +76,10 @@ try {
   const started = performance.now();
 
   for (let batch = 0; sent < REQUESTS; batch++) {
-    const requests = fc.sample(arbitrary, { numRuns: Math.min(BATCH, REQUESTS - sent), seed: SEED * 1_000_003 + batch });
+    const requests = fc.sample(arbitrary, {
+      numRuns: Math.min(BATCH, REQUESTS - sent),
+      seed: SEED * 1_000_003 + batch,
+    });
     let next = 0;
     const client = async () => {
       for (let req: HostileRequest | undefined; (req = requests[next++]); ) {
@@ -87,11 +109,18 @@ try {
   const end = server.memory();
   const seconds = (performance.now() - started) / 1000;
   console.log(`\ntotal requests        ${sent} in ${seconds.toFixed(0)} s`);
-  console.log(`statuses              ${[...statuses].sort(([a], [b]) => a - b).map(([s, n]) => `${s}:${n}`).join(" ")}`);
+  console.log(
+    `statuses              ${[...statuses]
+      .sort(([a], [b]) => a - b)
+      .map(([s, n]) => `${s}:${n}`)
+      .join(" ")}`,
+  );
   console.log(`5xx                   ${serverErrors} (plus ${designed503} designed 503 "chain cannot be reached")`);
   console.log(`non-JSON error bodies ${nonJsonErrors}`);
   console.log(`connection failures   ${failures}`);
-  console.log(`server rss            ${start.rssMb.toFixed(0)} MB before, ${end.rssMb.toFixed(0)} MB after, ${end.peakMb.toFixed(0)} MB peak`);
+  console.log(
+    `server rss            ${start.rssMb.toFixed(0)} MB before, ${end.rssMb.toFixed(0)} MB after, ${end.peakMb.toFixed(0)} MB peak`,
+  );
   for (const example of examples) console.log(`! ${example}`);
   process.exitCode = serverErrors + nonJsonErrors + failures > 0 ? 1 : 0;
 } finally {

@@ -38,17 +38,24 @@ describe("kill -9", () => {
   test("a payment credited before the crash settles exactly once after the restart", async () => {
     const payment = await stack.createPayment({ amount: "25.00" });
     await stack.pay(payment.deposit_address, usdc("25.00"));
-    const credited = await stack.mineUntil(async () => {
-      const p = await stack.getPayment(payment.id);
-      return p.amount_received === "25.00" ? p : undefined;
-    }, 15_000, "the payment to be credited");
+    const credited = await stack.mineUntil(
+      async () => {
+        const p = await stack.getPayment(payment.id);
+        return p.amount_received === "25.00" ? p : undefined;
+      },
+      15_000,
+      "the payment to be credited",
+    );
     // The settler signs and stores settle() before broadcasting it (so a crash can only lead to
     // a rebroadcast of the same nonce): the payment is settling, but the node refused the
     // transaction for want of gas money and nothing moved.
     expect(["pending", "settling"]).toContain(credited.status);
     await stack.waitForStatus(payment.id, "settling");
     await settlerRanSince(stack); // it tried to broadcast again
-    const [stored] = stack.sql<{ state: string; nonce: number; tx_hash: Hex }>("SELECT state, nonce, tx_hash FROM settlements WHERE payment_id = ?", payment.id);
+    const [stored] = stack.sql<{ state: string; nonce: number; tx_hash: Hex }>(
+      "SELECT state, nonce, tx_hash FROM settlements WHERE payment_id = ?",
+      payment.id,
+    );
     expect(stored).toMatchObject({ state: "submitted", nonce: 0 });
     expect(await chain.publicClient.getTransaction({ hash: stored!.tx_hash }).catch(() => null)).toBeNull();
     expect(await stack.usdcBalance(payment.deposit_address)).toBe(usdc("25.00"));
@@ -137,10 +144,14 @@ describe("RPC outage", () => {
     const payment = await stack.createPayment({ amount: "25.00" });
 
     proxy.mode = "503";
-    const during503 = await waitFor(async () => {
-      const ready = await stack.readyz();
-      return ready.chain.ok === false ? ready : undefined;
-    }, 5_000, "/readyz to report the outage");
+    const during503 = await waitFor(
+      async () => {
+        const ready = await stack.readyz();
+        return ready.chain.ok === false ? ready : undefined;
+      },
+      5_000,
+      "/readyz to report the outage",
+    );
     expect(during503.ok).toBe(true); // the API and its store still serve
     expect(typeof during503.chain.last_error).toBe("string");
     expect(during503.chain.last_error.length).toBeGreaterThan(0);
@@ -148,7 +159,10 @@ describe("RPC outage", () => {
     // Paid while the server cannot see the chain (the payer talks to the node directly); the
     // payer's sync is told to come back later, and nothing is recorded.
     const paid = await stack.pay(payment.deposit_address, usdc("25.00"));
-    expect(await stack.sync(payment.id, paid)).toEqual({ status: 503, json: { error: "the chain cannot be reached right now; try again shortly" } });
+    expect(await stack.sync(payment.id, paid)).toEqual({
+      status: 503,
+      json: { error: "the chain cannot be reached right now; try again shortly" },
+    });
     await stack.mine(3);
     // The watcher has asked the node again since the payment was mined (and was refused).
     const polled = proxy.refused;
@@ -213,7 +227,9 @@ function startRpcProxy(targetPort: number): RpcProxy {
     if (proxy.mode === "up") return false;
     refused++;
     if (proxy.mode === "503") {
-      client.write("HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain\r\ncontent-length: 11\r\nconnection: close\r\n\r\nunavailable");
+      client.write(
+        "HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain\r\ncontent-length: 11\r\nconnection: close\r\n\r\nunavailable",
+      );
       client.end();
     } else {
       client.terminate();

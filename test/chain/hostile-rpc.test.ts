@@ -8,7 +8,18 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } fr
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type Address, type Hex, getAddress, keccak256, numberToHex, pad, toEventSelector, toHex, zeroAddress, zeroHash } from "viem";
+import {
+  type Address,
+  type Hex,
+  getAddress,
+  keccak256,
+  numberToHex,
+  pad,
+  toEventSelector,
+  toHex,
+  zeroAddress,
+  zeroHash,
+} from "viem";
 import { generatePrivateKey } from "viem/accounts";
 import { createAccountStore } from "../../src/accounts/store.ts";
 import { createAccountsService } from "../../src/accounts/service.ts";
@@ -43,7 +54,12 @@ const freshNode = () => ({
   reorgFrom: Number.MAX_SAFE_INTEGER,
   mode: "hostile" as Mode,
   /** A broken answer for one method ("null" results, garbage fields). */
-  broken: "eth_blockNumber" as "eth_blockNumber" | "eth_getBlockByNumber" | "eth_getLogs" | "block_without_hash" | "garbage_log",
+  broken: "eth_blockNumber" as
+    | "eth_blockNumber"
+    | "eth_getBlockByNumber"
+    | "eth_getLogs"
+    | "block_without_hash"
+    | "garbage_log",
   goodLogs: [] as RpcLog[],
   /** Every eth_getLogs answered: [from, to, ok]. */
   ranges: [] as Array<[number, number, boolean]>,
@@ -82,7 +98,17 @@ function block(n: number) {
   };
 }
 
-function transferLog(opts: { address?: Address; to: Address; units?: bigint; block: number; tx: Hex; logIndex?: number; topics?: Hex[]; data?: Hex; removed?: boolean }): RpcLog {
+function transferLog(opts: {
+  address?: Address;
+  to: Address;
+  units?: bigint;
+  block: number;
+  tx: Hex;
+  logIndex?: number;
+  topics?: Hex[];
+  data?: Hex;
+  removed?: boolean;
+}): RpcLog {
   return {
     address: (opts.address ?? USDC).toLowerCase(),
     topics: opts.topics ?? [TRANSFER, topicOf(PAYER), topicOf(opts.to)],
@@ -108,9 +134,23 @@ function hostileLogs(from: number, to: number): RpcLog[] {
     transferLog({ to: deposit, block: at, tx: txHash(`missing topic ${tag}`), topics: [TRANSFER, topicOf(PAYER)] }),
     transferLog({ to: deposit, block: at, tx: txHash(`no data ${tag}`), data: "0x" }),
     transferLog({ to: deposit, block: at, tx: txHash(`short data ${tag}`), data: "0x01" }),
-    transferLog({ to: deposit, block: at, tx: txHash(`short topic ${tag}`), topics: [TRANSFER, topicOf(PAYER), "0x1234"] }),
-    transferLog({ to: deposit, block: at, tx: txHash(`wrong event ${tag}`), topics: [keccak256(toHex("Approval(address,address,uint256)")), topicOf(PAYER), topicOf(deposit)] }),
-    { ...transferLog({ to: deposit, block: at, tx: txHash(`pending ${tag}`) }), transactionHash: null, blockHash: null },
+    transferLog({
+      to: deposit,
+      block: at,
+      tx: txHash(`short topic ${tag}`),
+      topics: [TRANSFER, topicOf(PAYER), "0x1234"],
+    }),
+    transferLog({
+      to: deposit,
+      block: at,
+      tx: txHash(`wrong event ${tag}`),
+      topics: [keccak256(toHex("Approval(address,address,uint256)")), topicOf(PAYER), topicOf(deposit)],
+    }),
+    {
+      ...transferLog({ to: deposit, block: at, tx: txHash(`pending ${tag}`) }),
+      transactionHash: null,
+      blockHash: null,
+    },
     transferLog({ to: deposit, block: at, tx: txHash(`zero ${tag}`), units: 0n }),
   ];
 }
@@ -118,8 +158,10 @@ function hostileLogs(from: number, to: number): RpcLog[] {
 function answer(method: string, params: unknown[]): { result?: unknown; error?: { code: number; message: string } } {
   if (node.mode === "broken") {
     if (node.broken === method) return { result: null };
-    if (node.broken === "block_without_hash" && method === "eth_getBlockByNumber") return { result: { ...block(Number(params[0])), hash: null } };
-    if (node.broken === "garbage_log" && method === "eth_getLogs") return { result: [{ ...transferLog({ to: deposit, block: 1, tx: txHash("garbage") }), blockNumber: "0xnope" }] };
+    if (node.broken === "block_without_hash" && method === "eth_getBlockByNumber")
+      return { result: { ...block(Number(params[0])), hash: null } };
+    if (node.broken === "garbage_log" && method === "eth_getLogs")
+      return { result: [{ ...transferLog({ to: deposit, block: 1, tx: txHash("garbage") }), blockNumber: "0xnope" }] };
   }
   switch (method) {
     case "eth_chainId":
@@ -139,9 +181,17 @@ function answer(method: string, params: unknown[]): { result?: unknown; error?: 
         return { error: { code: -32005, message: `block range too large: at most ${MAX_RANGE} blocks per query` } };
       }
       node.ranges.push([from, to, true]);
-      const good = node.mode === "honest" ? node.goodLogs.filter((l) => Number(l.blockNumber) >= from && Number(l.blockNumber) <= to) : [];
+      const good =
+        node.mode === "honest"
+          ? node.goodLogs.filter((l) => Number(l.blockNumber) >= from && Number(l.blockNumber) <= to)
+          : [];
       // Every good log twice, with the junk around it.
-      return { result: [...hostileLogs(from, to), ...good, ...good].map((l) => ({ ...l, blockHash: l.blockHash === null ? null : blockHash(Number(l.blockNumber)) })) };
+      return {
+        result: [...hostileLogs(from, to), ...good, ...good].map((l) => ({
+          ...l,
+          blockHash: l.blockHash === null ? null : blockHash(Number(l.blockNumber)),
+        })),
+      };
     }
     default:
       return { error: { code: -32601, message: `method ${method} not found` } };
@@ -190,8 +240,14 @@ beforeAll(() => {
     hostname: "127.0.0.1",
     port: 0,
     async fetch(req) {
-      const body = (await req.json()) as { id: number; method: string; params?: unknown[] } | Array<{ id: number; method: string; params?: unknown[] }>;
-      const one = (r: { id: number; method: string; params?: unknown[] }) => ({ jsonrpc: "2.0", id: r.id, ...answer(r.method, r.params ?? []) });
+      const body = (await req.json()) as
+        | { id: number; method: string; params?: unknown[] }
+        | Array<{ id: number; method: string; params?: unknown[] }>;
+      const one = (r: { id: number; method: string; params?: unknown[] }) => ({
+        jsonrpc: "2.0",
+        id: r.id,
+        ...answer(r.method, r.params ?? []),
+      });
       return Response.json(Array.isArray(body) ? body.map(one) : one(body));
     },
   });
@@ -208,7 +264,10 @@ beforeEach(() => {
   dataDir = mkdtempSync(join(tmpdir(), "stablegate-hostile-"));
   db = openDb(dataDir);
   const clock = { now: () => Date.now() };
-  const { account } = createAccountsService({ store: createAccountStore(db), clock, ids: randomIds }).createAccount({ name: "Hostile", payoutAddress: randomAddress() });
+  const { account } = createAccountsService({ store: createAccountStore(db), clock, ids: randomIds }).createAccount({
+    name: "Hostile",
+    payoutAddress: randomAddress(),
+  });
   deposit = randomAddress();
   paymentId = randomIds.paymentId();
   const now = clock.now();
@@ -241,8 +300,22 @@ beforeEach(() => {
 
   const chain = createChainStore(db);
   const paymentStore = createPaymentStore(db);
-  const lifecycle = createLifecycle({ payments: paymentStore, chain, events: createEventStore(db, randomIds), clock, ids: randomIds, view: { baseUrl: "http://localhost", chainName: "custom" } });
-  const config = { name: "custom", chainId: CHAIN_ID, rpcUrl: `http://127.0.0.1:${server.port}`, usdc: USDC, confirmations: CONFIRMATIONS, pollIntervalMs: 1_000 };
+  const lifecycle = createLifecycle({
+    payments: paymentStore,
+    chain,
+    events: createEventStore(db, randomIds),
+    clock,
+    ids: randomIds,
+    view: { baseUrl: "http://localhost", chainName: "custom" },
+  });
+  const config = {
+    name: "custom",
+    chainId: CHAIN_ID,
+    rpcUrl: `http://127.0.0.1:${server.port}`,
+    usdc: USDC,
+    confirmations: CONFIRMATIONS,
+    pollIntervalMs: 1_000,
+  };
   watcher = createWatcher({
     client: createChainClients(config, generatePrivateKey()).publicClient,
     chain,
@@ -275,7 +348,9 @@ async function scanTo(head: number, maxTicks = 60): Promise<void> {
 async function creditThePayment(): Promise<{ start: number }> {
   await scanTo(60);
   node.mode = "honest";
-  node.goodLogs = [transferLog({ to: deposit, units: 25_000_000n, block: 395, tx: txHash("the payment"), logIndex: 3 })];
+  node.goodLogs = [
+    transferLog({ to: deposit, units: 25_000_000n, block: 395, tx: txHash("the payment"), logIndex: 3 }),
+  ];
   node.ranges = [];
   const start = cursor()!;
   // Catch up, however many refusals it takes.
@@ -301,7 +376,13 @@ describe("a hostile node", () => {
     node.mode = "broken";
     node.head = 90;
     const before = cursor();
-    for (const broken of ["eth_blockNumber", "eth_getBlockByNumber", "block_without_hash", "eth_getLogs", "garbage_log"] as const) {
+    for (const broken of [
+      "eth_blockNumber",
+      "eth_getBlockByNumber",
+      "block_without_hash",
+      "eth_getLogs",
+      "garbage_log",
+    ] as const) {
       node.broken = broken;
       const { ok, failed } = await ticks(2);
       expect({ broken, ok, failed: failed.length }).toEqual({ broken, ok: 0, failed: 2 });
@@ -332,7 +413,12 @@ describe("an honest node with a range limit", () => {
     expect(credited.amount_received).toBe(25_000_000n);
     const transfers = chainStore().transfersForPayment(paymentId);
     expect(transfers).toHaveLength(1);
-    expect(transfers[0]).toMatchObject({ tx_hash: txHash("the payment"), log_index: 3, block_number: 395, amount: 25_000_000n });
+    expect(transfers[0]).toMatchObject({
+      tx_hash: txHash("the payment"),
+      log_index: 3,
+      block_number: 395,
+      amount: 25_000_000n,
+    });
     expect(transfers[0]!.credited_at).not.toBeNull();
     expect(credits).toBe(1);
   });

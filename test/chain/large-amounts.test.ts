@@ -25,9 +25,19 @@ afterAll(async () => {
 /** Mints `units` of the test token to a fresh holder and transfers them to `to`: a real transfer. */
 async function transferMinted(to: string, units: bigint): Promise<Hex> {
   const holder = walletClientFor(stack.chain.rpcUrl, ANVIL_KEY_3);
-  const mint = await holder.writeContract({ address: stack.chain.usdc, abi: testTokenAbi, functionName: "mint", args: [holder.account.address, units] });
+  const mint = await holder.writeContract({
+    address: stack.chain.usdc,
+    abi: testTokenAbi,
+    functionName: "mint",
+    args: [holder.account.address, units],
+  });
   await stack.chain.publicClient.waitForTransactionReceipt({ hash: mint, pollingInterval: 20 });
-  const hash = await holder.writeContract({ address: stack.chain.usdc, abi: testTokenAbi, functionName: "transfer", args: [to as Address, units] });
+  const hash = await holder.writeContract({
+    address: stack.chain.usdc,
+    abi: testTokenAbi,
+    functionName: "transfer",
+    args: [to as Address, units],
+  });
   const receipt = await stack.chain.publicClient.waitForTransactionReceipt({ hash, pollingInterval: 20 });
   if (receipt.status !== "success") throw new Error(`transfer ${hash} reverted`);
   return hash;
@@ -39,7 +49,8 @@ const stored = (paymentId: string) =>
     "SELECT CAST(amount_received AS TEXT) AS received, CAST(amount_settled AS TEXT) AS settled FROM payments WHERE id = ?",
     paymentId,
   )[0]!;
-const transfersOf = (paymentId: string) => stack.sql<{ amount: string }>("SELECT CAST(amount AS TEXT) AS amount FROM transfers WHERE payment_id = ?", paymentId);
+const transfersOf = (paymentId: string) =>
+  stack.sql<{ amount: string }>("SELECT CAST(amount AS TEXT) AS amount FROM transfers WHERE payment_id = ?", paymentId);
 
 describe("amounts of 2^63 units or more", () => {
   test("a transfer of 2^63 units is refused through /sync (422) and by the watcher; the payment still completes", async () => {
@@ -53,7 +64,11 @@ describe("amounts of 2^63 units or more", () => {
     await stack.waitScanned(await stack.chain.head(), { mine: true });
     expect(transfersOf(payment.id)).toEqual([]);
     expect(stored(payment.id)).toEqual({ received: null, settled: "0" });
-    expect(await stack.getPayment(payment.id)).toMatchObject({ status: "pending", amount_received: null, transfers: [] });
+    expect(await stack.getPayment(payment.id)).toMatchObject({
+      status: "pending",
+      amount_received: null,
+      transfers: [],
+    });
 
     // The payer's real payment completes it; the sweep carries the refused units along.
     const before = await stack.usdcBalance(stack.payout);
@@ -61,7 +76,9 @@ describe("amounts of 2^63 units or more", () => {
     const confirmed = await stack.waitForStatus(payment.id, "confirmed", { mine: true });
     expect(confirmed.amount_received).toBe("25.00");
     expect((await stack.usdcBalance(stack.payout)) - before).toBe(2n ** 63n + usdc("25.00"));
-    expect(stack.sql("SELECT state, amount FROM settlements WHERE payment_id = ?", payment.id)).toEqual([{ state: "mined", amount: null }]);
+    expect(stack.sql("SELECT state, amount FROM settlements WHERE payment_id = ?", payment.id)).toEqual([
+      { state: "mined", amount: null },
+    ]);
     // Saturated, never wrapped: nothing looks unswept, so no second settlement is ever sent.
     expect(stored(payment.id)).toEqual({ received: String(usdc("25.00")), settled: String(INT64_MAX) });
     await stack.waitScanned(await stack.chain.head(), { mine: true });

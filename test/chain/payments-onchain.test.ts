@@ -37,7 +37,11 @@ describe("a payment paid on chain", () => {
     // The watcher scans up to head - 2; the transfer's block is above that: nothing is credited.
     const { blockNumber } = await chain.publicClient.getTransactionReceipt({ hash: txHash });
     await stack.waitScanned(blockNumber - 2n, { mine: false });
-    expect(await stack.getPayment(payment.id)).toMatchObject({ status: "pending", amount_received: null, transfers: [] });
+    expect(await stack.getPayment(payment.id)).toMatchObject({
+      status: "pending",
+      amount_received: null,
+      transfers: [],
+    });
 
     await stack.mine(2);
     // Credited and settle() sent; the settlement itself now waits for its own confirmations.
@@ -102,21 +106,35 @@ describe("a payment paid on chain", () => {
     await stack.waitForStatus(payment.id, "confirmed", { mine: true });
 
     await stack.pay(payment.deposit_address, usdc("1.00"));
-    const grown = await stack.mineUntil(async () => {
-      const p = await stack.getPayment(payment.id);
-      return p.amount_received === "6.00" ? p : undefined;
-    }, 15_000, "the late 1.00 to be credited");
+    const grown = await stack.mineUntil(
+      async () => {
+        const p = await stack.getPayment(payment.id);
+        return p.amount_received === "6.00" ? p : undefined;
+      },
+      15_000,
+      "the late 1.00 to be credited",
+    );
     expect(grown.status).toBe("confirmed");
     expect(grown.transfers).toHaveLength(2);
     expect(stack.events(payment.id)).toEqual(["payment.settling", "payment.confirmed", "payment.funds_received"]);
 
     // Swept to the payout address as well, with no new status change.
-    await stack.mineUntil(async () => (await stack.usdcBalance(stack.payout)) - before === usdc("6.00"), 15_000, "the late funds to be swept");
+    await stack.mineUntil(
+      async () => (await stack.usdcBalance(stack.payout)) - before === usdc("6.00"),
+      15_000,
+      "the late funds to be swept",
+    );
     expect(await stack.usdcBalance(payment.deposit_address)).toBe(0n);
-    await stack.mineUntil(() => stack.sql("SELECT 1 FROM settlements WHERE payment_id = ? AND state = 'submitted'", payment.id).length === 0);
+    await stack.mineUntil(
+      () =>
+        stack.sql("SELECT 1 FROM settlements WHERE payment_id = ? AND state = 'submitted'", payment.id).length === 0,
+    );
     expect((await stack.getPayment(payment.id)).status).toBe("confirmed");
     expect(stack.events(payment.id)).toEqual(["payment.settling", "payment.confirmed", "payment.funds_received"]);
-    const settled = stack.sql<{ state: string; amount: number }>("SELECT state, amount FROM settlements WHERE payment_id = ? ORDER BY id", payment.id);
+    const settled = stack.sql<{ state: string; amount: number }>(
+      "SELECT state, amount FROM settlements WHERE payment_id = ? ORDER BY id",
+      payment.id,
+    );
     expect(settled).toEqual([
       { state: "mined", amount: Number(usdc("5.00")) },
       { state: "mined", amount: Number(usdc("1.00")) },
@@ -126,7 +144,12 @@ describe("a payment paid on chain", () => {
   test("another token sent to a deposit address is not credited", async () => {
     const payment = await stack.createPayment({ amount: "25.00" });
     const other = await deployTestToken(chain.publicClient, chain.deployer, { decimals: 6 });
-    const hash = await chain.deployer.writeContract({ address: other, abi: testTokenAbi, functionName: "mint", args: [payment.deposit_address, usdc("25.00")] });
+    const hash = await chain.deployer.writeContract({
+      address: other,
+      abi: testTokenAbi,
+      functionName: "mint",
+      args: [payment.deposit_address, usdc("25.00")],
+    });
     const receipt = await chain.publicClient.waitForTransactionReceipt({ hash });
 
     await stack.waitScanned(receipt.blockNumber);
@@ -244,9 +267,13 @@ describe("a payment settled by someone else", () => {
 
       const confirmed = await own.waitForStatus(payment.id, "confirmed", { mine: true });
       expect(confirmed.amount_received).toBe("7.00");
-      expect(own.sql<{ state: string }>("SELECT state FROM settlements WHERE payment_id = ?", payment.id)).toEqual([{ state: "dropped" }]);
+      expect(own.sql<{ state: string }>("SELECT state FROM settlements WHERE payment_id = ?", payment.id)).toEqual([
+        { state: "dropped" },
+      ]);
       // What the merchant's own call swept is accounted for as settled, so nothing looks unswept.
-      expect(own.sql("SELECT CAST(amount_settled AS TEXT) AS settled FROM payments WHERE id = ?", payment.id)).toEqual([{ settled: String(usdc("7.00")) }]);
+      expect(own.sql("SELECT CAST(amount_settled AS TEXT) AS settled FROM payments WHERE id = ?", payment.id)).toEqual([
+        { settled: String(usdc("7.00")) },
+      ]);
       expect(own.events(payment.id)).toEqual(["payment.settling", "payment.confirmed"]);
     } finally {
       await own.stop();
@@ -265,8 +292,12 @@ describe("a payment settled by someone else", () => {
       expect(confirmed.amount_received).toBe("9.00");
       expect(await own.usdcBalance(own.payout)).toBe(usdc("9.00"));
       expect(await own.usdcBalance(payment.deposit_address)).toBe(0n);
-      expect(own.sql<{ state: string }>("SELECT state FROM settlements WHERE payment_id = ?", payment.id)).toEqual([{ state: "mined" }]);
-      expect(own.sql<{ amount_settled: number }>("SELECT amount_settled FROM payments WHERE id = ?", payment.id)).toEqual([{ amount_settled: Number(usdc("9.00")) }]);
+      expect(own.sql<{ state: string }>("SELECT state FROM settlements WHERE payment_id = ?", payment.id)).toEqual([
+        { state: "mined" },
+      ]);
+      expect(
+        own.sql<{ amount_settled: number }>("SELECT amount_settled FROM payments WHERE id = ?", payment.id),
+      ).toEqual([{ amount_settled: Number(usdc("9.00")) }]);
       expect(own.events(payment.id)).toEqual(["payment.settling", "payment.confirmed"]);
     } finally {
       await own.stop();

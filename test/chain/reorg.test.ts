@@ -59,7 +59,9 @@ test("when the watcher's cursor block is reorged away it rewinds and credits the
   const snapshot = await anvil.snapshot();
   await stack.mine(8);
   await stack.waitScanned(start + 8n - BigInt(CONFIRMATIONS), { mine: false });
-  const stale = stack.sql<{ block_number: number; block_hash: string }>("SELECT block_number, block_hash FROM chain_cursor")[0]!;
+  const stale = stack.sql<{ block_number: number; block_hash: string }>(
+    "SELECT block_number, block_hash FROM chain_cursor",
+  )[0]!;
 
   // The chain the watcher followed is gone; the payment lands below its cursor on the new one.
   await anvil.revert(snapshot);
@@ -72,7 +74,9 @@ test("when the watcher's cursor block is reorged away it rewinds and credits the
   expect(confirmed.transfers).toEqual([expect.objectContaining({ tx_hash: txHash, amount: "25.00", confirmed: true })]);
   expect(stack.events(payment.id)).toEqual(["payment.settling", "payment.confirmed"]);
   expect(await stack.usdcBalance(stack.payout)).toBe(usdc("25.00"));
-  const cursor = stack.sql<{ block_number: number; block_hash: string }>("SELECT block_number, block_hash FROM chain_cursor")[0]!;
+  const cursor = stack.sql<{ block_number: number; block_hash: string }>(
+    "SELECT block_number, block_hash FROM chain_cursor",
+  )[0]!;
   const block = await stack.chain.publicClient.getBlock({ blockNumber: BigInt(cursor.block_number) });
   expect(cursor.block_hash).toBe(block.hash);
 });

@@ -21,7 +21,12 @@ afterAll(async () => {
 
 async function setBlocked(address: string, blocked: boolean): Promise<void> {
   const { publicClient, deployer, usdc: token } = stack.chain;
-  const hash = await deployer.writeContract({ address: token, abi: testTokenAbi, functionName: "setBlocked", args: [address as `0x${string}`, blocked] });
+  const hash = await deployer.writeContract({
+    address: token,
+    abi: testTokenAbi,
+    functionName: "setBlocked",
+    args: [address as `0x${string}`, blocked],
+  });
   await publicClient.waitForTransactionReceipt({ hash });
 }
 
@@ -37,7 +42,10 @@ test("a blocked payout fails the settlement; once unblocked, the retry within 60
   // Non-custodial: the funds wait at the deposit address, nothing reached the payout.
   expect(await stack.usdcBalance(payment.deposit_address)).toBe(usdc("25.00"));
   expect(await stack.usdcBalance(stack.payout)).toBe(before);
-  const [row] = stack.sql<{ settle_attempts: number; settle_retry_at: number }>("SELECT settle_attempts, settle_retry_at FROM payments WHERE id = ?", payment.id);
+  const [row] = stack.sql<{ settle_attempts: number; settle_retry_at: number }>(
+    "SELECT settle_attempts, settle_retry_at FROM payments WHERE id = ?",
+    payment.id,
+  );
   expect(row!.settle_attempts).toBe(1);
   expect(row!.settle_retry_at - stack.clock.now()).toBeLessThanOrEqual(60_000);
 
@@ -100,8 +108,16 @@ test("a settlement that reverts on chain (not in simulation) fails the payment, 
   await setBlocked(stack.payout, false);
   stack.clock.advance(61_000);
   await stack.waitForStatus(payment.id, "confirmed", { mine: true });
-  expect(stack.events(payment.id)).toEqual(["payment.settling", "payment.failed", "payment.settling", "payment.confirmed"]);
-  expect(stack.sql("SELECT state FROM settlements WHERE payment_id = ? ORDER BY id", payment.id)).toEqual([{ state: "reverted" }, { state: "mined" }]);
+  expect(stack.events(payment.id)).toEqual([
+    "payment.settling",
+    "payment.failed",
+    "payment.settling",
+    "payment.confirmed",
+  ]);
+  expect(stack.sql("SELECT state FROM settlements WHERE payment_id = ? ORDER BY id", payment.id)).toEqual([
+    { state: "reverted" },
+    { state: "mined" },
+  ]);
   expect((await stack.usdcBalance(stack.payout)) - before).toBe(usdc("25.00"));
   expect(await stack.usdcBalance(payment.deposit_address)).toBe(0n);
 });

@@ -26,14 +26,22 @@ test("a settlement rebroadcast while it waits for a block logs no warning", asyn
   const sent = await stack.settlementSent(payment.id); // in the mempool: no block comes by itself
 
   // The settler's next look finds it unmined and sends it again.
-  await stack.waitFor(() => stack.logs().some((line) => /rebroadcast|broadcast refused/.test(line.msg)), 10_000, "a rebroadcast");
+  await stack.waitFor(
+    () => stack.logs().some((line) => /rebroadcast|broadcast refused/.test(line.msg)),
+    10_000,
+    "a rebroadcast",
+  );
   await stack.waitForStatus(payment.id, "confirmed", { mine: true });
   expect((await stack.usdcBalance(stack.payout)) - before).toBe(usdc("25.00"));
 
   const lines = stack.logs();
   expect(lines.filter((line) => line.level === "warn" || line.level === "error")).toEqual([]);
-  expect(lines.filter((line) => line.level === "info" && line.payment_id === payment.id).map((line) => line.msg)).toEqual(["settlement sent", "settlement confirmed"]);
-  expect(lines.some((line) => line.level === "info" && line.msg === "settlement confirmed" && line.tx_hash === sent)).toBe(true);
+  expect(
+    lines.filter((line) => line.level === "info" && line.payment_id === payment.id).map((line) => line.msg),
+  ).toEqual(["settlement sent", "settlement confirmed"]);
+  expect(
+    lines.some((line) => line.level === "info" && line.msg === "settlement confirmed" && line.tx_hash === sent),
+  ).toBe(true);
 });
 
 test("a settlement held unmined past the stuck threshold is replaced with higher fees on its nonce and lands once", async () => {
@@ -46,12 +54,23 @@ test("a settlement held unmined past the stuck threshold is replaced with higher
   expect(first.blockNumber).toBeNull();
 
   stack.clock.advance(31_000); // past the 30 s after which a held transaction counts as stuck
-  const replacement = await stack.waitFor(() => {
-    const [row] = stack.sql<{ tx_hash: Hex; tx_hashes: string }>("SELECT tx_hash, tx_hashes FROM settlements WHERE payment_id = ?", payment.id);
-    return row && row.tx_hash !== first.hash ? row : undefined;
-  }, 10_000, "a replacement");
+  const replacement = await stack.waitFor(
+    () => {
+      const [row] = stack.sql<{ tx_hash: Hex; tx_hashes: string }>(
+        "SELECT tx_hash, tx_hashes FROM settlements WHERE payment_id = ?",
+        payment.id,
+      );
+      return row && row.tx_hash !== first.hash ? row : undefined;
+    },
+    10_000,
+    "a replacement",
+  );
   expect(JSON.parse(replacement.tx_hashes)).toEqual([first.hash, replacement.tx_hash]);
-  const second = await stack.waitFor(() => publicClient.getTransaction({ hash: replacement.tx_hash }), 10_000, "the replacement to reach the node");
+  const second = await stack.waitFor(
+    () => publicClient.getTransaction({ hash: replacement.tx_hash }),
+    10_000,
+    "the replacement to reach the node",
+  );
   expect(second.nonce).toBe(first.nonce);
   expect(second.input).toBe(first.input);
   expect(second.maxFeePerGas!).toBeGreaterThanOrEqual((first.maxFeePerGas! * 115n) / 100n);
@@ -62,7 +81,9 @@ test("a settlement held unmined past the stuck threshold is replaced with higher
   await stack.mine(1);
   expect((await publicClient.getTransactionReceipt({ hash: second.hash })).status).toBe("success");
   await stack.waitForStatus(payment.id, "confirmed", { mine: true });
-  expect(stack.sql("SELECT state, tx_hash FROM settlements WHERE payment_id = ?", payment.id)).toEqual([{ state: "mined", tx_hash: second.hash }]);
+  expect(stack.sql("SELECT state, tx_hash FROM settlements WHERE payment_id = ?", payment.id)).toEqual([
+    { state: "mined", tx_hash: second.hash },
+  ]);
   expect((await stack.usdcBalance(stack.payout)) - before).toBe(usdc("3.00"));
   expect(await publicClient.getTransactionReceipt({ hash: first.hash }).catch(() => null)).toBeNull();
 });

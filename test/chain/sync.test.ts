@@ -31,14 +31,24 @@ describe("a matching transaction", () => {
 
     const first = await stack.sync(payment.id, txHash);
     expect(first.status).toBe(200);
-    expect(first.json).toMatchObject({ id: payment.id, status: "pending", amount_received: null, amount_due: "25.00", deposit_address: payment.deposit_address });
-    expect(first.json.incoming_transfers).toEqual([expect.objectContaining({ tx_hash: txHash, amount: "25.00", confirmed: false })]);
+    expect(first.json).toMatchObject({
+      id: payment.id,
+      status: "pending",
+      amount_received: null,
+      amount_due: "25.00",
+      deposit_address: payment.deposit_address,
+    });
+    expect(first.json.incoming_transfers).toEqual([
+      expect.objectContaining({ tx_hash: txHash, amount: "25.00", confirmed: false }),
+    ]);
     expect(first.json.metadata).toBeUndefined();
 
     const again = await stack.sync(payment.id, txHash);
     expect(again.status).toBe(200);
     expect(again.json.incoming_transfers).toHaveLength(1);
-    expect(stack.sql("SELECT credited_at FROM transfers WHERE payment_id = ?", payment.id)).toEqual([{ credited_at: null }]);
+    expect(stack.sql("SELECT credited_at FROM transfers WHERE payment_id = ?", payment.id)).toEqual([
+      { credited_at: null },
+    ]);
 
     await stack.mine(2); // now confirmed: the sync (or the watcher, whichever is first) credits it
     const credited = await stack.sync(payment.id, txHash);
@@ -69,7 +79,12 @@ describe("a matching transaction", () => {
       txHash = await stack.pay(payment.deposit_address, usdc("25.00"), { wait: false });
       const pending = await stack.sync(payment.id, txHash);
       expect(pending.status).toBe(202);
-      expect(pending.json).toMatchObject({ id: payment.id, status: "pending", amount_received: null, incoming_transfers: [] });
+      expect(pending.json).toMatchObject({
+        id: payment.id,
+        status: "pending",
+        amount_received: null,
+        incoming_transfers: [],
+      });
       expect(stack.sql("SELECT * FROM transfers WHERE payment_id = ?", payment.id)).toEqual([]);
       await stack.mine(1);
     } finally {
@@ -81,7 +96,9 @@ describe("a matching transaction", () => {
 
     const confirmed = await stack.waitForStatus(payment.id, "confirmed", { mine: true });
     expect(confirmed.amount_received).toBe("25.00");
-    expect(confirmed.transfers).toEqual([expect.objectContaining({ tx_hash: txHash, amount: "25.00", confirmed: true })]);
+    expect(confirmed.transfers).toEqual([
+      expect.objectContaining({ tx_hash: txHash, amount: "25.00", confirmed: true }),
+    ]);
   });
 });
 
@@ -144,7 +161,15 @@ describe("refused transactions write nothing", () => {
   test("a malformed hash or body: 400", async () => {
     const payment = await stack.createPayment({ amount: "25.00" });
     const before = transferCount();
-    for (const bad of ["0x1234", "not a hash", `0x${"g".repeat(64)}`, `${"ab".repeat(32)}`, `0x${"ab".repeat(33)}`, 42, null]) {
+    for (const bad of [
+      "0x1234",
+      "not a hash",
+      `0x${"g".repeat(64)}`,
+      `${"ab".repeat(32)}`,
+      `0x${"ab".repeat(33)}`,
+      42,
+      null,
+    ]) {
       const res = await stack.sync(payment.id, bad);
       expect(res.status).toBe(400);
       expect(isErrorBody(res.json)).toBe(true);

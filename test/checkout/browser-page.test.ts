@@ -7,7 +7,14 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import type { Browser } from "playwright-core";
 import { ANVIL_KEYS } from "../support/anvil.ts";
 import { testTokenAbi } from "../support/chain.ts";
-import { PHONE, collectProblems, newContext, screenshot, startCheckoutRig, stopCheckoutRig } from "../support/browser.ts";
+import {
+  PHONE,
+  collectProblems,
+  newContext,
+  screenshot,
+  startCheckoutRig,
+  stopCheckoutRig,
+} from "../support/browser.ts";
 import { type Stack, startStack } from "../support/stack.ts";
 import { type TestChain, usdc } from "../support/test-chain.ts";
 import { waitFor } from "../support/wait.ts";
@@ -51,15 +58,29 @@ describe("checkout page in a browser", () => {
 
     await expect(page.locator("h1").innerText()).resolves.toContain("25.99");
     const text = await page.locator("main").innerText();
-    for (const shown of ["Stack Shop", "Ceramic pour-over set", "2 × 12.50 USDC", "Gift wrap", "INV-2031-42", "order-1042", "Ada Lovelace", "Order #1042"]) {
+    for (const shown of [
+      "Stack Shop",
+      "Ceramic pour-over set",
+      "2 × 12.50 USDC",
+      "Gift wrap",
+      "INV-2031-42",
+      "order-1042",
+      "Ada Lovelace",
+      "Order #1042",
+    ]) {
       expect(text).toContain(shown);
     }
     expect(await page.locator("#deposit-address").innerText()).toBe(p.deposit_address);
     expect(await page.locator("#amount-due").innerText()).toBe("25.99");
     expect(await page.locator("#network").innerText()).toContain("31337");
     expect(await page.locator("#status-label").innerText()).toBe("Awaiting payment");
-    await page.locator("#countdown-value").filter({ hasText: /Expires in 1[34] days/ }).waitFor();
-    expect(await page.locator("img.qr").evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth > 0)).toBe(true);
+    await page
+      .locator("#countdown-value")
+      .filter({ hasText: /Expires in 1[34] days/ })
+      .waitFor();
+    expect(await page.locator("img.qr").evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth > 0)).toBe(
+      true,
+    );
     expect(await page.locator("button[data-copy]").count()).toBe(2);
     await page.locator("button[data-copy]").first().waitFor({ state: "visible" });
     // No wallet in this browser: the page says so and the manual route stays first class.
@@ -116,7 +137,9 @@ describe("checkout page in a browser", () => {
     expect(await page.locator("#amount-due").innerText()).toBe("25.99");
     expect(await page.locator("#deposit-address").innerText()).toBe(p.deposit_address);
     expect(await page.locator("#network").innerText()).toContain("31337");
-    expect(await page.locator("img.qr").evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth > 0)).toBe(true);
+    expect(await page.locator("img.qr").evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth > 0)).toBe(
+      true,
+    );
     expect(await page.locator("#status-label").innerText()).toBe("Awaiting payment");
     expect(await page.locator("#expires-at").isVisible()).toBe(true);
     // Controls that need JavaScript stay out of the way.
@@ -162,7 +185,13 @@ describe("checkout page in a browser", () => {
   });
 
   test("the page follows the payment live: it shows expired and that a late payment still settles", async () => {
-    const short = await startStack({ chain, confirmations: 1, pollIntervalMs: 100, paymentWindow: "2s", relayerKey: ANVIL_KEYS[3] });
+    const short = await startStack({
+      chain,
+      confirmations: 1,
+      pollIntervalMs: 100,
+      paymentWindow: "2s",
+      relayerKey: ANVIL_KEYS[3],
+    });
     try {
       const p = await short.createPayment({ amount: "5.00", description: "Quick order" });
       const context = await newContext(browser, [short.url]);
@@ -185,7 +214,12 @@ describe("checkout page in a browser", () => {
     const blocked = await startStack({ chain, confirmations: 1, pollIntervalMs: 100, relayerKey: ANVIL_KEYS[4] });
     try {
       // A blocklisted payout address makes every settlement revert (as USDC's blocklist would).
-      const hash = await chain.deployer.writeContract({ address: chain.usdc, abi: testTokenAbi, functionName: "setBlocked", args: [blocked.payout, true] });
+      const hash = await chain.deployer.writeContract({
+        address: chain.usdc,
+        abi: testTokenAbi,
+        functionName: "setBlocked",
+        args: [blocked.payout, true],
+      });
       await chain.publicClient.waitForTransactionReceipt({ hash });
       const p = await blocked.createPayment({ amount: "2.50", description: "Blocked payout" });
       await blocked.pay(p.deposit_address, usdc("2.50"));
@@ -217,7 +251,9 @@ describe("checkout page in a browser", () => {
       expect(res.status).toBe(200);
       total += (await res.arrayBuffer()).byteLength;
     }
-    console.log(`checkout page weight: ${(total / 1024).toFixed(1)} KB (HTML ${(Buffer.byteLength(htmlWithoutQr) / 1024).toFixed(1)} KB + ${linked.length} assets), QR excluded`);
+    console.log(
+      `checkout page weight: ${(total / 1024).toFixed(1)} KB (HTML ${(Buffer.byteLength(htmlWithoutQr) / 1024).toFixed(1)} KB + ${linked.length} assets), QR excluded`,
+    );
     expect(total).toBeLessThan(100 * 1024);
   });
 });

@@ -5,7 +5,17 @@
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import type { Browser } from "playwright-core";
-import { PHONE, REJECTED, collectProblems, fundedPayerKey, installTestWallet, newContext, screenshot, startCheckoutRig, stopCheckoutRig } from "../support/browser.ts";
+import {
+  PHONE,
+  REJECTED,
+  collectProblems,
+  fundedPayerKey,
+  installTestWallet,
+  newContext,
+  screenshot,
+  startCheckoutRig,
+  stopCheckoutRig,
+} from "../support/browser.ts";
 import type { Stack } from "../support/stack.ts";
 import { type TestChain, usdc } from "../support/test-chain.ts";
 
@@ -39,11 +49,17 @@ function markCrossChainListed() {
 }
 
 /** The checkout of `paymentId` in a fresh context with a test wallet holding `funds` USDC. */
-async function openWithWallet(paymentId: string, opts: { funds?: string; chainId?: number; markCrossChainListed?: boolean } = {}) {
+async function openWithWallet(
+  paymentId: string,
+  opts: { funds?: string; chainId?: number; markCrossChainListed?: boolean } = {},
+) {
   const key = await fundedPayerKey(chain, usdc(opts.funds ?? "1000"));
   const context = await newContext(browser, [stack.url]);
   await context.route(`${SHOP}/**`, (route) =>
-    route.fulfill({ contentType: "text/html", body: "<!doctype html><title>Thanks</title><h1>Thanks for your order</h1>" }),
+    route.fulfill({
+      contentType: "text/html",
+      body: "<!doctype html><title>Thanks</title><h1>Thanks for your order</h1>",
+    }),
   );
   const wallet = await installTestWallet(context, { rpcUrl: chain.rpcUrl, privateKey: key, chainId: opts.chainId });
   if (opts.markCrossChainListed) await context.addInitScript(markCrossChainListed);
@@ -59,7 +75,9 @@ async function openWithWallet(paymentId: string, opts: { funds?: string; chainId
 
 /** The (to, amount) of the ERC-20 transfer the page asked the wallet to send. */
 function transferOf(wallet: { calls: Array<{ method: string; params: unknown[] }> }) {
-  const sent = wallet.calls.filter((c) => c.method === "eth_sendTransaction").map((c) => c.params[0] as { to: string; data: string });
+  const sent = wallet.calls
+    .filter((c) => c.method === "eth_sendTransaction")
+    .map((c) => c.params[0] as { to: string; data: string });
   expect(sent.length).toBe(1);
   const data = sent[0]!.data;
   expect(data.slice(0, 10)).toBe("0xa9059cbb");
@@ -69,7 +87,11 @@ function transferOf(wallet: { calls: Array<{ method: string; params: unknown[] }
 
 describe("paying with a browser wallet", () => {
   test("the wallet pays: switch chain, balance check, transfer, sync; confirmed, then back to success_url", async () => {
-    const p = await stack.createPayment({ amount: "12.34", description: "Two coffees", success_url: `${SHOP}/thanks?order=7` });
+    const p = await stack.createPayment({
+      amount: "12.34",
+      description: "Two coffees",
+      success_url: `${SHOP}/thanks?order=7`,
+    });
     // The wallet starts on Ethereum mainnet: the page must switch it to the settlement chain.
     const { context, page, wallet, problems, syncs, payButton } = await openWithWallet(p.id, { chainId: 1 });
     expect(await payButton.innerText()).toBe("Pay 12.34 USDC with Test Wallet");
@@ -114,7 +136,10 @@ describe("paying with a browser wallet", () => {
     await screenshot(page, "wallet-underpaid-phone");
 
     await payButton.click();
-    await page.locator("#status-label").filter({ hasText: /^(Payment received|Paid)$/ }).waitFor({ timeout: 30_000 });
+    await page
+      .locator("#status-label")
+      .filter({ hasText: /^(Payment received|Paid)$/ })
+      .waitFor({ timeout: 30_000 });
     expect(transferOf(wallet).units).toBe(usdc("15.99"));
     await stack.waitForStatus(p.id, "confirmed", { timeoutMs: 30_000 });
     await page.locator("#status-label").filter({ hasText: "Paid" }).waitFor({ timeout: 15_000 });
@@ -134,7 +159,10 @@ describe("paying with a browser wallet", () => {
     await screenshot(page, "wallet-rejected-desktop");
 
     await payButton.click();
-    await page.locator("#status-label").filter({ hasText: /^(Payment seen, confirming|Payment received|Paid)$/ }).waitFor({ timeout: 30_000 });
+    await page
+      .locator("#status-label")
+      .filter({ hasText: /^(Payment seen, confirming|Payment received|Paid)$/ })
+      .waitFor({ timeout: 30_000 });
     await context.close();
   });
 

@@ -5,7 +5,16 @@
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import type { Browser, Page } from "playwright-core";
-import { PHONE, collectProblems, fundedPayerKey, installTestWallet, newContext, screenshot, startCheckoutRig, stopCheckoutRig } from "../support/browser.ts";
+import {
+  PHONE,
+  collectProblems,
+  fundedPayerKey,
+  installTestWallet,
+  newContext,
+  screenshot,
+  startCheckoutRig,
+  stopCheckoutRig,
+} from "../support/browser.ts";
 import type { Stack } from "../support/stack.ts";
 import { type TestChain, usdc } from "../support/test-chain.ts";
 
@@ -41,7 +50,10 @@ beforeAll(async () => {
   merchant = Bun.serve({
     hostname: "127.0.0.1",
     port: 0,
-    fetch: (req) => new Response(shopPages.get(new URL(req.url).pathname) ?? "not found", { headers: { "content-type": "text/html" } }),
+    fetch: (req) =>
+      new Response(shopPages.get(new URL(req.url).pathname) ?? "not found", {
+        headers: { "content-type": "text/html" },
+      }),
   });
   shopUrl = `http://localhost:${merchant.port}`;
 });
@@ -83,11 +95,16 @@ async function openShop(buttonPayment: string, apiPayment: string) {
   return { context, page, problems };
 }
 
-const events = (page: Page) => page.evaluate(() => (window as any).events as Array<{ paymentId: string; status: string }>);
+const events = (page: Page) =>
+  page.evaluate(() => (window as any).events as Array<{ paymentId: string; status: string }>);
 
 describe("checkout.js widget on a merchant page", () => {
   test("a data-stablegate-payment button opens the checkout; the wallet pays; the page gets stablegate:confirmed", async () => {
-    const p = await stack.createPayment({ amount: "8.50", description: "Sencha, 100 g", success_url: "https://shop.example.test/done" });
+    const p = await stack.createPayment({
+      amount: "8.50",
+      description: "Sencha, 100 g",
+      success_url: "https://shop.example.test/done",
+    });
     const other = await stack.createPayment({ amount: "1.00" });
     const { context, page, problems } = await openShop(p.id, other.id);
 

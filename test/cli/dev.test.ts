@@ -26,7 +26,12 @@ async function spawnDev(extra: Record<string, string> = {}) {
   const port = await freePort();
   const proc = Bun.spawn([process.execPath, MAIN, "dev"], {
     cwd,
-    env: childEnv({ STABLEGATE_PORT: String(port), STABLEGATE_DATA_DIR: join(cwd, "data"), [TEST_RUN_MARKER]: marker, ...extra }),
+    env: childEnv({
+      STABLEGATE_PORT: String(port),
+      STABLEGATE_DATA_DIR: join(cwd, "data"),
+      [TEST_RUN_MARKER]: marker,
+      ...extra,
+    }),
     stdin: "ignore",
     stdout: "pipe",
     stderr: "pipe",
@@ -43,19 +48,29 @@ async function spawnDev(extra: Record<string, string> = {}) {
 test("dev starts the stack, its example payment reaches confirmed, and Ctrl-C stops every process it started", async () => {
   const dev = await spawnDev();
   let banner = "";
-  await waitFor(async () => {
-    if (dev.proc.exitCode !== null) throw new Error(`dev exited with ${dev.proc.exitCode}: ${await dev.stderr()}`);
-    banner = await dev.stdout();
-    return banner.includes("Ctrl-C stops everything.");
-  }, 90_000, "the dev banner");
+  await waitFor(
+    async () => {
+      if (dev.proc.exitCode !== null) throw new Error(`dev exited with ${dev.proc.exitCode}: ${await dev.stderr()}`);
+      banner = await dev.stdout();
+      return banner.includes("Ctrl-C stops everything.");
+    },
+    90_000,
+    "the dev banner",
+  );
   const apiKey = banner.match(/API key\s+(sk_live_\w+)/)![1]!;
   const paymentId = banner.match(/Example payment (0x[0-9a-f]{64})/)![1]!;
   expect(existsSync(join(dev.cwd, ".stablegate-dev.json"))).toBe(true);
 
-  await waitFor(async () => {
-    const res = await fetch(`${dev.url}/api/v1/payments/${paymentId}`, { headers: { authorization: `Bearer ${apiKey}` } });
-    return ((await res.json()) as { status: string }).status === "confirmed";
-  }, 60_000, "the example payment to be confirmed");
+  await waitFor(
+    async () => {
+      const res = await fetch(`${dev.url}/api/v1/payments/${paymentId}`, {
+        headers: { authorization: `Bearer ${apiKey}` },
+      });
+      return ((await res.json()) as { status: string }).status === "confirmed";
+    },
+    60_000,
+    "the example payment to be confirmed",
+  );
   // Both chains and the attestation service run under this process while it lives.
   expect(markedProcesses(dev.marker).filter((p) => p.command.includes("anvil")).length).toBe(2);
 

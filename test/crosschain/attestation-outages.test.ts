@@ -88,7 +88,9 @@ describe("the attestation service", () => {
       await waitBurnError(payment.id, /503/);
       const waiting = await waitBurnAttempts(payment.id, 2); // it kept trying
       expect(waiting).toMatchObject({ state: "attesting", redeem_tx_hash: null });
-      expect((await stack.publicPayment(payment.id)).cross_chain_transfers).toEqual([expect.objectContaining({ state: "attesting", error: null })]);
+      expect((await stack.publicPayment(payment.id)).cross_chain_transfers).toEqual([
+        expect.objectContaining({ state: "attesting", error: null }),
+      ]);
       expect(await x.mintsTo(payment.deposit_address)).toEqual([]);
     } finally {
       x.local.attestation.setMode("normal");

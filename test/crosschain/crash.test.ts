@@ -8,7 +8,13 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Hex } from "viem";
 import { cctpAddresses } from "../../src/dev/cctp-rig.ts";
-import { type BurnDbRow, type CrossChainStack, LOCAL_SOURCE, attestedBurn, startCrossChainStack } from "../support/crosschain.ts";
+import {
+  type BurnDbRow,
+  type CrossChainStack,
+  LOCAL_SOURCE,
+  attestedBurn,
+  startCrossChainStack,
+} from "../support/crosschain.ts";
 import type { Stack } from "../support/stack.ts";
 import { usdc } from "../support/test-chain.ts";
 import { waitFor } from "../support/wait.ts";
@@ -38,7 +44,11 @@ function waitRow(paymentId: string, ready: (row: BurnDbRow) => boolean, what: st
  * `attempts` being its count before the restart: only then does "it still waits" mean something.
  */
 function lookedAgain(paymentId: string, attempts: number) {
-  return waitRow(paymentId, (r) => Number(r.attempts) > attempts || r.state !== "redeeming", "the restarted server to look at the burn");
+  return waitRow(
+    paymentId,
+    (r) => Number(r.attempts) > attempts || r.state !== "redeeming",
+    "the restarted server to look at the burn",
+  );
 }
 
 /** Pays the payment cross-chain (fast) with automine off on the settlement chain; returns the burn hash. */
@@ -73,14 +83,20 @@ describe("kill -9 mid-redemption", () => {
   test("receiveMessage sent, killed, mined while the server is down: redeemed once after the restart", async () => {
     const payment = await stack.createPayment({ amount: "20.00" });
     const burnTxHash = await burnWithMiningPaused(payment.id);
-    const sent = await waitRow(payment.id, (r) => r.state === "redeeming" && r.redeem_tx_hash !== null, "the redemption to be sent");
+    const sent = await waitRow(
+      payment.id,
+      (r) => r.state === "redeeming" && r.redeem_tx_hash !== null,
+      "the redemption to be sent",
+    );
     const pending = await x.chain.publicClient.getTransaction({ hash: sent.redeem_tx_hash as Hex });
     expect(pending.blockNumber).toBeNull(); // in the mempool, not mined
 
     await stack.crash();
     await automine(true);
     await stack.mine(1);
-    expect((await x.chain.publicClient.getTransactionReceipt({ hash: sent.redeem_tx_hash as Hex })).status).toBe("success");
+    expect((await x.chain.publicClient.getTransactionReceipt({ hash: sent.redeem_tx_hash as Hex })).status).toBe(
+      "success",
+    );
 
     await stack.restart();
     await expectMintedOnce(payment.id, burnTxHash, "20.00");
@@ -90,7 +106,11 @@ describe("kill -9 mid-redemption", () => {
   test("receiveMessage sent, killed, still unmined after the restart: the restarted server waits for it", async () => {
     const payment = await stack.createPayment({ amount: "12.34" });
     const burnTxHash = await burnWithMiningPaused(payment.id);
-    const sent = await waitRow(payment.id, (r) => r.state === "redeeming" && r.redeem_tx_hash !== null, "the redemption to be sent");
+    const sent = await waitRow(
+      payment.id,
+      (r) => r.state === "redeeming" && r.redeem_tx_hash !== null,
+      "the redemption to be sent",
+    );
 
     await stack.crash();
     const attempts = Number(x.burns(payment.id)[0]!.attempts);
@@ -149,7 +169,11 @@ describe("kill -9 right after sending receiveMessage", () => {
     await x.chain.anvil.rpc("anvil_dropTransaction", [lost]);
     await stack.restart();
     // Sent again unchanged, so the relayer's nonce is used and nothing queues behind a gap.
-    await waitFor(async () => (await x.chain.publicClient.getTransaction({ hash: lost }).catch(() => null)) !== null, 15_000, "the redemption to be sent again");
+    await waitFor(
+      async () => (await x.chain.publicClient.getTransaction({ hash: lost }).catch(() => null)) !== null,
+      15_000,
+      "the redemption to be sent again",
+    );
     expect(x.burns(payment.id)[0]).toMatchObject({ redeem_tx_hash: lost });
     await automine(true);
     await stack.mine(1);

@@ -8,7 +8,14 @@ import { type Address, type Hex, decodeFunctionData, erc20Abi, getAddress, pad, 
 import { tokenMessengerAbi } from "../../src/crosschain/abi.ts";
 import { cctpAddresses } from "../../src/dev/cctp-rig.ts";
 import { ANVIL_KEY_3 } from "../support/anvil.ts";
-import { type CrossChainStack, LOCAL_DESTINATION_DOMAIN, LOCAL_SOURCE, attestedBurn, feeAt, startCrossChainStack } from "../support/crosschain.ts";
+import {
+  type CrossChainStack,
+  LOCAL_DESTINATION_DOMAIN,
+  LOCAL_SOURCE,
+  attestedBurn,
+  feeAt,
+  startCrossChainStack,
+} from "../support/crosschain.ts";
 import { type Stack, startStack } from "../support/stack.ts";
 import { randomAddress, usdc } from "../support/test-chain.ts";
 import { redeemerRanSince } from "../support/wait.ts";
@@ -46,7 +53,11 @@ describe("GET /api/public/payments/{id}/cross-chain", () => {
     expect(res.status).toBe(200);
     expect(res.json.data).toHaveLength(1);
     const [source] = res.json.data;
-    expect(source).toMatchObject({ name: LOCAL_SOURCE.name, chain_id: LOCAL_SOURCE.chainId, domain: LOCAL_SOURCE.domain });
+    expect(source).toMatchObject({
+      name: LOCAL_SOURCE.name,
+      chain_id: LOCAL_SOURCE.chainId,
+      domain: LOCAL_SOURCE.domain,
+    });
     expect(source.fast_seconds).toBeGreaterThan(0);
     expect(source.standard_seconds).toBeGreaterThan(source.fast_seconds);
   });
@@ -66,11 +77,16 @@ describe("GET /api/public/payments/{id}/cross-chain", () => {
       needed: true,
     });
 
-    const feeRes = await fetch(`${x.local.attestation.url}/v2/burn/USDC/fees/${LOCAL_SOURCE.domain}/${LOCAL_DESTINATION_DOMAIN}`);
+    const feeRes = await fetch(
+      `${x.local.attestation.url}/v2/burn/USDC/fees/${LOCAL_SOURCE.domain}/${LOCAL_DESTINATION_DOMAIN}`,
+    );
     const fees = (await feeRes.json()) as Array<{ finalityThreshold: number; minimumFee: number }>;
     const feeFor = (threshold: number) => fees.find((f) => f.finalityThreshold === threshold)!.minimumFee;
     expect(feeFor(1000)).toBe(FAST_BPS);
-    for (const [kind, feeBps, finality] of [["fast", feeFor(1000), 1000], ["standard", feeFor(2000), 2000]] as const) {
+    for (const [kind, feeBps, finality] of [
+      ["fast", feeFor(1000), 1000],
+      ["standard", feeFor(2000), 2000],
+    ] as const) {
       const option = quote[kind];
       expect(option).toMatchObject({ available: true, fee_bps: feeBps, min_finality_threshold: finality });
       const burn = usdc(option.burn_amount);
@@ -92,7 +108,15 @@ describe("GET /api/public/payments/{id}/cross-chain", () => {
       expect(deposit4Burn!.value).toBe("0");
       const burnCall = decodeFunctionData({ abi: tokenMessengerAbi, data: deposit4Burn!.data });
       expect(burnCall.functionName).toBe("depositForBurn");
-      expect(burnCall.args).toEqual([burn, LOCAL_DESTINATION_DOMAIN, pad(deposit, { size: 32 }).toLowerCase() as Hex, x.source.usdc, zeroHash, maxFee, finality]);
+      expect(burnCall.args).toEqual([
+        burn,
+        LOCAL_DESTINATION_DOMAIN,
+        pad(deposit, { size: 32 }).toLowerCase() as Hex,
+        x.source.usdc,
+        zeroHash,
+        maxFee,
+        finality,
+      ]);
     }
   });
 
@@ -113,9 +137,14 @@ describe("GET /api/public/payments/{id}/cross-chain", () => {
       const payment = await bare.createPayment({ amount: "1.00" });
       const list = await bare.request(`/api/public/payments/${payment.id}/cross-chain`, { auth: false });
       expect(list).toMatchObject({ status: 200, json: { data: [] } });
-      const quote = await bare.request(`/api/public/payments/${payment.id}/cross-chain?chain=${LOCAL_SOURCE.name}`, { auth: false });
+      const quote = await bare.request(`/api/public/payments/${payment.id}/cross-chain?chain=${LOCAL_SOURCE.name}`, {
+        auth: false,
+      });
       expect(quote.status).toBe(400);
-      const post = await bare.request(`/api/public/payments/${payment.id}/cross-chain`, { body: { chain: LOCAL_SOURCE.name, tx_hash: `0x${"ab".repeat(32)}` }, auth: false });
+      const post = await bare.request(`/api/public/payments/${payment.id}/cross-chain`, {
+        body: { chain: LOCAL_SOURCE.name, tx_hash: `0x${"ab".repeat(32)}` },
+        auth: false,
+      });
       expect(post.status).toBe(400);
     } finally {
       await bare.stop();
@@ -128,10 +157,17 @@ describe("paying from the source chain", () => {
     const before = await stack.usdcBalance(stack.payout);
     const payment = await stack.createPayment({ amount: "25.00" });
     const { burnTxHash, record } = await x.payCrossChain(payment.id, "fast");
-    expect(record).toMatchObject({ chain: LOCAL_SOURCE.name, tx_hash: burnTxHash.toLowerCase(), state: "attesting", error: null });
+    expect(record).toMatchObject({
+      chain: LOCAL_SOURCE.name,
+      tx_hash: burnTxHash.toLowerCase(),
+      state: "attesting",
+      error: null,
+    });
     expect(record.id).toMatch(/^burn_/);
     // Posted again while in flight, several at once: the same record every time.
-    const repeats = await Promise.all([1, 2, 3].map(() => x.postBurn(payment.id, { chain: LOCAL_SOURCE.name, tx_hash: burnTxHash })));
+    const repeats = await Promise.all(
+      [1, 2, 3].map(() => x.postBurn(payment.id, { chain: LOCAL_SOURCE.name, tx_hash: burnTxHash })),
+    );
     for (const repeat of repeats) expect(repeat).toMatchObject({ status: 202, json: { id: record.id } });
 
     const row = await x.waitBurn(payment.id, "redeemed");
@@ -148,7 +184,14 @@ describe("paying from the source chain", () => {
     expect(stack.events(payment.id)).toEqual(["payment.settling", "payment.confirmed"]);
     expect(await stack.usdcBalance(payment.deposit_address)).toBe(0n);
 
-    const burnView = { id: record.id, chain: LOCAL_SOURCE.name, tx_hash: burnTxHash.toLowerCase(), state: "redeemed", redeem_tx_hash: row.redeem_tx_hash, error: null };
+    const burnView = {
+      id: record.id,
+      chain: LOCAL_SOURCE.name,
+      tx_hash: burnTxHash.toLowerCase(),
+      state: "redeemed",
+      redeem_tx_hash: row.redeem_tx_hash,
+      error: null,
+    };
     expect(confirmed.cross_chain_transfers).toEqual([expect.objectContaining(burnView)]);
     expect(usdc(confirmed.cross_chain_transfers[0].amount)).toBe(BigInt(row.amount!));
     const publicView = await stack.publicPayment(payment.id);
@@ -176,7 +219,12 @@ describe("paying from the source chain", () => {
 
   test("a fast burn of the payer's own with a larger maxFee than quoted is still overpaid", async () => {
     const payment = await stack.createPayment({ amount: "5.00" });
-    const txHash = await x.burn({ amount: usdc("6.00"), maxFee: usdc("1.00"), finality: 1000, mintRecipient: getAddress(payment.deposit_address) });
+    const txHash = await x.burn({
+      amount: usdc("6.00"),
+      maxFee: usdc("1.00"),
+      finality: 1000,
+      mintRecipient: getAddress(payment.deposit_address),
+    });
     expect((await x.postBurn(payment.id, { chain: LOCAL_SOURCE.name, tx_hash: txHash })).status).toBe(202);
     const row = await x.waitBurn(payment.id, "redeemed");
     const { amount: minted, feeCollected } = await x.minted(row.redeem_tx_hash as Hex);
@@ -201,10 +249,15 @@ describe("POST /api/public/payments/{id}/cross-chain", () => {
     const again = await x.postBurn(paid.id, { chain: LOCAL_SOURCE.name, tx_hash: paid.burnTxHash });
     expect(again.status).toBe(202);
     expect(again.json).toMatchObject({ id: paid.burnId, state: "redeemed" });
-    const upper = await x.postBurn(paid.id, { chain: LOCAL_SOURCE.name, tx_hash: `0x${paid.burnTxHash.slice(2).toUpperCase()}` });
+    const upper = await x.postBurn(paid.id, {
+      chain: LOCAL_SOURCE.name,
+      tx_hash: `0x${paid.burnTxHash.slice(2).toUpperCase()}`,
+    });
     expect(upper.status).toBe(202);
     expect(upper.json.id).toBe(paid.burnId);
-    expect(stack.sql("SELECT id FROM crosschain_burns WHERE tx_hash = ?", paid.burnTxHash.toLowerCase())).toHaveLength(1);
+    expect(stack.sql("SELECT id FROM crosschain_burns WHERE tx_hash = ?", paid.burnTxHash.toLowerCase())).toHaveLength(
+      1,
+    );
     expect(x.burns(paid.id)).toHaveLength(1);
   }, 30_000);
 
@@ -215,7 +268,9 @@ describe("POST /api/public/payments/{id}/cross-chain", () => {
     expect(res.status).toBe(422);
     expect(res.json.error).toMatch(/mints to another address, not this payment's deposit address/);
     expect(x.burns(other.id)).toHaveLength(0);
-    expect(stack.sql("SELECT payment_id FROM crosschain_burns WHERE tx_hash = ?", paid.burnTxHash.toLowerCase())).toEqual([{ payment_id: paid.id }]);
+    expect(
+      stack.sql("SELECT payment_id FROM crosschain_burns WHERE tx_hash = ?", paid.burnTxHash.toLowerCase()),
+    ).toEqual([{ payment_id: paid.id }]);
   }, 30_000);
 
   test("a mined transaction that is not a burn is 422 with a clear reason and records nothing", async () => {
@@ -314,7 +369,11 @@ describe("a burn belongs to the payment whose deposit address it mints to, whoev
     expect(confirmed.amount_received).toBe("5.00");
     expect(await x.messagesReceived(row.message_nonce as Hex)).toHaveLength(1);
 
-    expect(await stack.getPayment(attacker.id)).toMatchObject({ status: "pending", amount_received: null, cross_chain_transfers: [] });
+    expect(await stack.getPayment(attacker.id)).toMatchObject({
+      status: "pending",
+      amount_received: null,
+      cross_chain_transfers: [],
+    });
     expect(await x.mintsTo(attacker.deposit_address)).toEqual([]);
   }, 30_000);
 

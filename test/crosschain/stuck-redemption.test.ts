@@ -25,14 +25,30 @@ async function stuckThenReplaced(amount: string) {
   const payment = await stack.createPayment({ amount });
   await anvil.rpc("evm_setAutomine", [false]);
   const { burnTxHash } = await x.payCrossChain(payment.id, "fast");
-  const sent = await waitFor(() => x.burns(payment.id).find((r) => r.state === "redeeming" && r.redeem_tx_hash !== null), 15_000, "the redemption to be sent");
+  const sent = await waitFor(
+    () => x.burns(payment.id).find((r) => r.state === "redeeming" && r.redeem_tx_hash !== null),
+    15_000,
+    "the redemption to be sent",
+  );
   // The hash is recorded before the broadcast (so a crash cannot lose it): wait for the node to have it.
-  const first = await waitFor(() => publicClient.getTransaction({ hash: sent.redeem_tx_hash as Hex }), 10_000, "the redemption to reach the node");
+  const first = await waitFor(
+    () => publicClient.getTransaction({ hash: sent.redeem_tx_hash as Hex }),
+    10_000,
+    "the redemption to reach the node",
+  );
   expect(first.blockNumber).toBeNull(); // held by the node, not mined
 
   stack.clock.advance(31_000); // past the 30 s after which a held transaction counts as stuck
-  const replaced = await waitFor(() => x.burns(payment.id).find((r) => r.redeem_tx_hash !== sent.redeem_tx_hash), 15_000, "a replacement");
-  const second = await waitFor(() => publicClient.getTransaction({ hash: replaced.redeem_tx_hash as Hex }), 10_000, "the replacement to reach the node");
+  const replaced = await waitFor(
+    () => x.burns(payment.id).find((r) => r.redeem_tx_hash !== sent.redeem_tx_hash),
+    15_000,
+    "a replacement",
+  );
+  const second = await waitFor(
+    () => publicClient.getTransaction({ hash: replaced.redeem_tx_hash as Hex }),
+    10_000,
+    "the replacement to reach the node",
+  );
   return { payment, burnTxHash, first, second };
 }
 
@@ -75,7 +91,18 @@ test("the replaced transaction lands after all: the burn counts as redeemed, not
   // The node loses the replacement and gets the first one back (another node still had it).
   await anvil.rpc("anvil_dropTransaction", [second.hash]);
   const raw = serializeTransaction(
-    { chainId: first.chainId!, type: "eip1559", nonce: first.nonce, to: first.to!, data: first.input, gas: first.gas, value: first.value, maxFeePerGas: first.maxFeePerGas!, maxPriorityFeePerGas: first.maxPriorityFeePerGas!, accessList: first.accessList },
+    {
+      chainId: first.chainId!,
+      type: "eip1559",
+      nonce: first.nonce,
+      to: first.to!,
+      data: first.input,
+      gas: first.gas,
+      value: first.value,
+      maxFeePerGas: first.maxFeePerGas!,
+      maxPriorityFeePerGas: first.maxPriorityFeePerGas!,
+      accessList: first.accessList,
+    },
     { r: first.r, s: first.s, yParity: first.yParity! },
   );
   expect(keccak256(raw)).toBe(first.hash);

@@ -52,9 +52,11 @@ describe("test events in the events API", () => {
 
   test("test and payment events share one list, newest first", async () => {
     expect((await merchant("/api/v1/payments", { body: { amount: "1.00" } })).status).toBe(201);
-    const expired = async () => (await merchant("/api/v1/events?limit=1&type=payment.expired")).json.data[0]?.id as string | undefined;
+    const expired = async () =>
+      (await merchant("/api/v1/events?limit=1&type=payment.expired")).json.data[0]?.id as string | undefined;
     const paymentEvent = await waitFor(expired, 10_000, "the payment.expired event");
-    const ping = (await merchant(`/api/v1/webhook_endpoints/${endpointId}/test`, { method: "POST" })).json.event_id as string;
+    const ping = (await merchant(`/api/v1/webhook_endpoints/${endpointId}/test`, { method: "POST" })).json
+      .event_id as string;
 
     const ids = await listIds();
     expect(ids[0]).toBe(ping);

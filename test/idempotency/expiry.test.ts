@@ -42,7 +42,10 @@ function request(key: string, body: unknown, using: Idempotency = idempotency) {
 }
 
 const storedKeys = () =>
-  db.query<{ key: string }, [string]>("SELECT key FROM idempotency_keys WHERE account_id = ? ORDER BY key").all(ACCOUNT).map((r) => r.key);
+  db
+    .query<{ key: string }, [string]>("SELECT key FROM idempotency_keys WHERE account_id = ? ORDER BY key")
+    .all(ACCOUNT)
+    .map((r) => r.key);
 
 test("a used key replays for 24 hours, then runs afresh, whatever the body", async () => {
   const first = await request("ttl", { amount: "1.00" });

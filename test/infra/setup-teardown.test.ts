@@ -35,7 +35,11 @@ describe("setup that fails half-way stops what it started", () => {
 
   test("a local cross-chain rig that cannot reach its destination chain stops its source chain", async () => {
     const { error, started, alive } = await childrenDuring(() =>
-      startLocalCrossChain({ destination: { rpcUrl: "http://127.0.0.1:9", usdc: randomAddress() }, deployerKey: ANVIL_KEY_0, payer: randomAddress() }),
+      startLocalCrossChain({
+        destination: { rpcUrl: "http://127.0.0.1:9", usdc: randomAddress() },
+        deployerKey: ANVIL_KEY_0,
+        payer: randomAddress(),
+      }),
     );
     expect(String(error)).toContain("127.0.0.1:9");
     expect(commands(started)).toContain("--chain-id 31338");

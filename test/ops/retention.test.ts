@@ -33,36 +33,84 @@ function openFixture() {
   const endpoints = createWebhookStore(db);
   const idempotency = createIdempotency(db, clock);
   const accountId = randomIds.prefixed("acct");
-  db.run("INSERT INTO accounts (id, name, payout_address, fee_bps, created_at) VALUES (?, 'Keeper', ?, NULL, ?)", [accountId, `0x${"11".repeat(20)}`, T0]);
+  db.run("INSERT INTO accounts (id, name, payout_address, fee_bps, created_at) VALUES (?, 'Keeper', ?, NULL, ?)", [
+    accountId,
+    `0x${"11".repeat(20)}`,
+    T0,
+  ]);
 
   function endpoint(at: number): string {
     const id = randomIds.prefixed("we");
-    endpoints.insertEndpoint({ id, account_id: accountId, url: "https://hooks.example.com/x", secret: randomIds.webhookSecret(), created_at: at });
+    endpoints.insertEndpoint({
+      id,
+      account_id: accountId,
+      url: "https://hooks.example.com/x",
+      secret: randomIds.webhookSecret(),
+      created_at: at,
+    });
     return id;
   }
 
   function event(at: number, paymentId: string | null = null): string {
     const id = randomIds.prefixed("evt");
     const type = paymentId === null ? "test" : "payment.confirmed";
-    events.insertUnrouted({ id, account_id: accountId, type, payment_id: paymentId, payload: JSON.stringify({ id, type }), created_at: at });
+    events.insertUnrouted({
+      id,
+      account_id: accountId,
+      type,
+      payment_id: paymentId,
+      payload: JSON.stringify({ id, type }),
+      created_at: at,
+    });
     return id;
   }
 
   /** A delivery of `eventId` queued at `at`, with one attempt at `attemptAt` that leaves it in `state`. */
-  function delivery(eventId: string, endpointId: string, at: number, state: DeliveryRow["state"], attemptAt = at): string {
+  function delivery(
+    eventId: string,
+    endpointId: string,
+    at: number,
+    state: DeliveryRow["state"],
+    attemptAt = at,
+  ): string {
     const id = randomIds.prefixed("whd");
     deliveries.insertOne({ id, event_id: eventId, endpoint_id: endpointId, account_id: accountId, now: at });
     const next = state === "pending" ? attemptAt + 3_600_000 : null;
-    const attempt = { delivery_id: id, attempted_at: attemptAt, response_status: state === "succeeded" ? 200 : 500, error: null, duration_ms: 5, next_retry_at: next };
+    const attempt = {
+      delivery_id: id,
+      attempted_at: attemptAt,
+      response_status: state === "succeeded" ? 200 : 500,
+      error: null,
+      duration_ms: 5,
+      next_retry_at: next,
+    };
     deliveries.recordAttempt(attempt, state, next, attemptAt);
     return id;
   }
 
-  const ids = (sql: string) => new Set(db.query<{ id: string }, []>(sql).all().map((row) => row.id));
+  const ids = (sql: string) =>
+    new Set(
+      db
+        .query<{ id: string }, []>(sql)
+        .all()
+        .map((row) => row.id),
+    );
   const count = (table: string) => db.query<{ n: number }, []>(`SELECT count(*) AS n FROM ${table}`).get()!.n;
 
   return {
-    dataDir, db, clock, events, deliveries, endpoints, idempotency, accountId, endpoint, event, delivery, ids, count,
+    dataDir,
+    db,
+    clock,
+    events,
+    deliveries,
+    endpoints,
+    idempotency,
+    accountId,
+    endpoint,
+    event,
+    delivery,
+    ids,
+    count,
     retention: (options: { batchSize?: number; pause?: (signal: AbortSignal) => Promise<void> } = {}) =>
       createRetention({ events, deliveries, endpoints, idempotency, clock, log: silentLogger, ...options }),
     close() {
@@ -79,7 +127,17 @@ function insertPaidPayment(db: Db, accountId: string, at: number): string {
   db.run(
     `INSERT INTO payments (id, account_id, status, amount, amount_received, amount_settled, fee_bps, fee_recipient, payout_address, chain_id,
        token_address, deposit_address, expires_at, created_at, updated_at) VALUES (?, ?, 'confirmed', 1000000, 1000000, 1000000, 0, ?, ?, 31337, ?, ?, ?, ?, ?)`,
-    [id, accountId, `0x${"22".repeat(20)}`, `0x${"11".repeat(20)}`, `0x${"33".repeat(20)}`, deposit, at + 3_600_000, at, at],
+    [
+      id,
+      accountId,
+      `0x${"22".repeat(20)}`,
+      `0x${"11".repeat(20)}`,
+      `0x${"33".repeat(20)}`,
+      deposit,
+      at + 3_600_000,
+      at,
+      at,
+    ],
   );
   db.run(
     `INSERT INTO transfers (tx_hash, log_index, payment_id, from_address, amount, block_number, block_hash, credited_at, created_at)
@@ -199,7 +257,12 @@ describe("the purge", () => {
 
   test("it reports what it deleted, and a second run finds nothing", async () => {
     expect(purged).toEqual({ webhook_deliveries: 4, events: 6, webhook_endpoints: 2, idempotency_keys: 1 });
-    expect(await f.retention().purge(new AbortController().signal)).toEqual({ webhook_deliveries: 0, events: 0, webhook_endpoints: 0, idempotency_keys: 0 });
+    expect(await f.retention().purge(new AbortController().signal)).toEqual({
+      webhook_deliveries: 0,
+      events: 0,
+      webhook_endpoints: 0,
+      idempotency_keys: 0,
+    });
   });
 });
 
@@ -266,8 +329,16 @@ describe("the server's periodic loop", () => {
     const server = await startServer(config, { clock, log: silentLogger, resolve: testResolver });
     try {
       const count = (sql: string) => server.db.query<{ n: number }, []>(sql).get()!.n;
-      await waitFor(() => count("SELECT count(*) AS n FROM webhook_endpoints") === 1, 10_000, "the deleted endpoint to be purged");
-      await waitFor(() => count(`SELECT count(*) AS n FROM events WHERE id = '${old}'`) === 0, 10_000, "the old event to be purged");
+      await waitFor(
+        () => count("SELECT count(*) AS n FROM webhook_endpoints") === 1,
+        10_000,
+        "the deleted endpoint to be purged",
+      );
+      await waitFor(
+        () => count(`SELECT count(*) AS n FROM events WHERE id = '${old}'`) === 0,
+        10_000,
+        "the old event to be purged",
+      );
       expect(count("SELECT count(*) AS n FROM webhook_deliveries")).toBe(0);
       expect(count("SELECT count(*) AS n FROM webhook_attempts")).toBe(0);
       expect(count(`SELECT count(*) AS n FROM payments WHERE id = '${paymentId}'`)).toBe(1);

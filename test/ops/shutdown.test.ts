@@ -48,14 +48,22 @@ afterAll(async () => {
 function deliveries(): Array<{ state: string; attempts: number; next_attempt_at: number | null }> {
   const db = new Database(join(dataDir, "stablegate.db"), { readonly: true });
   try {
-    return db.query<{ state: string; attempts: number; next_attempt_at: number | null }, []>("SELECT state, attempts, next_attempt_at FROM webhook_deliveries").all();
+    return db
+      .query<{ state: string; attempts: number; next_attempt_at: number | null }, []>(
+        "SELECT state, attempts, next_attempt_at FROM webhook_deliveries",
+      )
+      .all();
   } finally {
     db.close();
   }
 }
 
 test("SIGTERM with a send hanging: clean exit, nothing recorded, and the restarted server delivers it", async () => {
-  const { api_key } = runAccountCommand("account", ["create", "--name", "Shutdown Shop", "--payout-address", "0x1111111111111111111111111111111111111111"], env) as { api_key: string };
+  const { api_key } = runAccountCommand(
+    "account",
+    ["create", "--name", "Shutdown Shop", "--payout-address", "0x1111111111111111111111111111111111111111"],
+    env,
+  ) as { api_key: string };
   server = spawnServe({ ...env, STABLEGATE_PORT: String(await freePort()) });
   await server.listening();
   const call = api(server.url, api_key);

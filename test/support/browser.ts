@@ -60,10 +60,16 @@ export const CHROMIUM_PATH = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
  * Headless chromium with everything that phones home turned off. Playwright gives each launch
  * a fresh temporary profile (it refuses a --user-data-dir argument), removed on close.
  */
-export async function launchBrowser({ executablePath = CHROMIUM_PATH }: { executablePath?: string } = {}): Promise<Browser> {
+export async function launchBrowser({
+  executablePath = CHROMIUM_PATH,
+}: {
+  executablePath?: string;
+} = {}): Promise<Browser> {
   if (!isExecutable(executablePath)) {
     // One line that says what to do, instead of playwright's stack under every browser test.
-    throw new Error(`no chromium at ${executablePath}: install Debian's chromium (apt-get install chromium) or set CHROMIUM_PATH; \`bun run test\` does this for you`);
+    throw new Error(
+      `no chromium at ${executablePath}: install Debian's chromium (apt-get install chromium) or set CHROMIUM_PATH; \`bun run test\` does this for you`,
+    );
   }
   return chromium.launch({
     executablePath,
@@ -81,7 +87,11 @@ export async function launchBrowser({ executablePath = CHROMIUM_PATH }: { execut
 }
 
 /** A context that can reach only `origins`; anything else is aborted, so nothing is downloaded. */
-export async function newContext(browser: Browser, origins: string[], options: BrowserContextOptions = {}): Promise<BrowserContext> {
+export async function newContext(
+  browser: Browser,
+  origins: string[],
+  options: BrowserContextOptions = {},
+): Promise<BrowserContext> {
   const context = await browser.newContext({ viewport: DESKTOP, ...options });
   const allowed = new Set(origins.map((o) => new URL(o).origin));
   await context.route("**/*", (route) => {
@@ -143,7 +153,10 @@ const ICON = `data:image/svg+xml;base64,${Buffer.from('<svg xmlns="http://www.w3
  */
 export async function installTestWallet(context: BrowserContext, opts: WalletOptions): Promise<TestWallet> {
   const account = privateKeyToAccount(opts.privateKey);
-  const rpcs = new Map<number, string>([[foundry.id, opts.rpcUrl], ...Object.entries(opts.otherChains ?? {}).map(([id, url]) => [Number(id), url] as [number, string])]);
+  const rpcs = new Map<number, string>([
+    [foundry.id, opts.rpcUrl],
+    ...Object.entries(opts.otherChains ?? {}).map(([id, url]) => [Number(id), url] as [number, string]),
+  ]);
   const known = new Set([...rpcs.keys(), opts.chainId ?? foundry.id]);
   const rpcUrl = () => {
     const url = rpcs.get(wallet.chainId);
@@ -158,7 +171,8 @@ export async function installTestWallet(context: BrowserContext, opts: WalletOpt
     failNext: (method, error) => void failures.set(method, error),
     refuseSwitch: false,
     hang: new Set(),
-    emit: (page, event, payload) => page.evaluate(([e, p]) => (window as any).__stablegateTestWalletEmit(e, p), [event, payload] as const),
+    emit: (page, event, payload) =>
+      page.evaluate(([e, p]) => (window as any).__stablegateTestWalletEmit(e, p), [event, payload] as const),
   };
 
   async function handle(method: string, params: unknown[]): Promise<unknown> {
@@ -189,7 +203,11 @@ export async function installTestWallet(context: BrowserContext, opts: WalletOpt
       }
       case "eth_sendTransaction": {
         const tx = params[0] as { to: Address; data?: Hex; value?: Hex };
-        const client = createWalletClient({ chain: { ...foundry, id: wallet.chainId }, transport: http(rpcUrl()), account });
+        const client = createWalletClient({
+          chain: { ...foundry, id: wallet.chainId },
+          transport: http(rpcUrl()),
+          account,
+        });
         return client.sendTransaction({ to: tx.to, data: tx.data, value: tx.value ? BigInt(tx.value) : 0n });
       }
       default:
@@ -203,12 +221,22 @@ export async function installTestWallet(context: BrowserContext, opts: WalletOpt
       return { result: (await handle(method, params ?? [])) ?? null };
     } catch (error) {
       const e = error as Partial<RpcError> & { shortMessage?: string };
-      return { error: { code: typeof e.code === "number" ? e.code : -32603, message: e.shortMessage ?? e.message ?? String(error) } };
+      return {
+        error: {
+          code: typeof e.code === "number" ? e.code : -32603,
+          message: e.shortMessage ?? e.message ?? String(error),
+        },
+      };
     }
   });
   await context.addInitScript(
     ({ name, icon }) => {
-      const bridge = (window as unknown as Record<string, (m: string, p: unknown[]) => Promise<{ result?: unknown; error?: RpcError }>>).__stablegateTestWallet!;
+      const bridge = (
+        window as unknown as Record<
+          string,
+          (m: string, p: unknown[]) => Promise<{ result?: unknown; error?: RpcError }>
+        >
+      ).__stablegateTestWallet!;
       const listeners: Record<string, Array<(payload: unknown) => void>> = {};
       const provider = {
         async request(args: { method: string; params?: unknown[] }) {
@@ -223,8 +251,12 @@ export async function installTestWallet(context: BrowserContext, opts: WalletOpt
           listeners[event] = (listeners[event] ?? []).filter((f) => f !== fn);
         },
       };
-      (window as any).__stablegateTestWalletEmit = (event: string, payload: unknown) => (listeners[event] ?? []).forEach((fn) => fn(payload));
-      const detail = Object.freeze({ info: { uuid: "6f1c4a52-test-wallet", name, icon, rdns: "test.stablegate.wallet" }, provider });
+      (window as any).__stablegateTestWalletEmit = (event: string, payload: unknown) =>
+        (listeners[event] ?? []).forEach((fn) => fn(payload));
+      const detail = Object.freeze({
+        info: { uuid: "6f1c4a52-test-wallet", name, icon, rdns: "test.stablegate.wallet" },
+        provider,
+      });
       const announce = () => window.dispatchEvent(new CustomEvent("eip6963:announceProvider", { detail }));
       window.addEventListener("eip6963:requestProvider", announce);
       announce();
@@ -249,7 +281,12 @@ async function forward(rpcUrl: string, method: string, params: unknown[]): Promi
 export async function fundedPayerKey(chain: TestChain, units: bigint): Promise<Hex> {
   const key = await chain.fundedKey();
   if (units > 0n) {
-    const hash = await chain.deployer.writeContract({ address: chain.usdc, abi: testTokenAbi, functionName: "mint", args: [privateKeyToAccount(key).address, units] });
+    const hash = await chain.deployer.writeContract({
+      address: chain.usdc,
+      abi: testTokenAbi,
+      functionName: "mint",
+      args: [privateKeyToAccount(key).address, units],
+    });
     await chain.publicClient.waitForTransactionReceipt({ hash, pollingInterval: 50 });
   }
   return key;

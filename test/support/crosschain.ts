@@ -25,7 +25,12 @@ import {
 import { privateKeyToAccount } from "viem/accounts";
 import { foundry } from "viem/chains";
 import { tokenMessengerAbi } from "../../src/crosschain/abi.ts";
-import { LOCAL_DESTINATION_DOMAIN, LOCAL_SOURCE, type LocalCrossChain, startLocalCrossChain } from "../../src/dev/crosschain-stack.ts";
+import {
+  LOCAL_DESTINATION_DOMAIN,
+  LOCAL_SOURCE,
+  type LocalCrossChain,
+  startLocalCrossChain,
+} from "../../src/dev/crosschain-stack.ts";
 import { cctpAddresses, testMessageTransmitterV2Abi, testTokenMessengerV2Abi } from "../../src/dev/cctp-rig.ts";
 import { decodeCctpMessage } from "../../src/dev/attestation-service.ts";
 import { payCrossChainFromDevWallet } from "../../src/dev/pay.ts";
@@ -74,7 +79,13 @@ export interface CrossChainStack {
   /** What the checkout does: quote, send the quoted calls from the payer, record the burn. */
   payCrossChain(paymentId: string, speed?: "fast" | "standard"): Promise<{ burnTxHash: Hex; record: any }>;
   /** The payer's own depositForBurn (after an approve), for burns the server did not quote. */
-  burn(args: { amount: bigint; mintRecipient: Address; maxFee?: bigint; finality?: number; destinationDomain?: number }): Promise<Hex>;
+  burn(args: {
+    amount: bigint;
+    mintRecipient: Address;
+    maxFee?: bigint;
+    finality?: number;
+    destinationDomain?: number;
+  }): Promise<Hex>;
   /**
    * As `burn`, but the depositForBurn waits unmined in the source chain's mempool (automine off)
    * until `mine` is called, which mines it and turns automine back on.
@@ -99,7 +110,9 @@ export interface CrossChainStack {
   stop(): Promise<void>;
 }
 
-export function startCrossChainStack(opts: { subprocess?: boolean; attestationDelayMs?: number; tapRpc?: boolean } = {}): Promise<CrossChainStack> {
+export function startCrossChainStack(
+  opts: { subprocess?: boolean; attestationDelayMs?: number; tapRpc?: boolean } = {},
+): Promise<CrossChainStack> {
   return settingUp(async (undo) => {
     const chain = await startChain();
     undo(() => chain.stop());
@@ -133,7 +146,8 @@ function wrap(chain: TestChain, local: LocalCrossChain, stack: Stack, tap: RpcTa
     return receipt.transactionHash;
   }
 
-  const burns = (paymentId: string) => stack.sql<BurnDbRow>("SELECT * FROM crosschain_burns WHERE payment_id = ? ORDER BY created_at", paymentId);
+  const burns = (paymentId: string) =>
+    stack.sql<BurnDbRow>("SELECT * FROM crosschain_burns WHERE payment_id = ? ORDER BY created_at", paymentId);
   const path = (paymentId: string) => `/api/public/payments/${paymentId}/cross-chain`;
 
   return {
@@ -143,35 +157,76 @@ function wrap(chain: TestChain, local: LocalCrossChain, stack: Stack, tap: RpcTa
     tap,
     source: { publicClient, usdc: getAddress(local.sourceUsdc), payer: wallet.account.address },
 
-    crossChain: (paymentId, name) => stack.request(name === undefined ? path(paymentId) : `${path(paymentId)}?chain=${encodeURIComponent(name)}`, { auth: false }),
+    crossChain: (paymentId, name) =>
+      stack.request(name === undefined ? path(paymentId) : `${path(paymentId)}?chain=${encodeURIComponent(name)}`, {
+        auth: false,
+      }),
     postBurn: (paymentId, body) => stack.request(path(paymentId), { method: "POST", body, auth: false }),
     payCrossChain: (paymentId, speed = "fast") =>
       payCrossChainFromDevWallet(
-        { serverUrl: stack.url, payerKey: ANVIL_KEY_1, sourceRpcUrl: local.source.rpcUrl, sourceChainId: LOCAL_SOURCE.chainId, sourceName: LOCAL_SOURCE.name },
+        {
+          serverUrl: stack.url,
+          payerKey: ANVIL_KEY_1,
+          sourceRpcUrl: local.source.rpcUrl,
+          sourceChainId: LOCAL_SOURCE.chainId,
+          sourceName: LOCAL_SOURCE.name,
+        },
         paymentId,
         speed,
       ),
     async burn({ amount, mintRecipient, maxFee = 0n, finality = 2000, destinationDomain = LOCAL_DESTINATION_DOMAIN }) {
-      await send(wallet.writeContract({ address: local.sourceUsdc, abi: erc20Abi, functionName: "approve", args: [tokenMessenger, amount] }));
+      await send(
+        wallet.writeContract({
+          address: local.sourceUsdc,
+          abi: erc20Abi,
+          functionName: "approve",
+          args: [tokenMessenger, amount],
+        }),
+      );
       return send(
         wallet.writeContract({
           address: tokenMessenger,
           abi: tokenMessengerAbi,
           functionName: "depositForBurn",
-          args: [amount, destinationDomain, pad(mintRecipient, { size: 32 }), local.sourceUsdc, zeroHash, maxFee, finality],
+          args: [
+            amount,
+            destinationDomain,
+            pad(mintRecipient, { size: 32 }),
+            local.sourceUsdc,
+            zeroHash,
+            maxFee,
+            finality,
+          ],
         }),
       );
     },
     async pendingBurn({ amount, mintRecipient }) {
-      await send(wallet.writeContract({ address: local.sourceUsdc, abi: erc20Abi, functionName: "approve", args: [tokenMessenger, amount] }));
-      const node = publicClient as unknown as { request(args: { method: string; params: unknown[] }): Promise<unknown> };
+      await send(
+        wallet.writeContract({
+          address: local.sourceUsdc,
+          abi: erc20Abi,
+          functionName: "approve",
+          args: [tokenMessenger, amount],
+        }),
+      );
+      const node = publicClient as unknown as {
+        request(args: { method: string; params: unknown[] }): Promise<unknown>;
+      };
       await node.request({ method: "evm_setAutomine", params: [false] });
       try {
         const txHash = await wallet.writeContract({
           address: tokenMessenger,
           abi: tokenMessengerAbi,
           functionName: "depositForBurn",
-          args: [amount, LOCAL_DESTINATION_DOMAIN, pad(mintRecipient, { size: 32 }), local.sourceUsdc, zeroHash, 0n, 2000],
+          args: [
+            amount,
+            LOCAL_DESTINATION_DOMAIN,
+            pad(mintRecipient, { size: 32 }),
+            local.sourceUsdc,
+            zeroHash,
+            0n,
+            2000,
+          ],
         });
         return {
           txHash,
@@ -191,7 +246,15 @@ function wrap(chain: TestChain, local: LocalCrossChain, stack: Stack, tap: RpcTa
       for (const call of calls) last = await send(wallet.sendTransaction({ to: call.to, data: call.data }));
       return last;
     },
-    sourceTransfer: (to, amount) => send(wallet.writeContract({ address: local.sourceUsdc, abi: testTokenAbi, functionName: "transfer", args: [to, amount] })),
+    sourceTransfer: (to, amount) =>
+      send(
+        wallet.writeContract({
+          address: local.sourceUsdc,
+          abi: testTokenAbi,
+          functionName: "transfer",
+          args: [to, amount],
+        }),
+      ),
 
     burns,
     waitBurn: (paymentId, state, timeoutMs = 15_000) =>
@@ -254,7 +317,12 @@ function wrap(chain: TestChain, local: LocalCrossChain, stack: Stack, tap: RpcTa
 /** What a signed message says of its burn: amount, fees and the nonce the attesters gave it. */
 export function attestedBurn(message: Hex): { feeExecuted: bigint; maxFee: bigint; amount: bigint; nonce: Hex } {
   const decoded = decodeCctpMessage(message);
-  return { feeExecuted: decoded.body.feeExecuted, maxFee: decoded.body.maxFee, amount: decoded.body.amount, nonce: decoded.nonce };
+  return {
+    feeExecuted: decoded.body.feeExecuted,
+    maxFee: decoded.body.maxFee,
+    amount: decoded.body.amount,
+    nonce: decoded.nonce,
+  };
 }
 
 /** ceil(amount * bps / 10000) for whole or fractional (to 1/100) basis points. */

@@ -61,7 +61,10 @@ export interface Stack {
   /** A fresh random address: its balance starts at 0. */
   payout: Address;
 
-  request(path: string, init?: { method?: string; body?: unknown; auth?: boolean }): Promise<{ status: number; json: any }>;
+  request(
+    path: string,
+    init?: { method?: string; body?: unknown; auth?: boolean },
+  ): Promise<{ status: number; json: any }>;
   createPayment(body: Record<string, unknown>): Promise<any>;
   getPayment(id: string): Promise<any>;
   publicPayment(id: string): Promise<any>;
@@ -77,9 +80,17 @@ export interface Stack {
   events(paymentId: string): string[];
   /** A read query on the server's SQLite file. */
   sql<T = Record<string, unknown>>(query: string, ...params: Array<string | number | bigint | null>): T[];
-  waitFor<T>(fn: () => T | Promise<T>, timeoutMs?: number, what?: string): Promise<Exclude<T, false | undefined | null>>;
+  waitFor<T>(
+    fn: () => T | Promise<T>,
+    timeoutMs?: number,
+    what?: string,
+  ): Promise<Exclude<T, false | undefined | null>>;
   /** Mines one block per poll until `fn` holds: confirmations need blocks on an automining chain. */
-  mineUntil<T>(fn: () => T | Promise<T>, timeoutMs?: number, what?: string): Promise<Exclude<T, false | undefined | null>>;
+  mineUntil<T>(
+    fn: () => T | Promise<T>,
+    timeoutMs?: number,
+    what?: string,
+  ): Promise<Exclude<T, false | undefined | null>>;
   /** Waits (mining along when `mine`) until the merchant API reports `status`. */
   waitForStatus(id: string, status: string, opts?: { mine?: boolean; timeoutMs?: number }): Promise<any>;
   /** Waits until the watcher has scanned past `block` (its cursor), so "nothing credited" means it. */
@@ -182,7 +193,11 @@ async function createStack(opts: StackOptions, chain: TestChain, dataDir: string
       body = typeof init.body === "string" ? init.body : JSON.stringify(init.body);
       headers["content-type"] = "application/json";
     }
-    const res = await fetch(url + path, { method: init.method ?? (body === undefined ? "GET" : "POST"), headers, body });
+    const res = await fetch(url + path, {
+      method: init.method ?? (body === undefined ? "GET" : "POST"),
+      headers,
+      body,
+    });
     const text = await res.text();
     let json: unknown;
     try {
@@ -195,7 +210,8 @@ async function createStack(opts: StackOptions, chain: TestChain, dataDir: string
 
   async function ok(path: string, init?: { method?: string; body?: unknown; auth?: boolean }, expected = 200) {
     const res = await request(path, init);
-    if (res.status !== expected) throw new Error(`${init?.method ?? "GET"} ${path}: ${res.status} ${JSON.stringify(res.json)}`);
+    if (res.status !== expected)
+      throw new Error(`${init?.method ?? "GET"} ${path}: ${res.status} ${JSON.stringify(res.json)}`);
     return res.json;
   }
 
@@ -247,7 +263,8 @@ async function createStack(opts: StackOptions, chain: TestChain, dataDir: string
     mine: (n) => chain.mine(n),
     usdcBalance: (address) => chain.usdcBalance(getAddress(address)),
     logs: () => logLines.map((line) => JSON.parse(line)),
-    events: (paymentId) => sql<{ type: string }>("SELECT type FROM events WHERE payment_id = ? ORDER BY seq", paymentId).map((r) => r.type),
+    events: (paymentId) =>
+      sql<{ type: string }>("SELECT type FROM events WHERE payment_id = ? ORDER BY seq", paymentId).map((r) => r.type),
     sql,
     waitFor: (fn, timeoutMs, what) => waitFor(fn, timeoutMs, what),
     mineUntil,
@@ -259,7 +276,8 @@ async function createStack(opts: StackOptions, chain: TestChain, dataDir: string
       return mine ? mineUntil(check, timeoutMs, `status ${status}`) : waitFor(check, timeoutMs, `status ${status}`);
     },
     activity() {
-      if (!inProcess) throw new Error("activity() needs an in-process stack: a subprocess reports its loops only through /readyz");
+      if (!inProcess)
+        throw new Error("activity() needs an in-process stack: a subprocess reports its loops only through /readyz");
       return inProcess.activity();
     },
 
@@ -269,19 +287,33 @@ async function createStack(opts: StackOptions, chain: TestChain, dataDir: string
         const at = check();
         return at !== undefined && BigInt(at) >= block;
       };
-      await (mine ? mineUntil(scanned, 15_000, `cursor at block ${block}`) : waitFor(scanned, 15_000, `cursor at block ${block}`));
+      await (mine
+        ? mineUntil(scanned, 15_000, `cursor at block ${block}`)
+        : waitFor(scanned, 15_000, `cursor at block ${block}`));
     },
 
     settlementSent: (paymentId) =>
-      waitFor(async () => {
-        const [row] = sql<{ tx_hash: Hex }>("SELECT tx_hash FROM settlements WHERE payment_id = ? ORDER BY id DESC LIMIT 1", paymentId);
-        return row && (await chain.publicClient.getTransaction({ hash: row.tx_hash }).catch(() => null)) ? row.tx_hash : undefined;
-      }, 10_000, `a settlement of ${paymentId} to reach the node`),
+      waitFor(
+        async () => {
+          const [row] = sql<{ tx_hash: Hex }>(
+            "SELECT tx_hash FROM settlements WHERE payment_id = ? ORDER BY id DESC LIMIT 1",
+            paymentId,
+          );
+          return row && (await chain.publicClient.getTransaction({ hash: row.tx_hash }).catch(() => null))
+            ? row.tx_hash
+            : undefined;
+        },
+        10_000,
+        `a settlement of ${paymentId} to reach the node`,
+      ),
 
     async crash() {
       // Stopping an in-process server is graceful (its loops finish, the database closes), which
       // would let a crash test pass without ever testing a crash.
-      if (!opts.subprocess) throw new Error("stack.crash() needs a subprocess stack (startStack({ subprocess: true })): an in-process server cannot be killed abruptly");
+      if (!opts.subprocess)
+        throw new Error(
+          "stack.crash() needs a subprocess stack (startStack({ subprocess: true })): an in-process server cannot be killed abruptly",
+        );
       await halt("SIGKILL");
     },
     async restart(envChanges = {}) {

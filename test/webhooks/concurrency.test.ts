@@ -40,15 +40,28 @@ afterAll(() => {
 
 test(`at most ${PER_ENDPOINT} sends are in flight to one endpoint, however many are due`, async () => {
   const now = systemClock.now();
-  db.run("INSERT INTO accounts (id, name, payout_address, fee_bps, created_at) VALUES ('acct_busy', 'Busy', ?, NULL, ?)", [
-    "0x1111111111111111111111111111111111111111",
-    now,
-  ]);
-  createWebhookStore(db).insertEndpoint({ id: "we_slow", account_id: "acct_busy", url: receiver.url, secret: randomIds.webhookSecret(), created_at: now });
+  db.run(
+    "INSERT INTO accounts (id, name, payout_address, fee_bps, created_at) VALUES ('acct_busy', 'Busy', ?, NULL, ?)",
+    ["0x1111111111111111111111111111111111111111", now],
+  );
+  createWebhookStore(db).insertEndpoint({
+    id: "we_slow",
+    account_id: "acct_busy",
+    url: receiver.url,
+    secret: randomIds.webhookSecret(),
+    created_at: now,
+  });
   const events = createEventStore(db, randomIds);
   for (let i = 0; i < 3 * PER_ENDPOINT; i++) {
     const id = randomIds.prefixed("evt");
-    events.insert({ id, account_id: "acct_busy", type: "test", payment_id: null, payload: JSON.stringify({ id }), created_at: now });
+    events.insert({
+      id,
+      account_id: "acct_busy",
+      type: "test",
+      payment_id: null,
+      payload: JSON.stringify({ id }),
+      created_at: now,
+    });
   }
 
   const worker = createWebhookWorker({

@@ -39,10 +39,14 @@ describe("POST .../deliveries/{id}/retry", () => {
     // One test ping and one payment event, each delivered once.
     expect((await call(`/api/v1/webhook_endpoints/${endpointId}/test`, { method: "POST" })).status).toBe(202);
     expect((await call("/api/v1/payments", { body: { amount: "1.00" } })).status).toBe(201);
-    const listed = await waitFor(async () => {
-      const data = (await call(deliveries)).json.data as Array<{ id: string; status: string; event_type: string }>;
-      return data.length === 2 && data.every((d) => d.status === "succeeded") ? data : undefined;
-    }, 10_000, "both deliveries to succeed");
+    const listed = await waitFor(
+      async () => {
+        const data = (await call(deliveries)).json.data as Array<{ id: string; status: string; event_type: string }>;
+        return data.length === 2 && data.every((d) => d.status === "succeeded") ? data : undefined;
+      },
+      10_000,
+      "both deliveries to succeed",
+    );
     expect(listed.map((d) => d.event_type).sort()).toEqual(["payment.expired", "test"]);
 
     for (const before of listed) {
@@ -51,14 +55,22 @@ describe("POST .../deliveries/{id}/retry", () => {
       expect(retried.json.event_type).toBe(before.event_type);
       // The worker may already be sending it again, so only what a retry cannot change is compared.
       const { status, attempt_count, next_attempt_at, attempts, ...fixed } = retried.json;
-      expect(Object.keys(fixed).sort()).toEqual(["created_at", "endpoint_id", "event_id", "event_type", "id", "object"]);
+      expect(Object.keys(fixed).sort()).toEqual([
+        "created_at",
+        "endpoint_id",
+        "event_id",
+        "event_type",
+        "id",
+        "object",
+      ]);
       expect(before).toMatchObject(fixed);
     }
   });
 });
 
 describe("throttling", () => {
-  const sendTest = (call: Api, endpointId: string) => call(`/api/v1/webhook_endpoints/${endpointId}/test`, { method: "POST" });
+  const sendTest = (call: Api, endpointId: string) =>
+    call(`/api/v1/webhook_endpoints/${endpointId}/test`, { method: "POST" });
   const deliveryCount = async (call: Api, endpointId: string) =>
     (await call(`/api/v1/webhook_endpoints/${endpointId}/deliveries?limit=100`)).json.data.length as number;
 
@@ -73,7 +85,9 @@ describe("throttling", () => {
       const res = await send();
       if (res.status !== 202) {
         expect(accepted).toBeGreaterThanOrEqual(limit.burst);
-        expect(accepted).toBeLessThanOrEqual(limit.burst + Math.ceil(((clock.now() - started) / 1_000) * limit.perSecond));
+        expect(accepted).toBeLessThanOrEqual(
+          limit.burst + Math.ceil(((clock.now() - started) / 1_000) * limit.perSecond),
+        );
         expect(res.status).toBe(429);
         return { accepted, refused: res };
       }
@@ -87,7 +101,8 @@ describe("throttling", () => {
     const second = (await call("/api/v1/webhook_endpoints", { body: { url: receiver.url } })).json.id as string;
     const mallory = await merchantWithEndpoint("Mallory");
     // Another merchant naming this endpoint gets 404, never 429, and uses up none of its allowance.
-    for (let i = 0; i < 2 * WEBHOOK_LIMITS.test.burst; i++) expect((await sendTest(mallory.call, endpointId)).status).toBe(404);
+    for (let i = 0; i < 2 * WEBHOOK_LIMITS.test.burst; i++)
+      expect((await sendTest(mallory.call, endpointId)).status).toBe(404);
 
     const { accepted, refused } = await untilRefused(() => sendTest(call, endpointId), WEBHOOK_LIMITS.test);
     expect(refused.json).toEqual({ error: "too many test events for this webhook endpoint; try again shortly" });
@@ -107,7 +122,8 @@ describe("throttling", () => {
   test("retry: a burst per endpoint, then 429 with Retry-After, and allowed again after it", async () => {
     const { call, endpointId } = await merchantWithEndpoint("Replayer");
     const deliveryId = (await sendTest(call, endpointId)).json.delivery.id as string;
-    const retry = (id = deliveryId) => call(`/api/v1/webhook_endpoints/${endpointId}/deliveries/${id}/retry`, { method: "POST" });
+    const retry = (id = deliveryId) =>
+      call(`/api/v1/webhook_endpoints/${endpointId}/deliveries/${id}/retry`, { method: "POST" });
     // Unknown deliveries are 404 and cost nothing.
     for (let i = 0; i < 2; i++) expect((await retry("whd_unknown")).status).toBe(404);
 
