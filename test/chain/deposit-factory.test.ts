@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import {
   BaseError,
   ContractFunctionRevertedError,
@@ -124,11 +124,20 @@ async function expectRevert(call: Promise<unknown>, errorName: string) {
 }
 
 describe("ensureFactory", () => {
+  // A fresh chain for each test, with no factory yet, whatever ran before.
+  let anvil: Anvil;
+  let publicClient: PublicClient;
+  let relayer: TestWallet;
+  beforeEach(async () => {
+    anvil = await startAnvil();
+    publicClient = publicClientFor(anvil.rpcUrl);
+    relayer = walletClientFor(anvil.rpcUrl, ANVIL_KEY_0);
+  });
+  afterEach(() => anvil?.stop());
+
   test("fails clearly when the deterministic deployment proxy is missing", async () => {
-    const snapshot = await anvil.snapshot();
     await anvil.rpc("anvil_setCode", [DETERMINISTIC_DEPLOYER, "0x"]);
     await expect(ensureFactory({ publicClient, walletClient: relayer })).rejects.toThrow(DETERMINISTIC_DEPLOYER);
-    await anvil.revert(snapshot);
   });
 
   test("deploys the factory through the proxy at the precomputed address, once", async () => {
