@@ -41,6 +41,7 @@ const TARGETS: Record<string, string[]> = {
     "test/chain/hostile-rpc.test.ts",
   ],
   "src/chain/settler.ts": [
+    "test/chain/settlement-confirmations.test.ts",
     "test/chain/settlement-failure.test.ts",
     "test/chain/settlement-mempool.test.ts",
     "test/chain/payments-onchain.test.ts",
