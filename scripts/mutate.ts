@@ -35,6 +35,7 @@ const TARGETS: Record<string, string[]> = {
     "test/chain/reorg.test.ts",
   ],
   "src/chain/settlement-proof.ts": [
+    "test/chain/settlement-proof.test.ts",
     "test/chain/payments-onchain.test.ts",
     "test/chain/settlement-mempool.test.ts",
     "test/chain/settlement-failure.test.ts",

@@ -10,16 +10,24 @@ export interface RpcTap {
   url: string;
   /** Once, for the next transaction sent to `to`: runs `fn` before the node's answer is passed on; resolves with the transaction's hash after `fn`. */
   onNextSendTo(to: Address, fn: () => Promise<void>): Promise<Hex>;
+  /** Every eth_getLogs block range asked so far, in order, with the error answered in the node's stead (`refuseLogs`). */
+  logsAsked: Array<{ from: number; to: number; refused?: string }>;
   stop(): void;
 }
 
-type Call = { method: string; params?: unknown[] };
+type Call = { id?: unknown; method: string; params?: unknown[] };
 
 /**
  * `callsBlocksBehind`: eth_call at "latest" is answered from that many blocks back, as a
  * load-balanced provider does when the backend it picks lags the one that served the logs.
+ * `refuseLogs`: the error message, if any, to answer an eth_getLogs over [from, to] with instead
+ * of passing it on, as a hosted node refuses a range it finds too large.
  */
-export function startRpcTap(upstream: string, opts: { callsBlocksBehind?: number } = {}): RpcTap {
+export function startRpcTap(
+  upstream: string,
+  opts: { callsBlocksBehind?: number; refuseLogs?: (from: number, to: number) => string | undefined } = {},
+): RpcTap {
+  const logsAsked: RpcTap["logsAsked"] = [];
   let hook: { to: Address; fn: () => Promise<void>; sent: (hash: Hex) => void } | null = null;
   const ask = (body: string) => fetch(upstream, { method: "POST", headers: { "content-type": "application/json" }, body });
 
@@ -31,12 +39,24 @@ export function startRpcTap(upstream: string, opts: { callsBlocksBehind?: number
     return { ...call, params: [call.params![0], toHex(Math.max(0, head - lag))] };
   }
 
+  /** Records an eth_getLogs call; the refusal to answer it with, if any. */
+  function logsRefusal(call: Call): string | undefined {
+    if (call.method !== "eth_getLogs") return undefined;
+    const filter = call.params?.[0] as { fromBlock?: Hex; toBlock?: Hex };
+    const asked = { from: Number(filter.fromBlock), to: Number(filter.toBlock) };
+    const refused = opts.refuseLogs?.(asked.from, asked.to);
+    logsAsked.push(refused ? { ...asked, refused } : asked);
+    return refused;
+  }
+
   const server = Bun.serve({
     hostname: "127.0.0.1",
     port: 0,
     async fetch(req) {
       let body = await req.text();
       const parsed = JSON.parse(body) as Call | Call[];
+      const refusal = Array.isArray(parsed) ? undefined : logsRefusal(parsed);
+      if (refusal && !Array.isArray(parsed)) return Response.json({ jsonrpc: "2.0", id: parsed.id, error: { code: -32000, message: refusal } });
       if (opts.callsBlocksBehind) body = JSON.stringify(Array.isArray(parsed) ? await Promise.all(parsed.map(behind)) : await behind(parsed));
       const answer = await ask(body);
       const text = await answer.text();
@@ -55,6 +75,7 @@ export function startRpcTap(upstream: string, opts: { callsBlocksBehind?: number
   return {
     url: `http://127.0.0.1:${server.port}`,
     onNextSendTo: (to, fn) => new Promise<Hex>((sent) => void (hook = { to, fn, sent })),
+    logsAsked,
     stop: () => void server.stop(true),
   };
 }
