@@ -280,6 +280,38 @@ describe("a payment settled by someone else", () => {
     }
   });
 
+  test("the merchant calls settle() before the relayer's first attempt: the server confirms it without sending", async () => {
+    const relayerKey = await chain.fundedKey();
+    const own = await startStack({ chain, relayerKey });
+    try {
+      const payment = await own.createPayment({ amount: "5.00" });
+      await own.pay(payment.deposit_address, usdc("5.00"));
+      // One block after the transfer: the credit lacks its 2 confirmations, so the relayer has not tried yet.
+      const merchant = walletClientFor(chain.anvil.rpcUrl, ANVIL_KEY_3);
+      await mined(
+        chain.publicClient,
+        merchant.writeContract({
+          address: factoryAddress,
+          abi: depositFactoryAbi,
+          functionName: "settle",
+          args: [payment.id as Hex, payment.token_address as Address, own.payout, zeroAddress, 0],
+        }),
+      );
+      expect(own.sql("SELECT id FROM settlements WHERE payment_id = ?", payment.id)).toEqual([]);
+
+      const confirmed = await own.waitForStatus(payment.id, "confirmed", { mine: true });
+      expect(confirmed.amount_received).toBe("5.00");
+      expect(await own.usdcBalance(own.payout)).toBe(usdc("5.00"));
+      // Nothing sent: no settlement recorded, the relayer's nonce unused.
+      expect(own.sql("SELECT id FROM settlements WHERE payment_id = ?", payment.id)).toEqual([]);
+      expect(await chain.publicClient.getTransactionCount({ address: walletClientFor(chain.rpcUrl, relayerKey).account.address })).toBe(0);
+      expect(own.sql("SELECT CAST(amount_settled AS TEXT) AS settled FROM payments WHERE id = ?", payment.id)).toEqual([{ settled: String(usdc("5.00")) }]);
+      expect(own.events(payment.id)).toEqual(["payment.settling", "payment.confirmed"]);
+    } finally {
+      await own.stop();
+    }
+  });
+
   test("a node that reads balances from blocks back makes no unsettled payment confirmed", async () => {
     // The deposit's balance is read from 6 blocks back, before the credited transfer: a zero
     // that proves nothing. The server waits for a view that shows the funds, then settles.
