@@ -43,17 +43,20 @@ export interface TestChain {
 }
 
 /**
- * anvil, TestUSDC, the factory and a funded payer (anvil key 1). Blocks come with each
- * transaction (automine) unless `automine` is false or a `blockTime` (seconds) is given.
+ * anvil, TestUSDC, the factory (unless `factory` is false: a fresh chain, where the server
+ * deploys it) and a funded payer (anvil key 1). Blocks come with each transaction (automine)
+ * unless `automine` is false or a `blockTime` (seconds) is given.
  */
-export async function startChain(opts: { blockTime?: number; automine?: boolean } = {}): Promise<TestChain> {
+export async function startChain(
+  opts: { blockTime?: number; automine?: boolean; factory?: boolean } = {},
+): Promise<TestChain> {
   const anvil = await startAnvil({ blockTime: opts.blockTime });
   try {
     const publicClient = publicClientFor(anvil.rpcUrl);
     const deployer = walletClientFor(anvil.rpcUrl, ANVIL_KEY_0);
     const payer = walletClientFor(anvil.rpcUrl, ANVIL_KEY_1);
     const token = await deployTestUsdc(publicClient, deployer);
-    await ensureFactory({ publicClient, walletClient: deployer });
+    if (opts.factory !== false) await ensureFactory({ publicClient, walletClient: deployer });
     await mined(
       publicClient,
       deployer.writeContract({
