@@ -44,6 +44,7 @@ const TARGETS: Record<string, string[]> = {
   "src/chain/settler.ts": [
     "test/chain/settlement-confirmations.test.ts",
     "test/chain/relayer-status.test.ts",
+    "test/chain/lagging-receipts.test.ts",
     "test/chain/settlement-failure.test.ts",
     "test/chain/settlement-mempool.test.ts",
     "test/chain/payments-onchain.test.ts",

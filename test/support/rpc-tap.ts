@@ -12,6 +12,10 @@ export interface RpcTap {
   onNextSendTo(to: Address, fn: () => Promise<void>): Promise<Hex>;
   /** Every eth_getLogs block range asked so far, in order, with the error answered in the node's stead (`refuseLogs`). */
   logsAsked: Array<{ from: number; to: number; refused?: string }>;
+  /** The next `times` receipts of `hash` the node has are answered as not found, as by a backend behind the one that mined it. */
+  lagReceipt(hash: Hex, times: number): void;
+  /** How many receipts lagReceipt has hidden so far. */
+  readonly receiptsHidden: number;
   stop(): void;
 }
 
@@ -28,6 +32,8 @@ export function startRpcTap(
   opts: { callsBlocksBehind?: number; refuseLogs?: (from: number, to: number) => string | undefined } = {},
 ): RpcTap {
   const logsAsked: RpcTap["logsAsked"] = [];
+  const lagging = new Map<string, number>();
+  let receiptsHidden = 0;
   let hook: { to: Address; fn: () => Promise<void>; sent: (hash: Hex) => void } | null = null;
   const ask = (body: string) => fetch(upstream, { method: "POST", headers: { "content-type": "application/json" }, body });
 
@@ -49,6 +55,16 @@ export function startRpcTap(
     return refused;
   }
 
+  /** The node's answer to a receipt call, or "not found" while lagReceipt says so. */
+  function lagged(call: Call, text: string): string {
+    const hash = String(call.params?.[0]).toLowerCase();
+    const left = lagging.get(hash) ?? 0;
+    if (left === 0 || (JSON.parse(text) as { result?: unknown }).result == null) return text;
+    lagging.set(hash, left - 1);
+    receiptsHidden++;
+    return JSON.stringify({ jsonrpc: "2.0", id: call.id, result: null });
+  }
+
   const server = Bun.serve({
     hostname: "127.0.0.1",
     port: 0,
@@ -59,7 +75,8 @@ export function startRpcTap(
       if (refusal && !Array.isArray(parsed)) return Response.json({ jsonrpc: "2.0", id: parsed.id, error: { code: -32000, message: refusal } });
       if (opts.callsBlocksBehind) body = JSON.stringify(Array.isArray(parsed) ? await Promise.all(parsed.map(behind)) : await behind(parsed));
       const answer = await ask(body);
-      const text = await answer.text();
+      let text = await answer.text();
+      if (!Array.isArray(parsed) && parsed.method === "eth_getTransactionReceipt") text = lagged(parsed, text);
       const armed = hook;
       if (armed) {
         const sent = [parsed].flat().find((c) => c.method === "eth_sendRawTransaction" && parseTransaction(c.params![0] as Hex).to?.toLowerCase() === armed.to.toLowerCase());
@@ -76,6 +93,10 @@ export function startRpcTap(
     url: `http://127.0.0.1:${server.port}`,
     onNextSendTo: (to, fn) => new Promise<Hex>((sent) => void (hook = { to, fn, sent })),
     logsAsked,
+    lagReceipt: (hash, times) => void lagging.set(hash.toLowerCase(), times),
+    get receiptsHidden() {
+      return receiptsHidden;
+    },
     stop: () => void server.stop(true),
   };
 }
