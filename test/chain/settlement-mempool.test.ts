@@ -4,9 +4,10 @@
  * clock passes the stuck threshold, replaced with higher fees.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { type Hex, toHex } from "viem";
+import { type Hex, parseGwei, toHex } from "viem";
 import { type Stack, startStack } from "../support/stack.ts";
 import { usdc } from "../support/test-chain.ts";
+import { settlerRanSince } from "../support/wait.ts";
 
 let stack: Stack;
 
@@ -86,4 +87,38 @@ test("a settlement held unmined past the stuck threshold is replaced with higher
   ]);
   expect((await stack.usdcBalance(stack.payout)) - before).toBe(usdc("3.00"));
   expect(await publicClient.getTransactionReceipt({ hash: first.hash }).catch(() => null)).toBeNull();
+});
+
+test("a stuck settlement is not replaced when outbidding it would pay far above the going fees: it is sent again as it is", async () => {
+  const { anvil, publicClient } = stack.chain;
+  const before = await stack.usdcBalance(stack.payout);
+  const logsBefore = stack.logs().length;
+  const payment = await stack.createPayment({ amount: "2.00" });
+  await stack.pay(payment.deposit_address, usdc("2.00"), { wait: false });
+  await stack.mine(1);
+  // A fee spike while the credit gathers its confirmations: the settlement is signed against it.
+  await anvil.rpc("anvil_setNextBlockBaseFeePerGas", [toHex(parseGwei("100"))]);
+  await stack.mine(2);
+  await stack.waitForStatus(payment.id, "settling");
+  const first = await publicClient.getTransaction({ hash: await stack.settlementSent(payment.id) });
+  expect(first.blockNumber).toBeNull();
+
+  // The spike passes in a block too small to hold the settlement, which so stays in the mempool.
+  await anvil.rpc("evm_setBlockGasLimit", [toHex(first.gas - 1n)]);
+  await anvil.rpc("anvil_setNextBlockBaseFeePerGas", [toHex(parseGwei("1"))]);
+  await stack.mine(1);
+  await anvil.rpc("evm_setBlockGasLimit", [toHex(30_000_000n)]);
+  expect((await publicClient.getTransaction({ hash: first.hash })).blockNumber).toBeNull();
+  const going = await publicClient.estimateFeesPerGas();
+  expect((first.maxFeePerGas! * 115n) / 100n).toBeGreaterThan(going.maxFeePerGas * 3n); // else outbidding would be fine
+
+  stack.clock.advance(31_000); // past the 30 s after which a held transaction counts as stuck
+  await settlerRanSince(stack);
+  expect(stack.sql("SELECT tx_hash, tx_hashes FROM settlements WHERE payment_id = ?", payment.id)).toEqual([{ tx_hash: first.hash, tx_hashes: JSON.stringify([first.hash]) }]);
+  expect((await stack.readyz()).chain.settlement.last_error).toBeNull();
+  expect(stack.logs().slice(logsBefore).filter((line) => line.level === "warn" || line.level === "error")).toEqual([]);
+
+  await stack.waitForStatus(payment.id, "confirmed", { mine: true });
+  expect(stack.sql("SELECT state, tx_hash FROM settlements WHERE payment_id = ?", payment.id)).toEqual([{ state: "mined", tx_hash: first.hash }]);
+  expect((await stack.usdcBalance(stack.payout)) - before).toBe(usdc("2.00"));
 });
