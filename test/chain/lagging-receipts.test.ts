@@ -5,7 +5,8 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { type RpcTap, startRpcTap } from "../support/rpc-tap.ts";
-import { type Stack, startChain, startStack, type TestChain, usdc } from "../support/stack.ts";
+import { type Stack, startStack } from "../support/stack.ts";
+import { startChain, type TestChain, usdc } from "../support/test-chain.ts";
 import { waitFor } from "../support/wait.ts";
 
 let chain: TestChain;
@@ -37,7 +38,9 @@ test("a receipt missing on the first look but there on the second: the settlemen
   await waitFor(() => tap.receiptsHidden === 1, 10_000, "the settler to miss the receipt once");
 
   await stack.waitForStatus(payment.id, "confirmed", { mine: true });
-  expect(stack.sql("SELECT state, tx_hash FROM settlements WHERE payment_id = ?", payment.id)).toEqual([{ state: "mined", tx_hash: sent }]);
+  expect(stack.sql("SELECT state, tx_hash FROM settlements WHERE payment_id = ?", payment.id)).toEqual([
+    { state: "mined", tx_hash: sent },
+  ]);
   expect(stack.logs().filter((line) => line.level === "warn" || line.level === "error")).toEqual([]);
   expect(stack.events(payment.id)).toEqual(["payment.settling", "payment.confirmed"]);
 });

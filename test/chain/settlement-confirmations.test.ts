@@ -4,7 +4,8 @@
  * reorg can still drop a block that has fewer.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { type Stack, startStack, usdc } from "../support/stack.ts";
+import { type Stack, startStack } from "../support/stack.ts";
+import { usdc } from "../support/test-chain.ts";
 import { settlerRanSince } from "../support/wait.ts";
 
 const CONFIRMATIONS = 3;

@@ -11,7 +11,7 @@ import { type LogPosition, settledAfter } from "../../src/chain/settlement-proof
 import { ANVIL_KEY_3, ANVIL_KEY_4 } from "../support/anvil.ts";
 import { publicClientFor, testTokenAbi, walletClientFor } from "../support/chain.ts";
 import { type RpcTap, startRpcTap } from "../support/rpc-tap.ts";
-import { randomAddress, startChain, type TestChain, usdc } from "../support/stack.ts";
+import { randomAddress, startChain, type TestChain, usdc } from "../support/test-chain.ts";
 import { waitFor } from "../support/wait.ts";
 
 let chain: TestChain;
@@ -60,7 +60,9 @@ beforeAll(async () => {
   await chain.mine(1);
   await chain.mine(5);
 
-  const receipts = await Promise.all([first, paid, second].map((hash) => chain.publicClient.getTransactionReceipt({ hash })));
+  const receipts = await Promise.all(
+    [first, paid, second].map((hash) => chain.publicClient.getTransactionReceipt({ hash })),
+  );
   n = receipts[1]!.blockNumber;
   expect(receipts.map((r) => [r.blockNumber, r.transactionIndex, r.status])).toEqual([
     [n, 0, "success"],
@@ -76,7 +78,8 @@ afterAll(async () => {
   await chain?.stop();
 });
 
-const proof = (client = chain.publicClient, to = n) => settledAfter(client, { paymentId, deposit, after: credited, to });
+const proof = (client = chain.publicClient, to = n) =>
+  settledAfter(client, { paymentId, deposit, after: credited, to });
 
 describe("what counts as after the credited transfer", () => {
   test("a Settled event earlier in the transfer's block does not count, a later one in it does", async () => {
@@ -93,7 +96,9 @@ describe("what counts as after the credited transfer", () => {
   });
 
   test("Settled events of another deposit address do not count", async () => {
-    expect(await settledAfter(chain.publicClient, { paymentId, deposit: randomAddress(), after: credited, to: n + 1n })).toBe(0n);
+    expect(
+      await settledAfter(chain.publicClient, { paymentId, deposit: randomAddress(), after: credited, to: n + 1n }),
+    ).toBe(0n);
   });
 });
 
@@ -120,9 +125,15 @@ describe("a node that refuses some eth_getLogs", () => {
   }
 
   test("ranges too large are asked again in halves, covering the asked blocks once", async () => {
-    const { tap, client } = tapRefusing((from, to) => (to - from + 1 > 2 ? "block range too large: at most 2 blocks per query" : undefined));
+    const { tap, client } = tapRefusing((from, to) =>
+      to - from + 1 > 2 ? "block range too large: at most 2 blocks per query" : undefined,
+    );
     expect(await outcomeOf(tap, proof(client, n + 5n))).toEqual({ value: usdc("6.00") });
-    expect(tap.logsAsked[0]).toEqual({ from: Number(n), to: Number(n) + 5, refused: "block range too large: at most 2 blocks per query" });
+    expect(tap.logsAsked[0]).toEqual({
+      from: Number(n),
+      to: Number(n) + 5,
+      refused: "block range too large: at most 2 blocks per query",
+    });
     const answered = tap.logsAsked.filter((asked) => !asked.refused);
     expect(answered.every(({ from, to }) => to - from + 1 <= 2)).toBe(true);
     const blocks = answered.flatMap(({ from, to }) => Array.from({ length: to - from + 1 }, (_, i) => from + i));
