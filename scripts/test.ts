@@ -1,7 +1,8 @@
 /**
  * `bun run test [bun test args]`: the whole check as the README gives it. Makes sure chromium is
- * there (scripts/test-prereqs.ts), type-checks, runs bun test with the browser it found, then
- * fails if the tests left any process running (scripts/test-leftovers.ts), and stops those.
+ * there (scripts/test-prereqs.ts), type-checks, lints and checks the formatting (Biome), runs bun
+ * test with the browser it found, then fails if the tests left any process running
+ * (scripts/test-leftovers.ts), and stops those.
  */
 import { resolve } from "node:path";
 import { PrereqError, requireChromium } from "./test-prereqs.ts";
@@ -22,8 +23,10 @@ console.log(`test-prereqs: chromium is ${chromium}`);
 const run = (command: string[], env: Record<string, string | undefined> = process.env) =>
   Bun.spawn(command, { cwd: ROOT, env, stdin: "inherit", stdout: "inherit", stderr: "inherit" }).exited;
 
-const typecheck = await run([process.execPath, "run", "typecheck"]);
-if (typecheck !== 0) process.exit(typecheck);
+for (const check of ["typecheck", "lint"]) {
+  const status = await run([process.execPath, "run", check]);
+  if (status !== 0) process.exit(status);
+}
 
 const marker = `${process.pid}-${crypto.randomUUID()}`;
 const status = await run([process.execPath, "test", "--timeout", "60000", ...process.argv.slice(2)], {
