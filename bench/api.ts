@@ -17,8 +17,8 @@ import { cpus, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { freePort } from "../src/lib/free-port.ts";
 import {
-  type LoadResult,
   formatResults,
+  type LoadResult,
   numberFlag,
   runInProcess,
   runLoad,
@@ -57,7 +57,9 @@ const dataDir = mkdtempSync(join(tmpdir(), "stablegate-bench-"));
 const serverLog = join(dataDir, "server.log");
 process.once("exit", () => rmSync(dataDir, { recursive: true, force: true }));
 
-console.log(`Stablegate API benchmark: ${CLIENTS} concurrent clients, ${SECONDS} s per phase (after ${WARMUP_SECONDS} s warm-up), loopback`);
+console.log(
+  `Stablegate API benchmark: ${CLIENTS} concurrent clients, ${SECONDS} s per phase (after ${WARMUP_SECONDS} s warm-up), loopback`,
+);
 console.log(
   `Note: the load generator and the servers share this machine's ${cpus().length} CPU cores, so the HTTP figures ` +
     "include the client's own CPU use; compare them with each other rather than read them as capacity.\n",
@@ -100,7 +102,11 @@ async function benchStablegate(): Promise<LoadResult[]> {
 
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  const server = spawnChild([BINARY, "serve"], { ...env, STABLEGATE_HOST: "127.0.0.1", STABLEGATE_PORT: String(port) }, serverLog);
+  const server = spawnChild(
+    [BINARY, "serve"],
+    { ...env, STABLEGATE_HOST: "127.0.0.1", STABLEGATE_PORT: String(port) },
+    serverLog,
+  );
   try {
     await waitForHttp(`${base}/healthz`, 15_000, server);
     const headers = { authorization: `Bearer ${apiKey}`, "content-type": "application/json" };
@@ -131,7 +137,10 @@ async function benchStablegate(): Promise<LoadResult[]> {
 async function benchBareElysia(): Promise<LoadResult[]> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}/x`;
-  const server = spawnChild([process.execPath, join(import.meta.dir, "bare-elysia.ts")], { ...process.env, PORT: String(port) });
+  const server = spawnChild([process.execPath, join(import.meta.dir, "bare-elysia.ts")], {
+    ...process.env,
+    PORT: String(port),
+  });
   try {
     await waitForHttp(url, 15_000, server);
     const headers = { "content-type": "application/json" };
@@ -162,7 +171,10 @@ function benchBareSqlite(): LoadResult {
     db.run("PRAGMA journal_mode = WAL");
     db.run("PRAGMA synchronous = FULL");
     db.run(readFileSync(join(ROOT, "migrations/001_core.sql"), "utf8"));
-    db.run("INSERT INTO accounts (id, name, payout_address, created_at) VALUES ('acct_bench', 'Bench', ?, ?)", [PAYOUT, Date.now()]);
+    db.run("INSERT INTO accounts (id, name, payout_address, created_at) VALUES ('acct_bench', 'Bench', ?, ?)", [
+      PAYOUT,
+      Date.now(),
+    ]);
     const insert = db.query(
       `INSERT INTO payments (id, account_id, status, amount, fee_bps, fee_recipient, payout_address, chain_id, token_address,
          deposit_address, description, reference, customer_email, metadata, expires_at, created_at, updated_at)

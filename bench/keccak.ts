@@ -24,17 +24,24 @@ const params = (i: number): DepositParams => ({
 });
 
 // The clone init code the factory deploys (EIP-1167), as src/chain/contracts.ts builds it.
-const cloneInitCodeHash = keccak256(concat(["0x3d602d80600a3d3981f3363d3d373d3d3d363d73", forwarderAddress, "0x5af43d82803e903d91602b57fd5bf3"]));
-const saltParameters = parseAbiParameters("bytes32 paymentId, address token, address payout, address feeRecipient, uint16 feeBps");
+const cloneInitCodeHash = keccak256(
+  concat(["0x3d602d80600a3d3981f3363d3d373d3d3d363d73", forwarderAddress, "0x5af43d82803e903d91602b57fd5bf3"]),
+);
+const saltParameters = parseAbiParameters(
+  "bytes32 paymentId, address token, address payout, address feeRecipient, uint16 feeBps",
+);
 
 /** The same address with viem alone: getContractAddress hashes with its JavaScript keccak. */
 function viemDepositAddress(p: DepositParams) {
-  const salt = keccak256(encodeAbiParameters(saltParameters, [p.paymentId, p.token, p.payout, p.feeRecipient, p.feeBps]));
+  const salt = keccak256(
+    encodeAbiParameters(saltParameters, [p.paymentId, p.token, p.payout, p.feeRecipient, p.feeBps]),
+  );
   return getContractAddress({ opcode: "CREATE2", from: factoryAddress, salt, bytecodeHash: cloneInitCodeHash });
 }
 
 for (let i = 0; i < 100; i++) {
-  if (viemDepositAddress(params(i)) !== depositAddress(params(i))) throw new Error(`the two computations disagree for payment ${i}`);
+  if (viemDepositAddress(params(i)) !== depositAddress(params(i)))
+    throw new Error(`the two computations disagree for payment ${i}`);
 }
 
 /** Nanoseconds per call of each function: the median of five rounds, the two taking turns so load drift hits both. */
@@ -57,10 +64,27 @@ function compare(a: (i: number) => unknown, b: (i: number) => unknown): [number,
 
 const preimage = crypto.getRandomValues(new Uint8Array(85));
 const rows = [
-  { what: "keccak of 85 bytes", times: compare(() => keccakBytes(preimage), () => keccak256(preimage, "bytes")) },
-  { what: "deposit address", times: compare((i) => depositAddress(params(i)), (i) => viemDepositAddress(params(i))) },
+  {
+    what: "keccak of 85 bytes",
+    times: compare(
+      () => keccakBytes(preimage),
+      () => keccak256(preimage, "bytes"),
+    ),
+  },
+  {
+    what: "deposit address",
+    times: compare(
+      (i) => depositAddress(params(i)),
+      (i) => viemDepositAddress(params(i)),
+    ),
+  },
 ];
 console.log(`ns per call, median of 5 rounds of ${iterations}`);
 console.table(
-  rows.map(({ what, times: [wasm, viem] }) => ({ what, "hash-wasm": Math.round(wasm), viem: Math.round(viem), speed_up: `${(viem / wasm).toFixed(1)}x` })),
+  rows.map(({ what, times: [wasm, viem] }) => ({
+    what,
+    "hash-wasm": Math.round(wasm),
+    viem: Math.round(viem),
+    speed_up: `${(viem / wasm).toFixed(1)}x`,
+  })),
 );

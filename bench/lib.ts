@@ -80,7 +80,13 @@ export function runInProcess(name: string, seconds: number, op: (i: number) => v
   return summarise(name, latencies, (performance.now() - started) / 1000, 0);
 }
 
-function summarise(name: string, latencies: number[], seconds: number, errors: number, firstError?: string): LoadResult {
+function summarise(
+  name: string,
+  latencies: number[],
+  seconds: number,
+  errors: number,
+  firstError?: string,
+): LoadResult {
   latencies.sort((a, b) => a - b);
   return {
     name,
@@ -99,7 +105,6 @@ export function percentile(sorted: readonly number[], p: number): number {
   if (sorted.length === 0) return Number.NaN;
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))]!;
 }
-
 
 /** Polls `url` until it answers 2xx; fails early if `proc` exits first. */
 export async function waitForHttp(url: string, timeoutMs: number, proc?: Subprocess): Promise<void> {

@@ -22,15 +22,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
   type Address,
-  type Hex,
-  type PublicClient,
-  type RpcLog,
   checksumAddress,
   decodeEventLog,
   erc20Abi,
   formatLog,
   getAddress,
+  type Hex,
+  type PublicClient,
   parseEventLogs,
+  type RpcLog,
   toEventSelector,
   zeroAddress,
   zeroHash,
@@ -95,7 +95,13 @@ function seed(dir: string): void {
   const db = openDb(dir);
   const now = Date.now();
   const accountId = randomIds.prefixed("acct");
-  createAccountStore(db).insertAccount({ id: accountId, name: "Bench", payout_address: PAYOUT, fee_bps: null, created_at: now });
+  createAccountStore(db).insertAccount({
+    id: accountId,
+    name: "Bench",
+    payout_address: PAYOUT,
+    fee_bps: null,
+    created_at: now,
+  });
   const insert = db.query(
     `INSERT INTO payments (id, account_id, status, amount, fee_bps, fee_recipient, payout_address, chain_id, token_address,
        deposit_address, expires_at, created_at, updated_at) VALUES (?, ?, 'pending', ?, 0, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -107,11 +113,25 @@ function seed(dir: string): void {
     const hex = randomBytes(n * 52).toString("hex");
     const t0 = performance.now();
     // Stored checksummed, as payment creation stores them (viem's getAddress).
-    const deposits = Array.from({ length: n }, (_, i) => checksumAddress(`0x${hex.slice(i * 104 + 64, i * 104 + 104)}`));
+    const deposits = Array.from({ length: n }, (_, i) =>
+      checksumAddress(`0x${hex.slice(i * 104 + 64, i * 104 + 104)}`),
+    );
     checksumMs += performance.now() - t0;
     db.transaction(() => {
       for (let i = 0; i < n; i++) {
-        insert.run(`0x${hex.slice(i * 104, i * 104 + 64)}`, accountId, PRICE, zeroAddress, PAYOUT, CHAIN_ID, USDC, deposits[i]!, now + 86_400_000, now, now);
+        insert.run(
+          `0x${hex.slice(i * 104, i * 104 + 64)}`,
+          accountId,
+          PRICE,
+          zeroAddress,
+          PAYOUT,
+          CHAIN_ID,
+          USDC,
+          deposits[i]!,
+          now + 86_400_000,
+          now,
+          now,
+        );
       }
     })();
   }
@@ -161,16 +181,35 @@ function serveNode(dir: string): void {
 
   function block(n: number): string {
     return JSON.stringify({
-      number: `0x${n.toString(16)}`, hash: blockHash(n), parentHash: n === 0 ? zeroHash : blockHash(n - 1),
-      nonce: "0x0000000000000000", sha3Uncles: zeroHash, logsBloom: `0x${"00".repeat(256)}`, transactionsRoot: zeroHash,
-      stateRoot: zeroHash, receiptsRoot: zeroHash, miner: zeroAddress, difficulty: "0x0", totalDifficulty: "0x0",
-      extraData: "0x", size: "0x220", gasLimit: "0x1c9c380", gasUsed: "0x0", timestamp: `0x${(1_700_000_000 + n * 2).toString(16)}`,
-      baseFeePerGas: "0x1", mixHash: zeroHash, transactions: [], uncles: [],
+      number: `0x${n.toString(16)}`,
+      hash: blockHash(n),
+      parentHash: n === 0 ? zeroHash : blockHash(n - 1),
+      nonce: "0x0000000000000000",
+      sha3Uncles: zeroHash,
+      logsBloom: `0x${"00".repeat(256)}`,
+      transactionsRoot: zeroHash,
+      stateRoot: zeroHash,
+      receiptsRoot: zeroHash,
+      miner: zeroAddress,
+      difficulty: "0x0",
+      totalDifficulty: "0x0",
+      extraData: "0x",
+      size: "0x220",
+      gasLimit: "0x1c9c380",
+      gasUsed: "0x0",
+      timestamp: `0x${(1_700_000_000 + n * 2).toString(16)}`,
+      baseFeePerGas: "0x1",
+      mixHash: zeroHash,
+      transactions: [],
+      uncles: [],
     });
   }
 
   /** The JSON text of the result, or an error. */
-  function answer(method: string, params: unknown[]): { result: string } | { error: { code: number; message: string } } {
+  function answer(
+    method: string,
+    params: unknown[],
+  ): { result: string } | { error: { code: number; message: string } } {
     switch (method) {
       case "eth_chainId":
         return { result: `"0x${CHAIN_ID.toString(16)}"` };
@@ -181,13 +220,22 @@ function serveNode(dir: string): void {
         return { result: n <= head ? block(n) : "null" };
       }
       case "eth_getLogs": {
-        const filter = params[0] as { address?: string; topics?: Array<string | null>; fromBlock: string; toBlock: string };
+        const filter = params[0] as {
+          address?: string;
+          topics?: Array<string | null>;
+          fromBlock: string;
+          toBlock: string;
+        };
         const from = Number(filter.fromBlock);
         const to = Math.min(Number(filter.toBlock), head);
-        const wrongFilter = (filter.address && filter.address.toLowerCase() !== usdc) || (filter.topics?.[0] && filter.topics[0] !== TRANSFER);
+        const wrongFilter =
+          (filter.address && filter.address.toLowerCase() !== usdc) ||
+          (filter.topics?.[0] && filter.topics[0] !== TRANSFER);
         if (wrongFilter || from > to) return { result: "[]" };
         if (MAX_LOGS && (to - from + 1) * PER_BLOCK > MAX_LOGS) {
-          return { error: { code: -32005, message: `query returned more than ${MAX_LOGS} results; try a smaller block range` } };
+          return {
+            error: { code: -32005, message: `query returned more than ${MAX_LOGS} results; try a smaller block range` },
+          };
         }
         const t0 = performance.now();
         const parts: string[] = [];
@@ -292,10 +340,14 @@ function timedClient(client: PublicClient): PublicClient {
       if (typeof value !== "function") return value;
       const fn = value as (...args: unknown[]) => Promise<unknown>;
       if (prop === "getLogs") {
-        return (args: { fromBlock: bigint; toBlock: bigint }) => timeLogs(args.fromBlock, args.toBlock, () => fn.call(target, args));
+        return (args: { fromBlock: bigint; toBlock: bigint }) =>
+          timeLogs(args.fromBlock, args.toBlock, () => fn.call(target, args));
       }
       if (prop === "request") {
-        return (args: { method: string; params?: Array<{ fromBlock: string; toBlock: string }> }, ...rest: unknown[]) =>
+        return (
+          args: { method: string; params?: Array<{ fromBlock: string; toBlock: string }> },
+          ...rest: unknown[]
+        ) =>
           args.method === "eth_getLogs"
             ? timeLogs(args.params?.[0]?.fromBlock, args.params?.[0]?.toBlock, () => fn.call(target, args, ...rest))
             : fn.call(target, args, ...rest);
@@ -322,12 +374,24 @@ async function main(): Promise<void> {
   }, LIMIT_MS).unref();
   const dataDir = mkdtempSync(join(tmpdir(), "stablegate-bench-watcher-"));
   process.once("exit", () => rmSync(dataDir, { recursive: true, force: true }));
-  const self = [process.execPath, import.meta.path, "--dir", dataDir, "--addresses", String(ADDRESSES), "--blocks", String(BLOCKS), "--per-block", String(PER_BLOCK)];
+  const self = [
+    process.execPath,
+    import.meta.path,
+    "--dir",
+    dataDir,
+    "--addresses",
+    String(ADDRESSES),
+    "--blocks",
+    String(BLOCKS),
+    "--per-block",
+    String(PER_BLOCK),
+  ];
   const hitsPerBlock = Math.max(1, Math.round((PER_BLOCK * HIT_PERMILLE) / 1000));
   console.log(
     `Stablegate chain watcher benchmark: ${int(ADDRESSES)} deposit addresses, ${BLOCKS} blocks of ${int(PER_BLOCK)} USDC transfers ` +
       `(${hitsPerBlock} per block to deposit addresses), confirmations 0, poll interval ${POLL_INTERVAL_MS} ms` +
-      (MAX_LOGS ? `, node refuses answers over ${int(MAX_LOGS)} logs` : "") + "\n",
+      (MAX_LOGS ? `, node refuses answers over ${int(MAX_LOGS)} logs` : "") +
+      "\n",
   );
 
   const seeder = spawnChild([...self, "--role", "seed"], process.env);
@@ -339,7 +403,10 @@ async function main(): Promise<void> {
   writeFileSync(join(dataDir, "hits.json"), JSON.stringify(hits));
 
   const nodeStarted = performance.now();
-  const node = spawnChild([...self, "--role", "node", ...(MAX_LOGS ? ["--max-logs", String(MAX_LOGS)] : [])], process.env);
+  const node = spawnChild(
+    [...self, "--role", "node", ...(MAX_LOGS ? ["--max-logs", String(MAX_LOGS)] : [])],
+    process.env,
+  );
   const portFile = join(dataDir, "node.port");
   while (!existsSync(portFile) || readFileSync(portFile, "utf8") === "") {
     if (node.exitCode !== null) throw new Error("the fake node exited");
@@ -347,19 +414,35 @@ async function main(): Promise<void> {
   }
   const rpcUrl = `http://127.0.0.1:${readFileSync(portFile, "utf8")}`;
   await waitForHttp(rpcUrl, 10_000, node);
-  console.log(`setup: fake node ready with ${BLOCKS} blocks (${int(BLOCKS * PER_BLOCK)} logs) pre-built in ${secs(performance.now() - nodeStarted)}\n`);
+  console.log(
+    `setup: fake node ready with ${BLOCKS} blocks (${int(BLOCKS * PER_BLOCK)} logs) pre-built in ${secs(performance.now() - nodeStarted)}\n`,
+  );
   const rpc = async (method: string, params: unknown[] = []): Promise<unknown> => {
-    const response = await fetch(rpcUrl, { method: "POST", body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }) });
+    const response = await fetch(rpcUrl, {
+      method: "POST",
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
+    });
     return ((await response.json()) as { result: unknown }).result;
   };
 
   // The watcher with its real dependencies; the client, chain store and ledger are wrapped in timers.
-  const config = { name: "custom", chainId: CHAIN_ID, rpcUrl, usdc: USDC, confirmations: 0, pollIntervalMs: POLL_INTERVAL_MS };
+  const config = {
+    name: "custom",
+    chainId: CHAIN_ID,
+    rpcUrl,
+    usdc: USDC,
+    confirmations: 0,
+    pollIntervalMs: POLL_INTERVAL_MS,
+  };
   const rawClient = createChainClients(config, generatePrivateKey()).publicClient;
   const paymentStore = createPaymentStore(db);
   const chainStore = createChainStore(db);
   const lifecycle = createLifecycle({
-    payments: paymentStore, chain: chainStore, events: createEventStore(db, randomIds), clock: systemClock, ids: randomIds,
+    payments: paymentStore,
+    chain: chainStore,
+    events: createEventStore(db, randomIds),
+    clock: systemClock,
+    ids: randomIds,
     view: { baseUrl: "http://127.0.0.1", chainName: "custom" },
   });
   const ledger = createLedger({ chain: chainStore, payments: paymentStore, lifecycle, clock: systemClock });
@@ -408,7 +491,9 @@ async function main(): Promise<void> {
   const rssSettled = rss();
   console.log(`memory: RSS before loading addresses   ${mb(rssBefore)}`);
   console.log(`        loadAddresses()                ${int(watcher.watchedCount)} addresses in ${secs(loadMs)}`);
-  console.log(`        RSS after loading              ${mb(rssLoaded)} (peak while loading ${mb(loadPeak)}; ${mb(rssSettled)} after a full GC)\n`);
+  console.log(
+    `        RSS after loading              ${mb(rssLoaded)} (peak while loading ${mb(loadPeak)}; ${mb(rssSettled)} after a full GC)\n`,
+  );
 
   // Catch-up: the cursor at block 0, the head BLOCKS ahead; tick until all of them are scanned.
   chainStore.setCursor(CHAIN_ID, 0, blockHash(0), Date.now());
@@ -430,14 +515,20 @@ async function main(): Promise<void> {
   const refused = logRequests.length - answered.length;
   const other = runMs - timing.getLogsMs - timing.otherRpcMs - timing.txMs;
   console.log(`catch-up: ${scanned} blocks (${int(transfers)} transfers) in ${secs(runMs)}, ${ticks} ticks`);
-  console.log(`          ${(scanned / (runMs / 1000)).toFixed(1)} blocks/s, ${int(transfers / (runMs / 1000))} transfers/s`);
-  console.log(`          chunks: ${describeChunks(logRequests)}${refused ? `; ${refused} failed, taking ${secs(logRequests.filter((r) => !r.ok).reduce((sum, r) => sum + r.ms, 0))}` : ""}`);
+  console.log(
+    `          ${(scanned / (runMs / 1000)).toFixed(1)} blocks/s, ${int(transfers / (runMs / 1000))} transfers/s`,
+  );
+  console.log(
+    `          chunks: ${describeChunks(logRequests)}${refused ? `; ${refused} failed, taking ${secs(logRequests.filter((r) => !r.ok).reduce((sum, r) => sum + r.ms, 0))}` : ""}`,
+  );
   for (const reason of refusals) console.log(`          failed eth_getLogs: ${reason}`);
   const rssAfterRun = rss();
   Bun.gc(true);
   console.log(`          peak RSS ${mb(runPeak)} (${mb(rssAfterRun)} after the scan, ${mb(rss())} after a full GC)`);
-  console.log(`          time: eth_getLogs (viem: HTTP, JSON.parse, ABI decoding) ${secs(timing.getLogsMs)}, other RPC ${secs(timing.otherRpcMs)}, ` +
-    `DB transaction ${secs(timing.txMs)}, matching and the rest ${secs(other)}`);
+  console.log(
+    `          time: eth_getLogs (viem: HTTP, JSON.parse, ABI decoding) ${secs(timing.getLogsMs)}, other RPC ${secs(timing.otherRpcMs)}, ` +
+      `DB transaction ${secs(timing.txMs)}, matching and the rest ${secs(other)}`,
+  );
 
   // Correctness: exactly the transfers sent to deposit addresses were credited, once, in full.
   const check = checkCredits(db, hits, timing.credited);
@@ -451,7 +542,9 @@ async function main(): Promise<void> {
   const catchUpRequests = logRequests.length;
   const latencies: number[] = [];
   const commits: number[] = [];
-  const find = db.query<{ amount_received: number | null }, [string]>("SELECT amount_received FROM payments WHERE id = ?");
+  const find = db.query<{ amount_received: number | null }, [string]>(
+    "SELECT amount_received FROM payments WHERE id = ?",
+  );
   for (const hit of latencyHits) {
     await Bun.sleep(200 + Math.random() * POLL_INTERVAL_MS); // a random phase against the poll loop
     const t0 = performance.now();
@@ -466,20 +559,30 @@ async function main(): Promise<void> {
   const sorted = [...latencies].sort((a, b) => a - b);
   const within = latencies.filter((ms) => ms <= POLL_INTERVAL_MS).length;
   console.log(`latency: new block -> amount_received set, ${latencies.length} runs (DB polled every 10 ms)`);
-  console.log(`         ${latencies.map((ms) => `${ms.toFixed(0)} ms`).join(", ")} (committed at ${commits.map((ms) => ms.toFixed(0)).join(", ")} ms)`);
-  console.log(`         min ${sorted[0]!.toFixed(0)} ms, median ${percentile(sorted, 0.5).toFixed(0)} ms, max ${sorted.at(-1)!.toFixed(0)} ms; ` +
-    `${within}/${latencies.length} within one poll interval (${POLL_INTERVAL_MS} ms)`);
+  console.log(
+    `         ${latencies.map((ms) => `${ms.toFixed(0)} ms`).join(", ")} (committed at ${commits.map((ms) => ms.toFixed(0)).join(", ")} ms)`,
+  );
+  console.log(
+    `         min ${sorted[0]!.toFixed(0)} ms, median ${percentile(sorted, 0.5).toFixed(0)} ms, max ${sorted.at(-1)!.toFixed(0)} ms; ` +
+      `${within}/${latencies.length} within one poll interval (${POLL_INTERVAL_MS} ms)`,
+  );
   const oneBlock = logRequests.slice(catchUpRequests).filter((r) => r.ok);
   const getLogsMs = oneBlock.reduce((sum, r) => sum + r.ms, 0) / oneBlock.length;
-  console.log(`         eth_getLogs of one ${int(PER_BLOCK)}-transfer block: ${getLogsMs.toFixed(0)} ms on average; the loop polls at a fixed ` +
-    `rate of ${POLL_INTERVAL_MS} ms, so the worst case is about ${POLL_INTERVAL_MS} ms + one tick\n`);
+  console.log(
+    `         eth_getLogs of one ${int(PER_BLOCK)}-transfer block: ${getLogsMs.toFixed(0)} ms on average; the loop polls at a fixed ` +
+      `rate of ${POLL_INTERVAL_MS} ms, so the worst case is about ${POLL_INTERVAL_MS} ms + one tick\n`,
+  );
 
   await profileDecoding(rpc, rpcUrl, rawClient, watcher.isWatched, answered);
 
   console.log("\naims:");
   console.log(`  ${runMs < 10_000 ? "MET   " : "MISSED"} ${BLOCKS} blocks in ${secs(runMs)} (aim: under 10 s)`);
-  console.log(`  ${runPeak < 500 * 1024 * 1024 ? "MET   " : "MISSED"} peak RSS ${mb(runPeak)} while scanning, ${mb(rssLoaded)} after loading addresses (aim: under 500 MB)`);
-  console.log(`  ${within === latencies.length ? "MET   " : "MISSED"} ${within}/${latencies.length} credits within ${POLL_INTERVAL_MS} ms (max ${sorted.at(-1)!.toFixed(0)} ms)`);
+  console.log(
+    `  ${runPeak < 500 * 1024 * 1024 ? "MET   " : "MISSED"} peak RSS ${mb(runPeak)} while scanning, ${mb(rssLoaded)} after loading addresses (aim: under 500 MB)`,
+  );
+  console.log(
+    `  ${within === latencies.length ? "MET   " : "MISSED"} ${within}/${latencies.length} credits within ${POLL_INTERVAL_MS} ms (max ${sorted.at(-1)!.toFixed(0)} ms)`,
+  );
   console.log(`  ${check.ok ? "PASS  " : "FAIL  "} credits match the transfers sent`);
 
   await stopChild(node);
@@ -489,7 +592,9 @@ async function main(): Promise<void> {
 
 /** Distinct random payments: hitsPerBlock per measured block, then one per latency run. */
 function pickHits(db: ReturnType<typeof openDb>, hitsPerBlock: number): Hit[] {
-  const bySeq = db.query<{ id: string; deposit_address: string }, [number]>("SELECT id, deposit_address FROM payments WHERE seq = ?");
+  const bySeq = db.query<{ id: string; deposit_address: string }, [number]>(
+    "SELECT id, deposit_address FROM payments WHERE seq = ?",
+  );
   const seqs = new Set<number>();
   const wanted = BLOCKS * hitsPerBlock + LATENCY_RUNS;
   while (seqs.size < wanted) seqs.add(1 + Math.floor(Math.random() * ADDRESSES));
@@ -509,12 +614,20 @@ function pickHits(db: ReturnType<typeof openDb>, hitsPerBlock: number): Hit[] {
 }
 
 function checkCredits(db: ReturnType<typeof openDb>, hits: Hit[], credited: number): { ok: boolean; detail: string } {
-  const rows = db.query<{ n: number; total: number; uncredited: number }, []>(
-    "SELECT count(*) AS n, coalesce(sum(amount), 0) AS total, coalesce(sum(credited_at IS NULL), 0) AS uncredited FROM transfers",
-  ).get()!;
-  const touched = db.query<{ n: number }, []>("SELECT count(*) AS n FROM payments WHERE amount_received IS NOT NULL").get()!.n;
-  const underpaidEvents = db.query<{ n: number }, []>("SELECT count(*) AS n FROM events WHERE type = 'payment.underpaid'").get()!.n;
-  const received = db.query<{ amount_received: number | null; status: string }, [string]>("SELECT amount_received, status FROM payments WHERE id = ?");
+  const rows = db
+    .query<{ n: number; total: number; uncredited: number }, []>(
+      "SELECT count(*) AS n, coalesce(sum(amount), 0) AS total, coalesce(sum(credited_at IS NULL), 0) AS uncredited FROM transfers",
+    )
+    .get()!;
+  const touched = db
+    .query<{ n: number }, []>("SELECT count(*) AS n FROM payments WHERE amount_received IS NOT NULL")
+    .get()!.n;
+  const underpaidEvents = db
+    .query<{ n: number }, []>("SELECT count(*) AS n FROM events WHERE type = 'payment.underpaid'")
+    .get()!.n;
+  const received = db.query<{ amount_received: number | null; status: string }, [string]>(
+    "SELECT amount_received, status FROM payments WHERE id = ?",
+  );
   const wrong = hits.filter((hit) => {
     const row = received.get(hit.paymentId);
     const underpaid = BigInt(hit.amount) < PRICE;
@@ -529,10 +642,14 @@ function checkCredits(db: ReturnType<typeof openDb>, hits: Hit[], credited: numb
     rows.total !== expectedTotal && `transfers total ${rows.total}, expected ${expectedTotal}`,
     touched !== hits.length && `${touched} payments with amount_received, expected ${hits.length}`,
     wrong.length > 0 && `${wrong.length} payments with the wrong amount_received or status`,
-    underpaidEvents !== expectedUnderpaid && `${underpaidEvents} payment.underpaid events, expected ${expectedUnderpaid}`,
+    underpaidEvents !== expectedUnderpaid &&
+      `${underpaidEvents} payment.underpaid events, expected ${expectedUnderpaid}`,
   ].filter(Boolean);
   return problems.length === 0
-    ? { ok: true, detail: `${hits.length} transfers rows, all credited; amount_received exact on all ${touched} paid payments and no other; ${underpaidEvents} payment.underpaid events` }
+    ? {
+        ok: true,
+        detail: `${hits.length} transfers rows, all credited; amount_received exact on all ${touched} paid payments and no other; ${underpaidEvents} payment.underpaid events`,
+      }
     : { ok: false, detail: problems.join("; ") };
 }
 
@@ -542,10 +659,15 @@ function describeChunks(requests: Array<{ from: number; to: number; ok: boolean;
   const sizes = new Map<number, number>();
   for (const r of answered) sizes.set(r.to - r.from + 1, (sizes.get(r.to - r.from + 1) ?? 0) + 1);
   const histogram = [...sizes].map(([blocks, count]) => `${count} x ${blocks} blocks`).join(", ");
-  const sequence = requests.slice(0, 24).map((r) => `${r.to - r.from + 1}${r.ok ? "+" : "x"}`).join(" ");
+  const sequence = requests
+    .slice(0, 24)
+    .map((r) => `${r.to - r.from + 1}${r.ok ? "+" : "x"}`)
+    .join(" ");
   const avgMs = answered.reduce((sum, r) => sum + r.ms, 0) / answered.length;
-  return `${answered.length} eth_getLogs answered (${histogram}; ${avgMs.toFixed(0)} ms each on average)\n` +
-    `          blocks asked per call (+ answered, x failed): ${sequence}${requests.length > 24 ? " ..." : ""}`;
+  return (
+    `${answered.length} eth_getLogs answered (${histogram}; ${avgMs.toFixed(0)} ms each on average)\n` +
+    `          blocks asked per call (+ answered, x failed): ${sequence}${requests.length > 24 ? " ..." : ""}`
+  );
 }
 
 /**
@@ -566,7 +688,9 @@ async function profileDecoding(
   const logs = (to - from + 1) * PER_BLOCK;
   const stats = (await rpc("bench_stats")) as { requests: number; buildMs: number };
   console.log(`profile: eth_getLogs [${from}..${to}], ${int(logs)} logs; median of 3 runs, each after a full GC`);
-  console.log(`  ${"fake node: building one answer".padEnd(52)} ${(stats.buildMs / stats.requests).toFixed(1).padStart(7)} ms (average over ${stats.requests} requests)`);
+  console.log(
+    `  ${"fake node: building one answer".padEnd(52)} ${(stats.buildMs / stats.requests).toFixed(1).padStart(7)} ms (average over ${stats.requests} requests)`,
+  );
 
   async function step<T>(label: string, fn: () => T | Promise<T>, note = ""): Promise<{ ms: number; value: T }> {
     const times: number[] = [];
@@ -578,23 +702,62 @@ async function profileDecoding(
       times.push(performance.now() - t0);
     }
     const ms = times.sort((a, b) => a - b)[1]!;
-    console.log(`  ${label.padEnd(52)} ${ms.toFixed(1).padStart(7)} ms  ${((ms * 1000) / logs).toFixed(2).padStart(6)} µs/log${note ? `  ${note}` : ""}`);
+    console.log(
+      `  ${label.padEnd(52)} ${ms.toFixed(1).padStart(7)} ms  ${((ms * 1000) / logs).toFixed(2).padStart(6)} µs/log${note ? `  ${note}` : ""}`,
+    );
     return { ms, value };
   }
 
-  type RawLog = { address: string; topics: string[]; data: string; blockNumber: string; transactionHash: string | null; logIndex: string | null; blockHash: string | null; removed: boolean };
-  const filter = { address: USDC, topics: [TRANSFER], fromBlock: `0x${from.toString(16)}`, toBlock: `0x${to.toString(16)}` };
+  type RawLog = {
+    address: string;
+    topics: string[];
+    data: string;
+    blockNumber: string;
+    transactionHash: string | null;
+    logIndex: string | null;
+    blockHash: string | null;
+    removed: boolean;
+  };
+  const filter = {
+    address: USDC,
+    topics: [TRANSFER],
+    fromBlock: `0x${from.toString(16)}`,
+    toBlock: `0x${to.toString(16)}`,
+  };
   const request = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_getLogs", params: [filter] });
-  const fetched = await step("HTTP round trip, body as text", async () => (await fetch(rpcUrl, { method: "POST", body: request })).text());
-  const parsed = await step("JSON.parse", () => (JSON.parse(fetched.value) as { result: RawLog[] }).result, `(${mb(fetched.value.length)} of JSON)`);
-  const raw = parsed.value;
-  const decode = (log: RawLog) => decodeEventLog({ abi: TRANSFER_EVENT, data: log.data as Hex, topics: log.topics as [Hex, ...Hex[]], strict: true });
-  await step("viem formatLog + parseEventLogs, every log", () => parseEventLogs({ abi: TRANSFER_EVENT, logs: (raw as RpcLog[]).map((log) => formatLog(log)), strict: true }));
-  await step("  in it: checksumAddress of from and to", () => raw.forEach((log) => checksumAddress(`0x${log.topics[1]!.slice(26)}`) + checksumAddress(`0x${log.topics[2]!.slice(26)}`)));
-  const viem = await step("viem getLogs, decoding every log (for comparison)", () =>
-    client.getLogs({ address: USDC, event: TRANSFER_EVENT[0]!, fromBlock: BigInt(from), toBlock: BigInt(to), strict: true }),
+  const fetched = await step("HTTP round trip, body as text", async () =>
+    (await fetch(rpcUrl, { method: "POST", body: request })).text(),
   );
-  const viemMatch = await step("  then matching args.to against the Set", () => viem.value.filter((log) => isWatched(log.args.to)).length);
+  const parsed = await step(
+    "JSON.parse",
+    () => (JSON.parse(fetched.value) as { result: RawLog[] }).result,
+    `(${mb(fetched.value.length)} of JSON)`,
+  );
+  const raw = parsed.value;
+  const decode = (log: RawLog) =>
+    decodeEventLog({ abi: TRANSFER_EVENT, data: log.data as Hex, topics: log.topics as [Hex, ...Hex[]], strict: true });
+  await step("viem formatLog + parseEventLogs, every log", () =>
+    parseEventLogs({ abi: TRANSFER_EVENT, logs: (raw as RpcLog[]).map((log) => formatLog(log)), strict: true }),
+  );
+  await step("  in it: checksumAddress of from and to", () =>
+    raw.forEach((log) => {
+      checksumAddress(`0x${log.topics[1]!.slice(26)}`);
+      checksumAddress(`0x${log.topics[2]!.slice(26)}`);
+    }),
+  );
+  const viem = await step("viem getLogs, decoding every log (for comparison)", () =>
+    client.getLogs({
+      address: USDC,
+      event: TRANSFER_EVENT[0]!,
+      fromBlock: BigInt(from),
+      toBlock: BigInt(to),
+      strict: true,
+    }),
+  );
+  const viemMatch = await step(
+    "  then matching args.to against the Set",
+    () => viem.value.filter((log) => isWatched(log.args.to)).length,
+  );
 
   // What the watcher does: filter the raw JSON on topics[2] first, decode only the matches.
   const usdc = USDC.toLowerCase();
@@ -604,7 +767,15 @@ async function profileDecoding(
       const recipient = log.topics[2];
       if (log.topics.length !== 3 || log.topics[0] !== TRANSFER || !recipient || recipient.length !== 66) continue;
       if (!isWatched(`0x${recipient.slice(26)}`)) continue;
-      if (log.removed || log.address.toLowerCase() !== usdc || log.data.length !== 66 || !log.transactionHash || !log.blockHash || log.logIndex === null) continue;
+      if (
+        log.removed ||
+        log.address.toLowerCase() !== usdc ||
+        log.data.length !== 66 ||
+        !log.transactionHash ||
+        !log.blockHash ||
+        log.logIndex === null
+      )
+        continue;
       const n = Number(log.blockNumber);
       if (n < from || n > to) continue;
       decode(log);

@@ -25,7 +25,7 @@ import { createEventStore } from "../src/events/store.ts";
 import { randomIds } from "../src/lib/ids.ts";
 import { silentLogger } from "../src/lib/log.ts";
 import { startServer } from "../src/server.ts";
-import { TEST_PAYOUT, makeTempDir, testEnv } from "../test/support/server.ts";
+import { makeTempDir, TEST_PAYOUT, testEnv } from "../test/support/server.ts";
 import { numberFlag, percentile } from "./lib.ts";
 
 const EVENTS = numberFlag(process.argv, "events", 10_000);
@@ -34,7 +34,8 @@ const HANGING = numberFlag(process.argv, "hanging", 0);
 const LIMIT_MS = 120_000;
 const syncFlag = process.argv.indexOf("--synchronous");
 const SYNCHRONOUS = syncFlag < 0 ? null : (process.argv[syncFlag + 1] ?? "").toUpperCase();
-if (SYNCHRONOUS !== null && !["NORMAL", "FULL"].includes(SYNCHRONOUS)) throw new Error("--synchronous takes NORMAL or FULL");
+if (SYNCHRONOUS !== null && !["NORMAL", "FULL"].includes(SYNCHRONOUS))
+  throw new Error("--synchronous takes NORMAL or FULL");
 
 const dataDir = makeTempDir("stablegate-bench-webhooks-");
 process.once("exit", () => rmSync(dataDir, { recursive: true, force: true }));
@@ -64,7 +65,8 @@ const receiver = Bun.serve({
   port: 0,
   async fetch(req) {
     const at = Date.now();
-    if (new URL(req.url).pathname === "/hang") return new Promise<Response>((resolve) => held.push(() => resolve(new Response(null))));
+    if (new URL(req.url).pathname === "/hang")
+      return new Promise<Response>((resolve) => held.push(() => resolve(new Response(null))));
     await req.arrayBuffer();
     requests++;
     const id = req.headers.get("webhook-id") ?? "";
@@ -75,12 +77,19 @@ const receiver = Bun.serve({
 });
 
 const env = { ...testEnv(dataDir), STABLEGATE_WEBHOOK_ALLOW_PRIVATE: "on" };
-const { account, api_key: apiKey } = runAccountCommand("account", ["create", "--name", "Bench Shop", "--payout-address", TEST_PAYOUT], env) as {
+const { account, api_key: apiKey } = runAccountCommand(
+  "account",
+  ["create", "--name", "Bench Shop", "--payout-address", TEST_PAYOUT],
+  env,
+) as {
   account: { id: string };
   api_key: string;
 };
 const unlimited = { burst: 1_000_000, perSecond: 1_000_000 };
-const server = await startServer({ ...loadConfig(env), port: 0 }, { log: silentLogger, webhookLimits: { test: unlimited, retry: unlimited } });
+const server = await startServer(
+  { ...loadConfig(env), port: 0 },
+  { log: silentLogger, webhookLimits: { test: unlimited, retry: unlimited } },
+);
 if (SYNCHRONOUS) server.db.run(`PRAGMA synchronous = ${SYNCHRONOUS}`);
 
 let timedOut = false;
@@ -102,7 +111,9 @@ async function call(path: string, body?: unknown): Promise<any> {
 try {
   await call("/api/v1/webhook_endpoints", { url: `http://127.0.0.1:${receiver.port}/hook` });
   if (HANGING > 0) {
-    const hanging = JSON.parse(await call("/api/v1/webhook_endpoints", { url: `http://127.0.0.1:${receiver.port}/hang` })).id as string;
+    const hanging = JSON.parse(
+      await call("/api/v1/webhook_endpoints", { url: `http://127.0.0.1:${receiver.port}/hang` }),
+    ).id as string;
     for (let i = 0; i < HANGING; i++) await call(`/api/v1/webhook_endpoints/${hanging}/test`, {});
     while (held.length === 0) await Bun.sleep(10);
   }
@@ -124,12 +135,22 @@ try {
       const id = randomIds.prefixed("evt");
       const now = Date.now();
       const payload = `{"id":${JSON.stringify(id)},"object":"event","type":"payment.underpaid","created_at":"${new Date(now).toISOString()}","data":{"payment":${paymentText}}}`;
-      events.insert({ id, account_id: account.id, type: "payment.underpaid", payment_id: paymentId, payload, created_at: now });
+      events.insert({
+        id,
+        account_id: account.id,
+        type: "payment.underpaid",
+        payment_id: paymentId,
+        payload,
+        created_at: now,
+      });
     }
   });
 
-  const endpoints = HANGING > 0 ? `one endpoint and a hanging one (${HANGING} test events queued for it first)` : "one endpoint";
-  console.log(`Stablegate webhook delivery benchmark: ${EVENTS} events, ${endpoints}, loopback receiver, batches of ${BATCH}`);
+  const endpoints =
+    HANGING > 0 ? `one endpoint and a hanging one (${HANGING} test events queued for it first)` : "one endpoint";
+  console.log(
+    `Stablegate webhook delivery benchmark: ${EVENTS} events, ${endpoints}, loopback receiver, batches of ${BATCH}`,
+  );
   if (SYNCHRONOUS) console.log(`(diagnostic: PRAGMA synchronous = ${SYNCHRONOUS} on the server's connection)`);
   const started = Date.now();
   for (let written = 0; written < EVENTS; written += BATCH) {
@@ -142,16 +163,23 @@ try {
 
   const created = new Map(
     server.db
-      .query<{ id: string; created_at: number }, [string]>("SELECT id, created_at FROM events WHERE account_id = ? AND type = 'payment.underpaid'")
+      .query<{ id: string; created_at: number }, [string]>(
+        "SELECT id, created_at FROM events WHERE account_id = ? AND type = 'payment.underpaid'",
+      )
       .all(account.id)
       .map((r) => [r.id, r.created_at]),
   );
-  const latencies = [...arrivals].filter(([id]) => created.has(id)).map(([id, at]) => at - created.get(id)!).sort((a, b) => a - b);
+  const latencies = [...arrivals]
+    .filter(([id]) => created.has(id))
+    .map(([id, at]) => at - created.get(id)!)
+    .sort((a, b) => a - b);
   const delivered = latencies.length;
   const lastArrival = Math.max(...arrivals.values());
   const seconds = ((timedOut ? finished : lastArrival) - started) / 1000;
   // The last sends are recorded just after they arrive; give them a moment.
-  const pendingNow = server.db.query<{ n: number }, []>("SELECT count(*) AS n FROM webhook_deliveries WHERE state = 'pending'");
+  const pendingNow = server.db.query<{ n: number }, []>(
+    "SELECT count(*) AS n FROM webhook_deliveries WHERE state = 'pending'",
+  );
   for (let i = 0; i < 100 && !timedOut && pendingNow.get()!.n > 0; i++) await Bun.sleep(20);
   const states = server.db
     .query<{ state: string; n: number }, []>("SELECT state, count(*) AS n FROM webhook_deliveries GROUP BY state")
@@ -159,8 +187,12 @@ try {
     .map((r) => `${r.state} ${r.n}`)
     .join(", ");
 
-  console.log(`events written      ${EVENTS} in ${(writtenMs / 1000).toFixed(2)} s (${Math.round(EVENTS / (writtenMs / 1000))} events/s)`);
-  console.log(`delivered           ${delivered} of ${EVENTS} in ${seconds.toFixed(2)} s${timedOut ? ` (stopped at the ${LIMIT_MS / 1000} s limit)` : ""}`);
+  console.log(
+    `events written      ${EVENTS} in ${(writtenMs / 1000).toFixed(2)} s (${Math.round(EVENTS / (writtenMs / 1000))} events/s)`,
+  );
+  console.log(
+    `delivered           ${delivered} of ${EVENTS} in ${seconds.toFixed(2)} s${timedOut ? ` (stopped at the ${LIMIT_MS / 1000} s limit)` : ""}`,
+  );
   console.log(`deliveries/s        ${(delivered / seconds).toFixed(0)}`);
   console.log(`latency p50         ${percentile(latencies, 0.5)} ms (created_at to arrival)`);
   console.log(`latency p99         ${percentile(latencies, 0.99)} ms`);

@@ -5,7 +5,7 @@
  *
  *   bun scripts/compile-contracts.ts
  */
-import { readdirSync, readFileSync, mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import solc from "solc";
 import type { Abi, Hex } from "viem";

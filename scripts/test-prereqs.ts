@@ -8,9 +8,15 @@
  */
 import { accessSync, constants, statSync } from "node:fs";
 
-const DEFAULT_SEARCH_PATH = ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome", "/usr/bin/google-chrome-stable"];
+const DEFAULT_SEARCH_PATH = [
+  "/usr/bin/chromium",
+  "/usr/bin/chromium-browser",
+  "/usr/bin/google-chrome",
+  "/usr/bin/google-chrome-stable",
+];
 const NAMES = ["chromium", "chromium-browser", "google-chrome", "google-chrome-stable"];
-const HOW_TO_INSTALL = "install Debian's chromium (sudo apt-get install chromium) or set CHROMIUM_PATH to a chromium executable";
+const HOW_TO_INSTALL =
+  "install Debian's chromium (sudo apt-get install chromium) or set CHROMIUM_PATH to a chromium executable";
 
 type Env = Record<string, string | undefined>;
 
@@ -51,19 +57,32 @@ export async function requireChromium(env: Env, say: (line: string) => void = co
   if (found) return found;
   const apt = aptCommand(env);
   if (!apt) {
-    throw new PrereqError(`the browser tests need chromium and none was found (in ${searchPath(env).join(", ")} or on PATH): ${HOW_TO_INSTALL}`);
+    throw new PrereqError(
+      `the browser tests need chromium and none was found (in ${searchPath(env).join(", ")} or on PATH): ${HOW_TO_INSTALL}`,
+    );
   }
   say("test-prereqs: no chromium found; installing Debian's chromium with apt-get (once)");
   const started = performance.now();
-  for (const args of [["update", "-qq"], ["install", "-y", "-qq", "chromium"]]) {
-    const run = Bun.spawnSync([...apt, ...args], { env: { ...env, DEBIAN_FRONTEND: "noninteractive" }, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+  for (const args of [
+    ["update", "-qq"],
+    ["install", "-y", "-qq", "chromium"],
+  ]) {
+    const run = Bun.spawnSync([...apt, ...args], {
+      env: { ...env, DEBIAN_FRONTEND: "noninteractive" },
+      stdin: "ignore",
+      stdout: "pipe",
+      stderr: "pipe",
+    });
     if (run.exitCode !== 0) {
       const output = `${run.stdout.toString()}\n${run.stderr.toString()}`.trim().split("\n").at(-1) || "no output";
       throw new PrereqError(`apt-get ${args[0]} failed (exit ${run.exitCode}: ${output}): ${HOW_TO_INSTALL}`);
     }
   }
   const installed = findChromium({ ...env, CHROMIUM_PATH: undefined }, say);
-  if (!installed) throw new PrereqError(`apt-get installed chromium, yet no chromium executable is in ${searchPath(env).join(", ")} or on PATH: ${HOW_TO_INSTALL}`);
+  if (!installed)
+    throw new PrereqError(
+      `apt-get installed chromium, yet no chromium executable is in ${searchPath(env).join(", ")} or on PATH: ${HOW_TO_INSTALL}`,
+    );
   say(`test-prereqs: installed ${installed} in ${((performance.now() - started) / 1000).toFixed(1)} s`);
   return installed;
 }
@@ -80,7 +99,12 @@ function aptCommand(env: Env): string[] | undefined {
   if (process.getuid?.() === 0) return [aptGet];
   const sudo = Bun.which("sudo", { PATH });
   if (!sudo) return undefined;
-  const allowed = Bun.spawnSync([sudo, "-n", aptGet, "--version"], { env: { ...env, PATH }, stdin: "ignore", stdout: "ignore", stderr: "ignore" });
+  const allowed = Bun.spawnSync([sudo, "-n", aptGet, "--version"], {
+    env: { ...env, PATH },
+    stdin: "ignore",
+    stdout: "ignore",
+    stderr: "ignore",
+  });
   // sudo resets the environment; it passes on variables given as arguments.
   return allowed.exitCode === 0 ? [sudo, "-n", "DEBIAN_FRONTEND=noninteractive", aptGet] : undefined;
 }

@@ -5,8 +5,8 @@
  * (scripts/test-leftovers.ts), and stops those.
  */
 import { resolve } from "node:path";
+import { leftoverProcesses, TEST_RUN_MARKER } from "./test-leftovers.ts";
 import { PrereqError, requireChromium } from "./test-prereqs.ts";
-import { TEST_RUN_MARKER, leftoverProcesses } from "./test-leftovers.ts";
 
 const ROOT = resolve(import.meta.dir, "..");
 

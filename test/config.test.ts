@@ -45,7 +45,10 @@ describe("loadConfig defaults", () => {
   });
 
   test("empty and blank variables count as unset", () => {
-    expect(loadConfig({ STABLEGATE_PORT: "", STABLEGATE_CHAIN: "  " })).toMatchObject({ port: 8080, chain: { name: "base-sepolia" } });
+    expect(loadConfig({ STABLEGATE_PORT: "", STABLEGATE_CHAIN: "  " })).toMatchObject({
+      port: 8080,
+      chain: { name: "base-sepolia" },
+    });
   });
 
   test("the port shapes the default base URL; a base URL loses its trailing slash", () => {
@@ -65,8 +68,17 @@ describe("loadConfig defaults", () => {
   });
 
   test("built-in chains can be overridden", () => {
-    const config = loadConfig({ STABLEGATE_CHAIN: "base", STABLEGATE_CONFIRMATIONS: "5", STABLEGATE_RPC_URL: "wss://rpc.example.com" });
-    expect(config.chain).toMatchObject({ name: "base", chainId: 8453, confirmations: 5, rpcUrl: "wss://rpc.example.com" });
+    const config = loadConfig({
+      STABLEGATE_CHAIN: "base",
+      STABLEGATE_CONFIRMATIONS: "5",
+      STABLEGATE_RPC_URL: "wss://rpc.example.com",
+    });
+    expect(config.chain).toMatchObject({
+      name: "base",
+      chainId: 8453,
+      confirmations: 5,
+      rpcUrl: "wss://rpc.example.com",
+    });
   });
 
   test("durations, fee, flags, relayer key", () => {
@@ -106,7 +118,11 @@ describe("loadConfig: each bad value names its variable first", () => {
     ["window 0s", { STABLEGATE_PAYMENT_WINDOW: "0s" }, "STABLEGATE_PAYMENT_WINDOW"],
     ["window 60", { STABLEGATE_PAYMENT_WINDOW: "60" }, "STABLEGATE_PAYMENT_WINDOW"],
     ["bad USDC address", { ...CUSTOM, STABLEGATE_USDC_ADDRESS: "0x1234" }, "STABLEGATE_USDC_ADDRESS"],
-    ["bad fee recipient", { STABLEGATE_FEE_BPS: "5", STABLEGATE_FEE_RECIPIENT: "not-an-address" }, "STABLEGATE_FEE_RECIPIENT"],
+    [
+      "bad fee recipient",
+      { STABLEGATE_FEE_BPS: "5", STABLEGATE_FEE_RECIPIENT: "not-an-address" },
+      "STABLEGATE_FEE_RECIPIENT",
+    ],
     ["bad RPC URL scheme", { STABLEGATE_RPC_URL: "ftp://rpc.example.com" }, "STABLEGATE_RPC_URL"],
     ["bad base URL", { STABLEGATE_BASE_URL: "pay.example.com" }, "STABLEGATE_BASE_URL"],
     ["bad flag", { STABLEGATE_WEBHOOK_ALLOW_PRIVATE: "maybe" }, "STABLEGATE_WEBHOOK_ALLOW_PRIVATE"],
@@ -120,17 +136,41 @@ describe("loadConfig: each bad value names its variable first", () => {
     ["websocket base URL", { STABLEGATE_BASE_URL: "ws://pay.example.com" }, "STABLEGATE_BASE_URL"],
     ["base URL without a host", { STABLEGATE_BASE_URL: "https://" }, "STABLEGATE_BASE_URL"],
     ["ftp CCTP source RPC", { STABLEGATE_CCTP_SOURCES: "sepolia=ftp://rpc.example.com" }, "STABLEGATE_CCTP_SOURCES"],
-    ["websocket CCTP source RPC", { STABLEGATE_CCTP_SOURCES: "sepolia=wss://rpc.example.com" }, "STABLEGATE_CCTP_SOURCES"],
-    ["gopher attestation API", { STABLEGATE_CCTP_SOURCES: "sepolia", STABLEGATE_CCTP_API_URL: "gopher://iris.example.com" }, "STABLEGATE_CCTP_API_URL"],
-    ["gopher attestation API, cross-chain off", { STABLEGATE_CCTP_API_URL: "gopher://iris.example.com" }, "STABLEGATE_CCTP_API_URL"],
+    [
+      "websocket CCTP source RPC",
+      { STABLEGATE_CCTP_SOURCES: "sepolia=wss://rpc.example.com" },
+      "STABLEGATE_CCTP_SOURCES",
+    ],
+    [
+      "gopher attestation API",
+      { STABLEGATE_CCTP_SOURCES: "sepolia", STABLEGATE_CCTP_API_URL: "gopher://iris.example.com" },
+      "STABLEGATE_CCTP_API_URL",
+    ],
+    [
+      "gopher attestation API, cross-chain off",
+      { STABLEGATE_CCTP_API_URL: "gopher://iris.example.com" },
+      "STABLEGATE_CCTP_API_URL",
+    ],
     [
       "custom CCTP source with an ftp RPC",
-      { STABLEGATE_CCTP_CUSTOM_SOURCES: JSON.stringify([{ name: "local", chain_id: 5, domain: 9, usdc: CUSTOM.STABLEGATE_USDC_ADDRESS, rpc_url: "ftp://x.example" }]) },
+      {
+        STABLEGATE_CCTP_CUSTOM_SOURCES: JSON.stringify([
+          { name: "local", chain_id: 5, domain: 9, usdc: CUSTOM.STABLEGATE_USDC_ADDRESS, rpc_url: "ftp://x.example" },
+        ]),
+      },
       "STABLEGATE_CCTP_CUSTOM_SOURCES",
     ],
     // One letter's case flipped from the checksummed 0x036CbD53842c5426634e7929541eC2318f3dCF7e.
-    ["fee recipient with a wrong checksum", { STABLEGATE_FEE_BPS: "5", STABLEGATE_FEE_RECIPIENT: "0x036cbD53842c5426634e7929541eC2318f3dCF7e" }, "STABLEGATE_FEE_RECIPIENT"],
-    ["USDC address with a wrong checksum", { ...CUSTOM, STABLEGATE_USDC_ADDRESS: "0x036CbD53842c5426634e7929541eC2318f3dCF7E" }, "STABLEGATE_USDC_ADDRESS"],
+    [
+      "fee recipient with a wrong checksum",
+      { STABLEGATE_FEE_BPS: "5", STABLEGATE_FEE_RECIPIENT: "0x036cbD53842c5426634e7929541eC2318f3dCF7e" },
+      "STABLEGATE_FEE_RECIPIENT",
+    ],
+    [
+      "USDC address with a wrong checksum",
+      { ...CUSTOM, STABLEGATE_USDC_ADDRESS: "0x036CbD53842c5426634e7929541eC2318f3dCF7E" },
+      "STABLEGATE_USDC_ADDRESS",
+    ],
   ];
 
   test.each(cases)("%s", (_name, env, variable) => {
@@ -142,16 +182,23 @@ describe("loadConfig: each bad value names its variable first", () => {
 
 describe("loadConfig accepts what it should", () => {
   test("hosts: IPv4, IPv6 and names", () => {
-    for (const host of ["0.0.0.0", "127.0.0.1", "::", "::1", "localhost", "stablegate-1.internal"]) expect(loadConfig({ STABLEGATE_HOST: host }).host).toBe(host);
+    for (const host of ["0.0.0.0", "127.0.0.1", "::", "::1", "localhost", "stablegate-1.internal"])
+      expect(loadConfig({ STABLEGATE_HOST: host }).host).toBe(host);
   });
 
   test("an all-lower-case fee recipient has no checksum to check and is stored checksummed", () => {
-    const config = loadConfig({ STABLEGATE_FEE_BPS: "5", STABLEGATE_FEE_RECIPIENT: "0x036cbd53842c5426634e7929541ec2318f3dcf7e" });
+    const config = loadConfig({
+      STABLEGATE_FEE_BPS: "5",
+      STABLEGATE_FEE_RECIPIENT: "0x036cbd53842c5426634e7929541ec2318f3dcf7e",
+    });
     expect(config.feeRecipient).toBe("0x036CbD53842c5426634e7929541eC2318f3dCF7e");
   });
 
   test("http(s) CCTP source RPCs and attestation API", () => {
-    const config = loadConfig({ STABLEGATE_CCTP_SOURCES: "sepolia=https://rpc.example.com/key", STABLEGATE_CCTP_API_URL: "http://127.0.0.1:9999/" });
+    const config = loadConfig({
+      STABLEGATE_CCTP_SOURCES: "sepolia=https://rpc.example.com/key",
+      STABLEGATE_CCTP_API_URL: "http://127.0.0.1:9999/",
+    });
     expect(config.crossChain?.sources.map((s) => s.rpcUrl)).toEqual(["https://rpc.example.com/key"]);
     expect(config.crossChain?.apiUrl).toBe("http://127.0.0.1:9999");
   });

@@ -14,9 +14,11 @@ const SOURCES = [...new Glob("src/**/*.ts").scanSync(ROOT)].sort();
 /** Project files a source file imports (type-only and re-exports included), relative to the root. */
 function importsOf(file: string): string[] {
   const text = readFileSync(resolve(ROOT, file), "utf8");
-  const specifiers = [...text.matchAll(/(?:^|\n)\s*(?:import|export)\b[^;]*?\bfrom\s*["']([^"']+)["']|\bimport\(\s*["']([^"']+)["']\s*\)/g)].map(
-    (m) => m[1] ?? m[2]!,
-  );
+  const specifiers = [
+    ...text.matchAll(
+      /(?:^|\n)\s*(?:import|export)\b[^;]*?\bfrom\s*["']([^"']+)["']|\bimport\(\s*["']([^"']+)["']\s*\)/g,
+    ),
+  ].map((m) => m[1] ?? m[2]!);
   return specifiers.filter((s) => s.startsWith(".")).map((s) => relative(ROOT, resolve(ROOT, dirname(file), s)));
 }
 
@@ -41,7 +43,8 @@ describe("layers", () => {
   });
 
   test("stores import only the database, shared plumbing and other stores, never a service", () => {
-    const allowed = (target: string) => target.startsWith("src/db/") || target.startsWith("src/lib/") || isStore(target);
+    const allowed = (target: string) =>
+      target.startsWith("src/db/") || target.startsWith("src/lib/") || isStore(target);
     const offenders = SOURCES.filter(isStore).flatMap((file) =>
       importsOf(file)
         .filter((target) => !allowed(target))

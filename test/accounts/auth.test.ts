@@ -1,11 +1,24 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
-import { readFileSync, readdirSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { runAccountCommand } from "../../src/cli/accounts.ts";
-import { type MerchantRoute, MERCHANT_ROUTES, type OwnedObjects, concretePath, namesAnObject } from "../support/merchant-routes.ts";
-import { type TestAccount, type TestServer, api, isErrorBody, startTestServer, toApiResponse } from "../support/server.ts";
+import {
+  concretePath,
+  MERCHANT_ROUTES,
+  type MerchantRoute,
+  namesAnObject,
+  type OwnedObjects,
+} from "../support/merchant-routes.ts";
+import {
+  api,
+  isErrorBody,
+  startTestServer,
+  type TestAccount,
+  type TestServer,
+  toApiResponse,
+} from "../support/server.ts";
 
 let server: TestServer;
 let merchant: TestAccount;
@@ -20,7 +33,8 @@ beforeAll(async () => {
 afterAll(() => server.stop());
 
 const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
-const wellFormedKey = () => `sk_live_${Array.from(crypto.getRandomValues(new Uint8Array(32)), (b) => BASE62[b % 62]).join("")}`;
+const wellFormedKey = () =>
+  `sk_live_${Array.from(crypto.getRandomValues(new Uint8Array(32)), (b) => BASE62[b % 62]).join("")}`;
 
 function requestInit(route: MerchantRoute): RequestInit {
   if (route.body === undefined) return { method: route.method };
@@ -34,7 +48,12 @@ async function createOwnedObjects(account: TestAccount): Promise<OwnedObjects> {
   const endpoint = await call("/api/v1/webhook_endpoints", { body: { url: "https://hooks.example.com/owned" } });
   const sent = await call(`/api/v1/webhook_endpoints/${endpoint.json.id}/test`, { method: "POST" });
   expect([payment.status, endpoint.status, sent.status]).toEqual([201, 201, 202]);
-  return { paymentId: payment.json.id, endpointId: endpoint.json.id, deliveryId: sent.json.delivery.id, eventId: sent.json.event_id };
+  return {
+    paymentId: payment.json.id,
+    endpointId: endpoint.json.id,
+    deliveryId: sent.json.delivery.id,
+    eventId: sent.json.event_id,
+  };
 }
 
 async function withAuthorization(authorization: string | null, path = "/api/v1/payments", init: RequestInit = {}) {
@@ -58,7 +77,10 @@ describe("merchant API authentication: 401 for every bad key", () => {
     ["a malformed key (bad character)", () => `Bearer ${merchant.apiKey.slice(0, -1)}!`],
     ["two keys", () => `Bearer ${merchant.apiKey} ${merchant.apiKey}`],
     ["an unknown well-formed key", () => `Bearer ${wellFormedKey()}`],
-    ["the key's SHA-256 hash instead of the key", () => `Bearer ${createHash("sha256").update(merchant.apiKey).digest("hex")}`],
+    [
+      "the key's SHA-256 hash instead of the key",
+      () => `Bearer ${createHash("sha256").update(merchant.apiKey).digest("hex")}`,
+    ],
   ];
 
   test.each(cases)("%s, on every merchant route", async (_name, header) => {
@@ -88,11 +110,17 @@ describe("merchant API authentication: 401 for every bad key", () => {
 describe("key revocation", () => {
   test("a key revoked through the CLI while the server runs is refused on the next request", async () => {
     const account = server.createAccount("Revoking Shop");
-    const second = runAccountCommand("key", ["create", "--account", account.accountId], server.env) as { id: string; api_key: string };
+    const second = runAccountCommand("key", ["create", "--account", account.accountId], server.env) as {
+      id: string;
+      api_key: string;
+    };
     expect((await withAuthorization(`Bearer ${account.apiKey}`)).status).toBe(200);
     expect((await withAuthorization(`Bearer ${second.api_key}`)).status).toBe(200);
 
-    const revoked = runAccountCommand("key", ["revoke", account.keyId], server.env) as { id: string; revoked_at: string | null };
+    const revoked = runAccountCommand("key", ["revoke", account.keyId], server.env) as {
+      id: string;
+      revoked_at: string | null;
+    };
     expect(revoked.id).toBe(account.keyId);
     expect(revoked.revoked_at).not.toBeNull();
 
@@ -119,7 +147,9 @@ describe("key storage", () => {
     const expectedHash = createHash("sha256").update(account.apiKey).digest("hex");
     const db = new Database(join(server.dataDir, "stablegate.db"), { readonly: true });
     try {
-      const keyRow = db.query<Record<string, unknown>, [string]>("SELECT * FROM api_keys WHERE id = ?").get(account.keyId)!;
+      const keyRow = db
+        .query<Record<string, unknown>, [string]>("SELECT * FROM api_keys WHERE id = ?")
+        .get(account.keyId)!;
       expect(keyRow.key_hash).toBe(expectedHash);
       // No column of any row of any table holds the key.
       const tables = db.query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table'").all();
@@ -141,7 +171,9 @@ describe("key storage", () => {
 
   test("key list shows no secrets", async () => {
     const account = server.createAccount("List Shop");
-    const list = runAccountCommand("key", ["list", "--account", account.accountId], server.env) as Array<Record<string, unknown>>;
+    const list = runAccountCommand("key", ["list", "--account", account.accountId], server.env) as Array<
+      Record<string, unknown>
+    >;
     expect(list).toHaveLength(1);
     const text = JSON.stringify(list);
     expect(text).not.toContain(account.apiKey);
@@ -154,7 +186,11 @@ describe("key storage", () => {
   });
 
   test("the account create output is the only place the key appears", async () => {
-    const out = runAccountCommand("account", ["create", "--name", "Once", "--payout-address", "0x2222222222222222222222222222222222222222"], server.env) as {
+    const out = runAccountCommand(
+      "account",
+      ["create", "--name", "Once", "--payout-address", "0x2222222222222222222222222222222222222222"],
+      server.env,
+    ) as {
       account: Record<string, unknown>;
       api_key: string;
     };
@@ -168,14 +204,21 @@ describe("key storage", () => {
 describe("every merchant route", () => {
   test("the route table lists exactly the registered /api/v1 routes", () => {
     const key = (r: { method: string; path: string }) => `${r.method} ${r.path}`;
-    const registered = server.running.routes.filter((r) => r.path.startsWith("/api/v1/")).map(key).sort();
+    const registered = server.running.routes
+      .filter((r) => r.path.startsWith("/api/v1/"))
+      .map(key)
+      .sort();
     expect(MERCHANT_ROUTES.map(key).sort()).toEqual(registered);
   });
 
   test("the owner's key succeeds on each route (so the refusals below are about the key, not the request)", async () => {
     for (const route of MERCHANT_ROUTES) {
       const objects = await createOwnedObjects(merchant); // fresh, since some routes delete or retry
-      const res = await withAuthorization(`Bearer ${merchant.apiKey}`, concretePath(route, objects), requestInit(route));
+      const res = await withAuthorization(
+        `Bearer ${merchant.apiKey}`,
+        concretePath(route, objects),
+        requestInit(route),
+      );
       expect({ route: route.path, ok: res.status >= 200 && res.status < 300 }).toEqual({ route: route.path, ok: true });
     }
   });
@@ -183,13 +226,21 @@ describe("every merchant route", () => {
   test("another account's key gets 404 for every object of this account, and changes nothing", async () => {
     const stranger = server.createAccount("Stranger Shop");
     const mine = api(server.url, merchant.apiKey);
-    const before = await Promise.all([mine("/api/v1/webhook_endpoints"), mine(`/api/v1/webhook_endpoints/${owned.endpointId}/deliveries`)]);
+    const before = await Promise.all([
+      mine("/api/v1/webhook_endpoints"),
+      mine(`/api/v1/webhook_endpoints/${owned.endpointId}/deliveries`),
+    ]);
     for (const route of MERCHANT_ROUTES.filter(namesAnObject)) {
       const res = await withAuthorization(`Bearer ${stranger.apiKey}`, concretePath(route, owned), requestInit(route));
       expect({ route: route.path, status: res.status }).toEqual({ route: route.path, status: 404 });
       expect(isErrorBody(res.json)).toBe(true);
     }
-    const after = await Promise.all([mine("/api/v1/webhook_endpoints"), mine(`/api/v1/webhook_endpoints/${owned.endpointId}/deliveries`)]);
-    expect(after.map((r) => r.json.data.map((o: { id: string }) => o.id))).toEqual(before.map((r) => r.json.data.map((o: { id: string }) => o.id)));
+    const after = await Promise.all([
+      mine("/api/v1/webhook_endpoints"),
+      mine(`/api/v1/webhook_endpoints/${owned.endpointId}/deliveries`),
+    ]);
+    expect(after.map((r) => r.json.data.map((o: { id: string }) => o.id))).toEqual(
+      before.map((r) => r.json.data.map((o: { id: string }) => o.id)),
+    );
   });
 });

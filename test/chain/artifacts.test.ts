@@ -8,8 +8,14 @@ import { artifacts, depositFactoryAbi } from "../../src/chain/contracts.ts";
 describe("contract artifacts", () => {
   test("recompiling the sources yields exactly the committed artifacts", () => {
     const compiled = compileContracts();
-    const committed = readdirSync(ARTIFACTS_DIR).filter((f) => f.endsWith(".json")).sort();
-    expect(committed).toEqual(Object.keys(compiled).map((name) => `${name}.json`).sort());
+    const committed = readdirSync(ARTIFACTS_DIR)
+      .filter((f) => f.endsWith(".json"))
+      .sort();
+    expect(committed).toEqual(
+      Object.keys(compiled)
+        .map((name) => `${name}.json`)
+        .sort(),
+    );
     for (const artifact of Object.values(compiled)) {
       const file = readFileSync(join(ARTIFACTS_DIR, `${artifact.contractName}.json`), "utf8");
       // On failure: run `bun run contracts` and commit contracts/artifacts.

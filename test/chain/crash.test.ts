@@ -8,7 +8,7 @@ import { type Hex, parseEventLogs } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { depositFactoryAbi, factoryAddress } from "../../src/chain/contracts.ts";
 import { type Stack, startStack } from "../support/stack.ts";
-import { type TestChain, startChain, usdc } from "../support/test-chain.ts";
+import { startChain, type TestChain, usdc } from "../support/test-chain.ts";
 import { settlerRanSince, waitFor } from "../support/wait.ts";
 
 let chain: TestChain;

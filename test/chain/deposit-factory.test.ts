@@ -1,38 +1,38 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import {
+  type Address,
   BaseError,
   ContractFunctionRevertedError,
   getAddress,
+  type Hex,
+  type PublicClient,
   parseAbi,
   parseEther,
   parseEventLogs,
   toHex,
   zeroAddress,
-  type Address,
-  type Hex,
-  type PublicClient,
 } from "viem";
 import {
   artifacts,
+  DETERMINISTIC_DEPLOYER,
+  type DepositParams,
   depositAddress,
   depositArgs,
   depositFactoryAbi,
   depositSalt,
-  DETERMINISTIC_DEPLOYER,
   ensureFactory,
   factoryAddress,
   forwarderAddress,
-  type DepositParams,
 } from "../../src/chain/contracts.ts";
-import { ANVIL_KEY_0, ANVIL_KEY_1, startAnvil, type Anvil } from "../support/anvil.ts";
+import { ANVIL_KEY_0, ANVIL_KEY_1, type Anvil, startAnvil } from "../support/anvil.ts";
 import {
   deployTestToken,
   deployTestUsdc,
   mined,
   publicClientFor,
+  type TestWallet,
   testTokenAbi,
   walletClientFor,
-  type TestWallet,
 } from "../support/chain.ts";
 
 const forwarderAbi = parseAbi([
@@ -82,7 +82,10 @@ const tokenCall = { abi: testTokenAbi } as const;
 const factoryCall = { address: factoryAddress, abi: depositFactoryAbi } as const;
 
 const mint = (token: Address, to: Address, amount: bigint) =>
-  mined(publicClient, relayer.writeContract({ ...tokenCall, address: token, functionName: "mint", args: [to, amount] }));
+  mined(
+    publicClient,
+    relayer.writeContract({ ...tokenCall, address: token, functionName: "mint", args: [to, amount] }),
+  );
 
 const setBlocked = (account: Address, blocked: boolean) =>
   mined(

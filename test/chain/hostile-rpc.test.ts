@@ -10,8 +10,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
   type Address,
-  type Hex,
   getAddress,
+  type Hex,
   keccak256,
   numberToHex,
   pad,
@@ -21,12 +21,12 @@ import {
   zeroHash,
 } from "viem";
 import { generatePrivateKey } from "viem/accounts";
-import { createAccountStore } from "../../src/accounts/store.ts";
 import { createAccountsService } from "../../src/accounts/service.ts";
+import { createAccountStore } from "../../src/accounts/store.ts";
 import { createChainClients } from "../../src/chain/client.ts";
 import { createLedger } from "../../src/chain/ledger.ts";
 import { createChainStore } from "../../src/chain/store.ts";
-import { type Watcher, createWatcher } from "../../src/chain/watcher.ts";
+import { createWatcher, type Watcher } from "../../src/chain/watcher.ts";
 import { type Db, openDb } from "../../src/db/index.ts";
 import { createEventStore } from "../../src/events/store.ts";
 import { randomIds } from "../../src/lib/ids.ts";

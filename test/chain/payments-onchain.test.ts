@@ -3,14 +3,14 @@
  * real server crediting transfers and settling them to the merchant's payout address.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { ANVIL_KEY_3, ANVIL_KEY_4 } from "../support/anvil.ts";
 import { type Address, type Hex, zeroAddress } from "viem";
 import { generatePrivateKey } from "viem/accounts";
 import { depositFactoryAbi, factoryAddress } from "../../src/chain/contracts.ts";
+import { ANVIL_KEY_3, ANVIL_KEY_4 } from "../support/anvil.ts";
 import { deployTestToken, mined, testTokenAbi, walletClientFor } from "../support/chain.ts";
 import { startRpcTap } from "../support/rpc-tap.ts";
 import { type Stack, startStack } from "../support/stack.ts";
-import { type TestChain, randomAddress, startChain, usdc } from "../support/test-chain.ts";
+import { randomAddress, startChain, type TestChain, usdc } from "../support/test-chain.ts";
 import { expiryRanSince } from "../support/wait.ts";
 
 let chain: TestChain;
@@ -304,8 +304,14 @@ describe("a payment settled by someone else", () => {
       expect(await own.usdcBalance(own.payout)).toBe(usdc("5.00"));
       // Nothing sent: no settlement recorded, the relayer's nonce unused.
       expect(own.sql("SELECT id FROM settlements WHERE payment_id = ?", payment.id)).toEqual([]);
-      expect(await chain.publicClient.getTransactionCount({ address: walletClientFor(chain.rpcUrl, relayerKey).account.address })).toBe(0);
-      expect(own.sql("SELECT CAST(amount_settled AS TEXT) AS settled FROM payments WHERE id = ?", payment.id)).toEqual([{ settled: String(usdc("5.00")) }]);
+      expect(
+        await chain.publicClient.getTransactionCount({
+          address: walletClientFor(chain.rpcUrl, relayerKey).account.address,
+        }),
+      ).toBe(0);
+      expect(own.sql("SELECT CAST(amount_settled AS TEXT) AS settled FROM payments WHERE id = ?", payment.id)).toEqual([
+        { settled: String(usdc("5.00")) },
+      ]);
       expect(own.events(payment.id)).toEqual(["payment.settling", "payment.confirmed"]);
     } finally {
       await own.stop();

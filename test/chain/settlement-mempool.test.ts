@@ -114,11 +114,20 @@ test("a stuck settlement is not replaced when outbidding it would pay far above 
 
   stack.clock.advance(31_000); // past the 30 s after which a held transaction counts as stuck
   await settlerRanSince(stack);
-  expect(stack.sql("SELECT tx_hash, tx_hashes FROM settlements WHERE payment_id = ?", payment.id)).toEqual([{ tx_hash: first.hash, tx_hashes: JSON.stringify([first.hash]) }]);
+  expect(stack.sql("SELECT tx_hash, tx_hashes FROM settlements WHERE payment_id = ?", payment.id)).toEqual([
+    { tx_hash: first.hash, tx_hashes: JSON.stringify([first.hash]) },
+  ]);
   expect((await stack.readyz()).chain.settlement.last_error).toBeNull();
-  expect(stack.logs().slice(logsBefore).filter((line) => line.level === "warn" || line.level === "error")).toEqual([]);
+  expect(
+    stack
+      .logs()
+      .slice(logsBefore)
+      .filter((line) => line.level === "warn" || line.level === "error"),
+  ).toEqual([]);
 
   await stack.waitForStatus(payment.id, "confirmed", { mine: true });
-  expect(stack.sql("SELECT state, tx_hash FROM settlements WHERE payment_id = ?", payment.id)).toEqual([{ state: "mined", tx_hash: first.hash }]);
+  expect(stack.sql("SELECT state, tx_hash FROM settlements WHERE payment_id = ?", payment.id)).toEqual([
+    { state: "mined", tx_hash: first.hash },
+  ]);
   expect((await stack.usdcBalance(stack.payout)) - before).toBe(usdc("2.00"));
 });

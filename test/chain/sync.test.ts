@@ -7,9 +7,9 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { toHex } from "viem";
 import { ANVIL_KEY_3 } from "../support/anvil.ts";
 import { testTokenAbi, walletClientFor } from "../support/chain.ts";
+import { isErrorBody } from "../support/server.ts";
 import { type Stack, startStack } from "../support/stack.ts";
 import { randomAddress, usdc } from "../support/test-chain.ts";
-import { isErrorBody } from "../support/server.ts";
 
 let stack: Stack;
 

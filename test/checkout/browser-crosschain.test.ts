@@ -61,7 +61,9 @@ describe("cross-chain funding in the checkout", () => {
       clearInterval(miner);
     }
 
-    const switches = wallet.calls.filter((c) => c.method === "wallet_switchEthereumChain").map((c) => (c.params[0] as { chainId: string }).chainId);
+    const switches = wallet.calls
+      .filter((c) => c.method === "wallet_switchEthereumChain")
+      .map((c) => (c.params[0] as { chainId: string }).chainId);
     expect(switches).toContain(toHex(LOCAL_SOURCE.chainId));
     expect(wallet.calls.filter((c) => c.method === "eth_sendTransaction").length).toBe(2); // approve, burn
     const burns = x.burns(p.id);

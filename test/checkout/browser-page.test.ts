@@ -6,15 +6,15 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import type { Browser } from "playwright-core";
 import { ANVIL_KEYS } from "../support/anvil.ts";
-import { testTokenAbi } from "../support/chain.ts";
 import {
-  PHONE,
   collectProblems,
   newContext,
+  PHONE,
   screenshot,
   startCheckoutRig,
   stopCheckoutRig,
 } from "../support/browser.ts";
+import { testTokenAbi } from "../support/chain.ts";
 import { type Stack, startStack } from "../support/stack.ts";
 import { type TestChain, usdc } from "../support/test-chain.ts";
 import { waitFor } from "../support/wait.ts";

@@ -6,12 +6,12 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import type { Browser } from "playwright-core";
 import {
-  PHONE,
-  REJECTED,
   collectProblems,
   fundedPayerKey,
   installTestWallet,
   newContext,
+  PHONE,
+  REJECTED,
   screenshot,
   startCheckoutRig,
   stopCheckoutRig,

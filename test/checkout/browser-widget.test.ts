@@ -6,11 +6,11 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import type { Browser, Page } from "playwright-core";
 import {
-  PHONE,
   collectProblems,
   fundedPayerKey,
   installTestWallet,
   newContext,
+  PHONE,
   screenshot,
   startCheckoutRig,
   stopCheckoutRig,

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { type Api, type TestServer, api, startTestServer } from "../support/server.ts";
+import { type Api, api, startTestServer, type TestServer } from "../support/server.ts";
 
 let server: TestServer;
 let merchant: Api;
@@ -85,7 +85,11 @@ describe("GET /pay/{id}", () => {
   });
 
   test("it never shows metadata or the customer email", async () => {
-    const p = await createPayment({ amount: "4.00", metadata: { secret: "meta-hidden-123" }, customer_email: "hidden@example.com" });
+    const p = await createPayment({
+      amount: "4.00",
+      metadata: { secret: "meta-hidden-123" },
+      customer_email: "hidden@example.com",
+    });
     const { html } = await page(p.id);
     expect(html).not.toContain("meta-hidden-123");
     expect(html).not.toContain("hidden@example.com");

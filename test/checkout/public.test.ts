@@ -1,5 +1,14 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { type Api, TEST_PAYOUT, TEST_USDC, type TestAccount, type TestServer, api, isErrorBody, startTestServer } from "../support/server.ts";
+import {
+  type Api,
+  api,
+  isErrorBody,
+  startTestServer,
+  TEST_PAYOUT,
+  TEST_USDC,
+  type TestAccount,
+  type TestServer,
+} from "../support/server.ts";
 
 const FEE_RECIPIENT = "0x3333333333333333333333333333333333333333";
 const METADATA_VALUE = "internal-crm-7f3a9c";
@@ -68,7 +77,9 @@ describe("GET /api/public/payments/{id}", () => {
     });
     expect(v.line_items).toEqual(payment.line_items);
     expect(v).toHaveProperty("success_url");
-    expect(v.payment_uri).toBe(`ethereum:${TEST_USDC}@31337/transfer?address=${payment.deposit_address}&uint256=25990000`);
+    expect(v.payment_uri).toBe(
+      `ethereum:${TEST_USDC}@31337/transfer?address=${payment.deposit_address}&uint256=25990000`,
+    );
   });
 
   test("success_url is null while the payment is not confirmed", async () => {
@@ -79,7 +90,16 @@ describe("GET /api/public/payments/{id}", () => {
 
   test("never exposes metadata, fee, customer email, account or payout/fee addresses", async () => {
     const res = await anon()(path(payment.id));
-    for (const field of ["metadata", "fee_bps", "customer_email", "account_id", "account", "payout_address", "fee_recipient", "api_key"]) {
+    for (const field of [
+      "metadata",
+      "fee_bps",
+      "customer_email",
+      "account_id",
+      "account",
+      "payout_address",
+      "fee_recipient",
+      "api_key",
+    ]) {
       expect(res.json).not.toHaveProperty(field);
     }
     const text = res.text.toLowerCase();
@@ -151,7 +171,10 @@ describe("public CORS", () => {
   test("the QR and sync responses carry it", async () => {
     const qr = await fetch(server.url + path(payment.id, "/qr"), { headers: { origin: "https://merchant.example" } });
     expect(qr.headers.get("access-control-allow-origin")).toBe("*");
-    const sync = await anon()(path(payment.id, "/sync"), { body: { tx_hash: "nope" }, headers: { origin: "https://merchant.example" } });
+    const sync = await anon()(path(payment.id, "/sync"), {
+      body: { tx_hash: "nope" },
+      headers: { origin: "https://merchant.example" },
+    });
     expect(sync.headers.get("access-control-allow-origin")).toBe("*");
   });
 
@@ -159,7 +182,11 @@ describe("public CORS", () => {
     for (const rest of ["", "/sync", "/cross-chain", "/qr"]) {
       const res = await fetch(server.url + path(payment.id, rest), {
         method: "OPTIONS",
-        headers: { origin: "https://merchant.example", "access-control-request-method": "POST", "access-control-request-headers": "content-type" },
+        headers: {
+          origin: "https://merchant.example",
+          "access-control-request-method": "POST",
+          "access-control-request-headers": "content-type",
+        },
       });
       expect(res.status).toBe(204);
       expect(res.headers.get("access-control-allow-origin")).toBe("*");
@@ -179,11 +206,17 @@ describe("public CORS", () => {
     const denied = await api(server.url, null)("/api/v1/payments", { headers });
     const preflight = await fetch(`${server.url}/api/v1/payments`, {
       method: "OPTIONS",
-      headers: { ...headers, "access-control-request-method": "POST", "access-control-request-headers": "authorization" },
+      headers: {
+        ...headers,
+        "access-control-request-method": "POST",
+        "access-control-request-headers": "authorization",
+      },
     });
     for (const res of [list, one, denied, preflight]) {
       const names: string[] = [];
-      res.headers.forEach((_value, name) => names.push(name.toLowerCase()));
+      res.headers.forEach((_value, name) => {
+        names.push(name.toLowerCase());
+      });
       expect(names.filter((name) => name.startsWith("access-control-"))).toEqual([]);
     }
   });

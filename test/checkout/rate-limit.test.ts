@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { CHAIN_LIMIT, createRateLimiter } from "../../src/http/rate-limit.ts";
 import { TooManyRequestsError } from "../../src/lib/errors.ts";
-import { type Api, type TestServer, api, startTestServer } from "../support/server.ts";
+import { type Api, api, startTestServer, type TestServer } from "../support/server.ts";
 
 function manualClock() {
   let now = 1_000_000;

@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { makeTempDir, testEnv } from "../support/server.ts";
-import { freePort } from "../../src/lib/free-port.ts";
-import { MAIN, childEnv, spawnServe, startServeProcess } from "../support/serve-process.ts";
 import { runAccountCommand } from "../../src/cli/accounts.ts";
 import { UsageError } from "../../src/cli/args.ts";
 import { NotFoundError } from "../../src/lib/errors.ts";
+import { freePort } from "../../src/lib/free-port.ts";
+import { childEnv, MAIN, spawnServe, startServeProcess } from "../support/serve-process.ts";
+import { makeTempDir, testEnv } from "../support/server.ts";
 
 const PAYOUT = "0x1111111111111111111111111111111111111111";
 
@@ -18,12 +18,15 @@ afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
 async function cli(args: string[], extra: Record<string, string> = { STABLEGATE_DATA_DIR: dataDir }) {
   const proc = Bun.spawn([process.execPath, MAIN, ...args], { env: childEnv(extra), stdout: "pipe", stderr: "pipe" });
-  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  const [stdout, stderr, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
   return { code, stdout, stderr };
 }
 
 const lines = (text: string) => text.trimEnd().split("\n");
-
 
 /** A fresh account through the CLI: each test makes its own, so any one runs alone or in any order. */
 async function newAccount(name = "CLI Shop"): Promise<{ accountId: string; apiKey: string }> {
@@ -89,7 +92,7 @@ describe("stablegate account / key", () => {
     const all = await cli(["key", "list"]);
     expect(all.code).toBe(0);
     expect(JSON.parse(all.stdout).length).toBeGreaterThanOrEqual(3);
-    expect(all.stdout).not.toContain("sk_live_" + firstKey.slice(8, 20));
+    expect(all.stdout).not.toContain(`sk_live_${firstKey.slice(8, 20)}`);
   });
 
   test("key revoke marks the key revoked", async () => {
@@ -100,7 +103,10 @@ describe("stablegate account / key", () => {
     const revoked = JSON.parse(stdout);
     expect(revoked.id).toBe(secondKey.id);
     expect(revoked.revoked_at).toMatch(/^\d{4}-\d{2}-\d{2}T/);
-    const list = JSON.parse((await cli(["key", "list", "--account", accountId])).stdout) as Array<{ id: string; revoked_at: string | null }>;
+    const list = JSON.parse((await cli(["key", "list", "--account", accountId])).stdout) as Array<{
+      id: string;
+      revoked_at: string | null;
+    }>;
     expect(list.find((k) => k.id === secondKey.id)!.revoked_at).not.toBeNull();
     expect(list.filter((k) => k.revoked_at === null)).toHaveLength(1); // the account's first key is untouched
   });
@@ -109,7 +115,10 @@ describe("stablegate account / key", () => {
     const cases: Array<[string, string[]]> = [
       ["account create without --name", ["account", "create", "--payout-address", PAYOUT]],
       ["account create with a bad payout address", ["account", "create", "--name", "X", "--payout-address", "0x123"]],
-      ["account create with the zero address", ["account", "create", "--name", "X", "--payout-address", `0x${"0".repeat(40)}`]],
+      [
+        "account create with the zero address",
+        ["account", "create", "--name", "X", "--payout-address", `0x${"0".repeat(40)}`],
+      ],
       ["key create for an unknown account", ["key", "create", "--account", "acct_nope"]],
       ["key revoke of an unknown key", ["key", "revoke", "key_nope"]],
       ["key revoke without an id", ["key", "revoke"]],
@@ -118,7 +127,13 @@ describe("stablegate account / key", () => {
     // In parallel: each run is a fresh bun process.
     const results = await Promise.all(cases.map(async ([name, args]) => ({ name, ...(await cli(args)) })));
     for (const { name, code, stdout, stderr } of results) {
-      expect({ name, failed: code !== 0, stdout, stderrLines: lines(stderr).length, prefixed: stderr.startsWith("stablegate: ") }).toEqual({
+      expect({
+        name,
+        failed: code !== 0,
+        stdout,
+        stderrLines: lines(stderr).length,
+        prefixed: stderr.startsWith("stablegate: "),
+      }).toEqual({
         name,
         failed: true,
         stdout: "",
@@ -131,7 +146,9 @@ describe("stablegate account / key", () => {
 
 describe("stablegate account list / show", () => {
   test("list and show print each account with its payout address and fee", async () => {
-    const created = JSON.parse((await cli(["account", "create", "--name", "Listed Shop", "--payout-address", PAYOUT])).stdout).account;
+    const created = JSON.parse(
+      (await cli(["account", "create", "--name", "Listed Shop", "--payout-address", PAYOUT])).stdout,
+    ).account;
     const list = await cli(["account", "list"]);
     expect(list.code).toBe(0);
     const accounts = JSON.parse(list.stdout) as Array<Record<string, unknown>>;
@@ -156,16 +173,36 @@ describe("stablegate exit codes", () => {
   const BAD_CHECKSUM = "0x70997970c51812dc3A010C7d01b50e0d17dc79C8";
   const usage: Array<[string, string[], string]> = [
     ["a misspelt --account on key list", ["key", "list", "--acount", "acct_x"], "--acount"],
-    ["a misspelt --fee-bps on account create", ["account", "create", "--name", "Typo Shop", "--payout-address", PAYOUT, "--fee-bsp", "500"], "--fee-bsp"],
+    [
+      "a misspelt --fee-bps on account create",
+      ["account", "create", "--name", "Typo Shop", "--payout-address", PAYOUT, "--fee-bsp", "500"],
+      "--fee-bsp",
+    ],
     ["a flag without its value", ["key", "create", "--account"], "--account"],
     ["a flag the command does not take", ["key", "revoke", "key_x", "--account", "acct_x"], "--account"],
     ["an extra argument", ["key", "revoke", "key_a", "key_b"], "key_b"],
     ["account show without an id", ["account", "show"], "ACCOUNT_ID"],
-    ["a bad payout address", ["account", "create", "--name", "X", "--payout-address", "0x123"], "payout address must be a 0x-prefixed 20-byte address"],
-    ["the zero address", ["account", "create", "--name", "X", "--payout-address", `0x${"0".repeat(40)}`], "zero address"],
-    ["a payout address with a wrong EIP-55 checksum", ["account", "create", "--name", "X", "--payout-address", BAD_CHECKSUM], "checksum"],
+    [
+      "a bad payout address",
+      ["account", "create", "--name", "X", "--payout-address", "0x123"],
+      "payout address must be a 0x-prefixed 20-byte address",
+    ],
+    [
+      "the zero address",
+      ["account", "create", "--name", "X", "--payout-address", `0x${"0".repeat(40)}`],
+      "zero address",
+    ],
+    [
+      "a payout address with a wrong EIP-55 checksum",
+      ["account", "create", "--name", "X", "--payout-address", BAD_CHECKSUM],
+      "checksum",
+    ],
     ["a blank name", ["account", "create", "--name", " ", "--payout-address", PAYOUT], "name"],
-    ["a fee that is not a number", ["account", "create", "--name", "X", "--payout-address", PAYOUT, "--fee-bps", "5%"], "--fee-bps"],
+    [
+      "a fee that is not a number",
+      ["account", "create", "--name", "X", "--payout-address", PAYOUT, "--fee-bps", "5%"],
+      "--fee-bps",
+    ],
     ["a misspelt flag on dev pay", ["dev", "pay", "0xabc", "--cros-chain"], "--cros-chain"],
   ];
   const notFound: Array<[string, string[], string]> = [
@@ -185,7 +222,11 @@ describe("stablegate exit codes", () => {
       } catch (error) {
         thrown = error;
       }
-      expect({ name, usage: thrown instanceof UsageError, names: String((thrown as Error)?.message).includes(word) }).toEqual({ name, usage: true, names: true });
+      expect({
+        name,
+        usage: thrown instanceof UsageError,
+        names: String((thrown as Error)?.message).includes(word),
+      }).toEqual({ name, usage: true, names: true });
     }
     expect(runAccountCommand("account", ["list"], env())).toEqual(before);
   });
@@ -195,7 +236,11 @@ describe("stablegate exit codes", () => {
     const feeEnv = { STABLEGATE_DATA_DIR: makeTempDir("stablegate-cli-limits-"), STABLEGATE_FEE_RECIPIENT: PAYOUT };
     try {
       const create = (name: string, fee: string) =>
-        runAccountCommand("account", ["create", "--name", name, "--payout-address", PAYOUT, "--fee-bps", fee], feeEnv) as {
+        runAccountCommand(
+          "account",
+          ["create", "--name", name, "--payout-address", PAYOUT, "--fee-bps", fee],
+          feeEnv,
+        ) as {
           account: { name: string; fee_bps: number | null };
         };
       expect(create("n".repeat(200), "0").account).toMatchObject({ name: "n".repeat(200), fee_bps: 0 });
@@ -223,9 +268,16 @@ describe("stablegate exit codes", () => {
       [["dev", "pay", "0xabc", "--cros-chain"], 2],
       [["account", "show", "acct_nope"], 1],
     ];
-    const results = await Promise.all(runs.map(async ([args, expected]) => ({ args: args.join(" "), expected, ...(await cli(args)) })));
+    const results = await Promise.all(
+      runs.map(async ([args, expected]) => ({ args: args.join(" "), expected, ...(await cli(args)) })),
+    );
     for (const { args, expected, code, stdout, stderr } of results) {
-      expect({ args, code, stdout, lines: lines(stderr).length }).toEqual({ args, code: expected, stdout: "", lines: 1 });
+      expect({ args, code, stdout, lines: lines(stderr).length }).toEqual({
+        args,
+        code: expected,
+        stdout: "",
+        lines: 1,
+      });
     }
   });
 });
@@ -234,7 +286,16 @@ describe("stablegate usage", () => {
   test("--help exits 0 and describes the commands", async () => {
     const { code, stdout } = await cli(["--help"]);
     expect(code).toBe(0);
-    for (const word of ["serve", "account create", "account list", "account show", "key create", "key list", "key revoke", "dev pay <payment_id> --cross-chain"]) {
+    for (const word of [
+      "serve",
+      "account create",
+      "account list",
+      "account show",
+      "key create",
+      "key list",
+      "key revoke",
+      "dev pay <payment_id> --cross-chain",
+    ]) {
       expect(stdout).toContain(word);
     }
   });
@@ -274,10 +335,23 @@ describe("stablegate serve", () => {
     ];
     const port = String(await freePort());
     const results = await Promise.all(
-      cases.map(async ([variable, value]) => ({ variable, ...(await cli(["serve"], { ...testEnv(dataDir), STABLEGATE_PORT: port, STABLEGATE_CCTP_DOMAIN: "6", [variable]: value })) })),
+      cases.map(async ([variable, value]) => ({
+        variable,
+        ...(await cli(["serve"], {
+          ...testEnv(dataDir),
+          STABLEGATE_PORT: port,
+          STABLEGATE_CCTP_DOMAIN: "6",
+          [variable]: value,
+        })),
+      })),
     );
     for (const { variable, code, stderr } of results) {
-      expect({ variable, code, lines: lines(stderr).length, named: stderr.startsWith(`stablegate: ${variable}: `) }).toEqual({ variable, code: 78, lines: 1, named: true });
+      expect({
+        variable,
+        code,
+        lines: lines(stderr).length,
+        named: stderr.startsWith(`stablegate: ${variable}: `),
+      }).toEqual({ variable, code: 78, lines: 1, named: true });
     }
   });
 
@@ -298,7 +372,10 @@ describe("stablegate serve", () => {
       server.proc.kill("SIGTERM");
       expect(await server.exited).toBe(0);
       const logged = lines(await server.stdout()).map((line) => JSON.parse(line) as Record<string, unknown>);
-      expect(logged.find((l) => l.msg === "listening")).toMatchObject({ address: `0.0.0.0:${port}`, base_url: "https://pay.example.test" });
+      expect(logged.find((l) => l.msg === "listening")).toMatchObject({
+        address: `0.0.0.0:${port}`,
+        base_url: "https://pay.example.test",
+      });
       expect(logged.find((l) => l.msg === "cross-chain funding on")).toMatchObject({ source_chains: ["sepolia"] });
     } finally {
       await server.stop();
@@ -321,7 +398,9 @@ describe("stablegate serve", () => {
       const { account, api_key } = JSON.parse(created.stdout);
       const auth = { authorization: `Bearer ${api_key}` };
       expect((await fetch(`${url}/api/v1/payments`, { headers: auth })).status).toBe(200);
-      const keyId = (JSON.parse((await cli(["key", "list", "--account", account.id], env)).stdout) as Array<{ id: string }>)[0]!.id;
+      const keyId = (
+        JSON.parse((await cli(["key", "list", "--account", account.id], env)).stdout) as Array<{ id: string }>
+      )[0]!.id;
       expect((await cli(["key", "revoke", keyId], env)).code).toBe(0);
       expect((await fetch(`${url}/api/v1/payments`, { headers: auth })).status).toBe(401);
 

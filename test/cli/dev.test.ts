@@ -8,10 +8,10 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { markedProcesses, TEST_RUN_MARKER } from "../../scripts/test-leftovers.ts";
 import { freePort } from "../../src/lib/free-port.ts";
 import { drainTail } from "../../src/lib/stream-tail.ts";
-import { TEST_RUN_MARKER, markedProcesses } from "../../scripts/test-leftovers.ts";
-import { MAIN, childEnv } from "../support/serve-process.ts";
+import { childEnv, MAIN } from "../support/serve-process.ts";
 import { waitFor } from "../support/wait.ts";
 
 const cleanups: Array<() => unknown> = [];

@@ -33,12 +33,16 @@ describe("migration 005", () => {
     // A data dir as a server before 005 left it, with a burn a wrong payment posted first.
     const old = new Database(join(dir, "stablegate.db"), { create: true, strict: true });
     old.run("PRAGMA foreign_keys = ON");
-    old.run("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT");
+    old.run(
+      "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT",
+    );
     for (const m of MIGRATIONS.filter((m) => m.version <= 4)) {
       old.run(m.sql);
       old.query("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, 1)").run(m.version, m.name);
     }
-    old.run("INSERT INTO accounts (id, name, payout_address, fee_bps, created_at) VALUES ('acct_x', 'X', '0x1111111111111111111111111111111111111111', NULL, 1)");
+    old.run(
+      "INSERT INTO accounts (id, name, payout_address, fee_bps, created_at) VALUES ('acct_x', 'X', '0x1111111111111111111111111111111111111111', NULL, 1)",
+    );
     addPayment(old, "0xwrong", "0x2222222222222222222222222222222222222222");
     addPayment(old, "0xright", "0x3333333333333333333333333333333333333333");
     old.run(
@@ -50,18 +54,45 @@ describe("migration 005", () => {
 
     const db = openDb(dir);
     try {
-      expect(db.query<{ version: number }, []>("SELECT max(version) AS version FROM schema_migrations").get()!.version).toBe(MIGRATIONS.length);
+      expect(
+        db.query<{ version: number }, []>("SELECT max(version) AS version FROM schema_migrations").get()!.version,
+      ).toBe(MIGRATIONS.length);
       expect(db.query("SELECT * FROM crosschain_burns").all()).toEqual(before);
-      const indexes = db.query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'crosschain_burns' AND sql IS NOT NULL ORDER BY name").all();
+      const indexes = db
+        .query<{ name: string }, []>(
+          "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'crosschain_burns' AND sql IS NOT NULL ORDER BY name",
+        )
+        .all();
       expect(indexes.map((i) => i.name)).toEqual(["crosschain_burns_due", "crosschain_burns_payment"]);
 
       const burns = createBurnStore(db);
-      const right = burns.record({ id: "burn_new", payment_id: "0xright", source_chain: "src", source_domain: 7, tx_hash: TX, amount: null, now: 6 });
+      const right = burns.record({
+        id: "burn_new",
+        payment_id: "0xright",
+        source_chain: "src",
+        source_domain: 7,
+        tx_hash: TX,
+        amount: null,
+        now: 6,
+      });
       expect(right).toMatchObject({ id: "burn_new", payment_id: "0xright", state: "attesting" });
       // Recorded once per payment: a repeat answers the earlier row.
-      expect(burns.record({ id: "burn_dup", payment_id: "0xright", source_chain: "src", source_domain: 7, tx_hash: TX, amount: null, now: 7 }).id).toBe("burn_new");
+      expect(
+        burns.record({
+          id: "burn_dup",
+          payment_id: "0xright",
+          source_chain: "src",
+          source_domain: 7,
+          tx_hash: TX,
+          amount: null,
+          now: 7,
+        }).id,
+      ).toBe("burn_new");
       expect(burns.find(7, TX, "0xwrong")!.id).toBe("burn_old");
-      expect(db.query("SELECT id FROM crosschain_burns ORDER BY id").all()).toEqual([{ id: "burn_new" }, { id: "burn_old" }]);
+      expect(db.query("SELECT id FROM crosschain_burns ORDER BY id").all()).toEqual([
+        { id: "burn_new" },
+        { id: "burn_old" },
+      ]);
       migrate(db); // applied once: running again changes nothing
       expect(db.query("SELECT count(*) AS n FROM crosschain_burns").get()).toEqual({ n: 2 });
     } finally {

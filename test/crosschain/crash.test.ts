@@ -9,10 +9,10 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Hex } from "viem";
 import { cctpAddresses } from "../../src/dev/cctp-rig.ts";
 import {
+  attestedBurn,
   type BurnDbRow,
   type CrossChainStack,
   LOCAL_SOURCE,
-  attestedBurn,
   startCrossChainStack,
 } from "../support/crosschain.ts";
 import type { Stack } from "../support/stack.ts";

@@ -4,16 +4,16 @@
  * quoting, recording and redeeming burns onto the settlement chain.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { type Address, type Hex, decodeFunctionData, erc20Abi, getAddress, pad, toHex, zeroHash } from "viem";
+import { type Address, decodeFunctionData, erc20Abi, getAddress, type Hex, pad, toHex, zeroHash } from "viem";
 import { tokenMessengerAbi } from "../../src/crosschain/abi.ts";
 import { cctpAddresses } from "../../src/dev/cctp-rig.ts";
 import { ANVIL_KEY_3 } from "../support/anvil.ts";
 import {
+  attestedBurn,
   type CrossChainStack,
+  feeAt,
   LOCAL_DESTINATION_DOMAIN,
   LOCAL_SOURCE,
-  attestedBurn,
-  feeAt,
   startCrossChainStack,
 } from "../support/crosschain.ts";
 import { type Stack, startStack } from "../support/stack.ts";

@@ -6,7 +6,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { MAX_FEE_BPS, burnFor } from "../../src/crosschain/quote.ts";
+import { burnFor, MAX_FEE_BPS } from "../../src/crosschain/quote.ts";
 import { MAX_AMOUNT } from "../../src/lib/money.ts";
 import { feeAt } from "../support/crosschain.ts";
 
@@ -60,7 +60,11 @@ describe("burnFor", () => {
     fc.assert(
       fc.property(
         amountDue,
-        fc.oneof(fc.double({ max: -Number.MIN_VALUE, noNaN: true }), fc.double({ min: MAX_FEE_BPS }), fc.constant(Number.NaN)),
+        fc.oneof(
+          fc.double({ max: -Number.MIN_VALUE, noNaN: true }),
+          fc.double({ min: MAX_FEE_BPS }),
+          fc.constant(Number.NaN),
+        ),
         (due, feeBps) => {
           expect(() => burnFor(due, feeBps)).toThrow(RangeError);
         },

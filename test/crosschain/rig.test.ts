@@ -4,27 +4,37 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import {
+  type Abi,
+  type Address,
   createPublicClient,
   createWalletClient,
   defineChain,
   erc20Abi,
+  type Hex,
   http,
   keccak256,
+  type PublicClient,
   pad,
   parseEventLogs,
   zeroHash,
-  type Abi,
-  type Address,
-  type Hex,
-  type PublicClient,
 } from "viem";
 import { generatePrivateKey, privateKeyToAccount, sign } from "viem/accounts";
 import { foundry } from "viem/chains";
 import { artifacts } from "../../src/chain/contracts.ts";
-import { decodeCctpMessage, startAttestationService, type AttestationService } from "../../src/dev/attestation-service.ts";
-import { cctpAddresses, CCTP_DEPLOYER_KEY, deployCctp, testMessageTransmitterV2Abi, testTokenMessengerV2Abi } from "../../src/dev/cctp-rig.ts";
-import { ANVIL_KEY_0, ANVIL_KEY_1, ANVIL_KEY_2, startAnvil, type Anvil } from "../support/anvil.ts";
-import { deployTestUsdc, mined, testTokenAbi, type TestWallet } from "../support/chain.ts";
+import {
+  type AttestationService,
+  decodeCctpMessage,
+  startAttestationService,
+} from "../../src/dev/attestation-service.ts";
+import {
+  CCTP_DEPLOYER_KEY,
+  cctpAddresses,
+  deployCctp,
+  testMessageTransmitterV2Abi,
+  testTokenMessengerV2Abi,
+} from "../../src/dev/cctp-rig.ts";
+import { ANVIL_KEY_0, ANVIL_KEY_1, ANVIL_KEY_2, type Anvil, startAnvil } from "../support/anvil.ts";
+import { deployTestUsdc, mined, type TestWallet, testTokenAbi } from "../support/chain.ts";
 import { waitFor } from "../support/wait.ts";
 
 const SRC = 3; // the source chain plays Arbitrum's domain
@@ -47,7 +57,8 @@ async function chainSide(chainId: number, usdcDeployerKey: Hex): Promise<Side> {
   const anvil = await startAnvil({ chainId });
   const chain = defineChain({ ...foundry, id: chainId });
   const publicClient = createPublicClient({ chain, transport: http(anvil.rpcUrl), pollingInterval: 20 });
-  const wallet = (key: Hex) => createWalletClient({ chain, transport: http(anvil.rpcUrl), account: privateKeyToAccount(key) });
+  const wallet = (key: Hex) =>
+    createWalletClient({ chain, transport: http(anvil.rpcUrl), account: privateKeyToAccount(key) });
   const usdc = await deployTestUsdc(publicClient, wallet(usdcDeployerKey));
   return { anvil, publicClient, wallet, usdc };
 }
@@ -56,7 +67,9 @@ beforeAll(async () => {
   // Different USDC deployers, so the two USDC addresses differ and the token mapping matters.
   [src, dst] = await Promise.all([chainSide(31338, ANVIL_KEY_0), chainSide(31337, ANVIL_KEY_2)]);
   await Promise.all([rig(src, SRC, { [DST]: dst.usdc }), rig(dst, DST, { [SRC]: src.usdc })]);
-  deployedNonces = await Promise.all([src, dst].map((side) => side.publicClient.getTransactionCount({ address: deployer })));
+  deployedNonces = await Promise.all(
+    [src, dst].map((side) => side.publicClient.getTransactionCount({ address: deployer })),
+  );
   service = startAttestationService({
     sources: { [SRC]: { rpcUrl: src.anvil.rpcUrl, transmitter: cctpAddresses.messageTransmitter } },
     destinations: { [DST]: { rpcUrl: dst.anvil.rpcUrl } },
@@ -64,7 +77,10 @@ beforeAll(async () => {
     fees: { fast: FAST_BPS, standard: 0 },
   });
   const payerWallet = src.wallet(ANVIL_KEY_1);
-  await mined(src.publicClient, payerWallet.writeContract({ address: src.usdc, abi: testTokenAbi, functionName: "mint", args: [payer, 10n ** 9n] }));
+  await mined(
+    src.publicClient,
+    payerWallet.writeContract({ address: src.usdc, abi: testTokenAbi, functionName: "mint", args: [payer, 10n ** 9n] }),
+  );
   await mined(src.publicClient, approveMessenger());
 }, 60_000);
 
@@ -74,7 +90,14 @@ afterAll(async () => {
 });
 
 function rig(side: Side, domain: number, remoteUsdc: Record<number, Address>) {
-  return deployCctp({ publicClient: side.publicClient, walletClient: side.wallet(ANVIL_KEY_0), domain, usdc: side.usdc, remoteUsdc, attester });
+  return deployCctp({
+    publicClient: side.publicClient,
+    walletClient: side.wallet(ANVIL_KEY_0),
+    domain,
+    usdc: side.usdc,
+    remoteUsdc,
+    attester,
+  });
 }
 
 function approveMessenger(): Promise<Hex> {
@@ -100,7 +123,9 @@ type ApiMessage = {
   decodedMessage: { decodedMessageBody: Record<string, string> } | null;
 };
 
-async function getMessages(txHash: Hex): Promise<{ status: number; body: { messages?: ApiMessage[]; error?: string } }> {
+async function getMessages(
+  txHash: Hex,
+): Promise<{ status: number; body: { messages?: ApiMessage[]; error?: string } }> {
   const res = await fetch(`${service.url}/v2/messages/${SRC}?transactionHash=${txHash}`);
   return { status: res.status, body: (await res.json()) as never };
 }
@@ -131,7 +156,10 @@ const balance = (side: Side, owner: Address) =>
 describe("CCTP rig", () => {
   test("the contracts have the same addresses on both chains, and deploying again changes nothing", async () => {
     expect(deployedNonces).toEqual([3, 3]); // on each chain: two deployments, one link
-    for (const [side, domain] of [[src, SRC], [dst, DST]] as const) {
+    for (const [side, domain] of [
+      [src, SRC],
+      [dst, DST],
+    ] as const) {
       const before = await side.publicClient.getTransactionCount({ address: deployer });
       expect(await rig(side, domain, {})).toEqual({ domain, ...cctpAddresses });
       const transmitter = { address: cctpAddresses.messageTransmitter, abi: testMessageTransmitterV2Abi } as const;
@@ -151,8 +179,14 @@ describe("CCTP rig", () => {
 
   test("fees and fast allowance answer in Circle's shapes", async () => {
     const fees = await (await fetch(`${service.url}/v2/burn/USDC/fees/${SRC}/${DST}`)).json();
-    expect(fees).toEqual([{ finalityThreshold: 1000, minimumFee: FAST_BPS }, { finalityThreshold: 2000, minimumFee: 0 }]);
-    const allowance = (await (await fetch(`${service.url}/v2/fastBurn/USDC/allowance`)).json()) as { allowance: number; lastUpdated: string };
+    expect(fees).toEqual([
+      { finalityThreshold: 1000, minimumFee: FAST_BPS },
+      { finalityThreshold: 2000, minimumFee: 0 },
+    ]);
+    const allowance = (await (await fetch(`${service.url}/v2/fastBurn/USDC/allowance`)).json()) as {
+      allowance: number;
+      lastUpdated: string;
+    };
     expect(allowance.allowance).toBe(1_000_000);
     expect(Number.isNaN(Date.parse(allowance.lastUpdated))).toBe(false);
   });
@@ -185,15 +219,25 @@ describe("CCTP rig", () => {
       messageBody: signed.messageBody,
       body: { ...logged.body, feeExecuted: 1001n },
     });
-    expect(decodedMessage!.decodedMessageBody).toMatchObject({ amount: "10000001", feeExecuted: "1001", expirationBlock: "0" });
+    expect(decodedMessage!.decodedMessageBody).toMatchObject({
+      amount: "10000001",
+      feeExecuted: "1001",
+      expirationBlock: "0",
+    });
 
     const relayed = await mined(dst.publicClient, receive(message, attestation as Hex));
-    const [received] = parseEventLogs({ abi: testMessageTransmitterV2Abi, eventName: "MessageReceived", logs: relayed.logs });
+    const [received] = parseEventLogs({
+      abi: testMessageTransmitterV2Abi,
+      eventName: "MessageReceived",
+      logs: relayed.logs,
+    });
     expect(received!.args).toMatchObject({ sourceDomain: SRC, nonce: eventNonce, finalityThresholdExecuted: 1000 });
     expect(await balance(dst, recipient)).toBe(recipientBefore + amount - 1001n);
     expect(await balance(dst, deployer)).toBe(feesBefore + 1001n); // the fee recipient
     const transmitter = { address: cctpAddresses.messageTransmitter, abi: testMessageTransmitterV2Abi } as const;
-    expect(await dst.publicClient.readContract({ ...transmitter, functionName: "usedNonces", args: [eventNonce] })).toBe(1n);
+    expect(
+      await dst.publicClient.readContract({ ...transmitter, functionName: "usedNonces", args: [eventNonce] }),
+    ).toBe(1n);
     await expect(receive(message, attestation as Hex)).rejects.toThrow("Nonce already used");
   });
 
@@ -229,11 +273,15 @@ describe("CCTP rig", () => {
     const txHash = await burn(3_000_000n, 1_000n);
     const expired = await attested(txHash);
     expect(Number(expired.decodedMessage!.decodedMessageBody.expirationBlock)).toBeGreaterThan(0);
-    await expect(receive(expired.message, expired.attestation as Hex)).rejects.toThrow("Message expired and must be re-signed");
+    await expect(receive(expired.message, expired.attestation as Hex)).rejects.toThrow(
+      "Message expired and must be re-signed",
+    );
 
     const res = await fetch(`${service.url}/v2/reattest/${expired.eventNonce}`, { method: "POST" });
     expect(res.status).toBe(200);
-    expect(((await res.json()) as { message: string }).message).toBe(`Re-attestation successfully requested for nonce ${expired.eventNonce}`);
+    expect(((await res.json()) as { message: string }).message).toBe(
+      `Re-attestation successfully requested for nonce ${expired.eventNonce}`,
+    );
     expect(service.reattestCount).toBe(1);
 
     const fresh = await attested(txHash);
@@ -250,8 +298,18 @@ describe("CCTP rig", () => {
     const secondKey = generatePrivateKey();
     const owner = dst.wallet(CCTP_DEPLOYER_KEY);
     const transmitter = { address: cctpAddresses.messageTransmitter, abi: testMessageTransmitterV2Abi } as const;
-    await mined(dst.publicClient, owner.writeContract({ ...transmitter, functionName: "enableAttester", args: [privateKeyToAccount(secondKey).address] }));
-    await mined(dst.publicClient, owner.writeContract({ ...transmitter, functionName: "setSignatureThreshold", args: [2n] }));
+    await mined(
+      dst.publicClient,
+      owner.writeContract({
+        ...transmitter,
+        functionName: "enableAttester",
+        args: [privateKeyToAccount(secondKey).address],
+      }),
+    );
+    await mined(
+      dst.publicClient,
+      owner.writeContract({ ...transmitter, functionName: "setSignatureThreshold", args: [2n] }),
+    );
     const both = startAttestationService({
       sources: { [SRC]: { rpcUrl: src.anvil.rpcUrl, transmitter: cctpAddresses.messageTransmitter } },
       destinations: {},
@@ -269,12 +327,19 @@ describe("CCTP rig", () => {
       await mined(dst.publicClient, receive(message, attestation as Hex));
     } finally {
       await both.stop();
-      await mined(dst.publicClient, owner.writeContract({ ...transmitter, functionName: "setSignatureThreshold", args: [1n] }));
+      await mined(
+        dst.publicClient,
+        owner.writeContract({ ...transmitter, functionName: "setSignatureThreshold", args: [1n] }),
+      );
     }
   });
 
   test("down answers 503 and ratelimit 429 with Retry-After, to every path", async () => {
-    const paths = [`/v2/messages/${SRC}?transactionHash=${zeroHash}`, `/v2/burn/USDC/fees/${SRC}/${DST}`, "/v2/fastBurn/USDC/allowance"];
+    const paths = [
+      `/v2/messages/${SRC}?transactionHash=${zeroHash}`,
+      `/v2/burn/USDC/fees/${SRC}/${DST}`,
+      "/v2/fastBurn/USDC/allowance",
+    ];
     try {
       service.setMode("down");
       for (const path of paths) expect((await fetch(service.url + path)).status).toBe(503);

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { type Hex, keccak256, serializeTransaction, toHex } from "viem";
-import { type CrossChainStack, attestedBurn, startCrossChainStack } from "../support/crosschain.ts";
+import { attestedBurn, type CrossChainStack, startCrossChainStack } from "../support/crosschain.ts";
 import type { Stack } from "../support/stack.ts";
 import { usdc } from "../support/test-chain.ts";
 import { waitFor } from "../support/wait.ts";

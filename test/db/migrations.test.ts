@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { chmodSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { ConfigError } from "../../src/lib/errors.ts";
 import { migrate, openDb } from "../../src/db/index.ts";
 import { MIGRATIONS } from "../../src/db/migrations.ts";
+import { ConfigError } from "../../src/lib/errors.ts";
 import { makeTempDir } from "../support/server.ts";
 
 const REPO_ROOT = resolve(import.meta.dir, "../..");
@@ -24,7 +24,9 @@ const appliedVersions = (db: ReturnType<typeof openDb>) =>
 
 describe("migrations", () => {
   test("every file in migrations/ is listed in src/db/migrations.ts, in order, with its exact text", () => {
-    const files = readdirSync(MIGRATIONS_DIR).filter((f) => f.endsWith(".sql")).sort();
+    const files = readdirSync(MIGRATIONS_DIR)
+      .filter((f) => f.endsWith(".sql"))
+      .sort();
     expect(files.length).toBeGreaterThan(0);
     expect(MIGRATIONS.map((m) => m.name)).toEqual(files);
     MIGRATIONS.forEach((m, i) => {
@@ -52,7 +54,9 @@ describe("migrations", () => {
     const dir = tempDir();
     const db = openDb(dir);
     try {
-      db.run("INSERT INTO accounts (id, name, payout_address, fee_bps, created_at) VALUES ('acct_x', 'X', '0x1111111111111111111111111111111111111111', NULL, 1)");
+      db.run(
+        "INSERT INTO accounts (id, name, payout_address, fee_bps, created_at) VALUES ('acct_x', 'X', '0x1111111111111111111111111111111111111111', NULL, 1)",
+      );
       const schema = () => db.query<{ sql: string | null }, []>("SELECT sql FROM sqlite_master ORDER BY name").all();
       const before = schema();
       migrate(db);
@@ -79,13 +83,19 @@ describe("openDb", () => {
     const a = openDb(dir);
     const b = openDb(dir);
     try {
-      a.run("INSERT INTO accounts (id, name, payout_address, fee_bps, created_at) VALUES ('acct_a', 'A', '0x1111111111111111111111111111111111111111', NULL, 1)");
+      a.run(
+        "INSERT INTO accounts (id, name, payout_address, fee_bps, created_at) VALUES ('acct_a', 'A', '0x1111111111111111111111111111111111111111', NULL, 1)",
+      );
       expect(b.query<{ name: string }, []>("SELECT name FROM accounts WHERE id = 'acct_a'").get()?.name).toBe("A");
-      b.run("INSERT INTO accounts (id, name, payout_address, fee_bps, created_at) VALUES ('acct_b', 'B', '0x1111111111111111111111111111111111111111', NULL, 2)");
+      b.run(
+        "INSERT INTO accounts (id, name, payout_address, fee_bps, created_at) VALUES ('acct_b', 'B', '0x1111111111111111111111111111111111111111', NULL, 2)",
+      );
       expect(a.query<{ n: number }, []>("SELECT count(*) AS n FROM accounts").get()!.n).toBe(2);
       // A reader is not blocked by an open write transaction on the other handle (WAL).
       a.run("BEGIN IMMEDIATE");
-      a.run("INSERT INTO accounts (id, name, payout_address, fee_bps, created_at) VALUES ('acct_c', 'C', '0x1111111111111111111111111111111111111111', NULL, 3)");
+      a.run(
+        "INSERT INTO accounts (id, name, payout_address, fee_bps, created_at) VALUES ('acct_c', 'C', '0x1111111111111111111111111111111111111111', NULL, 3)",
+      );
       expect(b.query<{ n: number }, []>("SELECT count(*) AS n FROM accounts").get()!.n).toBe(2);
       a.run("COMMIT");
       expect(b.query<{ n: number }, []>("SELECT count(*) AS n FROM accounts").get()!.n).toBe(3);
@@ -98,7 +108,9 @@ describe("openDb", () => {
   test("several processes opening a fresh data dir at once apply each migration exactly once", async () => {
     const dir = join(tempDir(), "data");
     const script = `import { openDb } from ${JSON.stringify(join(REPO_ROOT, "src/db/index.ts"))}; openDb(${JSON.stringify(dir)}).close();`;
-    const procs = Array.from({ length: 4 }, () => Bun.spawn([process.execPath, "-e", script], { stdout: "ignore", stderr: "pipe" }));
+    const procs = Array.from({ length: 4 }, () =>
+      Bun.spawn([process.execPath, "-e", script], { stdout: "ignore", stderr: "pipe" }),
+    );
     const codes = await Promise.all(procs.map((p) => p.exited));
     const errors = await Promise.all(procs.map((p) => new Response(p.stderr).text()));
     expect({ codes, errors }).toEqual({ codes: [0, 0, 0, 0], errors: ["", "", "", ""] });
@@ -146,8 +158,15 @@ describe("openDb", () => {
       process.umask(umask);
     }
     try {
-      db.run("INSERT INTO accounts (id, name, payout_address, fee_bps, created_at) VALUES ('acct_a', 'A', '0x1111111111111111111111111111111111111111', NULL, 1)");
-      const modes = Object.fromEntries(["stablegate.db", "stablegate.db-wal", "stablegate.db-shm"].map((f) => [f, statSync(join(dir, f)).mode & 0o777]));
+      db.run(
+        "INSERT INTO accounts (id, name, payout_address, fee_bps, created_at) VALUES ('acct_a', 'A', '0x1111111111111111111111111111111111111111', NULL, 1)",
+      );
+      const modes = Object.fromEntries(
+        ["stablegate.db", "stablegate.db-wal", "stablegate.db-shm"].map((f) => [
+          f,
+          statSync(join(dir, f)).mode & 0o777,
+        ]),
+      );
       expect(modes).toEqual({ "stablegate.db": 0o600, "stablegate.db-wal": 0o600, "stablegate.db-shm": 0o600 });
     } finally {
       db.close();
@@ -170,7 +189,11 @@ describe("openDb", () => {
   test("foreign keys are enforced: a key cannot point at a missing account", () => {
     const db = openDb(tempDir());
     try {
-      expect(() => db.run("INSERT INTO api_keys (id, account_id, key_hash, key_hint, created_at) VALUES ('key_x', 'acct_missing', 'h', 'abcd', 1)")).toThrow();
+      expect(() =>
+        db.run(
+          "INSERT INTO api_keys (id, account_id, key_hash, key_hint, created_at) VALUES ('key_x', 'acct_missing', 'h', 'abcd', 1)",
+        ),
+      ).toThrow();
     } finally {
       db.close();
     }

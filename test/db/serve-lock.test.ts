@@ -20,7 +20,11 @@ function tempDir(): string {
 }
 
 async function serve(dataDir: string): Promise<ServeProcess> {
-  const server = spawnServe({ ...testEnv(dataDir), STABLEGATE_HOST: "127.0.0.1", STABLEGATE_PORT: String(await freePort()) });
+  const server = spawnServe({
+    ...testEnv(dataDir),
+    STABLEGATE_HOST: "127.0.0.1",
+    STABLEGATE_PORT: String(await freePort()),
+  });
   started.push(server);
   return server;
 }
@@ -44,7 +48,9 @@ describe("one serve per data directory", () => {
     const dir = tempDir();
     const release = acquireServeLock(dir);
     try {
-      expect(() => acquireServeLock(dir)).toThrow(`${dir} is in use by another stablegate serve (pid ${process.pid}); stop it first`);
+      expect(() => acquireServeLock(dir)).toThrow(
+        `${dir} is in use by another stablegate serve (pid ${process.pid}); stop it first`,
+      );
     } finally {
       release();
     }
@@ -77,13 +83,22 @@ describe("one serve per data directory", () => {
 
     const servers = await Promise.all(Array.from({ length: 5 }, () => serve(dir)));
     // Each either listens (code null) or exits on its own (its code).
-    const outcomes = await Promise.all(servers.map((s) => s.listening().then(() => ({ s, code: null }), async () => ({ s, code: await s.exited }))));
+    const outcomes = await Promise.all(
+      servers.map((s) =>
+        s.listening().then(
+          () => ({ s, code: null }),
+          async () => ({ s, code: await s.exited }),
+        ),
+      ),
+    );
     const winners = outcomes.filter((o) => o.code === null);
     expect(winners).toHaveLength(1);
     const winner = winners[0]!.s;
     for (const { s, code } of outcomes.filter((o) => o.code !== null)) {
       expect(code).toBe(1);
-      expect((await s.stderr()).trim()).toBe(`stablegate: ${dir} is in use by another stablegate serve (pid ${winner.proc.pid}); stop it first`);
+      expect((await s.stderr()).trim()).toBe(
+        `stablegate: ${dir} is in use by another stablegate serve (pid ${winner.proc.pid}); stop it first`,
+      );
     }
     expect((await fetch(`${winner.url}/healthz`)).status).toBe(200);
     expect(winner.proc.exitCode).toBeNull();

@@ -3,8 +3,9 @@
  * that reads and then writes holds the write lock from its start. Two real connections to one
  * SQLite file, as the server and the CLI have.
  */
-import { afterAll, beforeAll, expect, test } from "bun:test";
+
 import { Database } from "bun:sqlite";
+import { afterAll, beforeAll, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { type Db, openDb } from "../../src/db/index.ts";
@@ -30,7 +31,10 @@ afterAll(() => {
 });
 
 const addAccount = (conn: Database, id: string) =>
-  conn.run("INSERT INTO accounts (id, name, payout_address, fee_bps, created_at) VALUES (?, 'Tx', ?, NULL, 0)", [id, `0x${"11".repeat(20)}`]);
+  conn.run("INSERT INTO accounts (id, name, payout_address, fee_bps, created_at) VALUES (?, 'Tx', ?, NULL, 0)", [
+    id,
+    `0x${"11".repeat(20)}`,
+  ]);
 
 test("a store's read-then-write transaction holds the write lock from the start: another writer waits, it never fails half-way", () => {
   const store = createWebhookStore(db);
@@ -47,7 +51,13 @@ test("a store's read-then-write transaction holds the write lock from the start:
     } catch (error) {
       otherWrite = (error as { code?: string }).code;
     }
-    store.insertEndpoint({ id: endpointId, account_id: accountId, url: "https://hooks.example.com/tx", secret: "whsec_x", created_at: 0 });
+    store.insertEndpoint({
+      id: endpointId,
+      account_id: accountId,
+      url: "https://hooks.example.com/tx",
+      secret: "whsec_x",
+      created_at: 0,
+    });
   });
 
   expect(otherWrite).toBe("SQLITE_BUSY");

@@ -3,8 +3,8 @@
  * account's endpoints were sent, `test` pings included, is both listed and retrievable.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { type Api, type TestServer, api, startTestServer } from "../support/server.ts";
 import { type Receiver, startReceiver } from "../support/receiver.ts";
+import { type Api, api, startTestServer, type TestServer } from "../support/server.ts";
 import { waitFor } from "../support/wait.ts";
 
 let server: TestServer;

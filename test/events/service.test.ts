@@ -5,14 +5,14 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
-import { createAccountStore } from "../../src/accounts/store.ts";
 import { createAccountsService } from "../../src/accounts/service.ts";
+import { createAccountStore } from "../../src/accounts/store.ts";
 import { type Db, openDb } from "../../src/db/index.ts";
 import { createEventsService } from "../../src/events/service.ts";
 import { createEventStore } from "../../src/events/store.ts";
 import { randomIds } from "../../src/lib/ids.ts";
 import { RETENTION_MS } from "../../src/ops/retention.ts";
-import { TEST_PAYOUT, makeTempDir } from "../support/server.ts";
+import { makeTempDir, TEST_PAYOUT } from "../support/server.ts";
 
 const DAY = 24 * 3_600_000;
 const NOW = Date.UTC(2026, 5, 1);
@@ -44,7 +44,14 @@ function newAccount(name: string) {
 /** An event of `account` created at `at`; its payload is its own text, so the list shows which. */
 function event(account: { id: string }, at: number, type = "test"): string {
   const id = randomIds.prefixed("evt");
-  store.insertUnrouted({ id, account_id: account.id, type, payment_id: null, payload: `{"id":"${id}","at":${at}}`, created_at: at });
+  store.insertUnrouted({
+    id,
+    account_id: account.id,
+    type,
+    payment_id: null,
+    payload: `{"id":"${id}","at":${at}}`,
+    created_at: at,
+  });
   return id;
 }
 
@@ -70,7 +77,9 @@ describe("events service", () => {
 
   test("pages with starting_after and has_more, filtered by type", () => {
     const account = newAccount("Pager");
-    const ids = [0, 1, 2, 3, 4].map((i) => event(account, NOW - (5 - i) * 60_000, i % 2 === 0 ? "test" : "payment.confirmed"));
+    const ids = [0, 1, 2, 3, 4].map((i) =>
+      event(account, NOW - (5 - i) * 60_000, i % 2 === 0 ? "test" : "payment.confirmed"),
+    );
     const [a, b, d, e] = [ids[0]!, ids[1]!, ids[3]!, ids[4]!];
     const first = events.list(account, { limit: 2 });
     expect(listed(first)).toEqual([e, d]);
@@ -86,7 +95,9 @@ describe("events service", () => {
     const theirs = event(newAccount("Theirs"), NOW);
     const unknown = randomIds.prefixed("evt");
     expect(() => events.list(mine, { limit: 10, startingAfter: theirs })).toThrow(`starting_after: no event ${theirs}`);
-    expect(() => events.list(mine, { limit: 10, startingAfter: unknown })).toThrow(`starting_after: no event ${unknown}`);
+    expect(() => events.list(mine, { limit: 10, startingAfter: unknown })).toThrow(
+      `starting_after: no event ${unknown}`,
+    );
     expect(() => events.retrieve(mine, theirs)).toThrow(`no event ${theirs}`);
     expect(() => events.retrieve(mine, unknown)).toThrow(`no event ${unknown}`);
   });

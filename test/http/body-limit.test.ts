@@ -29,7 +29,11 @@ function chunkedBody(chunks: number): ReadableStream<Uint8Array> {
 
 async function postChunked(path: string, chunks: number) {
   try {
-    const res = await fetch(server.url + path, { method: "POST", headers: { "content-type": "application/json" }, body: chunkedBody(chunks) });
+    const res = await fetch(server.url + path, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: chunkedBody(chunks),
+    });
     return await toApiResponse(res);
   } catch (error) {
     // A reset connection instead of an answer: shows up as status 0 in the assertions.
@@ -52,7 +56,13 @@ describe("request bodies larger than 256 KB", () => {
 
   test("a Content-Length far over the limit is refused before the body is read, as JSON", async () => {
     const body = new Uint8Array(12 * 1024 * 1024).fill(0x20);
-    const res = await toApiResponse(await fetch(`${server.url}/api/v1/payments`, { method: "POST", headers: { "content-type": "application/json" }, body }));
+    const res = await toApiResponse(
+      await fetch(`${server.url}/api/v1/payments`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body,
+      }),
+    );
     expect(res.status).toBe(413);
     expect(res.json).toEqual({ error: "request body is larger than 256 KB" });
   });
@@ -73,7 +83,9 @@ describe("request bodies larger than 256 KB", () => {
     const answers = new Set(results.map((r) => `${r.status} ${r.text.slice(0, 100)}`));
     expect([...answers]).toEqual(['413 {"error":"request body is larger than 256 KB"}']);
     // The uploads total 750 MB; unbounded reads took the server from ~100 MB to ~880 MB.
-    console.log(`server memory: rss ${before.rssMb.toFixed(0)} MB before, ${after.rssMb.toFixed(0)} MB after, peak ${after.peakMb.toFixed(0)} MB`);
+    console.log(
+      `server memory: rss ${before.rssMb.toFixed(0)} MB before, ${after.rssMb.toFixed(0)} MB after, peak ${after.peakMb.toFixed(0)} MB`,
+    );
     expect(after.peakMb - before.rssMb).toBeLessThan(250);
   });
 });

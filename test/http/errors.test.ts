@@ -18,8 +18,17 @@ import {
 import { createLogger } from "../../src/lib/log.ts";
 
 async function answer(error: unknown, logged: string[] = []) {
-  const res = errorResponse("UNKNOWN", error, createLogger("debug", (line) => logged.push(line)));
-  return { status: res.status, type: res.headers.get("content-type"), retryAfter: res.headers.get("retry-after"), text: await res.text() };
+  const res = errorResponse(
+    "UNKNOWN",
+    error,
+    createLogger("debug", (line) => logged.push(line)),
+  );
+  return {
+    status: res.status,
+    type: res.headers.get("content-type"),
+    retryAfter: res.headers.get("retry-after"),
+    text: await res.text(),
+  };
 }
 
 const KINDS: [DomainError, number, string | null][] = [

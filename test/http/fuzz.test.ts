@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { type FuzzTarget, hostileBody, hostileRequest, judge, sendHostile } from "../support/hostile.ts";
-import { type TestServer, api, startTestServer } from "../support/server.ts";
+import { api, startTestServer, type TestServer } from "../support/server.ts";
 
 let server: TestServer;
 let target: FuzzTarget;
@@ -23,7 +23,10 @@ describe("hostile requests over every route (bench/fuzz.ts runs the same generat
       fc.asyncProperty(hostileRequest(target), async (req) => {
         const res = await sendHostile(server.url, req);
         const verdict = judge(req, res);
-        expect({ status: res.status, body: res.text.slice(0, 200), ...verdict }).toMatchObject({ serverError: false, nonJsonError: false });
+        expect({ status: res.status, body: res.text.slice(0, 200), ...verdict }).toMatchObject({
+          serverError: false,
+          nonJsonError: false,
+        });
       }),
       { numRuns: 300 },
     );
@@ -42,7 +45,10 @@ describe("hostile requests over every route (bench/fuzz.ts runs the same generat
         if (route.auth) headers.authorization = `Bearer ${target.apiKey}`;
         const req = { method: "POST", path: route.path(), headers, body, chunkBytes: chunked ? 4096 : undefined };
         const res = await sendHostile(server.url, req);
-        expect({ status: res.status, body: res.text.slice(0, 200), ...judge(req, res) }).toMatchObject({ serverError: false, nonJsonError: false });
+        expect({ status: res.status, body: res.text.slice(0, 200), ...judge(req, res) }).toMatchObject({
+          serverError: false,
+          nonJsonError: false,
+        });
       }),
       { numRuns: 200 },
     );

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { createLogger } from "../../src/lib/log.ts";
-import { type TestServer, api, startTestServer } from "../support/server.ts";
+import { api, startTestServer, type TestServer } from "../support/server.ts";
 
 let server: TestServer;
 let attempts = 0;
@@ -20,7 +20,7 @@ beforeAll(async () => {
 
 afterAll(() => server.stop());
 
-test("an internal error whose logging throws is still {\"error\":\"internal error\"} with status 500", async () => {
+test('an internal error whose logging throws is still {"error":"internal error"} with status 500', async () => {
   const merchant = api(server.url, server.createAccount().apiKey);
   server.running.db.close();
   const res = await merchant("/api/v1/payments", { body: { amount: "1.00" } });

@@ -28,11 +28,36 @@ const MALFORMED = ["abc", "0x123", `0x${"AB".repeat(32)}`, "evt_short", "we_' OR
 
 /** Each merchant route with an id in its path: the path for an id, and the 404 message for it. */
 const merchantRoutes = () => [
-  { method: "GET", path: (id: string) => `/api/v1/payments/${id}`, unknown: UNKNOWN_PAYMENT, message: (id: string) => `no payment ${id}` },
-  { method: "GET", path: (id: string) => `/api/v1/events/${id}`, unknown: `evt_${"A".repeat(24)}`, message: (id: string) => `no event ${id}` },
-  { method: "DELETE", path: (id: string) => `/api/v1/webhook_endpoints/${id}`, unknown: `we_${"A".repeat(24)}`, message: (id: string) => `no webhook endpoint ${id}` },
-  { method: "GET", path: (id: string) => `/api/v1/webhook_endpoints/${id}/deliveries`, unknown: `we_${"A".repeat(24)}`, message: (id: string) => `no webhook endpoint ${id}` },
-  { method: "POST", path: (id: string) => `/api/v1/webhook_endpoints/${id}/test`, unknown: `we_${"A".repeat(24)}`, message: (id: string) => `no webhook endpoint ${id}` },
+  {
+    method: "GET",
+    path: (id: string) => `/api/v1/payments/${id}`,
+    unknown: UNKNOWN_PAYMENT,
+    message: (id: string) => `no payment ${id}`,
+  },
+  {
+    method: "GET",
+    path: (id: string) => `/api/v1/events/${id}`,
+    unknown: `evt_${"A".repeat(24)}`,
+    message: (id: string) => `no event ${id}`,
+  },
+  {
+    method: "DELETE",
+    path: (id: string) => `/api/v1/webhook_endpoints/${id}`,
+    unknown: `we_${"A".repeat(24)}`,
+    message: (id: string) => `no webhook endpoint ${id}`,
+  },
+  {
+    method: "GET",
+    path: (id: string) => `/api/v1/webhook_endpoints/${id}/deliveries`,
+    unknown: `we_${"A".repeat(24)}`,
+    message: (id: string) => `no webhook endpoint ${id}`,
+  },
+  {
+    method: "POST",
+    path: (id: string) => `/api/v1/webhook_endpoints/${id}/test`,
+    unknown: `we_${"A".repeat(24)}`,
+    message: (id: string) => `no webhook endpoint ${id}`,
+  },
   {
     method: "POST",
     path: (id: string) => `/api/v1/webhook_endpoints/${endpointId}/deliveries/${id}/retry`,
@@ -47,7 +72,11 @@ describe("merchant routes", () => {
       for (const id of [route.unknown, ...MALFORMED]) {
         const res = await merchant(route.path(id), { method: route.method });
         const expected = route.message(decodeURIComponent(id));
-        expect({ path: route.path(id), status: res.status, body: res.json }).toEqual({ path: route.path(id), status: 404, body: { error: expected } });
+        expect({ path: route.path(id), status: res.status, body: res.json }).toEqual({
+          path: route.path(id),
+          status: 404,
+          body: { error: expected },
+        });
       }
     }
   });
@@ -88,7 +117,11 @@ describe("public routes", () => {
       for (const id of [UNKNOWN_PAYMENT, ...MALFORMED]) {
         const path = `/api/public/payments/${id}${route.suffix}`;
         const res = await api(server.url, null)(path, { method: route.method, body: route.body });
-        expect({ path, status: res.status, body: res.json }).toEqual({ path, status: 404, body: { error: "no such payment" } });
+        expect({ path, status: res.status, body: res.json }).toEqual({
+          path,
+          status: 404,
+          body: { error: "no such payment" },
+        });
       }
     }
   });

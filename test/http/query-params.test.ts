@@ -4,7 +4,7 @@
  * a request without a valid key is still 401 whatever its query.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { type Api, type TestServer, api, isErrorBody, startTestServer } from "../support/server.ts";
+import { type Api, api, isErrorBody, startTestServer, type TestServer } from "../support/server.ts";
 
 let server: TestServer;
 let merchant: Api;
@@ -33,9 +33,12 @@ async function expect400(path: string, message: string) {
 }
 
 describe("list query parameters", () => {
-  test.each(["0", "101", "abc", "-1", "1.5", "", "1e1", "010", " 5"])("limit=%p is 400 naming limit on every list", async (limit) => {
-    for (const list of lists()) await expect400(`${list.path}?limit=${encodeURIComponent(limit)}`, LIMIT);
-  });
+  test.each(["0", "101", "abc", "-1", "1.5", "", "1e1", "010", " 5"])(
+    "limit=%p is 400 naming limit on every list",
+    async (limit) => {
+      for (const list of lists()) await expect400(`${list.path}?limit=${encodeURIComponent(limit)}`, LIMIT);
+    },
+  );
 
   test("a malformed starting_after is 400 naming it and the id it takes, on every list", async () => {
     for (const list of lists()) {
@@ -46,17 +49,34 @@ describe("list query parameters", () => {
   });
 
   test("a payment status outside the list is 400 naming status and the statuses", async () => {
-    await expect400("/api/v1/payments?status=paid", "status must be one of pending, settling, confirmed, underpaid, overpaid, expired, failed");
-    await expect400("/api/v1/payments?status=Pending", "status must be one of pending, settling, confirmed, underpaid, overpaid, expired, failed");
+    await expect400(
+      "/api/v1/payments?status=paid",
+      "status must be one of pending, settling, confirmed, underpaid, overpaid, expired, failed",
+    );
+    await expect400(
+      "/api/v1/payments?status=Pending",
+      "status must be one of pending, settling, confirmed, underpaid, overpaid, expired, failed",
+    );
   });
 
-  test.each(["created[gte]", "created[lt]"])("%s: a malformed or impossible date is 400 naming it, brackets encoded or not", async (name) => {
-    const message = `${name} must be an ISO 8601 date or date-time, such as 2026-11-01 or 2026-11-01T12:00:00Z`;
-    for (const bad of ["yesterday", "1700000000", "2031-99-99T00:00:00Z", "2031-01-01T00:00:00", "2031-13-01", "2031-02-30", "2031-01-01T24:00:00Z"]) {
-      await expect400(`/api/v1/payments?${name}=${encodeURIComponent(bad)}`, message);
-      await expect400(`/api/v1/payments?${encodeURIComponent(name)}=${encodeURIComponent(bad)}`, message);
-    }
-  });
+  test.each(["created[gte]", "created[lt]"])(
+    "%s: a malformed or impossible date is 400 naming it, brackets encoded or not",
+    async (name) => {
+      const message = `${name} must be an ISO 8601 date or date-time, such as 2026-11-01 or 2026-11-01T12:00:00Z`;
+      for (const bad of [
+        "yesterday",
+        "1700000000",
+        "2031-99-99T00:00:00Z",
+        "2031-01-01T00:00:00",
+        "2031-13-01",
+        "2031-02-30",
+        "2031-01-01T24:00:00Z",
+      ]) {
+        await expect400(`/api/v1/payments?${name}=${encodeURIComponent(bad)}`, message);
+        await expect400(`/api/v1/payments?${encodeURIComponent(name)}=${encodeURIComponent(bad)}`, message);
+      }
+    },
+  );
 
   test("an event type that no event has is 400 naming type and the types", async () => {
     const res = await merchant("/api/v1/events?type=payment.paid");
@@ -66,7 +86,11 @@ describe("list query parameters", () => {
   });
 
   test("good values pass, decoded: a limit, a date, a type, a status", async () => {
-    const ok = ["/api/v1/payments?limit=100&status=pending&created[gte]=2026-11-01&created[lt]=2099-01-01T00:00:00Z", "/api/v1/events?limit=1&type=test", `/api/v1/webhook_endpoints/${endpointId}/deliveries?limit=7`];
+    const ok = [
+      "/api/v1/payments?limit=100&status=pending&created[gte]=2026-11-01&created[lt]=2099-01-01T00:00:00Z",
+      "/api/v1/events?limit=1&type=test",
+      `/api/v1/webhook_endpoints/${endpointId}/deliveries?limit=7`,
+    ];
     for (const path of ok) {
       const res = await merchant(path);
       expect({ path, status: res.status, has_more: res.json.has_more }).toEqual({ path, status: 200, has_more: false });
@@ -76,7 +100,10 @@ describe("list query parameters", () => {
   test("the QR code's format outside address and eip681 is 400 naming format", async () => {
     const payment = await merchant("/api/v1/payments", { body: { amount: "1.00" } });
     const res = await api(server.url, null)(`/api/public/payments/${payment.json.id}/qr?format=png`);
-    expect({ status: res.status, body: res.json }).toEqual({ status: 400, body: { error: "format must be one of address, eip681" } });
+    expect({ status: res.status, body: res.json }).toEqual({
+      status: 400,
+      body: { error: "format must be one of address, eip681" },
+    });
   });
 
   test("parameters no list knows are ignored, as before", async () => {

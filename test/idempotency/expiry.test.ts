@@ -6,9 +6,9 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { type Db, openDb } from "../../src/db/index.ts";
-import { IDEMPOTENCY_TTL_MS, type Idempotency, createIdempotency } from "../../src/idempotency/index.ts";
+import { createIdempotency, IDEMPOTENCY_TTL_MS, type Idempotency } from "../../src/idempotency/index.ts";
 import { ConflictError, UnprocessableError } from "../../src/lib/errors.ts";
-import { type TestClock, createTestClock } from "../support/clock.ts";
+import { createTestClock, type TestClock } from "../support/clock.ts";
 import { makeTempDir } from "../support/server.ts";
 
 const MINUTE = 60_000;

@@ -7,11 +7,11 @@ import { describe, expect, test } from "bun:test";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startLocalCrossChain } from "../../src/dev/crosschain-stack.ts";
+import { ANVIL_KEY_0 } from "../support/anvil.ts";
 import { startCheckoutRig } from "../support/browser.ts";
 import { childrenDuring } from "../support/processes.ts";
 import { startStack } from "../support/stack.ts";
 import { randomAddress } from "../support/test-chain.ts";
-import { ANVIL_KEY_0 } from "../support/anvil.ts";
 
 const commands = (started: Array<{ command: string }>) => started.map((p) => p.command).join("\n");
 

@@ -9,6 +9,8 @@ beforeAll(async () => {
 afterAll(() => stack?.stop());
 
 test("crash() on an in-process stack throws a clear error and leaves the server running", async () => {
-  await expect(stack.crash()).rejects.toThrow("stack.crash() needs a subprocess stack (startStack({ subprocess: true }))");
+  await expect(stack.crash()).rejects.toThrow(
+    "stack.crash() needs a subprocess stack (startStack({ subprocess: true }))",
+  );
   expect((await fetch(`${stack.url}/healthz`)).status).toBe(200);
 });

@@ -1,6 +1,6 @@
 /** scripts/test-leftovers.ts against real processes that carry (or not) a run's marker. */
 import { afterEach, describe, expect, test } from "bun:test";
-import { TEST_RUN_MARKER, leftoverProcesses, markedProcesses } from "../../scripts/test-leftovers.ts";
+import { leftoverProcesses, markedProcesses, TEST_RUN_MARKER } from "../../scripts/test-leftovers.ts";
 
 const started: Bun.Subprocess[] = [];
 afterEach(async () => {
@@ -11,7 +11,12 @@ afterEach(async () => {
 });
 
 function sleeper(marker: string): Bun.Subprocess {
-  const proc = Bun.spawn(["/bin/sleep", "600"], { env: { [TEST_RUN_MARKER]: marker }, stdin: "ignore", stdout: "ignore", stderr: "ignore" });
+  const proc = Bun.spawn(["/bin/sleep", "600"], {
+    env: { [TEST_RUN_MARKER]: marker },
+    stdin: "ignore",
+    stdout: "ignore",
+    stderr: "ignore",
+  });
   started.push(proc);
   return proc;
 }

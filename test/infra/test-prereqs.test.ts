@@ -43,7 +43,11 @@ function stubApt({ fail = false } = {}): void {
     ].join("\n"),
   );
   // Not root: a passwordless sudo that passes VAR=value arguments on, as sudo does.
-  if (!AS_ROOT) executable(join(bin, "sudo"), '[ "$1" = -n ] && shift\nwhile case "$1" in *=*) export "$1";; *) false;; esac; do shift; done\nexec "$@"');
+  if (!AS_ROOT)
+    executable(
+      join(bin, "sudo"),
+      '[ "$1" = -n ] && shift\nwhile case "$1" in *=*) export "$1";; *) false;; esac; do shift; done\nexec "$@"',
+    );
 }
 
 async function prereqs(env: Record<string, string> = {}) {
@@ -53,7 +57,11 @@ async function prereqs(env: Record<string, string> = {}) {
     stdout: "pipe",
     stderr: "pipe",
   });
-  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  const [stdout, stderr, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
   return { code, stdout: stdout.trim(), stderr: stderr.trim().split("\n").filter(Boolean) };
 }
 
@@ -75,7 +83,11 @@ describe("test prerequisites: chromium", () => {
     expect(run.stderr[1]).toStartWith(`test-prereqs: installed ${chromium} in `);
     expect(run.code).toBe(0);
     expect(run.stdout).toBe(chromium);
-    expect(readFileSync(aptLog, "utf8").trim().split("\n")).toEqual(["--version []", "update -qq [noninteractive]", "install -y -qq chromium [noninteractive]"].slice(AS_ROOT ? 1 : 0));
+    expect(readFileSync(aptLog, "utf8").trim().split("\n")).toEqual(
+      ["--version []", "update -qq [noninteractive]", "install -y -qq chromium [noninteractive]"].slice(
+        AS_ROOT ? 1 : 0,
+      ),
+    );
   });
 
   test("an install that fails: one line with apt-get's own reason, exit 1", async () => {

@@ -28,7 +28,11 @@ describe("createLogger", () => {
 
   test("an error's other properties, a viem error's RPC URL and a stack's first line stay out of the log", () => {
     const { log, lines } = capture();
-    const rpcError = new HttpRequestError({ url: "https://rpc.example.com/v3/PROVIDERKEY", status: 500, body: { method: "eth_blockNumber" } });
+    const rpcError = new HttpRequestError({
+      url: "https://rpc.example.com/v3/PROVIDERKEY",
+      status: 500,
+      body: { method: "eth_blockNumber" },
+    });
     const cause = Object.assign(new Error("request failed"), { config: { apiKey: "sk_live_SECRETVALUE" } });
     log.error("rpc failed", { error: rpcError });
     log.error("wrapped", { error: new Error("outer", { cause: rpcError }) });
@@ -63,7 +67,12 @@ describe("createLogger", () => {
     expect(line!.msg).toBe("payment created");
     expect(line!.level).toBe("info");
     expect(new Date(line!.time).toISOString()).toBe(line!.time);
-    expect(line).toMatchObject({ field_time: "yesterday", field_level: "error", field_msg: "forged", payment_id: "0xabc" });
+    expect(line).toMatchObject({
+      field_time: "yesterday",
+      field_level: "error",
+      field_msg: "forged",
+      payment_id: "0xabc",
+    });
   });
 
   test("levels below the logger's are dropped; bigints are written as strings", () => {

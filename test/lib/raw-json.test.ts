@@ -85,12 +85,16 @@ describe("rawMemberText", () => {
 
   test("property: agrees with JSON.parse on which value a key has", () => {
     fc.assert(
-      fc.property(fc.dictionary(fc.string({ maxLength: 5 }), fc.jsonValue(), { maxKeys: 6 }), fc.string({ maxLength: 5 }), (object, key) => {
-        const doc = JSON.stringify(object);
-        const raw = rawMemberText(doc, key);
-        if (Object.hasOwn(object, key)) expect(JSON.parse(raw!)).toEqual(JSON.parse(JSON.stringify(object[key])));
-        else expect(raw).toBeNull();
-      }),
+      fc.property(
+        fc.dictionary(fc.string({ maxLength: 5 }), fc.jsonValue(), { maxKeys: 6 }),
+        fc.string({ maxLength: 5 }),
+        (object, key) => {
+          const doc = JSON.stringify(object);
+          const raw = rawMemberText(doc, key);
+          if (Object.hasOwn(object, key)) expect(JSON.parse(raw!)).toEqual(JSON.parse(JSON.stringify(object[key])));
+          else expect(raw).toBeNull();
+        },
+      ),
       { numRuns: 1_000 },
     );
   });

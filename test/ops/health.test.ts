@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createLogger } from "../../src/lib/log.ts";
-import { type TestServer, api, isErrorBody, startTestServer, toApiResponse } from "../support/server.ts";
+import { api, isErrorBody, startTestServer, type TestServer, toApiResponse } from "../support/server.ts";
 
 let server: TestServer;
 
@@ -30,7 +30,13 @@ describe("GET /", () => {
     const res = await toApiResponse(await fetch(`${server.url}/`));
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toStartWith("application/json");
-    expect(res.json).toEqual({ name: "stablegate", docs: 'README.md, section "API reference"', api: "/api/v1", health: "/healthz", ready: "/readyz" });
+    expect(res.json).toEqual({
+      name: "stablegate",
+      docs: 'README.md, section "API reference"',
+      api: "/api/v1",
+      health: "/healthz",
+      ready: "/readyz",
+    });
   });
 });
 
@@ -50,7 +56,7 @@ describe("unknown routes", () => {
 });
 
 describe("internal errors", () => {
-  test("a failing store answers 500 {\"error\":\"internal error\"}, logs the cause, leaks nothing", async () => {
+  test('a failing store answers 500 {"error":"internal error"}, logs the cause, leaks nothing', async () => {
     const logged: string[] = [];
     const broken = await startTestServer({}, { log: createLogger("error", (line) => logged.push(line)) });
     try {

@@ -2,8 +2,9 @@
  * Data retention (README.md, Data retention): the purge over a real SQLite file with the clock
  * injected, then the server's own periodic loop doing it. What must go goes, what must stay stays.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+
 import { Database } from "bun:sqlite";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { loadConfig } from "../../src/config.ts";
@@ -12,12 +13,12 @@ import { createEventStore } from "../../src/events/store.ts";
 import { createIdempotency } from "../../src/idempotency/index.ts";
 import { randomHex, randomIds } from "../../src/lib/ids.ts";
 import { silentLogger } from "../../src/lib/log.ts";
-import { RETENTION_MS, createRetention } from "../../src/ops/retention.ts";
+import { createRetention, RETENTION_MS } from "../../src/ops/retention.ts";
 import { startServer } from "../../src/server.ts";
-import { type DeliveryRow, createDeliveryStore } from "../../src/webhooks/delivery-store.ts";
+import { createDeliveryStore, type DeliveryRow } from "../../src/webhooks/delivery-store.ts";
 import { createWebhookStore } from "../../src/webhooks/store.ts";
-import { TEST_BASE_URL, makeTempDir, testEnv, testResolver } from "../support/server.ts";
 import { createTestClock } from "../support/clock.ts";
+import { makeTempDir, TEST_BASE_URL, testEnv, testResolver } from "../support/server.ts";
 import { waitFor } from "../support/wait.ts";
 
 const DAY = 24 * 3_600_000;
@@ -219,7 +220,10 @@ describe("the purge", () => {
     // Idempotency keys: 24 hours.
     const remember = async (at: number, key: string) => {
       f.clock.at = at;
-      await f.idempotency.run(f.accountId, key, { n: 1 }, (commit) => (commit(201, "{}"), { status: 201, body: "{}" }));
+      await f.idempotency.run(f.accountId, key, { n: 1 }, (commit) => {
+        commit(201, "{}");
+        return { status: 201, body: "{}" };
+      });
     };
     await remember(NOW - 25 * 3_600_000, "stale");
     await remember(NOW - 23 * 3_600_000, "fresh");

@@ -4,15 +4,16 @@
  * attempt, exits cleanly, and the delivery is due again at once after restart. The bound on
  * the whole shutdown is SHUTDOWN_DEADLINE_MS in src/server.ts; this tests the behaviour.
  */
-import { afterAll, beforeAll, expect, test } from "bun:test";
+
 import { Database } from "bun:sqlite";
+import { afterAll, beforeAll, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { runAccountCommand } from "../../src/cli/accounts.ts";
 import { freePort } from "../../src/lib/free-port.ts";
 import { type ServeProcess, spawnServe } from "../support/serve-process.ts";
-import { waitFor } from "../support/wait.ts";
 import { api, makeTempDir, testEnv } from "../support/server.ts";
+import { waitFor } from "../support/wait.ts";
 
 let dataDir: string;
 let env: Record<string, string>;

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { type Api, TEST_BASE_URL, type TestServer, api, isErrorBody, startTestServer } from "../support/server.ts";
+import { type Api, api, isErrorBody, startTestServer, TEST_BASE_URL, type TestServer } from "../support/server.ts";
 
 const WINDOW_MS = 45 * 60_000;
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -24,7 +24,9 @@ const create = (body: unknown, headers?: Record<string, string>) => merchant("/a
 /** Payments stored for the rejecter account, read from the SQLite file itself. */
 let rejecterId: string;
 const rejecterRows = () =>
-  server.running.db.query<{ n: number }, [string]>("SELECT count(*) AS n FROM payments WHERE account_id = ?").get(rejecterId)!.n;
+  server.running.db
+    .query<{ n: number }, [string]>("SELECT count(*) AS n FROM payments WHERE account_id = ?")
+    .get(rejecterId)!.n;
 
 /** Posts as the rejecter; asserts a 400 `{"error"}` and that nothing was stored. */
 async function rejected(body: unknown, message?: string | RegExp) {
@@ -73,7 +75,17 @@ describe("POST /api/v1/payments: happy path", () => {
 
   test("every optional field is echoed; null when absent", async () => {
     const absent = (await create({ amount: "5.00" })).json;
-    for (const field of ["description", "reference", "success_url", "customer_email", "customer_name", "invoice_number", "due_at", "metadata", "line_items"]) {
+    for (const field of [
+      "description",
+      "reference",
+      "success_url",
+      "customer_email",
+      "customer_name",
+      "invoice_number",
+      "due_at",
+      "metadata",
+      "line_items",
+    ]) {
       expect(absent).toHaveProperty(field);
       expect(absent[field]).toBeNull();
     }
@@ -170,7 +182,7 @@ describe("POST /api/v1/payments: due_at", () => {
   test("a date-time with an offset is normalised to UTC", async () => {
     const when = new Date(Date.now() + 2 * DAY_MS);
     when.setUTCMilliseconds(0);
-    const local = new Date(when.getTime() + 2 * 3_600_000).toISOString().slice(0, 19) + "+02:00";
+    const local = `${new Date(when.getTime() + 2 * 3_600_000).toISOString().slice(0, 19)}+02:00`;
     const res = await create({ amount: "10.00", due_at: local });
     expect(res.status).toBe(201);
     expect(res.json.due_at).toBe(when.toISOString());
@@ -208,7 +220,9 @@ describe("POST /api/v1/payments: metadata", () => {
     const res = await create(`{"amount":"25.00","metadata":{"a":"1",${" \n".repeat(125_000)}"b":"2"}}`);
     expect(res.status).toBe(201);
     expect(res.text).toContain(`"metadata":{"a":"1","b":"2"}`);
-    const row = server.running.db.query<{ metadata: string }, [string]>("SELECT metadata FROM payments WHERE id = ?").get(res.json.id)!;
+    const row = server.running.db
+      .query<{ metadata: string }, [string]>("SELECT metadata FROM payments WHERE id = ?")
+      .get(res.json.id)!;
     expect(row.metadata).toBe(`{"a":"1","b":"2"}`);
   });
 
@@ -226,14 +240,19 @@ describe("POST /api/v1/payments: metadata", () => {
   });
 
   test("50 keys, 40-character keys and 500-character values are accepted", async () => {
-    const metadata = Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`${String(i).padStart(2, "0")}${"k".repeat(38)}`, "v".repeat(500)]));
+    const metadata = Object.fromEntries(
+      Array.from({ length: 50 }, (_, i) => [`${String(i).padStart(2, "0")}${"k".repeat(38)}`, "v".repeat(500)]),
+    );
     const res = await create({ amount: "1.00", metadata });
     expect(res.status).toBe(201);
     expect(res.json.metadata).toEqual(metadata);
   });
 
   test("51 keys is 400", async () => {
-    await rejected({ amount: "1.00", metadata: Object.fromEntries(Array.from({ length: 51 }, (_, i) => [`k${i}`, "v"])) }, /metadata/);
+    await rejected(
+      { amount: "1.00", metadata: Object.fromEntries(Array.from({ length: 51 }, (_, i) => [`k${i}`, "v"])) },
+      /metadata/,
+    );
   });
 
   test("a 41-character key is 400", async () => {
@@ -343,9 +362,12 @@ describe("POST /api/v1/payments: validation", () => {
     },
   );
 
-  test.each(["not-an-email", "a@", "@b.com", "two words@example.com"])("customer_email %p is 400", async (customer_email) => {
-    await rejected({ amount: "1.00", customer_email }, /customer_email/);
-  });
+  test.each(["not-an-email", "a@", "@b.com", "two words@example.com"])(
+    "customer_email %p is 400",
+    async (customer_email) => {
+      await rejected({ amount: "1.00", customer_email }, /customer_email/);
+    },
+  );
 
   test("an unknown top-level field is 400", async () => {
     await rejected({ amount: "1.00", colour: "blue" }, /colour/);
@@ -366,7 +388,11 @@ describe("POST /api/v1/payments: validation", () => {
     expect(isErrorBody(res.json)).toBe(true);
   });
 
-  test.each([["an array", "[]"], ["a string", '"25.00"'], ["null", "null"]])("a body that is %s is 400", async (_name, body) => {
+  test.each([
+    ["an array", "[]"],
+    ["a string", '"25.00"'],
+    ["null", "null"],
+  ])("a body that is %s is 400", async (_name, body) => {
     await rejected(body);
   });
 });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { type Api, type TestServer, api, isErrorBody, startTestServer } from "../support/server.ts";
+import { type Api, api, isErrorBody, startTestServer, type TestServer } from "../support/server.ts";
 
 let server: TestServer;
 let alice: Api;
@@ -17,9 +17,12 @@ afterAll(() => server.stop());
 
 let keyCounter = 0;
 const freshKey = () => `test-key-${++keyCounter}-${crypto.randomUUID()}`;
-const withKey = (as: Api, key: string, body: unknown) => as("/api/v1/payments", { method: "POST", body, headers: { "idempotency-key": key } });
+const withKey = (as: Api, key: string, body: unknown) =>
+  as("/api/v1/payments", { method: "POST", body, headers: { "idempotency-key": key } });
 const paymentCount = (accountId: string) =>
-  server.running.db.query<{ n: number }, [string]>("SELECT count(*) AS n FROM payments WHERE account_id = ?").get(accountId)!.n;
+  server.running.db
+    .query<{ n: number }, [string]>("SELECT count(*) AS n FROM payments WHERE account_id = ?")
+    .get(accountId)!.n;
 
 describe("Idempotency-Key on POST /api/v1/payments", () => {
   test("the same key and body replays the original: same status, byte-equal body, one payment", async () => {
@@ -44,7 +47,11 @@ describe("Idempotency-Key on POST /api/v1/payments", () => {
     const key = freshKey();
     const first = await withKey(alice, key, `{"amount":"25.00","description":"x","metadata":{"a":"1","b":"2"}}`);
     expect(first.status).toBe(201);
-    const second = await withKey(alice, key, `{ "metadata": {"b":"2", "a":"1"}, "description": "x", "amount": "25.00" }`);
+    const second = await withKey(
+      alice,
+      key,
+      `{ "metadata": {"b":"2", "a":"1"}, "description": "x", "amount": "25.00" }`,
+    );
     expect(second.status).toBe(201);
     expect(second.headers.get("idempotent-replayed")).toBe("true");
     expect(second.text).toBe(first.text);
@@ -104,13 +111,22 @@ describe("Idempotency-Key on POST /api/v1/payments", () => {
 
   test("a request rejected by a business rule stores nothing: the key then works with a valid body", async () => {
     const key = freshKey();
-    const bad = await withKey(alice, key, { amount: "25.00", line_items: [{ description: "A", unit_amount: "30.00", quantity: 1 }] });
+    const bad = await withKey(alice, key, {
+      amount: "25.00",
+      line_items: [{ description: "A", unit_amount: "30.00", quantity: 1 }],
+    });
     expect(bad.status).toBe(400);
     expect(bad.json.error).toBe("amount 25.00 USDC does not match line_items total 30.00 USDC");
-    const again = await withKey(alice, key, { amount: "25.00", line_items: [{ description: "A", unit_amount: "30.00", quantity: 1 }] });
+    const again = await withKey(alice, key, {
+      amount: "25.00",
+      line_items: [{ description: "A", unit_amount: "30.00", quantity: 1 }],
+    });
     expect(again.status).toBe(400); // re-validated, not a stored 400
     expect(again.headers.get("idempotent-replayed")).toBeNull();
-    const good = await withKey(alice, key, { amount: "30.00", line_items: [{ description: "A", unit_amount: "30.00", quantity: 1 }] });
+    const good = await withKey(alice, key, {
+      amount: "30.00",
+      line_items: [{ description: "A", unit_amount: "30.00", quantity: 1 }],
+    });
     expect(good.status).toBe(201);
     expect(good.headers.get("idempotent-replayed")).toBeNull();
     expect(good.json.amount).toBe("30.00");
@@ -133,7 +149,10 @@ describe("Idempotency-Key on POST /api/v1/payments", () => {
 
   test("requests without a key are never deduplicated", async () => {
     const before = paymentCount(aliceId);
-    const [a, b] = await Promise.all([alice("/api/v1/payments", { body: { amount: "2.00" } }), alice("/api/v1/payments", { body: { amount: "2.00" } })]);
+    const [a, b] = await Promise.all([
+      alice("/api/v1/payments", { body: { amount: "2.00" } }),
+      alice("/api/v1/payments", { body: { amount: "2.00" } }),
+    ]);
     expect(a!.json.id).not.toBe(b!.json.id);
     expect(paymentCount(aliceId)).toBe(before + 2);
   });

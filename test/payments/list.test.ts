@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { type Api, type TestServer, api, isErrorBody, startTestServer } from "../support/server.ts";
+import { type Api, api, isErrorBody, startTestServer, type TestServer } from "../support/server.ts";
 
 // A clock the test moves, so each payment has its own created_at a minute after the last.
 const T0 = Date.parse("2031-03-01T12:00:00.000Z");
@@ -133,16 +133,21 @@ describe("GET /api/v1/payments", () => {
     const first = await alice(`/api/v1/payments?limit=2&created[lt]=${iso(T0 + 5 * 60_000)}`);
     expect(ids(first.json)).toEqual([created[4]!.id, created[3]!.id]);
     expect(first.json.has_more).toBe(true);
-    const second = await alice(`/api/v1/payments?limit=2&created[lt]=${iso(T0 + 5 * 60_000)}&starting_after=${created[3]!.id}`);
+    const second = await alice(
+      `/api/v1/payments?limit=2&created[lt]=${iso(T0 + 5 * 60_000)}&starting_after=${created[3]!.id}`,
+    );
     expect(ids(second.json)).toEqual([created[2]!.id, created[1]!.id]);
     expect(second.json.has_more).toBe(true);
   });
 
-  test.each(["created[gte]=yesterday", "created[lt]=2031-99-99T00:00:00Z", "created[gte]=1700000000"])("%s is 400", async (q) => {
-    const res = await alice(`/api/v1/payments?${q}`);
-    expect(res.status).toBe(400);
-    expect(isErrorBody(res.json)).toBe(true);
-  });
+  test.each(["created[gte]=yesterday", "created[lt]=2031-99-99T00:00:00Z", "created[gte]=1700000000"])(
+    "%s is 400",
+    async (q) => {
+      const res = await alice(`/api/v1/payments?${q}`);
+      expect(res.status).toBe(400);
+      expect(isErrorBody(res.json)).toBe(true);
+    },
+  );
 
   test("an unknown starting_after is 400", async () => {
     const res = await alice(`/api/v1/payments?starting_after=0x${"ab".repeat(32)}`);

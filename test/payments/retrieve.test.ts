@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { type Api, type TestServer, api, isErrorBody, startTestServer } from "../support/server.ts";
+import { type Api, api, isErrorBody, startTestServer, type TestServer } from "../support/server.ts";
 
 let server: TestServer;
 let alice: Api;
@@ -41,14 +41,20 @@ describe("GET /api/v1/payments/{id}", () => {
     expect(isErrorBody(res.json)).toBe(true);
   });
 
-  test.each(["abc", "0x1234", `0x${"A".repeat(64)}`, `0x${"0".repeat(63)}`, `0x${"0".repeat(65)}`, `${"0".repeat(66)}`, "%00", "1%20OR%201=1"])(
-    "a malformed id %p is 404",
-    async (id) => {
-      const res = await alice(`/api/v1/payments/${id}`);
-      expect(res.status).toBe(404);
-      expect(isErrorBody(res.json)).toBe(true);
-    },
-  );
+  test.each([
+    "abc",
+    "0x1234",
+    `0x${"A".repeat(64)}`,
+    `0x${"0".repeat(63)}`,
+    `0x${"0".repeat(65)}`,
+    `${"0".repeat(66)}`,
+    "%00",
+    "1%20OR%201=1",
+  ])("a malformed id %p is 404", async (id) => {
+    const res = await alice(`/api/v1/payments/${id}`);
+    expect(res.status).toBe(404);
+    expect(isErrorBody(res.json)).toBe(true);
+  });
 
   test("the same id in upper case is not the payment (ids are canonical lower-case hex)", async () => {
     const created = await alice("/api/v1/payments", { body: { amount: "1.00" } });

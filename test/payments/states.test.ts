@@ -10,7 +10,13 @@ import { PAYMENT_STATUSES, type PaymentStatus } from "../../src/payments/store.t
 const A = 25_000_000n; // the amount asked: 25.00
 type Received = "zero" | "partial" | "exact" | "over";
 const R: Record<Received, bigint> = { zero: 0n, partial: 10_000_000n, exact: A, over: A + 1n };
-const EVENTS: readonly LifecycleEvent[] = ["credited", "settlement_submitted", "settlement_mined", "settlement_reverted", "window_closed"];
+const EVENTS: readonly LifecycleEvent[] = [
+  "credited",
+  "settlement_submitted",
+  "settlement_mined",
+  "settlement_reverted",
+  "window_closed",
+];
 
 // DESIGN.md §5, one line per row (and per "from" status in it).
 const DESIGN_ROWS: Array<[PaymentStatus, LifecycleEvent, Received, PaymentStatus]> = [

@@ -9,15 +9,15 @@
  */
 import { mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { type Browser, type BrowserContext, type BrowserContextOptions, type Page, chromium } from "playwright-core";
-import { type Address, type Hex, createWalletClient, http, toHex } from "viem";
+import { type Browser, type BrowserContext, type BrowserContextOptions, chromium, type Page } from "playwright-core";
+import { type Address, createWalletClient, type Hex, http, toHex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { foundry } from "viem/chains";
-import { testTokenAbi } from "./chain.ts";
 import { isExecutable } from "../../scripts/test-prereqs.ts";
 import { settingUp, stopAll } from "../../src/lib/teardown.ts";
+import { testTokenAbi } from "./chain.ts";
 import { type Stack, startStack } from "./stack.ts";
-import { type TestChain, startChain } from "./test-chain.ts";
+import { startChain, type TestChain } from "./test-chain.ts";
 
 export const ARTIFACTS = resolve(import.meta.dir, "../artifacts");
 export const DESKTOP = { width: 1280, height: 800 };
@@ -252,7 +252,9 @@ export async function installTestWallet(context: BrowserContext, opts: WalletOpt
         },
       };
       (window as any).__stablegateTestWalletEmit = (event: string, payload: unknown) =>
-        (listeners[event] ?? []).forEach((fn) => fn(payload));
+        (listeners[event] ?? []).forEach((fn) => {
+          fn(payload);
+        });
       const detail = Object.freeze({
         info: { uuid: "6f1c4a52-test-wallet", name, icon, rdns: "test.stablegate.wallet" },
         provider,

@@ -1,21 +1,21 @@
 /** viem clients and contract deployment against a test anvil (see ./anvil.ts). */
 import {
-  createPublicClient,
-  createWalletClient,
-  getAddress,
-  http,
-  parseAbi,
   type Account,
   type Address,
   type Chain,
+  createPublicClient,
+  createWalletClient,
+  getAddress,
   type Hex,
+  http,
   type PublicClient,
+  parseAbi,
   type Transport,
   type WalletClient,
 } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { foundry } from "viem/chains";
-import { artifacts, type Artifact } from "../../src/chain/contracts.ts";
+import { type Artifact, artifacts } from "../../src/chain/contracts.ts";
 
 export type TestWallet = WalletClient<Transport, Chain, Account>;
 

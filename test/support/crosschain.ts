@@ -10,13 +10,13 @@
  */
 import {
   type Address,
-  type Hex,
-  type PublicClient,
   createPublicClient,
   createWalletClient,
   erc20Abi,
   getAddress,
+  type Hex,
   http,
+  type PublicClient,
   pad,
   parseEventLogs,
   zeroAddress,
@@ -25,21 +25,21 @@ import {
 import { privateKeyToAccount } from "viem/accounts";
 import { foundry } from "viem/chains";
 import { tokenMessengerAbi } from "../../src/crosschain/abi.ts";
+import { decodeCctpMessage } from "../../src/dev/attestation-service.ts";
+import { cctpAddresses, testMessageTransmitterV2Abi, testTokenMessengerV2Abi } from "../../src/dev/cctp-rig.ts";
 import {
   LOCAL_DESTINATION_DOMAIN,
   LOCAL_SOURCE,
   type LocalCrossChain,
   startLocalCrossChain,
 } from "../../src/dev/crosschain-stack.ts";
-import { cctpAddresses, testMessageTransmitterV2Abi, testTokenMessengerV2Abi } from "../../src/dev/cctp-rig.ts";
-import { decodeCctpMessage } from "../../src/dev/attestation-service.ts";
 import { payCrossChainFromDevWallet } from "../../src/dev/pay.ts";
 import { settingUp, stopAll } from "../../src/lib/teardown.ts";
 import { ANVIL_KEY_0, ANVIL_KEY_1 } from "./anvil.ts";
 import { testTokenAbi } from "./chain.ts";
 import { type RpcTap, startRpcTap } from "./rpc-tap.ts";
 import { type Stack, startStack } from "./stack.ts";
-import { type TestChain, startChain } from "./test-chain.ts";
+import { startChain, type TestChain } from "./test-chain.ts";
 import { waitFor } from "./wait.ts";
 
 export { LOCAL_DESTINATION_DOMAIN, LOCAL_SOURCE };

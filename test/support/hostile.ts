@@ -43,7 +43,9 @@ export const ROUTES: Array<[path: string, methods: string[]]> = [
   ["/api/public/payments/:id/cross-chain", ["GET", "POST"]],
   ["/api/public/payments/:id/cross-chain?chain=:junk", ["GET"]],
   ...MERCHANT_ROUTES.map((route): [string, string[]] => [
-    route.path.replace(/^\/api\/v1\/webhook_endpoints\/:id/, "/api/v1/webhook_endpoints/:endpoint").replace(":delivery_id", ":id"),
+    route.path
+      .replace(/^\/api\/v1\/webhook_endpoints\/:id/, "/api/v1/webhook_endpoints/:endpoint")
+      .replace(":delivery_id", ":id"),
     [route.method],
   ]),
   ["/api/v1/payments?limit=:junk&status=:junk&created[gte]=:junk&starting_after=:junk", ["GET"]],
@@ -56,8 +58,31 @@ export const ROUTES: Array<[path: string, methods: string[]]> = [
 const nastyString = fc.oneof(
   fc.string({ maxLength: 40 }),
   fc.string({ unit: "grapheme", maxLength: 40 }),
-  fc.constantFrom("", " ", "\u0000", "\ud800", "\udc00x", "😀".repeat(300), "%00", "../../etc/passwd", "<script>", "'; DROP TABLE payments;--", "1e309", "-0", "NaN"),
-  fc.constantFrom("2027-02-30", "2026-13-01", "2026-12-01T24:00:00Z", "9999-12-31", "0x" + "f".repeat(64), "25.00", "0.00", "99999999999999999999.00"),
+  fc.constantFrom(
+    "",
+    " ",
+    "\u0000",
+    "\ud800",
+    "\udc00x",
+    "😀".repeat(300),
+    "%00",
+    "../../etc/passwd",
+    "<script>",
+    "'; DROP TABLE payments;--",
+    "1e309",
+    "-0",
+    "NaN",
+  ),
+  fc.constantFrom(
+    "2027-02-30",
+    "2026-13-01",
+    "2026-12-01T24:00:00Z",
+    "9999-12-31",
+    `0x${"f".repeat(64)}`,
+    "25.00",
+    "0.00",
+    "99999999999999999999.00",
+  ),
   fc.integer({ min: 1, max: 300_000 }).map((n) => "a".repeat(n)),
 );
 
@@ -71,38 +96,75 @@ const hostileValue: fc.Arbitrary<unknown> = fc.letrec<{ value: unknown }>((tie) 
     nastyString,
     fc.constantFrom(1e308, -1, 0, 2 ** 53 + 1, 2.5, true, null),
     fc.array(tie("value"), { maxLength: 4 }),
-    fc.dictionary(fc.oneof(fc.constantFrom(...HOSTILE_KEYS), fc.string({ maxLength: 8 })), tie("value"), { maxKeys: 4 }),
+    fc.dictionary(fc.oneof(fc.constantFrom(...HOSTILE_KEYS), fc.string({ maxLength: 8 })), tie("value"), {
+      maxKeys: 4,
+    }),
   ),
 })).value;
 
 /** Field names the request schemas know, so mutations land on real fields. */
 const FIELDS = [
-  "amount", "line_items", "description", "reference", "success_url", "customer_email", "customer_name",
-  "invoice_number", "due_at", "metadata", "tx_hash", "chain", "url", ...HOSTILE_KEYS,
+  "amount",
+  "line_items",
+  "description",
+  "reference",
+  "success_url",
+  "customer_email",
+  "customer_name",
+  "invoice_number",
+  "due_at",
+  "metadata",
+  "tx_hash",
+  "chain",
+  "url",
+  ...HOSTILE_KEYS,
 ];
 
 /** A mostly valid create-payment body with one or more fields replaced by something hostile. */
 const mutatedPayment = fc
   .record({
     fields: fc.dictionary(fc.constantFrom(...FIELDS), hostileValue, { maxKeys: 3 }),
-    items: fc.array(fc.dictionary(fc.constantFrom("description", "unit_amount", "quantity", "sku"), hostileValue, { maxKeys: 4 }), { maxLength: 3 }),
+    items: fc.array(
+      fc.dictionary(fc.constantFrom("description", "unit_amount", "quantity", "sku"), hostileValue, { maxKeys: 4 }),
+      { maxLength: 3 },
+    ),
   })
-  .map(({ fields, items }) => JSON.stringify({ amount: "5.00", line_items: items.length ? items : undefined, ...fields }));
+  .map(({ fields, items }) =>
+    JSON.stringify({ amount: "5.00", line_items: items.length ? items : undefined, ...fields }),
+  );
 
 /** `[[[...]]]` or `{"a":{"a":...}}`, deep enough to overflow anything recursive. */
-const deepNesting = fc.record({ depth: fc.integer({ min: 30, max: 6000 }), object: fc.boolean(), wrap: fc.boolean() }).map(({ depth, object, wrap }) => {
-  const inner = object ? '{"a":'.repeat(depth) + "1" + "}".repeat(depth) : "[".repeat(depth) + "]".repeat(depth);
-  return wrap ? `{"amount":"1.00","metadata":{"k":${inner}},"tx_hash":${inner},"url":${inner}}` : inner;
-});
+const deepNesting = fc
+  .record({ depth: fc.integer({ min: 30, max: 6000 }), object: fc.boolean(), wrap: fc.boolean() })
+  .map(({ depth, object, wrap }) => {
+    const inner = object ? `${'{"a":'.repeat(depth)}1${"}".repeat(depth)}` : "[".repeat(depth) + "]".repeat(depth);
+    return wrap ? `{"amount":"1.00","metadata":{"k":${inner}},"tx_hash":${inner},"url":${inner}}` : inner;
+  });
 
 const brokenJson = fc.oneof(
-  fc.constantFrom("", "{", "[1]", "null", "1", '"str"', "{}", '{"a":1,}', "{'a':1}", "\u0000", "\ufeff{}", '{"amount":"1.00"', "NaN"),
+  fc.constantFrom(
+    "",
+    "{",
+    "[1]",
+    "null",
+    "1",
+    '"str"',
+    "{}",
+    '{"a":1,}',
+    "{'a':1}",
+    "\u0000",
+    "\ufeff{}",
+    '{"amount":"1.00"',
+    "NaN",
+  ),
   fc.string({ maxLength: 200 }),
   fc.uint8Array({ maxLength: 200 }).map((bytes) => Buffer.from(bytes).toString("latin1")),
 );
 
 /** Whitespace and duplicate keys: small parsed objects wrapped in a large text. */
-const bloated = fc.integer({ min: 1000, max: 300_000 }).map((n) => `{"amount":"1.00","metadata":{"a":"1",${" ".repeat(n)}"a":"2"}}`);
+const bloated = fc
+  .integer({ min: 1000, max: 300_000 })
+  .map((n) => `{"amount":"1.00","metadata":{"a":"1",${" ".repeat(n)}"a":"2"}}`);
 
 export const hostileBody: fc.Arbitrary<string> = fc.oneof(
   hostileValue.map((v) => JSON.stringify(v) ?? ""),
@@ -126,7 +188,7 @@ function idFor(target: FuzzTarget) {
   return fc.oneof(
     { arbitrary: fc.constant(target.paymentId), weight: 4 },
     fc.constant(target.paymentId.toUpperCase()),
-    fc.constantFrom("0x" + "0".repeat(64), "abc", "%2e%2e", "%00", "null", "-1", "we_x", "evt_x"),
+    fc.constantFrom(`0x${"0".repeat(64)}`, "abc", "%2e%2e", "%00", "null", "-1", "we_x", "evt_x"),
     fc.string({ maxLength: 80 }).map(encodeURIComponent),
     // Long, but with the rest of the head under Bun's 16 KB limit (above it Bun itself answers 431).
     fc.integer({ min: 100, max: 6000 }).map((n) => "f".repeat(n)),
@@ -145,11 +207,22 @@ export function hostileRequest(target: FuzzTarget): fc.Arbitrary<HostileRequest>
       auth: fc.oneof(
         fc.constant(`Bearer ${target.apiKey}`),
         fc.constant(`Bearer ${target.apiKey}`),
-        fc.constantFrom(undefined, "", "Bearer", "Bearer ", "bearer x", "Basic dXNlcjpwYXNz", `Bearer ${target.apiKey}x`, "Bearer sk_live_" + "A".repeat(32)),
+        fc.constantFrom(
+          undefined,
+          "",
+          "Bearer",
+          "Bearer ",
+          "bearer x",
+          "Basic dXNlcjpwYXNz",
+          `Bearer ${target.apiKey}x`,
+          `Bearer sk_live_${"A".repeat(32)}`,
+        ),
         fc.integer({ min: 100, max: 6000 }).map((n) => `Bearer ${"k".repeat(n)}`),
       ),
       contentType: fc.constantFrom(...CONTENT_TYPES),
-      idempotencyKey: fc.option(fc.oneof(fc.string({ maxLength: 10 }), fc.constantFrom("k1", "a".repeat(300))), { nil: undefined }),
+      idempotencyKey: fc.option(fc.oneof(fc.string({ maxLength: 10 }), fc.constantFrom("k1", "a".repeat(300))), {
+        nil: undefined,
+      }),
       body: fc.option(hostileBody, { nil: undefined, freq: 4 }),
       chunkBytes: fc.option(fc.integer({ min: 1, max: 65_536 }), { nil: undefined, freq: 3 }),
     })
@@ -160,9 +233,16 @@ export function hostileRequest(target: FuzzTarget): fc.Arbitrary<HostileRequest>
       const headers: Record<string, string> = {};
       if (r.auth !== undefined) headers.authorization = r.auth;
       if (r.contentType) headers["content-type"] = r.contentType;
-      if (r.idempotencyKey !== undefined && /^[\x20-\x7e]*$/.test(r.idempotencyKey)) headers["idempotency-key"] = r.idempotencyKey;
+      if (r.idempotencyKey !== undefined && /^[\x20-\x7e]*$/.test(r.idempotencyKey))
+        headers["idempotency-key"] = r.idempotencyKey;
       const sendsBody = r.body !== undefined && method !== "GET" && method !== "HEAD";
-      return { method, path, headers, body: sendsBody ? r.body : undefined, chunkBytes: sendsBody ? r.chunkBytes : undefined };
+      return {
+        method,
+        path,
+        headers,
+        body: sendsBody ? r.body : undefined,
+        chunkBytes: sendsBody ? r.chunkBytes : undefined,
+      };
     });
 }
 
@@ -210,7 +290,9 @@ function isJsonError(res: HostileOutcome): boolean {
   if (!res.contentType.startsWith("application/json")) return false;
   try {
     const json = JSON.parse(res.text);
-    return typeof json === "object" && json !== null && typeof json.error === "string" && Object.keys(json).length === 1;
+    return (
+      typeof json === "object" && json !== null && typeof json.error === "string" && Object.keys(json).length === 1
+    );
   } catch {
     return false;
   }

@@ -1,5 +1,5 @@
 /** What a piece of test setup starts: the child processes of this test process, watched from /proc. */
-import { type ProcessInfo, liveProcesses } from "../../scripts/test-leftovers.ts";
+import { liveProcesses, type ProcessInfo } from "../../scripts/test-leftovers.ts";
 
 const children = () => liveProcesses().filter((p) => p.ppid === process.pid);
 
@@ -7,10 +7,14 @@ const children = () => liveProcesses().filter((p) => p.ppid === process.pid);
  * Runs `fn`, sampling every 20 ms which child processes it starts (its error alone would not
  * show them); `alive` is those of them still running once it has settled (then killed).
  */
-export async function childrenDuring(fn: () => Promise<unknown>): Promise<{ error: unknown; started: ProcessInfo[]; alive: string[] }> {
+export async function childrenDuring(
+  fn: () => Promise<unknown>,
+): Promise<{ error: unknown; started: ProcessInfo[]; alive: string[] }> {
   const before = new Set(children().map((p) => p.pid));
   const started = new Map<number, ProcessInfo>();
-  const sample = () => children().forEach((p) => before.has(p.pid) || started.set(p.pid, p));
+  const sample = () => {
+    for (const p of children()) if (!before.has(p.pid)) started.set(p.pid, p);
+  };
   const timer = setInterval(sample, 20);
   let error: unknown;
   try {

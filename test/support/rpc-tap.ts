@@ -35,13 +35,20 @@ export function startRpcTap(
   const lagging = new Map<string, number>();
   let receiptsHidden = 0;
   let hook: { to: Address; fn: () => Promise<void>; sent: (hash: Hex) => void } | null = null;
-  const ask = (body: string) => fetch(upstream, { method: "POST", headers: { "content-type": "application/json" }, body });
+  const ask = (body: string) =>
+    fetch(upstream, { method: "POST", headers: { "content-type": "application/json" }, body });
 
   async function behind(call: Call): Promise<Call> {
     const lag = opts.callsBlocksBehind;
     const tag = call.params?.[1];
     if (!lag || call.method !== "eth_call" || (tag !== undefined && tag !== "latest")) return call;
-    const head = Number(((await (await ask(JSON.stringify({ jsonrpc: "2.0", id: 0, method: "eth_blockNumber" }))).json()) as { result: Hex }).result);
+    const head = Number(
+      (
+        (await (await ask(JSON.stringify({ jsonrpc: "2.0", id: 0, method: "eth_blockNumber" }))).json()) as {
+          result: Hex;
+        }
+      ).result,
+    );
     return { ...call, params: [call.params![0], toHex(Math.max(0, head - lag))] };
   }
 
@@ -72,14 +79,22 @@ export function startRpcTap(
       let body = await req.text();
       const parsed = JSON.parse(body) as Call | Call[];
       const refusal = Array.isArray(parsed) ? undefined : logsRefusal(parsed);
-      if (refusal && !Array.isArray(parsed)) return Response.json({ jsonrpc: "2.0", id: parsed.id, error: { code: -32000, message: refusal } });
-      if (opts.callsBlocksBehind) body = JSON.stringify(Array.isArray(parsed) ? await Promise.all(parsed.map(behind)) : await behind(parsed));
+      if (refusal && !Array.isArray(parsed))
+        return Response.json({ jsonrpc: "2.0", id: parsed.id, error: { code: -32000, message: refusal } });
+      if (opts.callsBlocksBehind)
+        body = JSON.stringify(Array.isArray(parsed) ? await Promise.all(parsed.map(behind)) : await behind(parsed));
       const answer = await ask(body);
       let text = await answer.text();
       if (!Array.isArray(parsed) && parsed.method === "eth_getTransactionReceipt") text = lagged(parsed, text);
       const armed = hook;
       if (armed) {
-        const sent = [parsed].flat().find((c) => c.method === "eth_sendRawTransaction" && parseTransaction(c.params![0] as Hex).to?.toLowerCase() === armed.to.toLowerCase());
+        const sent = [parsed]
+          .flat()
+          .find(
+            (c) =>
+              c.method === "eth_sendRawTransaction" &&
+              parseTransaction(c.params![0] as Hex).to?.toLowerCase() === armed.to.toLowerCase(),
+          );
         if (sent) {
           hook = null;
           await armed.fn();

@@ -55,7 +55,11 @@ export function spawnServe(env: Record<string, string>, opts: { command?: string
     url,
     exited: proc.exited,
     async listening(timeoutMs = 20_000) {
-      await waitFor(async () => proc.exitCode !== null || (await fetch(`${url}/healthz`)).ok, timeoutMs, `serve to listen on ${url}`);
+      await waitFor(
+        async () => proc.exitCode !== null || (await fetch(`${url}/healthz`)).ok,
+        timeoutMs,
+        `serve to listen on ${url}`,
+      );
       if (proc.exitCode !== null) throw new Error(`serve exited with ${proc.exitCode}: ${(await stderr()).trim()}`);
     },
     stdout,
@@ -72,7 +76,10 @@ export function spawnServe(env: Record<string, string>, opts: { command?: string
  * once it listens; a server that exits or stays silent for 20 s is killed and the error carries
  * its stderr.
  */
-export async function startServeProcess(env: Record<string, string>, opts: { command?: string[] } = {}): Promise<ServeProcess> {
+export async function startServeProcess(
+  env: Record<string, string>,
+  opts: { command?: string[] } = {},
+): Promise<ServeProcess> {
   const port = String(await freePort());
   const server = spawnServe(
     { STABLEGATE_BASE_URL: `http://127.0.0.1:${port}`, ...env, STABLEGATE_HOST: "127.0.0.1", STABLEGATE_PORT: port },

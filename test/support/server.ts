@@ -7,10 +7,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runAccountCommand } from "../../src/cli/accounts.ts";
 import { type Config, loadConfig } from "../../src/config.ts";
+import { freePort } from "../../src/lib/free-port.ts";
 import { silentLogger } from "../../src/lib/log.ts";
 import { type RunningServer, type ServerOptions, startServer } from "../../src/server.ts";
 import type { Resolver } from "../../src/webhooks/url-guard.ts";
-import { freePort } from "../../src/lib/free-port.ts";
 import { spawnServe } from "./serve-process.ts";
 
 /** Any address will do: these servers never reach a chain. */
@@ -70,10 +70,20 @@ export function makeTempDir(prefix = "stablegate-test-"): string {
   return mkdtempSync(join(tmpdir(), prefix));
 }
 
-export async function startTestServer(overrides: Partial<Config> = {}, options: ServerOptions = {}): Promise<TestServer> {
+export async function startTestServer(
+  overrides: Partial<Config> = {},
+  options: ServerOptions = {},
+): Promise<TestServer> {
   const dataDir = makeTempDir();
   const env = testEnv(dataDir);
-  const config: Config = { ...loadConfig(env), port: 0, host: "127.0.0.1", baseUrl: TEST_BASE_URL, ...overrides, dataDir };
+  const config: Config = {
+    ...loadConfig(env),
+    port: 0,
+    host: "127.0.0.1",
+    baseUrl: TEST_BASE_URL,
+    ...overrides,
+    dataDir,
+  };
   const running = await startServer(config, { resolve: testResolver, log: silentLogger, ...options });
   let accounts = 0;
   return {
@@ -187,7 +197,8 @@ export async function spawnTestServer(overrides: Record<string, string> = {}): P
     await stop();
     throw error;
   }
-  const statusKb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(readFileSync(`/proc/${serve.proc.pid}/status`, "utf8"))?.[1]);
+  const statusKb = (field: string) =>
+    Number(new RegExp(`${field}:\\s+(\\d+)`).exec(readFileSync(`/proc/${serve.proc.pid}/status`, "utf8"))?.[1]);
   return {
     url: serve.url,
     env,

@@ -11,16 +11,16 @@ import { Database } from "bun:sqlite";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type Address, type Hex, getAddress } from "viem";
+import { type Address, getAddress, type Hex } from "viem";
 import { runAccountCommand } from "../../src/cli/accounts.ts";
 import { type Config, loadConfig } from "../../src/config.ts";
-import { type LogLevel, createLogger } from "../../src/lib/log.ts";
+import { createLogger, type LogLevel } from "../../src/lib/log.ts";
 import { settingUp } from "../../src/lib/teardown.ts";
 import { type RunningServer, startServer } from "../../src/server.ts";
 import { ANVIL_KEY_2 } from "./anvil.ts";
-import { type TestClock, createTestClock } from "./clock.ts";
+import { createTestClock, type TestClock } from "./clock.ts";
 import { REPO_ROOT, startServeProcess } from "./serve-process.ts";
-import { type TestChain, randomAddress, startChain } from "./test-chain.ts";
+import { randomAddress, startChain, type TestChain } from "./test-chain.ts";
 import { waitFor } from "./wait.ts";
 
 export interface StackOptions {

@@ -6,11 +6,11 @@
  *   await chain.pay(depositAddress, usdc("25.00"));
  *   await chain.stop();
  */
-import { type Address, type Hex, type PublicClient, getAddress, toHex } from "viem";
+import { type Address, getAddress, type Hex, type PublicClient, toHex } from "viem";
 import { generatePrivateKey } from "viem/accounts";
 import { ensureFactory } from "../../src/chain/contracts.ts";
 import { ANVIL_KEY_0, ANVIL_KEY_1, type Anvil, startAnvil } from "./anvil.ts";
-import { type TestWallet, deployTestUsdc, mined, publicClientFor, testTokenAbi, walletClientFor } from "./chain.ts";
+import { deployTestUsdc, mined, publicClientFor, type TestWallet, testTokenAbi, walletClientFor } from "./chain.ts";
 
 /** The payer starts with 1,000,000 test USDC. */
 export const PAYER_FUNDS = 1_000_000_000_000n;

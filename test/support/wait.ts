@@ -8,18 +8,27 @@ import type { RunningServer } from "../../src/server.ts";
 type Loops = Pick<RunningServer, "activity">;
 
 /** Polls `fn` until it returns something other than undefined/false/null; throws after `timeoutMs`. */
-export async function waitFor<T>(fn: () => T | Promise<T>, timeoutMs = 10_000, what = "condition", everyMs = 50): Promise<Exclude<T, false | undefined | null>> {
+export async function waitFor<T>(
+  fn: () => T | Promise<T>,
+  timeoutMs = 10_000,
+  what = "condition",
+  everyMs = 50,
+): Promise<Exclude<T, false | undefined | null>> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
     try {
       const value = await fn();
-      if (value !== undefined && value !== false && value !== null) return value as Exclude<T, false | undefined | null>;
+      if (value !== undefined && value !== false && value !== null)
+        return value as Exclude<T, false | undefined | null>;
       last = value;
     } catch (error) {
       last = error;
     }
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what} (last: ${last instanceof Error ? last.message : String(last)})`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `timed out after ${timeoutMs} ms waiting for ${what} (last: ${last instanceof Error ? last.message : String(last)})`,
+      );
     await Bun.sleep(everyMs);
   }
 }
@@ -45,12 +54,18 @@ export async function webhookWorkerRanSince(running: Loops, at = Date.now(), tim
 }
 
 /** Resolves once the expiry loop has completed a whole round that began now or later. */
-export const expiryRanSince = (running: Loops, timeoutMs = 15_000) => wholeRoundSince(running, "expiryRounds", timeoutMs);
+export const expiryRanSince = (running: Loops, timeoutMs = 15_000) =>
+  wholeRoundSince(running, "expiryRounds", timeoutMs);
 
 /** Resolves once the cross-chain redeemer has completed a whole round that began now or later. */
-export const redeemerRanSince = (running: Loops, timeoutMs = 15_000) => wholeRoundSince(running, "redeemerRounds", timeoutMs);
+export const redeemerRanSince = (running: Loops, timeoutMs = 15_000) =>
+  wholeRoundSince(running, "redeemerRounds", timeoutMs);
 
-async function wholeRoundSince(running: Loops, loop: "expiryRounds" | "redeemerRounds", timeoutMs: number): Promise<void> {
+async function wholeRoundSince(
+  running: Loops,
+  loop: "expiryRounds" | "redeemerRounds",
+  timeoutMs: number,
+): Promise<void> {
   // The round in progress now may have begun earlier; the one after it did not.
   const seen = running.activity()[loop];
   await waitFor(() => running.activity()[loop] >= seen + 2, timeoutMs, `a whole round of ${loop}`, 20);

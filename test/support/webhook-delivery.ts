@@ -14,7 +14,7 @@
 import { afterAll, beforeAll, expect } from "bun:test";
 import { createHmac } from "node:crypto";
 import { Webhook } from "standardwebhooks";
-import { type Api, type TestServer, api, startTestServer } from "./server.ts";
+import { type Api, api, startTestServer, type TestServer } from "./server.ts";
 import { waitFor, webhookWorkerRanSince } from "./wait.ts";
 
 export const TIMEOUT_MS = 500;

@@ -4,8 +4,8 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
-import { type Db, openDb } from "../../src/db/index.ts";
 import { createGroupCommit } from "../../src/db/group-commit.ts";
+import { type Db, openDb } from "../../src/db/index.ts";
 import { createEventStore } from "../../src/events/store.ts";
 import { systemClock } from "../../src/lib/clock.ts";
 import { randomIds } from "../../src/lib/ids.ts";

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { type Api, type TestServer, api, isErrorBody, startTestServer, testResolver } from "../support/server.ts";
+import { type Api, api, isErrorBody, startTestServer, type TestServer, testResolver } from "../support/server.ts";
 import { waitFor } from "../support/wait.ts";
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -67,7 +67,11 @@ describe("POST /api/v1/webhook_endpoints", () => {
 
   test("Idempotency-Key replays the creation instead of adding a second endpoint", async () => {
     const key = `we-${crypto.randomUUID()}`;
-    const create = () => alice("/api/v1/webhook_endpoints", { body: { url: "https://hooks.example.com/idem" }, headers: { "idempotency-key": key } });
+    const create = () =>
+      alice("/api/v1/webhook_endpoints", {
+        body: { url: "https://hooks.example.com/idem" },
+        headers: { "idempotency-key": key },
+      });
     const first = await create();
     const second = await create();
     expect(first.status).toBe(201);
@@ -80,7 +84,11 @@ describe("POST /api/v1/webhook_endpoints", () => {
 
   test("the replay carries the signing secret again (README: the only copy when the first answer was lost); the list never does", async () => {
     const key = `we-${crypto.randomUUID()}`;
-    const create = () => alice("/api/v1/webhook_endpoints", { body: { url: "https://hooks.example.com/lost" }, headers: { "idempotency-key": key } });
+    const create = () =>
+      alice("/api/v1/webhook_endpoints", {
+        body: { url: "https://hooks.example.com/lost" },
+        headers: { "idempotency-key": key },
+      });
     const first = await create();
     const replay = await create();
     expect(replay.headers.get("idempotent-replayed")).toBe("true");
@@ -93,7 +101,11 @@ describe("POST /api/v1/webhook_endpoints", () => {
 describe("POST /api/v1/webhook_endpoints: Idempotency-Key in flight", () => {
   test("the same key while the first request is still running is 409; afterwards it replays", async () => {
     const key = `slow-${crypto.randomUUID()}`;
-    const create = () => alice("/api/v1/webhook_endpoints", { body: { url: "https://slow.example.com/hook" }, headers: { "idempotency-key": key } });
+    const create = () =>
+      alice("/api/v1/webhook_endpoints", {
+        body: { url: "https://slow.example.com/hook" },
+        headers: { "idempotency-key": key },
+      });
     const first = create();
     await waitFor(() => slowLookups === 1, 10_000, "the first request to claim the key and wait on DNS");
     const second = await create();
@@ -241,7 +253,9 @@ describe("webhook endpoints: security", () => {
 
   test("without an API key every operation is 401", async () => {
     const anon = api(server.url, null);
-    expect((await anon("/api/v1/webhook_endpoints", { body: { url: "https://hooks.example.com/x" } })).status).toBe(401);
+    expect((await anon("/api/v1/webhook_endpoints", { body: { url: "https://hooks.example.com/x" } })).status).toBe(
+      401,
+    );
     expect((await anon("/api/v1/webhook_endpoints")).status).toBe(401);
     expect((await anon("/api/v1/webhook_endpoints/we_x", { method: "DELETE" })).status).toBe(401);
   });

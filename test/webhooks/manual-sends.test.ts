@@ -3,11 +3,11 @@
  * `retry`: what they answer, and how often they may be called.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { WEBHOOK_LIMITS } from "../../src/webhooks/routes.ts";
 import type { RateLimit } from "../../src/http/rate-limit.ts";
-import { type Api, type ApiResponse, type TestServer, api, startTestServer } from "../support/server.ts";
-import { type Receiver, startReceiver } from "../support/receiver.ts";
+import { WEBHOOK_LIMITS } from "../../src/webhooks/routes.ts";
 import { createTestClock } from "../support/clock.ts";
+import { type Receiver, startReceiver } from "../support/receiver.ts";
+import { type Api, type ApiResponse, api, startTestServer, type TestServer } from "../support/server.ts";
 import { waitFor } from "../support/wait.ts";
 
 let server: TestServer;

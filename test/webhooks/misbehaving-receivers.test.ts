@@ -7,14 +7,14 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Socket, TCPSocketListener } from "bun";
 import { waitFor } from "../support/wait.ts";
 import {
-  SCHEDULE,
-  TIMEOUT_MS,
   delivery,
   deliveryRig,
   register,
+  SCHEDULE,
   sendTest,
   settled,
   status,
+  TIMEOUT_MS,
 } from "../support/webhook-delivery.ts";
 
 const rig = deliveryRig();

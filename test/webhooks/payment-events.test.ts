@@ -14,11 +14,11 @@ import { createPaymentStore } from "../../src/payments/store.ts";
 import { isErrorBody } from "../support/server.ts";
 import { waitFor, webhookWorkerRanSince } from "../support/wait.ts";
 import {
-  type Merchant,
   deliveries,
   deliveryRig,
   expectSigned,
   lastHit,
+  type Merchant,
   register,
 } from "../support/webhook-delivery.ts";
 
@@ -140,7 +140,9 @@ describe("payment events", () => {
     await waitFor(() => hooksOfM.every((h) => h.hits.length === 1), 5_000, "the event at every endpoint");
     const ids = new Set(hooksOfM.map((h) => h.hits[0]!.id));
     expect(ids.size).toBe(1); // one event, one webhook-id, whichever endpoint gets it
-    hooksOfM.forEach((h, i) => expectSigned(h.hits[0]!, endpoints[i]!.secret));
+    hooksOfM.forEach((h, i) => {
+      expectSigned(h.hits[0]!, endpoints[i]!.secret);
+    });
     await webhookWorkerRanSince(rig.server.running);
     expect(otherHook.hits).toHaveLength(0);
     expect(deleted.hits).toHaveLength(0);

@@ -9,7 +9,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { TCPSocketListener } from "bun";
-import { type Api, type TestServer, api, startTestServer } from "../support/server.ts";
+import { type Api, api, startTestServer, type TestServer } from "../support/server.ts";
 import { waitFor } from "../support/wait.ts";
 
 const PUBLIC_IP = "93.184.216.34";
@@ -44,7 +44,10 @@ beforeAll(async () => {
       },
     },
   });
-  server = await startTestServer({ webhookAllowPrivate: false }, { resolve, webhookTimeoutMs: TIMEOUT_MS, webhookSchedule: SCHEDULE });
+  server = await startTestServer(
+    { webhookAllowPrivate: false },
+    { resolve, webhookTimeoutMs: TIMEOUT_MS, webhookSchedule: SCHEDULE },
+  );
   merchant = api(server.url, server.createAccount("Rebind").apiKey);
 });
 
@@ -56,7 +59,9 @@ afterAll(async () => {
 /** Registers `host` while it resolves publicly, rebinds it to `later`, sends a test event, waits for the outcome. */
 async function rebindAndSend(host: string, later: string[]) {
   answers.set(host, [PUBLIC_IP]);
-  const created = await merchant("/api/v1/webhook_endpoints", { body: { url: `https://${host}:${listener.port}/hook` } });
+  const created = await merchant("/api/v1/webhook_endpoints", {
+    body: { url: `https://${host}:${listener.port}/hook` },
+  });
   expect(created.status).toBe(201);
   expect(created.json.status).toBe("enabled");
   answers.set(host, later);
@@ -64,11 +69,15 @@ async function rebindAndSend(host: string, later: string[]) {
   const lookupsBefore = lookups.filter((h) => h === host).length;
   const sent = await merchant(`/api/v1/webhook_endpoints/${created.json.id}/test`, { method: "POST" });
   expect(sent.status).toBe(202);
-  const delivery = await waitFor(async () => {
-    const list = await merchant(`/api/v1/webhook_endpoints/${created.json.id}/deliveries`);
-    const d = list.json.data.find((x: { id: string }) => x.id === sent.json.delivery.id);
-    return d && d.status !== "pending" ? d : undefined;
-  }, 5_000, `the delivery to ${host} to give up`);
+  const delivery = await waitFor(
+    async () => {
+      const list = await merchant(`/api/v1/webhook_endpoints/${created.json.id}/deliveries`);
+      const d = list.json.data.find((x: { id: string }) => x.id === sent.json.delivery.id);
+      return d && d.status !== "pending" ? d : undefined;
+    },
+    5_000,
+    `the delivery to ${host} to give up`,
+  );
   // Asked again for every attempt: the registration-time answer is never reused.
   expect(lookups.filter((h) => h === host).length - lookupsBefore).toBe(SCHEDULE.length);
   return delivery;
@@ -100,16 +109,19 @@ describe("an address that changes between registration and sending", () => {
     expect(connections).toBe(0);
   });
 
-  test.each([["::1"], ["::ffff:127.0.0.1"], ["169.254.169.254"], ["10.0.0.1"], ["0.0.0.0"]])("%s at send time is refused", async (address) => {
-    const host = `rebind-${address.replace(/[^0-9a-f]/gi, "-")}.example.com`;
-    const d = await rebindAndSend(host, [address]);
-    expect(d.status).toBe("failed");
-    for (const a of d.attempts) {
-      expect(a.response_status).toBeNull();
-      expect(a.error).toMatch(/non-public address/);
-    }
-    expect(connections).toBe(0);
-  });
+  test.each([["::1"], ["::ffff:127.0.0.1"], ["169.254.169.254"], ["10.0.0.1"], ["0.0.0.0"]])(
+    "%s at send time is refused",
+    async (address) => {
+      const host = `rebind-${address.replace(/[^0-9a-f]/gi, "-")}.example.com`;
+      const d = await rebindAndSend(host, [address]);
+      expect(d.status).toBe("failed");
+      for (const a of d.attempts) {
+        expect(a.response_status).toBeNull();
+        expect(a.error).toMatch(/non-public address/);
+      }
+      expect(connections).toBe(0);
+    },
+  );
 
   test("a host that stops resolving is a failed attempt, not a crash", async () => {
     const d = await rebindAndSend("vanishing.example.com", []);

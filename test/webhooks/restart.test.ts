@@ -8,8 +8,8 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { Webhook } from "standardwebhooks";
 import { runAccountCommand } from "../../src/cli/accounts.ts";
-import { TEST_PAYOUT, makeTempDir, testEnv } from "../support/server.ts";
 import { type ServeProcess, startServeProcess } from "../support/serve-process.ts";
+import { makeTempDir, TEST_PAYOUT, testEnv } from "../support/server.ts";
 import { waitFor } from "../support/wait.ts";
 
 const TEST_EVENTS = 5;
@@ -60,80 +60,84 @@ async function startServe(): Promise<void> {
   url = started.url;
 }
 
-test(
-  "events whose first attempt failed are delivered after kill -9 and a restart, with the same webhook-id",
-  async () => {
-    const { api_key: key } = runAccountCommand("account", ["create", "--name", "Crashy Shop", "--payout-address", TEST_PAYOUT], env) as { api_key: string };
-    const call = async (path: string, init: { method?: string; body?: unknown } = {}) => {
-      const res = await fetch(url + path, {
-        method: init.method ?? (init.body === undefined ? "GET" : "POST"),
-        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-        body: init.body === undefined ? undefined : JSON.stringify(init.body),
-      });
-      return { status: res.status, json: (await res.json()) as any };
-    };
+test("events whose first attempt failed are delivered after kill -9 and a restart, with the same webhook-id", async () => {
+  const { api_key: key } = runAccountCommand(
+    "account",
+    ["create", "--name", "Crashy Shop", "--payout-address", TEST_PAYOUT],
+    env,
+  ) as { api_key: string };
+  const call = async (path: string, init: { method?: string; body?: unknown } = {}) => {
+    const res = await fetch(url + path, {
+      method: init.method ?? (init.body === undefined ? "GET" : "POST"),
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: init.body === undefined ? undefined : JSON.stringify(init.body),
+    });
+    return { status: res.status, json: (await res.json()) as any };
+  };
 
-    await startServe();
-    const endpoint = await call("/api/v1/webhook_endpoints", { body: { url: `http://127.0.0.1:${receiver.port}/hook` } });
-    expect(endpoint.status).toBe(201);
-    const { id: endpointId, secret } = endpoint.json;
+  await startServe();
+  const endpoint = await call("/api/v1/webhook_endpoints", { body: { url: `http://127.0.0.1:${receiver.port}/hook` } });
+  expect(endpoint.status).toBe(201);
+  const { id: endpointId, secret } = endpoint.json;
 
-    // Test events, and payment events from the expiry loop, all answered 500 at first.
-    const eventIds = new Set<string>();
-    for (let i = 0; i < TEST_EVENTS; i++) {
-      const sent = await call(`/api/v1/webhook_endpoints/${endpointId}/test`, { method: "POST" });
-      expect(sent.status).toBe(202);
-      eventIds.add(sent.json.event_id);
-    }
-    for (let i = 0; i < PAYMENTS; i++) expect((await call("/api/v1/payments", { body: { amount: "2.00" } })).status).toBe(201);
-    const listed = await waitFor(
-      async () => {
-        const list = (await call(`/api/v1/webhook_endpoints/${endpointId}/deliveries?limit=100`)).json.data as any[];
-        return list.length === TEST_EVENTS + PAYMENTS && list.every((d) => d.status === "pending" && d.attempt_count === 1) ? list : undefined;
-      },
-      10_000,
-      "every first attempt to fail and be recorded",
-    );
-    for (const d of listed) eventIds.add(d.event_id);
-    expect(eventIds.size).toBe(TEST_EVENTS + PAYMENTS);
-    expect(listed.filter((d) => d.event_type === "payment.expired")).toHaveLength(PAYMENTS);
-    const beforeCrash = hits.slice();
-    expect(beforeCrash.every((h) => h.status === 500)).toBe(true);
-    expect(new Set(beforeCrash.map((h) => h.id))).toEqual(eventIds);
+  // Test events, and payment events from the expiry loop, all answered 500 at first.
+  const eventIds = new Set<string>();
+  for (let i = 0; i < TEST_EVENTS; i++) {
+    const sent = await call(`/api/v1/webhook_endpoints/${endpointId}/test`, { method: "POST" });
+    expect(sent.status).toBe(202);
+    eventIds.add(sent.json.event_id);
+  }
+  for (let i = 0; i < PAYMENTS; i++)
+    expect((await call("/api/v1/payments", { body: { amount: "2.00" } })).status).toBe(201);
+  const listed = await waitFor(
+    async () => {
+      const list = (await call(`/api/v1/webhook_endpoints/${endpointId}/deliveries?limit=100`)).json.data as any[];
+      return list.length === TEST_EVENTS + PAYMENTS &&
+        list.every((d) => d.status === "pending" && d.attempt_count === 1)
+        ? list
+        : undefined;
+    },
+    10_000,
+    "every first attempt to fail and be recorded",
+  );
+  for (const d of listed) eventIds.add(d.event_id);
+  expect(eventIds.size).toBe(TEST_EVENTS + PAYMENTS);
+  expect(listed.filter((d) => d.event_type === "payment.expired")).toHaveLength(PAYMENTS);
+  const beforeCrash = hits.slice();
+  expect(beforeCrash.every((h) => h.status === 500)).toBe(true);
+  expect(new Set(beforeCrash.map((h) => h.id))).toEqual(eventIds);
 
-    const running = child!;
-    running.kill("SIGKILL");
-    await running.exited;
-    expect(running.signalCode).toBe("SIGKILL");
-    child = null;
-    answer = 200;
+  const running = child!;
+  running.kill("SIGKILL");
+  await running.exited;
+  expect(running.signalCode).toBe("SIGKILL");
+  child = null;
+  answer = 200;
 
-    await startServe();
-    const delivered = () => new Set(hits.filter((h) => h.status === 200).map((h) => h.id));
-    await waitFor(() => delivered().size === eventIds.size, 20_000, "every event to be delivered after the restart");
-    expect(delivered()).toEqual(eventIds);
+  await startServe();
+  const delivered = () => new Set(hits.filter((h) => h.status === 200).map((h) => h.id));
+  await waitFor(() => delivered().size === eventIds.size, 20_000, "every event to be delivered after the restart");
+  expect(delivered()).toEqual(eventIds);
 
-    for (const id of eventIds) {
-      const forEvent = hits.filter((h) => h.id === id);
-      // The 500 before the crash, the 200 after it; same event, same body.
-      expect(forEvent.map((h) => h.status)).toEqual([500, 200]);
-      expect(forEvent[1]!.body).toBe(forEvent[0]!.body);
-      expect(JSON.parse(forEvent[1]!.body).id).toBe(id);
-      for (const hit of forEvent) expect(() => new Webhook(secret).verify(hit.body, hit.headers)).not.toThrow();
-    }
-    const after = (await call(`/api/v1/webhook_endpoints/${endpointId}/deliveries?limit=100`)).json.data as any[];
-    expect(after).toHaveLength(eventIds.size);
-    for (const d of after) {
-      expect(d).toMatchObject({ status: "succeeded", attempt_count: 2 });
-      expect(d.attempts.map((a: { response_status: number }) => a.response_status)).toEqual([200, 500]);
-    }
-    // Nothing is sent twice once it has succeeded: one more event goes through the worker, and
-    // only it arrives (a succeeded delivery sent again would have been due before it).
-    const marker = await call(`/api/v1/webhook_endpoints/${endpointId}/test`, { method: "POST" });
-    expect(marker.status).toBe(202);
-    await waitFor(() => hits.some((h) => h.id === marker.json.event_id && h.status === 200), 10_000, "the marker event");
-    expect(hits.filter((h) => !eventIds.has(h.id)).map((h) => h.id)).toEqual([marker.json.event_id]);
-    expect(hits).toHaveLength(2 * eventIds.size + 1);
-  },
-  60_000,
-);
+  for (const id of eventIds) {
+    const forEvent = hits.filter((h) => h.id === id);
+    // The 500 before the crash, the 200 after it; same event, same body.
+    expect(forEvent.map((h) => h.status)).toEqual([500, 200]);
+    expect(forEvent[1]!.body).toBe(forEvent[0]!.body);
+    expect(JSON.parse(forEvent[1]!.body).id).toBe(id);
+    for (const hit of forEvent) expect(() => new Webhook(secret).verify(hit.body, hit.headers)).not.toThrow();
+  }
+  const after = (await call(`/api/v1/webhook_endpoints/${endpointId}/deliveries?limit=100`)).json.data as any[];
+  expect(after).toHaveLength(eventIds.size);
+  for (const d of after) {
+    expect(d).toMatchObject({ status: "succeeded", attempt_count: 2 });
+    expect(d.attempts.map((a: { response_status: number }) => a.response_status)).toEqual([200, 500]);
+  }
+  // Nothing is sent twice once it has succeeded: one more event goes through the worker, and
+  // only it arrives (a succeeded delivery sent again would have been due before it).
+  const marker = await call(`/api/v1/webhook_endpoints/${endpointId}/test`, { method: "POST" });
+  expect(marker.status).toBe(202);
+  await waitFor(() => hits.some((h) => h.id === marker.json.event_id && h.status === 200), 10_000, "the marker event");
+  expect(hits.filter((h) => !eventIds.has(h.id)).map((h) => h.id)).toEqual([marker.json.event_id]);
+  expect(hits).toHaveLength(2 * eventIds.size + 1);
+}, 60_000);

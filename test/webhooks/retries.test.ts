@@ -7,22 +7,22 @@ import { describe, expect, test } from "bun:test";
 import { isErrorBody } from "../support/server.ts";
 import { waitFor, webhookWorkerRanSince } from "../support/wait.ts";
 import {
-  HOLD_MS,
-  type Hook,
-  ISO_MS,
-  SCHEDULE,
-  TIMEOUT_MS,
   deliveries,
   delivery,
   deliveryRig,
   expectSigned,
+  HOLD_MS,
+  type Hook,
+  ISO_MS,
   lastHit,
   ok,
   register,
+  SCHEDULE,
   sendTest,
   sequence,
   settled,
   status,
+  TIMEOUT_MS,
 } from "../support/webhook-delivery.ts";
 
 const rig = deliveryRig();

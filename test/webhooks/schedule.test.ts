@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { createHmac } from "node:crypto";
 import { Webhook } from "standardwebhooks";
-import { RETRY_SCHEDULE_MS, nextDelayMs, parseRetryAfter } from "../../src/webhooks/schedule.ts";
+import { nextDelayMs, parseRetryAfter, RETRY_SCHEDULE_MS } from "../../src/webhooks/schedule.ts";
 import { signatureHeaders } from "../../src/webhooks/signature.ts";
 
 const HOUR = 3_600_000;
@@ -9,7 +9,18 @@ const fixed = (value: number) => () => value;
 
 describe("RETRY_SCHEDULE_MS", () => {
   test("immediately, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h: about three days", () => {
-    expect(RETRY_SCHEDULE_MS).toEqual([0, 5_000, 300_000, 1_800_000, 2 * HOUR, 5 * HOUR, 10 * HOUR, 14 * HOUR, 20 * HOUR, 24 * HOUR]);
+    expect(RETRY_SCHEDULE_MS).toEqual([
+      0,
+      5_000,
+      300_000,
+      1_800_000,
+      2 * HOUR,
+      5 * HOUR,
+      10 * HOUR,
+      14 * HOUR,
+      20 * HOUR,
+      24 * HOUR,
+    ]);
     const total = RETRY_SCHEDULE_MS.reduce((a, b) => a + b, 0);
     expect(total).toBeGreaterThan(3 * 24 * HOUR);
     expect(total).toBeLessThan(3.2 * 24 * HOUR);
@@ -92,14 +103,20 @@ describe("parseRetryAfter", () => {
   test("neither delay-seconds nor an HTTP date is null, not a date guessed from digits", () => {
     // JavaScriptCore's Date.parse reads "-5" and "1.5" as dates in 2001, and "3000.1" as one in
     // the year 3000, which would have held deliveries back for the 24 h cap.
-    for (const value of ["-5", "1.5", "12.0", "+30", "3000.1", "2030-01-01"]) expect(parseRetryAfter(value, now)).toBeNull();
+    for (const value of ["-5", "1.5", "12.0", "+30", "3000.1", "2030-01-01"])
+      expect(parseRetryAfter(value, now)).toBeNull();
   });
 });
 
 describe("signatureHeaders", () => {
   test("the Standard Webhooks specification's example signature", () => {
     // Its published test vector; the expected value was also checked with `openssl dgst -hmac`.
-    const headers = signatureHeaders("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "msg_p5jXN8AQM9LWM0D4loKWxJek", 1614265330, '{"test": 2432232314}');
+    const headers = signatureHeaders(
+      "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+      "msg_p5jXN8AQM9LWM0D4loKWxJek",
+      1614265330,
+      '{"test": 2432232314}',
+    );
     expect(headers).toEqual({
       "webhook-id": "msg_p5jXN8AQM9LWM0D4loKWxJek",
       "webhook-timestamp": "1614265330",
@@ -112,7 +129,9 @@ describe("signatureHeaders", () => {
     const secret = `whsec_${key.toString("base64")}`;
     expect(secret).toBe("whsec_AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=");
     const body = '{"id":"evt_abc","data":{"amount":"1.50","note":"é"}}';
-    const expected = createHmac("sha256", key).update(Buffer.from(`evt_abc.1700000000.${body}`, "utf8")).digest("base64");
+    const expected = createHmac("sha256", key)
+      .update(Buffer.from(`evt_abc.1700000000.${body}`, "utf8"))
+      .digest("base64");
     // Computed beforehand with openssl over the UTF-8 bytes.
     expect(expected).toBe("6dclzTG6u0eYFbvoE4HpBBp7uk4z3mePVbverR1UvGc=");
     expect(signatureHeaders(secret, "evt_abc", 1700000000, body)["webhook-signature"]).toBe(`v1,${expected}`);
@@ -126,11 +145,19 @@ describe("signatureHeaders", () => {
 
   test("what it signs verifies with the standardwebhooks package, and only unchanged", () => {
     const secret = `whsec_${Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64")}`;
-    const body = JSON.stringify({ id: "evt_x", object: "event", type: "test", created_at: new Date().toISOString(), data: {} });
+    const body = JSON.stringify({
+      id: "evt_x",
+      object: "event",
+      type: "test",
+      created_at: new Date().toISOString(),
+      data: {},
+    });
     const headers = signatureHeaders(secret, "evt_x", Math.floor(Date.now() / 1000), body);
     const wh = new Webhook(secret);
     expect(wh.verify(body, headers)).toEqual(JSON.parse(body));
-    expect(wh.sign("evt_x", new Date(Number(headers["webhook-timestamp"]) * 1000), body)).toBe(headers["webhook-signature"]!);
+    expect(wh.sign("evt_x", new Date(Number(headers["webhook-timestamp"]) * 1000), body)).toBe(
+      headers["webhook-signature"]!,
+    );
     expect(() => wh.verify(`${body} `, headers)).toThrow();
     expect(() => wh.verify(body, { ...headers, "webhook-id": "evt_y" })).toThrow();
   });

@@ -4,19 +4,19 @@
  */
 import { beforeAll, describe, expect, test } from "bun:test";
 import { Webhook } from "standardwebhooks";
+import { waitFor } from "../support/wait.ts";
 import {
+  deliveryRig,
   type Endpoint,
   type Hook,
   ISO_MS,
   type Merchant,
-  TIMEOUT_MS,
-  deliveryRig,
   manualSignature,
   register,
   sendTest,
   settled,
+  TIMEOUT_MS,
 } from "../support/webhook-delivery.ts";
-import { waitFor } from "../support/wait.ts";
 
 const { merchant, newHook } = deliveryRig();
 

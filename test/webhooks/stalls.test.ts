@@ -8,9 +8,9 @@ import { randomIds } from "../../src/lib/ids.ts";
 import type { TestServer } from "../support/server.ts";
 import { waitFor } from "../support/wait.ts";
 import {
+  deliveryRig,
   type Hook,
   type Merchant,
-  deliveryRig,
   register,
   sendTest,
   startDeliveryServer,
