@@ -78,6 +78,21 @@ function waitBurnAttempts(paymentId: string, attempts: number) {
 }
 
 describe("the attestation service", () => {
+  test("down while a payer asks for a quote: a 503 to try again shortly, never a 500", async () => {
+    const payment = await stack.createPayment({ amount: "3.00" });
+    x.local.attestation.setMode("down");
+    try {
+      const quote = await x.crossChain(payment.id, LOCAL_SOURCE.name);
+      expect({ status: quote.status, json: quote.json }).toEqual({
+        status: 503,
+        json: { error: "cross-chain fees are unavailable right now; try again shortly" },
+      });
+    } finally {
+      x.local.attestation.setMode("normal");
+    }
+    expect((await x.crossChain(payment.id, LOCAL_SOURCE.name)).status).toBe(200);
+  });
+
   test("down for a while: the burn waits, then is redeemed once it is back", async () => {
     const payment = await stack.createPayment({ amount: "10.00" });
     const burnTx = await quoteAndBurn(payment.id);
