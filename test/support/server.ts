@@ -7,11 +7,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runAccountCommand } from "../../src/cli/accounts.ts";
 import { type Config, loadConfig } from "../../src/config.ts";
-import { freePort } from "../../src/lib/free-port.ts";
 import { silentLogger } from "../../src/lib/log.ts";
 import { type RunningServer, type ServerOptions, startServer } from "../../src/server.ts";
 import type { Resolver } from "../../src/webhooks/url-guard.ts";
-import { spawnServe } from "./serve-process.ts";
+import { startServeProcess } from "./serve-process.ts";
 
 /** Any address will do: these servers never reach a chain. */
 export const TEST_USDC = "0x036CbD53842c5426634e7929541eC2318f3dCF7e";
@@ -173,30 +172,22 @@ export interface ServerProcess {
 }
 
 /**
- * `stablegate serve` as a child process (spawnServe) on a fresh data dir, for measuring the server
+ * `stablegate serve` as a child process (startServeProcess) on a fresh data dir, for measuring the server
  * alone, such as its memory under load. With no `overrides` there is no chain (the RPC points at a
  * closed port); pass STABLEGATE_RPC_URL and STABLEGATE_USDC_ADDRESS to give it one.
  */
 export async function spawnTestServer(overrides: Record<string, string> = {}): Promise<ServerProcess> {
   const dataDir = makeTempDir();
-  const env = {
-    ...testEnv(dataDir),
-    STABLEGATE_HOST: "127.0.0.1",
-    STABLEGATE_PORT: String(await freePort()),
-    STABLEGATE_BASE_URL: TEST_BASE_URL,
-    ...overrides,
-  };
-  const serve = spawnServe(env);
+  const removeDir = () => rmSync(dataDir, { recursive: true, force: true });
+  const env = { ...testEnv(dataDir), STABLEGATE_BASE_URL: TEST_BASE_URL, ...overrides };
+  const serve = await startServeProcess(env).catch((error) => {
+    removeDir();
+    throw error;
+  });
   const stop = async () => {
     await serve.stop();
-    rmSync(dataDir, { recursive: true, force: true });
+    removeDir();
   };
-  try {
-    await serve.listening();
-  } catch (error) {
-    await stop();
-    throw error;
-  }
   const statusKb = (field: string) =>
     Number(new RegExp(`${field}:\\s+(\\d+)`).exec(readFileSync(`/proc/${serve.proc.pid}/status`, "utf8"))?.[1]);
   return {
