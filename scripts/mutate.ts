@@ -10,7 +10,7 @@
 import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { leftoverProcesses, markedProcesses, TEST_RUN_MARKER } from "./test-leftovers.ts";
+import { killProcesses, leftoverProcesses, markedProcesses, TEST_RUN_MARKER } from "./test-leftovers.ts";
 
 const ROOT = resolve(import.meta.dir, "..");
 
@@ -165,20 +165,10 @@ function applyMutant(source: string, mutant: Mutant): string {
 
 type Outcome = "killed" | "survived" | "timeout";
 
-/** Runs `tests` in `dir`, one bun test at a time; stops whatever the run left behind. */
 /** Marks every process a run starts, so an interrupted pass can stop them too. */
 const RUN_MARKER = `mutate-${process.pid}-${crypto.randomUUID()}`;
 
-function killMarked(pids: number[]): void {
-  for (const pid of pids) {
-    try {
-      process.kill(pid, "SIGKILL");
-    } catch {
-      // already gone
-    }
-  }
-}
-
+/** Runs `tests` in `dir`, one bun test at a time; stops whatever the run left behind. */
 async function runTests(dir: string, tests: string[], timeoutMs: number): Promise<{ outcome: Outcome; ms: number }> {
   const marker = RUN_MARKER;
   const started = Date.now();
@@ -195,7 +185,7 @@ async function runTests(dir: string, tests: string[], timeoutMs: number): Promis
   }, timeoutMs);
   const code = await child.exited;
   clearTimeout(timer);
-  killMarked((await leftoverProcesses(marker, timedOut ? 0 : 2_000)).map((p) => p.pid));
+  killProcesses(await leftoverProcesses(marker, timedOut ? 0 : 2_000));
   return { outcome: timedOut ? "timeout" : code === 0 ? "survived" : "killed", ms: Date.now() - started };
 }
 
@@ -231,7 +221,7 @@ async function main(): Promise<void> {
   const dir = scratchCopy();
   const cleanup = () => rmSync(dir, { recursive: true, force: true });
   process.on("SIGINT", () => {
-    killMarked(markedProcesses(RUN_MARKER).map((p) => p.pid));
+    killProcesses(markedProcesses(RUN_MARKER));
     cleanup();
     process.exit(130);
   });

@@ -42,6 +42,17 @@ export function markedProcesses(marker: string): ProcessInfo[] {
     .map(({ pid, ppid, command }) => ({ pid, ppid, command }));
 }
 
+/** SIGKILL each of `processes`; one already gone is no error. */
+export function killProcesses(processes: ProcessInfo[]): void {
+  for (const { pid } of processes) {
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {
+      // already gone
+    }
+  }
+}
+
 /**
  * The run's processes still alive after a grace period: a process signalled just before bun
  * test exited may still be on its way out. Polls until none is left or the grace is over.

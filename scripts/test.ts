@@ -5,7 +5,7 @@
  * (scripts/test-leftovers.ts), and stops those.
  */
 import { resolve } from "node:path";
-import { leftoverProcesses, TEST_RUN_MARKER } from "./test-leftovers.ts";
+import { killProcesses, leftoverProcesses, TEST_RUN_MARKER } from "./test-leftovers.ts";
 import { PrereqError, requireChromium } from "./test-prereqs.ts";
 
 const ROOT = resolve(import.meta.dir, "..");
@@ -38,14 +38,8 @@ const status = await run([process.execPath, "test", "--timeout", "60000", ...pro
 const leftovers = await leftoverProcesses(marker);
 if (leftovers.length > 0) {
   console.error(`the tests left ${leftovers.length} process(es) running (now killed):`);
-  for (const { pid, command } of leftovers) {
-    console.error(`  ${pid} ${command.slice(0, 200)}`);
-    try {
-      process.kill(pid, "SIGKILL");
-    } catch {
-      // already gone
-    }
-  }
+  for (const { pid, command } of leftovers) console.error(`  ${pid} ${command.slice(0, 200)}`);
+  killProcesses(leftovers);
   process.exit(status === 0 ? 1 : status);
 }
 process.exit(status);
