@@ -4,7 +4,7 @@ import { publicRoutes } from "./checkout/public-routes.ts";
 import type { Db } from "./db/index.ts";
 import { eventRoutes } from "./events/routes.ts";
 import { authPlugin, createAuthenticate } from "./http/auth.ts";
-import { MAX_BODY_BYTES, parseJsonBody, tooLarge } from "./http/body.ts";
+import { MAX_BODY_BYTES, parseFormBody, parseJsonBody, tooLarge } from "./http/body.ts";
 import type { AppContext } from "./http/context.ts";
 import { errorResponse, internalError } from "./http/errors.ts";
 import { opsRoutes } from "./ops/routes.ts";
@@ -26,8 +26,13 @@ export function createApp(ctx: AppContext, db: Db) {
       })
       .onParse(({ request }) => {
         // Elysia parses before `derive` runs, so merchant requests are authenticated here first.
-        if (new URL(request.url).pathname.startsWith("/api/v1/")) authenticate(request);
-        return parseJsonBody(request);
+        if (new URL(request.url).pathname.startsWith("/api/v1/")) {
+          authenticate(request);
+          return parseJsonBody(request);
+        }
+        // Pages post HTML forms; the public JSON endpoints send JSON.
+        const type = request.headers.get("content-type") ?? "";
+        return type.startsWith("application/x-www-form-urlencoded") ? parseFormBody(request) : parseJsonBody(request);
       })
       .onError(({ code, error, request }) => {
         try {

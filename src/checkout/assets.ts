@@ -13,8 +13,9 @@ export interface Asset {
   version: string;
 }
 
-const JS = "text/javascript; charset=utf-8";
-const asset = (path: string, body: string, contentType: string): Asset => ({
+export const JS = "text/javascript; charset=utf-8";
+/** An embedded file with its content hash; the dashboard builds its assets with it too. */
+export const asset = (path: string, body: string, contentType: string): Asset => ({
   path,
   body,
   contentType,

@@ -36,6 +36,11 @@ export async function parseJsonBody(request: Request): Promise<unknown> {
   }
 }
 
+/** An HTML form's body (application/x-www-form-urlencoded), under the same size limit. */
+export async function parseFormBody(request: Request): Promise<URLSearchParams> {
+  return new URLSearchParams(await readLimited(request, MAX_BODY_BYTES));
+}
+
 export function rawBody(request: Request): string {
   return rawBodies.get(request) ?? "";
 }
