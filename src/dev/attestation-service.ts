@@ -22,6 +22,7 @@ import {
   toEventSelector,
 } from "viem";
 import { privateKeyToAccount, sign } from "viem/accounts";
+import { CHAINS } from "../chain/chains.ts";
 import { type Clock, isoMillis, systemClock } from "../lib/clock.ts";
 
 export type AttestationMode = "normal" | "down" | "ratelimit";
@@ -74,6 +75,12 @@ export function startAttestationService(opts: AttestationServiceOptions): Attest
     );
   const sourceClients = clients(opts.sources);
   const destinationClients = clients(opts.destinations);
+  // Circle quotes fees between any two CCTP domains, not only the ones whose burns it attests here.
+  const domains = new Set([
+    ...[...CHAINS.values()].map((c) => c.cctpDomain),
+    ...sourceClients.keys(),
+    ...destinationClients.keys(),
+  ]);
 
   let mode: AttestationMode = "normal";
   let retryAfterSeconds = 1;
@@ -202,7 +209,8 @@ export function startAttestationService(opts: AttestationServiceOptions): Attest
     if (req.method === "GET" && (m = /^\/v2\/messages\/(\d+)$/.exec(pathname)))
       return getMessages(Number(m[1]), searchParams);
     if (req.method === "GET" && (m = /^\/v2\/burn\/USDC\/fees\/(\d+)\/(\d+)$/.exec(pathname))) {
-      if (!sourceClients.has(Number(m[1])) || m[1] === m[2]) return json(400, { error: "Invalid domain pair" });
+      const [from, to] = [Number(m[1]), Number(m[2])];
+      if (!domains.has(from) || !domains.has(to) || from === to) return json(400, { error: "Invalid domain pair" });
       return json(200, [
         { finalityThreshold: FAST, minimumFee: fees.fast },
         { finalityThreshold: STANDARD, minimumFee: fees.standard },

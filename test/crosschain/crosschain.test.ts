@@ -150,6 +150,31 @@ describe("GET /api/public/payments/{id}/cross-chain", () => {
       await bare.stop();
     }
   });
+
+  test("a built-in source chain without fast transfers quotes standard only", async () => {
+    // Avalanche has no CCTP fast transfers (the chain table's fastSource); a quote never touches its RPC.
+    const slow = await startStack({ chain: x.chain, relayerKey: ANVIL_KEY_3 });
+    try {
+      await slow.restart({ ...x.local.env, STABLEGATE_CCTP_SOURCES: "avalanche=http://127.0.0.1:9" });
+      const payment = await slow.createPayment({ amount: "3.00" });
+      const list = await slow.request(`/api/public/payments/${payment.id}/cross-chain`, { auth: false });
+      const avalanche = list.json.data.find((s: { name: string }) => s.name === "avalanche");
+      expect(avalanche).toMatchObject({ domain: 1, fast_seconds: null });
+      const quote = await slow.request(`/api/public/payments/${payment.id}/cross-chain?chain=avalanche`, {
+        auth: false,
+      });
+      expect(quote.status).toBe(200);
+      expect(quote.json.fast).toEqual({ available: false });
+      expect(quote.json.standard).toMatchObject({
+        available: true,
+        fee_bps: 0,
+        burn_amount: "3.00",
+        estimated_seconds: 8,
+      });
+    } finally {
+      await slow.stop();
+    }
+  });
 });
 
 describe("paying from the source chain", () => {
