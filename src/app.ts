@@ -1,6 +1,10 @@
 import { Elysia } from "elysia";
 import { pageRoutes } from "./checkout/page-routes.ts";
 import { publicRoutes } from "./checkout/public-routes.ts";
+import { allDashboardRoutes } from "./dashboard/all-routes.ts";
+import { signInRoutes } from "./dashboard/login-routes.ts";
+import { dashboardRoutes } from "./dashboard/routes.ts";
+import { createSessionGate } from "./dashboard/session-gate.ts";
 import type { Db } from "./db/index.ts";
 import { eventRoutes } from "./events/routes.ts";
 import { authPlugin, createAuthenticate } from "./http/auth.ts";
@@ -47,6 +51,8 @@ export function createApp(ctx: AppContext, db: Db) {
       .use(paymentRoutes(ctx, authed))
       .use(webhookEndpointRoutes(ctx, authed))
       .use(eventRoutes(ctx, authed))
+      .use(signInRoutes(ctx))
+      .use(dashboardRoutes(createSessionGate(ctx.users), allDashboardRoutes(ctx)))
   );
 }
 

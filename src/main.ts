@@ -3,6 +3,7 @@ import pkg from "../package.json" with { type: "json" };
 import { runAccountCommand } from "./cli/accounts.ts";
 import { UsageError } from "./cli/args.ts";
 import { runServe } from "./cli/serve.ts";
+import { runUserCommand } from "./cli/users.ts";
 import { ConfigError, DomainError } from "./lib/errors.ts";
 
 const HELP = `stablegate ${pkg.version}: self-hosted USDC payment server
@@ -19,10 +20,14 @@ Usage:
   stablegate key create --account ACCOUNT_ID
   stablegate key list [--account ACCOUNT_ID]
   stablegate key revoke KEY_ID
+  stablegate user create --account ACCOUNT_ID --email EMAIL [--password-stdin]
+  stablegate user list [--account ACCOUNT_ID]
+  stablegate user reset-password USER_ID [--password-stdin]
+  stablegate user delete USER_ID
   stablegate version
 
 Configuration comes from STABLEGATE_* environment variables (see README.md).
-Account and key commands print JSON and work while the server runs.
+Account, key and user commands print JSON and work while the server runs.
 Exit codes: 2 usage mistake, 78 configuration error, 1 anything else.`;
 
 async function main(argv: string[]): Promise<number> {
@@ -37,6 +42,9 @@ async function main(argv: string[]): Promise<number> {
     case "account":
     case "key":
       console.log(JSON.stringify(runAccountCommand(command, rest, process.env), null, 2));
+      return 0;
+    case "user":
+      console.log(JSON.stringify(await runUserCommand(rest, process.env), null, 2));
       return 0;
     case "version":
     case "--version":

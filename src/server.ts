@@ -29,6 +29,8 @@ import { createRetention } from "./ops/retention.ts";
 import { createLifecycle } from "./payments/lifecycle.ts";
 import { createPaymentsService } from "./payments/service.ts";
 import { createPaymentStore } from "./payments/store.ts";
+import { createUsersService } from "./users/service.ts";
+import { createUserStore } from "./users/store.ts";
 import { createDeliveriesService } from "./webhooks/deliveries.ts";
 import { createDeliveryStore } from "./webhooks/delivery-store.ts";
 import { createWebhookEndpointsService } from "./webhooks/endpoints.ts";
@@ -190,6 +192,12 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
       log,
       clock,
       accounts,
+      users: createUsersService({
+        store: createUserStore(db),
+        clock,
+        ids,
+        accountExists: (id) => accounts.findAccount(id) !== null,
+      }),
       payments,
       webhookEndpoints: createWebhookEndpointsService({
         store: webhookStore,

@@ -81,7 +81,7 @@ export function runAccountCommand(group: "account" | "key", argv: string[], env:
   }
 }
 
-function required(flags: ParsedArgs["flags"], name: string): string {
+export function required(flags: ParsedArgs["flags"], name: string): string {
   const value = flags.get(name);
   if (typeof value !== "string") throw new UsageError(`--${name} is required`);
   return value;

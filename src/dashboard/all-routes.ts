@@ -1,10 +1,12 @@
 import type { AppContext } from "../http/context.ts";
+import { homePlaceholderRoutes } from "./home-placeholder-routes.ts";
 import type { DashboardRoute } from "./kit.ts";
+import { signOutRoutes } from "./login-routes.ts";
 
 /**
  * Every signed-in dashboard route, one module per area (`<area>-routes.ts` handles requests,
  * `<area>-page.ts` renders HTML from plain data and knows nothing of HTTP).
  */
-export function allDashboardRoutes(_ctx: AppContext): DashboardRoute[] {
-  return [];
+export function allDashboardRoutes(ctx: AppContext): DashboardRoute[] {
+  return [...signOutRoutes(ctx), ...homePlaceholderRoutes()];
 }

@@ -6,6 +6,7 @@ import m003 from "../../migrations/003_webhooks.sql" with { type: "text" };
 import m004 from "../../migrations/004_crosschain.sql" with { type: "text" };
 import m005 from "../../migrations/005_crosschain_burn_per_payment.sql" with { type: "text" };
 import m006 from "../../migrations/006_retention.sql" with { type: "text" };
+import m007 from "../../migrations/007_dashboard_users.sql" with { type: "text" };
 
 export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: string }> = [
   { version: 1, name: "001_core.sql", sql: m001 },
@@ -14,4 +15,5 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
   { version: 4, name: "004_crosschain.sql", sql: m004 },
   { version: 5, name: "005_crosschain_burn_per_payment.sql", sql: m005 },
   { version: 6, name: "006_retention.sql", sql: m006 },
+  { version: 7, name: "007_dashboard_users.sql", sql: m007 },
 ];

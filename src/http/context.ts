@@ -10,6 +10,7 @@ import type { Logger } from "../lib/log.ts";
 import type { PaymentsService } from "../payments/service.ts";
 import type { PaymentRow } from "../payments/store.ts";
 import type { ViewContext } from "../payments/view.ts";
+import type { UsersService } from "../users/service.ts";
 import type { DeliveriesService } from "../webhooks/deliveries.ts";
 import type { WebhookEndpointsService } from "../webhooks/endpoints.ts";
 import type { RateLimit, RateLimiter } from "./rate-limit.ts";
@@ -20,6 +21,8 @@ export interface AppContext {
   log: Logger;
   clock: Clock;
   accounts: AccountsService;
+  /** Dashboard users and their sign-in sessions. */
+  users: UsersService;
   payments: PaymentsService;
   webhookEndpoints: WebhookEndpointsService;
   deliveries: DeliveriesService;
