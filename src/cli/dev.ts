@@ -17,6 +17,7 @@ import { randomIds } from "../lib/ids.ts";
 import { settingUp, stopAll } from "../lib/teardown.ts";
 import { startServer } from "../server.ts";
 import { parseArgs, UsageError } from "./args.ts";
+import { usersService } from "./users.ts";
 
 type Env = Record<string, string | undefined>;
 
@@ -24,6 +25,7 @@ type Env = Record<string, string | undefined>;
 // directory, so two checkouts on one machine each find their own stack.
 const STATE_FILE = join(process.cwd(), ".stablegate-dev.json");
 const [DEPLOYER_KEY, PAYER_KEY, RELAYER_KEY, MERCHANT_KEY] = ANVIL_KEYS;
+const DEV_USER_EMAIL = "dev@stablegate.test";
 
 export async function runDev(argv: string[], env: Env): Promise<number> {
   if (argv[0] === "pay") return devPay(argv.slice(1));
@@ -106,7 +108,11 @@ async function startDevStack(env: Env, onStop: (step: () => unknown) => void): P
     name: "Dev Shop",
     payoutAddress: merchant,
   });
-  db.close();
+  const users = usersService(db);
+  // A data dir kept from an earlier run has that user already, on the earlier run's account.
+  const taken = users.listUsers().some((user) => user.email === DEV_USER_EMAIL);
+  const email = taken ? `dev+${account.id.slice(-6).toLowerCase()}@stablegate.test` : DEV_USER_EMAIL;
+  const dashboard = await users.createUser({ accountId: account.id, email }).finally(() => db.close());
 
   const server = await startServer(config);
   onStop(() => server.stop());
@@ -150,6 +156,10 @@ Stablegate dev stack is running.
   server     ${base}  (data in ${dataDir})
   account    ${account.id}, payout to ${merchant}
   API key    ${api_key}
+
+Dashboard ${base}/dashboard/login
+  email      ${dashboard.user.email}
+  password   ${dashboard.password}
 
 Example payment ${example.id}
   paid 25.00 USDC in ${paid.txHash}; it reaches "confirmed" in a few seconds:

@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { markedProcesses, TEST_RUN_MARKER } from "../../scripts/test-leftovers.ts";
 import { freePort } from "../../src/lib/free-port.ts";
 import { drainTail } from "../../src/lib/stream-tail.ts";
+import { postSignIn, setCookies } from "../support/dashboard.ts";
 import { childEnv, MAIN } from "../support/serve-process.ts";
 import { waitFor } from "../support/wait.ts";
 
@@ -59,6 +60,16 @@ test("dev starts the stack, its example payment reaches confirmed, and Ctrl-C st
   );
   const apiKey = banner.match(/API key\s+(sk_live_\w+)/)![1]!;
   const paymentId = banner.match(/Example payment (0x[0-9a-f]{64})/)![1]!;
+
+  // The dashboard user the banner prints signs in, and lands on the home page.
+  const [, loginUrl, email, password] = banner.match(/Dashboard (\S+)\n\s+email\s+(\S+)\n\s+password\s+(\S+)/)!;
+  expect(new URL(loginUrl!).pathname).toBe("/dashboard/login");
+  const signedIn = await postSignIn(dev.url, { email: email!, password: password! });
+  expect([signedIn.status, signedIn.headers.get("location")]).toEqual([303, "/dashboard"]);
+  const home = await fetch(`${dev.url}/dashboard`, {
+    headers: { cookie: `stablegate_session=${setCookies(signedIn).get("stablegate_session")}` },
+  });
+  expect(await home.text()).toContain(email!);
   expect(existsSync(join(dev.cwd, ".stablegate-dev.json"))).toBe(true);
 
   await waitFor(
