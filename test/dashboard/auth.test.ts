@@ -1,0 +1,133 @@
+/**
+ * One security sweep over every dashboard route (test/support/dashboard-routes.ts), over real
+ * HTTP against the running server: a session is required, a POST needs its session's CSRF
+ * token, and another account's session sees none of this account's objects. "Changes nothing"
+ * is checked on the whole database, not on what a route is expected to touch.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { createDashboardUser, type DashboardClient, type DashboardUser, signIn } from "../support/dashboard.ts";
+import {
+  createDashboardObjects,
+  DASHBOARD_ROUTES,
+  type DashboardObjects,
+  type DashboardRouteCase,
+  examplePath,
+  namesAnObject,
+} from "../support/dashboard-routes.ts";
+import { startTestServer, type TestAccount, type TestServer } from "../support/server.ts";
+
+let server: TestServer;
+let owner: TestAccount;
+let ownerUser: DashboardUser;
+let objects: DashboardObjects;
+let stranger: DashboardClient;
+
+beforeAll(async () => {
+  server = await startTestServer();
+  owner = server.createAccount("Sweep Shop");
+  ownerUser = await createDashboardUser(server.env, owner.accountId);
+  objects = await createDashboardObjects(server.url, owner.apiKey);
+  const other = server.createAccount("Stranger Shop");
+  await createDashboardObjects(server.url, other.apiKey);
+  stranger = await signIn(server.url, await createDashboardUser(server.env, other.accountId));
+});
+afterAll(() => server.stop());
+
+const guarded = DASHBOARD_ROUTES.filter((route) => !route.open);
+const label = (route: DashboardRouteCase) => `${route.method} ${route.path}`;
+
+/** Every row of every table, except when a session was last seen (reading a page may move it). */
+function snapshot(): string {
+  const db = server.running.db;
+  const tables = db
+    .query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+    .all();
+  return tables
+    .map(({ name }) => {
+      const rows = db.query<Record<string, unknown>, []>(`SELECT * FROM "${name}"`).all();
+      return `${name} ${JSON.stringify(rows, (key, value) =>
+        key === "last_seen_at" ? undefined : typeof value === "bigint" ? String(value) : value,
+      )}`;
+    })
+    .join("\n");
+}
+
+function send(route: DashboardRouteCase, path: string, init: { cookie?: string; csrf?: string } = {}) {
+  const headers: Record<string, string> = init.cookie ? { cookie: init.cookie } : {};
+  if (route.method === "GET") return fetch(server.url + path, { headers, redirect: "manual" });
+  const form = new URLSearchParams(route.form);
+  if (init.csrf !== undefined) form.set("csrf", init.csrf);
+  return fetch(server.url + path, { method: "POST", body: form, headers, redirect: "manual" });
+}
+
+describe("every dashboard route", () => {
+  test("the route table lists exactly the registered /dashboard routes", () => {
+    const key = (r: { method: string; path: string }) => `${r.method} ${r.path}`;
+    const registered = server.running.routes
+      .filter((r) => r.path === "/dashboard" || r.path.startsWith("/dashboard/"))
+      .map(key)
+      .sort();
+    expect(DASHBOARD_ROUTES.map(key).sort()).toEqual(registered);
+  });
+
+  test("the owner's session succeeds on each route (so the refusals below are about the session)", async () => {
+    for (const route of guarded) {
+      // Fresh objects and a fresh session: some actions delete things, sign-out ends the session.
+      const fresh = await createDashboardObjects(server.url, owner.apiKey);
+      const client = await signIn(server.url, ownerUser);
+      const res = await send(route, examplePath(route, fresh), { cookie: client.cookie, csrf: client.csrf });
+      const ok = route.method === "GET" ? res.status === 200 : res.status === 200 || res.status === 303;
+      expect({ route: label(route), status: res.status, ok }).toEqual({
+        route: label(route),
+        status: res.status,
+        ok: true,
+      });
+    }
+  });
+
+  test("without a session, a GET is a 303 to the sign-in page and back, a POST a 303 that changes nothing", async () => {
+    for (const route of guarded) {
+      const path = examplePath(route, objects);
+      const before = snapshot();
+      const res = await send(route, path, { csrf: "" });
+      const location = res.headers.get("location") ?? "";
+      expect({ route: label(route), status: res.status }).toEqual({ route: label(route), status: 303 });
+      if (route.method === "GET") expect(location).toBe(`/dashboard/login?next=${encodeURIComponent(path)}`);
+      else expect(location).toStartWith("/dashboard/login?next=");
+      expect(snapshot()).toBe(before);
+    }
+  });
+
+  test("a POST without its session's CSRF token, or with another session's, is 403 and changes nothing", async () => {
+    const client = await signIn(server.url, ownerUser);
+    for (const route of guarded.filter((r) => r.method === "POST")) {
+      const path = examplePath(route, objects);
+      for (const csrf of [undefined, "", stranger.csrf, `${client.csrf.slice(0, -1)}A`]) {
+        const before = snapshot();
+        const res = await send(route, path, { cookie: client.cookie, csrf });
+        expect({ route: label(route), csrf, status: res.status }).toEqual({ route: label(route), csrf, status: 403 });
+        expect(snapshot()).toBe(before);
+      }
+    }
+    expect((await client.get("/dashboard")).status).toBe(200);
+  });
+
+  test("another account's session gets 404 for every object of this account, and no page of it shows them", async () => {
+    for (const route of guarded.filter(namesAnObject)) {
+      const before = snapshot();
+      const res = await send(route, examplePath(route, objects), { cookie: stranger.cookie, csrf: stranger.csrf });
+      expect({ route: label(route), status: res.status }).toEqual({ route: label(route), status: 404 });
+      expect(res.headers.get("content-type")).toStartWith("text/html");
+      expect(snapshot()).toBe(before);
+    }
+    for (const route of guarded.filter((r) => r.method === "GET" && !namesAnObject(r))) {
+      const page = await (await stranger.get(route.path)).text();
+      expect({ route: label(route), shows: page.includes(objects.paymentId) || page.includes(objects.marker) }).toEqual(
+        {
+          route: label(route),
+          shows: false,
+        },
+      );
+    }
+  });
+});

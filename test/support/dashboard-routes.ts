@@ -1,0 +1,57 @@
+/**
+ * Every `/dashboard` route, with what it takes to call it for the owner of the objects it names.
+ * test/dashboard/auth.test.ts iterates this table (sign-in required, CSRF required, another
+ * account's objects are 404) and checks it against the server's registered routes, so a new
+ * dashboard route cannot ship without those checks. Add yours here, and the objects it needs to
+ * DashboardObjects and createDashboardObjects.
+ */
+import { api } from "./server.ts";
+
+/** One account's objects, made through the API, whose ids fill a route's path parameters. */
+export interface DashboardObjects {
+  paymentId: string;
+  /** Text on the objects that no page of another account may show. */
+  marker: string;
+}
+
+export interface DashboardRouteCase {
+  method: "GET" | "POST";
+  /** As the server registers it, with `:params`. */
+  path: string;
+  /** Which object each path parameter names: `{ id: "paymentId" }`. */
+  params?: Record<string, Exclude<keyof DashboardObjects, "marker">>;
+  /** For a POST: a form that succeeds for the owner (the CSRF token is added by the sweep). */
+  form?: Record<string, string>;
+  /** Open without a session: the sign-in page and the static assets. */
+  open?: true;
+}
+
+export const DASHBOARD_ROUTES: readonly DashboardRouteCase[] = [
+  { method: "GET", path: "/dashboard/login", open: true },
+  { method: "POST", path: "/dashboard/login", open: true },
+  { method: "GET", path: "/dashboard/assets/dashboard.css", open: true },
+  { method: "GET", path: "/dashboard/assets/dashboard.js", open: true },
+  { method: "GET", path: "/dashboard" },
+  { method: "POST", path: "/dashboard/logout", form: {} },
+];
+
+/** The concrete path of `route` for `objects`. */
+export function examplePath(route: DashboardRouteCase, objects: DashboardObjects): string {
+  let path = route.path;
+  for (const [param, object] of Object.entries(route.params ?? {})) path = path.replace(`:${param}`, objects[object]);
+  return path;
+}
+
+/** Whether a route names one object in its path (so another account must get 404 for it). */
+export const namesAnObject = (route: DashboardRouteCase) => route.path.includes(":");
+
+/** A fresh set of objects of the account whose API key is `apiKey`, marked so they can be recognised. */
+export async function createDashboardObjects(url: string, apiKey: string): Promise<DashboardObjects> {
+  const call = api(url, apiKey);
+  const marker = `sweep-${crypto.randomUUID().slice(0, 8)}`;
+  const payment = await call("/api/v1/payments", {
+    body: { amount: "3.00", reference: marker, description: `Order ${marker}` },
+  });
+  if (payment.status !== 201) throw new Error(`payment: ${payment.status} ${payment.text}`);
+  return { paymentId: payment.json.id, marker };
+}
