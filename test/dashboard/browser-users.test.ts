@@ -1,9 +1,11 @@
 /**
  * Signing in and out of the dashboard in a real chromium against the shipped binary on a real
- * anvil, as a merchant does it.
+ * anvil, as a merchant does it: the way back to the page asked for, a wrong password, the
+ * throttle, and a form posted from another origin.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import type { Browser } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
+import { SIGN_IN_WINDOW_MS } from "../../src/users/service.ts";
 import {
   collectProblems,
   newContext,
@@ -13,6 +15,7 @@ import {
   stopCheckoutRig,
 } from "../support/browser.ts";
 import { createDashboardUser, type DashboardUser, signedInContext } from "../support/dashboard.ts";
+import { startTestServer } from "../support/server.ts";
 import type { Stack } from "../support/stack.ts";
 import type { TestChain } from "../support/test-chain.ts";
 
@@ -29,6 +32,18 @@ beforeAll(async () => {
   user = await createDashboardUser(stack.env, stack.accountId);
 });
 afterAll(() => stopCheckoutRig({ chain, stack, browser }));
+
+/** Fills in and submits the sign-in form; resolves with the status of the page it lands on. */
+async function submitSignIn(page: Page, email: string, password: string): Promise<number> {
+  await page.getByLabel("Email").fill(email);
+  await page.getByLabel("Password").fill(password);
+  const [response] = await Promise.all([
+    page.waitForResponse((r) => r.request().method() === "POST"),
+    page.getByRole("button", { name: "Sign in" }).click(),
+  ]);
+  await page.waitForLoadState();
+  return response.status();
+}
 
 describe("dashboard sign-in in a browser", () => {
   test("signs in through the form, lands on the page asked for, and signs out", async () => {
@@ -71,5 +86,78 @@ describe("dashboard sign-in in a browser", () => {
     expect(overflow).toBe(false);
     expect(problems).toEqual([]);
     await context.close();
+  });
+
+  test("a wrong password shows the form again with a message and the email kept", async () => {
+    const context = await newContext(browser, [stack.url]);
+    const page = await context.newPage();
+    const problems = collectProblems(page);
+    await page.goto(`${stack.url}/dashboard/login`);
+    expect(await submitSignIn(page, user.email, "not the password")).toBe(401);
+    expect(await page.getByRole("alert").innerText()).toBe("That email and password do not match a dashboard user.");
+    expect(await page.getByLabel("Email").inputValue()).toBe(user.email);
+    await screenshot(page, "dashboard-login-refused");
+    // The browser logs the 401 itself; the page adds nothing to it.
+    expect(problems.filter((p) => !p.includes("401"))).toEqual([]);
+    // Then the right one still works.
+    expect(await submitSignIn(page, user.email, user.password)).toBe(303);
+    expect(new URL(page.url()).pathname).toBe("/dashboard");
+    await context.close();
+  });
+
+  test("the 6th failed sign-in in 15 minutes is refused with a page that says to wait", async () => {
+    // A server of its own, on a stopped clock: the throttle counts per client, and every test here is 127.0.0.1.
+    const clock = { at: Date.now(), now: () => clock.at };
+    const server = await startTestServer({ baseUrl: "http://127.0.0.1" }, { clock });
+    const context = await newContext(browser, [server.url]);
+    try {
+      const own = await createDashboardUser(server.env, server.createAccount("Throttled Shop").accountId);
+      const page = await context.newPage();
+      await page.goto(`${server.url}/dashboard/login`);
+      for (let i = 0; i < 5; i++) expect(await submitSignIn(page, own.email, `wrong password ${i}`)).toBe(401);
+      expect(await submitSignIn(page, own.email, own.password)).toBe(429);
+      expect(await page.getByRole("alert").innerText()).toBe(
+        "Too many failed sign-ins. Wait a few minutes, then try again.",
+      );
+      await screenshot(page, "dashboard-login-throttled");
+      clock.at += SIGN_IN_WINDOW_MS;
+      expect(await submitSignIn(page, own.email, own.password)).toBe(303);
+      expect(new URL(page.url()).pathname).toBe("/dashboard");
+    } finally {
+      await context.close();
+      await server.stop();
+    }
+  });
+
+  test("a sign-out form posted from another origin, without the session's token, is refused", async () => {
+    // Another port is another origin but the same site, so SameSite=Lax sends the cookie: the token must refuse it.
+    const forged = (csrf: string) => `<!doctype html><form method="post" action="${stack.url}/dashboard/logout">
+<input type="hidden" name="csrf" value="${csrf}"><button>Win a prize</button></form>`;
+    const evil = Bun.serve({
+      port: 0,
+      hostname: "127.0.0.1",
+      fetch: (req) =>
+        new Response(forged(new URL(req.url).searchParams.get("csrf") ?? ""), {
+          headers: { "content-type": "text/html" },
+        }),
+    });
+    const context = await signedInContext(browser, stack.url, user);
+    try {
+      await context.route(`${evil.url.origin}/**`, (route) => route.continue());
+      const page = await context.newPage();
+      for (const csrf of ["", "guessed-token"]) {
+        await page.goto(`${evil.url.origin}/?csrf=${csrf}`);
+        const [response] = await Promise.all([
+          page.waitForResponse(`${stack.url}/dashboard/logout`),
+          page.getByRole("button", { name: "Win a prize" }).click(),
+        ]);
+        expect(response.status()).toBe(403);
+      }
+      await page.goto(`${stack.url}/dashboard`);
+      expect(new URL(page.url()).pathname).toBe("/dashboard");
+    } finally {
+      await context.close();
+      await evil.stop(true);
+    }
   });
 });
