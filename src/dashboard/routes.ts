@@ -1,7 +1,9 @@
 import { Elysia } from "elysia";
 import { assetResponse } from "../checkout/assets.ts";
+import { html } from "../checkout/html.ts";
 import { DASHBOARD_ASSETS } from "./assets.ts";
 import type { DashboardRoute, DashboardSession } from "./kit.ts";
+import { publicDashboardPage } from "./layout.ts";
 
 /** How routes.ts learns who is signed in and whether a form's CSRF token is theirs. */
 export interface SessionGate {
@@ -52,8 +54,9 @@ export function signInFirst(next: string): Response {
 }
 
 function forbidden(): Response {
-  return new Response("This form has expired or did not come from this dashboard. Go back, reload and try again.", {
-    status: 403,
-    headers: { "content-type": "text/plain; charset=utf-8", "cache-control": "no-store" },
-  });
+  const body = html`<section class="card">
+  <h1>This form has expired</h1>
+  <p>It did not come from this dashboard, or its page is too old. Go back, reload the page and try again.</p>
+</section>`;
+  return publicDashboardPage("Form expired", body, 403);
 }

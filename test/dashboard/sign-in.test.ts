@@ -118,7 +118,11 @@ describe("signing out", () => {
 
   test("without the session's CSRF token is 403 and the session lives on", async () => {
     const client = await signIn(server.url, user);
-    expect((await client.post("/dashboard/logout", { csrf: "" })).status).toBe(403);
+    const refused = await client.post("/dashboard/logout", { csrf: "" });
+    expect(refused.status).toBe(403);
+    // A dashboard page saying what to do, under the dashboard's CSP.
+    expect(refused.headers.get("content-security-policy")).toContain("default-src 'none'");
+    expect(await refused.text()).toContain("<h1>This form has expired</h1>");
     expect((await client.post("/dashboard/logout", { csrf: `${client.csrf.slice(1)}x` })).status).toBe(403);
     expect((await client.get("/dashboard")).status).toBe(200);
   });
