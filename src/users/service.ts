@@ -146,6 +146,8 @@ export function createUsersService({ store, clock, ids, accountExists }: UsersDe
       const session = store.transaction(() => {
         store.clearFailures(keys[0]!);
         store.deleteFailure(attempt[1]!);
+        // Sessions that ended without a sign-out are never read again: they go here.
+        store.deleteExpiredSessions(now - SESSION_IDLE_MS, now - SESSION_MAX_MS);
         const row = {
           id: ids.prefixed("ses"),
           token_hash: sha256Hex(token),

@@ -54,6 +54,9 @@ export function createUserStore(db: Db) {
   const touchSession = db.query<null, [number, string]>("UPDATE dashboard_sessions SET last_seen_at = ? WHERE id = ?");
   const deleteSession = db.query<null, [string]>("DELETE FROM dashboard_sessions WHERE id = ?");
   const deleteUserSessions = db.query<null, [string]>("DELETE FROM dashboard_sessions WHERE user_id = ?");
+  const deleteExpiredSessions = db.query<null, [number, number]>(
+    "DELETE FROM dashboard_sessions WHERE last_seen_at <= ? OR created_at <= ?",
+  );
 
   const insertFailure = db.query<null, [string, number]>("INSERT INTO sign_in_failures (key, at) VALUES (?, ?)");
   const recentFailures = db.query<{ at: number }, [string, number]>(
@@ -77,6 +80,9 @@ export function createUserStore(db: Db) {
     touchSession: (id: string, now: number) => touchSession.run(now, id),
     deleteSession: (id: string) => deleteSession.run(id),
     deleteUserSessions: (userId: string) => deleteUserSessions.run(userId),
+    /** Sessions idle since `idleSince` or opened before `openedBefore`. */
+    deleteExpiredSessions: (idleSince: number, openedBefore: number) =>
+      deleteExpiredSessions.run(idleSince, openedBefore),
 
     recordFailure: (key: string, at: number) => insertFailure.run(key, at),
     /** Failure times of `key` after `since`, newest first. */

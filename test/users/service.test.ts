@@ -182,6 +182,13 @@ describe("sessions", () => {
     expect(() => users.deleteUser(user.id)).toThrow(NotFoundError);
   });
 
+  test("sessions that ended unread are deleted at the next sign-in", async () => {
+    const idle = await signedIn();
+    clock.at += SESSION_IDLE_MS;
+    await signedIn();
+    expect(sessionCount(idle.user.id)).toBe(0);
+  });
+
   test("a malformed or unknown token resolves to nothing", () => {
     expect(users.resolveSession("")).toBeNull();
     expect(users.resolveSession("x".repeat(43))).toBeNull();
