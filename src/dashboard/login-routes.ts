@@ -49,6 +49,9 @@ export function signInRoutes(ctx: AppContext) {
       try {
         const client = server?.requestIP(request)?.address ?? "unknown";
         const { token } = await ctx.users.signIn({ email, password, client });
+        // A session this browser held already (another user's, say) ends: the cookie is replaced anyway.
+        const previous = readCookie(request, SESSION_COOKIE);
+        if (previous) ctx.users.signOut(previous);
         return withCookies(seeOther(next), [sessionCookie(token, cookies), clearLoginCsrfCookie(cookies)]);
       } catch (error) {
         if (error instanceof TooManyRequestsError) {

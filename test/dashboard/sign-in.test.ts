@@ -84,6 +84,13 @@ describe("signing in", () => {
     }
   });
 
+  test("signing in again from a browser with a session ends that session", async () => {
+    const first = await signIn(server.url, user);
+    const res = await postSignIn(server.url, user, first.cookie);
+    expect(res.status).toBe(303);
+    expect((await first.get("/dashboard")).status).toBe(303);
+  });
+
   test("a wrong password is 401, the form again with a message, and no session", async () => {
     const res = await postSignIn(server.url, { email: user.email, password: "not the password" });
     expect(res.status).toBe(401);

@@ -56,15 +56,17 @@ export function csrfOf(page: string): string {
 export async function postSignIn(
   url: string,
   form: { email: string; password: string; next?: string },
+  /** Cookies the browser holds already, such as a session's (`stablegate_session=...`). */
+  cookie?: string,
 ): Promise<Response> {
   const page = await fetch(`${url}/dashboard/login`);
-  const loginCookie = [...setCookies(page)].map(([k, v]) => `${k}=${v}`).join("; ");
+  const cookies = [...[...setCookies(page)].map(([k, v]) => `${k}=${v}`), ...(cookie ? [cookie] : [])];
   const body = new URLSearchParams({ ...form, csrf: csrfOf(await page.text()) });
   if (form.next === undefined) body.delete("next");
   return fetch(`${url}/dashboard/login`, {
     method: "POST",
     body,
-    headers: { cookie: loginCookie },
+    headers: { cookie: cookies.join("; ") },
     redirect: "manual",
   });
 }
