@@ -144,6 +144,8 @@ export function createUsersService({ store, clock, ids, accountExists }: UsersDe
 
       const token = randomToken();
       const session = store.transaction(() => {
+        // A reset or deletion that landed during the check wins: the old password opens nothing.
+        if (store.findUser(user.id)?.password_hash !== user.password_hash) return null;
         store.clearFailures(keys[0]!);
         store.deleteFailure(attempt[1]!);
         // Sessions that ended without a sign-out are never read again: they go here.
@@ -159,6 +161,7 @@ export function createUsersService({ store, clock, ids, accountExists }: UsersDe
         store.insertSession(row);
         return row;
       });
+      if (!session) throw new AuthError(SIGN_IN_REFUSED);
       return { token, session: toUserSession({ ...session, email: user.email, account_id: user.account_id }) };
     },
 

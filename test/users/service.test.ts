@@ -2,7 +2,7 @@
  * Dashboard users and sessions over a real SQLite file with the clock injected: what is stored
  * (only hashes), when a session ends (idle, absolute, sign-out, password reset, deletion).
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, spyOn, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { createAccountsService } from "../../src/accounts/service.ts";
 import { createAccountStore } from "../../src/accounts/store.ts";
@@ -172,6 +172,27 @@ describe("sessions", () => {
     await expect(users.resetPassword(user.id, "short")).rejects.toThrow(ValidationError);
     expect(users.resolveSession(token)).not.toBeNull();
     await expect(users.resetPassword("usr_unknown")).rejects.toThrow(NotFoundError);
+  });
+
+  test("a reset or deletion that lands while a sign-in is being checked leaves that sign-in without a session", async () => {
+    for (const change of ["reset", "delete"] as const) {
+      const address = email();
+      const { user, password } = await users.createUser({ accountId, email: address });
+      const verify = Bun.password.verify;
+      // The real check, with the operator's command landing between it and the session being opened.
+      const spy = spyOn(Bun.password, "verify").mockImplementation(async (...args) => {
+        const valid = await verify(...args);
+        if (change === "reset") await users.resetPassword(user.id);
+        else users.deleteUser(user.id);
+        return valid;
+      });
+      try {
+        await expect(users.signIn({ email: address, password, client: client() })).rejects.toThrow(SIGN_IN_REFUSED);
+      } finally {
+        spy.mockRestore();
+      }
+      expect(sessionCount(user.id)).toBe(0);
+    }
   });
 
   test("deleting a user ends their sessions", async () => {
