@@ -18,6 +18,7 @@ import {
 import { createSessionGate } from "./session-gate.ts";
 
 const HOME = "/dashboard";
+const SIGN_IN = "/dashboard/login";
 
 /** GET and POST /dashboard/login: the only dashboard pages open without a session. */
 export function signInRoutes(ctx: AppContext) {
@@ -25,13 +26,13 @@ export function signInRoutes(ctx: AppContext) {
   const gate = createSessionGate(ctx.users);
 
   return new Elysia()
-    .get("/dashboard/login", ({ request }) => {
+    .get(SIGN_IN, ({ request }) => {
       const next = safeNext(new URL(request.url).searchParams.get("next"));
       if (gate.resolve(request)) return seeOther(next);
       const { csrf, setCookie } = loginCsrf(request, cookies);
       return withCookies(signInPage({ csrf, next }), setCookie);
     })
-    .post("/dashboard/login", async ({ request, body, server }) => {
+    .post(SIGN_IN, async ({ request, body, server }) => {
       const form = body instanceof URLSearchParams ? body : new URLSearchParams();
       const next = safeNext(form.get("next"));
       const email = (form.get("email") ?? "").trim();
@@ -75,7 +76,7 @@ export function signOutRoutes(ctx: AppContext): DashboardRoute[] {
       handle({ request }) {
         const token = readCookie(request, SESSION_COOKIE);
         if (token) ctx.users.signOut(token);
-        return withCookies(seeOther("/dashboard/login"), [clearSessionCookie(cookies)]);
+        return withCookies(seeOther(SIGN_IN), [clearSessionCookie(cookies)]);
       },
     },
   ];
@@ -94,6 +95,8 @@ export function safeNext(next: string | null): string {
   const base = "http://stablegate.invalid";
   const url = new URL(next, base);
   if (url.origin !== base || !(url.pathname === HOME || url.pathname.startsWith(`${HOME}/`))) return HOME;
+  // Back to the sign-in page after signing in would only bounce on to home.
+  if (url.pathname === SIGN_IN) return HOME;
   return url.pathname + url.search;
 }
 

@@ -64,7 +64,7 @@ describe("signing in", () => {
     expect(res.headers.get("location")).toBe(next);
   });
 
-  test("never sends the browser to another site (open redirect)", async () => {
+  test("never sends the browser to another site (open redirect), nor back to the sign-in page", async () => {
     for (const next of [
       "//evil.example/dashboard",
       "/\\evil.example",
@@ -74,6 +74,7 @@ describe("signing in", () => {
       "javascript:alert(1)",
       "/dashboard@evil.example",
       "/elsewhere",
+      "/dashboard/login?next=/dashboard/login",
     ]) {
       const res = await postSignIn(server.url, { email: user.email, password: user.password, next });
       expect({ next, status: res.status, location: res.headers.get("location") }).toEqual({
