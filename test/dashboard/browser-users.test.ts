@@ -46,8 +46,8 @@ async function submitSignIn(page: Page, email: string, password: string): Promis
 }
 
 describe("dashboard sign-in in a browser", () => {
-  test("signs in through the form, lands on the page asked for, and signs out", async () => {
-    const context = await newContext(browser, [stack.url]);
+  test("signs in through the form, lands on the page asked for, and signs out, all without JavaScript", async () => {
+    const context = await newContext(browser, [stack.url], { javaScriptEnabled: false });
     const page = await context.newPage();
     const problems = collectProblems(page);
     await page.goto(`${stack.url}/dashboard?from=bookmark`);
