@@ -26,6 +26,8 @@ import { createLogger, type Logger } from "./lib/log.ts";
 import { runEvery } from "./lib/loop.ts";
 import { formatExact } from "./lib/money.ts";
 import { createRetention } from "./ops/retention.ts";
+import { createPaymentLinksService } from "./payment-links/service.ts";
+import { createPaymentLinkStore } from "./payment-links/store.ts";
 import { createLifecycle } from "./payments/lifecycle.ts";
 import { createPaymentsService } from "./payments/service.ts";
 import { createPaymentStore } from "./payments/store.ts";
@@ -178,6 +180,15 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
     : null;
 
   const idempotency = createIdempotency(db, clock);
+  const paymentLinks = createPaymentLinksService({
+    store: createPaymentLinkStore(db),
+    payments,
+    findAccount: accounts.findAccount,
+    idempotency,
+    groupCommit,
+    clock,
+    ids,
+  });
   const incoming = (paymentId: string): IncomingTransfer[] =>
     chainStore.transfersForPayment(paymentId).map((t) => ({
       tx_hash: t.tx_hash,
@@ -199,6 +210,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
         accountExists: (id) => accounts.findAccount(id) !== null,
       }),
       payments,
+      paymentLinks,
       webhookEndpoints: createWebhookEndpointsService({
         store: webhookStore,
         clock,

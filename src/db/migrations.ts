@@ -7,6 +7,7 @@ import m004 from "../../migrations/004_crosschain.sql" with { type: "text" };
 import m005 from "../../migrations/005_crosschain_burn_per_payment.sql" with { type: "text" };
 import m006 from "../../migrations/006_retention.sql" with { type: "text" };
 import m007 from "../../migrations/007_dashboard_users.sql" with { type: "text" };
+import m008 from "../../migrations/008_payment_links.sql" with { type: "text" };
 
 export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: string }> = [
   { version: 1, name: "001_core.sql", sql: m001 },
@@ -16,4 +17,5 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
   { version: 5, name: "005_crosschain_burn_per_payment.sql", sql: m005 },
   { version: 6, name: "006_retention.sql", sql: m006 },
   { version: 7, name: "007_dashboard_users.sql", sql: m007 },
+  { version: 8, name: "008_payment_links.sql", sql: m008 },
 ];

@@ -7,6 +7,7 @@ import type { EventsService } from "../events/service.ts";
 import type { Idempotency } from "../idempotency/index.ts";
 import type { Clock } from "../lib/clock.ts";
 import type { Logger } from "../lib/log.ts";
+import type { PaymentLinksService } from "../payment-links/service.ts";
 import type { PaymentsService } from "../payments/service.ts";
 import type { PaymentRow } from "../payments/store.ts";
 import type { ViewContext } from "../payments/view.ts";
@@ -24,6 +25,7 @@ export interface AppContext {
   /** Dashboard users and their sign-in sessions. */
   users: UsersService;
   payments: PaymentsService;
+  paymentLinks: PaymentLinksService;
   webhookEndpoints: WebhookEndpointsService;
   deliveries: DeliveriesService;
   events: EventsService;

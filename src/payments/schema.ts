@@ -36,22 +36,32 @@ export const MetadataSchema = Type.Record(Type.String({ pattern: codePoints(1, 4
   keyRule: "must be 1 to 40 characters",
 });
 
+/** Fields payment links take too, rule for rule (src/payment-links/schema.ts). */
+export const PAYMENT_FIELDS = {
+  amount: optional(decimal),
+  line_items: optional(
+    Type.Array(LineItemSchema, { minItems: 1, maxItems: 50, rule: "must be a list of 1 to 50 items" }),
+  ),
+  description: optional(text(0, 500)),
+  success_url: optional(Type.String({ maxLength: 2048, rule: "must be an https URL of at most 2048 characters" })),
+  customer_email: optional(
+    Type.String({
+      maxLength: 320,
+      pattern: "^[^\\s@]+@[^\\s@]+$",
+      rule: "must be an email address of at most 320 characters",
+    }),
+  ),
+  metadata: optional(MetadataSchema),
+};
+
 export const CreatePaymentSchema = Type.Object(
   {
-    amount: optional(decimal),
-    line_items: optional(
-      Type.Array(LineItemSchema, { minItems: 1, maxItems: 50, rule: "must be a list of 1 to 50 items" }),
-    ),
-    description: optional(text(0, 500)),
+    amount: PAYMENT_FIELDS.amount,
+    line_items: PAYMENT_FIELDS.line_items,
+    description: PAYMENT_FIELDS.description,
     reference: optional(text(0, 500)),
-    success_url: optional(Type.String({ maxLength: 2048, rule: "must be an https URL of at most 2048 characters" })),
-    customer_email: optional(
-      Type.String({
-        maxLength: 320,
-        pattern: "^[^\\s@]+@[^\\s@]+$",
-        rule: "must be an email address of at most 320 characters",
-      }),
-    ),
+    success_url: PAYMENT_FIELDS.success_url,
+    customer_email: PAYMENT_FIELDS.customer_email,
     customer_name: optional(text(0, 200)),
     invoice_number: optional(text(1, 100)),
     due_at: optional(
@@ -60,7 +70,7 @@ export const CreatePaymentSchema = Type.Object(
         rule: "must be an ISO 8601 date or date-time with a time zone, such as 2026-12-01T12:00:00Z",
       }),
     ),
-    metadata: optional(MetadataSchema),
+    metadata: PAYMENT_FIELDS.metadata,
   },
   { additionalProperties: false },
 );

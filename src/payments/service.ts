@@ -51,12 +51,14 @@ export function createPaymentsService(deps: PaymentsDeps) {
      * deposit address that commits to its payout and fee. `metadataText` is the merchant's
      * metadata as sent; it is stored without the whitespace between tokens, so what is kept is
      * bounded by the parsed object's limits. `inTransaction` runs inside the insert's transaction.
+     * `paymentLink` names the payment link a payer created it through.
      */
     async create(
       account: Account,
       input: CreatePaymentInput,
       metadataText: string | null,
       inTransaction?: (row: PaymentRow) => void,
+      paymentLink: string | null = null,
     ): Promise<PaymentRow> {
       const amount = resolveAmount(input);
       const now = clock.now();
@@ -98,6 +100,7 @@ export function createPaymentsService(deps: PaymentsDeps) {
         due_at: dueAt,
         metadata,
         line_items: input.line_items == null ? null : JSON.stringify(storedLineItems(input.line_items)),
+        payment_link: paymentLink,
         expires_at: Math.max(now + deps.paymentWindowMs, dueAt ?? 0),
         created_at: now,
         updated_at: now,
@@ -147,8 +150,8 @@ export function createPaymentsService(deps: PaymentsDeps) {
   };
 }
 
-/** `amount`, or the line items' total, or both when they agree. */
-function resolveAmount(input: CreatePaymentInput): bigint {
+/** `amount`, or the line items' total, or both when they agree. Payment links ask the same. */
+export function resolveAmount(input: Pick<CreatePaymentInput, "amount" | "line_items">): bigint {
   const amount = input.amount == null ? null : parseAmount(input.amount);
   // The schema checked the shape: a null here is an amount with too many digits.
   if (input.amount != null && amount === null) throw new ValidationError("amount must be at most 1000000000.00");
@@ -175,7 +178,7 @@ function resolveAmount(input: CreatePaymentInput): bigint {
   return resolved;
 }
 
-function storedLineItems(items: NonNullable<CreatePaymentInput["line_items"]>): StoredLineItem[] {
+export function storedLineItems(items: NonNullable<CreatePaymentInput["line_items"]>): StoredLineItem[] {
   return items.map((item) => ({
     description: item.description,
     unit_amount: parseAmount(item.unit_amount)!.toString(),
@@ -187,7 +190,7 @@ function storedLineItems(items: NonNullable<CreatePaymentInput["line_items"]>): 
  * Metadata as it is stored and echoed: the text sent, minus whitespace between tokens. A key sent
  * twice is refused rather than silently resolved, since the echoed text would still carry both.
  */
-function storedMetadata(text: string): string {
+export function storedMetadata(text: string): string {
   const seen = new Set<string>();
   for (const name of memberNames(text)) {
     if (seen.has(name)) throw new ValidationError(`metadata has the key "${name}" more than once`);
@@ -196,7 +199,7 @@ function storedMetadata(text: string): string {
   return withoutSpace(text);
 }
 
-function requireHttps(url: string): void {
+export function requireHttps(url: string): void {
   const parsed = URL.parse(url);
   if (parsed?.protocol !== "https:" || !parsed.hostname) throw new ValidationError("success_url must be an https URL");
 }

@@ -24,6 +24,8 @@ export interface PaymentRow {
   due_at: number | null;
   metadata: string | null;
   line_items: string | null;
+  /** The payment link it was created through (`plink_...`), or null. */
+  payment_link: string | null;
   expires_at: number;
   created_at: number;
   updated_at: number;
@@ -65,6 +67,7 @@ const COLUMNS = [
   "due_at",
   "metadata",
   "line_items",
+  "payment_link",
   "expires_at",
   "created_at",
   "updated_at",

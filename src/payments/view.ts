@@ -22,7 +22,8 @@ export interface StoredLineItem {
   quantity: number;
 }
 
-export function lineItemsView(row: PaymentRow) {
+/** Stored line items as requests and pages show them; payment links store theirs the same way. */
+export function lineItemsView(row: { line_items: string | null }) {
   if (!row.line_items) return null;
   return (JSON.parse(row.line_items) as StoredLineItem[]).map((item) => ({
     description: item.description,
@@ -69,6 +70,7 @@ export function merchantPaymentJson(
     invoice_number: row.invoice_number,
     due_at: isoMillis(row.due_at),
     line_items: lineItemsView(row),
+    payment_link: row.payment_link,
     transfers,
     cross_chain_transfers: crossChain,
     expires_at: isoMillis(row.expires_at),

@@ -41,18 +41,20 @@ function requestInit(route: MerchantRoute): RequestInit {
   return { method: route.method, body: JSON.stringify(route.body), headers: { "content-type": "application/json" } };
 }
 
-/** A payment, a webhook endpoint, a test event and its delivery, all made through the API. */
+/** A payment, a webhook endpoint, a test event and its delivery, a payment link, all made through the API. */
 async function createOwnedObjects(account: TestAccount): Promise<OwnedObjects> {
   const call = api(server.url, account.apiKey);
   const payment = await call("/api/v1/payments", { body: { amount: "2.00" } });
   const endpoint = await call("/api/v1/webhook_endpoints", { body: { url: "https://hooks.example.com/owned" } });
   const sent = await call(`/api/v1/webhook_endpoints/${endpoint.json.id}/test`, { method: "POST" });
-  expect([payment.status, endpoint.status, sent.status]).toEqual([201, 201, 202]);
+  const link = await call("/api/v1/payment_links", { body: { amount: "2.00" } });
+  expect([payment.status, endpoint.status, sent.status, link.status]).toEqual([201, 201, 202, 201]);
   return {
     paymentId: payment.json.id,
     endpointId: endpoint.json.id,
     deliveryId: sent.json.delivery.id,
     eventId: sent.json.event_id,
+    linkId: link.json.id,
   };
 }
 
@@ -230,6 +232,7 @@ describe("every merchant route", () => {
       mine("/api/v1/webhook_endpoints"),
       mine(`/api/v1/webhook_endpoints/${owned.endpointId}/deliveries`),
     ]);
+    const linkBefore = (await mine(`/api/v1/payment_links/${owned.linkId}`)).text;
     for (const route of MERCHANT_ROUTES.filter(namesAnObject)) {
       const res = await withAuthorization(`Bearer ${stranger.apiKey}`, concretePath(route, owned), requestInit(route));
       expect({ route: route.path, status: res.status }).toEqual({ route: route.path, status: 404 });
@@ -242,5 +245,6 @@ describe("every merchant route", () => {
     expect(after.map((r) => r.json.data.map((o: { id: string }) => o.id))).toEqual(
       before.map((r) => r.json.data.map((o: { id: string }) => o.id)),
     );
+    expect((await mine(`/api/v1/payment_links/${owned.linkId}`)).text).toBe(linkBefore);
   });
 });

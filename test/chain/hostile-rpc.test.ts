@@ -292,6 +292,7 @@ beforeEach(() => {
     due_at: null,
     metadata: null,
     line_items: null,
+    payment_link: null,
     expires_at: now + 3_600_000,
     // Created long enough ago that the first scan starts at block 0.
     created_at: now - 1_000_000,

@@ -10,6 +10,7 @@ export interface OwnedObjects {
   endpointId: string;
   deliveryId: string;
   eventId: string;
+  linkId: string;
 }
 
 export interface MerchantRoute {
@@ -31,6 +32,10 @@ export const MERCHANT_ROUTES: readonly MerchantRoute[] = [
   { method: "GET", path: "/api/v1/webhook_endpoints/:id/deliveries", writes: false },
   { method: "POST", path: "/api/v1/webhook_endpoints/:id/deliveries/:delivery_id/retry", writes: true },
   { method: "POST", path: "/api/v1/webhook_endpoints/:id/test", writes: true },
+  { method: "POST", path: "/api/v1/payment_links", body: { amount: "1.00" }, writes: true },
+  { method: "GET", path: "/api/v1/payment_links", writes: false },
+  { method: "GET", path: "/api/v1/payment_links/:id", writes: false },
+  { method: "POST", path: "/api/v1/payment_links/:id", body: { active: false }, writes: true },
   { method: "GET", path: "/api/v1/events", writes: false },
   { method: "GET", path: "/api/v1/events/:id", writes: false },
 ];
@@ -41,7 +46,9 @@ export function concretePath(route: MerchantRoute, objects: OwnedObjects): strin
     ? objects.paymentId
     : route.path.startsWith("/api/v1/events/")
       ? objects.eventId
-      : objects.endpointId;
+      : route.path.startsWith("/api/v1/payment_links/")
+        ? objects.linkId
+        : objects.endpointId;
   return route.path.replace(":delivery_id", objects.deliveryId).replace(":id", id);
 }
 

@@ -1,0 +1,215 @@
+import type { Account } from "../accounts/service.ts";
+import type { GroupCommit } from "../db/group-commit.ts";
+import type { Idempotency } from "../idempotency/index.ts";
+import type { Clock } from "../lib/clock.ts";
+import { NotFoundError, ValidationError } from "../lib/errors.ts";
+import { type IdGenerator, prefixedIdPattern } from "../lib/ids.ts";
+import { formatAmount, MAX_AMOUNT, parseAmount } from "../lib/money.ts";
+import type { CreatePaymentInput } from "../payments/schema.ts";
+import {
+  type PaymentsService,
+  requireHttps,
+  resolveAmount,
+  storedLineItems,
+  storedMetadata,
+} from "../payments/service.ts";
+import { lineItemsView } from "../payments/view.ts";
+import type { CreatePaymentLinkInput, PayThroughLinkInput } from "./schema.ts";
+import type { NewPaymentLinkRow, PaymentLinkRow, PaymentLinkStore } from "./store.ts";
+
+export const PAYMENT_LINK_ID = new RegExp(prefixedIdPattern("plink"));
+
+export interface PaymentLinksDeps {
+  store: PaymentLinkStore;
+  payments: PaymentsService;
+  /** The link's owner, whose payout address and fee its payments commit to. */
+  findAccount: (id: string) => Account | null;
+  /** Keeps each page's one-time nonce, so a form sent twice creates one payment. */
+  idempotency: Idempotency;
+  groupCommit: GroupCommit;
+  clock: Clock;
+  ids: IdGenerator;
+}
+
+export type PaymentLinksService = ReturnType<typeof createPaymentLinksService>;
+
+export function createPaymentLinksService(deps: PaymentLinksDeps) {
+  const { store, clock, ids } = deps;
+  /** Payments being created per link and nonce: a second submit while the first runs waits for it. */
+  const inFlight = new Map<string, Promise<string>>();
+
+  function findActive(id: string): PaymentLinkRow | null {
+    const row = PAYMENT_LINK_ID.test(id) ? store.findById(id) : null;
+    return row?.active ? row : null;
+  }
+
+  /** What the payer owes through `link`: its fixed amount, or the one they chose within its bounds. */
+  function amountToPay(link: PaymentLinkRow, chosen: string | null | undefined): bigint {
+    if (link.amount !== null) {
+      if (chosen != null) throw new ValidationError("amount is fixed by this link and cannot be chosen");
+      return link.amount;
+    }
+    if (chosen == null) throw new ValidationError("amount is required: enter how much to pay");
+    const amount = parseAmount(chosen);
+    if (amount === null || amount > MAX_AMOUNT) throw new ValidationError("amount must be at most 1000000000.00 USDC");
+    if (amount <= 0n) throw new ValidationError("amount must be greater than 0.00 USDC");
+    if (link.min_amount !== null && amount < link.min_amount)
+      throw new ValidationError(`amount must be at least ${formatAmount(link.min_amount)} USDC`);
+    if (link.max_amount !== null && amount > link.max_amount)
+      throw new ValidationError(`amount must be at most ${formatAmount(link.max_amount)} USDC`);
+    return amount;
+  }
+
+  /** `inTransaction` runs inside the payment's insert transaction. */
+  async function createPayment(
+    link: PaymentLinkRow,
+    amount: bigint,
+    email: string | null,
+    inTransaction: (paymentId: string) => void,
+  ): Promise<string> {
+    const account = deps.findAccount(link.account_id);
+    if (!account) throw new NotFoundError("no such payment link");
+    const input: CreatePaymentInput = {
+      amount: formatAmount(amount),
+      line_items: lineItemsView(link)?.map(({ description, unit_amount, quantity }) => ({
+        description,
+        unit_amount,
+        quantity,
+      })),
+      description: link.description,
+      success_url: link.success_url,
+      customer_email: email,
+      // Only tells create that there is metadata: the stored text is what it keeps.
+      metadata: link.metadata === null ? null : JSON.parse(link.metadata),
+    };
+    const row = await deps.payments.create(account, input, link.metadata, (row) => inTransaction(row.id), link.id);
+    return row.id;
+  }
+
+  return {
+    /**
+     * Validates and stores a link. A fixed amount follows the payment's rules (amount, line
+     * items, or both when they agree); without one the payer chooses, within min_amount and
+     * max_amount when given. `inTransaction` runs inside the insert's transaction.
+     */
+    async create(
+      account: Account,
+      input: CreatePaymentLinkInput,
+      metadataText: string | null,
+      inTransaction?: (row: PaymentLinkRow) => void,
+    ): Promise<PaymentLinkRow> {
+      const fixed = input.amount != null || input.line_items != null;
+      const amount = fixed ? resolveAmount(input) : null;
+      const [min, max] = [bound(input.min_amount, "min_amount"), bound(input.max_amount, "max_amount")];
+      if (fixed && (min !== null || max !== null)) {
+        throw new ValidationError(
+          `${min !== null ? "min_amount" : "max_amount"} applies only when the payer chooses the amount: ` +
+            "send it without amount and line_items",
+        );
+      }
+      if (min !== null && max !== null && min > max) {
+        throw new ValidationError(
+          `min_amount ${formatAmount(min)} USDC is more than max_amount ${formatAmount(max)} USDC`,
+        );
+      }
+      if (input.success_url != null) requireHttps(input.success_url);
+      const metadata = input.metadata == null || metadataText === null ? null : storedMetadata(metadataText);
+      const now = clock.now();
+      const row: NewPaymentLinkRow = {
+        id: ids.prefixed("plink"),
+        account_id: account.id,
+        description: input.description ?? null,
+        amount,
+        line_items: input.line_items == null ? null : JSON.stringify(storedLineItems(input.line_items)),
+        min_amount: min,
+        max_amount: max,
+        success_url: input.success_url ?? null,
+        metadata,
+        active: true,
+        created_at: now,
+        updated_at: now,
+      };
+      return deps.groupCommit.run(() => {
+        store.insert(row);
+        const stored = store.findById(row.id)!;
+        inTransaction?.(stored);
+        return stored;
+      });
+    },
+
+    retrieve(account: Account, id: string): PaymentLinkRow {
+      const row = store.findForAccount(id, account.id);
+      if (!row) throw new NotFoundError(`no payment link ${id}`);
+      return row;
+    },
+
+    list(account: Account, query: { limit: number; startingAfter?: string }) {
+      let beforeSeq: number | undefined;
+      if (query.startingAfter !== undefined) {
+        const cursor = store.findForAccount(query.startingAfter, account.id);
+        if (!cursor) throw new ValidationError(`starting_after: no payment link ${query.startingAfter}`);
+        beforeSeq = cursor.seq;
+      }
+      const rows = store.list(account.id, query.limit, beforeSeq);
+      return { rows: rows.slice(0, query.limit), hasMore: rows.length > query.limit };
+    },
+
+    /** Turns a link off (its page answers 404, no payment can start from it) or on again. */
+    async setActive(
+      account: Account,
+      id: string,
+      active: boolean,
+      inTransaction?: (row: PaymentLinkRow) => void,
+    ): Promise<PaymentLinkRow> {
+      return deps.groupCommit.run(() => {
+        const row = store.findForAccount(id, account.id);
+        if (!row) throw new NotFoundError(`no payment link ${id}`);
+        if (row.active !== active) store.setActive(id, account.id, active, clock.now());
+        const stored = store.findById(id)!;
+        inTransaction?.(stored);
+        return stored;
+      });
+    },
+
+    /** An active link by its public id; null when unknown, malformed or deactivated. */
+    findActive,
+
+    /** The merchant's name, for the link's public page. */
+    merchantName: (link: PaymentLinkRow): string => deps.findAccount(link.account_id)?.name ?? "",
+
+    /**
+     * A payer's submit on the link's page: creates the payment (the link's amount or the one
+     * chosen, its description, line items, success_url and metadata; `payment_link` set) and
+     * returns its id. The page's nonce is an idempotency key scoped to the link, so the same
+     * form sent again, at once or later, returns the same payment instead of a second one.
+     */
+    async pay(linkId: string, input: PayThroughLinkInput): Promise<string> {
+      const link = findActive(linkId);
+      if (!link) throw new NotFoundError("no such payment link");
+      const amount = amountToPay(link, input.amount);
+      const key = `${link.id}:${input.nonce}`;
+      const running = inFlight.get(key);
+      if (running) return running;
+      const request = { amount: input.amount ?? null, email: input.email ?? null };
+      const work = deps.idempotency
+        .run(link.id, input.nonce, request, async (commit) => {
+          // The nonce is completed in the payment's own transaction: both are kept, or neither.
+          const paymentId = await createPayment(link, amount, input.email ?? null, (id) => commit(303, id));
+          return { status: 303, body: paymentId };
+        })
+        .then((result) => result.body)
+        .finally(() => inFlight.delete(key));
+      inFlight.set(key, work);
+      return work;
+    },
+  };
+}
+
+/** A min_amount or max_amount, within what a payment may ask. */
+function bound(text: string | null | undefined, field: string): bigint | null {
+  if (text == null) return null;
+  const amount = parseAmount(text);
+  if (amount === null || amount > MAX_AMOUNT) throw new ValidationError(`${field} must be at most 1000000000.00`);
+  if (amount <= 0n) throw new ValidationError(`${field} must be greater than 0.00`);
+  return amount;
+}
