@@ -12,6 +12,7 @@ import { MAX_BODY_BYTES, parseFormBody, parseJsonBody, tooLarge } from "./http/b
 import type { AppContext } from "./http/context.ts";
 import { errorResponse, internalError } from "./http/errors.ts";
 import { opsRoutes } from "./ops/routes.ts";
+import { linkPageRoutes } from "./payment-links/page-routes.ts";
 import { paymentLinkRoutes } from "./payment-links/routes.ts";
 import { paymentRoutes } from "./payments/routes.ts";
 import { webhookEndpointRoutes } from "./webhooks/routes.ts";
@@ -49,6 +50,7 @@ export function createApp(ctx: AppContext, db: Db) {
       .use(opsRoutes(ctx, db))
       .use(publicRoutes(ctx))
       .use(pageRoutes(ctx))
+      .use(linkPageRoutes(ctx))
       .use(paymentRoutes(ctx, authed))
       .use(paymentLinkRoutes(ctx, authed))
       .use(webhookEndpointRoutes(ctx, authed))

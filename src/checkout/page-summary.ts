@@ -35,7 +35,8 @@ export function detailsSection(view: PublicPaymentView): Raw | "" {
 </section>`;
 }
 
-function itemsTable(view: PublicPaymentView): Raw {
+/** Line items with their total; a payment link's page shows its own the same way. */
+export function itemsTable(view: Pick<PublicPaymentView, "line_items" | "amount">): Raw {
   return html`<table class="items">
     <caption class="sr-only">Order summary</caption>
     <thead class="sr-only"><tr><th scope="col">Item</th><th scope="col">Amount (USDC)</th></tr></thead>

@@ -8,24 +8,30 @@ import type { PublicPaymentView } from "./public-view.ts";
 /**
  * Security headers for server-rendered pages: nothing loads from anywhere but here, no inline
  * script or style. Any site may frame the page (the widget shows it in an iframe); the only
- * actions in it are copying text and requests the payer approves in their own wallet.
+ * actions in it are copying text and requests the payer approves in their own wallet. Forms may
+ * post only where `formAction` says: nowhere on the checkout, back to this origin on a payment
+ * link's page.
  */
-export const PAGE_HEADERS = {
-  "content-type": "text/html; charset=utf-8",
-  "content-security-policy": [
-    "default-src 'none'",
-    "style-src 'self'",
-    "img-src 'self' data:",
-    "script-src 'self'",
-    "connect-src 'self'",
-    "base-uri 'none'",
-    "form-action 'none'",
-    "frame-ancestors *",
-  ].join("; "),
-  "x-content-type-options": "nosniff",
-  "referrer-policy": "no-referrer",
-  "cache-control": "no-store",
-};
+export function pageHeaders(formAction: "'none'" | "'self'") {
+  return {
+    "content-type": "text/html; charset=utf-8",
+    "content-security-policy": [
+      "default-src 'none'",
+      "style-src 'self'",
+      "img-src 'self' data:",
+      "script-src 'self'",
+      "connect-src 'self'",
+      "base-uri 'none'",
+      `form-action ${formAction}`,
+      "frame-ancestors *",
+    ].join("; "),
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "no-referrer",
+    "cache-control": "no-store",
+  };
+}
+
+export const PAGE_HEADERS = pageHeaders("'none'");
 
 export interface PageOptions {
   qrSvg: string;
@@ -69,14 +75,23 @@ export function checkoutPage(view: PublicPaymentView, opts: PageOptions): string
 }
 
 export function notFoundPage(): string {
-  const body = html`<main class="message-page">
-  <h1>Payment not found</h1>
-  <p>This payment link is not valid. Check that you copied the whole link, or ask the merchant for a new one.</p>
-</main>`;
-  return layout("Payment not found", body, { embed: false, scripts: false });
+  return messagePage(
+    "Payment not found",
+    "This payment link is not valid. Check that you copied the whole link, or ask the merchant for a new one.",
+  );
 }
 
-function layout(title: string, body: Raw, opts: { embed: boolean; scripts: boolean }): string {
+/** A page that only says something: not found, try again later. */
+export function messagePage(title: string, text: string): string {
+  const body = html`<main class="message-page">
+  <h1>${title}</h1>
+  <p>${text}</p>
+</main>`;
+  return layout(title, body, { embed: false, scripts: false });
+}
+
+/** The checkout's page frame: its stylesheet, optionally its scripts, and the footer. */
+export function layout(title: string, body: Raw, opts: { embed: boolean; scripts: boolean }): string {
   return html`<!doctype html>
 <html lang="en">
 <head>

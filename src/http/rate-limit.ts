@@ -66,3 +66,12 @@ export type RateLimiter = ReturnType<typeof createRateLimiter>;
 export const READ_LIMIT: RateLimit = { burst: 120, perSecond: 20 };
 /** Calls that reach the chain or the attestation service. */
 export const CHAIN_LIMIT: RateLimit = { burst: 20, perSecond: 0.5 };
+/**
+ * Payments started from one payment link's page: each is a stored payment and a watched deposit
+ * address, so one link cannot be made to create them without bound.
+ */
+export const LINK_PAY_LIMIT: RateLimit = {
+  burst: 30,
+  perSecond: 1,
+  message: "too many payments started from this payment link; try again shortly",
+};

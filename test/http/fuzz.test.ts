@@ -12,7 +12,8 @@ beforeAll(async () => {
   const call = api(server.url, apiKey);
   const payment = await call("/api/v1/payments", { body: { amount: "5.00" } });
   const endpoint = await call("/api/v1/webhook_endpoints", { body: { url: "https://hooks.example.com/h" } });
-  target = { paymentId: payment.json.id, apiKey, endpointId: endpoint.json.id };
+  const link = await call("/api/v1/payment_links", { body: { description: "Tips", max_amount: "50.00" } });
+  target = { paymentId: payment.json.id, apiKey, endpointId: endpoint.json.id, linkId: link.json.id };
 });
 
 afterAll(() => server.stop());

@@ -14,6 +14,8 @@ export interface FuzzTarget {
   paymentId: string;
   apiKey: string;
   endpointId: string;
+  /** A payment link's id; without one the link routes are aimed at an unknown link. */
+  linkId?: string;
 }
 
 export interface HostileRequest {
@@ -28,7 +30,7 @@ export interface HostileRequest {
 const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "HEAD"];
 
 /**
- * Every route the app registers, with its methods; `:id`, `:endpoint` and `:junk` are filled in.
+ * Every route the app registers, with its methods; `:id`, `:endpoint`, `:link` and `:junk` are filled in.
  * The merchant routes come from their shared table, which a test keeps equal to the server's.
  */
 export const ROUTES: Array<[path: string, methods: string[]]> = [
@@ -36,6 +38,7 @@ export const ROUTES: Array<[path: string, methods: string[]]> = [
   ["/healthz", ["GET"]],
   ["/readyz", ["GET"]],
   ["/pay/:id", ["GET"]],
+  ["/l/:link", ["GET", "POST"]],
   ["/api/public/payments/:id", ["GET", "OPTIONS"]],
   ["/api/public/payments/:id/qr", ["GET"]],
   ["/api/public/payments/:id/qr?format=:junk", ["GET"]],
@@ -45,6 +48,7 @@ export const ROUTES: Array<[path: string, methods: string[]]> = [
   ...MERCHANT_ROUTES.map((route): [string, string[]] => [
     route.path
       .replace(/^\/api\/v1\/webhook_endpoints\/:id/, "/api/v1/webhook_endpoints/:endpoint")
+      .replace(/^\/api\/v1\/payment_links\/:id/, "/api/v1/payment_links/:link")
       .replace(":delivery_id", ":id"),
     [route.method],
   ]),
@@ -203,6 +207,10 @@ export function hostileRequest(target: FuzzTarget): fc.Arbitrary<HostileRequest>
       pick: fc.nat(),
       id: idFor(target),
       endpoint: fc.oneof(fc.constant(target.endpointId), fc.constantFrom("we_nope", "", "%20")),
+      link: fc.oneof(
+        fc.constant(target.linkId ?? "plink_000000000000000000000000"),
+        fc.constantFrom("plink_nope", "", "%20", "nope"),
+      ),
       junk: fc.string({ maxLength: 30 }).map(encodeURIComponent),
       auth: fc.oneof(
         fc.constant(`Bearer ${target.apiKey}`),
@@ -229,7 +237,11 @@ export function hostileRequest(target: FuzzTarget): fc.Arbitrary<HostileRequest>
     .map((r) => {
       const [template, methods] = r.route;
       const method = r.anyMethod ?? methods[r.pick % methods.length]!;
-      const path = template.replaceAll(":endpoint", r.endpoint).replaceAll(":id", r.id).replaceAll(":junk", r.junk);
+      const path = template
+        .replaceAll(":endpoint", r.endpoint)
+        .replaceAll(":link", r.link)
+        .replaceAll(":id", r.id)
+        .replaceAll(":junk", r.junk);
       const headers: Record<string, string> = {};
       if (r.auth !== undefined) headers.authorization = r.auth;
       if (r.contentType) headers["content-type"] = r.contentType;
@@ -273,11 +285,11 @@ export async function sendHostile(baseUrl: string, req: HostileRequest): Promise
  * What every answer to a hostile request must be: below 500 (a 503 only as the designed
  * "chain unreachable" answer, which these servers give when a request is valid enough to reach
  * the chain), and every error a JSON `{"error": "..."}`. The checkout page is HTML by design,
- * its 404 included.
+ * its 404 included, and so is a payment link's page, whose refusals re-render its form.
  */
 export function judge(req: HostileRequest, res: HostileOutcome): { serverError: boolean; nonJsonError: boolean } {
   const serverError = res.status >= 500 && !(res.status === 503 && chainUnreachable(res));
-  const isPage = req.path.startsWith("/pay/") && res.contentType.startsWith("text/html");
+  const isPage = /^\/(pay|l)\//.test(req.path) && res.contentType.startsWith("text/html");
   const nonJsonError = res.status >= 400 && req.method !== "HEAD" && !isPage && !isJsonError(res);
   return { serverError, nonJsonError };
 }
