@@ -1,6 +1,7 @@
 import type { AppContext } from "../http/context.ts";
 import { homePlaceholderRoutes } from "./home-placeholder-routes.ts";
 import type { DashboardRoute } from "./kit.ts";
+import { linksRoutes } from "./links-routes.ts";
 import { signOutRoutes } from "./login-routes.ts";
 
 /**
@@ -8,5 +9,5 @@ import { signOutRoutes } from "./login-routes.ts";
  * `<area>-page.ts` renders HTML from plain data and knows nothing of HTTP).
  */
 export function allDashboardRoutes(ctx: AppContext): DashboardRoute[] {
-  return [...signOutRoutes(ctx), ...homePlaceholderRoutes()];
+  return [...signOutRoutes(ctx), ...homePlaceholderRoutes(), ...linksRoutes(ctx)];
 }

@@ -27,6 +27,12 @@ export abstract class DomainError extends Error {
   }
 }
 
+/** A refusal's message as a page shows it: "amount must be ..." reads "Amount must be ....". */
+export function asSentence(message: string): string {
+  const capital = message.charAt(0).toUpperCase() + message.slice(1);
+  return /[.!?]$/.test(capital) ? capital : `${capital}.`;
+}
+
 /** The request is malformed or breaks a rule; the message says which. */
 export class ValidationError extends DomainError {
   readonly kind = "invalid";

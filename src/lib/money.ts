@@ -23,6 +23,18 @@ export function parseAmount(text: string): bigint | null {
   return BigInt(whole) * MICRO_PER_USDC + BigInt(cents) * 10_000n;
 }
 
+/**
+ * An amount as a person types it into a form, in the request shape: "10" and "10.5" mean 10.00
+ * and 10.50. Anything else comes back trimmed, for the request's rules to refuse by name; blank
+ * is absent.
+ */
+export function typedAmount(text: string | null | undefined): string | undefined {
+  const trimmed = text?.trim();
+  if (!trimmed) return undefined;
+  const match = /^(\d+)(?:\.(\d{0,2}))?$/.exec(trimmed);
+  return match ? `${match[1]}.${(match[2] ?? "").padEnd(2, "0")}` : trimmed;
+}
+
 /** Exactly two decimals, for `amount`: 25000000n -> "25.00". Amounts here are whole cents. */
 export function formatAmount(micro: bigint): string {
   const cents = micro / 10_000n;

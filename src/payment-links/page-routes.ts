@@ -5,6 +5,7 @@ import { LINK_PAY_LIMIT, READ_LIMIT } from "../http/rate-limit.ts";
 import { bodyValidator } from "../http/validate.ts";
 import { DomainError, type ErrorKind, TooManyRequestsError } from "../lib/errors.ts";
 import { randomBase62 } from "../lib/ids.ts";
+import { typedAmount } from "../lib/money.ts";
 import { linkBusyPage, linkNotFoundPage, linkPage } from "./page.ts";
 import { PayThroughLinkSchema } from "./schema.ts";
 import type { PaymentLinkRow } from "./store.ts";
@@ -82,14 +83,3 @@ function payerMessage(error: DomainError): string {
 /** 303: the browser follows with a GET, so reloading the checkout resubmits nothing. */
 const redirect = (location: string) =>
   new Response(null, { status: 303, headers: { location, "cache-control": "no-store" } });
-
-/**
- * An amount as a person types it, in the API's shape: "10" and "10.5" mean 10.00 and 10.50.
- * Anything else is passed on as typed, for the schema to refuse by name; blank is absent.
- */
-function typedAmount(text: string | undefined): string | undefined {
-  const trimmed = text?.trim();
-  if (!trimmed) return undefined;
-  const match = /^(\d+)(?:\.(\d{0,2}))?$/.exec(trimmed);
-  return match ? `${match[1]}.${(match[2] ?? "").padEnd(2, "0")}` : trimmed;
-}

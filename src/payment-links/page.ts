@@ -1,6 +1,7 @@
 import { html, type Raw } from "../checkout/html.ts";
 import { layout, messagePage } from "../checkout/page.ts";
 import { itemsTable } from "../checkout/page-summary.ts";
+import { asSentence } from "../lib/errors.ts";
 import { formatAmount } from "../lib/money.ts";
 import { lineItemsView } from "../payments/view.ts";
 import type { PaymentLinkRow } from "./store.ts";
@@ -34,7 +35,7 @@ export function linkPage(link: PaymentLinkRow, opts: LinkPageOptions): string {
     ${items && fixed !== null ? html`<section class="details" aria-label="Order details">${itemsTable({ line_items: items, amount: fixed })}</section>` : ""}
   </section>
   <form class="pay link-form" method="post" action="/l/${link.id}" novalidate>
-    ${opts.error ? html`<p class="notice bad" role="alert" id="form-error">${sentence(opts.error)}</p>` : ""}
+    ${opts.error ? html`<p class="notice bad" role="alert" id="form-error">${asSentence(opts.error)}</p>` : ""}
     ${fixed === null ? amountField(link, opts.amount) : ""}
     <div class="field">
       <label for="email">Email <span class="muted">(optional)</span></label>
@@ -80,7 +81,3 @@ export const linkBusyPage = (): string =>
   );
 
 const initial = (name: string) => (name.trim()[0] ?? "S").toUpperCase();
-
-/** A service's message as a sentence: "amount must be ..." reads "Amount must be ...". */
-const sentence = (message: string) =>
-  `${message[0]!.toUpperCase()}${message.slice(1)}${/[.!?]$/.test(message) ? "" : "."}`;
