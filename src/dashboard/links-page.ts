@@ -162,7 +162,7 @@ ${view.created ? html`<p class="notice ok" role="status">Payment link created. S
       <dl class="link-facts">${facts.map(([term, value]) => html`<div><dt>${term}</dt><dd>${value}</dd></div>`)}</dl>
       <div class="form-actions">
         ${link.active ? html`<a class="btn secondary" href="${url}" target="_blank" rel="noopener">Open the page</a>` : ""}
-        ${activeForm(view.session, link, `/dashboard/links/${link.id}`)}
+        ${activeForm(view.session, link, `/dashboard/links/${link.id}`, "")}
       </div>
     </div>
     <img class="link-qr" src="${qr}" width="200" height="200" alt="QR code of the link URL">
@@ -188,11 +188,11 @@ const activeBadge = (link: PaymentLinkRow): Raw =>
   link.active ? html`<span class="badge active">Active</span>` : html`<span class="badge">Inactive</span>`;
 
 /** Deactivate (or activate again) with the session's CSRF token; `back` is where to return. */
-function activeForm(session: DashboardSession, link: PaymentLinkRow, back: string): Raw {
+function activeForm(session: DashboardSession, link: PaymentLinkRow, back: string, size: "small" | "" = "small"): Raw {
   const label = link.active ? "Deactivate" : "Activate";
   return html`<form class="inline" method="post" action="/dashboard/links/${link.id}">
     ${csrfField(session)}<input type="hidden" name="active" value="${link.active ? "false" : "true"}">
     <input type="hidden" name="back" value="${back}">
-    <button class="btn secondary small" type="submit" aria-label="${label} ${link.description ?? "link"}" title="${link.active ? "Its page stops taking payments" : "Its page takes payments again"}">${label}</button>
+    <button class="btn secondary ${size}" type="submit" aria-label="${label} ${link.description ?? "link"}" title="${link.active ? "Its page stops taking payments" : "Its page takes payments again"}">${label}</button>
   </form>`;
 }

@@ -32,7 +32,6 @@ export function linkPage(link: PaymentLinkRow, opts: LinkPageOptions): string {
       ${fixed === null ? "" : html`<span class="total"><span id="amount">${fixed}</span> <span class="unit">USDC</span></span>`}
     </h1>
     ${link.description ? html`<p class="description" id="description">${link.description}</p>` : ""}
-    ${items && fixed !== null ? html`<section class="details" aria-label="Order details">${itemsTable({ line_items: items, amount: fixed })}</section>` : ""}
   </section>
   <form class="pay link-form" method="post" action="/l/${link.id}" novalidate>
     ${opts.error ? html`<p class="notice bad" role="alert" id="form-error">${asSentence(opts.error)}</p>` : ""}
@@ -46,6 +45,7 @@ export function linkPage(link: PaymentLinkRow, opts: LinkPageOptions): string {
     <button class="btn primary" type="submit">Pay</button>
     <p class="fine">Next you pay in USDC from your wallet, or by sending it to an address.</p>
   </form>
+  ${items && fixed !== null ? html`<section class="details" aria-label="Order details">${itemsTable({ line_items: items, amount: fixed })}</section>` : ""}
 </main>`;
   const title = fixed === null ? `Pay ${merchant}` : `Pay ${fixed} USDC to ${merchant}`;
   return layout(title, body, { embed: false, scripts: false });
