@@ -25,7 +25,8 @@ export function linksListPage(view: LinksListView): Response {
       <td class="link-cell">
         <a class="link-name" href="/dashboard/links/${link.id}">${link.description || "Untitled link"}</a>
         <span class="link-url"><span class="mono">${linkUrl(view.baseUrl, link.id)}</span>
-        <button class="btn secondary small" type="button" data-copy="${linkUrl(view.baseUrl, link.id)}" aria-label="Copy link ${link.description ?? ""}">Copy</button></span>
+        <button class="btn secondary small" type="button" data-copy="${linkUrl(view.baseUrl, link.id)}"
+          aria-label="Copy link ${link.description ?? ""}">Copy</button></span>
       </td>
       <td>${linkAmountText(link)}</td>
       <td>${activeBadge(link)}</td>
@@ -34,12 +35,15 @@ export function linksListPage(view: LinksListView): Response {
     </tr>`,
   );
   const table = html`<div class="table-wrap"><table class="links-table">
-    <thead><tr><th scope="col">Link</th><th scope="col">Amount</th><th scope="col">State</th><th scope="col">Created</th><th scope="col" aria-label="Action"></th></tr></thead>
+    <thead><tr>
+      <th scope="col">Link</th><th scope="col">Amount</th><th scope="col">State</th><th scope="col">Created</th>
+      <th scope="col" aria-label="Action"></th>
+    </tr></thead>
     <tbody>${rows}</tbody>
   </table></div>`;
   const empty = html`<div class="links-empty">
     <p><strong>No payment links ${view.paged ? "older than these" : "yet"}.</strong></p>
-    ${view.paged ? "" : html`<p class="muted">A payment link is one URL you can post anywhere: on your site, in a chat, on a printed QR code. Everyone who opens it pays you, a fixed amount or one they choose.</p>`}
+    ${view.paged ? "" : EMPTY_HINT}
   </div>`;
   const pager = html`<nav class="pager" aria-label="Pages">
     ${view.paged ? html`<a href="/dashboard/links">Newest</a>` : ""}
@@ -85,31 +89,41 @@ export function newLinkPage(session: DashboardSession, form: NewLinkForm = {}, e
     ${csrfField(session)}
     <div class="field">
       <label for="description">Description</label>
-      <input id="description" name="description" maxlength="500" value="${value("description")}" placeholder="Pour-over class, 2 hours">
+      <input id="description" name="description" maxlength="500" value="${value("description")}"
+        placeholder="Pour-over class, 2 hours">
       <p class="hint muted">Shown to the payer on the link's page and their checkout.</p>
     </div>
     <fieldset class="modes">
       <legend>Amount</legend>
-      <label class="mode"><input type="radio" name="mode" value="fixed" id="mode-fixed"${choose ? "" : html` checked`}> A fixed amount</label>
+      <label class="mode">
+        <input type="radio" name="mode" value="fixed" id="mode-fixed"${choose ? "" : html` checked`}> A fixed amount
+      </label>
       <div class="field fixed-fields">
         <label for="amount">Amount (USDC)</label>
-        <input id="amount" name="amount" inputmode="decimal" autocomplete="off" value="${value("amount")}" placeholder="25.00">
+        <input id="amount" name="amount" inputmode="decimal" autocomplete="off" value="${value("amount")}"
+          placeholder="25.00">
       </div>
-      <label class="mode"><input type="radio" name="mode" value="choose" id="mode-choose"${choose ? html` checked` : ""}> The payer chooses the amount</label>
+      <label class="mode">
+        <input type="radio" name="mode" value="choose" id="mode-choose"${choose ? html` checked` : ""}>
+        The payer chooses the amount
+      </label>
       <div class="choose-fields">
         <div class="field">
           <label for="min_amount">Minimum (USDC, optional)</label>
-          <input id="min_amount" name="min_amount" inputmode="decimal" autocomplete="off" value="${value("min_amount")}" placeholder="1.00">
+          <input id="min_amount" name="min_amount" inputmode="decimal" autocomplete="off"
+            value="${value("min_amount")}" placeholder="1.00">
         </div>
         <div class="field">
           <label for="max_amount">Maximum (USDC, optional)</label>
-          <input id="max_amount" name="max_amount" inputmode="decimal" autocomplete="off" value="${value("max_amount")}" placeholder="500.00">
+          <input id="max_amount" name="max_amount" inputmode="decimal" autocomplete="off"
+            value="${value("max_amount")}" placeholder="500.00">
         </div>
       </div>
     </fieldset>
     <div class="field">
       <label for="success_url">Return URL (optional)</label>
-      <input id="success_url" name="success_url" type="url" maxlength="2048" value="${value("success_url")}" placeholder="https://shop.example/thanks">
+      <input id="success_url" name="success_url" type="url" maxlength="2048" value="${value("success_url")}"
+        placeholder="https://shop.example/thanks">
       <p class="hint muted">Where the payer goes once paid. Must be https.</p>
     </div>
     <div class="form-actions">
@@ -147,7 +161,7 @@ export function linkDetailPage(view: LinkDetailView): Response {
     session: view.session,
     nav: "links",
     body: html`<p><a href="/dashboard/links">← Payment links</a></p>
-${view.created ? html`<p class="notice ok" role="status">Payment link created. Share its URL or QR code; everyone who opens it can pay.</p>` : ""}
+${view.created ? CREATED_NOTICE : ""}
 <section class="card link-detail">
   <div class="link-share">
     <div class="link-share-text">
@@ -161,7 +175,11 @@ ${view.created ? html`<p class="notice ok" role="status">Payment link created. S
       </div>
       <dl class="link-facts">${facts.map(([term, value]) => html`<div><dt>${term}</dt><dd>${value}</dd></div>`)}</dl>
       <div class="form-actions">
-        ${link.active ? html`<a class="btn secondary" href="${url}" target="_blank" rel="noopener">Open the page</a>` : ""}
+        ${
+          link.active
+            ? html`<a class="btn secondary" href="${url}" target="_blank" rel="noopener">Open the page</a>`
+            : ""
+        }
         ${activeForm(view.session, link, `/dashboard/links/${link.id}`, "")}
       </div>
     </div>
@@ -179,10 +197,17 @@ export function linkNotFoundPage(session: DashboardSession): Response {
     status: 404,
     body: html`<section class="card">
   <h1>Payment link not found</h1>
-  <p class="muted">There is no such payment link in this account. <a href="/dashboard/links">See all payment links</a>.</p>
+  <p class="muted">There is no such payment link in this account.
+    <a href="/dashboard/links">See all payment links</a>.</p>
 </section>`,
   });
 }
+
+const EMPTY_HINT = html`<p class="muted">A payment link is one URL you can post anywhere: on your site, in a chat,
+  on a printed QR code. Everyone who opens it pays you, a fixed amount or one they choose.</p>`;
+
+const CREATED_NOTICE = html`<p class="notice ok" role="status">Payment link created. Share its URL or QR code;
+  everyone who opens it can pay.</p>`;
 
 const activeBadge = (link: PaymentLinkRow): Raw =>
   link.active ? html`<span class="badge active">Active</span>` : html`<span class="badge">Inactive</span>`;
@@ -193,6 +218,7 @@ function activeForm(session: DashboardSession, link: PaymentLinkRow, back: strin
   return html`<form class="inline" method="post" action="/dashboard/links/${link.id}">
     ${csrfField(session)}<input type="hidden" name="active" value="${link.active ? "false" : "true"}">
     <input type="hidden" name="back" value="${back}">
-    <button class="btn secondary ${size}" type="submit" aria-label="${label} ${link.description ?? "link"}" title="${link.active ? "Its page stops taking payments" : "Its page takes payments again"}">${label}</button>
+    <button class="btn secondary ${size}" type="submit" aria-label="${label} ${link.description ?? "link"}"
+      title="${link.active ? "Its page stops taking payments" : "Its page takes payments again"}">${label}</button>
   </form>`;
 }

@@ -28,8 +28,14 @@ export function linkPage(link: PaymentLinkRow, opts: LinkPageOptions): string {
   const body = html`<main class="checkout link-page">
   <section class="head" aria-labelledby="title">
     <h1 id="title">
-      <span class="merchant"><span class="avatar" aria-hidden="true">${initial(merchant)}</span><span><span class="sr-only">Pay </span><span id="merchant-name">${merchant}</span></span></span>
-      ${fixed === null ? "" : html`<span class="total"><span id="amount">${fixed}</span> <span class="unit">USDC</span></span>`}
+      <span class="merchant"><span class="avatar" aria-hidden="true">${initial(merchant)}</span>
+        <span><span class="sr-only">Pay </span><span id="merchant-name">${merchant}</span></span></span>
+      ${
+        fixed === null
+          ? ""
+          : html`<span class="total"><span id="amount">${fixed}</span>
+        <span class="unit">USDC</span></span>`
+      }
     </h1>
     ${link.description ? html`<p class="description" id="description">${link.description}</p>` : ""}
   </section>
@@ -38,14 +44,15 @@ export function linkPage(link: PaymentLinkRow, opts: LinkPageOptions): string {
     ${fixed === null ? amountField(link, opts.amount) : ""}
     <div class="field">
       <label for="email">Email <span class="muted">(optional)</span></label>
-      <input id="email" name="email" type="email" autocomplete="email" maxlength="320" value="${opts.email ?? ""}" aria-describedby="email-hint">
+      <input id="email" name="email" type="email" autocomplete="email" maxlength="320" value="${opts.email ?? ""}"
+        aria-describedby="email-hint">
       <p class="fine" id="email-hint">Shared with ${merchant} with your payment, for a receipt or a question.</p>
     </div>
     <input type="hidden" name="nonce" value="${opts.nonce}">
     <button class="btn primary" type="submit">Pay</button>
     <p class="fine">Next you pay in USDC from your wallet, or by sending it to an address.</p>
   </form>
-  ${items && fixed !== null ? html`<section class="details" aria-label="Order details">${itemsTable({ line_items: items, amount: fixed })}</section>` : ""}
+  ${items && fixed !== null ? itemsSection(items, fixed) : ""}
 </main>`;
   const title = fixed === null ? `Pay ${merchant}` : `Pay ${fixed} USDC to ${merchant}`;
   return layout(title, body, { embed: false, scripts: false });
@@ -54,9 +61,16 @@ export function linkPage(link: PaymentLinkRow, opts: LinkPageOptions): string {
 function amountField(link: PaymentLinkRow, value: string | undefined): Raw {
   return html`<div class="field">
       <label for="amount">Amount <span class="muted">(USDC)</span></label>
-      <input id="amount" name="amount" type="text" inputmode="decimal" autocomplete="off" required placeholder="10.00" value="${value ?? ""}" aria-describedby="amount-hint">
+      <input id="amount" name="amount" type="text" inputmode="decimal" autocomplete="off" required placeholder="10.00"
+        value="${value ?? ""}" aria-describedby="amount-hint">
       <p class="fine" id="amount-hint">${boundsText(link)}</p>
     </div>`;
+}
+
+/** What is being paid for: after the form on phones, under the amount on wide screens, as on the checkout. */
+function itemsSection(items: NonNullable<ReturnType<typeof lineItemsView>>, amount: string): Raw {
+  const table = itemsTable({ line_items: items, amount });
+  return html`<section class="details" aria-label="Order details">${table}</section>`;
 }
 
 function boundsText(link: PaymentLinkRow): string {
