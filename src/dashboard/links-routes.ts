@@ -6,12 +6,12 @@ import { bodyValidator } from "../http/validate.ts";
 import { DomainError, NotFoundError, ValidationError } from "../lib/errors.ts";
 import { typedAmount } from "../lib/money.ts";
 import { CreatePaymentLinkSchema } from "../payment-links/schema.ts";
+import { PAYMENT_LINK_ID } from "../payment-links/service.ts";
 import type { DashboardRoute, DashboardSession } from "./kit.ts";
 import { seeOther } from "./kit.ts";
 import { linkDetailPage, linkNotFoundPage, linksListPage, type NewLinkForm, newLinkPage } from "./links-page.ts";
 
 const createLinkBody = bodyValidator(CreatePaymentLinkSchema);
-const LINK_ID = /^plink_[0-9A-Za-z]{24}$/;
 
 /**
  * The dashboard's payment links: list, create, one link with its QR, deactivate and activate.
@@ -37,7 +37,7 @@ export function linksRoutes(ctx: AppContext): DashboardRoute[] {
         try {
           page = links.list(accountOf(session), {
             limit: DEFAULT_LIMIT * 2,
-            startingAfter: after !== undefined && LINK_ID.test(after) ? after : undefined,
+            startingAfter: after !== undefined && PAYMENT_LINK_ID.test(after) ? after : undefined,
           });
         } catch (error) {
           if (error instanceof ValidationError) return seeOther("/dashboard/links"); // a stale or foreign cursor
