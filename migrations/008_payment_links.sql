@@ -20,5 +20,7 @@ CREATE TABLE payment_links (
 
 CREATE INDEX payment_links_account_seq ON payment_links(account_id, seq);
 
--- The link a payment was created through; NULL for payments made through the API.
+-- The link a payment was created through; NULL for payments made through the API. The index
+-- serves a link's own payments, newest first (the dashboard's link page), and holds link payments only.
 ALTER TABLE payments ADD COLUMN payment_link TEXT REFERENCES payment_links(id);
+CREATE INDEX payments_link_seq ON payments(payment_link, seq) WHERE payment_link IS NOT NULL;

@@ -2,8 +2,10 @@ import { html, type Raw } from "../checkout/html.ts";
 import { timeTag } from "../checkout/page-summary.ts";
 import { isoMillis } from "../lib/clock.ts";
 import { asSentence } from "../lib/errors.ts";
+import { formatAmount } from "../lib/money.ts";
 import type { PaymentLinkRow } from "../payment-links/store.ts";
 import { linkAmountText, linkUrl } from "../payment-links/view.ts";
+import type { PaymentRow } from "../payments/store.ts";
 import { csrfField, type DashboardSession } from "./kit.ts";
 import { dashboardPage } from "./layout.ts";
 
@@ -143,7 +145,12 @@ export interface LinkDetailView {
   qrSvg: string;
   /** Just created: say so, and that this is what to share. */
   created: boolean;
+  /** The newest payments made through the link. */
+  payments: PaymentRow[];
 }
+
+/** How many of a link's payments its page shows. */
+export const LINK_PAYMENTS_SHOWN = 10;
 
 export function linkDetailPage(view: LinkDetailView): Response {
   const { link } = view;
@@ -185,8 +192,33 @@ ${view.created ? CREATED_NOTICE : ""}
     </div>
     <img class="link-qr" src="${qr}" width="200" height="200" alt="QR code of the link URL">
   </div>
-</section>`,
+</section>
+${linkPaymentsSection(view.payments)}`,
   });
+}
+
+function linkPaymentsSection(payments: PaymentRow[]): Raw {
+  const rows = payments.map(
+    (p) => html`<tr>
+      <td class="num"><a href="/dashboard/payments/${p.id}">${formatAmount(p.amount)} USDC</a></td>
+      <td><span class="badge ${p.status}">${p.status}</span></td>
+      <td>${p.customer_email ?? html`<span class="muted">No email</span>`}</td>
+      <td>${timeTag(isoMillis(p.created_at))}</td>
+    </tr>`,
+  );
+  const table = html`<div class="table-wrap"><table class="link-payments">
+    <thead><tr><th scope="col" class="num">Amount</th><th scope="col">Status</th><th scope="col">Payer</th>
+      <th scope="col">Created</th></tr></thead>
+    <tbody>${rows}</tbody>
+  </table></div>`;
+  const note =
+    payments.length === LINK_PAYMENTS_SHOWN
+      ? html`<p class="hint muted">The ${LINK_PAYMENTS_SHOWN} newest. Every payment is under Payments.</p>`
+      : "";
+  return html`<section class="card links">
+  <h2>Payments through this link</h2>
+  ${payments.length > 0 ? html`${table}${note}` : html`<p class="muted">None yet.</p>`}
+</section>`;
 }
 
 export function linkNotFoundPage(session: DashboardSession): Response {

@@ -9,7 +9,14 @@ import { CreatePaymentLinkSchema } from "../payment-links/schema.ts";
 import { PAYMENT_LINK_ID } from "../payment-links/service.ts";
 import type { DashboardRoute, DashboardSession } from "./kit.ts";
 import { seeOther } from "./kit.ts";
-import { linkDetailPage, linkNotFoundPage, linksListPage, type NewLinkForm, newLinkPage } from "./links-page.ts";
+import {
+  LINK_PAYMENTS_SHOWN,
+  linkDetailPage,
+  linkNotFoundPage,
+  linksListPage,
+  type NewLinkForm,
+  newLinkPage,
+} from "./links-page.ts";
 
 const createLinkBody = bodyValidator(CreatePaymentLinkSchema);
 
@@ -78,6 +85,7 @@ export function linksRoutes(ctx: AppContext): DashboardRoute[] {
           session,
           baseUrl,
           link,
+          payments: ctx.payments.listForLink(accountOf(session), link.id, LINK_PAYMENTS_SHOWN),
           qrSvg: await qrSvg(`${baseUrl}/l/${link.id}`),
           created: query.get("created") === "1",
         });

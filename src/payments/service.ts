@@ -130,6 +130,11 @@ export function createPaymentsService(deps: PaymentsDeps) {
       return PAYMENT_ID.test(id) ? store.findById(id) : null;
     },
 
+    /** The newest `limit` payments made through one of the account's payment links. */
+    listForLink(account: Account, linkId: string, limit: number): PaymentRow[] {
+      return store.listForLink(linkId, account.id, limit);
+    },
+
     list(account: Account, query: ListQuery): { rows: PaymentRow[]; hasMore: boolean } {
       let beforeSeq: number | undefined;
       if (query.startingAfter !== undefined) {

@@ -107,6 +107,11 @@ export function createPaymentStore(db: Db) {
         ORDER BY seq DESC LIMIT $limit`,
     )
     .safeIntegers(true);
+  const listForLink = db
+    .query<PaymentRow, [string, string, number]>(
+      `SELECT * FROM payments WHERE payment_link = ?1 AND account_id = ?2 ORDER BY seq DESC LIMIT ?3`,
+    )
+    .safeIntegers(true);
   const allDepositAddresses = db.query<{ deposit_address: string }, []>("SELECT deposit_address FROM payments");
   const addReceived = db.query(
     "UPDATE payments SET amount_received = coalesce(amount_received, 0) + ?, updated_at = ? WHERE id = ?",
@@ -167,6 +172,9 @@ export function createPaymentStore(db: Db) {
         })
         .map((row) => normalise(row)!);
     },
+    /** The newest `limit` payments made through one payment link of the account. */
+    listForLink: (linkId: string, accountId: string, limit: number): PaymentRow[] =>
+      listForLink.all(linkId, accountId, limit).map((row) => normalise(row)!),
     /** Streamed: a million addresses should not sit in memory twice while the watcher loads them. */
     *allDepositAddresses(): Generator<string> {
       for (const row of allDepositAddresses.iterate()) yield row.deposit_address;

@@ -130,6 +130,42 @@ describe("creating a link from the form", () => {
   });
 });
 
+describe("a link's page lists the payments made through it", () => {
+  /** Pays through the link's public form, as a payer would; returns the payment id. */
+  async function payThrough(id: string, fields: Record<string, string>): Promise<string> {
+    const form = await (await fetch(`${server.url}/l/${id}`)).text();
+    const nonce = /name="nonce" value="([0-9A-Za-z]{24})"/.exec(form)![1]!;
+    const res = await fetch(`${server.url}/l/${id}`, {
+      method: "POST",
+      body: new URLSearchParams({ nonce, ...fields }),
+      redirect: "manual",
+    });
+    return res.headers.get("location")!.slice("/pay/".length);
+  }
+
+  test("newest first, each with its amount, status, payer's email and a link to it; nothing else", async () => {
+    const id = await createThroughForm({ mode: "choose", description: "Tips jar" });
+    expect(await (await merchant.get(`/dashboard/links/${id}`)).text()).toContain("None yet.");
+    const first = await payThrough(id, { amount: "3.00", email: "first@example.org" });
+    const second = await payThrough(id, { amount: "4.50" });
+    const other = await createThroughForm({ mode: "fixed", amount: "9.99" });
+    const elsewhere = await payThrough(other, {});
+    const apiPayment = (await merchantApi("/api/v1/payments", { body: { amount: "1.00" } })).json.id;
+
+    const page = await (await merchant.get(`/dashboard/links/${id}`)).text();
+    const section = page.slice(page.indexOf("Payments through this link"));
+    expect(section.indexOf(`/dashboard/payments/${second}"`)).toBeGreaterThan(-1);
+    expect(section.indexOf(`/dashboard/payments/${second}"`)).toBeLessThan(
+      section.indexOf(`/dashboard/payments/${first}"`),
+    );
+    expect(section).toContain(`<a href="/dashboard/payments/${first}">3.00 USDC</a>`);
+    expect(section).toContain(`<a href="/dashboard/payments/${second}">4.50 USDC</a>`);
+    expect(section).toContain("first@example.org");
+    expect(section).toContain('<span class="badge pending">pending</span>');
+    for (const absent of [elsewhere, apiPayment]) expect(page).not.toContain(absent);
+  });
+});
+
 describe("deactivating and activating", () => {
   test("from the list: the page stops taking payments; activated again from its own page, it takes them", async () => {
     const id = await createThroughForm({ mode: "fixed", amount: "5.00", description: "Seasonal" });
