@@ -126,7 +126,15 @@ describe("payment links in a browser", () => {
     });
     await customer.close();
 
-    // The merchant deactivates it from the list; the customer's link is then a 404 page.
+    // The merchant sees it on the link's page, then deactivates the link from the list.
+    await page.goto(`${stack.url}/dashboard/links/${linkId}`);
+    const paid = page.locator("table.link-payments tbody tr");
+    expect(await paid.count()).toBe(1);
+    expect(await paid.innerText()).toContain("12.50 USDC");
+    expect(await paid.innerText()).toContain("confirmed");
+    expect(await paid.innerText()).toContain("ada@example.org");
+    await bothWidths(page, "dashboard-links-detail-paid");
+    await page.goto(`${stack.url}/dashboard/links`);
     await page.getByRole("button", { name: "Deactivate Support the roastery" }).click();
     await page.waitForURL(`${stack.url}/dashboard/links`);
     expect(await page.locator("tbody").innerText()).toContain("Inactive");
