@@ -1,0 +1,66 @@
+/**
+ * kill -9 of a real `stablegate serve` process: every payment link and every payment started
+ * through one that was acknowledged is there after a restart on the same data directory, and a
+ * form sent again after the restart still leads to the payment it created before.
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { rmSync } from "node:fs";
+import { runAccountCommand } from "../../src/cli/accounts.ts";
+import { type ServeProcess, startServeProcess } from "../support/serve-process.ts";
+import { api, makeTempDir, testEnv } from "../support/server.ts";
+
+let dataDir: string;
+let env: Record<string, string>;
+let server: ServeProcess | null = null;
+
+beforeAll(() => {
+  dataDir = makeTempDir("stablegate-links-crash-");
+  env = testEnv(dataDir);
+});
+afterAll(async () => {
+  await server?.stop();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+/** Submits a link's form with `nonce`, as a browser does; answers the Location of the 303. */
+async function submit(url: string, linkId: string, nonce: string, amount: string): Promise<string | null> {
+  const res = await fetch(`${url}/l/${linkId}`, {
+    method: "POST",
+    body: new URLSearchParams({ nonce, amount }),
+    redirect: "manual",
+  });
+  return res.status === 303 ? res.headers.get("location") : null;
+}
+
+test("acknowledged links and link payments survive kill -9; a resent form finds its payment", async () => {
+  const { api_key } = runAccountCommand(
+    "account",
+    ["create", "--name", "Crash Shop", "--payout-address", "0x1111111111111111111111111111111111111111"],
+    env,
+  ) as { api_key: string };
+  server = await startServeProcess(env);
+  const before = api(server.url, api_key);
+
+  // Links and payments created concurrently, so group commits carry several at once.
+  const links = await Promise.all(
+    Array.from({ length: 8 }, (_, i) => before("/api/v1/payment_links", { body: { description: `Jar ${i}` } })),
+  );
+  expect(links.map((r) => r.status)).toEqual(Array(8).fill(201));
+  const forms = links.map((r, i) => ({ linkId: r.json.id as string, nonce: `${"n".repeat(23)}${i}` }));
+  const locations = await Promise.all(forms.map((f, i) => submit(server!.url, f.linkId, f.nonce, `${i + 1}.00`)));
+  expect(locations.every((l) => l?.startsWith("/pay/0x"))).toBe(true);
+
+  await server.stop(); // SIGKILL, straight after the last answer
+  server = await startServeProcess(env);
+  const after = api(server.url, api_key);
+
+  const listed = await after("/api/v1/payment_links?limit=100");
+  expect(listed.json.data.map((l: { id: string }) => l.id).sort()).toEqual(forms.map((f) => f.linkId).sort());
+  for (const [i, f] of forms.entries()) {
+    const payment = await after(`/api/v1/payments/${locations[i]!.slice("/pay/".length)}`);
+    expect(payment.json).toMatchObject({ payment_link: f.linkId, amount: `${i + 1}.00` });
+    expect(await submit(server.url, f.linkId, f.nonce, `${i + 1}.00`)).toBe(locations[i]!);
+  }
+  const all = await after("/api/v1/payments?limit=100");
+  expect(all.json.data).toHaveLength(forms.length);
+});
