@@ -10,6 +10,7 @@ import { api } from "./server.ts";
 /** One account's objects, made through the API, whose ids fill a route's path parameters. */
 export interface DashboardObjects {
   paymentId: string;
+  linkId: string;
   /** Text on the objects that no page of another account may show. */
   marker: string;
 }
@@ -33,6 +34,11 @@ export const DASHBOARD_ROUTES: readonly DashboardRouteCase[] = [
   { method: "GET", path: "/dashboard/assets/dashboard.js", open: true },
   { method: "GET", path: "/dashboard" },
   { method: "POST", path: "/dashboard/logout", form: {} },
+  { method: "GET", path: "/dashboard/links" },
+  { method: "GET", path: "/dashboard/links/new" },
+  { method: "POST", path: "/dashboard/links/new", form: { mode: "fixed", amount: "2.00", description: "Sweep link" } },
+  { method: "GET", path: "/dashboard/links/:id", params: { id: "linkId" } },
+  { method: "POST", path: "/dashboard/links/:id", params: { id: "linkId" }, form: { active: "false" } },
 ];
 
 /** The concrete path of `route` for `objects`. */
@@ -53,5 +59,7 @@ export async function createDashboardObjects(url: string, apiKey: string): Promi
     body: { amount: "3.00", reference: marker, description: `Order ${marker}` },
   });
   if (payment.status !== 201) throw new Error(`payment: ${payment.status} ${payment.text}`);
-  return { paymentId: payment.json.id, marker };
+  const link = await call("/api/v1/payment_links", { body: { amount: "4.00", description: `Link ${marker}` } });
+  if (link.status !== 201) throw new Error(`payment link: ${link.status} ${link.text}`);
+  return { paymentId: payment.json.id, linkId: link.json.id, marker };
 }
