@@ -74,6 +74,11 @@ const TARGETS: Record<string, string[]> = {
   "src/idempotency/index.ts": ["test/payments/idempotency.test.ts", "test/idempotency/expiry.test.ts"],
   "src/crosschain/quote.ts": ["test/crosschain/quote-property.test.ts", "test/crosschain/crosschain.test.ts"],
   "src/crosschain/service.ts": ["test/crosschain/crosschain.test.ts", "test/crosschain/stuck-redemption.test.ts"],
+  "src/payment-links/service.ts": [
+    "test/payment-links/service.test.ts",
+    "test/payment-links/api.test.ts",
+    "test/payment-links/page.test.ts",
+  ],
 };
 
 export interface Mutant {

@@ -67,8 +67,8 @@ export function createPaymentLinksService(deps: PaymentLinksDeps) {
     email: string | null,
     inTransaction: (paymentId: string) => void,
   ): Promise<string> {
-    const account = deps.findAccount(link.account_id);
-    if (!account) throw new NotFoundError("no such payment link");
+    // Every link names an account (a foreign key), and accounts are never deleted.
+    const account = deps.findAccount(link.account_id)!;
     const input: CreatePaymentInput = {
       amount: formatAmount(amount),
       line_items: lineItemsView(link)?.map(({ description, unit_amount, quantity }) => ({

@@ -103,6 +103,8 @@ describe("POST /api/v1/payment_links", () => {
     ],
     ["min_amount not a decimal", { min_amount: "five" }, /^min_amount must be a decimal string/],
     ["max_amount zero", { max_amount: "0.00" }, /^max_amount must be greater than 0\.00/],
+    ["min_amount too large", { min_amount: "1000000000.01" }, /^min_amount must be at most 1000000000\.00$/],
+    ["max_amount far too large", { max_amount: "99999999999999.00" }, /^max_amount must be at most 1000000000\.00$/],
     [
       "min_amount above max_amount",
       { min_amount: "10.00", max_amount: "5.00" },
@@ -217,6 +219,9 @@ describe("GET /api/v1/payment_links and /{id}", () => {
     expect(last.json.has_more).toBe(false);
     const all = await lister("/api/v1/payment_links");
     expect(all.json.data).toHaveLength(5);
+    const exactly = await lister("/api/v1/payment_links?limit=5");
+    expect(exactly.json.data).toHaveLength(5);
+    expect(exactly.json.has_more).toBe(false);
   });
 
   test("each listed link is byte-equal to retrieving it", async () => {

@@ -206,8 +206,32 @@ describe("pay", () => {
       await expect(links.pay(id, { nonce: nonce(), amount })).rejects.toThrow(message);
     }
     expect([...paymentsOf(ranged.id), ...paymentsOf(fixed.id)]).toEqual([]);
-    const edge = await links.pay(ranged.id, { nonce: nonce(), amount: "10.00" });
-    expect(payments.findById(edge)!.amount).toBe(10_000_000n);
+    for (const [edge, micro] of [
+      ["10.00", 10_000_000n],
+      ["5.00", 5_000_000n],
+    ] as const) {
+      const id = await links.pay(ranged.id, { nonce: nonce(), amount: edge });
+      expect(payments.findById(id)!.amount).toBe(micro);
+    }
+  });
+
+  test("without bounds the payer may ask up to the largest amount a payment may, and no more", async () => {
+    const open = await links.create(newAccount("Open Shop"), {}, null);
+    for (const amount of ["1000000000.01", "99999999999999.00"]) {
+      await expect(links.pay(open.id, { nonce: nonce(), amount })).rejects.toThrow(
+        "amount must be at most 1000000000.00 USDC",
+      );
+    }
+    const largest = await links.pay(open.id, { nonce: nonce(), amount: "1000000000.00" });
+    expect(payments.findById(largest)!.amount).toBe(1_000_000_000_000_000n);
+  });
+
+  test("min_amount may equal max_amount: the payer can pay just that", async () => {
+    const account = newAccount("Exact Shop");
+    const exact = await links.create(account, { min_amount: "5.00", max_amount: "5.00" }, null);
+    expect([exact.min_amount, exact.max_amount]).toEqual([5_000_000n, 5_000_000n]);
+    await expect(links.pay(exact.id, { nonce: nonce(), amount: "5.01" })).rejects.toThrow(ValidationError);
+    expect(payments.findById(await links.pay(exact.id, { nonce: nonce(), amount: "5.00" }))!.amount).toBe(5_000_000n);
   });
 
   test("a deactivated, unknown or malformed link creates nothing", async () => {
