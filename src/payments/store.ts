@@ -1,5 +1,6 @@
 import type { Db } from "../db/index.ts";
 import { INT64_MAX } from "../db/int64.ts";
+import { splitFee } from "../lib/money.ts";
 
 /** A payments row as stored. Amounts are bigint micro-USDC; times are epoch milliseconds. */
 export interface PaymentRow {
@@ -31,6 +32,8 @@ export interface PaymentRow {
   updated_at: number;
   /** Swept to the merchant so far, from mined settlements. */
   amount_settled: bigint;
+  /** The platform fee those settlements took. */
+  fee_settled: bigint;
   settle_attempts: number;
   settle_retry_at: number | null;
 }
@@ -73,7 +76,10 @@ const COLUMNS = [
   "updated_at",
 ] as const;
 
-export type NewPaymentRow = Omit<PaymentRow, "seq" | "amount_settled" | "settle_attempts" | "settle_retry_at">;
+export type NewPaymentRow = Omit<
+  PaymentRow,
+  "seq" | "amount_settled" | "fee_settled" | "settle_attempts" | "settle_retry_at"
+>;
 
 export interface ListFilter {
   accountId: string;
@@ -142,8 +148,15 @@ export function createPaymentStore(db: Db) {
   // Saturates at the 64-bit maximum: a sweep can carry funds the ledger refused as too large,
   // and "at least everything credited was swept" is all amount_settled has to tell.
   const recordSettled = db.query(
-    `UPDATE payments SET amount_settled = CASE WHEN ?1 > ?2 - amount_settled THEN ?2 ELSE amount_settled + ?1 END,
-       settle_attempts = 0, settle_retry_at = NULL, updated_at = ?3 WHERE id = ?4`,
+    `UPDATE payments SET amount_settled = ${saturatingAdd("amount_settled", "$amount")},
+       fee_settled = ${saturatingAdd("fee_settled", "$fee")},
+       settle_attempts = 0, settle_retry_at = NULL, updated_at = $now WHERE id = $id`,
+  );
+  // The home page's daily figures, kept in the same transaction as the sweep they count.
+  const addSettledDaily = db.query(
+    `INSERT INTO settled_daily (account_id, day, gross, fee) VALUES ($account_id, $day, $amount, $fee)
+     ON CONFLICT (account_id, day) DO UPDATE
+       SET gross = ${saturatingAdd("gross", "excluded.gross")}, fee = ${saturatingAdd("fee", "excluded.fee")}`,
   );
   const recordSettleFailure = db.query(
     "UPDATE payments SET settle_attempts = settle_attempts + 1, settle_retry_at = ?, updated_at = ? WHERE id = ?",
@@ -186,14 +199,31 @@ export function createPaymentStore(db: Db) {
       updateStatus.run(to, now, id, from).changes > 0,
     dueForExpiry: (now: number, limit: number) => dueForExpiry.all(now, limit).map((r) => r.id),
     awaitingSettlement: (now: number) => awaitingSettlement.all(now).map((row) => normalise(row)!),
-    recordSettled: (id: string, amount: bigint, now: number) =>
-      recordSettled.run(amount > INT64_MAX ? INT64_MAX : amount, INT64_MAX, now, id),
+    /**
+     * A mined sweep of `amount` from the payment's deposit address: added to what was settled,
+     * with its fee as the forwarder took it (splitFee), and to the account's total for the UTC
+     * day of `now`. Runs inside the caller's transaction.
+     */
+    recordSettled(id: string, amount: bigint, now: number) {
+      const row = findById.get(id)!;
+      const counted = amount > INT64_MAX ? INT64_MAX : amount;
+      const { fee } = splitFee(counted, Number(row.fee_bps));
+      recordSettled.run({ id, amount: counted, fee, now });
+      addSettledDaily.run({ account_id: row.account_id, day: utcDay(now), amount: counted, fee });
+    },
     recordSettleFailure: (id: string, retryAt: number, now: number) => recordSettleFailure.run(retryAt, now, id),
   };
 }
 
+/** Days since 1970-01-01, UTC: the day `ms` falls on. */
+export const utcDay = (ms: number): number => Math.floor(ms / 86_400_000);
+
+/** `column + value`, held at the 64-bit maximum rather than overflowing. */
+const saturatingAdd = (column: string, value: string) =>
+  `CASE WHEN ${value} > ${INT64_MAX} - ${column} THEN ${INT64_MAX} ELSE ${column} + ${value} END`;
+
 /** Everything but the amounts back to number (all well inside 2^53). */
-function normalise(row: PaymentRow | null): PaymentRow | null {
+export function normalise(row: PaymentRow | null): PaymentRow | null {
   if (!row) return null;
   return {
     ...row,
