@@ -1,0 +1,157 @@
+/**
+ * The home page's figures on a real SQLite file: settled money per UTC day with the fee each
+ * settlement took, the 7 and 30 day windows at their edges, counts by status, what needs attention.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { rmSync } from "node:fs";
+import { type Db, openDb } from "../../src/db/index.ts";
+import { createPaymentSearch } from "../../src/payments/search.ts";
+import { createSearchStore } from "../../src/payments/search-store.ts";
+import { createPaymentStore, type PaymentStore } from "../../src/payments/store.ts";
+import { insertAccount, insertPayment, paymentRow } from "../support/payment-rows.ts";
+import { makeTempDir } from "../support/server.ts";
+
+const DAY = 86_400_000;
+/** "Today" for these tests: 2031-06-30, UTC; the clock reads noon. */
+const TODAY = Date.parse("2031-06-30T00:00:00.000Z");
+const NOON = TODAY + DAY / 2;
+
+const dataDir = makeTempDir();
+let db: Db;
+let payments: PaymentStore;
+let now = NOON;
+let search: ReturnType<typeof createPaymentSearch>;
+
+beforeAll(() => {
+  db = openDb(dataDir);
+  payments = createPaymentStore(db);
+  insertAccount(db, "acct_shop", 150);
+  insertAccount(db, "acct_other");
+  search = createPaymentSearch({ store: createSearchStore(db), clock: { now: () => now } });
+});
+afterAll(() => {
+  db.close();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+/** A confirmed payment of the shop (fee 1.5%) settled in one sweep of `amount` at `at`. */
+function settled(amount: bigint, at: number, feeBps = 150, accountId = "acct_shop") {
+  const row = insertPayment(
+    payments,
+    paymentRow(accountId, at - 60_000, { status: "confirmed", amount, amount_received: amount, fee_bps: feeBps }),
+  );
+  payments.recordSettled(row.id, amount, at);
+  return row;
+}
+
+describe("settled totals", () => {
+  test("fee per settlement rounds down as the forwarder does, and fee + net = gross", () => {
+    // 1.000001 USDC at 1.5%: 15000.015 micro rounds down to 15000; a second sweep of 333 micro on
+    // the same payment takes floor(4.995) = 4, not a share of one rounded total.
+    const row = settled(1_000_001n, TODAY + 1);
+    payments.recordSettled(row.id, 333n, TODAY + 2);
+    const stored = payments.findById(row.id)!;
+    expect(stored.amount_settled).toBe(1_000_334n);
+    expect(stored.fee_settled).toBe(15_004n);
+    expect(search.home("acct_shop").totals.today).toEqual({ gross: 1_000_334n, fee: 15_004n, net: 985_330n });
+  });
+
+  test("days are UTC days: the last millisecond of yesterday is not today; 7 and 30 days include today", () => {
+    settled(2_000_000n, TODAY - 1); // yesterday 23:59:59.999
+    settled(4_000_000n, TODAY - 6 * DAY); // the oldest day of the 7
+    settled(8_000_000n, TODAY - 6 * DAY - 1); // the day before: outside the 7, inside the 30
+    settled(16_000_000n, TODAY - 29 * DAY); // the oldest day of the 30
+    settled(32_000_000n, TODAY - 29 * DAY - 1); // outside every window
+    settled(64_000_000n, TODAY + 2, 150, "acct_other"); // another account's
+
+    const home = search.home("acct_shop");
+    expect(home.today).toBe("2031-06-30");
+    const fee = (gross: bigint) => (gross * 150n) / 10_000n;
+    const today = { gross: 1_000_334n, fee: 15_004n, net: 985_330n };
+    expect(home.totals.today).toEqual(today);
+    // Each sweep here is a whole number of USDC, so its fee is exact: 2 USDC -> 0.03 and so on.
+    const week = 2_000_000n + 4_000_000n;
+    expect(home.totals.week).toEqual({
+      gross: today.gross + week,
+      fee: today.fee + fee(week),
+      net: today.net + week - fee(week),
+    });
+    const month = week + 8_000_000n + 16_000_000n;
+    expect(home.totals.month).toEqual({
+      gross: today.gross + month,
+      fee: today.fee + fee(month),
+      net: today.net + month - fee(month),
+    });
+
+    expect(home.daily).toHaveLength(30);
+    expect(home.daily[0]).toEqual({ day: "2031-06-01", gross: 16_000_000n });
+    expect(home.daily[22]).toEqual({ day: "2031-06-23", gross: 8_000_000n });
+    expect(home.daily[23]).toEqual({ day: "2031-06-24", gross: 4_000_000n });
+    expect(home.daily[28]).toEqual({ day: "2031-06-29", gross: 2_000_000n });
+    expect(home.daily[29]).toEqual({ day: "2031-06-30", gross: 1_000_334n });
+    expect(home.daily.filter((d) => d.gross === 0n)).toHaveLength(25);
+  });
+
+  test("at midnight the window moves: yesterday's figures are no longer today's", () => {
+    now = TODAY + DAY; // 2031-07-01 00:00:00.000
+    try {
+      const home = search.home("acct_shop");
+      expect(home.today).toBe("2031-07-01");
+      expect(home.totals.today).toEqual({ gross: 0n, fee: 0n, net: 0n });
+      expect(home.daily[28]).toEqual({ day: "2031-06-30", gross: 1_000_334n });
+      // 2031-06-01 has left the 30 days.
+      expect(home.totals.month.gross).toBe(1_000_334n + 2_000_000n + 4_000_000n + 8_000_000n);
+    } finally {
+      now = NOON;
+    }
+  });
+
+  test("a sweep larger than a 64-bit column holds saturates instead of wrapping negative", () => {
+    insertAccount(db, "acct_huge");
+    const max = 2n ** 63n - 1n;
+    const row = insertPayment(payments, paymentRow("acct_huge", NOON, { status: "confirmed" }));
+    payments.recordSettled(row.id, max, NOON);
+    payments.recordSettled(row.id, 2n ** 64n, NOON);
+    expect(payments.findById(row.id)!.amount_settled).toBe(max);
+    expect(search.home("acct_huge").totals.today.gross).toBe(max);
+  });
+});
+
+describe("counts and attention", () => {
+  test("counts every status of the account, zero for the ones it has none of", () => {
+    insertAccount(db, "acct_counts");
+    const statuses = ["pending", "pending", "underpaid", "failed", "confirmed", "expired", "expired", "expired"];
+    for (const [i, status] of statuses.entries())
+      insertPayment(payments, paymentRow("acct_counts", NOON - i, { status: status as "pending" }));
+    expect(search.home("acct_counts").counts).toEqual({
+      pending: 2,
+      settling: 0,
+      confirmed: 1,
+      underpaid: 1,
+      overpaid: 0,
+      expired: 3,
+      failed: 1,
+    });
+  });
+
+  test("needs attention: underpaid and failed payments, newest first, ten shown and a flag for more", () => {
+    insertAccount(db, "acct_attention");
+    const rows = Array.from({ length: 12 }, (_, i) =>
+      insertPayment(
+        payments,
+        paymentRow("acct_attention", NOON - 12 * DAY + i * DAY, { status: i % 2 ? "failed" : "underpaid" }),
+      ),
+    );
+    insertPayment(payments, paymentRow("acct_attention", NOON, { status: "pending" }));
+    insertPayment(payments, paymentRow("acct_other", NOON, { status: "failed" }));
+    const home = search.home("acct_attention");
+    expect(home.attention.map((r) => r.id)).toEqual(
+      rows
+        .map((r) => r.id)
+        .reverse()
+        .slice(0, 10),
+    );
+    expect(home.moreAttention).toBe(true);
+    expect(search.home("acct_counts").moreAttention).toBe(false);
+  });
+});
