@@ -14,6 +14,7 @@ import { errorResponse, internalError } from "./http/errors.ts";
 import { opsRoutes } from "./ops/routes.ts";
 import { linkPageRoutes } from "./payment-links/page-routes.ts";
 import { paymentLinkRoutes } from "./payment-links/routes.ts";
+import { paymentExportRoutes } from "./payments/export-routes.ts";
 import { paymentRoutes } from "./payments/routes.ts";
 import { webhookEndpointRoutes } from "./webhooks/routes.ts";
 
@@ -53,6 +54,7 @@ export function createApp(ctx: AppContext, db: Db) {
       .use(linkPageRoutes(ctx))
       .use(paymentRoutes(ctx, authed))
       .use(paymentLinkRoutes(ctx, authed))
+      .use(paymentExportRoutes(ctx, authed))
       .use(webhookEndpointRoutes(ctx, authed))
       .use(eventRoutes(ctx, authed))
       .use(signInRoutes(ctx))

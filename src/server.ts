@@ -29,6 +29,8 @@ import { createRetention } from "./ops/retention.ts";
 import { createPaymentLinksService } from "./payment-links/service.ts";
 import { createPaymentLinkStore } from "./payment-links/store.ts";
 import { createLifecycle } from "./payments/lifecycle.ts";
+import { createPaymentSearch } from "./payments/search.ts";
+import { createSearchStore } from "./payments/search-store.ts";
 import { createPaymentsService } from "./payments/service.ts";
 import { createPaymentStore } from "./payments/store.ts";
 import { createUsersService } from "./users/service.ts";
@@ -211,6 +213,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
       }),
       payments,
       paymentLinks,
+      paymentSearch: createPaymentSearch({ store: createSearchStore(db), clock }),
       webhookEndpoints: createWebhookEndpointsService({
         store: webhookStore,
         clock,

@@ -8,6 +8,7 @@ import type { Idempotency } from "../idempotency/index.ts";
 import type { Clock } from "../lib/clock.ts";
 import type { Logger } from "../lib/log.ts";
 import type { PaymentLinksService } from "../payment-links/service.ts";
+import type { PaymentSearch } from "../payments/search.ts";
 import type { PaymentsService } from "../payments/service.ts";
 import type { PaymentRow } from "../payments/store.ts";
 import type { ViewContext } from "../payments/view.ts";
@@ -26,6 +27,8 @@ export interface AppContext {
   users: UsersService;
   payments: PaymentsService;
   paymentLinks: PaymentLinksService;
+  /** The dashboard's lists, searches, home figures and the CSV export. */
+  paymentSearch: PaymentSearch;
   webhookEndpoints: WebhookEndpointsService;
   deliveries: DeliveriesService;
   events: EventsService;

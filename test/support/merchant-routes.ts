@@ -26,6 +26,7 @@ export const MERCHANT_ROUTES: readonly MerchantRoute[] = [
   { method: "POST", path: "/api/v1/payments", body: { amount: "1.00" }, writes: true },
   { method: "GET", path: "/api/v1/payments", writes: false },
   { method: "GET", path: "/api/v1/payments/:id", writes: false },
+  { method: "GET", path: "/api/v1/payments.csv", writes: false },
   { method: "POST", path: "/api/v1/webhook_endpoints", body: { url: "https://hooks.example.com/sweep" }, writes: true },
   { method: "GET", path: "/api/v1/webhook_endpoints", writes: false },
   { method: "DELETE", path: "/api/v1/webhook_endpoints/:id", writes: true },
