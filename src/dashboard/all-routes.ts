@@ -1,7 +1,7 @@
 import type { AppContext } from "../http/context.ts";
-import { homePlaceholderRoutes } from "./home-placeholder-routes.ts";
 import type { DashboardRoute } from "./kit.ts";
 import { linksRoutes } from "./links-routes.ts";
+import { listsRoutes } from "./lists-routes.ts";
 import { signOutRoutes } from "./login-routes.ts";
 
 /**
@@ -9,5 +9,5 @@ import { signOutRoutes } from "./login-routes.ts";
  * `<area>-page.ts` renders HTML from plain data and knows nothing of HTTP).
  */
 export function allDashboardRoutes(ctx: AppContext): DashboardRoute[] {
-  return [...signOutRoutes(ctx), ...homePlaceholderRoutes(), ...linksRoutes(ctx)];
+  return [...signOutRoutes(ctx), ...listsRoutes(ctx), ...linksRoutes(ctx)];
 }

@@ -4,11 +4,8 @@ import type { AuthPlugin } from "../http/auth.ts";
 import type { AppContext } from "../http/context.ts";
 import { decoded, instantParam, oneOfParam } from "../http/query.ts";
 import { csvFileName, paymentsCsvStream } from "./csv.ts";
-import type { PaymentFilter, PaymentSearch } from "./search.ts";
+import { MAX_SEARCH_LENGTH, type PaymentFilter, type PaymentSearch } from "./search.ts";
 import { PAYMENT_STATUSES } from "./store.ts";
-
-/** The longest search text: the longest field it can match (reference) is 500 characters. */
-export const MAX_SEARCH_LENGTH = 500;
 
 const ExportQuery = Type.Object(
   {

@@ -48,6 +48,8 @@ export interface HomeFigures {
 }
 
 export const PAGE_SIZE = 25;
+/** The longest search text: the longest field a search can match (reference) is 500 characters. */
+export const MAX_SEARCH_LENGTH = 500;
 const ATTENTION_SHOWN = 10;
 /** Rows the export reads per query: large enough to be fast, small enough to keep memory flat. */
 export const EXPORT_BATCH = 1000;

@@ -53,6 +53,7 @@ export const ROUTES: Array<[path: string, methods: string[]]> = [
     [route.method],
   ]),
   ["/api/v1/payments?limit=:junk&status=:junk&created[gte]=:junk&starting_after=:junk", ["GET"]],
+  ["/api/v1/payments.csv?status=:junk&created[lt]=:junk&q=:junk", ["GET"]],
   ["/api/v1/events?type=:junk&limit=:junk", ["GET"]],
   ["/api/v1/webhook_endpoints/:endpoint/deliveries?limit=:junk", ["GET"]],
   ...Object.values(ASSETS).map((asset): [string, string[]] => [`${asset.path}?v=:junk`, ["GET"]]),
