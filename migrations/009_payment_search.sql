@@ -36,3 +36,31 @@ SELECT account_id, updated_at / 86400000, amount_settled, fee_settled FROM payme
 ON CONFLICT (account_id, day) DO UPDATE
    SET gross = CASE WHEN excluded.gross > 9223372036854775807 - gross THEN 9223372036854775807 ELSE gross + excluded.gross END,
        fee = CASE WHEN excluded.fee > 9223372036854775807 - fee THEN 9223372036854775807 ELSE fee + excluded.fee END;
+
+-- Payments per account and status, for the home page: counting an account's rows in an index
+-- takes time in proportion to them (a fifth of a second at a million). Triggers keep it exact
+-- in the transaction of every insert and status change, whichever code path makes them.
+CREATE TABLE payment_status_counts (
+  account_id  TEXT NOT NULL,
+  status      TEXT NOT NULL,
+  n           INTEGER NOT NULL,
+  PRIMARY KEY (account_id, status)
+) STRICT, WITHOUT ROWID;
+
+INSERT INTO payment_status_counts (account_id, status, n)
+SELECT account_id, status, count(*) FROM payments GROUP BY account_id, status;
+
+CREATE TRIGGER payments_counted AFTER INSERT ON payments BEGIN
+  INSERT INTO payment_status_counts (account_id, status, n) VALUES (NEW.account_id, NEW.status, 1)
+  ON CONFLICT (account_id, status) DO UPDATE SET n = n + 1;
+END;
+
+CREATE TRIGGER payments_recounted AFTER UPDATE OF status ON payments WHEN OLD.status != NEW.status BEGIN
+  UPDATE payment_status_counts SET n = n - 1 WHERE account_id = OLD.account_id AND status = OLD.status;
+  INSERT INTO payment_status_counts (account_id, status, n) VALUES (NEW.account_id, NEW.status, 1)
+  ON CONFLICT (account_id, status) DO UPDATE SET n = n + 1;
+END;
+
+CREATE TRIGGER payments_uncounted AFTER DELETE ON payments BEGIN
+  UPDATE payment_status_counts SET n = n - 1 WHERE account_id = OLD.account_id AND status = OLD.status;
+END;

@@ -1,6 +1,6 @@
 import { isoMillis } from "../lib/clock.ts";
 import { formatAmount, formatExact } from "../lib/money.ts";
-import type { PaymentRow } from "./store.ts";
+import type { ExportPayment } from "./search-store.ts";
 
 /**
  * The payments export as CSV (RFC 4180: comma-separated, CRLF line ends, a field quoted when it
@@ -26,14 +26,6 @@ export const CSV_COLUMNS = [
   "settlement_tx_hash",
 ] as const;
 
-export interface ExportRow {
-  row: PaymentRow;
-  /** Credited transfers' transaction hashes, oldest first. */
-  transfers: string[];
-  /** Mined settlements' transaction hashes (more than one when late funds were swept again). */
-  settlements: string[];
-}
-
 const FORMULA_START = /^[=+\-@\t\r]/;
 const NEEDS_QUOTES = /[",\r\n]/;
 
@@ -53,33 +45,27 @@ export function csvLine(values: Array<string | null>): string {
  * exactly (empty while nothing arrived); fee and net are what settlements have taken and paid out
  * so far (0.00 before the first one), so fee + net = settled.
  */
-export function paymentCsvLine({ row, transfers, settlements }: ExportRow): string {
-  return csvLine([
-    row.id,
-    isoMillis(row.created_at),
-    row.status,
-    formatAmount(row.amount),
-    row.amount_received === null ? null : formatExact(row.amount_received),
-    formatExact(row.fee_settled),
-    formatExact(row.amount_settled - row.fee_settled),
-    "USDC",
-    row.reference,
-    row.invoice_number,
-    row.description,
-    row.customer_email,
-    // TODO(merge): payment_link is the column migration 008 (payment links) adds to payments;
-    // write row.payment_link here once it is on main. Until then the cell is empty.
-    null,
-    transfers.join(";"),
-    settlements.join(";"),
-  ]);
+export function paymentCsvLine(row: ExportPayment): string {
+  // Ids, times, statuses, amounts and hashes are ours and never need quoting or neutralising;
+  // only the merchant's and payer's text goes through csvField.
+  const received = row.amount_received === null ? "" : formatExact(row.amount_received);
+  return (
+    `${row.id},${isoMillis(row.created_at)},${row.status},${formatAmount(row.amount)},${received},` +
+    `${formatExact(row.fee_settled)},${formatExact(row.amount_settled - row.fee_settled)},USDC,` +
+    `${csvField(row.reference)},${csvField(row.invoice_number)},${csvField(row.description)},` +
+    `${csvField(row.customer_email)},` +
+    // TODO(merge): payment_link is the column migration 008 (payment links) adds to payments; add it
+    // to EXPORT_COLUMNS in search-store.ts and write csvField(row.payment_link) here. Empty until then.
+    "," +
+    `${row.transfer_hashes ?? ""},${row.settlement_hashes ?? ""}\r\n`
+  );
 }
 
 /**
  * The export as a byte stream that reads one batch of rows each time the client is ready for
  * more, so memory stays flat however many rows there are and a slow download holds no rows.
  */
-export function paymentsCsvStream(batches: Iterator<ExportRow[]>): ReadableStream<Uint8Array> {
+export function paymentsCsvStream(batches: Iterator<ExportPayment[]>): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder();
   let started = false;
   return new ReadableStream<Uint8Array>({
@@ -95,7 +81,7 @@ export function paymentsCsvStream(batches: Iterator<ExportRow[]>): ReadableStrea
         controller.close();
         return;
       }
-      for (const entry of next.value) text += paymentCsvLine(entry);
+      for (const row of next.value) text += paymentCsvLine(row);
       controller.enqueue(encoder.encode(text));
     },
     cancel() {

@@ -26,6 +26,35 @@ export interface Keyset {
   seq: number;
 }
 
+/** What the export writes of a payment: fewer columns than a page row, read without reshaping. */
+export interface ExportPayment {
+  seq: number;
+  id: string;
+  created_at: number;
+  status: PaymentStatus;
+  amount: bigint;
+  amount_received: bigint | null;
+  amount_settled: bigint;
+  fee_settled: bigint;
+  reference: string | null;
+  invoice_number: string | null;
+  description: string | null;
+  customer_email: string | null;
+  /** Credited transfers' transaction hashes in chain order, `;`-joined; null when none. */
+  transfer_hashes: string | null;
+  /** Mined settlements' transaction hashes (more than one when late funds were swept again). */
+  settlement_hashes: string | null;
+}
+
+// The hashes come from correlated subqueries, each one probe of its table's payment index, so a
+// batch is one statement however many transfers and settlements its payments have.
+const EXPORT_COLUMNS = `seq, id, created_at, status, amount, amount_received, amount_settled, fee_settled,
+  reference, invoice_number, description, customer_email,
+  (SELECT group_concat(t.tx_hash, ';' ORDER BY t.block_number, t.log_index) FROM transfers t
+    WHERE t.payment_id = payments.id AND t.credited_at IS NOT NULL) AS transfer_hashes,
+  (SELECT group_concat(s.tx_hash, ';' ORDER BY s.id) FROM settlements s
+    WHERE s.payment_id = payments.id AND s.state = 'mined') AS settlement_hashes`;
+
 export type SearchStore = ReturnType<typeof createSearchStore>;
 
 const LOWEST = Number.MIN_SAFE_INTEGER;
@@ -33,14 +62,15 @@ const HIGHEST = Number.MAX_SAFE_INTEGER;
 
 export function createSearchStore(db: Db) {
   const statements = new Map<string, ReturnType<typeof prepare>>();
-  const prepare = (sql: string) => db.query<PaymentRow, Record<string, string | number | null>>(sql).safeIntegers(true);
+  const prepare = (sql: string) =>
+    db.query<Record<string, unknown>, Record<string, string | number | null>>(sql).safeIntegers(true);
 
   /**
    * One SELECT per place the match is looked up in, each in its index's order, merged by SQLite
    * (MERGE UNION ALL) so that LIMIT stops every arm early. `older` pages towards the past.
    */
-  function statement(status: boolean, search: SearchKind, older: boolean) {
-    const key = `${status}/${search}/${older}`;
+  function statement(status: boolean, search: SearchKind, older: boolean, columns = "*") {
+    const key = `${status}/${search}/${older}/${columns}`;
     let query = statements.get(key);
     if (query) return query;
     const statusMatch = status ? " AND status = $status" : "";
@@ -48,10 +78,10 @@ export function createSearchStore(db: Db) {
       ? "(created_at, seq) < ($key_at, $key_seq) AND created_at >= $gte"
       : "(created_at, seq) > ($key_at, $key_seq) AND created_at < $lt";
     const arm = (index: string, match: string) =>
-      `SELECT * FROM payments INDEXED BY ${index} WHERE account_id = $account_id AND ${match} AND ${bound}`;
+      `SELECT ${columns} FROM payments INDEXED BY ${index} WHERE account_id = $account_id AND ${match} AND ${bound}`;
     const arms =
       search === "id"
-        ? [`SELECT * FROM payments WHERE id = $q AND account_id = $account_id${statusMatch} AND ${bound}`]
+        ? [`SELECT ${columns} FROM payments WHERE id = $q AND account_id = $account_id${statusMatch} AND ${bound}`]
         : search === "text"
           ? [
               arm("payments_account_reference", `reference = $q${statusMatch}`),
@@ -67,8 +97,9 @@ export function createSearchStore(db: Db) {
     return query;
   }
 
+  // Kept by triggers of migration 009 on every insert and status change.
   const countByStatus = db.query<{ status: PaymentStatus; n: number }, [string]>(
-    "SELECT status, count(*) AS n FROM payments INDEXED BY payments_account_status WHERE account_id = ? GROUP BY status",
+    "SELECT status, n FROM payment_status_counts WHERE account_id = ?",
   );
   const settledDaily = db
     .query<{ day: number; gross: bigint; fee: bigint }, [string, number, number]>(
@@ -78,27 +109,31 @@ export function createSearchStore(db: Db) {
   const keysetOf = db.query<{ created_at: number; seq: number }, [string, string]>(
     "SELECT created_at, seq FROM payments WHERE id = ? AND account_id = ?",
   );
-  // The export's extra columns for a page of payments, in one query each rather than two per row.
-  const creditedTransfers = db.query<{ payment_id: string; tx_hash: string }, [string]>(
-    `SELECT payment_id, tx_hash FROM transfers
-      WHERE payment_id IN (SELECT value FROM json_each(?)) AND credited_at IS NOT NULL
-      ORDER BY payment_id, block_number, log_index`,
-  );
-  const minedSettlements = db.query<{ payment_id: string; tx_hash: string }, [string]>(
-    `SELECT payment_id, tx_hash FROM settlements
-      WHERE payment_id IN (SELECT value FROM json_each(?)) AND state = 'mined' ORDER BY payment_id, id`,
-  );
-
-  /** Payment id to its hashes, in order. */
-  const grouped = (rows: Array<{ payment_id: string; tx_hash: string }>) => {
-    const byPayment = new Map<string, string[]>();
-    for (const { payment_id, tx_hash } of rows) {
-      const list = byPayment.get(payment_id);
-      if (list) list.push(tx_hash);
-      else byPayment.set(payment_id, [tx_hash]);
-    }
-    return byPayment;
-  };
+  /** Rows past `from` in `direction`, in the order the statement walks them. */
+  function run(
+    filter: SearchFilter,
+    direction: "older" | "newer",
+    from: Keyset | null,
+    limit: number,
+    columns: string,
+  ) {
+    const older = direction === "older";
+    const gte = filter.createdGte ?? LOWEST;
+    const lt = filter.createdLt ?? HIGHEST;
+    // The keyset bound also carries the date bound on its side: one range for the index to walk.
+    let key: Keyset = older ? { createdAt: lt, seq: LOWEST } : { createdAt: gte, seq: LOWEST };
+    if (from && (older ? before(from, key) : before(key, from))) key = from;
+    return statement(filter.status !== undefined, filter.search?.kind ?? "none", older, columns).all({
+      account_id: filter.accountId,
+      status: filter.status ?? null,
+      q: filter.search?.value ?? null,
+      key_at: key.createdAt,
+      key_seq: key.seq,
+      gte,
+      lt,
+      limit,
+    });
+  }
 
   return {
     /**
@@ -106,24 +141,18 @@ export function createSearchStore(db: Db) {
      * oldest end), newest first either way.
      */
     page(filter: SearchFilter, direction: "older" | "newer", from: Keyset | null, limit: number): PaymentRow[] {
-      const older = direction === "older";
-      const gte = filter.createdGte ?? LOWEST;
-      const lt = filter.createdLt ?? HIGHEST;
-      // The keyset bound also carries the date bound on its side: one range for the index to walk.
-      let key: Keyset = older ? { createdAt: lt, seq: LOWEST } : { createdAt: gte, seq: LOWEST };
-      if (from && (older ? before(from, key) : before(key, from))) key = from;
-      const rows = statement(filter.status !== undefined, filter.search?.kind ?? "none", older).all({
-        account_id: filter.accountId,
-        status: filter.status ?? null,
-        q: filter.search?.value ?? null,
-        key_at: key.createdAt,
-        key_seq: key.seq,
-        gte,
-        lt,
-        limit,
-      });
-      const normalised = rows.map((row) => normalise(row)!);
-      return older ? normalised : normalised.reverse();
+      const rows = run(filter, direction, from, limit, "*").map((row) => normalise(row as unknown as PaymentRow)!);
+      return direction === "older" ? rows : rows.reverse();
+    },
+
+    /** The export's columns of up to `limit` payments older than `from`, newest first. */
+    exportPage(filter: SearchFilter, from: Keyset | null, limit: number): ExportPayment[] {
+      const rows = run(filter, "older", from, limit, EXPORT_COLUMNS) as unknown as ExportPayment[];
+      for (const row of rows) {
+        row.seq = Number(row.seq);
+        row.created_at = Number(row.created_at);
+      }
+      return rows;
     },
 
     /** Where a payment of this account sits in the list; null when it is not this account's. */
@@ -139,9 +168,6 @@ export function createSearchStore(db: Db) {
     /** Settled totals for the UTC days `firstDay`..`lastDay` that have any. */
     settledDaily: (accountId: string, firstDay: number, lastDay: number) =>
       settledDaily.all(accountId, firstDay, lastDay).map((r) => ({ day: Number(r.day), gross: r.gross, fee: r.fee })),
-
-    creditedTransfers: (paymentIds: string[]) => grouped(creditedTransfers.all(JSON.stringify(paymentIds))),
-    minedSettlements: (paymentIds: string[]) => grouped(minedSettlements.all(JSON.stringify(paymentIds))),
   };
 }
 

@@ -1,7 +1,7 @@
 import type { Clock } from "../lib/clock.ts";
 import { ValidationError } from "../lib/errors.ts";
 import { PAYMENT_ID } from "../lib/ids.ts";
-import type { Keyset, SearchFilter, SearchStore } from "./search-store.ts";
+import type { ExportPayment, Keyset, SearchFilter, SearchStore } from "./search-store.ts";
 import { PAYMENT_STATUSES, type PaymentRow, type PaymentStatus, utcDay } from "./store.ts";
 
 /** A list's filters, decoded: what the dashboard's form and the API's query string both become. */
@@ -150,24 +150,13 @@ export function createPaymentSearch(deps: { store: SearchStore; clock: Clock }) 
      * an export of any size holds one batch in memory. Each row comes with its credited transfers'
      * and mined settlements' transaction hashes.
      */
-    *exportBatches(
-      accountId: string,
-      filter: PaymentFilter,
-      batch = EXPORT_BATCH,
-    ): Generator<Array<{ row: PaymentRow; transfers: string[]; settlements: string[] }>> {
+    *exportBatches(accountId: string, filter: PaymentFilter, batch = EXPORT_BATCH): Generator<ExportPayment[]> {
       const where = scoped(accountId, filter);
       let from: Keyset | null = null;
       for (;;) {
-        const rows = store.page(where, "older", from, batch);
+        const rows = store.exportPage(where, from, batch);
         if (rows.length === 0) return;
-        const ids = rows.map((r) => r.id);
-        const transfers = store.creditedTransfers(ids);
-        const settlements = store.minedSettlements(ids);
-        yield rows.map((row) => ({
-          row,
-          transfers: transfers.get(row.id) ?? [],
-          settlements: settlements.get(row.id) ?? [],
-        }));
+        yield rows;
         if (rows.length < batch) return;
         const last = rows.at(-1)!;
         from = { createdAt: last.created_at, seq: last.seq };

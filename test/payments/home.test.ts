@@ -134,6 +134,18 @@ describe("counts and attention", () => {
     });
   });
 
+  test("counts follow every status change, made by the same compare-and-set the lifecycle uses", () => {
+    insertAccount(db, "acct_moves");
+    const row = insertPayment(payments, paymentRow("acct_moves", NOON));
+    expect(search.home("acct_moves").counts.pending).toBe(1);
+    expect(payments.updateStatus(row.id, "pending", "underpaid", NOON)).toBe(true);
+    expect(payments.updateStatus(row.id, "pending", "expired", NOON)).toBe(false); // not in that state: no change
+    expect(payments.updateStatus(row.id, "underpaid", "settling", NOON)).toBe(true);
+    expect(payments.updateStatus(row.id, "settling", "confirmed", NOON)).toBe(true);
+    const { counts } = search.home("acct_moves");
+    expect(counts).toEqual({ pending: 0, settling: 0, confirmed: 1, underpaid: 0, overpaid: 0, expired: 0, failed: 0 });
+  });
+
   test("needs attention: underpaid and failed payments, newest first, ten shown and a flag for more", () => {
     insertAccount(db, "acct_attention");
     const rows = Array.from({ length: 12 }, (_, i) =>

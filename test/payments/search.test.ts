@@ -172,7 +172,7 @@ describe("query plans", () => {
         [...spied.exportBatches("acct_alice", filter)];
       }
     spied.home("acct_alice");
-    expect(prepared.length).toBeGreaterThanOrEqual(12 + 5);
+    expect(prepared.length).toBeGreaterThanOrEqual(12 + 3);
 
     const plans = prepared.map((sql) => ({
       sql,
@@ -182,8 +182,11 @@ describe("query plans", () => {
         .map((r) => r.detail),
     }));
     for (const { sql, plan } of plans) {
+      // A sort of one payment's own transfers for group_concat is fine; a sort of the list is not.
       const bad = plan.filter((line) =>
-        /^SCAN (payments|transfers|settlements|settled_daily)\b|TEMP B-TREE/.test(line),
+        /^SCAN (payments|transfers|settlements|settled_daily|payment_status_counts)\b|TEMP B-TREE FOR (ORDER|GROUP|DISTINCT)/.test(
+          line,
+        ),
       );
       expect({ sql, bad }).toEqual({ sql, bad: [] });
     }
