@@ -81,6 +81,6 @@ function results(page: PaymentPage, form: ListForm, filtered: boolean): Raw {
       : html`<span class="btn secondary disabled" aria-disabled="true">${label}</span>`;
   return html`<section class="card flush" aria-label="Payments">
   ${page.rows.length > 0 ? paymentsTable(page.rows, "Payments, newest first") : html`<p class="empty">Nothing on this page.</p>`}
-  <nav class="pager" aria-label="Pages">${link("newer", page.newer, "← Newer")}${link("older", page.older, "Older →")}</nav>
+  ${page.newer || page.older ? html`<nav class="pager" aria-label="Pages">${link("newer", page.newer, "← Newer")}${link("older", page.older, "Older →")}</nav>` : ""}
 </section>`;
 }

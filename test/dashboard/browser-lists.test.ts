@@ -1,0 +1,128 @@
+/**
+ * The dashboard's home and payments list in a real chromium against the shipped binary on a real
+ * anvil: a payment paid on the chain shows as confirmed on both, the list filters and searches,
+ * and Export CSV downloads a file holding it. Screenshots at desktop and phone width.
+ */
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import type { Browser, BrowserContext } from "playwright-core";
+import { collectProblems, PHONE, screenshot, startCheckoutRig, stopCheckoutRig } from "../support/browser.ts";
+import { createDashboardUser, signedInContext } from "../support/dashboard.ts";
+import type { Stack } from "../support/stack.ts";
+import type { TestChain } from "../support/test-chain.ts";
+import { usdc } from "../support/test-chain.ts";
+
+// A browser, a chain, the built binary and a settlement take longer than bun's 5 s default.
+setDefaultTimeout(90_000);
+
+let chain: TestChain;
+let stack: Stack;
+let browser: Browser;
+let context: BrowserContext;
+let paid: { id: string; reference: string };
+let open: { id: string };
+
+beforeAll(async () => {
+  ({ chain, stack, browser } = await startCheckoutRig());
+  const user = await createDashboardUser(stack.env, stack.accountId);
+  context = await signedInContext(browser, stack.url, user);
+  open = await stack.createPayment({ amount: "4.00", reference: "order-open", customer_email: "sam@example.com" });
+  const payment = await stack.createPayment({
+    amount: "12.34",
+    reference: "order-paid-1",
+    description: "Two mugs",
+    customer_email: "Ada@Example.com",
+  });
+  await stack.pay(payment.deposit_address, usdc("12.34"));
+  await stack.waitForStatus(payment.id, "confirmed", { mine: true, timeoutMs: 60_000 });
+  paid = { id: payment.id, reference: "order-paid-1" };
+});
+afterAll(async () => {
+  await context?.close();
+  await stopCheckoutRig({ chain, stack, browser });
+});
+
+describe("dashboard lists in a browser", () => {
+  test("home shows the settled payment in today's figures, the chart and the counts", async () => {
+    const page = await context.newPage();
+    const problems = collectProblems(page);
+    await page.goto(`${stack.url}/dashboard`);
+    const today = page.locator(".figure").filter({ hasText: "Today" });
+    expect(await today.locator("dd").first().innerText()).toBe("12.34 USDC"); // gross, no fee configured
+    expect(await page.getByText("Confirmed money only").count()).toBe(1);
+    expect(await page.getByRole("img", { name: /Settled per day over the last 30 days, UTC/ }).count()).toBe(1);
+    const confirmed = page.locator(".status-counts a").filter({ hasText: "confirmed" });
+    expect(await confirmed.locator(".count").innerText()).toBe("1");
+    await screenshot(page, "dashboard-home-desktop");
+    await page.setViewportSize(PHONE);
+    await screenshot(page, "dashboard-home-phone");
+    expect(await page.evaluate(() => document.documentElement.scrollWidth > window.innerWidth)).toBe(false);
+    await page.getByText("Show as a table").click();
+    expect(await page.locator(".chart-table tbody tr").last().innerText()).toContain("12.34 USDC");
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  test("the list shows it confirmed; filters and search narrow it; a row leads to its page", async () => {
+    const page = await context.newPage();
+    const problems = collectProblems(page);
+    await page.goto(`${stack.url}/dashboard/payments`);
+    const row = page.locator("table.payments tbody tr").filter({ hasText: paid.reference });
+    expect(await row.locator(".badge").innerText()).toBe("confirmed");
+    expect(await row.locator("td").first().innerText()).toBe("12.34 USDC");
+    expect(await page.locator("table.payments tbody tr").count()).toBe(2);
+    await screenshot(page, "dashboard-payments-desktop");
+
+    await page.getByLabel("Status").selectOption("pending");
+    await page.getByRole("button", { name: "Filter" }).click();
+    await page.waitForURL(/status=pending/);
+    expect(await page.locator("table.payments tbody tr").allInnerTexts()).toEqual([
+      expect.stringContaining("order-open"),
+    ]);
+
+    await page.getByLabel("Status").selectOption("");
+    await page.getByLabel("Search").fill("ada@example.com");
+    await page.getByRole("button", { name: "Filter" }).click();
+    await page.waitForURL(/q=ada%40example.com/);
+    expect(await page.locator("table.payments tbody tr").allInnerTexts()).toEqual([
+      expect.stringContaining(paid.reference),
+    ]);
+
+    await page.getByLabel("Search").fill("nobody-ordered-this");
+    await page.getByRole("button", { name: "Filter" }).click();
+    await page.getByText("No payments match these filters.").waitFor();
+
+    await page.goto(`${stack.url}/dashboard/payments?q=${paid.id}`);
+    expect(await page.locator("table.payments a").getAttribute("href")).toBe(`/dashboard/payments/${paid.id}`);
+    await page.goto(`${stack.url}/dashboard/payments`);
+    await page.setViewportSize(PHONE);
+    await screenshot(page, "dashboard-payments-phone");
+    expect(await page.evaluate(() => document.documentElement.scrollWidth > window.innerWidth)).toBe(false);
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  test("Export CSV downloads the filtered payments, the paid one with its transfer", async () => {
+    const page = await context.newPage();
+    await page.goto(`${stack.url}/dashboard/payments?status=confirmed`);
+    const [download] = await Promise.all([
+      page.waitForEvent("download"),
+      page.getByRole("link", { name: "Export CSV" }).click(),
+    ]);
+    expect(download.suggestedFilename()).toMatch(/^payments-\d{4}-\d{2}-\d{2}\.csv$/);
+    const text = readFileSync((await download.path())!, "utf8");
+    const [header, ...rows] = text.trimEnd().split("\r\n");
+    expect(header!.split(",")).toContain("transfer_tx_hashes");
+    expect(rows).toHaveLength(1);
+    const [transfer] = stack.sql<{ tx_hash: string }>("SELECT tx_hash FROM transfers WHERE payment_id = ?", paid.id);
+    const [settlement] = stack.sql<{ tx_hash: string }>(
+      "SELECT tx_hash FROM settlements WHERE payment_id = ? AND state = 'mined'",
+      paid.id,
+    );
+    expect(rows[0]).toContain(`${paid.id},`);
+    expect(rows[0]).toContain(",confirmed,12.34,12.34,0.00,12.34,USDC,order-paid-1,,Two mugs,Ada@Example.com,");
+    expect(rows[0]!.endsWith(`,${transfer!.tx_hash},${settlement!.tx_hash}`)).toBe(true);
+    expect(text).not.toContain(open.id);
+    await page.close();
+  });
+});
