@@ -17,12 +17,16 @@ export function dailyChart(title: string, days: Array<{ day: string; gross: bigi
     // Whole thousandths of the tallest bar: bigint all the way, a float only for the pixel height.
     const height = max === 0n ? 0 : (Number((d.gross * 1000n) / max) / 1000) * HEIGHT;
     const shown = d.gross > 0n && height < 1 ? 1 : height;
-    return html`<rect class="bar-day" x="${(i * slot + GAP / 2).toFixed(1)}" y="${(HEIGHT - shown).toFixed(1)}" width="${(slot - GAP).toFixed(1)}" height="${shown.toFixed(1)}"><title>${d.day}: ${formatExact(d.gross)} USDC</title></rect>`;
+    const x = (i * slot + GAP / 2).toFixed(1);
+    const y = (HEIGHT - shown).toFixed(1);
+    return html`<rect class="bar-day" x="${x}" y="${y}" width="${(slot - GAP).toFixed(1)}" height="${shown.toFixed(1)}">
+      <title>${d.day}: ${formatExact(d.gross)} USDC</title></rect>`;
   });
   const total = days.reduce((sum, d) => sum + d.gross, 0n);
   const summary = `${formatExact(total)} USDC settled over ${days.length} days; the best day ${formatExact(max)} USDC.`;
   return html`<figure class="chart">
-  <svg viewBox="0 0 ${WIDTH} ${HEIGHT + 1}" role="img" aria-labelledby="chart-title chart-summary" preserveAspectRatio="none">
+  <svg viewBox="0 0 ${WIDTH} ${HEIGHT + 1}" preserveAspectRatio="none"
+    role="img" aria-labelledby="chart-title chart-summary">
     <title id="chart-title">${title}</title>
     <line class="chart-base" x1="0" y1="${HEIGHT + 0.5}" x2="${WIDTH}" y2="${HEIGHT + 0.5}"></line>
     ${bars}
@@ -34,7 +38,9 @@ export function dailyChart(title: string, days: Array<{ day: string; gross: bigi
     <div class="table-wrap"><table>
       <caption>${title}</caption>
       <thead><tr><th scope="col">Day (UTC)</th><th scope="col" class="num">Settled</th></tr></thead>
-      <tbody>${days.map((d) => html`<tr><td>${d.day}</td><td class="num">${formatExact(d.gross)} USDC</td></tr>`)}</tbody>
+      <tbody>${days.map(
+        (d) => html`<tr><td>${d.day}</td><td class="num">${formatExact(d.gross)} USDC</td></tr>`,
+      )}</tbody>
     </table></div>
   </details>
 </figure>`;

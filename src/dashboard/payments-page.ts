@@ -51,7 +51,9 @@ function filterForm(form: ListForm): Raw {
     html`<option value="${value}"${form.status === value ? html` selected` : ""}>${label}</option>`;
   return html`<form class="card filters" method="get" action="/dashboard/payments" role="search">
   <div class="field"><label for="f-status">Status</label>
-    <select id="f-status" name="status">${option("", "Any status")}${PAYMENT_STATUSES.map((s) => option(s, s))}</select></div>
+    <select id="f-status" name="status">
+      ${option("", "Any status")}${PAYMENT_STATUSES.map((s) => option(s, s))}
+    </select></div>
   <div class="field"><label for="f-from">Created from</label>
     <input id="f-from" name="from" type="date" value="${form.from}"></div>
   <div class="field"><label for="f-to">Created to</label>
@@ -63,7 +65,8 @@ function filterForm(form: ListForm): Raw {
     <button class="btn" type="submit">Filter</button>
     <a class="btn secondary" href="/dashboard/payments">Clear</a>
   </div>
-  <p class="muted small">Dates are UTC days, both included. Search matches a whole value exactly (email in any case).</p>
+  <p class="muted small">Dates are UTC days, both included.
+    Search matches a whole value exactly (email in any case).</p>
 </form>`;
 }
 
@@ -72,15 +75,26 @@ function results(page: PaymentPage, form: ListForm, filtered: boolean): Raw {
     return html`<div class="card empty">${
       filtered
         ? html`<p>No payments match these filters.</p><p><a href="/dashboard/payments">Show all payments</a></p>`
-        : html`<p>No payments yet.</p><p><a href="/dashboard/payments/new">Create a payment</a> or a payment link and share it with a customer.</p>`
+        : html`<p>No payments yet.</p>
+          <p><a href="/dashboard/payments/new">Create a payment</a> or a payment link and share it with a customer.</p>`
     }</div>`;
   }
-  const link = (rel: "newer" | "older", id: string | null, label: string) =>
-    id
-      ? html`<a class="btn secondary" rel="${rel === "newer" ? "prev" : "next"}" href="/dashboard/payments${listQueryString(form, rel === "newer" ? { after: id } : { before: id })}">${label}</a>`
-      : html`<span class="btn secondary disabled" aria-disabled="true">${label}</span>`;
+  const link = (rel: "newer" | "older", id: string | null, label: string) => {
+    if (!id) return html`<span class="btn secondary disabled" aria-disabled="true">${label}</span>`;
+    const href = `/dashboard/payments${listQueryString(form, rel === "newer" ? { after: id } : { before: id })}`;
+    return html`<a class="btn secondary" rel="${rel === "newer" ? "prev" : "next"}" href="${href}">${label}</a>`;
+  };
+  const table =
+    page.rows.length > 0
+      ? paymentsTable(page.rows, "Payments, newest first")
+      : html`<p class="empty">Nothing on this page.</p>`;
+  const pager =
+    page.newer || page.older
+      ? html`<nav class="pager" aria-label="Pages">
+    ${link("newer", page.newer, "← Newer")}${link("older", page.older, "Older →")}</nav>`
+      : "";
   return html`<section class="card flush" aria-label="Payments">
-  ${page.rows.length > 0 ? paymentsTable(page.rows, "Payments, newest first") : html`<p class="empty">Nothing on this page.</p>`}
-  ${page.newer || page.older ? html`<nav class="pager" aria-label="Pages">${link("newer", page.newer, "← Newer")}${link("older", page.older, "Older →")}</nav>` : ""}
+  ${table}
+  ${pager}
 </section>`;
 }

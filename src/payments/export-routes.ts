@@ -16,7 +16,9 @@ const ExportQuery = Type.Object(
       Type.String({
         minLength: 1,
         maxLength: MAX_SEARCH_LENGTH,
-        error: `q must be a payment id, reference, invoice number or customer email of 1 to ${MAX_SEARCH_LENGTH} characters`,
+        error:
+          "q must be a payment id, reference, invoice number or customer email " +
+          `of 1 to ${MAX_SEARCH_LENGTH} characters`,
       }),
     ),
   },

@@ -58,7 +58,7 @@ describe("GET /dashboard", () => {
     expect(html).toContain("<dt>Fees</dt><dd>3.50 USDC</dd>");
     expect(html).toMatch(/badge confirmed">confirmed<\/span>\s*<span class="count">14</);
     expect(html).toMatch(/badge underpaid">underpaid<\/span>\s*<span class="count">1</);
-    expect(html).toContain('<svg viewBox="0 0 600 161" role="img"');
+    expect(html).toContain('role="img" aria-labelledby="chart-title chart-summary"');
     expect(html).toContain("<title>2031-08-19: 25.00 USDC</title>");
     expect(ids(html.slice(html.indexOf("Needs attention")))).toEqual([rows[26]!.id]);
     expect(html).not.toContain("bob-");
