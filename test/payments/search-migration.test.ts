@@ -13,6 +13,8 @@ import { createPaymentStore } from "../../src/payments/store.ts";
 import { makeTempDir } from "../support/server.ts";
 
 const DAY_MS = 86_400_000;
+const BIG = 2n ** 62n;
+const BIG_FEE = (BIG * 150n) / 10_000n;
 const dataDir = makeTempDir();
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
@@ -28,10 +30,10 @@ test("009 counts existing payments by status and backfills the settled fee and d
        chain_id, token_address, deposit_address, expires_at, created_at, updated_at, amount_settled)
      VALUES (?, 'acct_old', ?, ?, ?, 150, '0x2', '0x1', 1, '0x3', ?, 0, ?, ?, ?)`,
   );
-  // 1,000,001 micro at 1.5%: floor(15000.015) = 15000. The largest payment shows the fee's
-  // arithmetic cannot overflow: 10^15 * 150 would pass 2^63 if multiplied first.
+  // 1,000,001 micro at 1.5%: floor(15000.015) = 15000. The second swept 2^62 units (a custom
+  // token can): 2^62 * 150 passes 2^63, so the fee must be computed without that product.
   insert.run("p1", "confirmed", 1_000_001, 1_000_001, "d1", day, day + 5, 1_000_001);
-  insert.run("p2", "confirmed", 10n ** 15n, 10n ** 15n, "d2", day, day + DAY_MS + 5, 10n ** 15n);
+  insert.run("p2", "confirmed", 10n ** 15n, BIG, "d2", day, day + DAY_MS + 5, BIG);
   insert.run("p3", "pending", 5_000_000, null, "d3", day, day, 0);
   insert.run("p4", "underpaid", 5_000_000, 1, "d4", day, day, 0);
   insert.run("p5", "pending", 5_000_000, null, "d5", day, day, 0);
@@ -40,18 +42,14 @@ test("009 counts existing payments by status and backfills the settled fee and d
 
   const payments = createPaymentStore(db);
   expect(payments.findById("p1")!.fee_settled).toBe(15_000n);
-  expect(payments.findById("p2")!.fee_settled).toBe(15_000_000_000_000n);
+  expect(payments.findById("p2")!.fee_settled).toBe(BIG_FEE);
   expect(payments.findById("p3")!.fee_settled).toBe(0n);
   const search = createPaymentSearch({ store: createSearchStore(db), clock: { now: () => day + DAY_MS + 60_000 } });
   const home = search.home("acct_old");
   expect(home.counts).toMatchObject({ confirmed: 2, pending: 2, underpaid: 1, failed: 0 });
-  expect(home.totals.today).toEqual({
-    gross: 10n ** 15n,
-    fee: 15_000_000_000_000n,
-    net: 10n ** 15n - 15_000_000_000_000n,
-  });
+  expect(home.totals.today).toEqual({ gross: BIG, fee: BIG_FEE, net: BIG - BIG_FEE });
   expect(home.daily.at(-2)).toEqual({ day: "2031-01-10", gross: 1_000_001n });
-  expect(home.totals.week.fee).toBe(15_000_000_015_000n);
+  expect(home.totals.week.fee).toBe(BIG_FEE + 15_000n);
   // New payments are counted from here on by the triggers.
   insert.run("p6", "pending", 5_000_000, null, "d6", day, day, 0);
   expect(search.home("acct_old").counts.pending).toBe(3);
