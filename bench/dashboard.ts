@@ -55,7 +55,7 @@ const env: Record<string, string> = {
   STABLEGATE_CHAIN_ID: "31337",
   STABLEGATE_USDC_ADDRESS: "0x5FbDB2315678afecb367f032d93F642f64180aa3",
   STABLEGATE_RPC_URL: "http://127.0.0.1:9",
-  STABLEGATE_LOG_LEVEL: "warn",
+  STABLEGATE_LOG_LEVEL: "error",
   STABLEGATE_FEE_RECIPIENT: "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC",
 };
 
@@ -125,13 +125,18 @@ try {
   let bytes = 0;
   let lines = 0;
   let peakRss = 0;
+  const samples: string[] = [];
   const reader = res.body!.getReader();
   for (let chunk = 0; ; chunk++) {
     const { done, value } = await reader.read();
     if (done) break;
     bytes += value.length;
-    for (const byte of value) if (byte === 10) lines++;
-    if (chunk % 50 === 0) peakRss = Math.max(peakRss, memory(server.pid).rss);
+    for (let at = value.indexOf(10); at !== -1; at = value.indexOf(10, at + 1)) lines++;
+    if (chunk % 50 === 0) {
+      const rss = memory(server.pid).rss;
+      peakRss = Math.max(peakRss, rss);
+      if (chunk % 200 === 0) samples.push(`${Math.round(lines / 1000)}k rows: ${mb(rss)} MB`);
+    }
   }
   const seconds = (performance.now() - t0) / 1000;
   const after = memory(server.pid);
@@ -140,6 +145,7 @@ try {
     `\nCSV export of ${rows.toLocaleString("en-US")} rows (${(bytes / 1e6).toFixed(0)} MB): ${seconds.toFixed(1)} s, ` +
       `${Math.round(rows / seconds).toLocaleString("en-US")} rows/s`,
   );
+  console.log(`Server RSS while exporting: ${samples.join(", ")}`);
   console.log(
     `Server RSS: ${mb(rssBefore)} MB before the export, at most ${mb(Math.max(peakRss, after.rss))} MB sampled during it, ` +
       `${mb(after.rss)} MB after; peak RSS of the whole run (VmHWM) ${mb(after.hwm)} MB`,

@@ -1,9 +1,11 @@
 /** GET /api/v1/payments.csv over real HTTP: columns, quoting, formula neutralisation, filters, auth, streaming. */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { CSV_COLUMNS } from "../../src/payments/csv.ts";
+import { CSV_COLUMNS, paymentsCsvStream } from "../../src/payments/csv.ts";
+import { createPaymentSearch } from "../../src/payments/search.ts";
+import { createSearchStore, type ExportPayment } from "../../src/payments/search-store.ts";
 import { createPaymentStore } from "../../src/payments/store.ts";
 import { insertPayment, paymentRow } from "../support/payment-rows.ts";
-import { type Api, api, isErrorBody, startTestServer, type TestServer } from "../support/server.ts";
+import { type Api, api, isErrorBody, startTestServer, type TestAccount, type TestServer } from "../support/server.ts";
 
 const T0 = Date.parse("2031-04-10T09:00:00.000Z");
 let now = T0;
@@ -13,6 +15,21 @@ let server: TestServer;
 let alice: Api;
 let bob: Api;
 let aliceId: string;
+let bulk: TestAccount | undefined;
+const BULK_ROWS = 2_500;
+
+/** An account with 2,500 payments written straight into the server's database, made on first use. */
+function bulkAccount(): TestAccount {
+  if (bulk) return bulk;
+  const account = server.createAccount("Bulk");
+  const store = createPaymentStore(server.running.db);
+  server.running.db.transaction(() => {
+    for (let i = 0; i < BULK_ROWS; i++)
+      insertPayment(store, paymentRow(account.accountId, T0 + (i % 700) * 1000, { reference: `r${i}` }));
+  })();
+  bulk = account;
+  return account;
+}
 /** Alice's payments made through the API, oldest first. */
 const made: Array<{ id: string; body: Record<string, unknown> }> = [];
 
@@ -194,13 +211,8 @@ describe("GET /api/v1/payments.csv", () => {
   });
 
   test("streams thousands of rows in chunks, each once, newest first", async () => {
-    const bulk = server.createAccount("Bulk");
-    const store = createPaymentStore(server.running.db);
-    const count = 2_500;
-    server.running.db.transaction(() => {
-      for (let i = 0; i < count; i++)
-        insertPayment(store, paymentRow(bulk.accountId, T0 + (i % 700) * 1000, { reference: `r${i}` }));
-    })();
+    const bulk = bulkAccount();
+    const count = BULK_ROWS;
     const res = await fetch(`${server.url}/api/v1/payments.csv`, {
       headers: { authorization: `Bearer ${bulk.apiKey}` },
     });
@@ -221,5 +233,25 @@ describe("GET /api/v1/payments.csv", () => {
     expect(new Set(rows.map((r) => r[0])).size).toBe(count);
     const created = rows.map((r) => Date.parse(r[1]!));
     expect(created).toEqual([...created].sort((a, b) => b - a));
+  });
+
+  test("the stream reads the next batch from the database only when the reader asks for more", async () => {
+    const search = createPaymentSearch({ store: createSearchStore(server.running.db), clock });
+    let pulled = 0;
+    const batches = search.exportBatches(bulkAccount().accountId, {}, 100);
+    const counting: Iterator<ExportPayment[]> = {
+      next: () => {
+        const next = batches.next();
+        if (!next.done) pulled++;
+        return next;
+      },
+    };
+    const reader = paymentsCsvStream(counting).getReader();
+    await reader.read();
+    expect(pulled).toBeLessThanOrEqual(2); // the chunk read, and at most one queued ahead of it
+    let text = "";
+    for (let r = await reader.read(); !r.done; r = await reader.read()) text += new TextDecoder().decode(r.value);
+    expect(pulled).toBe(25); // 2,500 rows, 100 a batch
+    expect(text.endsWith("\r\n")).toBe(true);
   });
 });
