@@ -56,7 +56,7 @@ describe("dashboard sign-in in a browser", () => {
     await page.getByLabel("Password").fill(user.password);
     await page.getByRole("button", { name: "Sign in" }).click();
     await page.waitForURL(`${stack.url}/dashboard?from=bookmark`);
-    expect(await page.locator("main").innerText()).toContain(user.email);
+    expect(await page.locator("header.bar").innerText()).toContain(user.email); // the top bar of every page
 
     await page.getByRole("button", { name: "Sign out" }).click();
     await page.waitForURL(`${stack.url}/dashboard/login`);
