@@ -33,6 +33,8 @@ export const DASHBOARD_ROUTES: readonly DashboardRouteCase[] = [
   { method: "GET", path: "/dashboard/assets/dashboard.css", open: true },
   { method: "GET", path: "/dashboard/assets/dashboard.js", open: true },
   { method: "GET", path: "/dashboard" },
+  { method: "GET", path: "/dashboard/payments" },
+  { method: "GET", path: "/dashboard/payments.csv" },
   { method: "POST", path: "/dashboard/logout", form: {} },
   { method: "GET", path: "/dashboard/links" },
   { method: "GET", path: "/dashboard/links/new" },
