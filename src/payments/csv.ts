@@ -62,8 +62,9 @@ export function paymentCsvLine(row: ExportPayment): string {
 }
 
 /**
- * The export as a byte stream that reads one batch of rows each time the client is ready for
- * more, so memory stays flat however many rows there are and a slow download holds no rows.
+ * The export as a byte stream that reads the next batch of rows only when the client is ready
+ * for more, so memory stays flat however many rows there are: at most a batch or two is held,
+ * even while a slow download waits.
  */
 export function paymentsCsvStream(batches: Iterator<ExportPayment[]>): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder();

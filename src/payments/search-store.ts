@@ -3,9 +3,9 @@ import { normalise, type PaymentRow, type PaymentStatus } from "./store.ts";
 
 /**
  * The dashboard's reads of payments: lists and exact searches newest first, paged by keyset on
- * (created_at, seq), and the home page's figures. Every statement here is answered from an index
- * of migration 009 (a test reads each one's query plan): the list's cost is its page, never the
- * account's size, and no page view counts the whole list.
+ * (created_at, seq), and the home page's figures. Every statement here is answered from an index,
+ * most of them migration 009's (test/payments/search.test.ts reads each one's query plan): a list
+ * page reads its own rows, never the account's, and no page view counts the whole list.
  */
 
 /** Where a search looks: the payment id, or reference, invoice number and customer email at once. */
