@@ -53,10 +53,7 @@ export function paymentCsvLine(row: ExportPayment): string {
     `${row.id},${isoMillis(row.created_at)},${row.status},${formatAmount(row.amount)},${received},` +
     `${formatExact(row.fee_settled)},${formatExact(row.amount_settled - row.fee_settled)},USDC,` +
     `${csvField(row.reference)},${csvField(row.invoice_number)},${csvField(row.description)},` +
-    `${csvField(row.customer_email)},` +
-    // TODO(merge): payment_link is the column migration 008 (payment links) adds to payments; add it
-    // to EXPORT_COLUMNS in search-store.ts and write csvField(row.payment_link) here. Empty until then.
-    "," +
+    `${csvField(row.customer_email)},${row.payment_link ?? ""},` +
     `${row.transfer_hashes ?? ""},${row.settlement_hashes ?? ""}\r\n`
   );
 }

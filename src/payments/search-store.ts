@@ -40,6 +40,7 @@ export interface ExportPayment {
   invoice_number: string | null;
   description: string | null;
   customer_email: string | null;
+  payment_link: string | null;
   /** Credited transfers' transaction hashes in chain order, `;`-joined; null when none. */
   transfer_hashes: string | null;
   /** Mined settlements' transaction hashes (more than one when late funds were swept again). */
@@ -49,7 +50,7 @@ export interface ExportPayment {
 // The hashes come from correlated subqueries, each one probe of its table's payment index, so a
 // batch is one statement however many transfers and settlements its payments have.
 const EXPORT_COLUMNS = `seq, id, created_at, status, amount, amount_received, amount_settled, fee_settled,
-  reference, invoice_number, description, customer_email,
+  reference, invoice_number, description, customer_email, payment_link,
   (SELECT group_concat(t.tx_hash, ';' ORDER BY t.block_number, t.log_index) FROM transfers t
     WHERE t.payment_id = payments.id AND t.credited_at IS NOT NULL) AS transfer_hashes,
   (SELECT group_concat(s.tx_hash, ';' ORDER BY s.id) FROM settlements s

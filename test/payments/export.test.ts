@@ -14,7 +14,6 @@ const clock = { now: () => now };
 let server: TestServer;
 let alice: Api;
 let bob: Api;
-let aliceId: string;
 let bulk: TestAccount | undefined;
 const BULK_ROWS = 2_500;
 
@@ -75,7 +74,6 @@ async function exported(client: Api, query = "") {
 beforeAll(async () => {
   server = await startTestServer({}, { clock });
   const a = server.createAccount("Alice");
-  aliceId = a.accountId;
   alice = api(server.url, a.apiKey);
   bob = api(server.url, server.createAccount("Bob").apiKey);
   const bodies: Array<Record<string, unknown>> = [
@@ -170,6 +168,24 @@ describe("GET /api/v1/payments.csv", () => {
     expect(res.json.error).toMatch(message);
   });
 
+  test("a payment made through a payment link names the link", async () => {
+    // An account of its own: the other tests count Alice's payments.
+    const shop = api(server.url, server.createAccount("Link shop").apiKey);
+    const link = await shop("/api/v1/payment_links", { body: { amount: "4.00", description: "Gift card" } });
+    expect(link.status).toBe(201);
+    const page = await (await fetch(`${server.url}/l/${link.json.id}`)).text();
+    const nonce = /name="nonce" value="([0-9A-Za-z]+)"/.exec(page)![1]!;
+    const paid = await fetch(`${server.url}/l/${link.json.id}`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ nonce }).toString(),
+      redirect: "manual",
+    });
+    const paymentId = /\/pay\/(0x[0-9a-f]{64})$/.exec(paid.headers.get("location") ?? "")![1]!;
+    const [row] = await exported(shop, `?q=${paymentId}`);
+    expect(row).toMatchObject({ id: paymentId, amount: "4.00", payment_link: link.json.id });
+  });
+
   test("an API key is required, and an account sees only its own payments", async () => {
     const none = await api(server.url, null)("/api/v1/payments.csv");
     expect(none.status).toBe(401);
@@ -180,10 +196,12 @@ describe("GET /api/v1/payments.csv", () => {
   });
 
   test("settled payments carry fee, net and their transaction hashes", async () => {
+    // An account of its own: the other tests count Alice's payments.
+    const settled = server.createAccount("Settled");
     const store = createPaymentStore(server.running.db);
     const row = insertPayment(
       store,
-      paymentRow(aliceId, T0 - 1, { status: "confirmed", amount_received: 10_000_001n, fee_bps: 100 }),
+      paymentRow(settled.accountId, T0 - 1, { status: "confirmed", amount_received: 10_000_001n, fee_bps: 100 }),
     );
     const db = server.running.db;
     const tx = (n: number) => `0x${String(n).repeat(64)}`;
@@ -202,7 +220,7 @@ describe("GET /api/v1/payments.csv", () => {
     ).run(row.id, tx(4), T0, T0);
     store.recordSettled(row.id, 10_000_001n, T0);
 
-    const [exportedRow] = (await exported(alice, `?q=${row.id}`)) as [Record<string, string>];
+    const [exportedRow] = (await exported(api(server.url, settled.apiKey), `?q=${row.id}`)) as [Record<string, string>];
     expect(exportedRow.amount_received).toBe("10.000001");
     expect(exportedRow.fee).toBe("0.10"); // floor(10000001 * 100 / 10000) = 100000 micro
     expect(exportedRow.net).toBe("9.900001");

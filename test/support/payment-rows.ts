@@ -39,6 +39,7 @@ export function paymentRow(accountId: string, createdAt: number, fields: Partial
     due_at: null,
     metadata: null,
     line_items: null,
+    payment_link: null,
     expires_at: createdAt + 3_600_000,
     created_at: createdAt,
     updated_at: createdAt,
