@@ -16,6 +16,8 @@ export interface ChainInfo {
   testnet: boolean;
   /** CCTP fast transfer is only offered from chains whose finality is slow enough to need it. */
   fastSource: boolean;
+  /** Block explorer origin; its pages are `/tx/<hash>` and `/address/<address>`. */
+  explorer: string;
   viem: Chain;
 }
 
@@ -31,6 +33,7 @@ const MAINNETS: Array<[Row, Chain]> = [
       blockTimeMs: 12_000,
       cctpDomain: 0,
       fastSource: true,
+      explorer: "https://etherscan.io",
     },
     viemChains.mainnet,
   ],
@@ -43,6 +46,7 @@ const MAINNETS: Array<[Row, Chain]> = [
       blockTimeMs: 2_000,
       cctpDomain: 1,
       fastSource: false,
+      explorer: "https://snowtrace.io",
     },
     viemChains.avalanche,
   ],
@@ -55,6 +59,7 @@ const MAINNETS: Array<[Row, Chain]> = [
       blockTimeMs: 2_000,
       cctpDomain: 2,
       fastSource: true,
+      explorer: "https://optimistic.etherscan.io",
     },
     viemChains.optimism,
   ],
@@ -67,6 +72,7 @@ const MAINNETS: Array<[Row, Chain]> = [
       blockTimeMs: 1_000,
       cctpDomain: 3,
       fastSource: true,
+      explorer: "https://arbiscan.io",
     },
     viemChains.arbitrum,
   ],
@@ -79,6 +85,7 @@ const MAINNETS: Array<[Row, Chain]> = [
       blockTimeMs: 2_000,
       cctpDomain: 6,
       fastSource: true,
+      explorer: "https://basescan.org",
     },
     viemChains.base,
   ],
@@ -91,6 +98,7 @@ const MAINNETS: Array<[Row, Chain]> = [
       blockTimeMs: 2_000,
       cctpDomain: 7,
       fastSource: false,
+      explorer: "https://polygonscan.com",
     },
     viemChains.polygon,
   ],
@@ -106,6 +114,7 @@ const TESTNETS: Array<[Row, Chain]> = [
       blockTimeMs: 12_000,
       cctpDomain: 0,
       fastSource: true,
+      explorer: "https://sepolia.etherscan.io",
     },
     viemChains.sepolia,
   ],
@@ -118,6 +127,7 @@ const TESTNETS: Array<[Row, Chain]> = [
       blockTimeMs: 2_000,
       cctpDomain: 1,
       fastSource: false,
+      explorer: "https://testnet.snowtrace.io",
     },
     viemChains.avalancheFuji,
   ],
@@ -130,6 +140,7 @@ const TESTNETS: Array<[Row, Chain]> = [
       blockTimeMs: 2_000,
       cctpDomain: 2,
       fastSource: true,
+      explorer: "https://optimism-sepolia.blockscout.com",
     },
     viemChains.optimismSepolia,
   ],
@@ -142,6 +153,7 @@ const TESTNETS: Array<[Row, Chain]> = [
       blockTimeMs: 1_000,
       cctpDomain: 3,
       fastSource: true,
+      explorer: "https://sepolia.arbiscan.io",
     },
     viemChains.arbitrumSepolia,
   ],
@@ -154,6 +166,7 @@ const TESTNETS: Array<[Row, Chain]> = [
       blockTimeMs: 2_000,
       cctpDomain: 6,
       fastSource: true,
+      explorer: "https://sepolia.basescan.org",
     },
     viemChains.baseSepolia,
   ],
@@ -166,6 +179,7 @@ const TESTNETS: Array<[Row, Chain]> = [
       blockTimeMs: 2_000,
       cctpDomain: 7,
       fastSource: false,
+      explorer: "https://amoy.polygonscan.com",
     },
     viemChains.polygonAmoy,
   ],
