@@ -8,6 +8,7 @@ import { DEFAULT_LIMIT, decoded, instantParam, listQuery, oneOfParam } from "../
 import { bodyValidator } from "../http/validate.ts";
 import { PAYMENT_ID } from "../lib/ids.ts";
 import { rawMemberText } from "../lib/raw-json.ts";
+import { createPaymentOnce } from "./create-once.ts";
 import { CreatePaymentSchema } from "./schema.ts";
 import { PAYMENT_STATUSES } from "./store.ts";
 
@@ -26,19 +27,14 @@ const createPaymentBody = bodyValidator(CreatePaymentSchema);
 
 /** Merchant payment routes under /api/v1; `authed` supplies the account for each request. */
 export function paymentRoutes(ctx: AppContext, authed: AuthPlugin) {
-  const { payments, idempotency, renderPayment, renderNewPayment } = ctx;
+  const { payments, renderPayment } = ctx;
+  const createOnce = createPaymentOnce(ctx);
   return new Elysia()
     .use(authed)
     .post("/api/v1/payments", async ({ account, body: raw, request }) => {
       const body = createPaymentBody(raw);
-      const result = await idempotency.run(account.id, request.headers.get("idempotency-key"), body, async (commit) => {
-        let json = "";
-        await payments.create(account, body, rawMemberText(rawBody(request), "metadata"), (row) => {
-          json = renderNewPayment(row);
-          commit(201, json);
-        });
-        return { status: 201, body: json };
-      });
+      const key = request.headers.get("idempotency-key");
+      const result = await createOnce(account, key, body, rawMemberText(rawBody(request), "metadata"));
       return idempotentResponse(result);
     })
     .get(
