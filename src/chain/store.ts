@@ -80,6 +80,9 @@ export function createChainStore(db: Db) {
   const finishSettlement = db.query(
     "UPDATE settlements SET state = ?, amount = ?, block_number = ?, tx_hash = ?, updated_at = ? WHERE id = ?",
   );
+  const settlementsForPayment = db
+    .query<SettlementRow, [string]>("SELECT * FROM settlements WHERE payment_id = ? ORDER BY id")
+    .safeIntegers(true);
   const maxNonce = db.query<{ n: number | null }, []>(
     "SELECT max(nonce) AS n FROM settlements WHERE state != 'dropped'",
   );
@@ -129,6 +132,8 @@ export function createChainStore(db: Db) {
       now: number,
     ) =>
       finishSettlement.run(state, amount !== null && fitsInt64(amount) ? amount : null, blockNumber, txHash, now, id),
+    /** A payment's settlement transactions, oldest first. */
+    settlementsForPayment: (paymentId: string) => settlementsForPayment.all(paymentId).map(normaliseSettlement),
     maxNonce: () => maxNonce.get()?.n ?? null,
     transaction: <T>(fn: () => T): T => inTransaction(db, fn),
   };

@@ -31,6 +31,9 @@ export function createEventStore(db: Db, ids: IdGenerator) {
      VALUES ($id, $event_id, $endpoint_id, $account_id, 'pending', $now, $now, $now)`,
   );
   const listForPayment = db.query<EventRow, [string]>("SELECT * FROM events WHERE payment_id = ? ORDER BY seq");
+  const historyOfPayment = db.query<Pick<EventRow, "id" | "type" | "created_at">, [string, string]>(
+    "SELECT id, type, created_at FROM events WHERE payment_id = ? AND account_id = ? ORDER BY seq",
+  );
   const findForAccount = db.query<EventRow, [string, string]>("SELECT * FROM events WHERE id = ? AND account_id = ?");
   const purgeOlderThan = db.query(
     `DELETE FROM events WHERE seq IN (
@@ -61,6 +64,8 @@ export function createEventStore(db: Db, ids: IdGenerator) {
     /** Records an event meant for one endpoint only (test pings); the caller queues it. */
     insertUnrouted: (row: Omit<EventRow, "seq">) => insert.run({ ...row }),
     listForPayment: (paymentId: string) => listForPayment.all(paymentId),
+    /** A payment's events in the order they were written, without their payloads. */
+    historyOfPayment: (paymentId: string, accountId: string) => historyOfPayment.all(paymentId, accountId),
     findForAccount: (id: string, accountId: string) => findForAccount.get(id, accountId),
     /** Deletes up to `limit` events created before `before` that no delivery refers to any more. */
     purgeOlderThan: (before: number, limit: number) => purgeOlderThan.run(before, limit).changes,

@@ -58,6 +58,16 @@ export function createDeliveriesService(deps: DeliveriesDeps) {
     },
 
     /**
+     * Every delivery of a payment's events, oldest first, each with its attempts (newest first)
+     * and the endpoint it goes to: what the dashboard's payment page shows.
+     */
+    forPayment(account: Account, paymentId: string) {
+      return deliveries
+        .listForPayment(paymentId, account.id)
+        .map((row) => ({ ...view(row), endpoint_url: row.endpoint_url }));
+    },
+
+    /**
      * Sends a delivery again now, whatever its state; its webhook-id stays the same. `admit`
      * runs once the request is known to be valid and may refuse it (the HTTP layer's limit).
      */

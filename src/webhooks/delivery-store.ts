@@ -18,6 +18,11 @@ export interface ListedDelivery extends DeliveryRow {
   event_type: string;
 }
 
+/** A delivery of one of a payment's events, with the endpoint it goes to. */
+export interface PaymentDelivery extends ListedDelivery {
+  endpoint_url: string;
+}
+
 /** A due delivery with what sending it needs. */
 export interface DueDelivery extends DeliveryRow {
   url: string;
@@ -68,6 +73,12 @@ export function createDeliveryStore(db: Db) {
   const listForEndpoint = db.query<ListedDelivery, [string, number | null, number]>(
     `SELECT d.*, ev.type AS event_type FROM webhook_deliveries d JOIN events ev ON ev.id = d.event_id
       WHERE d.endpoint_id = ? AND (?2 IS NULL OR d.rowid < ?2) ORDER BY d.rowid DESC LIMIT ?`,
+  );
+  const listForPayment = db.query<PaymentDelivery, [string, string]>(
+    `SELECT d.*, ev.type AS event_type, e.url AS endpoint_url FROM webhook_deliveries d
+       JOIN events ev ON ev.id = d.event_id
+       JOIN webhook_endpoints e ON e.id = d.endpoint_id
+      WHERE ev.payment_id = ? AND d.account_id = ? ORDER BY d.rowid`,
   );
   const rowidOf = db.query<{ rowid: number }, [string, string]>(
     "SELECT rowid FROM webhook_deliveries WHERE id = ? AND endpoint_id = ?",
@@ -135,6 +146,8 @@ export function createDeliveryStore(db: Db) {
       const cursor = startingAfter === null ? null : (rowidOf.get(startingAfter, endpointId)?.rowid ?? -1);
       return cursor === -1 ? null : listForEndpoint.all(endpointId, cursor, limit + 1);
     },
+    /** Deliveries of a payment's events to the account's endpoints, oldest first. */
+    listForPayment: (paymentId: string, accountId: string) => listForPayment.all(paymentId, accountId),
     attempts: (deliveryId: string) => attemptsFor.all(deliveryId),
     requeue: (id: string, now: number) => requeue.run(now, now, id),
     /** Deletes up to `limit` deliveries that finished before `before`, with their attempts, in one transaction. */

@@ -1,0 +1,59 @@
+import type { Account } from "../accounts/service.ts";
+import type { ChainStore } from "../chain/store.ts";
+import type { EventStore } from "../events/store.ts";
+import { splitFee } from "../lib/money.ts";
+import type { DeliveriesService } from "../webhooks/deliveries.ts";
+import type { PaymentsService } from "./service.ts";
+import type { PaymentRow } from "./store.ts";
+import { lineItemsView } from "./view.ts";
+
+export interface PaymentDetailDeps {
+  payments: PaymentsService;
+  chain: ChainStore;
+  events: EventStore;
+  deliveries: DeliveriesService;
+}
+
+export type PaymentDetails = ReturnType<typeof createPaymentDetails>;
+export type PaymentDetail = ReturnType<PaymentDetails["find"]>;
+
+/**
+ * Everything known about one payment of an account, for the dashboard's payment page: the row,
+ * what arrived on chain, what was swept, its status history and the webhooks sent about it.
+ */
+export function createPaymentDetails(deps: PaymentDetailDeps) {
+  return {
+    /** Throws NotFoundError for an unknown id or another account's, alike. */
+    find(account: Account, id: string) {
+      const payment: PaymentRow = deps.payments.retrieve(account, id);
+      const received = payment.amount_received;
+      return {
+        payment,
+        lineItems: lineItemsView(payment),
+        /** Of what was received so far, as the forwarder splits it on chain; null while nothing was. */
+        split: received === null ? null : splitFee(received, payment.fee_bps),
+        transfers: deps.chain.transfersForPayment(payment.id).map((t) => ({
+          txHash: t.tx_hash,
+          logIndex: t.log_index,
+          from: t.from_address,
+          amount: t.amount,
+          blockNumber: t.block_number,
+          confirmed: t.credited_at !== null,
+          seenAt: t.created_at,
+        })),
+        settlements: deps.chain.settlementsForPayment(payment.id).map((s) => ({
+          txHash: s.tx_hash,
+          state: s.state,
+          amount: s.amount,
+          blockNumber: s.block_number,
+          submittedAt: s.submitted_at,
+          updatedAt: s.updated_at,
+        })),
+        history: deps.events
+          .historyOfPayment(payment.id, account.id)
+          .map((e) => ({ id: e.id, type: e.type, createdAt: e.created_at })),
+        deliveries: deps.deliveries.forPayment(account, payment.id),
+      };
+    },
+  };
+}
