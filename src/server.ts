@@ -28,6 +28,7 @@ import { formatExact } from "./lib/money.ts";
 import { createRetention } from "./ops/retention.ts";
 import { createPaymentLinksService } from "./payment-links/service.ts";
 import { createPaymentLinkStore } from "./payment-links/store.ts";
+import { createPaymentDetails } from "./payments/detail.ts";
 import { createLifecycle } from "./payments/lifecycle.ts";
 import { createPaymentSearch } from "./payments/search.ts";
 import { createSearchStore } from "./payments/search-store.ts";
@@ -199,6 +200,14 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
       confirmed: t.credited_at !== null,
     }));
 
+  const deliveries = createDeliveriesService({
+    deliveries: deliveryStore,
+    endpoints: webhookStore,
+    events,
+    clock,
+    ids,
+    wake: webhookWorker.wake,
+  });
   const app = createApp(
     {
       config,
@@ -214,6 +223,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
       payments,
       paymentLinks,
       paymentSearch: createPaymentSearch({ store: createSearchStore(db), clock }),
+      paymentDetails: createPaymentDetails({ payments, chain: chainStore, events, deliveries }),
       webhookEndpoints: createWebhookEndpointsService({
         store: webhookStore,
         clock,
@@ -223,14 +233,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
         resolve: options.resolve,
         onDeleted: (endpointId, now) => deliveryStore.cancelForEndpoint(endpointId, now),
       }),
-      deliveries: createDeliveriesService({
-        deliveries: deliveryStore,
-        endpoints: webhookStore,
-        events,
-        clock,
-        ids,
-        wake: webhookWorker.wake,
-      }),
+      deliveries,
       events: createEventsService({ store: events, clock }),
       idempotency,
       view,

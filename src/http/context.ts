@@ -9,6 +9,7 @@ import type { Clock } from "../lib/clock.ts";
 import type { Logger } from "../lib/log.ts";
 import type { PaymentLinksService } from "../payment-links/service.ts";
 import type { PaymentSearch } from "../payments/search.ts";
+import type { PaymentDetails } from "../payments/detail.ts";
 import type { PaymentsService } from "../payments/service.ts";
 import type { PaymentRow } from "../payments/store.ts";
 import type { ViewContext } from "../payments/view.ts";
@@ -29,6 +30,8 @@ export interface AppContext {
   paymentLinks: PaymentLinksService;
   /** The dashboard's lists, searches, home figures and the CSV export. */
   paymentSearch: PaymentSearch;
+  /** One payment with everything about it, for the dashboard's payment page. */
+  paymentDetails: PaymentDetails;
   webhookEndpoints: WebhookEndpointsService;
   deliveries: DeliveriesService;
   events: EventsService;

@@ -14,3 +14,6 @@ document.addEventListener("click", async (event) => {
     // No clipboard access (an http origin other than localhost): the text stays on the page to select.
   }
 });
+
+// detail: copy buttons that only work with this script are rendered hidden; show them now.
+for (const button of document.querySelectorAll("button[data-copy][hidden]")) button.hidden = false;

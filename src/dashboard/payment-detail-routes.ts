@@ -1,0 +1,143 @@
+import type { Account } from "../accounts/service.ts";
+import { explorerFor } from "../chain/explorer.ts";
+import { html } from "../checkout/html.ts";
+import { qrSvg } from "../checkout/qr.ts";
+import type { AppContext } from "../http/context.ts";
+import { bodyValidator } from "../http/validate.ts";
+import { ConflictError, DomainError, UnprocessableError } from "../lib/errors.ts";
+import { formatAmount } from "../lib/money.ts";
+import { sleep } from "../lib/sleep.ts";
+import { createPaymentOnce } from "../payments/create-once.ts";
+import { CreatePaymentSchema } from "../payments/schema.ts";
+import type { DashboardRoute, DashboardSession } from "./kit.ts";
+import { seeOther } from "./kit.ts";
+import { dashboardPage } from "./layout.ts";
+import { emptyValues, type NewPaymentValues, NONCE, newNonce, readValues, toRequest } from "./new-payment-form.ts";
+import { newPaymentBody } from "./new-payment-page.ts";
+import { paymentDetailBody } from "./payment-detail-page.ts";
+
+const createPaymentBody = bodyValidator(CreatePaymentSchema);
+/** How long a second submit of a form waits for the first, still being created, before giving up. */
+const IN_FLIGHT_WAIT_MS = 10_000;
+
+/** The payment page and the new-payment form. */
+export function paymentDetailRoutes(ctx: AppContext): DashboardRoute[] {
+  const createOnce = createPaymentOnce(ctx);
+  const accountOf = (session: DashboardSession): Account | null => ctx.accounts.findAccount(session.accountId);
+
+  const form = (
+    session: DashboardSession,
+    values: NewPaymentValues,
+    nonce: string,
+    error: string | null,
+    status = 200,
+  ) =>
+    dashboardPage({
+      title: "New payment",
+      session,
+      nav: "new-payment",
+      body: newPaymentBody({ session, values, nonce, error }),
+      status,
+    });
+
+  /**
+   * Creates once per form nonce. A double click sends the second submit while the first is still
+   * being created (409 from the idempotency key); the browser shows only the second answer, so it
+   * waits for the first and answers with the same payment.
+   */
+  async function createFromForm(account: Account, nonce: string, values: NewPaymentValues) {
+    const body = createPaymentBody(toRequest(values));
+    const key = `dashboard-form:${nonce}`;
+    for (let waited = 0; ; waited += 50) {
+      try {
+        return await createOnce(account, key, body, null);
+      } catch (error) {
+        if (!(error instanceof ConflictError) || waited >= IN_FLIGHT_WAIT_MS) throw error;
+        await sleep(50);
+      }
+    }
+  }
+
+  return [
+    {
+      method: "GET",
+      path: "/dashboard/payments/new",
+      handle: ({ session }) => form(session, emptyValues(), newNonce(), null),
+    },
+    {
+      method: "POST",
+      path: "/dashboard/payments/new",
+      handle: async ({ session, form: submitted }) => {
+        const account = accountOf(session);
+        if (!account) return notFound(session);
+        const values = readValues(submitted);
+        const nonce = submitted.get("nonce") ?? "";
+        if (!NONCE.test(nonce))
+          return form(session, values, newNonce(), "this form is incomplete; check the values and submit again", 400);
+        try {
+          const created = await createFromForm(account, nonce, values);
+          const { id } = JSON.parse(created.body) as { id: string };
+          return seeOther(`/dashboard/payments/${id}?created=1`);
+        } catch (error) {
+          if (error instanceof UnprocessableError) {
+            // The form was submitted before with other values (back, edit, submit): that payment
+            // exists; these values make a new one only when submitted again, with a new nonce.
+            const message = "this form already created a payment with other values; submit again to create another";
+            return form(session, values, newNonce(), message, 422);
+          }
+          // Nothing was stored: the same nonce stays good for the corrected values.
+          if (error instanceof DomainError) return form(session, values, nonce, error.message, 400);
+          throw error;
+        }
+      },
+    },
+    {
+      method: "GET",
+      path: "/dashboard/payments/:id",
+      handle: async ({ session, params, query }) => {
+        const account = accountOf(session);
+        const detail = account && findDetail(ctx, account, params.id ?? "");
+        if (!detail) return notFound(session);
+        const payUrl = `${ctx.view.baseUrl}/pay/${detail.payment.id}`;
+        const qr = Buffer.from(await qrSvg(payUrl)).toString("base64");
+        return dashboardPage({
+          title: `Payment of ${formatAmount(detail.payment.amount)} USDC`,
+          session,
+          nav: "payments",
+          body: paymentDetailBody({
+            detail,
+            payUrl,
+            chainName: ctx.view.chainName,
+            explorer: explorerFor({ name: ctx.view.chainName, chainId: detail.payment.chain_id }),
+            qrDataUri: `data:image/svg+xml;base64,${qr}`,
+            created: query.get("created") === "1",
+          }),
+        });
+      },
+    },
+  ];
+}
+
+/** The payment, or null when the account has none with this id (unknown and another's alike). */
+function findDetail(ctx: AppContext, account: Account, id: string) {
+  try {
+    return ctx.paymentDetails.find(account, id);
+  } catch (error) {
+    if (error instanceof DomainError && error.kind === "not_found") return null;
+    throw error;
+  }
+}
+
+function notFound(session: DashboardSession): Response {
+  return dashboardPage({
+    title: "Payment not found",
+    session,
+    nav: "payments",
+    status: 404,
+    body: html`<section class="card">
+  <h1>Payment not found</h1>
+  <p class="muted">This account has no payment with that id.</p>
+  <p><a href="/dashboard/payments">All payments</a></p>
+</section>`,
+  });
+}
