@@ -45,6 +45,8 @@ export interface StackOptions {
   binary?: boolean;
   /** STABLEGATE_LOG_LEVEL; in-process, lines are kept for `logs()` and printed when STACK_LOG=1 is set. */
   logLevel?: LogLevel;
+  /** More environment for the server, such as STABLEGATE_WEBHOOK_ALLOW_PRIVATE for a local receiver. */
+  env?: Record<string, string>;
 }
 
 export interface Stack {
@@ -138,6 +140,7 @@ async function createStack(opts: StackOptions, chain: TestChain, dataDir: string
     ...(opts.paymentWindow ? { STABLEGATE_PAYMENT_WINDOW: opts.paymentWindow } : {}),
     ...(opts.feeBps !== undefined ? { STABLEGATE_FEE_BPS: String(opts.feeBps) } : {}),
     ...(opts.feeRecipient ? { STABLEGATE_FEE_RECIPIENT: opts.feeRecipient } : {}),
+    ...opts.env,
   };
   const created = runAccountCommand("account", ["create", "--name", "Stack Shop", "--payout-address", payout], env) as {
     account: { id: string };
