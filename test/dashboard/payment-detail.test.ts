@@ -92,7 +92,7 @@ describe("a paid payment's page", () => {
 
   test("shows the metadata as escaped, indented JSON", async () => {
     const { text } = await detailPage(paid.id);
-    const pre = /<pre class="pd-json">([^]*?)<\/pre>/.exec(text)?.[1];
+    const pre = /<pre class="pd-json">([\s\S]*?)<\/pre>/.exec(text)?.[1];
     expect(pre).toBe(escapeHtml(JSON.stringify(paid.metadata, null, 2)));
     expect(text).not.toContain("<script>alert(1)</script>");
   });
@@ -101,7 +101,7 @@ describe("a paid payment's page", () => {
     const { text } = await detailPage(paid.id);
     const [transfer] = paid.transfers;
     expect(transfer.confirmed).toBe(true);
-    const transfers = /<section class="card pd-card" id="pd-transfers"[^]*?<\/section>/.exec(text)![0];
+    const transfers = /<section class="card pd-card" id="pd-transfers"[\s\S]*?<\/section>/.exec(text)![0];
     expect(transfers).toContain(`title="${transfer.tx_hash}"`);
     expect(transfers).toContain(">25.99<");
     expect(transfers).toContain("credited");
@@ -109,7 +109,7 @@ describe("a paid payment's page", () => {
       "SELECT tx_hash FROM settlements WHERE payment_id = ? AND state = 'mined'",
       paid.id,
     );
-    const settlements = /<section class="card pd-card" id="pd-settlements"[^]*?<\/section>/.exec(text)![0];
+    const settlements = /<section class="card pd-card" id="pd-settlements"[\s\S]*?<\/section>/.exec(text)![0];
     expect(settlements).toContain(`title="${settlement!.tx_hash}"`);
     expect(settlements).toContain(">mined<");
     // The local chain is a custom one: no explorer links anywhere on the page.
@@ -118,7 +118,7 @@ describe("a paid payment's page", () => {
 
   test("shows the status history from the payment's events, in order", async () => {
     const { text } = await detailPage(paid.id);
-    const history = /<ol class="pd-history">([^]*?)<\/ol>/.exec(text)![1]!;
+    const history = /<ol class="pd-history">([\s\S]*?)<\/ol>/.exec(text)![1]!;
     const types = [...history.matchAll(/<span class="mono">([^<]+)<\/span>/g)].map((m) => m[1]);
     expect(types).toEqual(["created (pending)", ...stack.events(paid.id)]);
     expect(types).toContain("payment.confirmed");
@@ -126,7 +126,7 @@ describe("a paid payment's page", () => {
 
   test("shows each webhook delivery of the payment with its attempts", async () => {
     const { text } = await detailPage(paid.id);
-    const section = /<section class="card pd-card" id="pd-deliveries"[^]*?<\/section>/.exec(text)![0];
+    const section = /<section class="card pd-card" id="pd-deliveries"[\s\S]*?<\/section>/.exec(text)![0];
     const deliveries = section.split('<div class="pd-delivery">').slice(1);
     expect(deliveries.length).toBe(stack.events(paid.id).length);
     for (const delivery of deliveries) {
