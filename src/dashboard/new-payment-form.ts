@@ -113,3 +113,5 @@ export function placeOf(message: string): ErrorPlace {
 /** A one-time token per rendered form, sent back as the Idempotency-Key of the create. */
 export const newNonce = (): string => randomBase62(24);
 export const NONCE = /^[0-9A-Za-z]{24}$/;
+/** The Idempotency-Key a form's nonce stands for, apart from any key an API client sends. */
+export const formIdempotencyKey = (nonce: string): string => `dashboard-form:${nonce}`;

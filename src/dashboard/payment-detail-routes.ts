@@ -12,7 +12,15 @@ import { CreatePaymentSchema } from "../payments/schema.ts";
 import type { DashboardRoute, DashboardSession } from "./kit.ts";
 import { seeOther } from "./kit.ts";
 import { dashboardPage } from "./layout.ts";
-import { emptyValues, type NewPaymentValues, NONCE, newNonce, readValues, toRequest } from "./new-payment-form.ts";
+import {
+  emptyValues,
+  formIdempotencyKey,
+  type NewPaymentValues,
+  NONCE,
+  newNonce,
+  readValues,
+  toRequest,
+} from "./new-payment-form.ts";
 import { newPaymentBody } from "./new-payment-page.ts";
 import { paymentDetailBody } from "./payment-detail-page.ts";
 
@@ -47,7 +55,7 @@ export function paymentDetailRoutes(ctx: AppContext): DashboardRoute[] {
    */
   async function createFromForm(account: Account, nonce: string, values: NewPaymentValues) {
     const body = createPaymentBody(toRequest(values));
-    const key = `dashboard-form:${nonce}`;
+    const key = formIdempotencyKey(nonce);
     for (let waited = 0; ; waited += 50) {
       try {
         return await createOnce(account, key, body, null);
