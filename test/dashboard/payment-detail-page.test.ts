@@ -1,0 +1,107 @@
+/**
+ * The payment page's renderer, a pure function of plain data: transactions and addresses link to
+ * the chain's block explorer on a built-in chain, and are shown unlinked where there is none.
+ */
+import { describe, expect, test } from "bun:test";
+import { explorerFor } from "../../src/chain/explorer.ts";
+import { type PaymentDetailData, paymentDetailBody } from "../../src/dashboard/payment-detail-page.ts";
+import type { PaymentDetail } from "../../src/payments/detail.ts";
+
+const TRANSFER_TX = `0x${"a1".repeat(32)}`;
+const SETTLEMENT_TX = `0x${"b2".repeat(32)}`;
+const DEPOSIT = "0x9F1b2C3d4E5f60718293A4b5C6d7E8f901234567";
+const NOW = Date.UTC(2026, 10, 23, 12, 0);
+
+function detail(): PaymentDetail {
+  return {
+    payment: {
+      seq: 1,
+      id: `0x${"c3".repeat(32)}`,
+      account_id: "acct_1",
+      status: "confirmed",
+      amount: 25_000_000n,
+      amount_received: 25_000_000n,
+      fee_bps: 150,
+      fee_recipient: "0x2222222222222222222222222222222222222222",
+      payout_address: "0x1111111111111111111111111111111111111111",
+      chain_id: 8453,
+      token_address: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",
+      deposit_address: DEPOSIT,
+      description: null,
+      reference: null,
+      success_url: null,
+      customer_email: null,
+      customer_name: null,
+      invoice_number: null,
+      due_at: null,
+      metadata: null,
+      line_items: null,
+      expires_at: NOW + 3_600_000,
+      created_at: NOW,
+      updated_at: NOW,
+      amount_settled: 25_000_000n,
+      settle_attempts: 1,
+      settle_retry_at: null,
+    },
+    lineItems: null,
+    split: { fee: 375_000n, net: 24_625_000n },
+    transfers: [
+      {
+        txHash: TRANSFER_TX,
+        logIndex: 0,
+        from: "0x3333333333333333333333333333333333333333",
+        amount: 25_000_000n,
+        blockNumber: 100,
+        confirmed: true,
+        seenAt: NOW,
+      },
+    ],
+    settlements: [
+      {
+        txHash: SETTLEMENT_TX,
+        state: "mined",
+        amount: 25_000_000n,
+        blockNumber: 102,
+        submittedAt: NOW,
+        updatedAt: NOW,
+      },
+    ],
+    history: [],
+    deliveries: [],
+  };
+}
+
+function render(chain: { name: string; chainId: number }): string {
+  const data: PaymentDetailData = {
+    detail: detail(),
+    payUrl: "https://pay.example.test/pay/x",
+    chainName: chain.name,
+    explorer: explorerFor(chain),
+    qrDataUri: "data:image/svg+xml;base64,",
+    created: false,
+  };
+  return paymentDetailBody(data).toString();
+}
+
+describe("explorer links on the payment page", () => {
+  test("on a built-in chain: the transfer, the settlement and the addresses link to its explorer", () => {
+    const page = render({ name: "base", chainId: 8453 });
+    expect(page).toContain(`href="https://basescan.org/tx/${TRANSFER_TX}"`);
+    expect(page).toContain(`href="https://basescan.org/tx/${SETTLEMENT_TX}"`);
+    expect(page).toContain(`href="https://basescan.org/address/${DEPOSIT}"`);
+  });
+
+  test("on a custom chain: the same hashes and addresses, linked nowhere", () => {
+    const page = render({ name: "custom", chainId: 31337 });
+    expect(page).toContain(`title="${TRANSFER_TX}"`);
+    expect(page).toContain(`title="${SETTLEMENT_TX}"`);
+    expect(page).toContain(DEPOSIT);
+    expect(page).not.toMatch(/href="[^"]*\/(tx|address)\//);
+  });
+
+  test("fee and net are those of the received amount at the payment's fee", () => {
+    const page = render({ name: "base", chainId: 8453 });
+    expect(page).toContain('<dt>Fee</dt><dd>0.375 USDC <span class="muted">(1.50%)</span></dd>');
+    expect(page).toContain("<dt>Net to you</dt><dd>24.625 USDC</dd>");
+  });
+});
