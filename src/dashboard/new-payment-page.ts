@@ -65,8 +65,8 @@ function itemRow(item: ItemValues, i: number, place: ErrorPlace | null, error: s
       <input name="item_${column}" value="${item[column]}" ${attrs}${invalid(bad === column, `item-${i}`)}></label>`;
   return html`<div class="np-item">
     ${cell("description", `Item ${i + 1} description`, html`maxlength="500" autocomplete="off" placeholder="Item ${i + 1}"`)}
-    ${cell("unit_amount", "Unit price (USDC)", html`inputmode="decimal" autocomplete="off" placeholder="0.00"`)}
-    ${cell("quantity", "Quantity", html`inputmode="numeric" autocomplete="off"`)}
+    ${cell("unit_amount", `Item ${i + 1} unit price (USDC)`, html`inputmode="decimal" autocomplete="off" placeholder="0.00"`)}
+    ${cell("quantity", `Item ${i + 1} quantity`, html`inputmode="numeric" autocomplete="off"`)}
     ${bad ? errorText(`item-${i}`, error!) : ""}
   </div>`;
 }

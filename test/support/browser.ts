@@ -33,12 +33,21 @@ export interface CheckoutRig {
  * What every checkout browser test runs against: a chain, the shipped executable and chromium.
  * When a step fails, what the earlier steps started is stopped before the error is rethrown.
  */
-export function startCheckoutRig(opts: { executablePath?: string } = {}): Promise<CheckoutRig> {
+export function startCheckoutRig(
+  opts: { executablePath?: string; env?: Record<string, string> } = {},
+): Promise<CheckoutRig> {
   return settingUp(async (undo) => {
     const chain = await startChain({ blockTime: 0.5 });
     undo(() => chain.stop());
     // The shipped single executable, as a merchant runs it.
-    const stack = await startStack({ chain, confirmations: 1, pollIntervalMs: 100, subprocess: true, binary: true });
+    const stack = await startStack({
+      chain,
+      confirmations: 1,
+      pollIntervalMs: 100,
+      subprocess: true,
+      binary: true,
+      env: opts.env,
+    });
     undo(() => stack.stop());
     return { chain, stack, browser: await launchBrowser(opts) };
   });
