@@ -22,7 +22,8 @@ export interface PaymentDetailData {
 export function paymentDetailBody(data: PaymentDetailData): Raw {
   const { payment } = data.detail;
   return html`${data.created ? html`<p class="notice ok" role="status">Payment created. Send your customer the pay link below.</p>` : ""}
-<section class="card pd-card pd-head" aria-labelledby="pd-title">
+<section class="card pd-card pd-head" aria-labelledby="pd-title" data-live-payment="${payment.id}"
+  data-live-state="${liveState(payment.status, payment.amount_received)}">
   <div>
     <p class="muted">Payment</p>
     <h1 id="pd-title"><span id="pd-amount">${formatAmount(payment.amount)}</span> USDC
@@ -40,6 +41,13 @@ ${settlementsCard(data)}
 ${historyCard(data)}
 ${deliveriesCard(data)}`;
 }
+
+/**
+ * What the page's script compares with the public view to know the page is out of date: the
+ * status and the received amount, in the public view's own format.
+ */
+const liveState = (status: string, received: bigint | null) =>
+  `${status}|${received === null ? "" : formatExact(received)}`;
 
 function payLinkCard(data: PaymentDetailData): Raw {
   return html`<section class="card pd-card pd-link" aria-labelledby="pd-link-title">

@@ -2,7 +2,8 @@
  * The new-payment form and the payment page in a real chromium against the shipped binary on a
  * real anvil, as a merchant uses them: create a payment from the form, send the pay link to a
  * customer who pays it on the local chain, and see it confirmed with its transfer, settlement and
- * webhook deliveries. Screenshots at desktop and phone width go to test/artifacts/.
+ * webhook deliveries (the page left open meanwhile updates itself). Screenshots at desktop and
+ * phone width go to test/artifacts/.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import type { Browser } from "playwright-core";
@@ -101,6 +102,8 @@ describe("a payment from the dashboard, in a browser", () => {
     await stack.waitForStatus(id, "confirmed", { timeoutMs: 30_000 });
     await checkout.locator("#status-label").filter({ hasText: "Paid" }).waitFor({ timeout: 15_000 });
     await customer.close();
+    // The merchant's page, open all along, brings itself up to date.
+    await page.locator("#pd-status").filter({ hasText: "confirmed" }).waitFor({ timeout: 30_000 });
 
     // Every event of the payment delivered to the endpoint, and its attempt recorded.
     await stack.waitFor(

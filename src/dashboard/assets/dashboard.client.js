@@ -17,3 +17,26 @@ document.addEventListener("click", async (event) => {
 
 // detail: copy buttons that only work with this script are rendered hidden; show them now.
 for (const button of document.querySelectorAll("button[data-copy][hidden]")) button.hidden = false;
+
+// detail: the payment page reloads itself once the payment's status or received amount changes,
+// read from the payment's public view every 5 s while the tab is visible.
+const livePayment = document.querySelector("[data-live-payment]");
+if (livePayment) {
+  const id = livePayment.getAttribute("data-live-payment");
+  const shown = livePayment.getAttribute("data-live-state");
+  const check = async () => {
+    if (document.visibilityState === "visible") {
+      try {
+        const res = await fetch(`/api/public/payments/${encodeURIComponent(id)}`, { cache: "no-store" });
+        if (res.ok) {
+          const view = await res.json();
+          if (`${view.status}|${view.amount_received ?? ""}` !== shown) return location.reload();
+        }
+      } catch {
+        // Offline for a moment: try again on the next round.
+      }
+    }
+    setTimeout(check, 5000);
+  };
+  setTimeout(check, 5000);
+}
