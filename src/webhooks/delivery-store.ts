@@ -74,11 +74,12 @@ export function createDeliveryStore(db: Db) {
     `SELECT d.*, ev.type AS event_type FROM webhook_deliveries d JOIN events ev ON ev.id = d.event_id
       WHERE d.endpoint_id = ? AND (?2 IS NULL OR d.rowid < ?2) ORDER BY d.rowid DESC LIMIT ?`,
   );
+  // From the payment's events to their deliveries (found by event_id through UNIQUE (event_id, endpoint_id)).
   const listForPayment = db.query<PaymentDelivery, [string, string]>(
-    `SELECT d.*, ev.type AS event_type, e.url AS endpoint_url FROM webhook_deliveries d
-       JOIN events ev ON ev.id = d.event_id
+    `SELECT d.*, ev.type AS event_type, e.url AS endpoint_url FROM events ev
+       JOIN webhook_deliveries d ON d.event_id = ev.id
        JOIN webhook_endpoints e ON e.id = d.endpoint_id
-      WHERE ev.payment_id = ? AND d.account_id = ? ORDER BY d.rowid`,
+      WHERE ev.payment_id = ?1 AND ev.account_id = ?2 AND d.account_id = ?2 ORDER BY d.rowid`,
   );
   const rowidOf = db.query<{ rowid: number }, [string, string]>(
     "SELECT rowid FROM webhook_deliveries WHERE id = ? AND endpoint_id = ?",
