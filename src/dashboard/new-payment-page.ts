@@ -25,9 +25,13 @@ export function newPaymentBody(data: NewPaymentFormData): Raw {
   const input = (field: keyof Omit<NewPaymentValues, "items">, label: string, attrs: Raw, hint = "") =>
     html`<div class="field">
     <label for="np-${field}">${label}</label>
-    <input id="np-${field}" name="${field}" value="${data.values[field]}" ${attrs}${invalid(fieldError(field) !== "", field)}>
+    <input id="np-${field}" name="${field}" value="${data.values[field]}" ${attrs}${invalid(
+      fieldError(field) !== "",
+      field,
+    )}>
     ${hint ? html`<p class="muted np-hint">${hint}</p>` : ""}${fieldError(field)}
   </div>`;
+  const itemsInvalid = place !== null && ("row" in place || ("field" in place && place.field === "line_items"));
   const rows = [...data.values.items];
   while (rows.length < Math.max(BLANK_ITEM_ROWS, data.values.items.length + 1)) rows.push(blankItem());
   return html`<h1>New payment</h1>
@@ -36,11 +40,18 @@ ${data.error ? html`<p class="notice bad" role="alert">Nothing was created: ${da
   ${csrfField(data.session)}<input type="hidden" name="nonce" value="${data.nonce}">
   <section class="card np-section" aria-labelledby="np-amount-title">
     <h2 id="np-amount-title">Amount</h2>
-    ${input("amount", "Amount (USDC)", html`inputmode="decimal" autocomplete="off" placeholder="25.00"`, "Leave empty to charge the total of the line items below; if you fill in both, they must agree.")}
-    <fieldset class="np-items"${invalid(place !== null && ("row" in place || ("field" in place && place.field === "line_items")), "line_items")}>
+    ${input(
+      "amount",
+      "Amount (USDC)",
+      html`inputmode="decimal" autocomplete="off" placeholder="25.00"`,
+      "Leave empty to charge the total of the line items below; if you fill in both, they must agree.",
+    )}
+    <fieldset class="np-items"${invalid(itemsInvalid, "line_items")}>
       <legend>Line items <span class="muted">(optional)</span></legend>
       ${fieldError("line_items")}
-      <div class="np-item-head" aria-hidden="true"><span>Description</span><span>Unit price (USDC)</span><span>Quantity</span></div>
+      <div class="np-item-head" aria-hidden="true">
+        <span>Description</span><span>Unit price (USDC)</span><span>Quantity</span>
+      </div>
       ${rows.map((item, i) => itemRow(item, i, place, data.error))}
       <p class="muted np-hint">Empty rows are ignored.</p>
     </fieldset>
@@ -52,7 +63,12 @@ ${data.error ? html`<p class="notice bad" role="alert">Nothing was created: ${da
     ${input("invoice_number", "Invoice number", html`maxlength="100" autocomplete="off"`)}
     ${input("customer_name", "Customer name", html`maxlength="200" autocomplete="off"`)}
     ${input("customer_email", "Customer email", html`type="email" maxlength="320" autocomplete="off"`)}
-    ${input("due_at", "Due date", html`type="date"`, "Payable until the end of that day (UTC). Leave empty for the usual payment window.")}
+    ${input(
+      "due_at",
+      "Due date",
+      html`type="date"`,
+      "Payable until the end of that day (UTC). Leave empty for the usual payment window.",
+    )}
   </section>
   <div><button class="btn" type="submit">Create payment</button></div>
 </form>`;
@@ -62,11 +78,14 @@ function itemRow(item: ItemValues, i: number, place: ErrorPlace | null, error: s
   const bad = place && "row" in place && place.row === i ? place.column : null;
   const cell = (column: keyof ItemValues, label: string, attrs: Raw) =>
     html`<label class="np-cell"><span class="sr-only">${label}</span>
-      <input name="item_${column}" value="${item[column]}" ${attrs}${invalid(bad === column, `item-${i}`)}></label>`;
+      <input name="item_${column}" value="${item[column]}" autocomplete="off" ${attrs}${invalid(
+        bad === column,
+        `item-${i}`,
+      )}></label>`;
   return html`<div class="np-item">
-    ${cell("description", `Item ${i + 1} description`, html`maxlength="500" autocomplete="off" placeholder="Item ${i + 1}"`)}
-    ${cell("unit_amount", `Item ${i + 1} unit price (USDC)`, html`inputmode="decimal" autocomplete="off" placeholder="0.00"`)}
-    ${cell("quantity", `Item ${i + 1} quantity`, html`inputmode="numeric" autocomplete="off"`)}
+    ${cell("description", `Item ${i + 1} description`, html`maxlength="500" placeholder="Item ${i + 1}"`)}
+    ${cell("unit_amount", `Item ${i + 1} unit price (USDC)`, html`inputmode="decimal" placeholder="0.00"`)}
+    ${cell("quantity", `Item ${i + 1} quantity`, html`inputmode="numeric"`)}
     ${bad ? errorText(`item-${i}`, error!) : ""}
   </div>`;
 }

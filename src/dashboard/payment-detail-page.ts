@@ -21,7 +21,8 @@ export interface PaymentDetailData {
 /** The body of /dashboard/payments/{id}: everything about one payment, for its merchant. */
 export function paymentDetailBody(data: PaymentDetailData): Raw {
   const { payment } = data.detail;
-  return html`${data.created ? html`<p class="notice ok" role="status">Payment created. Send your customer the pay link below.</p>` : ""}
+  const created = html`<p class="notice ok" role="status">Payment created. Send your customer the pay link below.</p>`;
+  return html`${data.created ? created : ""}
 <section class="card pd-card pd-head" aria-labelledby="pd-title" data-live-payment="${payment.id}"
   data-live-state="${liveState(payment.status, payment.amount_received)}">
   <div>
@@ -95,7 +96,9 @@ function summaryCard(data: PaymentDetailData): Raw {
   const shown = rows.filter(([, value]) => value !== null && value !== "");
   return html`<section class="card pd-card" aria-labelledby="pd-summary-title">
   <h2 id="pd-summary-title">Details</h2>
-  <dl class="pd-facts" id="pd-facts">${shown.map(([term, value]) => html`<div><dt>${term}</dt><dd>${value}</dd></div>`)}</dl>
+  <dl class="pd-facts" id="pd-facts">${shown.map(
+    ([term, value]) => html`<div><dt>${term}</dt><dd>${value}</dd></div>`,
+  )}</dl>
 </section>`;
 }
 
@@ -109,12 +112,14 @@ function itemsCard(data: PaymentDetailData): Raw | "" {
     "Line items",
     "pd-items",
     html`<div class="table-wrap"><table>
-    <thead><tr><th>Item</th><th class="num">Unit price</th><th class="num">Quantity</th><th class="num">Amount</th></tr></thead>
+    ${headRow("Item", { num: "Unit price" }, { num: "Quantity" }, { num: "Amount" })}
     <tbody>${items.map(
       (item) => html`<tr><td class="pd-wrap">${item.description}</td><td class="num">${item.unit_amount}</td>
         <td class="num">${item.quantity}</td><td class="num">${item.amount}</td></tr>`,
     )}</tbody>
-    <tfoot><tr><th colspan="3">Total</th><td class="num">${formatAmount(data.detail.payment.amount)} USDC</td></tr></tfoot>
+    <tfoot><tr>
+      <th colspan="3">Total</th><td class="num">${formatAmount(data.detail.payment.amount)} USDC</td>
+    </tr></tfoot>
   </table></div>`,
   );
 }
@@ -132,11 +137,11 @@ function transfersCard(data: PaymentDetailData): Raw {
     transfers.length === 0
       ? html`<p class="muted">Nothing has arrived yet. USDC sent to the deposit address shows up here.</p>`
       : html`<div class="table-wrap"><table>
-    <thead><tr><th>Transaction</th><th>From</th><th class="num">Amount (USDC)</th><th class="num">Block</th><th>State</th><th>Seen</th></tr></thead>
+    ${headRow("Transaction", "From", { num: "Amount (USDC)" }, { num: "Block" }, "State", "Seen")}
     <tbody>${transfers.map(
       (t) => html`<tr><td>${txLink(data, t.txHash)}</td><td class="mono">${short(t.from)}</td>
         <td class="num">${formatExact(t.amount)}</td><td class="num">${t.blockNumber}</td>
-        <td>${t.confirmed ? html`<span class="badge confirmed">credited</span>` : html`<span class="badge">awaiting confirmations</span>`}</td>
+        <td>${t.confirmed ? CREDITED : AWAITING}</td>
         <td>${timeTag(isoMillis(t.seenAt))}</td></tr>`,
     )}</tbody>
   </table></div>`;
@@ -147,19 +152,22 @@ function settlementsCard(data: PaymentDetailData): Raw {
   const { settlements } = data.detail;
   const body =
     settlements.length === 0
-      ? html`<p class="muted">No settlement yet. Once the payment is funded, the relayer sweeps it to your payout address.</p>`
+      ? html`<p class="muted">No settlement yet. Once the payment is funded, the relayer sweeps it to your payout
+          address.</p>`
       : html`<div class="table-wrap"><table>
-    <thead><tr><th>Transaction</th><th>State</th><th class="num">Swept (USDC)</th><th class="num">Block</th><th>Sent</th></tr></thead>
+    ${headRow("Transaction", "State", { num: "Swept (USDC)" }, { num: "Block" }, "Sent")}
     <tbody>${settlements.map(
-      (
-        s,
-      ) => html`<tr><td>${txLink(data, s.txHash)}</td><td><span class="badge ${SETTLEMENT_BADGE[s.state]}">${s.state}</span></td>
+      (s) => html`<tr><td>${txLink(data, s.txHash)}</td>
+        <td><span class="badge ${SETTLEMENT_BADGE[s.state]}">${s.state}</span></td>
         <td class="num">${s.amount === null ? "" : formatExact(s.amount)}</td>
         <td class="num">${s.blockNumber ?? ""}</td><td>${timeTag(isoMillis(s.submittedAt))}</td></tr>`,
     )}</tbody>
   </table></div>`;
   return card("Settlement", "pd-settlements", body);
 }
+
+const CREDITED = html`<span class="badge confirmed">credited</span>`;
+const AWAITING = html`<span class="badge">awaiting confirmations</span>`;
 
 const SETTLEMENT_BADGE: Record<PaymentDetail["settlements"][number]["state"], string> = {
   submitted: "settling",
@@ -187,7 +195,8 @@ function deliveriesCard(data: PaymentDetailData): Raw {
   const { deliveries } = data.detail;
   const body =
     deliveries.length === 0
-      ? html`<p class="muted">No webhooks sent for this payment. Add an endpoint under <a href="/dashboard/webhooks">Webhooks</a> to be told of status changes.</p>`
+      ? html`<p class="muted">No webhooks sent for this payment. Add an endpoint under
+          <a href="/dashboard/webhooks">Webhooks</a> to be told of status changes.</p>`
       : deliveries.map(
           (d) => html`<div class="pd-delivery">
     <p><span class="mono">${d.event_type}</span> to <span class="mono pd-wrap">${d.endpoint_url}</span>
@@ -197,7 +206,7 @@ function deliveriesCard(data: PaymentDetailData): Raw {
       d.attempts.length === 0
         ? html`<p class="muted">Not attempted yet.</p>`
         : html`<div class="table-wrap"><table>
-      <thead><tr><th>Attempted</th><th class="num">Response</th><th>Error</th><th class="num">Duration</th></tr></thead>
+      ${headRow("Attempted", { num: "Response" }, "Error", { num: "Duration" })}
       <tbody>${d.attempts.map(
         (a) => html`<tr><td>${a.attempted_at ? timeTag(a.attempted_at) : ""}</td>
           <td class="num">${a.response_status ?? "none"}</td><td class="pd-wrap">${a.error ?? ""}</td>
@@ -225,6 +234,12 @@ function txLink(data: PaymentDetailData, hash: string): Raw {
 
 /** 0x5c50…2060: enough to recognise; the full value is in the title and behind the link. */
 const short = (hex: string) => (hex.length > 14 ? `${hex.slice(0, 6)}…${hex.slice(-4)}` : hex);
+
+/** A table's header row; `num` columns are right-aligned, as their figures are. */
+function headRow(...columns: Array<string | { num: string }>): Raw {
+  const cells = columns.map((c) => (typeof c === "string" ? html`<th>${c}</th>` : html`<th class="num">${c.num}</th>`));
+  return html`<thead><tr>${cells}</tr></thead>`;
+}
 
 function card(title: string, id: string, body: Raw): Raw {
   return html`<section class="card pd-card" id="${id}" aria-labelledby="${id}-title">
