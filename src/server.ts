@@ -223,7 +223,13 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
       payments,
       paymentLinks,
       paymentSearch: createPaymentSearch({ store: createSearchStore(db), clock }),
-      paymentDetails: createPaymentDetails({ payments, chain: chainStore, events, deliveries }),
+      paymentDetails: createPaymentDetails({
+        payments,
+        chain: chainStore,
+        events,
+        deliveries,
+        crossChainFor: config.crossChain ? burnsOf : undefined,
+      }),
       webhookEndpoints: createWebhookEndpointsService({
         store: webhookStore,
         clock,

@@ -12,6 +12,8 @@ export interface PaymentDetailData {
   chainName: string;
   /** Null where no public explorer knows the chain: then hashes are shown, not linked. */
   explorer: ExplorerLinks | null;
+  /** The explorer of a cross-chain source chain, by name; null where there is none. */
+  sourceExplorer: (chain: string) => ExplorerLinks | null;
   /** The pay link's QR code, as a data: URI (the page's CSP allows images from data:). */
   qrDataUri: string;
   /** Just created from the form: say so, and put the link to send first. */
@@ -38,6 +40,7 @@ ${summaryCard(data)}
 ${itemsCard(data)}
 ${metadataCard(data)}
 ${transfersCard(data)}
+${crossChainCard(data)}
 ${settlementsCard(data)}
 ${historyCard(data)}
 ${deliveriesCard(data)}`;
@@ -139,7 +142,7 @@ function transfersCard(data: PaymentDetailData): Raw {
       : html`<div class="table-wrap"><table>
     ${headRow("Transaction", "From", { num: "Amount (USDC)" }, { num: "Block" }, "State", "Seen")}
     <tbody>${transfers.map(
-      (t) => html`<tr><td>${txLink(data, t.txHash)}</td><td class="mono">${short(t.from)}</td>
+      (t) => html`<tr><td>${txLink(data.explorer, t.txHash)}</td><td class="mono">${short(t.from)}</td>
         <td class="num">${formatExact(t.amount)}</td><td class="num">${t.blockNumber}</td>
         <td>${t.confirmed ? CREDITED : AWAITING}</td>
         <td>${timeTag(isoMillis(t.seenAt))}</td></tr>`,
@@ -157,7 +160,7 @@ function settlementsCard(data: PaymentDetailData): Raw {
       : html`<div class="table-wrap"><table>
     ${headRow("Transaction", "State", { num: "Swept (USDC)" }, { num: "Block" }, "Sent")}
     <tbody>${settlements.map(
-      (s) => html`<tr><td>${txLink(data, s.txHash)}</td>
+      (s) => html`<tr><td>${txLink(data.explorer, s.txHash)}</td>
         <td><span class="badge ${SETTLEMENT_BADGE[s.state]}">${s.state}</span></td>
         <td class="num">${s.amount === null ? "" : formatExact(s.amount)}</td>
         <td class="num">${s.blockNumber ?? ""}</td><td>${timeTag(isoMillis(s.submittedAt))}</td></tr>`,
@@ -165,6 +168,34 @@ function settlementsCard(data: PaymentDetailData): Raw {
   </table></div>`;
   return card("Settlement", "pd-settlements", body);
 }
+
+function crossChainCard(data: PaymentDetailData): Raw | "" {
+  const burns = data.detail.crossChain;
+  if (burns.length === 0) return "";
+  const rows = burns.map(
+    (b) => html`<tr><td>${b.chain}</td><td>${txLink(data.sourceExplorer(b.chain), b.tx_hash)}</td>
+        <td><span class="badge ${BURN_BADGE[b.state]}">${b.state}</span></td>
+        <td class="num">${b.amount ?? ""}</td>
+        <td>${b.redeem_tx_hash ? txLink(data.explorer, b.redeem_tx_hash) : ""}</td>
+        <td class="pd-wrap">${b.error ?? ""}</td></tr>`,
+  );
+  return card(
+    "Cross-chain funding",
+    "pd-crosschain",
+    html`<p class="muted">USDC burned on another chain with Circle CCTP and minted to the deposit address.</p>
+  <div class="table-wrap"><table>
+    ${headRow("Source chain", "Burn", "State", { num: "Amount (USDC)" }, "Mint", "Error")}
+    <tbody>${rows}</tbody>
+  </table></div>`,
+  );
+}
+
+const BURN_BADGE: Record<PaymentDetail["crossChain"][number]["state"], string> = {
+  attesting: "settling",
+  redeeming: "settling",
+  redeemed: "confirmed",
+  failed: "failed",
+};
 
 const CREDITED = html`<span class="badge confirmed">credited</span>`;
 const AWAITING = html`<span class="badge">awaiting confirmations</span>`;
@@ -226,9 +257,9 @@ const DELIVERY_BADGE: Record<string, string> = {
   canceled: "",
 };
 
-function txLink(data: PaymentDetailData, hash: string): Raw {
-  return data.explorer
-    ? html`<a class="mono" href="${data.explorer.tx(hash)}" title="${hash}">${short(hash)}</a>`
+function txLink(explorer: ExplorerLinks | null, hash: string): Raw {
+  return explorer
+    ? html`<a class="mono" href="${explorer.tx(hash)}" title="${hash}">${short(hash)}</a>`
     : html`<span class="mono" title="${hash}">${short(hash)}</span>`;
 }
 

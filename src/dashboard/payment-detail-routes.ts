@@ -32,6 +32,10 @@ const IN_FLIGHT_WAIT_MS = 10_000;
 export function paymentDetailRoutes(ctx: AppContext): DashboardRoute[] {
   const createOnce = createPaymentOnce(ctx);
   const accountOf = (session: DashboardSession): Account | null => ctx.accounts.findAccount(session.accountId);
+  const sourceExplorer = (name: string) => {
+    const source = ctx.config.crossChain?.sources.find((s) => s.name === name);
+    return source ? explorerFor(source) : null;
+  };
 
   const form = (
     session: DashboardSession,
@@ -117,6 +121,7 @@ export function paymentDetailRoutes(ctx: AppContext): DashboardRoute[] {
             payUrl,
             chainName: ctx.view.chainName,
             explorer: explorerFor({ name: ctx.view.chainName, chainId: detail.payment.chain_id }),
+            sourceExplorer,
             qrDataUri: `data:image/svg+xml;base64,${qr}`,
             created: query.get("created") === "1",
           }),

@@ -1,5 +1,6 @@
 import type { Account } from "../accounts/service.ts";
 import type { ChainStore } from "../chain/store.ts";
+import type { burnView } from "../crosschain/service.ts";
 import type { EventStore } from "../events/store.ts";
 import { splitFee } from "../lib/money.ts";
 import type { DeliveriesService } from "../webhooks/deliveries.ts";
@@ -12,6 +13,8 @@ export interface PaymentDetailDeps {
   chain: ChainStore;
   events: EventStore;
   deliveries: DeliveriesService;
+  /** The payment's cross-chain burns, when cross-chain funding is on. */
+  crossChainFor?: (paymentId: string) => Array<ReturnType<typeof burnView>>;
 }
 
 export type PaymentDetails = ReturnType<typeof createPaymentDetails>;
@@ -19,7 +22,8 @@ export type PaymentDetail = ReturnType<PaymentDetails["find"]>;
 
 /**
  * Everything known about one payment of an account, for the dashboard's payment page: the row,
- * what arrived on chain, what was swept, its status history and the webhooks sent about it.
+ * what arrived on chain (and was burned for it on other chains), what was swept, its status
+ * history and the webhooks sent about it.
  */
 export function createPaymentDetails(deps: PaymentDetailDeps) {
   return {
@@ -49,6 +53,7 @@ export function createPaymentDetails(deps: PaymentDetailDeps) {
           submittedAt: s.submitted_at,
           updatedAt: s.updated_at,
         })),
+        crossChain: deps.crossChainFor?.(payment.id) ?? [],
         history: deps.events
           .historyOfPayment(payment.id, account.id)
           .map((e) => ({ id: e.id, type: e.type, createdAt: e.created_at })),

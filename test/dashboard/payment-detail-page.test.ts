@@ -66,17 +66,20 @@ function detail(): PaymentDetail {
         updatedAt: NOW,
       },
     ],
+    crossChain: [],
     history: [],
     deliveries: [],
   };
 }
 
-function render(chain: { name: string; chainId: number }): string {
+function render(chain: { name: string; chainId: number }, crossChain: PaymentDetail["crossChain"] = []): string {
   const data: PaymentDetailData = {
-    detail: detail(),
+    detail: { ...detail(), crossChain },
     payUrl: "https://pay.example.test/pay/x",
     chainName: chain.name,
     explorer: explorerFor(chain),
+    // As configured: a built-in arbitrum source, and a custom one.
+    sourceExplorer: (name) => explorerFor({ name, chainId: name === "arbitrum" ? 42161 : 1337 }),
     qrDataUri: "data:image/svg+xml;base64,",
     created: false,
   };
@@ -103,5 +106,30 @@ describe("explorer links on the payment page", () => {
     const page = render({ name: "base", chainId: 8453 });
     expect(page).toContain('<dt>Fee</dt><dd>0.375 USDC <span class="muted">(1.50%)</span></dd>');
     expect(page).toContain("<dt>Net to you</dt><dd>24.625 USDC</dd>");
+  });
+
+  test("a cross-chain burn links to its source chain's explorer, its mint to the settlement chain's", () => {
+    const burn = (chain: string, tx: string) => ({
+      id: "burn_1",
+      chain,
+      tx_hash: tx,
+      state: "redeemed" as const,
+      amount: "25.00",
+      redeem_tx_hash: SETTLEMENT_TX,
+      error: null,
+      created_at: new Date(NOW).toISOString(),
+      updated_at: new Date(NOW).toISOString(),
+    });
+    const burnTx = `0x${"d4".repeat(32)}`;
+    const customTx = `0x${"e5".repeat(32)}`;
+    const page = render({ name: "base", chainId: 8453 }, [burn("arbitrum", burnTx), burn("my-l2", customTx)]);
+    expect(page).toContain(`href="https://arbiscan.io/tx/${burnTx}"`);
+    expect(page).toContain(`href="https://basescan.org/tx/${SETTLEMENT_TX}"`);
+    expect(page).toContain(`<span class="mono" title="${customTx}">`);
+    expect(page).not.toContain(`/tx/${customTx}`);
+  });
+
+  test("no cross-chain section for a payment without burns", () => {
+    expect(render({ name: "base", chainId: 8453 })).not.toContain("Cross-chain funding");
   });
 });
