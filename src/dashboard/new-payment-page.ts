@@ -53,7 +53,8 @@ ${data.error ? html`<p class="notice bad" role="alert">Nothing was created: ${da
         <span>Description</span><span>Unit price (USDC)</span><span>Quantity</span>
       </div>
       ${rows.map((item, i) => itemRow(item, i, place, data.error))}
-      <p class="muted np-hint">Empty rows are ignored.</p>
+      <p class="muted np-hint">Empty rows are ignored.
+        <button class="btn link" type="button" data-add-item hidden>Add a row</button></p>
     </fieldset>
   </section>
   <section class="card np-section" aria-labelledby="np-details-title">

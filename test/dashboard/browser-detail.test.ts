@@ -73,6 +73,11 @@ describe("a payment from the dashboard, in a browser", () => {
     expect(problems).toEqual(["Failed to load resource: the server responded with a status of 400 (Bad Request)"]);
     problems.length = 0;
 
+    // A sixth row on demand (left empty, so ignored).
+    await page.getByRole("button", { name: "Add a row" }).click();
+    await expect(page.getByLabel("Item 6 description").inputValue()).resolves.toBe("");
+    expect(await page.getByLabel("Item 6 quantity").inputValue()).toBe("1");
+
     // Corrected: line items only, and what the checkout shows.
     await page.getByLabel("Amount (USDC)").fill("");
     await page.getByLabel("Item 2 description").fill("Gift wrap");

@@ -40,3 +40,26 @@ if (livePayment) {
   };
   setTimeout(check, 5000);
 }
+
+// detail: "Add a row" on the new-payment form copies the last item row, emptied and renumbered
+// (without the script the form offers five rows, and one more each time it comes back).
+const addItem = document.querySelector("[data-add-item]");
+if (addItem) {
+  addItem.hidden = false;
+  addItem.addEventListener("click", () => {
+    const rows = document.querySelectorAll(".np-item");
+    const last = rows[rows.length - 1];
+    const row = last.cloneNode(true);
+    const n = rows.length + 1;
+    row.querySelector(".field-error")?.remove();
+    for (const input of row.querySelectorAll("input")) {
+      input.value = input.name === "item_quantity" ? "1" : "";
+      input.removeAttribute("aria-invalid");
+      input.removeAttribute("aria-describedby");
+      if (input.name === "item_description") input.placeholder = `Item ${n}`;
+    }
+    for (const label of row.querySelectorAll(".sr-only")) label.textContent = label.textContent.replace(/\d+/, n);
+    last.after(row);
+    row.querySelector("input").focus();
+  });
+}
