@@ -41,6 +41,10 @@ export const DASHBOARD_ROUTES: readonly DashboardRouteCase[] = [
   { method: "POST", path: "/dashboard/links/new", form: { mode: "fixed", amount: "2.00", description: "Sweep link" } },
   { method: "GET", path: "/dashboard/links/:id", params: { id: "linkId" } },
   { method: "POST", path: "/dashboard/links/:id", params: { id: "linkId" }, form: { active: "false" } },
+  { method: "GET", path: "/dashboard/payments/new" },
+  // A form's nonce is 24 base62 characters; sent again, it answers with the payment it made.
+  { method: "POST", path: "/dashboard/payments/new", form: { amount: "5.00", nonce: "sweepNonce00000000000000" } },
+  { method: "GET", path: "/dashboard/payments/:id", params: { id: "paymentId" } },
 ];
 
 /** The concrete path of `route` for `objects`. */
