@@ -17,6 +17,8 @@ Usage:
   stablegate account create --name NAME --payout-address 0x.. [--fee-bps N]
   stablegate account list
   stablegate account show ACCOUNT_ID
+  stablegate account set-payout ACCOUNT_ID ADDRESS
+                                            where new payments pay out (recorded as an event)
   stablegate key create --account ACCOUNT_ID
   stablegate key list [--account ACCOUNT_ID]
   stablegate key revoke KEY_ID

@@ -1,4 +1,5 @@
 import { type Address, getAddress, isAddress } from "viem";
+import type { EventStore } from "../events/store.ts";
 import { type Clock, isoMillis } from "../lib/clock.ts";
 import { AuthError, NotFoundError, ValidationError } from "../lib/errors.ts";
 import { API_KEY, type IdGenerator } from "../lib/ids.ts";
@@ -19,15 +20,26 @@ export interface ApiKeyInfo {
   hint: string;
   created_at: string;
   revoked_at: string | null;
+  /** To the minute (KEY_USE_RESOLUTION_MS); null when the key never authenticated a request. */
+  last_used_at: string | null;
 }
 
 export interface AccountsDeps {
   store: AccountStore;
+  /** Where account changes are recorded (and queued as webhooks) with the change itself. */
+  events: EventStore;
   clock: Clock;
   ids: IdGenerator;
 }
 
-export function createAccountsService({ store, clock, ids }: AccountsDeps) {
+/**
+ * How stale a key's last_used_at may be. Recording every request would turn each API read into
+ * a write, and with synchronous=FULL a disk flush, all queued on SQLite's one writer; "last used"
+ * only needs to tell a key in use from an idle one, so a key is written at most once a minute.
+ */
+export const KEY_USE_RESOLUTION_MS = 60_000;
+
+export function createAccountsService({ store, events, clock, ids }: AccountsDeps) {
   function issueKey(accountId: string): { id: string; api_key: string } {
     const apiKey = ids.apiKey();
     const id = ids.prefixed("key");
@@ -47,7 +59,6 @@ export function createAccountsService({ store, clock, ids }: AccountsDeps) {
       const name = input.name.trim();
       if (!name || name.length > 200) throw new ValidationError("name must be 1 to 200 characters");
       const payoutAddress = payoutAddressFrom(input.payoutAddress);
-      if (/^0x0{40}$/.test(payoutAddress)) throw new ValidationError("payout address must not be the zero address");
       const feeBps = input.feeBps;
       if (feeBps !== undefined && (!Number.isInteger(feeBps) || feeBps < 0 || feeBps > 10_000)) {
         throw new ValidationError("fee bps must be a whole number from 0 to 10000");
@@ -85,10 +96,44 @@ export function createAccountsService({ store, clock, ids }: AccountsDeps) {
       return store.listKeys(accountId).map(toKeyInfo);
     },
 
-    revokeKey(keyId: string): ApiKeyInfo {
-      const row = store.revokeKey(keyId, clock.now());
+    /** Revokes a key; with `accountId`, only one of that account's (another's is 404). Revoking twice keeps the first time. */
+    revokeKey(keyId: string, accountId?: string): ApiKeyInfo {
+      const row = store.revokeKey(keyId, clock.now(), accountId);
       if (!row) throw new NotFoundError(`no key ${keyId}`);
       return toKeyInfo(row);
+    },
+
+    /**
+     * Points the account's future payments at a new payout address. Existing payments keep the
+     * address committed in their deposit address's salt: no server can redirect those funds.
+     * The change is recorded as an `account.updated` event in the same transaction.
+     */
+    setPayoutAddress(accountId: string, text: string) {
+      const payoutAddress = payoutAddressFrom(text);
+      return store.transaction(() => {
+        const before = store.findAccount(accountId);
+        if (!before) throw new NotFoundError(`no account ${accountId}`);
+        if (before.payout_address === payoutAddress) return toAccountJson(before);
+        const after = store.setPayoutAddress(accountId, payoutAddress)!;
+        const now = clock.now();
+        const id = ids.prefixed("evt");
+        const payload = {
+          id,
+          object: "event",
+          type: "account.updated",
+          created_at: isoMillis(now),
+          data: { account: toAccountJson(after), previous_attributes: { payout_address: before.payout_address } },
+        };
+        events.insert({
+          id,
+          account_id: accountId,
+          type: "account.updated",
+          payment_id: null,
+          payload: JSON.stringify(payload),
+          created_at: now,
+        });
+        return toAccountJson(after);
+      });
     },
 
     /**
@@ -106,6 +151,9 @@ export function createAccountsService({ store, clock, ids }: AccountsDeps) {
         throw new AuthError("invalid API key");
       const account = store.findAccount(row.account_id);
       if (!account) throw new AuthError("invalid API key");
+      const now = clock.now();
+      if (row.last_used_at === null || now - row.last_used_at >= KEY_USE_RESOLUTION_MS)
+        store.touchKey(row.id, now, now - KEY_USE_RESOLUTION_MS);
       return {
         id: account.id,
         name: account.name,
@@ -137,6 +185,7 @@ function payoutAddressFrom(text: string): Address {
       "payout address has mixed case but a wrong EIP-55 checksum: check it for a typo, or give it in lower case",
     );
   }
+  if (/^0x0{40}$/i.test(text)) throw new ValidationError("payout address must not be the zero address");
   return getAddress(text);
 }
 
@@ -157,5 +206,6 @@ function toKeyInfo(row: ApiKeyRow): ApiKeyInfo {
     hint: `sk_live_...${row.key_hint}`,
     created_at: isoMillis(row.created_at),
     revoked_at: isoMillis(row.revoked_at),
+    last_used_at: isoMillis(row.last_used_at),
   };
 }

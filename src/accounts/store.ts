@@ -16,6 +16,7 @@ export interface ApiKeyRow {
   key_hint: string;
   created_at: number;
   revoked_at: number | null;
+  last_used_at: number | null;
 }
 
 export type AccountStore = ReturnType<typeof createAccountStore>;
@@ -39,16 +40,30 @@ export function createAccountStore(db: Db) {
   const revoke = db.query<ApiKeyRow, [number, string]>(
     "UPDATE api_keys SET revoked_at = coalesce(revoked_at, ?) WHERE id = ? RETURNING *",
   );
+  const revokeForAccount = db.query<ApiKeyRow, [number, string, string]>(
+    "UPDATE api_keys SET revoked_at = coalesce(revoked_at, ?) WHERE id = ? AND account_id = ? RETURNING *",
+  );
+  const touchKey = db.query(
+    "UPDATE api_keys SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at <= ?)",
+  );
+  const setPayout = db.query<AccountRow, [string, string]>(
+    "UPDATE accounts SET payout_address = ? WHERE id = ? RETURNING *",
+  );
   const countFeeAccounts = db.query<{ n: number }, []>("SELECT count(*) AS n FROM accounts WHERE fee_bps > 0");
 
   return {
     insertAccount: (row: AccountRow) => insertAccount.run({ ...row }),
     findAccount: (id: string) => findAccount.get(id),
     listAccounts: () => listAccounts.all(),
-    insertKey: (row: Omit<ApiKeyRow, "revoked_at">) => insertKey.run({ ...row }),
+    insertKey: (row: Omit<ApiKeyRow, "revoked_at" | "last_used_at">) => insertKey.run({ ...row }),
     findKeyByHash: (hash: string) => findKeyByHash.get(hash),
     listKeys: (accountId?: string) => (accountId ? listAccountKeys.all(accountId) : listAllKeys.all()),
-    revokeKey: (id: string, now: number) => revoke.get(now, id),
+    /** With `accountId`, only that account's key: another account's is as unknown as a missing one. */
+    revokeKey: (id: string, now: number, accountId?: string) =>
+      accountId === undefined ? revoke.get(now, id) : revokeForAccount.get(now, id, accountId),
+    /** Records a use at `now` unless one at or after `staleBefore` is recorded already. */
+    touchKey: (id: string, now: number, staleBefore: number) => touchKey.run(now, id, staleBefore).changes > 0,
+    setPayoutAddress: (id: string, address: string) => setPayout.get(address, id),
     countAccountsWithFee: () => countFeeAccounts.get()?.n ?? 0,
     transaction: <T>(fn: () => T): T => inTransaction(db, fn),
   };

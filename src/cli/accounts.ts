@@ -2,6 +2,7 @@ import { createAccountsService } from "../accounts/service.ts";
 import { createAccountStore } from "../accounts/store.ts";
 import { dataDirFrom } from "../config.ts";
 import { openDb } from "../db/index.ts";
+import { createEventStore } from "../events/store.ts";
 import { systemClock } from "../lib/clock.ts";
 import { ValidationError } from "../lib/errors.ts";
 import { randomIds } from "../lib/ids.ts";
@@ -12,14 +13,14 @@ type Service = ReturnType<typeof createAccountsService>;
 
 interface Command {
   flags: FlagSpec;
-  /** The positional argument it takes, if any (named in the usage line). */
-  positional?: string;
+  /** The positional arguments it takes, all required (named in the usage line). */
+  positionals?: string[];
   run(service: Service, args: ParsedArgs, env: Env): unknown;
 }
 
 const text = { type: "string" } as const;
 
-/** `account create|list|show` and `key create|list|revoke`: they share the data dir with a running server. */
+/** `account create|list|show|set-payout` and `key create|list|revoke`: they share the data dir with a running server. */
 const COMMANDS: Record<string, Command> = {
   "account create": {
     flags: { name: text, "payout-address": text, "fee-bps": text },
@@ -42,8 +43,13 @@ const COMMANDS: Record<string, Command> = {
   "account list": { flags: {}, run: (service) => service.listAccounts() },
   "account show": {
     flags: {},
-    positional: "ACCOUNT_ID",
+    positionals: ["ACCOUNT_ID"],
     run: (service, { positionals }) => service.showAccount(positionals[0]!),
+  },
+  "account set-payout": {
+    flags: {},
+    positionals: ["ACCOUNT_ID", "ADDRESS"],
+    run: (service, { positionals }) => service.setPayoutAddress(positionals[0]!, positionals[1]!),
   },
   "key create": {
     flags: { account: text },
@@ -55,7 +61,7 @@ const COMMANDS: Record<string, Command> = {
   },
   "key revoke": {
     flags: {},
-    positional: "KEY_ID",
+    positionals: ["KEY_ID"],
     run: (service, { positionals }) => service.revokeKey(positionals[0]!),
   },
 };
@@ -65,12 +71,17 @@ export function runAccountCommand(group: "account" | "key", argv: string[], env:
   const name = `${group} ${action ?? ""}`.trim();
   const command = COMMANDS[name];
   if (!command) throw new UsageError(`unknown command: ${name}`);
-  const args = parseArgs(rest, command.flags, command.positional ? 1 : 0);
-  if (command.positional && args.positionals.length === 0)
-    throw new UsageError(`usage: stablegate ${name} ${command.positional}`);
+  const wanted = command.positionals ?? [];
+  const args = parseArgs(rest, command.flags, wanted.length);
+  if (args.positionals.length < wanted.length) throw new UsageError(`usage: stablegate ${name} ${wanted.join(" ")}`);
   const db = openDb(dataDirFrom(env));
   try {
-    const service = createAccountsService({ store: createAccountStore(db), clock: systemClock, ids: randomIds });
+    const service = createAccountsService({
+      store: createAccountStore(db),
+      events: createEventStore(db, randomIds),
+      clock: systemClock,
+      ids: randomIds,
+    });
     return command.run(service, args, env);
   } catch (error) {
     // A bad value on the command line is a usage mistake (exit 2), like a bad flag.

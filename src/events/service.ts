@@ -7,11 +7,13 @@ import type { EventStore } from "./store.ts";
 
 /**
  * Every type an event can have (README.md, Webhooks): a payment entering a status (creation is
- * `pending` and sends none), funds after confirmation, and the on-demand `test` ping.
+ * `pending` and sends none), funds after confirmation, a change to the account (its payout
+ * address, from the CLI), and the on-demand `test` ping.
  */
 export const EVENT_TYPES: readonly string[] = [
   ...PAYMENT_STATUSES.filter((status) => status !== "pending").map((status) => `payment.${status}`),
   "payment.funds_received",
+  "account.updated",
   "test",
 ];
 

@@ -168,6 +168,39 @@ describe("stablegate account list / show", () => {
   });
 });
 
+describe("stablegate account set-payout", () => {
+  const NEW_PAYOUT = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
+
+  test("an all-lower-case address is accepted and printed checksummed; the account shows it", async () => {
+    const { accountId } = await newAccount("Payout Shop");
+    const { code, stdout, stderr } = await cli(["account", "set-payout", accountId, NEW_PAYOUT.toLowerCase()]);
+    expect({ code, stderr }).toEqual({ code: 0, stderr: "" });
+    expect(JSON.parse(stdout)).toMatchObject({ id: accountId, payout_address: NEW_PAYOUT });
+    expect(JSON.parse((await cli(["account", "show", accountId])).stdout).payout_address).toBe(NEW_PAYOUT);
+  });
+
+  test("a bad checksum or a missing argument exits 2, an unknown account 1; nothing changes", async () => {
+    const { accountId } = await newAccount("Typo Shop");
+    const badChecksum = NEW_PAYOUT.replace("C51812dc", "c51812dC");
+    const runs: Array<[string[], number, string]> = [
+      [["account", "set-payout", accountId, badChecksum], 2, "EIP-55 checksum"],
+      [["account", "set-payout", accountId], 2, "usage: stablegate account set-payout ACCOUNT_ID ADDRESS"],
+      [["account", "set-payout", "acct_nope", NEW_PAYOUT], 1, "no account acct_nope"],
+    ];
+    for (const [args, expected, says] of runs) {
+      const { code, stdout, stderr } = await cli(args);
+      expect({ args, code, stdout, lines: lines(stderr).length, says: stderr.includes(says) }).toEqual({
+        args,
+        code: expected,
+        stdout: "",
+        lines: 1,
+        says: true,
+      });
+    }
+    expect(JSON.parse((await cli(["account", "show", accountId])).stdout).payout_address).toBe(PAYOUT);
+  });
+});
+
 describe("stablegate exit codes", () => {
   // One letter's case flipped from the checksummed 0x70997970C51812dc3A010C7d01b50e0d17dc79C8.
   const BAD_CHECKSUM = "0x70997970c51812dc3A010C7d01b50e0d17dc79C8";

@@ -1,0 +1,135 @@
+/**
+ * API keys over a real SQLite file with the clock injected: when a key was last used (written at
+ * most once a minute, not on every request), and revocation scoped to one account.
+ */
+import { Database } from "bun:sqlite";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { rmSync } from "node:fs";
+import { createAccountsService, KEY_USE_RESOLUTION_MS } from "../../src/accounts/service.ts";
+import { createAccountStore } from "../../src/accounts/store.ts";
+import { runAccountCommand } from "../../src/cli/accounts.ts";
+import { type Db, openDb } from "../../src/db/index.ts";
+import { createEventStore } from "../../src/events/store.ts";
+import { AuthError, NotFoundError } from "../../src/lib/errors.ts";
+import { randomIds } from "../../src/lib/ids.ts";
+import { api, makeTempDir, startTestServer, TEST_PAYOUT } from "../support/server.ts";
+
+const T0 = Date.UTC(2026, 5, 1, 12, 0, 0);
+const clock = { at: T0, now: () => clock.at };
+
+let dataDir: string;
+let db: Db;
+let accounts: ReturnType<typeof createAccountsService>;
+
+beforeAll(() => {
+  dataDir = makeTempDir();
+  db = openDb(dataDir);
+  accounts = createAccountsService({
+    store: createAccountStore(db),
+    events: createEventStore(db, randomIds),
+    clock,
+    ids: randomIds,
+  });
+});
+afterAll(() => {
+  db.close();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+function newAccount(name: string) {
+  const created = accounts.createAccount({ name, payoutAddress: TEST_PAYOUT });
+  return { accountId: created.account.id, apiKey: created.api_key, keyId: created.key_id };
+}
+
+const lastUsed = (accountId: string, keyId: string) =>
+  accounts.listKeys(accountId).find((key) => key.id === keyId)!.last_used_at;
+
+/** The stored value itself, to tell "not written" from "written with the same value". */
+const storedLastUsed = (keyId: string) =>
+  db.query<{ last_used_at: number | null }, [string]>("SELECT last_used_at FROM api_keys WHERE id = ?").get(keyId)!
+    .last_used_at;
+
+describe("API key last used", () => {
+  test("a new key was never used; its first request records the time", () => {
+    clock.at = T0;
+    const { accountId, apiKey, keyId } = newAccount("Fresh Keys");
+    expect(lastUsed(accountId, keyId)).toBeNull();
+    accounts.authenticate(`Bearer ${apiKey}`);
+    expect(lastUsed(accountId, keyId)).toBe(new Date(T0).toISOString());
+  });
+
+  test("requests within a minute of the recorded use write nothing; the first one after it does", () => {
+    clock.at = T0;
+    const { apiKey, keyId } = newAccount("Busy Keys");
+    accounts.authenticate(`Bearer ${apiKey}`);
+    const changesBefore = db.query<{ n: number }, []>("SELECT total_changes() AS n").get()!.n;
+    for (const offset of [1, 1_000, KEY_USE_RESOLUTION_MS - 1]) {
+      clock.at = T0 + offset;
+      accounts.authenticate(`Bearer ${apiKey}`);
+    }
+    expect(db.query<{ n: number }, []>("SELECT total_changes() AS n").get()!.n).toBe(changesBefore);
+    expect(storedLastUsed(keyId)).toBe(T0);
+    clock.at = T0 + KEY_USE_RESOLUTION_MS;
+    accounts.authenticate(`Bearer ${apiKey}`);
+    expect(storedLastUsed(keyId)).toBe(T0 + KEY_USE_RESOLUTION_MS);
+  });
+
+  test("within the minute a request does not even wait for the write lock (another process may hold it)", () => {
+    clock.at = T0;
+    const { accountId, apiKey } = newAccount("Locked Keys");
+    accounts.authenticate(`Bearer ${apiKey}`);
+    const writer = new Database(`${dataDir}/stablegate.db`);
+    writer.run("PRAGMA busy_timeout = 0");
+    try {
+      writer.run("BEGIN IMMEDIATE");
+      clock.at = T0 + 1_000;
+      expect(accounts.authenticate(`Bearer ${apiKey}`).id).toBe(accountId);
+    } finally {
+      writer.run("ROLLBACK");
+      writer.close();
+    }
+  });
+
+  test("a refused key records no use", () => {
+    clock.at = T0;
+    const { accountId, apiKey, keyId } = newAccount("Revoked Keys");
+    accounts.revokeKey(keyId, accountId);
+    expect(() => accounts.authenticate(`Bearer ${apiKey}`)).toThrow(AuthError);
+    expect(lastUsed(accountId, keyId)).toBeNull();
+  });
+});
+
+describe("revoking a key for one account", () => {
+  test("another account's key is not found and stays usable", () => {
+    clock.at = T0;
+    const owner = newAccount("Key Owner");
+    const other = newAccount("Key Neighbour");
+    expect(() => accounts.revokeKey(owner.keyId, other.accountId)).toThrow(NotFoundError);
+    expect(accounts.authenticate(`Bearer ${owner.apiKey}`).id).toBe(owner.accountId);
+    expect(accounts.revokeKey(owner.keyId, owner.accountId).revoked_at).toBe(new Date(T0).toISOString());
+    expect(() => accounts.authenticate(`Bearer ${owner.apiKey}`)).toThrow(AuthError);
+  });
+});
+
+describe("stablegate key list", () => {
+  test("shows when each key last authenticated an API request, null for one never used", async () => {
+    const server = await startTestServer();
+    try {
+      const merchant = server.createAccount("Listed Keys");
+      const unused = runAccountCommand("key", ["create", "--account", merchant.accountId], server.env) as {
+        id: string;
+      };
+      const before = Date.now();
+      expect((await api(server.url, merchant.apiKey)("/api/v1/payments")).status).toBe(200);
+      const keys = runAccountCommand("key", ["list", "--account", merchant.accountId], server.env) as Array<{
+        id: string;
+        last_used_at: string | null;
+      }>;
+      const used = Date.parse(keys.find((key) => key.id === merchant.keyId)!.last_used_at!);
+      expect(used).toBeGreaterThanOrEqual(before);
+      expect(keys.find((key) => key.id === unused.id)!.last_used_at).toBeNull();
+    } finally {
+      await server.stop();
+    }
+  });
+});
