@@ -1,4 +1,4 @@
-import type { Hex } from "viem";
+import type { Address, Hex } from "viem";
 import type { PaymentRow } from "../payments/store.ts";
 
 /** What the rest of the server asks of the chain side: the routes, and /readyz. */
@@ -7,4 +7,9 @@ export interface ChainApi {
   sync(row: PaymentRow, txHash: Hex): Promise<"recorded" | "pending">;
   /** Readiness of the chain connection for /readyz. */
   readiness(): Promise<{ ok: boolean; [key: string]: unknown }>;
+  /**
+   * The relayer's address and its gas balance read from the node now; the balance is null when
+   * the node does not answer within `timeoutMs`, so a page showing it never waits on a dead RPC.
+   */
+  relayerGas(timeoutMs: number): Promise<{ address: Address; balanceWei: bigint | null }>;
 }

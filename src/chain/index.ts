@@ -99,6 +99,20 @@ export function createChain(deps: ChainDeps) {
           );
       }
     },
+    async relayerGas(timeoutMs: number) {
+      const address = clients.account.address;
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const late = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), timeoutMs)));
+      try {
+        const balanceWei = await Promise.race([clients.publicClient.getBalance({ address }), late]);
+        return { address, balanceWei };
+      } catch (error) {
+        log.debug("relayer balance: chain unreachable", { error: errorMessage(error) });
+        return { address, balanceWei: null };
+      } finally {
+        clearTimeout(timer);
+      }
+    },
     async readiness() {
       const status = watcher.status();
       const lag = status.head !== null && status.cursor !== null ? Number(status.head - status.cursor) : null;

@@ -35,6 +35,7 @@ export function createDeliveriesService(deps: DeliveriesDeps) {
       endpoint_id: row.endpoint_id,
       event_id: row.event_id,
       event_type: row.event_type,
+      payment_id: row.payment_id,
       status: row.state,
       attempt_count: row.attempts,
       next_attempt_at: row.state === "pending" ? isoMillis(row.next_attempt_at) : null,

@@ -13,9 +13,11 @@ export interface DeliveryRow {
   updated_at: number;
 }
 
-/** A delivery as the deliveries API shows it: with the type of the event it carries. */
+/** A delivery as the deliveries API shows it: with the type and payment of the event it carries. */
 export interface ListedDelivery extends DeliveryRow {
   event_type: string;
+  /** null for events about no payment (`test`, `account.updated`). */
+  payment_id: string | null;
 }
 
 /** A delivery of one of a payment's events, with the endpoint it goes to. */
@@ -67,11 +69,11 @@ export function createDeliveryStore(db: Db) {
      WHERE endpoint_id = ? AND state = 'pending'`,
   );
   const findForEndpoint = db.query<ListedDelivery, [string, string]>(
-    `SELECT d.*, ev.type AS event_type FROM webhook_deliveries d JOIN events ev ON ev.id = d.event_id
+    `SELECT d.*, ev.type AS event_type, ev.payment_id FROM webhook_deliveries d JOIN events ev ON ev.id = d.event_id
      WHERE d.id = ? AND d.endpoint_id = ?`,
   );
   const listForEndpoint = db.query<ListedDelivery, [string, number | null, number]>(
-    `SELECT d.*, ev.type AS event_type FROM webhook_deliveries d JOIN events ev ON ev.id = d.event_id
+    `SELECT d.*, ev.type AS event_type, ev.payment_id FROM webhook_deliveries d JOIN events ev ON ev.id = d.event_id
       WHERE d.endpoint_id = ? AND (?2 IS NULL OR d.rowid < ?2) ORDER BY d.rowid DESC LIMIT ?`,
   );
   // From the payment's events to their deliveries (found by event_id through UNIQUE (event_id, endpoint_id)).

@@ -55,6 +55,13 @@ export function createWebhookEndpointsService(deps: WebhookEndpointsDeps) {
       return { object: "list", data: store.listEndpoints(account.id).map(publicEndpoint), has_more: false };
     },
 
+    /** One of the account's live endpoints (another account's is as unknown as a missing one). */
+    retrieve(account: Account, id: string) {
+      const row = store.findEndpoint(id, account.id);
+      if (!row) throw new NotFoundError(`no webhook endpoint ${id}`);
+      return publicEndpoint(row);
+    },
+
     /** Deleting an endpoint cancels whatever was still to be sent to it. */
     delete(account: Account, id: string) {
       const deleted = store.transaction(() => {

@@ -33,12 +33,19 @@ export const WEBHOOK_LIMITS: { test: RateLimit; retry: RateLimit } = {
   retry: { burst: 100, perSecond: 10, message: "too many retries for this webhook endpoint; try again shortly" },
 };
 
-export function webhookEndpointRoutes(ctx: AppContext, authed: AuthPlugin) {
-  const { webhookEndpoints, deliveries, idempotency, rateLimiter, webhookLimits } = ctx;
-  // Taken only once the endpoint is known to be the caller's: unknown ids cost nothing, and
-  // nobody can use up another merchant's allowance.
-  const throttle = (kind: "test" | "retry", endpointId: string) => () =>
+/**
+ * The admission check for a `test` or `retry` send, shared by the API and the dashboard so both
+ * draw on one allowance per endpoint. The services take it only once the endpoint is known to be
+ * the caller's: unknown ids cost nothing, and nobody can use up another merchant's allowance.
+ */
+export const webhookThrottle =
+  ({ rateLimiter, webhookLimits }: AppContext, kind: "test" | "retry", endpointId: string) =>
+  () =>
     rateLimiter.take(`webhook-${kind}:${endpointId}`, webhookLimits[kind]);
+
+export function webhookEndpointRoutes(ctx: AppContext, authed: AuthPlugin) {
+  const { webhookEndpoints, deliveries, idempotency } = ctx;
+  const throttle = (kind: "test" | "retry", endpointId: string) => webhookThrottle(ctx, kind, endpointId);
   return new Elysia()
     .use(authed)
     .post("/api/v1/webhook_endpoints", async ({ account, body: raw, request }) => {

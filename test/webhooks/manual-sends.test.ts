@@ -48,6 +48,12 @@ describe("POST .../deliveries/{id}/retry", () => {
       "both deliveries to succeed",
     );
     expect(listed.map((d) => d.event_type).sort()).toEqual(["payment.expired", "test"]);
+    // The payment an event is about, for reconciling; a test ping is about none.
+    const paymentId = (await call("/api/v1/payments")).json.data[0].id;
+    expect(Object.fromEntries(listed.map((d) => [d.event_type, (d as { payment_id?: unknown }).payment_id]))).toEqual({
+      "payment.expired": paymentId,
+      test: null,
+    });
 
     for (const before of listed) {
       const retried = await call(`${deliveries}/${before.id}/retry`, { method: "POST" });
@@ -62,6 +68,7 @@ describe("POST .../deliveries/{id}/retry", () => {
         "event_type",
         "id",
         "object",
+        "payment_id",
       ]);
       expect(before).toMatchObject(fixed);
     }
