@@ -1,4 +1,5 @@
 import type { AppContext } from "../http/context.ts";
+import { adminRoutes } from "./admin-routes.ts";
 import type { DashboardRoute } from "./kit.ts";
 import { linksRoutes } from "./links-routes.ts";
 import { listsRoutes } from "./lists-routes.ts";
@@ -10,5 +11,11 @@ import { paymentDetailRoutes } from "./payment-detail-routes.ts";
  * `<area>-page.ts` renders HTML from plain data and knows nothing of HTTP).
  */
 export function allDashboardRoutes(ctx: AppContext): DashboardRoute[] {
-  return [...signOutRoutes(ctx), ...listsRoutes(ctx), ...paymentDetailRoutes(ctx), ...linksRoutes(ctx)];
+  return [
+    ...signOutRoutes(ctx),
+    ...listsRoutes(ctx),
+    ...paymentDetailRoutes(ctx),
+    ...linksRoutes(ctx),
+    ...adminRoutes(ctx),
+  ];
 }

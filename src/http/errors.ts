@@ -13,6 +13,9 @@ const STATUS: Record<ErrorKind, number> = {
   unavailable: 503,
 };
 
+/** The status of a refusal; dashboard pages answer with it too, on a page instead of JSON. */
+export const statusOf = (error: DomainError): number => STATUS[error.kind];
+
 /**
  * The one place errors become HTTP responses: always `{"error": "..."}`. Domain errors carry
  * their own message; anything unexpected is logged with its cause and answered as an opaque
