@@ -19,11 +19,11 @@ export function keysBody(data: KeysPageData): Raw {
   const keys = [...data.keys].reverse();
   const rows = keys.map(
     (k) => html`<tr id="${k.id}">
-      <td class="mono">${k.hint}</td>
-      <td>${k.revoked_at ? html`<span class="badge revoked">Revoked</span>` : html`<span class="badge enabled">Active</span>`}</td>
-      <td>${timeTag(k.created_at)}</td>
-      <td>${k.last_used_at ? timeTag(k.last_used_at) : html`<span class="muted">Never</span>`}</td>
-      <td>${k.revoked_at ? timeTag(k.revoked_at) : revokeForm(k, data.session)}</td>
+      <td><span class="key-hint mono">${k.hint}</span>
+        ${k.revoked_at ? html`<span class="badge revoked">Revoked</span>` : html`<span class="badge enabled">Active</span>`}</td>
+      <td><span class="cell-label">Created</span>${timeTag(k.created_at)}</td>
+      <td><span class="cell-label">Last used</span>${k.last_used_at ? timeTag(k.last_used_at) : html`<span class="muted">Never</span>`}</td>
+      <td>${k.revoked_at ? html`<span class="muted">Revoked</span> ${timeTag(k.revoked_at)}` : revokeForm(k, data.session)}</td>
     </tr>`,
   );
   return html`<div class="page-head"><h1>API keys</h1></div>
@@ -37,7 +37,7 @@ ${data.notice ? noticeBox(data.notice) : ""}
     keys.length === 0
       ? html`<p class="muted empty">No keys. Create one to use the API.</p>`
       : html`<div class="table-wrap"><table class="keys">
-    <thead><tr><th scope="col">Key</th><th scope="col">Status</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Revoked</th></tr></thead>
+    <thead><tr><th scope="col">Key</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col"><span class="sr-only">Revoke</span></th></tr></thead>
     <tbody>${rows}</tbody>
   </table></div>`
   }

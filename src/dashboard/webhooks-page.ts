@@ -1,5 +1,5 @@
 import { html, type Raw } from "../checkout/html.ts";
-import { timeTag } from "../checkout/page-summary.ts";
+import { humanTime, timeTag } from "../checkout/page-summary.ts";
 import { type Notice, noticeBox } from "./admin-page.ts";
 import { csrfField, type DashboardSession } from "./kit.ts";
 
@@ -154,10 +154,10 @@ function deliveryItem(d: DeliveryItem, base: string, session: DashboardSession, 
     d.attempts.length === 0
       ? html`<p class="muted">Not attempted yet.</p>`
       : html`<div class="table-wrap"><table class="attempts">
-      <thead><tr><th scope="col">Attempted</th><th scope="col">Result</th><th scope="col" class="num">Response</th><th scope="col" class="num">Duration</th><th scope="col">Error</th></tr></thead>
+      <thead><tr><th scope="col">Attempted</th><th scope="col">Result</th><th scope="col" class="num">HTTP</th><th scope="col" class="num">Took</th><th scope="col">Error</th></tr></thead>
       <tbody>${d.attempts.map(
         (a) => html`<tr>
-        <td>${timeTag(a.attempted_at)}</td>
+        <td>${secondsTag(a.attempted_at)}</td>
         <td>${attemptBadge(a.response_status)}</td>
         <td class="num">${a.response_status ?? "none"}</td>
         <td class="num">${a.duration_ms} ms</td>
@@ -187,6 +187,10 @@ function deliveryItem(d: DeliveryItem, base: string, session: DashboardSession, 
   ${attempts}
 </li>`;
 }
+
+/** An attempt's time to the second: retries a few seconds apart must read apart. */
+const secondsTag = (iso: string): Raw =>
+  html`<time datetime="${iso}">${humanTime(iso).slice(0, -" UTC".length)}${iso.slice(16, 19)} UTC</time>`;
 
 /** 0x1234abcd…ef01: enough to recognise a payment id at a glance; the link holds all of it. */
 const shortId = (id: string) => `${id.slice(0, 10)}…${id.slice(-4)}`;
