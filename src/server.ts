@@ -153,7 +153,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
   } catch (error) {
     abandon(error); // an unreadable relayer.key, say
   }
-  const accounts = createAccountsService({ store: accountStore, events, clock, ids });
+  const accounts = createAccountsService({ store: accountStore, clock, ids });
   const payments = createPaymentsService({
     store: paymentStore,
     groupCommit,

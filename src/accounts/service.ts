@@ -1,5 +1,4 @@
 import { type Address, getAddress, isAddress } from "viem";
-import type { EventStore } from "../events/store.ts";
 import { type Clock, isoMillis } from "../lib/clock.ts";
 import { AuthError, NotFoundError, ValidationError } from "../lib/errors.ts";
 import { API_KEY, type IdGenerator } from "../lib/ids.ts";
@@ -26,8 +25,6 @@ export interface ApiKeyInfo {
 
 export interface AccountsDeps {
   store: AccountStore;
-  /** Where account changes are recorded (and queued as webhooks) with the change itself. */
-  events: EventStore;
   clock: Clock;
   ids: IdGenerator;
 }
@@ -39,7 +36,7 @@ export interface AccountsDeps {
  */
 export const KEY_USE_RESOLUTION_MS = 60_000;
 
-export function createAccountsService({ store, events, clock, ids }: AccountsDeps) {
+export function createAccountsService({ store, clock, ids }: AccountsDeps) {
   function issueKey(accountId: string): { id: string; api_key: string } {
     const apiKey = ids.apiKey();
     const id = ids.prefixed("key");
@@ -104,39 +101,6 @@ export function createAccountsService({ store, events, clock, ids }: AccountsDep
     },
 
     /**
-     * Points the account's future payments at a new payout address. Existing payments keep the
-     * address committed in their deposit address's salt: no server can redirect those funds.
-     * The change is recorded as an `account.updated` event in the same transaction.
-     */
-    setPayoutAddress(accountId: string, text: string) {
-      const payoutAddress = payoutAddressFrom(text);
-      return store.transaction(() => {
-        const before = store.findAccount(accountId);
-        if (!before) throw new NotFoundError(`no account ${accountId}`);
-        if (before.payout_address === payoutAddress) return toAccountJson(before);
-        const after = store.setPayoutAddress(accountId, payoutAddress)!;
-        const now = clock.now();
-        const id = ids.prefixed("evt");
-        const payload = {
-          id,
-          object: "event",
-          type: "account.updated",
-          created_at: isoMillis(now),
-          data: { account: toAccountJson(after), previous_attributes: { payout_address: before.payout_address } },
-        };
-        events.insert({
-          id,
-          account_id: accountId,
-          type: "account.updated",
-          payment_id: null,
-          payload: JSON.stringify(payload),
-          created_at: now,
-        });
-        return toAccountJson(after);
-      });
-    },
-
-    /**
      * Resolves an Authorization header to its account. Every failure is the same 401 so a
      * caller learns nothing about which keys exist; no cache, so a revocation bites at once.
      */
@@ -177,7 +141,7 @@ export type AccountsService = ReturnType<typeof createAccountsService>;
  * Funds can only ever go to this address, so a typo must not pass: a mixed-case address must
  * carry a valid EIP-55 checksum (all lower case has none to check).
  */
-function payoutAddressFrom(text: string): Address {
+export function payoutAddressFrom(text: string): Address {
   if (!isAddress(text, { strict: false }))
     throw new ValidationError("payout address must be a 0x-prefixed 20-byte address");
   if (!isAddress(text, { strict: true })) {
@@ -189,7 +153,7 @@ function payoutAddressFrom(text: string): Address {
   return getAddress(text);
 }
 
-function toAccountJson(row: AccountRow) {
+export function toAccountJson(row: AccountRow) {
   return {
     id: row.id,
     name: row.name,

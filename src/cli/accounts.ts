@@ -1,4 +1,5 @@
-import { createAccountsService } from "../accounts/service.ts";
+import { createPayoutService, type PayoutService } from "../accounts/payout.ts";
+import { type AccountsService, createAccountsService } from "../accounts/service.ts";
 import { createAccountStore } from "../accounts/store.ts";
 import { dataDirFrom } from "../config.ts";
 import { openDb } from "../db/index.ts";
@@ -9,7 +10,7 @@ import { randomIds } from "../lib/ids.ts";
 import { type FlagSpec, type ParsedArgs, parseArgs, UsageError } from "./args.ts";
 
 type Env = Record<string, string | undefined>;
-type Service = ReturnType<typeof createAccountsService>;
+type Service = AccountsService & PayoutService;
 
 interface Command {
   flags: FlagSpec;
@@ -76,12 +77,12 @@ export function runAccountCommand(group: "account" | "key", argv: string[], env:
   if (args.positionals.length < wanted.length) throw new UsageError(`usage: stablegate ${name} ${wanted.join(" ")}`);
   const db = openDb(dataDirFrom(env));
   try {
-    const service = createAccountsService({
-      store: createAccountStore(db),
-      events: createEventStore(db, randomIds),
-      clock: systemClock,
-      ids: randomIds,
-    });
+    const store = createAccountStore(db);
+    const deps = { store, clock: systemClock, ids: randomIds };
+    const service: Service = {
+      ...createAccountsService(deps),
+      ...createPayoutService({ ...deps, events: createEventStore(db, randomIds) }),
+    };
     return command.run(service, args, env);
   } catch (error) {
     // A bad value on the command line is a usage mistake (exit 2), like a bad flag.

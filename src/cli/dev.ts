@@ -12,7 +12,6 @@ import { openDb } from "../db/index.ts";
 import { ANVIL_KEYS, startAnvil } from "../dev/anvil.ts";
 import { LOCAL_SOURCE, startLocalCrossChain } from "../dev/crosschain-stack.ts";
 import { type DevChain, payCrossChainFromDevWallet, payFromDevWallet } from "../dev/pay.ts";
-import { createEventStore } from "../events/store.ts";
 import { systemClock } from "../lib/clock.ts";
 import { randomIds } from "../lib/ids.ts";
 import { settingUp, stopAll } from "../lib/teardown.ts";
@@ -103,7 +102,6 @@ async function startDevStack(env: Env, onStop: (step: () => unknown) => void): P
   const merchant = privateKeyToAccount(MERCHANT_KEY).address;
   const { account, api_key } = createAccountsService({
     store: createAccountStore(db),
-    events: createEventStore(db, randomIds),
     clock: systemClock,
     ids: randomIds,
   }).createAccount({

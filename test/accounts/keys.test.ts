@@ -9,7 +9,6 @@ import { createAccountsService, KEY_USE_RESOLUTION_MS } from "../../src/accounts
 import { createAccountStore } from "../../src/accounts/store.ts";
 import { runAccountCommand } from "../../src/cli/accounts.ts";
 import { type Db, openDb } from "../../src/db/index.ts";
-import { createEventStore } from "../../src/events/store.ts";
 import { AuthError, NotFoundError } from "../../src/lib/errors.ts";
 import { randomIds } from "../../src/lib/ids.ts";
 import { api, makeTempDir, startTestServer, TEST_PAYOUT } from "../support/server.ts";
@@ -24,12 +23,7 @@ let accounts: ReturnType<typeof createAccountsService>;
 beforeAll(() => {
   dataDir = makeTempDir();
   db = openDb(dataDir);
-  accounts = createAccountsService({
-    store: createAccountStore(db),
-    events: createEventStore(db, randomIds),
-    clock,
-    ids: randomIds,
-  });
+  accounts = createAccountsService({ store: createAccountStore(db), clock, ids: randomIds });
 });
 afterAll(() => {
   db.close();

@@ -264,12 +264,7 @@ beforeEach(() => {
   dataDir = mkdtempSync(join(tmpdir(), "stablegate-hostile-"));
   db = openDb(dataDir);
   const clock = { now: () => Date.now() };
-  const { account } = createAccountsService({
-    store: createAccountStore(db),
-    events: createEventStore(db, randomIds),
-    clock,
-    ids: randomIds,
-  }).createAccount({
+  const { account } = createAccountsService({ store: createAccountStore(db), clock, ids: randomIds }).createAccount({
     name: "Hostile",
     payoutAddress: randomAddress(),
   });

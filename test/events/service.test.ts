@@ -29,7 +29,7 @@ beforeAll(() => {
   db = openDb(dataDir);
   store = createEventStore(db, randomIds);
   events = createEventsService({ store, clock });
-  accounts = createAccountsService({ store: createAccountStore(db), events: store, clock, ids: randomIds });
+  accounts = createAccountsService({ store: createAccountStore(db), clock, ids: randomIds });
 });
 afterAll(() => {
   db.close();

@@ -7,7 +7,6 @@ import { rmSync } from "node:fs";
 import { createAccountsService } from "../../src/accounts/service.ts";
 import { createAccountStore } from "../../src/accounts/store.ts";
 import { type Db, openDb } from "../../src/db/index.ts";
-import { createEventStore } from "../../src/events/store.ts";
 import { AuthError, NotFoundError, ValidationError } from "../../src/lib/errors.ts";
 import { randomIds } from "../../src/lib/ids.ts";
 import { sha256Hex } from "../../src/lib/secrets.ts";
@@ -37,12 +36,7 @@ beforeAll(() => {
   dataDir = makeTempDir();
   db = openDb(dataDir);
   const accountStore = createAccountStore(db);
-  const accounts = createAccountsService({
-    store: accountStore,
-    events: createEventStore(db, randomIds),
-    clock,
-    ids: randomIds,
-  });
+  const accounts = createAccountsService({ store: accountStore, clock, ids: randomIds });
   accountId = accounts.createAccount({ name: "Users Shop", payoutAddress: TEST_PAYOUT }).account.id;
   users = createUsersService({
     store: createUserStore(db),
