@@ -5,12 +5,19 @@
  * dashboard route cannot ship without those checks. Add yours here, and the objects it needs to
  * DashboardObjects and createDashboardObjects.
  */
-import { api } from "./server.ts";
+import { runAccountCommand } from "../../src/cli/accounts.ts";
+import { api, type TestAccount } from "./server.ts";
+import { waitFor } from "./wait.ts";
 
 /** One account's objects, made through the API, whose ids fill a route's path parameters. */
 export interface DashboardObjects {
   paymentId: string;
   linkId: string;
+  /** A webhook endpoint at the sweep's receiver, with one delivered test event. */
+  endpointId: string;
+  deliveryId: string;
+  /** An API key of its own, so revoking it leaves the account's first key working. */
+  keyId: string;
   /** Text on the objects that no page of another account may show. */
   marker: string;
 }
@@ -35,6 +42,21 @@ export const DASHBOARD_ROUTES: readonly DashboardRouteCase[] = [
   { method: "GET", path: "/dashboard" },
   { method: "GET", path: "/dashboard/payments" },
   { method: "GET", path: "/dashboard/payments.csv" },
+  { method: "GET", path: "/dashboard/webhooks" },
+  { method: "POST", path: "/dashboard/webhooks", form: { url: "https://hooks.example.com/sweep" } },
+  { method: "GET", path: "/dashboard/webhooks/:id", params: { id: "endpointId" } },
+  { method: "POST", path: "/dashboard/webhooks/:id/test", params: { id: "endpointId" }, form: {} },
+  {
+    method: "POST",
+    path: "/dashboard/webhooks/:id/deliveries/:delivery_id/retry",
+    params: { id: "endpointId", delivery_id: "deliveryId" },
+    form: {},
+  },
+  { method: "POST", path: "/dashboard/webhooks/:id/delete", params: { id: "endpointId" }, form: { confirm: "yes" } },
+  { method: "GET", path: "/dashboard/keys" },
+  { method: "POST", path: "/dashboard/keys", form: {} },
+  { method: "POST", path: "/dashboard/keys/:id/revoke", params: { id: "keyId" }, form: { confirm: "yes" } },
+  { method: "GET", path: "/dashboard/settings" },
   { method: "POST", path: "/dashboard/logout", form: {} },
   { method: "GET", path: "/dashboard/links" },
   { method: "GET", path: "/dashboard/links/new" },
@@ -57,9 +79,21 @@ export function examplePath(route: DashboardRouteCase, objects: DashboardObjects
 /** Whether a route names one object in its path (so another account must get 404 for it). */
 export const namesAnObject = (route: DashboardRouteCase) => route.path.includes(":");
 
-/** A fresh set of objects of the account whose API key is `apiKey`, marked so they can be recognised. */
-export async function createDashboardObjects(url: string, apiKey: string): Promise<DashboardObjects> {
-  const call = api(url, apiKey);
+/** The running server the objects are made on, and a webhook receiver that answers 200. */
+export interface SweepTarget {
+  url: string;
+  /** The CLI's environment for the server's data dir. */
+  env: Record<string, string>;
+  /** A local receiver (the server needs STABLEGATE_WEBHOOK_ALLOW_PRIVATE). */
+  hookUrl: string;
+}
+
+/**
+ * A fresh set of objects of `account`, marked so they can be recognised. It returns once no
+ * delivery of the account is pending, so no send lands while the sweep compares the database.
+ */
+export async function createDashboardObjects(target: SweepTarget, account: TestAccount): Promise<DashboardObjects> {
+  const call = api(target.url, account.apiKey);
   const marker = `sweep-${crypto.randomUUID().slice(0, 8)}`;
   const payment = await call("/api/v1/payments", {
     body: { amount: "3.00", reference: marker, description: `Order ${marker}` },
@@ -67,5 +101,35 @@ export async function createDashboardObjects(url: string, apiKey: string): Promi
   if (payment.status !== 201) throw new Error(`payment: ${payment.status} ${payment.text}`);
   const link = await call("/api/v1/payment_links", { body: { amount: "4.00", description: `Link ${marker}` } });
   if (link.status !== 201) throw new Error(`payment link: ${link.status} ${link.text}`);
-  return { paymentId: payment.json.id, linkId: link.json.id, marker };
+  const endpoint = await call("/api/v1/webhook_endpoints", { body: { url: `${target.hookUrl}/${marker}` } });
+  if (endpoint.status !== 201) throw new Error(`webhook endpoint: ${endpoint.status} ${endpoint.text}`);
+  const sent = await call(`/api/v1/webhook_endpoints/${endpoint.json.id}/test`, { method: "POST" });
+  if (sent.status !== 202) throw new Error(`test event: ${sent.status} ${sent.text}`);
+  const key = runAccountCommand("key", ["create", "--account", account.accountId], target.env) as { id: string };
+  await deliveriesSettled(target, account);
+  return {
+    paymentId: payment.json.id,
+    linkId: link.json.id,
+    endpointId: endpoint.json.id,
+    deliveryId: sent.json.delivery.id,
+    keyId: key.id,
+    marker,
+  };
+}
+
+/** Waits until none of the account's webhook deliveries is still to be sent (the sweep's actions queue some). */
+export async function deliveriesSettled(target: SweepTarget, account: TestAccount): Promise<void> {
+  const call = api(target.url, account.apiKey);
+  await waitFor(
+    async () => {
+      const endpoints = (await call("/api/v1/webhook_endpoints")).json.data as Array<{ id: string }>;
+      for (const endpoint of endpoints) {
+        const list = await call(`/api/v1/webhook_endpoints/${endpoint.id}/deliveries?limit=100`);
+        if ((list.json.data as Array<{ status: string }>).some((d) => d.status === "pending")) return false;
+      }
+      return true;
+    },
+    10_000,
+    "the account's webhook deliveries to be sent",
+  );
 }
