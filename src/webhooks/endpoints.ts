@@ -7,6 +7,8 @@ import type { WebhookEndpointRow, WebhookStore } from "./store.ts";
 import { checkWebhookUrl, type Resolver } from "./url-guard.ts";
 
 export const MAX_ENDPOINTS_PER_ACCOUNT = 16;
+export const MAX_URL_LENGTH = 2048;
+export const URL_RULE = `must be an https URL of at most ${MAX_URL_LENGTH} characters`;
 
 export interface WebhookEndpointsDeps {
   store: WebhookStore;
@@ -30,6 +32,8 @@ export function createWebhookEndpointsService(deps: WebhookEndpointsDeps) {
       rawUrl: string,
       inTransaction?: (created: CreatedEndpoint) => void,
     ): Promise<CreatedEndpoint> {
+      // The API's schema refuses a longer one first; this holds for every other caller (the dashboard).
+      if (rawUrl.length > MAX_URL_LENGTH) throw new ValidationError(`url ${URL_RULE}`);
       const { url } = await checkWebhookUrl(rawUrl, { resolve: deps.resolve, allowPrivate: deps.allowPrivate });
       const row = {
         id: ids.prefixed("we"),

@@ -7,10 +7,11 @@ import { DEFAULT_LIMIT, decoded, listQuery } from "../http/query.ts";
 import type { RateLimit } from "../http/rate-limit.ts";
 import { bodyValidator } from "../http/validate.ts";
 import { prefixedIdPattern } from "../lib/ids.ts";
+import { MAX_URL_LENGTH, URL_RULE } from "./endpoints.ts";
 
 const createEndpointBody = bodyValidator(
   Type.Object(
-    { url: Type.String({ minLength: 1, maxLength: 2048, rule: "must be an https URL of at most 2048 characters" }) },
+    { url: Type.String({ minLength: 1, maxLength: MAX_URL_LENGTH, rule: URL_RULE }) },
     { additionalProperties: false },
   ),
 );

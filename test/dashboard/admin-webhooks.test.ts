@@ -104,6 +104,10 @@ describe("adding an endpoint", () => {
       ["https://metadata.example.com/hook", "169.254.169.254"],
       ["http://hooks.example.com/hook", "https"],
       ["", "url: enter the https URL"],
+      [
+        `https://hooks.example.com/${"a".repeat(2049 - "https://hooks.example.com/".length)}`,
+        "url must be an https URL of at most 2048 characters",
+      ],
     ];
     for (const [url, says] of cases) {
       const res = await m.client.post("/dashboard/webhooks", { url, token: await formToken(m.client) });
