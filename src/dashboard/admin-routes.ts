@@ -3,7 +3,7 @@ import type { Account } from "../accounts/service.ts";
 import { CHAINS } from "../chain/chains.ts";
 import type { AppContext } from "../http/context.ts";
 import { statusOf } from "../http/errors.ts";
-import { DomainError, NotFoundError, ValidationError } from "../lib/errors.ts";
+import { ConflictError, DomainError, NotFoundError, ValidationError } from "../lib/errors.ts";
 import { randomBase62 } from "../lib/ids.ts";
 import { MAX_ENDPOINTS_PER_ACCOUNT } from "../webhooks/endpoints.ts";
 import { webhookThrottle } from "../webhooks/routes.ts";
@@ -219,13 +219,20 @@ function keyRoutes(ctx: AppContext): DashboardRoute[] {
       path: "/dashboard/keys",
       handle: async ({ session, form }) => {
         let key: { id: string; api_key: string } | undefined;
-        // Only the key's id is kept for a double submit: the key itself is never stored.
-        const result = await idempotency.run(session.accountId, idempotencyKey("key", form), {}, (commit) => {
-          key = accounts.createKey(session.accountId);
-          const body = JSON.stringify({ id: key.id });
-          commit(201, body);
-          return { status: 201, body };
-        });
+        let result: { body: string };
+        try {
+          // Only the key's id is kept for a double submit: the key itself is never stored.
+          result = await idempotency.run(session.accountId, idempotencyKey("key", form), {}, (commit) => {
+            key = accounts.createKey(session.accountId);
+            const body = JSON.stringify({ id: key.id });
+            commit(201, body);
+            return { status: 201, body };
+          });
+        } catch (error) {
+          const refused = refusal(error);
+          if (!refused) throw error;
+          return page(session, { notice: refused.notice }, refused.status);
+        }
         if (key) return page(session, { created: key });
         const again = JSON.parse(result.body) as { id: string };
         const text = `This form was already submitted and created key ${again.id}, which is shown only once. If you did not copy it, revoke it and create another.`;
@@ -324,6 +331,15 @@ function sentNotice(query: URLSearchParams): Notice | undefined {
 function refusal(error: unknown): { notice: Notice; status: number; retryAfter?: string } | undefined {
   if (error instanceof NotFoundError) return undefined;
   if (!(error instanceof DomainError)) throw error;
+  // The idempotency layer's words are about API headers; a dashboard user double-clicked.
+  if (error instanceof ConflictError)
+    return {
+      notice: {
+        tone: "info",
+        text: "This form is still being submitted. Reload the page in a moment to see the result.",
+      },
+      status: statusOf(error),
+    };
   const wait = error.retryAfterSeconds;
   return {
     notice: { tone: "bad", text: wait === undefined ? error.message : `${error.message} (in about ${wait} s)` },

@@ -37,6 +37,7 @@ afterAll(async () => {
 });
 
 interface Merchant {
+  accountId: string;
   call: Api;
   client: DashboardClient;
 }
@@ -44,7 +45,11 @@ interface Merchant {
 async function merchant(server: TestServer, name: string): Promise<Merchant> {
   const account = server.createAccount(name);
   const user = await createDashboardUser(server.env, account.accountId);
-  return { call: api(server.url, account.apiKey), client: await signIn(server.url, user) };
+  return {
+    accountId: account.accountId,
+    call: api(server.url, account.apiKey),
+    client: await signIn(server.url, user),
+  };
 }
 
 /** The add form's one-time token, as a browser gets it from the page. */
@@ -95,6 +100,21 @@ describe("adding an endpoint", () => {
     expect(secretOf(first)).toBeDefined();
     expect(secretOf(second)).toBe(secretOf(first)!);
     expect(await endpoints(m)).toHaveLength(1);
+  });
+
+  test("while the same form is still being submitted, a second submit says so in its own words and adds nothing", async () => {
+    const m = await merchant(open, "Double Clicking Shop");
+    const token = await formToken(m.client);
+    // The first submit is still running (its URL still resolving): its claim is in the database.
+    open.running.db
+      .query("INSERT INTO idempotency_keys (account_id, key, request_hash, created_at) VALUES (?, ?, ?, ?)")
+      .run(m.accountId, `dashboard-webhook:${token}`, "in-flight", Date.now());
+    const res = await m.client.post("/dashboard/webhooks", { url: receiver.url, token });
+    expect(res.status).toBe(409);
+    const page = await res.text();
+    expect(page).toContain("This form is still being submitted.");
+    expect(page).not.toContain("Idempotency-Key");
+    expect(await endpoints(m)).toEqual([]);
   });
 
   test("a URL the API would refuse is refused with the API's reason, and nothing is added", async () => {
