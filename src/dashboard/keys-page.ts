@@ -26,7 +26,7 @@ export function keysBody(data: KeysPageData): Raw {
       <td>${k.revoked_at ? html`<span class="muted">Revoked</span> ${timeTag(k.revoked_at)}` : revokeForm(k, data.session)}</td>
     </tr>`,
   );
-  return html`<div class="page-head"><h1>API keys</h1></div>
+  return html`<div class="admin-head"><h1>API keys</h1></div>
 ${data.created ? keyNotice(data.created) : ""}
 ${data.notice ? noticeBox(data.notice) : ""}
 <section class="card" aria-labelledby="keys-title">
@@ -35,7 +35,7 @@ ${data.notice ? noticeBox(data.notice) : ""}
     "Last used" is accurate to the minute.</p>
   ${
     keys.length === 0
-      ? html`<p class="muted empty">No keys. Create one to use the API.</p>`
+      ? html`<p class="muted none-yet">No keys. Create one to use the API.</p>`
       : html`<div class="table-wrap"><table class="keys">
     <thead><tr><th scope="col">Key</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col"><span class="sr-only">Revoke</span></th></tr></thead>
     <tbody>${rows}</tbody>

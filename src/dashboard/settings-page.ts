@@ -18,7 +18,7 @@ export function settingsBody(data: SettingsPageData): Raw {
     data.feeBps === 0
       ? "No platform fee: each payment is forwarded whole to the payout address."
       : `${percent}% of every amount received goes to the platform's fee recipient (rounded down to the micro-USDC); the rest goes to the payout address.`;
-  return html`<div class="page-head"><h1>Settings</h1></div>
+  return html`<div class="admin-head"><h1>Settings</h1></div>
 <section class="card" aria-labelledby="account-title">
   <h2 id="account-title">Account</h2>
   <dl class="settings">

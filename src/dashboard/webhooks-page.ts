@@ -53,13 +53,13 @@ export function webhooksBody(data: WebhooksPageData): Raw {
   );
   const list =
     data.endpoints.length === 0
-      ? html`<p class="muted empty">No endpoints yet. Add one below and Stablegate will POST an event to it whenever a payment changes status.</p>`
+      ? html`<p class="muted none-yet">No endpoints yet. Add one below and Stablegate will POST an event to it whenever a payment changes status.</p>`
       : html`<div class="table-wrap"><table>
       <thead><tr><th scope="col">URL</th><th scope="col">Status</th><th scope="col">Created</th></tr></thead>
       <tbody>${rows}</tbody>
     </table></div>`;
   const full = data.endpoints.length >= data.maxEndpoints;
-  return html`<div class="page-head"><h1>Webhooks</h1></div>
+  return html`<div class="admin-head"><h1>Webhooks</h1></div>
 ${data.created ? secretNotice(data.created) : ""}
 ${data.notice ? noticeBox(data.notice) : ""}
 <section class="card" aria-labelledby="endpoints-title">
@@ -114,17 +114,17 @@ export function endpointBody(data: EndpointPageData): Raw {
   const enabled = endpoint.status === "enabled";
   const log =
     data.deliveries.length === 0
-      ? html`<p class="muted empty">${data.paged ? "No older deliveries." : "Nothing sent to this endpoint yet. Send a test event, or wait for a payment to change status."}</p>`
+      ? html`<p class="muted none-yet">${data.paged ? "No older deliveries." : "Nothing sent to this endpoint yet. Send a test event, or wait for a payment to change status."}</p>`
       : html`<ol class="deliveries">${data.deliveries.map((d) => deliveryItem(d, base, data.session, enabled))}</ol>`;
   const pager =
     data.olderHref || data.paged
-      ? html`<nav class="pager" aria-label="Deliveries pages">
+      ? html`<nav class="log-pager" aria-label="Deliveries pages">
       ${data.paged ? html`<a href="${base}">Newest</a>` : ""}
       ${data.olderHref ? html`<a href="${data.olderHref}">Older deliveries</a>` : ""}
     </nav>`
       : "";
   return html`<p class="crumbs"><a href="/dashboard/webhooks">Webhooks</a></p>
-<div class="page-head">
+<div class="admin-head">
   <h1 class="mono endpoint-url">${endpoint.url}</h1>
   <p class="muted">${statusBadge(endpoint.status)} Added ${timeTag(endpoint.created_at)} · <span class="mono">${endpoint.id}</span></p>
 </div>
