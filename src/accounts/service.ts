@@ -93,7 +93,10 @@ export function createAccountsService({ store, clock, ids }: AccountsDeps) {
       return store.listKeys(accountId).map(toKeyInfo);
     },
 
-    /** Revokes a key; with `accountId`, only one of that account's (another's is 404). Revoking twice keeps the first time. */
+    /**
+     * Revokes a key; with `accountId`, only one of that account's (another's is 404). Revoking
+     * twice keeps the first time.
+     */
     revokeKey(keyId: string, accountId?: string): ApiKeyInfo {
       const row = store.revokeKey(keyId, clock.now(), accountId);
       if (!row) throw new NotFoundError(`no key ${keyId}`);

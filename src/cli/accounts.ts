@@ -21,7 +21,10 @@ interface Command {
 
 const text = { type: "string" } as const;
 
-/** `account create|list|show|set-payout` and `key create|list|revoke`: they share the data dir with a running server. */
+/**
+ * `account create|list|show|set-payout` and `key create|list|revoke`: they share the data dir
+ * with a running server.
+ */
 const COMMANDS: Record<string, Command> = {
   "account create": {
     flags: { name: text, "payout-address": text, "fee-bps": text },

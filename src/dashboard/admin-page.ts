@@ -6,8 +6,11 @@ export interface Notice {
   text: string;
 }
 
-export const noticeBox = (notice: Notice): Raw =>
-  html`<p class="notice${notice.tone === "info" ? "" : ` ${notice.tone}`}" role="${notice.tone === "bad" ? "alert" : "status"}">${notice.text}</p>`;
+export function noticeBox(notice: Notice): Raw {
+  const tone = notice.tone === "info" ? "" : ` ${notice.tone}`;
+  const role = notice.tone === "bad" ? "alert" : "status";
+  return html`<p class="notice${tone}" role="${role}">${notice.text}</p>`;
+}
 
 /** The body of the dashboard's 404, for a missing id and another account's alike. */
 export const notFoundBody = (back: { href: string; label: string }): Raw =>

@@ -235,7 +235,9 @@ function keyRoutes(ctx: AppContext): DashboardRoute[] {
         }
         if (key) return page(session, { created: key });
         const again = JSON.parse(result.body) as { id: string };
-        const text = `This form was already submitted and created key ${again.id}, which is shown only once. If you did not copy it, revoke it and create another.`;
+        const text =
+          `This form was already submitted and created key ${again.id}, which is shown only once. ` +
+          "If you did not copy it, revoke it and create another.";
         return page(session, { notice: { tone: "info", text } });
       },
     },

@@ -17,15 +17,21 @@ export interface KeysPageData {
 /** /dashboard/keys: the account's API keys, newest first, with create and revoke. */
 export function keysBody(data: KeysPageData): Raw {
   const keys = [...data.keys].reverse();
-  const rows = keys.map(
-    (k) => html`<tr id="${k.id}">
-      <td><span class="key-hint mono">${k.hint}</span>
-        ${k.revoked_at ? html`<span class="badge revoked">Revoked</span>` : html`<span class="badge enabled">Active</span>`}</td>
+  const rows = keys.map((k) => {
+    const status = k.revoked_at
+      ? html`<span class="badge revoked">Revoked</span>`
+      : html`<span class="badge enabled">Active</span>`;
+    const lastUsed = k.last_used_at ? timeTag(k.last_used_at) : html`<span class="muted">Never</span>`;
+    const action = k.revoked_at
+      ? html`<span class="muted">Revoked</span> ${timeTag(k.revoked_at)}`
+      : revokeForm(k, data.session);
+    return html`<tr id="${k.id}">
+      <td><span class="key-hint mono">${k.hint}</span> ${status}</td>
       <td><span class="cell-label">Created</span>${timeTag(k.created_at)}</td>
-      <td><span class="cell-label">Last used</span>${k.last_used_at ? timeTag(k.last_used_at) : html`<span class="muted">Never</span>`}</td>
-      <td>${k.revoked_at ? html`<span class="muted">Revoked</span> ${timeTag(k.revoked_at)}` : revokeForm(k, data.session)}</td>
-    </tr>`,
-  );
+      <td><span class="cell-label">Last used</span>${lastUsed}</td>
+      <td>${action}</td>
+    </tr>`;
+  });
   return html`<div class="admin-head"><h1>API keys</h1></div>
 ${data.created ? keyNotice(data.created) : ""}
 ${data.notice ? noticeBox(data.notice) : ""}
@@ -37,7 +43,10 @@ ${data.notice ? noticeBox(data.notice) : ""}
     keys.length === 0
       ? html`<p class="muted none-yet">No keys. Create one to use the API.</p>`
       : html`<div class="table-wrap"><table class="keys">
-    <thead><tr><th scope="col">Key</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col"><span class="sr-only">Revoke</span></th></tr></thead>
+    <thead><tr>
+      <th scope="col">Key</th><th scope="col">Created</th><th scope="col">Last used</th>
+      <th scope="col"><span class="sr-only">Revoke</span></th>
+    </tr></thead>
     <tbody>${rows}</tbody>
   </table></div>`
   }
@@ -64,7 +73,8 @@ function revokeForm(key: ApiKeyInfo, session: DashboardSession): Raw {
 function keyNotice(created: { id: string; api_key: string }): Raw {
   return html`<section class="notice ok secret-once" role="status" aria-labelledby="key-title">
   <h2 id="key-title">Key created</h2>
-  <p>This is the only time the key is shown: only a hash of it is stored. Copy it to your server's configuration now.</p>
+  <p>This is the only time the key is shown: only a hash of it is stored. Copy it to your server's
+    configuration now.</p>
   <div class="secret-row">
     <code class="mono secret" id="new-api-key">${created.api_key}</code>
     <button class="btn secondary" type="button" data-copy="${created.api_key}">Copy</button>

@@ -17,7 +17,8 @@ export function settingsBody(data: SettingsPageData): Raw {
   const feeText =
     data.feeBps === 0
       ? "No platform fee: each payment is forwarded whole to the payout address."
-      : `${percent}% of every amount received goes to the platform's fee recipient (rounded down to the micro-USDC); the rest goes to the payout address.`;
+      : `${percent}% of every amount received goes to the platform's fee recipient (rounded down to ` +
+        "the micro-USDC); the rest goes to the payout address.";
   return html`<div class="admin-head"><h1>Settings</h1></div>
 <section class="card" aria-labelledby="account-title">
   <h2 id="account-title">Account</h2>
@@ -30,7 +31,8 @@ export function settingsBody(data: SettingsPageData): Raw {
       <p class="muted hint">Where new payments are paid out. It is committed into each payment's deposit address, so
         it cannot be changed from this dashboard: the server operator runs
         <code class="mono">stablegate account set-payout ${data.accountId} ADDRESS</code>. Payments created before a
-        change keep the address they were created with; every change is recorded as an <code>account.updated</code> event.</p>
+        change keep the address they were created with; every change is recorded as an
+        <code>account.updated</code> event.</p>
     </dd></div>
     <div><dt>Fee</dt><dd>
       <span id="fee">${data.feeBps} bps</span>
@@ -42,15 +44,18 @@ export function settingsBody(data: SettingsPageData): Raw {
 <section class="card" aria-labelledby="chain-title">
   <h2 id="chain-title">Settlement chain</h2>
   <dl class="settings">
-    <div><dt>Chain</dt><dd id="chain-name">${data.chain.name} <span class="muted">(chain id ${data.chain.chainId})</span></dd></div>
+    <div><dt>Chain</dt>
+      <dd id="chain-name">${data.chain.name} <span class="muted">(chain id ${data.chain.chainId})</span></dd></div>
     <div><dt>USDC contract</dt><dd class="mono">${data.chain.usdc}</dd></div>
-    <div><dt>Confirmations</dt><dd>${data.chain.confirmations} ${data.chain.confirmations === 1 ? "block" : "blocks"} before a transfer is credited</dd></div>
+    <div><dt>Confirmations</dt>
+      <dd>${plural(data.chain.confirmations, "block")} before a transfer is credited</dd></div>
     <div><dt>Relayer</dt><dd class="mono">${data.relayer.address}</dd></div>
     <div><dt>Relayer gas balance</dt><dd>
       ${
         data.relayer.balance === null
           ? html`<span class="badge failed" id="relayer-balance">Unavailable</span>
-      <p class="muted hint">The chain's RPC did not answer just now. Settlements wait and retry; reload to check again.</p>`
+      <p class="muted hint">The chain's RPC did not answer just now. Settlements wait and retry;
+        reload to check again.</p>`
           : html`<span id="relayer-balance">${data.relayer.balance}</span>`
       }
       <p class="muted hint">The relayer pays the gas to forward payments to the payout address. It never holds
@@ -59,3 +64,5 @@ export function settingsBody(data: SettingsPageData): Raw {
   </dl>
 </section>`;
 }
+
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;

@@ -53,7 +53,8 @@ export function webhooksBody(data: WebhooksPageData): Raw {
   );
   const list =
     data.endpoints.length === 0
-      ? html`<p class="muted none-yet">No endpoints yet. Add one below and Stablegate will POST an event to it whenever a payment changes status.</p>`
+      ? html`<p class="muted none-yet">No endpoints yet. Add one below and Stablegate will POST an event to it
+          whenever a payment changes status.</p>`
       : html`<div class="table-wrap"><table>
       <thead><tr><th scope="col">URL</th><th scope="col">Status</th><th scope="col">Created</th></tr></thead>
       <tbody>${rows}</tbody>
@@ -75,7 +76,8 @@ ${data.notice ? noticeBox(data.notice) : ""}
       <label for="url">Endpoint URL</label>
       <input id="url" name="url" type="url" inputmode="url" required maxlength="2048"
         placeholder="https://shop.example.com/stablegate/webhooks" value="${data.url ?? ""}">
-      <p class="muted hint">https, on a public address. Events are signed with the endpoint's secret (Standard Webhooks).
+      <p class="muted hint">https, on a public address. Events are signed with the endpoint's secret
+        (Standard Webhooks).
         At most ${data.maxEndpoints} endpoints per account.</p>
     </div>
     <div><button class="btn" type="submit"${full ? html` disabled` : ""}>Add endpoint</button></div>
@@ -112,10 +114,14 @@ export function endpointBody(data: EndpointPageData): Raw {
   const { endpoint } = data;
   const base = `/dashboard/webhooks/${endpoint.id}`;
   const enabled = endpoint.status === "enabled";
+  const nothing = data.paged
+    ? "No older deliveries."
+    : "Nothing sent to this endpoint yet. Send a test event, or wait for a payment to change status.";
+  const items = data.deliveries.map((d) => deliveryItem(d, base, data.session, enabled));
   const log =
     data.deliveries.length === 0
-      ? html`<p class="muted none-yet">${data.paged ? "No older deliveries." : "Nothing sent to this endpoint yet. Send a test event, or wait for a payment to change status."}</p>`
-      : html`<ol class="deliveries">${data.deliveries.map((d) => deliveryItem(d, base, data.session, enabled))}</ol>`;
+      ? html`<p class="muted none-yet">${nothing}</p>`
+      : html`<ol class="deliveries">${items}</ol>`;
   const pager =
     data.olderHref || data.paged
       ? html`<nav class="log-pager" aria-label="Deliveries pages">
@@ -126,10 +132,11 @@ export function endpointBody(data: EndpointPageData): Raw {
   return html`<p class="crumbs"><a href="/dashboard/webhooks">Webhooks</a></p>
 <div class="admin-head">
   <h1 class="mono endpoint-url">${endpoint.url}</h1>
-  <p class="muted">${statusBadge(endpoint.status)} Added ${timeTag(endpoint.created_at)} · <span class="mono">${endpoint.id}</span></p>
+  <p class="muted">${statusBadge(endpoint.status)} Added ${timeTag(endpoint.created_at)} ·
+    <span class="mono">${endpoint.id}</span></p>
 </div>
 ${data.notice ? noticeBox(data.notice) : ""}
-${enabled ? "" : noticeBox({ tone: "bad", text: "This endpoint answered 410 Gone and was disabled: nothing more is sent to it. Delete it and add it again to receive webhooks." })}
+${enabled ? "" : noticeBox(GONE)}
 <section class="card actions-card" aria-label="Endpoint actions">
   <form method="post" action="${base}/test">
     ${csrfField(data.session)}
@@ -149,12 +156,25 @@ ${enabled ? "" : noticeBox({ tone: "bad", text: "This endpoint answered 410 Gone
 </section>`;
 }
 
+const GONE: Notice = {
+  tone: "bad",
+  text:
+    "This endpoint answered 410 Gone and was disabled: nothing more is sent to it. " +
+    "Delete it and add it again to receive webhooks.",
+};
+
 function deliveryItem(d: DeliveryItem, base: string, session: DashboardSession, canRetry: boolean): Raw {
+  const payment = d.payment_id
+    ? html`<a class="mono" href="/dashboard/payments/${d.payment_id}">${shortId(d.payment_id)}</a>`
+    : html`<span class="muted">none</span>`;
   const attempts =
     d.attempts.length === 0
       ? html`<p class="muted">Not attempted yet.</p>`
       : html`<div class="table-wrap"><table class="attempts">
-      <thead><tr><th scope="col">Attempted</th><th scope="col">Result</th><th scope="col" class="num">HTTP</th><th scope="col" class="num">Took</th><th scope="col">Error</th></tr></thead>
+      <thead><tr>
+        <th scope="col">Attempted</th><th scope="col">Result</th><th scope="col" class="num">HTTP</th>
+        <th scope="col" class="num">Took</th><th scope="col">Error</th>
+      </tr></thead>
       <tbody>${d.attempts.map(
         (a) => html`<tr>
         <td>${secondsTag(a.attempted_at)}</td>
@@ -179,7 +199,7 @@ function deliveryItem(d: DeliveryItem, base: string, session: DashboardSession, 
     }
   </div>
   <dl class="delivery-facts">
-    <div><dt>Payment</dt><dd>${d.payment_id ? html`<a class="mono" href="/dashboard/payments/${d.payment_id}">${shortId(d.payment_id)}</a>` : html`<span class="muted">none</span>`}</dd></div>
+    <div><dt>Payment</dt><dd>${payment}</dd></div>
     <div><dt>Event</dt><dd class="mono">${d.event_id}</dd></div>
     <div><dt>Queued</dt><dd>${timeTag(d.created_at)}</dd></div>
     ${d.next_attempt_at ? html`<div><dt>Next attempt</dt><dd>${timeTag(d.next_attempt_at)}</dd></div>` : ""}
