@@ -35,7 +35,7 @@ export function keysBody(data: KeysPageData): Raw {
   return html`<div class="admin-head"><h1>API keys</h1></div>
 ${data.created ? keyNotice(data.created) : ""}
 ${data.notice ? noticeBox(data.notice) : ""}
-<section class="card" aria-labelledby="keys-title">
+<section class="card keys-card" aria-labelledby="keys-title">
   <h2 id="keys-title">Keys</h2>
   <p class="muted hint">A key can create and read this account's payments: keep it on your server only.
     "Last used" is accurate to the minute.</p>
@@ -54,7 +54,7 @@ ${data.notice ? noticeBox(data.notice) : ""}
 <section class="card" aria-labelledby="create-title">
   <h2 id="create-title">Create a key</h2>
   <p class="muted hint">To rotate a key: create a new one, deploy it, then revoke the old one here.</p>
-  <form method="post" action="/dashboard/keys">
+  <form class="create-key" method="post" action="/dashboard/keys">
     ${csrfField(data.session)}
     <input type="hidden" name="token" value="${data.formToken}">
     <button class="btn" type="submit">Create key</button>
