@@ -4,7 +4,7 @@ import { CHAINS } from "../chain/chains.ts";
 import type { AppContext } from "../http/context.ts";
 import { statusOf } from "../http/errors.ts";
 import { ConflictError, DomainError, NotFoundError, ValidationError } from "../lib/errors.ts";
-import { randomBase62 } from "../lib/ids.ts";
+import { prefixedIdPattern, randomBase62 } from "../lib/ids.ts";
 import { MAX_ENDPOINTS_PER_ACCOUNT } from "../webhooks/endpoints.ts";
 import { webhookThrottle } from "../webhooks/routes.ts";
 import { type Notice, notFoundBody } from "./admin-page.ts";
@@ -324,8 +324,10 @@ const notFoundPage = (session: DashboardSession, nav: NavKey, back: { href: stri
 function sentNotice(query: URLSearchParams): Notice | undefined {
   if (query.get("sent") === "test")
     return { tone: "ok", text: "Test event queued. It is listed below; reload to see its attempts." };
+  // Only an id is echoed, so a crafted link cannot put words of its own on the page.
   const retried = query.get("retried");
-  if (retried) return { tone: "ok", text: `Delivery ${retried} queued to be sent again now.` };
+  if (retried && new RegExp(prefixedIdPattern("whd")).test(retried))
+    return { tone: "ok", text: `Delivery ${retried} queued to be sent again now.` };
   return undefined;
 }
 

@@ -245,6 +245,9 @@ describe("sending from the dashboard", () => {
     const page = await (await m.client.get(res.headers.get("location")!)).text();
     expect(page).toContain(`Delivery ${delivered.id} queued to be sent again now.`);
     expect(page).toContain("2 attempts");
+    // A crafted link puts no words of its own on the page.
+    const crafted = await (await m.client.get(`/dashboard/webhooks/${id}?retried=Your+account+is+suspended`)).text();
+    expect(crafted).not.toContain("suspended");
   });
 });
 
