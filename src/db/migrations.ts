@@ -10,6 +10,7 @@ import m007 from "../../migrations/007_dashboard_users.sql" with { type: "text" 
 import m008 from "../../migrations/008_payment_links.sql" with { type: "text" };
 import m009 from "../../migrations/009_payment_search.sql" with { type: "text" };
 import m010 from "../../migrations/010_key_last_used.sql" with { type: "text" };
+import m011 from "../../migrations/011_events_by_payment.sql" with { type: "text" };
 
 export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: string }> = [
   { version: 1, name: "001_core.sql", sql: m001 },
@@ -22,4 +23,5 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
   { version: 8, name: "008_payment_links.sql", sql: m008 },
   { version: 9, name: "009_payment_search.sql", sql: m009 },
   { version: 10, name: "010_key_last_used.sql", sql: m010 },
+  { version: 11, name: "011_events_by_payment.sql", sql: m011 },
 ];
