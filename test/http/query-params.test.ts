@@ -82,7 +82,7 @@ describe("list query parameters", () => {
     const res = await merchant("/api/v1/events?type=payment.paid");
     expect(res.status).toBe(400);
     expect(res.json.error).toStartWith("type must be one of payment.settling, ");
-    expect(res.json.error).toContain("payment.funds_received, test");
+    expect(res.json.error).toContain("payment.funds_received, account.updated, test");
   });
 
   test("good values pass, decoded: a limit, a date, a type, a status", async () => {
