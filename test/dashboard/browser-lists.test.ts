@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import type { Browser, BrowserContext } from "playwright-core";
+import { runAccountCommand } from "../../src/cli/accounts.ts";
 import { collectProblems, PHONE, screenshot, startCheckoutRig, stopCheckoutRig } from "../support/browser.ts";
 import { createDashboardUser, signedInContext } from "../support/dashboard.ts";
 import type { Stack } from "../support/stack.ts";
@@ -125,4 +126,30 @@ describe("dashboard lists in a browser", () => {
     expect(text).not.toContain(open.id);
     await page.close();
   });
+});
+
+test("a second account's user sees none of the first account's payments, and its payment page is a 404", async () => {
+  const other = runAccountCommand(
+    "account",
+    ["create", "--name", "Other Shop", "--payout-address", "0x000000000000000000000000000000000000dEaD"],
+    stack.env,
+  ) as { account: { id: string } };
+  const stranger = await signedInContext(browser, stack.url, await createDashboardUser(stack.env, other.account.id));
+  try {
+    const page = await stranger.newPage();
+    for (const path of ["/dashboard", "/dashboard/payments", `/dashboard/payments?q=${paid.id}`]) {
+      await page.goto(`${stack.url}${path}`);
+      const text = await page.locator("main").innerText();
+      for (const secret of [paid.id, paid.reference, open.id, "order-open", "12.34", "sam@example.com"])
+        expect({ path, shows: text.includes(secret) ? secret : null }).toEqual({ path, shows: null });
+    }
+    const direct = await page.goto(`${stack.url}/dashboard/payments/${paid.id}`);
+    expect(direct?.status()).toBe(404);
+    expect(await page.locator("main").innerText()).not.toContain(paid.reference);
+    const csv = await page.request.get(`${stack.url}/dashboard/payments.csv`);
+    expect(csv.status()).toBe(200);
+    expect((await csv.text()).trim().split("\r\n")).toHaveLength(1); // the header row only
+  } finally {
+    await stranger.close();
+  }
 });
