@@ -2,6 +2,7 @@ import css from "./assets/checkout.css" with { type: "text" };
 import crossChainJs from "./assets/pay-crosschain.client.js" with { type: "text" };
 import pageJs from "./assets/pay-page.client.js" with { type: "text" };
 import walletJs from "./assets/pay-wallet.client.js" with { type: "text" };
+import theme from "./assets/theme.css" with { type: "text" };
 import widgetJs from "./assets/widget.client.js" with { type: "text" };
 
 /** A browser file embedded in the binary, served at `path`. */
@@ -14,6 +15,9 @@ export interface Asset {
 }
 
 export const JS = "text/javascript; charset=utf-8";
+
+/** A stylesheet with the shared colours and type in front of it: one file per page, one source for both. */
+export const themed = (css: string): string => `${theme}\n${css}`;
 /** An embedded file with its content hash; the dashboard builds its assets with it too. */
 export const asset = (path: string, body: string, contentType: string): Asset => ({
   path,
@@ -23,7 +27,7 @@ export const asset = (path: string, body: string, contentType: string): Asset =>
 });
 
 export const ASSETS = {
-  css: asset("/checkout.css", css, "text/css; charset=utf-8"),
+  css: asset("/checkout.css", themed(css), "text/css; charset=utf-8"),
   page: asset("/checkout-page.js", pageJs, JS),
   wallet: asset("/checkout-wallet.js", walletJs, JS),
   crossChain: asset("/checkout-crosschain.js", crossChainJs, JS),

@@ -1,10 +1,10 @@
-import { type Asset, asset, JS } from "../checkout/assets.ts";
+import { type Asset, asset, JS, themed } from "../checkout/assets.ts";
 import js from "./assets/dashboard.client.js" with { type: "text" };
 import css from "./assets/dashboard.css" with { type: "text" };
 
 /** The dashboard's stylesheet and its one small script (copy buttons, live status), in the binary. */
 export const DASHBOARD_ASSETS = {
-  css: asset("/dashboard/assets/dashboard.css", css, "text/css; charset=utf-8"),
+  css: asset("/dashboard/assets/dashboard.css", themed(css), "text/css; charset=utf-8"),
   js: asset("/dashboard/assets/dashboard.js", js, JS),
 } as const;
 

@@ -1,28 +1,10 @@
 import { html, type Raw } from "../checkout/html.ts";
+import { pageHeaders } from "../checkout/page.ts";
 import { DASHBOARD_ASSETS, dashboardAssetUrl } from "./assets.ts";
 import { csrfField, type DashboardSession, type NavKey } from "./kit.ts";
 
-/**
- * Dashboard pages load only what the binary serves, run no inline script or style, post forms
- * only to this origin and are never framed (a framed back office invites clickjacking).
- */
-export const DASHBOARD_HEADERS = {
-  "content-type": "text/html; charset=utf-8",
-  "content-security-policy": [
-    "default-src 'none'",
-    "style-src 'self'",
-    "img-src 'self' data:",
-    "script-src 'self'",
-    "connect-src 'self'",
-    "base-uri 'none'",
-    "form-action 'self'",
-    "frame-ancestors 'none'",
-  ].join("; "),
-  "x-content-type-options": "nosniff",
-  "x-frame-options": "DENY",
-  "referrer-policy": "same-origin",
-  "cache-control": "no-store",
-};
+/** The checkout's strict headers, except that forms post back here and no site may frame the dashboard. */
+export const DASHBOARD_HEADERS = pageHeaders("'self'", "never");
 
 const NAV: Array<{ key: NavKey; href: string; label: string }> = [
   { key: "home", href: "/dashboard", label: "Home" },
