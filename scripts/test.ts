@@ -1,8 +1,9 @@
 /**
  * `bun run test [bun test args]`: the whole check as the README gives it. Makes sure chromium is
  * there (scripts/test-prereqs.ts), type-checks, lints and checks the formatting (Biome), runs bun
- * test with the browser it found, then fails if the tests left any process running
- * (scripts/test-leftovers.ts), and stops those.
+ * test with the browser it found, in a random order whose seed it prints (TEST_SEED=<seed> replays
+ * it), then fails if the tests left any process running (scripts/test-leftovers.ts), and stops those.
+ * The random order is why one run is enough to catch a test that leans on another's leftovers.
  */
 import { resolve } from "node:path";
 import { killProcesses, leftoverProcesses, TEST_RUN_MARKER } from "./test-leftovers.ts";
@@ -28,8 +29,15 @@ for (const check of ["typecheck", "lint"]) {
   if (status !== 0) process.exit(status);
 }
 
+const args = process.argv.slice(2);
+if (!args.some((a) => a.startsWith("--seed") || a === "--randomize")) {
+  const seed = process.env.TEST_SEED || String(crypto.getRandomValues(new Uint32Array(1))[0]);
+  console.log(`test order: random, seed ${seed} (TEST_SEED=${seed} bun run test replays it)`);
+  args.push("--randomize", `--seed=${seed}`);
+}
+
 const marker = `${process.pid}-${crypto.randomUUID()}`;
-const status = await run([process.execPath, "test", "--timeout", "60000", ...process.argv.slice(2)], {
+const status = await run([process.execPath, "test", "--timeout", "60000", ...args], {
   ...process.env,
   CHROMIUM_PATH: chromium,
   [TEST_RUN_MARKER]: marker,
