@@ -11,6 +11,7 @@ const GAP = 4;
  * `title` and `caption` describe. Styled by class from the dashboard's stylesheet (no inline style).
  */
 export function dailyChart(title: string, days: Array<{ day: string; gross: bigint }>): Raw {
+  // biome-ignore lint/complexity/useMathMinMax: the values are bigint, which Math.max does not take
   const max = days.reduce((m, d) => (d.gross > m ? d.gross : m), 0n);
   const slot = WIDTH / days.length;
   const bars = days.map((d, i) => {
