@@ -25,7 +25,6 @@ let search: ReturnType<typeof createPaymentSearch>;
 beforeAll(() => {
   db = openDb(dataDir);
   payments = createPaymentStore(db);
-  insertAccount(db, "acct_shop", 150);
   insertAccount(db, "acct_other");
   search = createPaymentSearch({ store: createSearchStore(db), clock: { now: () => now } });
 });
@@ -34,8 +33,8 @@ afterAll(() => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-/** A confirmed payment of the shop (fee 1.5%) settled in one sweep of `amount` at `at`. */
-function settled(amount: bigint, at: number, feeBps = 150, accountId = "acct_shop") {
+/** A confirmed payment of `accountId` at `feeBps`, settled in one sweep of `amount` at `at`. */
+function settled(amount: bigint, at: number, feeBps: number, accountId: string) {
   const row = insertPayment(
     payments,
     paymentRow(accountId, at - 60_000, { status: "confirmed", amount, amount_received: amount, fee_bps: feeBps }),
@@ -44,27 +43,43 @@ function settled(amount: bigint, at: number, feeBps = 150, accountId = "acct_sho
   return row;
 }
 
+let accounts = 0;
+
+/**
+ * A shop of its own (fee 1.5%) with one sweep in each place the windows care about, so every test
+ * starts from the same figures whatever ran before it: today 1.000001 USDC and 333 micro more on the
+ * same payment; yesterday's last millisecond; the oldest day of the 7 and the day before it; the
+ * oldest day of the 30 and the day before it.
+ */
+function shopWithSweeps(): string {
+  const shop = `acct_shop${++accounts}`;
+  insertAccount(db, shop, 150);
+  const row = settled(1_000_001n, TODAY + 1, 150, shop);
+  payments.recordSettled(row.id, 333n, TODAY + 2);
+  settled(2_000_000n, TODAY - 1, 150, shop); // yesterday 23:59:59.999
+  settled(4_000_000n, TODAY - 6 * DAY, 150, shop); // the oldest day of the 7
+  settled(8_000_000n, TODAY - 6 * DAY - 1, 150, shop); // the day before: outside the 7, inside the 30
+  settled(16_000_000n, TODAY - 29 * DAY, 150, shop); // the oldest day of the 30
+  settled(32_000_000n, TODAY - 29 * DAY - 1, 150, shop); // outside every window
+  settled(64_000_000n, TODAY + 2, 150, "acct_other"); // another account's
+  return shop;
+}
+
 describe("settled totals", () => {
   test("fee per settlement rounds down as the forwarder does, and fee + net = gross", () => {
     // 1.000001 USDC at 1.5%: 15000.015 micro rounds down to 15000; a second sweep of 333 micro on
     // the same payment takes floor(4.995) = 4, not a share of one rounded total.
-    const row = settled(1_000_001n, TODAY + 1);
+    insertAccount(db, "acct_rounding", 150);
+    const row = settled(1_000_001n, TODAY + 1, 150, "acct_rounding");
     payments.recordSettled(row.id, 333n, TODAY + 2);
     const stored = payments.findById(row.id)!;
     expect(stored.amount_settled).toBe(1_000_334n);
     expect(stored.fee_settled).toBe(15_004n);
-    expect(search.home("acct_shop").totals.today).toEqual({ gross: 1_000_334n, fee: 15_004n, net: 985_330n });
+    expect(search.home("acct_rounding").totals.today).toEqual({ gross: 1_000_334n, fee: 15_004n, net: 985_330n });
   });
 
   test("days are UTC days: the last millisecond of yesterday is not today; 7 and 30 days include today", () => {
-    settled(2_000_000n, TODAY - 1); // yesterday 23:59:59.999
-    settled(4_000_000n, TODAY - 6 * DAY); // the oldest day of the 7
-    settled(8_000_000n, TODAY - 6 * DAY - 1); // the day before: outside the 7, inside the 30
-    settled(16_000_000n, TODAY - 29 * DAY); // the oldest day of the 30
-    settled(32_000_000n, TODAY - 29 * DAY - 1); // outside every window
-    settled(64_000_000n, TODAY + 2, 150, "acct_other"); // another account's
-
-    const home = search.home("acct_shop");
+    const home = search.home(shopWithSweeps());
     expect(home.today).toBe("2031-06-30");
     const fee = (gross: bigint) => (gross * 150n) / 10_000n;
     const today = { gross: 1_000_334n, fee: 15_004n, net: 985_330n };
@@ -93,9 +108,10 @@ describe("settled totals", () => {
   });
 
   test("at midnight the window moves: yesterday's figures are no longer today's", () => {
+    const shop = shopWithSweeps();
     now = TODAY + DAY; // 2031-07-01 00:00:00.000
     try {
-      const home = search.home("acct_shop");
+      const home = search.home(shop);
       expect(home.today).toBe("2031-07-01");
       expect(home.totals.today).toEqual({ gross: 0n, fee: 0n, net: 0n });
       expect(home.daily[28]).toEqual({ day: "2031-06-30", gross: 1_000_334n });
@@ -164,6 +180,9 @@ describe("counts and attention", () => {
         .slice(0, 10),
     );
     expect(home.moreAttention).toBe(true);
-    expect(search.home("acct_counts").moreAttention).toBe(false);
+    insertAccount(db, "acct_few");
+    for (const i of [1, 2]) insertPayment(payments, paymentRow("acct_few", NOON - i, { status: "failed" }));
+    expect(search.home("acct_few").attention).toHaveLength(2);
+    expect(search.home("acct_few").moreAttention).toBe(false);
   });
 });
