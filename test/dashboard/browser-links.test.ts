@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import type { Browser, Page } from "playwright-core";
+import { runAccountCommand } from "../../src/cli/accounts.ts";
 import {
   collectProblems,
   DESKTOP,
@@ -18,6 +19,7 @@ import {
   stopCheckoutRig,
 } from "../support/browser.ts";
 import { createDashboardUser, type DashboardUser, signedInContext } from "../support/dashboard.ts";
+import { api } from "../support/server.ts";
 import type { Stack } from "../support/stack.ts";
 import { type TestChain, usdc } from "../support/test-chain.ts";
 
@@ -144,7 +146,14 @@ describe("payment links in a browser", () => {
 });
 
 test("an itemised fixed-amount link's page, and a deactivated link's 404 page (for review in test/artifacts)", async () => {
-  const created = await stack.request("/api/v1/payment_links", {
+  // A shop of its own: the other test starts from the stack's shop having no links.
+  const shop = runAccountCommand(
+    "account",
+    ["create", "--name", "Tasting Shop", "--payout-address", "0x000000000000000000000000000000000000dEaD"],
+    stack.env,
+  ) as { api_key: string };
+  const merchantApi = api(stack.url, shop.api_key);
+  const created = await merchantApi("/api/v1/payment_links", {
     method: "POST",
     body: {
       description: "Spring tasting box",
@@ -166,7 +175,7 @@ test("an itemised fixed-amount link's page, and a deactivated link's 404 page (f
   await bothWidths(page, "dashboard-links-pay-page-fixed");
   expect(problems).toEqual([]);
 
-  await stack.request(`/api/v1/payment_links/${created.json.id}`, { method: "POST", body: { active: false } });
+  await merchantApi(`/api/v1/payment_links/${created.json.id}`, { method: "POST", body: { active: false } });
   const res = await page.goto(created.json.url);
   expect(res?.status()).toBe(404);
   expect(await page.locator("h1").innerText()).toBe("Payment link not found");
