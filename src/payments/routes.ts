@@ -6,7 +6,7 @@ import { type AppContext, idempotentResponse, jsonResponse, listJson } from "../
 import { idParam } from "../http/params.ts";
 import { DEFAULT_LIMIT, decoded, instantParam, listQuery, oneOfParam } from "../http/query.ts";
 import { bodyValidator } from "../http/validate.ts";
-import { PAYMENT_ID } from "../lib/ids.ts";
+import { PAYMENT_ID, prefixedIdPattern } from "../lib/ids.ts";
 import { rawMemberText } from "../lib/raw-json.ts";
 import { createPaymentOnce } from "./create-once.ts";
 import { CreatePaymentSchema } from "./schema.ts";
@@ -18,6 +18,9 @@ const ListPaymentsQuery = listQuery(
     status: Type.Optional(oneOfParam("status", PAYMENT_STATUSES)),
     "created[gte]": Type.Optional(instantParam("created[gte]")),
     "created[lt]": Type.Optional(instantParam("created[lt]")),
+    payment_link: Type.Optional(
+      Type.String({ pattern: prefixedIdPattern("plink"), error: "payment_link must be the id of a payment link" }),
+    ),
   },
 );
 
@@ -52,6 +55,7 @@ export function paymentRoutes(ctx: AppContext, authed: AuthPlugin) {
           status: query.status,
           createdGte: query["created[gte]"],
           createdLt: query["created[lt]"],
+          paymentLink: query.payment_link,
         });
         return jsonResponse(200, listJson(rows.map(renderPayment), hasMore));
       },

@@ -38,6 +38,8 @@ export interface ListQuery {
   /** Epoch milliseconds: created at or after / before. */
   createdGte?: number;
   createdLt?: number;
+  /** Only payments made through this payment link. */
+  paymentLink?: string;
 }
 
 export type PaymentsService = ReturnType<typeof createPaymentsService>;
@@ -149,6 +151,7 @@ export function createPaymentsService(deps: PaymentsDeps) {
         status: query.status,
         createdGte: query.createdGte,
         createdLt: query.createdLt,
+        paymentLink: query.paymentLink,
       });
       return { rows: rows.slice(0, query.limit), hasMore: rows.length > query.limit };
     },

@@ -88,6 +88,7 @@ export interface ListFilter {
   status?: PaymentStatus;
   createdGte?: number;
   createdLt?: number;
+  paymentLink?: string;
 }
 
 export type PaymentStore = ReturnType<typeof createPaymentStore>;
@@ -110,6 +111,7 @@ export function createPaymentStore(db: Db) {
           AND ($status IS NULL OR status = $status)
           AND ($created_gte IS NULL OR created_at >= $created_gte)
           AND ($created_lt IS NULL OR created_at < $created_lt)
+          AND ($payment_link IS NULL OR payment_link = $payment_link)
         ORDER BY seq DESC LIMIT $limit`,
     )
     .safeIntegers(true);
@@ -181,6 +183,7 @@ export function createPaymentStore(db: Db) {
           status: filter.status ?? null,
           created_gte: filter.createdGte ?? null,
           created_lt: filter.createdLt ?? null,
+          payment_link: filter.paymentLink ?? null,
           limit: filter.limit + 1,
         })
         .map((row) => normalise(row)!);

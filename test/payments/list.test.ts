@@ -189,3 +189,47 @@ describe("GET /api/v1/payments: security", () => {
     expect(res.json.has_more).toBe(false);
   });
 });
+
+describe("GET /api/v1/payments?payment_link=", () => {
+  /** A payment made through `linkId`'s public page, as a payer's browser makes it. */
+  async function payThrough(linkId: string): Promise<string> {
+    const page = await (await fetch(`${server.url}/l/${linkId}`)).text();
+    const nonce = /name="nonce" value="([0-9A-Za-z]+)"/.exec(page)![1]!;
+    const res = await fetch(`${server.url}/l/${linkId}`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ nonce }).toString(),
+      redirect: "manual",
+    });
+    return /\/pay\/(0x[0-9a-f]{64})$/.exec(res.headers.get("location") ?? "")![1]!;
+  }
+
+  test("lists only the payments made through that link, newest first", async () => {
+    const shop = api(server.url, server.createAccount("Link shop").apiKey);
+    const [first, second] = await Promise.all(
+      ["Tea", "Cake"].map(async (description) => {
+        const res = await shop("/api/v1/payment_links", { body: { amount: "3.00", description } });
+        expect(res.status).toBe(201);
+        return res.json.id as string;
+      }),
+    );
+    const a = await payThrough(first!);
+    const b = await payThrough(first!);
+    await payThrough(second!);
+    await shop("/api/v1/payments", { body: { amount: "1.00" } }); // not through any link
+
+    const res = await shop(`/api/v1/payments?payment_link=${first}`);
+    expect(res.status).toBe(200);
+    expect(res.json.data.map((p: { id: string }) => p.id)).toEqual([b, a]);
+    expect(res.json.data.every((p: { payment_link: string }) => p.payment_link === first)).toBe(true);
+    // Another account's link is no filter of this account's payments: nothing matches.
+    expect((await alice(`/api/v1/payments?payment_link=${first}`)).json.data).toEqual([]);
+  });
+
+  test("a value that is not a payment link id is 400 naming the parameter", async () => {
+    const res = await alice("/api/v1/payments?payment_link=we_123");
+    expect(res.status).toBe(400);
+    expect(res.json.error).toBe("payment_link must be the id of a payment link");
+    expect(isErrorBody(res.json)).toBe(true);
+  });
+});
