@@ -11,11 +11,3 @@ export function noticeBox(notice: Notice): Raw {
   const role = notice.tone === "bad" ? "alert" : "status";
   return html`<p class="notice${tone}" role="${role}">${notice.text}</p>`;
 }
-
-/** The body of the dashboard's 404, for a missing id and another account's alike. */
-export const notFoundBody = (back: { href: string; label: string }): Raw =>
-  html`<section class="card">
-  <h1>Not found</h1>
-  <p class="muted">There is nothing with this id in your account.</p>
-  <p><a href="${back.href}">${back.label}</a></p>
-</section>`;

@@ -7,7 +7,7 @@ import { ConflictError, DomainError, NotFoundError, ValidationError } from "../l
 import { prefixedIdPattern, randomBase62 } from "../lib/ids.ts";
 import { MAX_ENDPOINTS_PER_ACCOUNT } from "../webhooks/endpoints.ts";
 import { webhookThrottle } from "../webhooks/routes.ts";
-import { type Notice, notFoundBody } from "./admin-page.ts";
+import type { Notice } from "./admin-page.ts";
 import { keysBody } from "./keys-page.ts";
 import {
   type ActionInput,
@@ -17,7 +17,7 @@ import {
   type PageInput,
   seeOther,
 } from "./kit.ts";
-import { dashboardPage } from "./layout.ts";
+import { dashboardPage, notFoundPage as notFound } from "./layout.ts";
 import { settingsBody } from "./settings-page.ts";
 import { endpointBody, webhooksBody } from "./webhooks-page.ts";
 
@@ -316,9 +316,8 @@ function confirmed(form: URLSearchParams, rule: string): void {
   if (form.get("confirm") !== "yes") throw new ValidationError(`confirm: ${rule}`);
 }
 
-/** The dashboard's 404: the same answer for a missing id and another account's. */
 const notFoundPage = (session: DashboardSession, nav: NavKey, back: { href: string; label: string }) =>
-  dashboardPage({ title: "Not found", session, nav, status: 404, body: notFoundBody(back) });
+  notFound(session, { nav, title: "Not found", message: "There is nothing with this id in your account.", back });
 
 /** What the endpoint page says after a send it asked for (the 303 lands here). */
 function sentNotice(query: URLSearchParams): Notice | undefined {

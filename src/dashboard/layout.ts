@@ -43,6 +43,29 @@ ${opts.body}
   return pageResponse(opts.title, body, opts.status);
 }
 
+/** What a 404 says: the same for a missing id and another account's, so an id's existence never shows. */
+export interface NotFound {
+  nav: NavKey;
+  title: string;
+  message: string;
+  back: { href: string; label: string };
+}
+
+/** The dashboard's 404 page. */
+export function notFoundPage(session: DashboardSession, what: NotFound): Response {
+  return dashboardPage({
+    title: what.title,
+    session,
+    nav: what.nav,
+    status: 404,
+    body: html`<section class="card">
+  <h1>${what.title}</h1>
+  <p class="muted">${what.message}</p>
+  <p><a href="${what.back.href}">${what.back.label}</a></p>
+</section>`,
+  });
+}
+
 /** A page for someone not signed in (sign-in, not found): the same look, no navigation. */
 export function publicDashboardPage(title: string, body: Raw, status = 200): Response {
   return pageResponse(title, html`<main class="dash narrow">${body}</main>`, status);

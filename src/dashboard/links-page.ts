@@ -7,7 +7,7 @@ import type { PaymentLinkRow } from "../payment-links/store.ts";
 import { linkAmountText, linkUrl } from "../payment-links/view.ts";
 import type { PaymentRow } from "../payments/store.ts";
 import { csrfField, type DashboardSession } from "./kit.ts";
-import { dashboardPage } from "./layout.ts";
+import { dashboardPage, notFoundPage } from "./layout.ts";
 
 /** The payment links pages: list, new, one link with its QR. Pure renderers of plain data. */
 
@@ -222,16 +222,11 @@ function linkPaymentsSection(payments: PaymentRow[]): Raw {
 }
 
 export function linkNotFoundPage(session: DashboardSession): Response {
-  return dashboardPage({
-    title: "Payment link not found",
-    session,
+  return notFoundPage(session, {
     nav: "links",
-    status: 404,
-    body: html`<section class="card">
-  <h1>Payment link not found</h1>
-  <p class="muted">There is no such payment link in this account.
-    <a href="/dashboard/links">See all payment links</a>.</p>
-</section>`,
+    title: "Payment link not found",
+    message: "There is no such payment link in this account.",
+    back: { href: "/dashboard/links", label: "See all payment links" },
   });
 }
 

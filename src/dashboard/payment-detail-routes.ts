@@ -1,6 +1,5 @@
 import type { Account } from "../accounts/service.ts";
 import { explorerFor } from "../chain/explorer.ts";
-import { html } from "../checkout/html.ts";
 import { qrSvg } from "../checkout/qr.ts";
 import type { AppContext } from "../http/context.ts";
 import { bodyValidator } from "../http/validate.ts";
@@ -11,7 +10,7 @@ import { createPaymentOnce } from "../payments/create-once.ts";
 import { CreatePaymentSchema } from "../payments/schema.ts";
 import type { DashboardRoute, DashboardSession } from "./kit.ts";
 import { seeOther } from "./kit.ts";
-import { dashboardPage } from "./layout.ts";
+import { dashboardPage, notFoundPage } from "./layout.ts";
 import {
   emptyValues,
   formIdempotencyKey,
@@ -142,15 +141,10 @@ function findDetail(ctx: AppContext, account: Account, id: string) {
 }
 
 function notFound(session: DashboardSession): Response {
-  return dashboardPage({
-    title: "Payment not found",
-    session,
+  return notFoundPage(session, {
     nav: "payments",
-    status: 404,
-    body: html`<section class="card">
-  <h1>Payment not found</h1>
-  <p class="muted">This account has no payment with that id.</p>
-  <p><a href="/dashboard/payments">All payments</a></p>
-</section>`,
+    title: "Payment not found",
+    message: "This account has no payment with that id.",
+    back: { href: "/dashboard/payments", label: "All payments" },
   });
 }
