@@ -6,6 +6,7 @@ import { describe, expect, test } from "bun:test";
 import { explorerFor } from "../../src/chain/explorer.ts";
 import { type PaymentDetailData, paymentDetailBody } from "../../src/dashboard/payment-detail-page.ts";
 import type { PaymentDetail } from "../../src/payments/detail.ts";
+import { paymentRow } from "../support/payment-rows.ts";
 
 const TRANSFER_TX = `0x${"a1".repeat(32)}`;
 const SETTLEMENT_TX = `0x${"b2".repeat(32)}`;
@@ -16,30 +17,17 @@ function detail(): PaymentDetail {
   return {
     payment: {
       seq: 1,
-      id: `0x${"c3".repeat(32)}`,
-      account_id: "acct_1",
-      status: "confirmed",
-      amount: 25_000_000n,
-      amount_received: 25_000_000n,
-      fee_bps: 150,
-      fee_recipient: "0x2222222222222222222222222222222222222222",
-      payout_address: "0x1111111111111111111111111111111111111111",
-      chain_id: 8453,
-      token_address: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",
-      deposit_address: DEPOSIT,
-      description: null,
-      reference: null,
-      success_url: null,
-      customer_email: null,
-      customer_name: null,
-      invoice_number: null,
-      due_at: null,
-      metadata: null,
-      line_items: null,
-      payment_link: null,
-      expires_at: NOW + 3_600_000,
-      created_at: NOW,
-      updated_at: NOW,
+      ...paymentRow("acct_1", NOW, {
+        id: `0x${"c3".repeat(32)}`,
+        status: "confirmed",
+        amount_received: 25_000_000n,
+        fee_bps: 150,
+        fee_recipient: "0x2222222222222222222222222222222222222222",
+        payout_address: "0x1111111111111111111111111111111111111111",
+        chain_id: 8453,
+        token_address: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",
+        deposit_address: DEPOSIT,
+      }),
       amount_settled: 25_000_000n,
       fee_settled: 375_000n,
       settle_attempts: 1,
