@@ -33,6 +33,7 @@ import { randomIds } from "../../src/lib/ids.ts";
 import { silentLogger } from "../../src/lib/log.ts";
 import { createLifecycle } from "../../src/payments/lifecycle.ts";
 import { createPaymentStore } from "../../src/payments/store.ts";
+import { paymentRow } from "../support/payment-rows.ts";
 import { randomAddress } from "../support/test-chain.ts";
 
 const CHAIN_ID = 31337;
@@ -271,33 +272,19 @@ beforeEach(() => {
   deposit = randomAddress();
   paymentId = randomIds.paymentId();
   const now = clock.now();
-  payments().insert({
-    id: paymentId,
-    account_id: account.id,
-    status: "pending",
-    amount: 25_000_000n,
-    amount_received: null,
-    fee_bps: 0,
-    fee_recipient: zeroAddress,
-    payout_address: account.payout_address,
-    chain_id: CHAIN_ID,
-    token_address: USDC,
-    deposit_address: deposit,
-    description: null,
-    reference: null,
-    success_url: null,
-    customer_email: null,
-    customer_name: null,
-    invoice_number: null,
-    due_at: null,
-    metadata: null,
-    line_items: null,
-    payment_link: null,
-    expires_at: now + 3_600_000,
+  payments().insert(
     // Created long enough ago that the first scan starts at block 0.
-    created_at: now - 1_000_000,
-    updated_at: now,
-  });
+    paymentRow(account.id, now - 1_000_000, {
+      id: paymentId,
+      fee_recipient: zeroAddress,
+      payout_address: account.payout_address,
+      chain_id: CHAIN_ID,
+      token_address: USDC,
+      deposit_address: deposit,
+      expires_at: now + 3_600_000,
+      updated_at: now,
+    }),
+  );
 
   const chain = createChainStore(db);
   const paymentStore = createPaymentStore(db);
