@@ -62,6 +62,16 @@ contract TestTokenMessengerV2 is IMessageHandlerV2 {
         emit TokenPairLinked(localToken, remoteDomain, remoteToken);
     }
 
+    /// Circle's messenger keeps its minter separately (`localMinter`); here they are one contract.
+    function localMinter() external view returns (address) {
+        return address(this);
+    }
+
+    /// As Circle's TokenController: zero for a token that cannot be burned here.
+    function burnLimitsPerMessage(address token) external view returns (uint256) {
+        return isBurnToken[token] ? type(uint256).max : 0;
+    }
+
     function setFeeRecipient(address feeRecipient_) external onlyOwner {
         require(feeRecipient_ != address(0), "Zero address not allowed");
         feeRecipient = feeRecipient_;

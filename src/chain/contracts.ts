@@ -25,7 +25,9 @@ import {
 } from "viem";
 // JSON imports, so that `bun build --compile` embeds the artifacts in the binary.
 import DepositFactoryJson from "../../contracts/artifacts/DepositFactory.json";
+import DepositFactoryV2Json from "../../contracts/artifacts/DepositFactoryV2.json";
 import DepositForwarderJson from "../../contracts/artifacts/DepositForwarder.json";
+import DepositForwarderV2Json from "../../contracts/artifacts/DepositForwarderV2.json";
 import TestMessageTransmitterV2Json from "../../contracts/artifacts/TestMessageTransmitterV2.json";
 import TestTokenJson from "../../contracts/artifacts/TestToken.json";
 import TestTokenMessengerV2Json from "../../contracts/artifacts/TestTokenMessengerV2.json";
@@ -38,7 +40,9 @@ export type Artifact = { contractName: string; abi: Abi; bytecode: Hex; deployed
 
 export const artifacts = {
   DepositFactory: DepositFactoryJson as Artifact,
+  DepositFactoryV2: DepositFactoryV2Json as Artifact,
   DepositForwarder: DepositForwarderJson as Artifact,
+  DepositForwarderV2: DepositForwarderV2Json as Artifact,
   TestMessageTransmitterV2: TestMessageTransmitterV2Json as Artifact,
   TestToken: TestTokenJson as Artifact,
   TestTokenMessengerV2: TestTokenMessengerV2Json as Artifact,
@@ -99,15 +103,31 @@ export const factoryAddress: Address = getContractAddress({
 /** The forwarder implementation: the factory's first CREATE (contract nonces start at 1). */
 export const forwarderAddress: Address = getContractAddress({ from: factoryAddress, nonce: 1n });
 
-/** EIP-1167 minimal proxy init code for a clone of the forwarder, as the factory builds it. */
-const cloneInitCode = concat([
-  "0x3d602d80600a3d3981f3363d3d373d3d3d363d73",
-  forwarderAddress,
-  "0x5af43d82803e903d91602b57fd5bf3",
-]);
-// The constant part of every deposit address's CREATE2 preimage: 0xff ++ factory ++ salt ++ init code hash.
-const create2Prefix = hexToBytes(concat(["0xff", factoryAddress]));
-const cloneInitCodeHash = hexToBytes(keccak256(cloneInitCode));
+/**
+ * The CREATE2 address of a clone of `forwarder` deployed by `factory` with `salt`, as the
+ * factories' `depositAddress` views compute it (viem's getContractAddress, with the faster hash:
+ * this runs for every payment created).
+ */
+export function cloneAddressFor(factory: Address, forwarder: Address): (salt: Uint8Array) => Address {
+  // EIP-1167 minimal proxy init code for a clone of the forwarder, as the factory builds it.
+  const initCode = concat([
+    "0x3d602d80600a3d3981f3363d3d373d3d3d363d73",
+    forwarder,
+    "0x5af43d82803e903d91602b57fd5bf3",
+  ]);
+  // The constant part of every deposit address's CREATE2 preimage: 0xff ++ factory ++ salt ++ init code hash.
+  const prefix = hexToBytes(concat(["0xff", factory]));
+  const initCodeHash = hexToBytes(keccak256(initCode));
+  return (salt) => {
+    const preimage = new Uint8Array(prefix.length + 64);
+    preimage.set(prefix);
+    preimage.set(salt, prefix.length);
+    preimage.set(initCodeHash, prefix.length + 32);
+    return getAddress(bytesToHex(keccakBytes(preimage).slice(12)));
+  };
+}
+
+const cloneAddress = cloneAddressFor(factoryAddress, forwarderAddress);
 
 /** Everything a deposit address commits to. */
 export type DepositParams = {
@@ -133,16 +153,9 @@ function saltBytes(p: DepositParams): Uint8Array {
   );
 }
 
-/**
- * The deposit address for the parameters, as the factory's `depositAddress` view returns it
- * (viem's getContractAddress, with the faster hash: this runs for every payment created).
- */
+/** The deposit address for the parameters, as the factory's `depositAddress` view returns it. */
 export function depositAddress(p: DepositParams): Address {
-  const preimage = new Uint8Array(create2Prefix.length + 64);
-  preimage.set(create2Prefix);
-  preimage.set(saltBytes(p), create2Prefix.length);
-  preimage.set(cloneInitCodeHash, create2Prefix.length + 32);
-  return getAddress(bytesToHex(keccakBytes(preimage).slice(12)));
+  return cloneAddress(saltBytes(p));
 }
 
 /** The factory's arguments for `settle` (and, with the other token appended, `recover`). */
@@ -154,15 +167,29 @@ export function depositArgs(p: DepositParams): readonly [Hex, Address, Address, 
  * Deploys the factory through the deterministic deployment proxy unless it is already there.
  * Returns the factory address. Safe to race: whoever loses just finds the code in place.
  */
-export async function ensureFactory(args: {
+export function ensureFactory(args: DeployerClients): Promise<Address> {
+  return ensureDeterministic(args, artifacts.DepositFactory, factoryAddress);
+}
+
+type DeployerClients = {
   publicClient: PublicClient;
   walletClient: WalletClient<Transport, Chain | undefined, Account>;
-}): Promise<Address> {
+};
+
+/**
+ * Deploys `artifact` (no constructor arguments) through the deterministic deployment proxy with
+ * FACTORY_SALT unless `address`, where that lands, already has code. Returns `address`.
+ */
+export async function ensureDeterministic(
+  args: DeployerClients,
+  artifact: Artifact,
+  address: Address,
+): Promise<Address> {
   const { publicClient, walletClient } = args;
-  if (await hasCode(publicClient, factoryAddress)) return factoryAddress;
+  if (await hasCode(publicClient, address)) return address;
   if (!(await hasCode(publicClient, DETERMINISTIC_DEPLOYER))) {
     throw new Error(
-      `cannot deploy the DepositFactory: the deterministic deployment proxy ` +
+      `cannot deploy the ${artifact.contractName}: the deterministic deployment proxy ` +
         `${DETERMINISTIC_DEPLOYER} is not deployed on this chain`,
     );
   }
@@ -170,13 +197,13 @@ export async function ensureFactory(args: {
     account: walletClient.account,
     chain: walletClient.chain ?? null,
     to: DETERMINISTIC_DEPLOYER,
-    data: concat([FACTORY_SALT, artifacts.DepositFactory.bytecode]),
+    data: concat([FACTORY_SALT, artifact.bytecode]),
   });
   const receipt = await publicClient.waitForTransactionReceipt({ hash });
-  if (!(await hasCode(publicClient, factoryAddress))) {
-    throw new Error(`DepositFactory deployment tx ${hash} (${receipt.status}) left no code at ${factoryAddress}`);
+  if (!(await hasCode(publicClient, address))) {
+    throw new Error(`${artifact.contractName} deployment tx ${hash} (${receipt.status}) left no code at ${address}`);
   }
-  return factoryAddress;
+  return address;
 }
 
 async function hasCode(client: PublicClient, address: Address): Promise<boolean> {

@@ -135,6 +135,8 @@ export const testTokenMessengerV2Abi = parseAbi([
   "function feeRecipient() view returns (address)",
   "function remoteTokensToLocalTokens(bytes32) view returns (address)",
   "function isBurnToken(address) view returns (bool)",
+  "function localMinter() view returns (address)",
+  "function burnLimitsPerMessage(address token) view returns (uint256)",
   "function linkTokenPair(address localToken, uint32 remoteDomain, bytes32 remoteToken)",
   "function setFeeRecipient(address feeRecipient_)",
   `function depositForBurn(${depositForBurnParams})`,

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import type { Abi } from "viem";
 import { ARTIFACTS_DIR, compileContracts, serializeArtifact } from "../../scripts/compile-contracts.ts";
 import { artifacts, depositFactoryAbi } from "../../src/chain/contracts.ts";
+import { depositFactoryV2Abi } from "../../src/chain/deposit-v2.ts";
 
 describe("contract artifacts", () => {
   test("recompiling the sources yields exactly the committed artifacts", () => {
@@ -31,6 +32,8 @@ describe("contract artifacts", () => {
         .sort();
     const forwarderErrors = artifacts.DepositForwarder.abi.filter((item) => item.type === "error");
     expect(sorted(depositFactoryAbi)).toEqual(sorted([...artifacts.DepositFactory.abi, ...forwarderErrors]));
+    const forwarderV2Errors = artifacts.DepositForwarderV2.abi.filter((item) => item.type === "error");
+    expect(sorted(depositFactoryV2Abi)).toEqual(sorted([...artifacts.DepositFactoryV2.abi, ...forwarderV2Errors]));
   });
 });
 

@@ -1,0 +1,164 @@
+// SPDX-License-Identifier: MIT
+pragma solidity ^0.8.24;
+
+import {DepositForwarderV2, IMessageTransmitterV2, ITokenMessengerV2, ITokenMinterV2} from "./DepositForwarderV2.sol";
+
+/// @notice Version 2 of the deposit addresses: one address on every chain. The salt commits to
+/// the payment, the settlement chain's token, the payout, the fee, and how USDC sent on any other
+/// chain reaches the settlement chain (CCTP V2: the settlement domain, the TokenMessengerV2 and
+/// a bound on the bridge fee). Nothing in it is chain-local, so the CREATE2 address, like the
+/// factory's own (deterministic deployment proxy, no constructor arguments), is the same on
+/// every EVM chain. Every function is callable by anyone and can only move funds where the salt says.
+contract DepositFactoryV2 {
+    /// Everything a deposit address commits to; salt = keccak256(abi.encode(terms)).
+    struct Terms {
+        bytes32 paymentId;
+        /// The settlement chain's USDC: the only token `settle` forwards and `recover` refuses.
+        address token;
+        address payout;
+        address feeRecipient;
+        uint16 feeBps;
+        /// CCTP domain of the settlement chain: where `bridge` mints, to this same address.
+        uint32 settlementDomain;
+        /// CCTP V2 TokenMessengerV2 (the same address on every chain).
+        address tokenMessenger;
+        /// `bridge` refuses a maxFee above this share of the amount burned.
+        uint16 maxBridgeFeeBps;
+    }
+
+    /// The forwarder implementation every clone delegates to (this contract's first CREATE).
+    DepositForwarderV2 public immutable IMPLEMENTATION;
+    /// keccak256 of the clone's init code, for computing deposit addresses.
+    bytes32 private immutable CLONE_CODE_HASH;
+
+    event Settled(
+        bytes32 indexed paymentId,
+        address indexed depositAddress,
+        address token,
+        address payout,
+        uint256 amount,
+        uint256 fee
+    );
+    event Recovered(
+        bytes32 indexed paymentId, address indexed depositAddress, address token, address payout, uint256 amount
+    );
+    event Bridged(
+        bytes32 indexed paymentId,
+        address indexed depositAddress,
+        address burnToken,
+        uint256 amount,
+        uint32 destinationDomain,
+        uint256 maxFee,
+        uint32 minFinalityThreshold
+    );
+
+    error FeeTooHigh(uint16 feeBps);
+    error MissingFeeRecipient();
+    error MissingPayout();
+    /// `recover` cannot take the committed token: it goes through `settle`, with its fee.
+    error CommittedToken();
+    /// `bridge` on the settlement chain itself: there the funds go through `settle`.
+    error SettlementChain();
+    /// `recover` cannot take a token the CCTP messenger burns on this chain: it goes through `bridge`.
+    error BridgeableToken(address token);
+    /// `bridge` was asked for a maxFee above the committed bound for the amount burned.
+    error BridgeFeeTooHigh(uint256 maxFee, uint256 amount, uint16 maxBridgeFeeBps);
+    error DeployFailed();
+
+    constructor() {
+        IMPLEMENTATION = new DepositForwarderV2();
+        CLONE_CODE_HASH = keccak256(_cloneCode());
+    }
+
+    function salt(Terms calldata t) public pure returns (bytes32) {
+        return keccak256(abi.encode(t));
+    }
+
+    function depositAddress(Terms calldata t) public view returns (address) {
+        return address(uint160(uint256(keccak256(abi.encodePacked(bytes1(0xff), address(this), salt(t), CLONE_CODE_HASH)))));
+    }
+
+    /// Forwards the whole committed-token balance of the deposit address (deploying it first if
+    /// needed): the fee to `feeRecipient`, the rest to `payout`.
+    function settle(Terms calldata t) external returns (address deposit, uint256 amount, uint256 fee) {
+        deposit = _deploy(t);
+        (amount, fee) = DepositForwarderV2(payable(deposit)).forward(t.token, t.payout, t.feeRecipient, t.feeBps);
+        emit Settled(t.paymentId, deposit, t.token, t.payout, amount, fee);
+    }
+
+    /// Sends the whole balance of `otherToken` (native coin when it is address(0)) at the deposit
+    /// address to `payout` on this chain, without fee: recovery of whatever was sent by mistake.
+    /// Refuses the committed token and any token the committed messenger can burn here (USDC on
+    /// a source chain), which reach the payout only through `bridge` and `settle`, with the fee.
+    function recover(Terms calldata t, address otherToken) external returns (uint256 amount) {
+        if (otherToken == t.token) revert CommittedToken();
+        if (otherToken != address(0) && _bridgeable(t.tokenMessenger, otherToken)) revert BridgeableToken(otherToken);
+        address deposit = _deploy(t);
+        amount = otherToken == address(0)
+            ? DepositForwarderV2(payable(deposit)).sweepNative(t.payout)
+            : DepositForwarderV2(payable(deposit)).sweep(otherToken, t.payout);
+        emit Recovered(t.paymentId, deposit, otherToken, t.payout, amount);
+    }
+
+    /// Burns the whole `burnToken` balance of the deposit address through the committed messenger,
+    /// minting to this same address on the settlement domain. The caller chooses only when, the
+    /// finality and a maxFee within the committed bound; the messenger refuses tokens it cannot burn.
+    /// Refused on the settlement chain (the messenger's local domain is the settlement domain),
+    /// whatever the token's address: a source chain's USDC may share the settlement token's address.
+    function bridge(Terms calldata t, address burnToken, uint256 maxFee, uint32 minFinalityThreshold)
+        external
+        returns (address deposit, uint256 amount)
+    {
+        if (_localDomain(t.tokenMessenger) == t.settlementDomain) revert SettlementChain();
+        deposit = _deploy(t);
+        amount = DepositForwarderV2(payable(deposit)).balanceOf(burnToken);
+        if (maxFee * 10000 > amount * t.maxBridgeFeeBps) revert BridgeFeeTooHigh(maxFee, amount, t.maxBridgeFeeBps);
+        DepositForwarderV2(payable(deposit)).burn(
+            t.tokenMessenger,
+            burnToken,
+            amount,
+            t.settlementDomain,
+            bytes32(uint256(uint160(deposit))),
+            maxFee,
+            minFinalityThreshold
+        );
+        emit Bridged(t.paymentId, deposit, burnToken, amount, t.settlementDomain, maxFee, minFinalityThreshold);
+    }
+
+    /// Whether Circle's minter behind `messenger` can burn `token` on this chain (a non-zero burn
+    /// limit per message). No messenger on this chain: nothing can be bridged from it.
+    function _bridgeable(address messenger, address token) private view returns (bool) {
+        if (messenger.code.length == 0) return false;
+        address minter = ITokenMessengerV2(messenger).localMinter();
+        return ITokenMinterV2(minter).burnLimitsPerMessage(token) > 0;
+    }
+
+    /// The CCTP domain of this chain, from the messenger's transmitter.
+    function _localDomain(address messenger) private view returns (uint32) {
+        return IMessageTransmitterV2(ITokenMessengerV2(messenger).localMessageTransmitter()).localDomain();
+    }
+
+    /// Returns the deposit address for the terms, deploying its clone if it has no code yet.
+    function _deploy(Terms calldata t) private returns (address deposit) {
+        if (t.feeBps > 10000) revert FeeTooHigh(t.feeBps);
+        if (t.maxBridgeFeeBps > 10000) revert FeeTooHigh(t.maxBridgeFeeBps);
+        if (t.feeBps > 0 && t.feeRecipient == address(0)) revert MissingFeeRecipient();
+        if (t.payout == address(0)) revert MissingPayout();
+        deposit = depositAddress(t);
+        if (deposit.code.length > 0) return deposit;
+        bytes memory code = _cloneCode();
+        bytes32 s = salt(t);
+        address created;
+        assembly ("memory-safe") {
+            created := create2(0, add(code, 0x20), mload(code), s)
+        }
+        if (created != deposit) revert DeployFailed();
+    }
+
+    /// EIP-1167 minimal proxy init code delegating to IMPLEMENTATION.
+    function _cloneCode() private view returns (bytes memory) {
+        return abi.encodePacked(
+            hex"3d602d80600a3d3981f3363d3d373d3d3d363d73", address(IMPLEMENTATION), hex"5af43d82803e903d91602b57fd5bf3"
+        );
+    }
+}
