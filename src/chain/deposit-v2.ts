@@ -61,18 +61,23 @@ const bridged = abiParams(
   "uint32 minFinalityThreshold",
 );
 
+// The same fields as the body of the Solidity struct.
+const termsHead = "bytes32 paymentId; address token; address payout; address feeRecipient; uint16 feeBps;";
+const termsTail = "uint32 settlementDomain; address tokenMessenger; uint16 maxBridgeFeeBps;";
+const bridgeParams = abiParams("Terms t", "address burnToken", "uint256 maxFee", "uint32 minFinalityThreshold");
+
 /**
  * The v2 factory ABI, typed for viem, plus the forwarder's errors (they bubble up through the
  * factory's calls). Kept equal to the artifacts by test/chain/artifacts.test.ts.
  */
 export const depositFactoryV2Abi = parseAbi([
-  "struct Terms { bytes32 paymentId; address token; address payout; address feeRecipient; uint16 feeBps; uint32 settlementDomain; address tokenMessenger; uint16 maxBridgeFeeBps; }",
+  `struct Terms { ${termsHead} ${termsTail} }`,
   "function IMPLEMENTATION() view returns (address)",
   "function salt(Terms t) pure returns (bytes32)",
   "function depositAddress(Terms t) view returns (address)",
   "function settle(Terms t) returns (address deposit, uint256 amount, uint256 fee)",
   "function recover(Terms t, address otherToken) returns (uint256 amount)",
-  "function bridge(Terms t, address burnToken, uint256 maxFee, uint32 minFinalityThreshold) returns (address deposit, uint256 amount)",
+  `function bridge(${bridgeParams}) returns (address deposit, uint256 amount)`,
   `event Settled(${movedFrom}, uint256 amount, uint256 fee)`,
   `event Recovered(${movedFrom}, uint256 amount)`,
   `event Bridged(${bridged})`,
