@@ -107,7 +107,11 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
     );
   }
 
-  const view = { baseUrl: config.baseUrl, chainName: config.chain.name };
+  const view = {
+    baseUrl: config.baseUrl,
+    chainName: config.chain.name,
+    sourceChainNames: new Map(config.crossChain?.sources.map((s) => [s.chainId, s.name]) ?? []),
+  };
   const paymentStore = createPaymentStore(db);
   const chainStore = createChainStore(db);
   const events = createEventStore(db, ids);
@@ -164,6 +168,13 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
     defaultFeeBps: config.feeBps,
     feeRecipient: config.feeRecipient,
     paymentWindowMs: config.paymentWindowMs,
+    bridge: config.crossChain
+      ? {
+          settlementDomain: config.crossChain.domain,
+          tokenMessenger: config.crossChain.tokenMessenger,
+          maxBridgeFeeBps: config.crossChain.maxBridgeFeeBps,
+        }
+      : null,
     onDepositAddress: (address) => chain.watcher.watch(address),
   });
 

@@ -54,6 +54,7 @@ export function createChain(deps: ChainDeps) {
     chainId: config.chain.chainId,
     confirmations: config.chain.confirmations,
     stuckAfterMs,
+    factoryV2: config.crossChain !== null,
   });
   const watcher = createWatcher({
     client: clients.publicClient,

@@ -7,6 +7,8 @@ import type { ChainStore } from "./store.ts";
 
 /** One USDC transfer to a deposit address, as found by the watcher or a payer's /sync. */
 export interface ObservedTransfer {
+  /** The chain it was made on: the settlement chain or a source chain. */
+  chainId: number;
   txHash: string;
   logIndex: number;
   from: string;
@@ -71,6 +73,7 @@ export function createLedger(deps: {
         chain.markCredited(transfer.txHash, transfer.logIndex, transfer.blockNumber, transfer.blockHash, now);
       } else {
         chain.insertTransfer({
+          chain_id: transfer.chainId,
           tx_hash: transfer.txHash,
           log_index: transfer.logIndex,
           payment_id: paymentId,

@@ -1,5 +1,5 @@
 import type { Address, Hex, PublicClient } from "viem";
-import { depositFactoryAbi, factoryAddress } from "./contracts.ts";
+import { depositFactoryAbi } from "./contracts.ts";
 import { isRangeError } from "./rpc-errors.ts";
 
 /** A place in the chain's order of logs. */
@@ -9,17 +9,17 @@ export interface LogPosition {
 }
 
 /**
- * What the factory's Settled events say was swept from `deposit` after `after` and up to block
+ * What `factory`'s Settled events say was swept from `deposit` after `after` and up to block
  * `to`: the proof that funds left a deposit address for its committed recipients, since the
  * address commits to them and only the factory can move its token. A zero balance is no such
  * proof: a node behind the others answers it from a block before the funds arrived.
  */
 export async function settledAfter(
   client: PublicClient,
-  q: { paymentId: Hex; deposit: Address; after: LogPosition; to: bigint },
+  q: { factory: Address; paymentId: Hex; deposit: Address; after: LogPosition; to: bigint },
 ): Promise<bigint> {
   if (q.to < BigInt(q.after.blockNumber)) return 0n;
-  const logs = await settledLogs(client, q.paymentId, q.deposit, BigInt(q.after.blockNumber), q.to);
+  const logs = await settledLogs(client, q.factory, q.paymentId, q.deposit, BigInt(q.after.blockNumber), q.to);
   let total = 0n;
   for (const log of logs) {
     const later =
@@ -33,6 +33,7 @@ export async function settledAfter(
 /** Settled logs in [from, to], asking again in halves when the node finds the range too large. */
 async function settledLogs(
   client: PublicClient,
+  factory: Address,
   paymentId: Hex,
   deposit: Address,
   from: bigint,
@@ -40,7 +41,7 @@ async function settledLogs(
 ): Promise<Array<LogPosition & { amount: bigint }>> {
   try {
     const logs = await client.getLogs({
-      address: factoryAddress,
+      address: factory,
       event: depositFactoryAbi.find((item) => item.type === "event" && item.name === "Settled")!,
       args: { paymentId, depositAddress: deposit },
       fromBlock: from,
@@ -53,7 +54,7 @@ async function settledLogs(
         .filter(
           (log) =>
             !log.removed &&
-            log.address.toLowerCase() === factoryAddress.toLowerCase() &&
+            log.address.toLowerCase() === factory.toLowerCase() &&
             log.args.paymentId.toLowerCase() === paymentId.toLowerCase() &&
             log.args.depositAddress.toLowerCase() === deposit.toLowerCase() &&
             log.blockNumber !== null &&
@@ -67,8 +68,8 @@ async function settledLogs(
     if (to <= from || !isRangeError(error)) throw error;
     const middle = (from + to) / 2n;
     return [
-      ...(await settledLogs(client, paymentId, deposit, from, middle)),
-      ...(await settledLogs(client, paymentId, deposit, middle + 1n, to)),
+      ...(await settledLogs(client, factory, paymentId, deposit, from, middle)),
+      ...(await settledLogs(client, factory, paymentId, deposit, middle + 1n, to)),
     ];
   }
 }

@@ -3,7 +3,6 @@ import {
   type Address,
   BaseError,
   ContractFunctionRevertedError,
-  encodeFunctionData,
   erc20Abi,
   type Hex,
   keccak256,
@@ -16,7 +15,9 @@ import type { Logger } from "../lib/log.ts";
 import { createWaker } from "../lib/sleep.ts";
 import type { Lifecycle } from "../payments/lifecycle.ts";
 import type { PaymentRow, PaymentStore } from "../payments/store.ts";
-import { depositArgs, depositFactoryAbi, ensureFactory, factoryAddress } from "./contracts.ts";
+import { depositFactoryAbi, ensureFactory } from "./contracts.ts";
+import { factoryOf, settleCall, settleData } from "./deposit-terms.ts";
+import { ensureFactoryV2 } from "./deposit-v2.ts";
 import { type Fees, goingFees, outbid, sentWith } from "./fees.ts";
 import type { NonceManager } from "./nonces.ts";
 import { backoffMs, errorMessage, isAlreadySent, nodeMessage, unlessNotFound } from "./rpc-errors.ts";
@@ -37,6 +38,8 @@ export interface SettlerDeps {
   confirmations: number;
   /** A transaction unmined for this long is replaced with higher fees. */
   stuckAfterMs: number;
+  /** Deploy the version 2 factory too: new payments use it (source chains are enabled). */
+  factoryV2?: boolean;
 }
 
 /** Failed settlements: first retry within 60 s, then backing off to at most 6 hours. */
@@ -69,8 +72,8 @@ export function createSettler(deps: SettlerDeps) {
       chain: undefined,
       chainId,
       type: "eip1559",
-      to: factoryAddress,
-      data: encodeFunctionData({ abi: depositFactoryAbi, functionName: "settle", args: argsOf(row) }),
+      to: factoryOf(row),
+      data: settleData(row),
       gas,
       nonce,
       ...fees,
@@ -110,6 +113,7 @@ export function createSettler(deps: SettlerDeps) {
     if (!newest) return 0n;
     const head = await client.getBlockNumber({ cacheTime: 0 });
     return settledAfter(client, {
+      factory: factoryOf(row),
       paymentId: row.id as Hex,
       deposit: row.deposit_address as Address,
       after: { blockNumber: newest.block_number, logIndex: newest.log_index },
@@ -161,13 +165,9 @@ export function createSettler(deps: SettlerDeps) {
     if ((await depositBalance(row)) === 0n) return void (await recordSweptByOthers(row));
     let gas: bigint;
     try {
-      gas = await client.estimateContractGas({
-        address: factoryAddress,
-        abi: depositFactoryAbi,
-        functionName: "settle",
-        args: argsOf(row),
-        account,
-      });
+      gas = await client.estimateContractGas({ ...settleCall(row), account } as Parameters<
+        typeof client.estimateContractGas
+      >[0]);
     } catch (error) {
       if (isRevert(error)) return chain.transaction(() => recordFailure(row.id, errorMessage(error)));
       throw error;
@@ -226,9 +226,11 @@ export function createSettler(deps: SettlerDeps) {
     }
     const { hash, receipt } = found;
     if (receipt.blockNumber + BigInt(confirmations) > head) return; // mined, not yet confirmed
+    // Both factory versions emit the same Settled event; only the payment's own factory counts.
+    const factory = factoryOf(payments.findById(settlement.payment_id)!);
     const settled = parseEventLogs({ abi: depositFactoryAbi, eventName: "Settled", logs: receipt.logs }).find(
       (entry) =>
-        entry.address.toLowerCase() === factoryAddress.toLowerCase() && entry.args.paymentId === settlement.payment_id,
+        entry.address.toLowerCase() === factory.toLowerCase() && entry.args.paymentId === settlement.payment_id,
     );
     const ok = receipt.status === "success" && settled !== undefined;
     chain.transaction(() => {
@@ -303,6 +305,7 @@ export function createSettler(deps: SettlerDeps) {
     }
     if (!factoryReady) {
       await ensureFactory({ publicClient: client, walletClient: wallet });
+      if (deps.factoryV2) await ensureFactoryV2({ publicClient: client, walletClient: wallet });
       factoryReady = true;
     }
     const open = chain.openSettlements();
@@ -321,7 +324,8 @@ export function createSettler(deps: SettlerDeps) {
       return {
         relayer: account.address,
         gas_balance_wei: state.balance?.toString() ?? null,
-        factory: factoryAddress,
+        factory: factoryOf({ factory_version: 1 }),
+        factory_v2: deps.factoryV2 ? factoryOf({ factory_version: 2 }) : null,
         factory_ready: factoryReady,
         last_error: state.lastError,
         rounds,
@@ -347,16 +351,6 @@ export function createSettler(deps: SettlerDeps) {
     },
     wake: waker.wake,
   };
-}
-
-function argsOf(row: PaymentRow) {
-  return depositArgs({
-    paymentId: row.id as Hex,
-    token: row.token_address as Address,
-    payout: row.payout_address as Address,
-    feeRecipient: row.fee_recipient as Address,
-    feeBps: row.fee_bps,
-  });
 }
 
 /** A revert of the call itself (blocked payout, paused token), as opposed to an RPC failure. */

@@ -3,6 +3,8 @@ import { fitsInt64, int64 } from "../db/int64.ts";
 import { inTransaction } from "../db/transaction.ts";
 
 export interface TransferRow {
+  /** The chain it was made on (the settlement chain, or a source chain for a version 2 address). */
+  chain_id: number;
   tx_hash: string;
   log_index: number;
   payment_id: string;
@@ -39,9 +41,9 @@ export function createChainStore(db: Db) {
     .safeIntegers(true);
   const insertTransfer = db.query(
     `INSERT INTO transfers
-       (tx_hash, log_index, payment_id, from_address, amount, block_number, block_hash, credited_at, created_at)
+       (chain_id, tx_hash, log_index, payment_id, from_address, amount, block_number, block_hash, credited_at, created_at)
      VALUES
-       ($tx_hash, $log_index, $payment_id, $from_address, $amount,
+       ($chain_id, $tx_hash, $log_index, $payment_id, $from_address, $amount,
         $block_number, $block_hash, $credited_at, $created_at)`,
   );
   const markCredited = db.query(
@@ -51,7 +53,9 @@ export function createChainStore(db: Db) {
   const transfersForPayment = db
     .query<TransferRow, [string]>("SELECT * FROM transfers WHERE payment_id = ? ORDER BY block_number, log_index")
     .safeIntegers(true);
-  const dropStaleUncredited = db.query("DELETE FROM transfers WHERE credited_at IS NULL AND block_number <= ?");
+  const dropStaleUncredited = db.query(
+    "DELETE FROM transfers WHERE credited_at IS NULL AND chain_id = ? AND block_number <= ?",
+  );
 
   const getCursor = db.query<{ block_number: number; block_hash: string }, [number]>(
     "SELECT block_number, block_hash FROM chain_cursor WHERE chain_id = ?",
@@ -94,7 +98,8 @@ export function createChainStore(db: Db) {
       markCredited.run(now, blockNumber, blockHash, txHash, logIndex).changes > 0,
     transfersForPayment: (paymentId: string) => transfersForPayment.all(paymentId).map((r) => normaliseTransfer(r)!),
     /** Seen through /sync but never found by the watcher once it scanned past them: reorged away. */
-    dropStaleUncredited: (upToBlock: number) => dropStaleUncredited.run(upToBlock).changes,
+    /** Transfers seen (through /sync) on `chainId` but not found by the watcher up to `upToBlock`. */
+    dropStaleUncredited: (chainId: number, upToBlock: number) => dropStaleUncredited.run(chainId, upToBlock).changes,
 
     cursor: (chainId: number) => getCursor.get(chainId),
     setCursor: (chainId: number, blockNumber: number, blockHash: string, now: number) =>
@@ -143,6 +148,7 @@ function normaliseTransfer(row: TransferRow | null): TransferRow | null {
   if (!row) return null;
   return {
     ...row,
+    chain_id: Number(row.chain_id),
     log_index: Number(row.log_index),
     block_number: Number(row.block_number),
     credited_at: row.credited_at === null ? null : Number(row.credited_at),

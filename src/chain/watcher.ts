@@ -134,7 +134,7 @@ export function createWatcher(deps: WatcherDeps) {
     let credited = 0;
     chain.transaction(() => {
       for (const transfer of found) if (ledger.record(transfer, true)) credited++;
-      chain.dropStaleUncredited(Number(to));
+      chain.dropStaleUncredited(chainId, Number(to));
       chain.setCursor(chainId, Number(to), toHash, clock.now());
     });
     state.cursor = to;
@@ -170,7 +170,7 @@ export function createWatcher(deps: WatcherDeps) {
       if (entry.removed || entry.address.toLowerCase() !== usdc.toLowerCase()) continue;
       if (entry.blockNumber === null || entry.blockNumber < from || entry.blockNumber > to) continue;
       if (!entry.transactionHash || entry.logIndex === null || !entry.blockHash) continue;
-      out.push(toObserved(entry));
+      out.push(toObserved(entry, chainId));
     }
     return out;
   }
@@ -247,7 +247,7 @@ export function createWatcher(deps: WatcherDeps) {
       let refused = 0;
       chain.transaction(() => {
         for (const entry of logs) {
-          const transfer = toObserved(entry);
+          const transfer = toObserved(entry, chainId);
           if (!ledger.fits(transfer)) refused++;
           else credited = ledger.record(transfer, confirmed) || credited;
         }
@@ -258,14 +258,18 @@ export function createWatcher(deps: WatcherDeps) {
   };
 }
 
-function toObserved(entry: {
-  transactionHash: Hex | null;
-  logIndex: number | null;
-  blockNumber: bigint | null;
-  blockHash: Hex | null;
-  args: { from?: Address; to?: Address; value?: bigint };
-}): ObservedTransfer {
+function toObserved(
+  entry: {
+    transactionHash: Hex | null;
+    logIndex: number | null;
+    blockNumber: bigint | null;
+    blockHash: Hex | null;
+    args: { from?: Address; to?: Address; value?: bigint };
+  },
+  chainId: number,
+): ObservedTransfer {
   return {
+    chainId,
     txHash: entry.transactionHash!,
     logIndex: entry.logIndex!,
     from: getAddress(entry.args.from!),

@@ -7,6 +7,7 @@ import { foundry } from "viem/chains";
 import { createAccountsService } from "../accounts/service.ts";
 import { createAccountStore } from "../accounts/store.ts";
 import { artifacts, ensureFactory } from "../chain/contracts.ts";
+import { ensureFactoryV2 } from "../chain/deposit-v2.ts";
 import { loadConfig } from "../config.ts";
 import { openDb } from "../db/index.ts";
 import { ANVIL_KEYS, startAnvil } from "../dev/anvil.ts";
@@ -73,6 +74,7 @@ async function startDevStack(env: Env, onStop: (step: () => unknown) => void): P
     }),
   });
   await ensureFactory({ publicClient, walletClient: deployer });
+  await ensureFactoryV2({ publicClient, walletClient: deployer });
   const crossChain = await startLocalCrossChain({
     destination: { rpcUrl: anvil.rpcUrl, usdc },
     deployerKey: DEPLOYER_KEY,

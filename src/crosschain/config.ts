@@ -31,6 +31,12 @@ export interface CctpSource {
   /** Typical seconds from burn to attestation; fast is null where the chain cannot be a fast source. */
   fastSeconds: number | null;
   standardSeconds: number;
+  /** Blocks on top of a plain transfer to a deposit address before it is credited. */
+  confirmations: number;
+  /** How often its watcher polls. */
+  pollIntervalMs: number;
+  /** How a deposit address's funds on it are bridged: fast where Circle offers it, unless the operator says standard. */
+  finality: "fast" | "standard";
 }
 
 export interface CrossChainConfig {
@@ -40,7 +46,15 @@ export interface CrossChainConfig {
   domain: number;
   tokenMessenger: Address;
   messageTransmitter: Address;
+  /**
+   * Bound on the CCTP fee a new payment's deposit address may pay to bridge itself to the
+   * settlement chain, in basis points; committed in the address's salt (DepositFactoryV2).
+   */
+  maxBridgeFeeBps: number;
 }
+
+/** Default bridge-fee bound: above Circle's highest fast-transfer fee (14 bps, from Linea). */
+export const DEFAULT_MAX_BRIDGE_FEE_BPS = 15;
 
 type Env = Record<string, string | undefined>;
 type Fail = (variable: string, problem: string) => never;
@@ -80,6 +94,14 @@ export function crossChainConfig(
   }
   if (new Set(sources.map((s) => s.name)).size !== sources.length)
     fail("STABLEGATE_CCTP_SOURCES", "a source chain is named twice");
+  for (const name of (env.STABLEGATE_BRIDGE_STANDARD ?? "")
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean)) {
+    const source = sources.find((s) => s.name === name);
+    if (!source) fail("STABLEGATE_BRIDGE_STANDARD", `${name} is not an enabled source chain`);
+    source.finality = "standard";
+  }
 
   const domainText = env.STABLEGATE_CCTP_DOMAIN?.trim();
   let domain = destination?.cctpDomain;
@@ -96,7 +118,11 @@ export function crossChainConfig(
     fail("STABLEGATE_CCTP_SOURCES", "a source chain has the settlement chain's CCTP domain");
 
   const network = testnet ? "testnet" : "mainnet";
+  const boundText = env.STABLEGATE_BRIDGE_MAX_FEE_BPS?.trim();
+  if (boundText && !(/^\d{1,5}$/.test(boundText) && Number(boundText) <= 10_000))
+    fail("STABLEGATE_BRIDGE_MAX_FEE_BPS", `must be a whole number of basis points from 0 to 10000, got "${boundText}"`);
   return {
+    maxBridgeFeeBps: boundText ? Number(boundText) : DEFAULT_MAX_BRIDGE_FEE_BPS,
     sources,
     apiUrl: apiUrlText ? apiUrlText.replace(/\/+$/, "") : ATTESTATION_API[network],
     domain,
@@ -118,7 +144,17 @@ function listedSource(entry: string, fail: Fail): CctpSource {
   const rpcUrl = eq < 0 ? defaultRpcUrl(info) : entry.slice(eq + 1).trim();
   const problem = urlProblem(rpcUrl, HTTP);
   if (problem) fail("STABLEGATE_CCTP_SOURCES", `the RPC URL for ${name} ${problem}`);
-  return { name, chainId: info.chainId, domain: info.cctpDomain, usdc: info.usdc, rpcUrl, ...typicalSeconds(info) };
+  return {
+    name,
+    chainId: info.chainId,
+    domain: info.cctpDomain,
+    usdc: info.usdc,
+    rpcUrl,
+    ...typicalSeconds(info),
+    confirmations: info.confirmations,
+    pollIntervalMs: info.blockTimeMs,
+    finality: info.fastSource ? "fast" : "standard",
+  };
 }
 
 /** Typical CCTP times (Circle's figures): fast about 8 s from L2s, 20 s from Ethereum. */
@@ -169,6 +205,9 @@ function customSources(env: Env, fail: Fail): CctpSource[] {
       rpcUrl,
       fastSeconds: 8,
       standardSeconds: 16 * 60,
+      confirmations: item.confirmations === undefined ? 1 : int("confirmations"),
+      pollIntervalMs: item.poll_interval_ms === undefined ? 1_000 : int("poll_interval_ms"),
+      finality: "fast",
     };
   });
 }

@@ -5,7 +5,7 @@ import type { IdGenerator } from "../lib/ids.ts";
 import { formatExact } from "../lib/money.ts";
 import { type LifecycleEvent, nextStatus } from "./states.ts";
 import type { PaymentRow, PaymentStore } from "./store.ts";
-import { merchantPaymentJson, type TransferView, type ViewContext } from "./view.ts";
+import { chainNameOf, merchantPaymentJson, type TransferView, type ViewContext } from "./view.ts";
 
 export interface LifecycleDeps {
   payments: PaymentStore;
@@ -33,6 +33,8 @@ export function createLifecycle(deps: LifecycleDeps) {
 
   function transfersView(paymentId: string): TransferView[] {
     return chain.transfersForPayment(paymentId).map((t) => ({
+      chain: chainNameOf(t.chain_id, view),
+      chain_id: t.chain_id,
       tx_hash: t.tx_hash,
       log_index: t.log_index,
       amount: formatExact(t.amount),

@@ -1,6 +1,6 @@
 import type { Address, Hex } from "viem";
 import type { Account } from "../accounts/service.ts";
-import { depositAddress } from "../chain/contracts.ts";
+import { type BridgeTerms, issueDeposit } from "../chain/deposit-terms.ts";
 import type { GroupCommit } from "../db/group-commit.ts";
 import type { Clock } from "../lib/clock.ts";
 import { NotFoundError, ValidationError } from "../lib/errors.ts";
@@ -26,6 +26,8 @@ export interface PaymentsDeps {
   defaultFeeBps: number;
   feeRecipient: Address | undefined;
   paymentWindowMs: number;
+  /** Set when source chains are enabled: new deposit addresses are then valid on every one of them. */
+  bridge: BridgeTerms | null;
   /** Told of every new deposit address, so the chain watcher starts looking for it at once. */
   onDepositAddress?: (address: Address, paymentId: string) => void;
 }
@@ -73,13 +75,10 @@ export function createPaymentsService(deps: PaymentsDeps) {
       // Start-up refuses this configuration; checked again so a fee can never be committed to nobody.
       if (!feeRecipient) throw new Error("a fee is configured without STABLEGATE_FEE_RECIPIENT");
       const id = ids.paymentId();
-      const deposit = depositAddress({
-        paymentId: id as Hex,
-        token: deps.usdc,
-        payout: account.payoutAddress,
-        feeRecipient,
-        feeBps,
-      });
+      const { deposit, fields } = issueDeposit(
+        { paymentId: id as Hex, token: deps.usdc, payout: account.payoutAddress, feeRecipient, feeBps },
+        deps.bridge,
+      );
 
       const row: NewPaymentRow = {
         id,
@@ -103,6 +102,7 @@ export function createPaymentsService(deps: PaymentsDeps) {
         metadata,
         line_items: input.line_items == null ? null : JSON.stringify(storedLineItems(input.line_items)),
         payment_link: paymentLink,
+        ...fields,
         expires_at: Math.max(now + deps.paymentWindowMs, dueAt ?? 0),
         created_at: now,
         updated_at: now,

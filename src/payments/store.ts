@@ -27,6 +27,12 @@ export interface PaymentRow {
   line_items: string | null;
   /** The payment link it was created through (`plink_...`), or null. */
   payment_link: string | null;
+  /** Which deposit factory made the address: 1 (settlement chain only) or 2 (every enabled chain). */
+  factory_version: 1 | 2;
+  /** Version 2 only (else null): the rest of what the deposit address commits to (src/chain/deposit-terms.ts). */
+  settlement_domain: number | null;
+  token_messenger: string | null;
+  max_bridge_fee_bps: number | null;
   expires_at: number;
   created_at: number;
   updated_at: number;
@@ -34,6 +40,8 @@ export interface PaymentRow {
   amount_settled: bigint;
   /** The platform fee those settlements took. */
   fee_settled: bigint;
+  /** CCTP fees its bridges from other chains paid: the merchant's cost, like a card fee. */
+  bridge_fee: bigint;
   settle_attempts: number;
   settle_retry_at: number | null;
 }
@@ -71,6 +79,10 @@ const COLUMNS = [
   "metadata",
   "line_items",
   "payment_link",
+  "factory_version",
+  "settlement_domain",
+  "token_messenger",
+  "max_bridge_fee_bps",
   "expires_at",
   "created_at",
   "updated_at",
@@ -78,7 +90,7 @@ const COLUMNS = [
 
 export type NewPaymentRow = Omit<
   PaymentRow,
-  "seq" | "amount_settled" | "fee_settled" | "settle_attempts" | "settle_retry_at"
+  "seq" | "amount_settled" | "fee_settled" | "bridge_fee" | "settle_attempts" | "settle_retry_at"
 >;
 
 export interface ListFilter {
@@ -239,5 +251,8 @@ export function normalise(row: PaymentRow | null): PaymentRow | null {
     updated_at: Number(row.updated_at),
     settle_attempts: Number(row.settle_attempts),
     settle_retry_at: row.settle_retry_at === null ? null : Number(row.settle_retry_at),
+    factory_version: Number(row.factory_version) as 1 | 2,
+    settlement_domain: row.settlement_domain === null ? null : Number(row.settlement_domain),
+    max_bridge_fee_bps: row.max_bridge_fee_bps === null ? null : Number(row.max_bridge_fee_bps),
   };
 }

@@ -5,10 +5,16 @@ import type { PaymentRow } from "./store.ts";
 /** What a payment's JSON needs beyond its row: deployment facts and its credited transfers. */
 export interface ViewContext {
   baseUrl: string;
+  /** The settlement chain's name. */
   chainName: string;
+  /** Names of the enabled source chains by chain id, for transfers made on them. */
+  sourceChainNames?: ReadonlyMap<number, string>;
 }
 
 export interface TransferView {
+  /** The chain the transfer was made on. */
+  chain: string;
+  chain_id: number;
   tx_hash: string;
   log_index: number;
   amount: string;
@@ -31,6 +37,11 @@ export function lineItemsView(row: { line_items: string | null }) {
     quantity: item.quantity,
     amount: formatAmount(BigInt(item.unit_amount) * BigInt(item.quantity)),
   }));
+}
+
+/** The name of the chain a transfer was made on: a source chain's, else the settlement chain's. */
+export function chainNameOf(chainId: number, ctx: ViewContext): string {
+  return ctx.sourceChainNames?.get(chainId) ?? ctx.chainName;
 }
 
 /** What is still to pay, never negative. */
@@ -59,6 +70,7 @@ export function merchantPaymentJson(
     pay_url: `${ctx.baseUrl}/pay/${row.id}`,
     deposit_address: row.deposit_address,
     fee_bps: row.fee_bps,
+    bridge_fee: formatExact(row.bridge_fee),
     chain: ctx.chainName,
     chain_id: row.chain_id,
     token_address: row.token_address,

@@ -79,7 +79,7 @@ afterAll(async () => {
 });
 
 const proof = (client = chain.publicClient, to = n) =>
-  settledAfter(client, { paymentId, deposit, after: credited, to });
+  settledAfter(client, { factory: factoryAddress, paymentId, deposit, after: credited, to });
 
 describe("what counts as after the credited transfer", () => {
   test("a Settled event earlier in the transfer's block does not count, a later one in it does", async () => {
@@ -97,7 +97,13 @@ describe("what counts as after the credited transfer", () => {
 
   test("Settled events of another deposit address do not count", async () => {
     expect(
-      await settledAfter(chain.publicClient, { paymentId, deposit: randomAddress(), after: credited, to: n + 1n }),
+      await settledAfter(chain.publicClient, {
+        factory: factoryAddress,
+        paymentId,
+        deposit: randomAddress(),
+        after: credited,
+        to: n + 1n,
+      }),
     ).toBe(0n);
   });
 });

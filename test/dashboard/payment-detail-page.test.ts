@@ -29,6 +29,7 @@ function detail(): PaymentDetail {
         deposit_address: DEPOSIT,
       }),
       amount_settled: 25_000_000n,
+      bridge_fee: 0n,
       fee_settled: 375_000n,
       settle_attempts: 1,
       settle_retry_at: null,

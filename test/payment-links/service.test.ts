@@ -47,6 +47,7 @@ function linksService() {
       defaultFeeBps: 0,
       feeRecipient: undefined,
       paymentWindowMs: WINDOW_MS,
+      bridge: null,
     }),
     findAccount: accounts.findAccount,
     idempotency: createIdempotency(db, clock),

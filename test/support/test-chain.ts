@@ -9,6 +9,7 @@
 import { type Address, getAddress, type Hex, type PublicClient, toHex } from "viem";
 import { generatePrivateKey } from "viem/accounts";
 import { ensureFactory } from "../../src/chain/contracts.ts";
+import { ensureFactoryV2 } from "../../src/chain/deposit-v2.ts";
 import { ANVIL_KEY_0, ANVIL_KEY_1, type Anvil, startAnvil } from "./anvil.ts";
 import { deployTestUsdc, mined, publicClientFor, type TestWallet, testTokenAbi, walletClientFor } from "./chain.ts";
 
@@ -43,8 +44,8 @@ export interface TestChain {
 }
 
 /**
- * anvil, TestUSDC, the factory (unless `factory` is false: a fresh chain, where the server
- * deploys it) and a funded payer (anvil key 1). Blocks come with each transaction (automine)
+ * anvil, TestUSDC, both deposit factories (unless `factory` is false: a fresh chain, where the server
+ * deploys them) and a funded payer (anvil key 1). Blocks come with each transaction (automine)
  * unless `automine` is false or a `blockTime` (seconds) is given.
  */
 export async function startChain(
@@ -56,7 +57,10 @@ export async function startChain(
     const deployer = walletClientFor(anvil.rpcUrl, ANVIL_KEY_0);
     const payer = walletClientFor(anvil.rpcUrl, ANVIL_KEY_1);
     const token = await deployTestUsdc(publicClient, deployer);
-    if (opts.factory !== false) await ensureFactory({ publicClient, walletClient: deployer });
+    if (opts.factory !== false) {
+      await ensureFactory({ publicClient, walletClient: deployer });
+      await ensureFactoryV2({ publicClient, walletClient: deployer });
+    }
     await mined(
       publicClient,
       deployer.writeContract({

@@ -84,6 +84,7 @@ describe("payment events", () => {
     const credited = db.transaction(() =>
       ledger.record(
         {
+          chainId: rig.server.config.chain.chainId,
           txHash: `0x${"ab".repeat(32)}`,
           logIndex: 3,
           from: "0x2222222222222222222222222222222222222222",
