@@ -20,9 +20,11 @@ interface IMessageHandlerV2 {
 }
 
 /// @notice Test-only stand-in for Circle's MessageTransmitterV2, written from the public
-/// interface (chains.md, CCTP V2): same functions, events, message layout, attestation scheme and
-/// revert strings for the paths a relayer meets, without upgradeability, pausing or roles beyond
-/// one owner. Only the local token messenger may send; anyone may relay a received message.
+/// interface (chains.md, CCTP V2) and checked against Circle's sources: same functions, events,
+/// message layout, attestation scheme, checks in the same order and revert strings for the paths
+/// a relayer meets, without upgradeability, pausing, a body size limit or roles beyond one owner.
+/// As on CCTP, any contract may send a message (the receiving handler checks who sent it) and
+/// anyone may relay a received one.
 contract TestMessageTransmitterV2 {
     uint32 public constant MESSAGE_VERSION = 1;
     /// Messages executed at or above this threshold go to the "finalized" handler.
@@ -32,8 +34,6 @@ contract TestMessageTransmitterV2 {
     uint256 private constant MAX_S = 0x7FFFFFFFFFFFFFFFFFFFFFFFFFFFFFFF5D576E7357A4501DDFE92F46681B20A0;
 
     uint32 public immutable localDomain;
-    /// The only sender; its CREATE address is known before it exists, so it is set here.
-    address public immutable tokenMessenger;
     address public owner;
     uint256 public signatureThreshold = 1;
     mapping(address => bool) public isEnabledAttester;
@@ -53,12 +53,13 @@ contract TestMessageTransmitterV2 {
     event AttesterDisabled(address indexed attester);
     event SignatureThresholdUpdated(uint256 oldThreshold, uint256 newThreshold);
 
-    constructor(uint32 localDomain_, address tokenMessenger_, address attester) {
+    constructor(uint32 localDomain_, address attester) {
         localDomain = localDomain_;
-        tokenMessenger = tokenMessenger_;
         owner = msg.sender;
         isEnabledAttester[attester] = true;
         emit AttesterEnabled(attester);
+        // As Circle's initializer: the empty nonce of a logged message can never be received.
+        usedNonces[bytes32(0)] = 1;
     }
 
     modifier onlyOwner() {
@@ -92,7 +93,6 @@ contract TestMessageTransmitterV2 {
         uint32 minFinalityThreshold,
         bytes calldata messageBody
     ) external {
-        require(msg.sender == tokenMessenger, "Caller is not the token messenger");
         require(destinationDomain != localDomain, "Domain is local domain");
         require(recipient != bytes32(0), "Recipient must be nonzero");
         emit MessageSent(
@@ -117,13 +117,13 @@ contract TestMessageTransmitterV2 {
     function receiveMessage(bytes calldata message, bytes calldata attestation) external returns (bool) {
         _verifyAttestation(message, attestation);
         require(message.length >= 148, "Invalid message: too short");
-        require(uint32(bytes4(message[0:4])) == MESSAGE_VERSION, "Invalid message version");
         require(uint32(bytes4(message[8:12])) == localDomain, "Invalid destination domain");
         bytes32 destinationCaller = bytes32(message[108:140]);
         require(
             destinationCaller == bytes32(0) || destinationCaller == bytes32(uint256(uint160(msg.sender))),
             "Invalid caller for message"
         );
+        require(uint32(bytes4(message[0:4])) == MESSAGE_VERSION, "Invalid message version");
 
         bytes32 nonce = bytes32(message[12:44]);
         require(usedNonces[nonce] == 0, "Nonce already used");
@@ -162,8 +162,8 @@ contract TestMessageTransmitterV2 {
         address previous = address(0);
         for (uint256 i = 0; i < signatureThreshold; i++) {
             address signer = _recover(digest, attestation[i * SIGNATURE_LENGTH:(i + 1) * SIGNATURE_LENGTH]);
-            require(isEnabledAttester[signer], "Invalid signature: not attester");
             require(signer > previous, "Invalid signature order or dupe");
+            require(isEnabledAttester[signer], "Invalid signature: not attester");
             previous = signer;
         }
     }

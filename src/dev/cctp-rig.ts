@@ -14,6 +14,7 @@ import {
   getContractAddress,
   type Hex,
   keccak256,
+  maxUint256,
   type PublicClient,
   pad,
   parseAbi,
@@ -64,11 +65,10 @@ const messageReceivedParams = abiParams(
 
 /** The test transmitter's ABI, typed for viem; the subset real CCTP V2 shares has the same shape. */
 export const testMessageTransmitterV2Abi = parseAbi([
-  "constructor(uint32 localDomain_, address tokenMessenger_, address attester)",
+  "constructor(uint32 localDomain_, address attester)",
   "function MESSAGE_VERSION() view returns (uint32)",
   "function FINALITY_THRESHOLD_FINALIZED() view returns (uint32)",
   "function localDomain() view returns (uint32)",
-  "function tokenMessenger() view returns (address)",
   "function owner() view returns (address)",
   "function signatureThreshold() view returns (uint256)",
   "function isEnabledAttester(address) view returns (bool)",
@@ -129,16 +129,25 @@ export const testTokenMessengerV2Abi = parseAbi([
   "constructor(address localMessageTransmitter_)",
   "function MESSAGE_BODY_VERSION() view returns (uint32)",
   "function MIN_FINALITY_THRESHOLD() view returns (uint32)",
+  "function MIN_FEE_MULTIPLIER() view returns (uint256)",
   "function BURN_ADDRESS() view returns (address)",
   "function localMessageTransmitter() view returns (address)",
   "function owner() view returns (address)",
   "function feeRecipient() view returns (address)",
-  "function remoteTokensToLocalTokens(bytes32) view returns (address)",
-  "function isBurnToken(address) view returns (bool)",
   "function localMinter() view returns (address)",
-  "function burnLimitsPerMessage(address token) view returns (uint256)",
+  "function minFee() view returns (uint256)",
+  "function remoteTokenMessengers(uint32) view returns (bytes32)",
+  "function remoteTokensToLocalTokens(bytes32) view returns (address)",
+  "function burnLimitsPerMessage(address) view returns (uint256)",
   "function linkTokenPair(address localToken, uint32 remoteDomain, bytes32 remoteToken)",
+  "function setMaxBurnAmountPerMessage(address localToken, uint256 burnLimitPerMessage)",
+  "function addRemoteTokenMessenger(uint32 domain, bytes32 tokenMessenger)",
+  "function removeRemoteTokenMessenger(uint32 domain)",
+  "function addLocalMinter(address newLocalMinter)",
+  "function removeLocalMinter()",
   "function setFeeRecipient(address feeRecipient_)",
+  "function setMinFee(uint256 minFee_)",
+  "function getMinFeeAmount(uint256 amount) view returns (uint256)",
   `function depositForBurn(${depositForBurnParams})`,
   `function depositForBurnWithHook(${depositForBurnParams}, bytes hookData)`,
   `function handleReceiveFinalizedMessage(${handleReceiveFinalizedParams}) returns (bool)`,
@@ -146,13 +155,20 @@ export const testTokenMessengerV2Abi = parseAbi([
   `event DepositForBurn(${depositForBurnEventParams})`,
   `event MintAndWithdraw(${mintAndWithdrawParams})`,
   "event TokenPairLinked(address localToken, uint32 remoteDomain, bytes32 remoteToken)",
+  "event SetBurnLimitPerMessage(address indexed token, uint256 burnLimitPerMessage)",
+  "event RemoteTokenMessengerAdded(uint32 domain, bytes32 tokenMessenger)",
+  "event RemoteTokenMessengerRemoved(uint32 domain, bytes32 tokenMessenger)",
+  "event LocalMinterAdded(address localMinter)",
+  "event LocalMinterRemoved(address localMinter)",
+  "event MinFeeSet(uint256 minFee)",
 ]);
 
 export type CctpDeployment = { domain: number; messageTransmitter: Address; tokenMessenger: Address };
 
 /**
  * Deploys the rig on the chain behind the clients unless it is there already, then makes sure
- * burns of each `remoteUsdc[domain]` mint `usdc` here and that `attester` is enabled. Safe to
+ * each domain of `remoteUsdc` has its messenger registered (burns to it are allowed), burns of
+ * `remoteUsdc[domain]` there mint `usdc` here, `usdc` is burnable and `attester` is enabled. Safe to
  * call again (say with one more remote). `walletClient` supplies the transport and chain, and
  * tops up the deployer if it has no ether (on anvil it always has).
  */
@@ -189,7 +205,7 @@ export async function deployCctp(args: {
       chain,
       abi,
       bytecode,
-      args: [domain, tokenMessenger, attester],
+      args: [domain, attester],
     });
     await send(hash, "deploying the transmitter");
   }
@@ -208,11 +224,28 @@ export async function deployCctp(args: {
     );
   }
 
-  for (const [remoteDomain, remoteToken] of Object.entries(args.remoteUsdc)) {
-    const link = [usdc, Number(remoteDomain), pad(getAddress(remoteToken))] as const;
+  const messenger = { address: tokenMessenger, abi: testTokenMessengerV2Abi } as const;
+  for (const [remote, remoteToken] of Object.entries(args.remoteUsdc)) {
+    const remoteDomain = Number(remote);
+    // The messenger is at the same address on every chain, so the remote one is itself.
+    const remoteMessenger = await publicClient.readContract({
+      ...messenger,
+      functionName: "remoteTokenMessengers",
+      args: [remoteDomain],
+    });
+    if (remoteMessenger !== pad(tokenMessenger).toLowerCase()) {
+      const hash = walletClient.writeContract({
+        account: deployer,
+        chain,
+        ...messenger,
+        functionName: "addRemoteTokenMessenger",
+        args: [remoteDomain, pad(tokenMessenger)],
+      });
+      await send(hash, `registering domain ${remoteDomain}'s messenger`);
+    }
+    const link = [usdc, remoteDomain, pad(getAddress(remoteToken))] as const;
     const linked = await publicClient.readContract({
-      address: tokenMessenger,
-      abi: testTokenMessengerV2Abi,
+      ...messenger,
       functionName: "remoteTokensToLocalTokens",
       args: [tokenPairKey(link[1], link[2])],
     });
@@ -220,13 +253,23 @@ export async function deployCctp(args: {
       const hash = walletClient.writeContract({
         account: deployer,
         chain,
-        address: tokenMessenger,
-        abi: testTokenMessengerV2Abi,
+        ...messenger,
         functionName: "linkTokenPair",
         args: link,
       });
       await send(hash, `linking domain ${remoteDomain}'s USDC`);
     }
+  }
+  // The rig sets no burn limit of its own (Circle's are millions of USDC); tests may lower it.
+  if ((await publicClient.readContract({ ...messenger, functionName: "burnLimitsPerMessage", args: [usdc] })) === 0n) {
+    const hash = walletClient.writeContract({
+      account: deployer,
+      chain,
+      ...messenger,
+      functionName: "setMaxBurnAmountPerMessage",
+      args: [usdc, maxUint256],
+    });
+    await send(hash, "making USDC burnable");
   }
   const transmitter = { address: messageTransmitter, abi: testMessageTransmitterV2Abi } as const;
   if (!(await publicClient.readContract({ ...transmitter, functionName: "isEnabledAttester", args: [attester] }))) {

@@ -9,13 +9,16 @@ import {
   createPublicClient,
   createWalletClient,
   defineChain,
+  encodePacked,
   erc20Abi,
   type Hex,
   http,
   keccak256,
+  maxUint256,
   type PublicClient,
   pad,
   parseEventLogs,
+  toHex,
   zeroHash,
 } from "viem";
 import { generatePrivateKey, privateKeyToAccount, sign } from "viem/accounts";
@@ -155,7 +158,8 @@ const balance = (side: Side, owner: Address) =>
 
 describe("CCTP rig", () => {
   test("the contracts have the same addresses on both chains, and deploying again changes nothing", async () => {
-    expect(deployedNonces).toEqual([3, 3]); // on each chain: two deployments, one link
+    // On each chain: two deployments, the remote messenger, the USDC link and its burn limit.
+    expect(deployedNonces).toEqual([5, 5]);
     for (const [side, domain] of [
       [src, SRC],
       [dst, DST],
@@ -352,6 +356,153 @@ describe("CCTP rig", () => {
       service.setMode("normal");
     }
     expect((await fetch(`${service.url}/v2/fastBurn/USDC/allowance`)).status).toBe(200);
+  });
+});
+
+/** A CCTP V2 message in Circle's layout (MessageV2), as an attester would sign it for `dst`. */
+function cctpMessage(m: {
+  version?: number;
+  destinationDomain?: number;
+  nonce?: Hex;
+  sender?: Hex;
+  finalityThresholdExecuted?: number;
+  body: Hex;
+}): Hex {
+  const messenger = pad(cctpAddresses.tokenMessenger);
+  return encodePacked(
+    ["uint32", "uint32", "uint32", "bytes32", "bytes32", "bytes32", "bytes32", "uint32", "uint32", "bytes"],
+    [
+      m.version ?? 1,
+      SRC,
+      m.destinationDomain ?? DST,
+      m.nonce ?? toHex(crypto.getRandomValues(new Uint8Array(32))),
+      m.sender ?? messenger,
+      messenger,
+      zeroHash,
+      1000,
+      m.finalityThresholdExecuted ?? 2000,
+      m.body,
+    ],
+  );
+}
+
+/** A burn message body in Circle's layout (BurnMessageV2): `amount` of SRC's USDC for `recipient`. */
+function burnBody(b: { amount: bigint; maxFee?: bigint; feeExecuted?: bigint }): Hex {
+  return encodePacked(
+    ["uint32", "bytes32", "bytes32", "uint256", "bytes32", "uint256", "uint256", "uint256"],
+    [1, pad(src.usdc), pad(recipient), b.amount, pad(payer), b.maxFee ?? 0n, b.feeExecuted ?? 0n, 0n],
+  );
+}
+
+/** Signs `message` as the enabled attester and submits it on `dst`. */
+async function receiveSigned(message: Hex) {
+  return receive(message, await sign({ hash: keccak256(message), privateKey: attesterKey, to: "hex" }));
+}
+
+/** Runs `body` with an owner setting of the source messenger changed, then puts it back. */
+async function withSourceMessenger(
+  change: { functionName: "setMaxBurnAmountPerMessage" | "setMinFee"; args: readonly unknown[] },
+  restore: typeof change,
+  body: () => Promise<void>,
+) {
+  const owner = src.wallet(CCTP_DEPLOYER_KEY);
+  const messenger = { address: cctpAddresses.tokenMessenger, abi: testTokenMessengerV2Abi } as const;
+  const write = (c: typeof change) => mined(src.publicClient, owner.writeContract({ ...messenger, ...c } as never));
+  await write(change);
+  try {
+    await body();
+  } finally {
+    await write(restore);
+  }
+}
+
+describe("CCTP rig, checked against Circle's V2 contracts", () => {
+  test("a burn to a domain without a registered messenger is refused", async () => {
+    await expect(
+      src.wallet(ANVIL_KEY_1).writeContract({
+        address: cctpAddresses.tokenMessenger,
+        abi: testTokenMessengerV2Abi,
+        functionName: "depositForBurn",
+        args: [1_000_000n, 7, pad(recipient), src.usdc, zeroHash, 0n, 2000],
+      }),
+    ).rejects.toThrow("No TokenMessenger for domain");
+  });
+
+  test("a burn above the per-message burn limit is refused, one at the limit goes", async () => {
+    const limit = 1_000_000n;
+    await withSourceMessenger(
+      { functionName: "setMaxBurnAmountPerMessage", args: [src.usdc, limit] },
+      { functionName: "setMaxBurnAmountPerMessage", args: [src.usdc, maxUint256] },
+      async () => {
+        await expect(burn(limit + 1n, 0n)).rejects.toThrow("Burn amount exceeds per tx limit");
+        expect((await mined(src.publicClient, burn(limit, 0n))).status).toBe("success");
+      },
+    );
+  });
+
+  test("with a minimum fee (V2.1), a burn offering less is refused", async () => {
+    await withSourceMessenger(
+      { functionName: "setMinFee", args: [1_000n] }, // 1 bp, in 1/1000 bp
+      { functionName: "setMinFee", args: [0n] },
+      async () => {
+        const messenger = { address: cctpAddresses.tokenMessenger, abi: testTokenMessengerV2Abi } as const;
+        const min = await src.publicClient.readContract({
+          ...messenger,
+          functionName: "getMinFeeAmount",
+          args: [10_000_000n],
+        });
+        expect(min).toBe(1_000n);
+        await expect(burn(10_000_000n, min - 1n, 2000)).rejects.toThrow("Insufficient max fee");
+        expect((await mined(src.publicClient, burn(10_000_000n, min, 2000))).status).toBe("success");
+      },
+    );
+  });
+
+  test("an unfinalized message executed at 500 mints; below 500 it is refused", async () => {
+    const before = await balance(dst, recipient);
+    const body = burnBody({ amount: 700n });
+    await expect(receiveSigned(cctpMessage({ finalityThresholdExecuted: 499, body }))).rejects.toThrow(
+      "Unsupported finality threshold",
+    );
+    await mined(dst.publicClient, receiveSigned(cctpMessage({ finalityThresholdExecuted: 500, body })));
+    expect(await balance(dst, recipient)).toBe(before + 700n);
+  });
+
+  test("received messages are checked in Circle's order, and the empty nonce is never received", async () => {
+    // Fee at the amount and above the max fee: the amount check comes first.
+    const greedy = burnBody({ amount: 500n, maxFee: 100n, feeExecuted: 500n });
+    await expect(receiveSigned(cctpMessage({ body: greedy }))).rejects.toThrow("Fee equals or exceeds amount");
+    // Another domain and another version: the domain check comes first.
+    const body = burnBody({ amount: 500n });
+    await expect(receiveSigned(cctpMessage({ destinationDomain: SRC, version: 2, body }))).rejects.toThrow(
+      "Invalid destination domain",
+    );
+    await expect(receiveSigned(cctpMessage({ body: body.slice(0, -2) as Hex }))).rejects.toThrow(
+      "Invalid burn message: too short",
+    );
+    // The logged messages carry the empty nonce: one relayed as logged is refused.
+    await expect(receiveSigned(cctpMessage({ nonce: zeroHash, body }))).rejects.toThrow("Nonce already used");
+  });
+
+  test("anyone may send a message, but only the registered messenger's burns mint", async () => {
+    const body = burnBody({ amount: 900n });
+    const sent = await mined(
+      src.publicClient,
+      src.wallet(ANVIL_KEY_2).writeContract({
+        address: cctpAddresses.messageTransmitter,
+        abi: testMessageTransmitterV2Abi,
+        functionName: "sendMessage",
+        args: [DST, pad(cctpAddresses.tokenMessenger), zeroHash, 2000, body],
+      }),
+    );
+    const [logged] = parseEventLogs({ abi: testMessageTransmitterV2Abi, eventName: "MessageSent", logs: sent.logs });
+    const stranger = pad(privateKeyToAccount(ANVIL_KEY_2).address).toLowerCase();
+    expect(decodeCctpMessage(logged!.args.message).sender).toBe(stranger as Hex);
+    const before = await balance(dst, recipient);
+    await expect(receiveSigned(cctpMessage({ sender: stranger as Hex, body }))).rejects.toThrow(
+      "Remote TokenMessenger unsupported",
+    );
+    expect(await balance(dst, recipient)).toBe(before);
   });
 });
 
