@@ -88,11 +88,12 @@ contract DepositFactoryV2 {
 
     /// Sends the whole balance of `otherToken` (native coin when it is address(0)) at the deposit
     /// address to `payout` on this chain, without fee: recovery of whatever was sent by mistake.
-    /// Refuses the committed token and any token the committed messenger can burn here (USDC on
-    /// a source chain), which reach the payout only through `bridge` and `settle`, with the fee.
+    /// Refuses the committed token, and any token `bridge` can take from here to the settlement
+    /// domain (USDC on a CCTP source chain): those reach the payout only through `bridge` and
+    /// `settle`, with the fee. A token no route bridges can always be recovered.
     function recover(Terms calldata t, address otherToken) external returns (uint256 amount) {
         if (otherToken == t.token) revert CommittedToken();
-        if (otherToken != address(0) && _bridgeable(t.tokenMessenger, otherToken)) revert BridgeableToken(otherToken);
+        if (otherToken != address(0) && _bridgeable(t, otherToken)) revert BridgeableToken(otherToken);
         address deposit = _deploy(t);
         amount = otherToken == address(0)
             ? DepositForwarderV2(payable(deposit)).sweepNative(t.payout)
@@ -100,9 +101,11 @@ contract DepositFactoryV2 {
         emit Recovered(t.paymentId, deposit, otherToken, t.payout, amount);
     }
 
-    /// Burns the whole `burnToken` balance of the deposit address through the committed messenger,
-    /// minting to this same address on the settlement domain. The caller chooses only when, the
-    /// finality and a maxFee within the committed bound; the messenger refuses tokens it cannot burn.
+    /// Burns the `burnToken` balance of the deposit address through the committed messenger,
+    /// minting to this same address on the settlement domain: all of it, or Circle's per-message
+    /// burn limit when the balance is above it (the rest in later calls). The caller chooses only
+    /// when, the finality and a maxFee within the committed bound for the amount burned; the
+    /// messenger refuses tokens it cannot burn.
     /// Refused on the settlement chain (the messenger's local domain is the settlement domain),
     /// whatever the token's address: a source chain's USDC may share the settlement token's address.
     function bridge(Terms calldata t, address burnToken, uint256 maxFee, uint32 minFinalityThreshold)
@@ -112,6 +115,9 @@ contract DepositFactoryV2 {
         if (_localDomain(t.tokenMessenger) == t.settlementDomain) revert SettlementChain();
         deposit = _deploy(t);
         amount = DepositForwarderV2(payable(deposit)).balanceOf(burnToken);
+        // Circle's minter refuses a burn above its limit; a token without one is left for it to refuse.
+        uint256 limit = _burnLimit(t.tokenMessenger, burnToken);
+        if (limit > 0 && amount > limit) amount = limit;
         if (maxFee * 10000 > amount * t.maxBridgeFeeBps) revert BridgeFeeTooHigh(maxFee, amount, t.maxBridgeFeeBps);
         DepositForwarderV2(payable(deposit)).burn(
             t.tokenMessenger,
@@ -125,12 +131,30 @@ contract DepositFactoryV2 {
         emit Bridged(t.paymentId, deposit, burnToken, amount, t.settlementDomain, maxFee, minFinalityThreshold);
     }
 
-    /// Whether Circle's minter behind `messenger` can burn `token` on this chain (a non-zero burn
-    /// limit per message). No messenger on this chain: nothing can be bridged from it.
-    function _bridgeable(address messenger, address token) private view returns (bool) {
-        if (messenger.code.length == 0) return false;
+    /// Whether `bridge` can take `token` from this chain to the settlement domain as the committed
+    /// messenger stands configured: its minter burns the token, it has a messenger registered for
+    /// the settlement domain (else its `depositForBurn` refuses the domain), and its minimum fee
+    /// (CCTP V2.1) fits the committed bound. Passing states (a pause, a denylisted caller) do not count.
+    function _bridgeable(Terms calldata t, address token) private view returns (bool) {
+        if (_burnLimit(t.tokenMessenger, token) == 0) return false;
+        if (ITokenMessengerV2(t.tokenMessenger).remoteTokenMessengers(t.settlementDomain) == bytes32(0)) return false;
+        // minFee is in 1/1000 bp (Circle's MIN_FEE_MULTIPLIER is 10_000_000), the bound in bp.
+        return _minFee(t.tokenMessenger) <= uint256(t.maxBridgeFeeBps) * 1000;
+    }
+
+    /// The most one burn through `messenger` may take of `token` here: its minter's per-message
+    /// limit. Zero when nothing can burn it: no messenger on this chain, or one without a minter.
+    function _burnLimit(address messenger, address token) private view returns (uint256) {
+        if (messenger.code.length == 0) return 0;
         address minter = ITokenMessengerV2(messenger).localMinter();
-        return ITokenMinterV2(minter).burnLimitsPerMessage(token) > 0;
+        if (minter == address(0)) return 0;
+        return ITokenMinterV2(minter).burnLimitsPerMessage(token);
+    }
+
+    /// The messenger's minimum fee; zero for a TokenMessengerV2 from before V2.1, which has none.
+    function _minFee(address messenger) private view returns (uint256) {
+        (bool ok, bytes memory ret) = messenger.staticcall(abi.encodeCall(ITokenMessengerV2.minFee, ()));
+        return ok && ret.length >= 32 ? abi.decode(ret, (uint256)) : 0;
     }
 
     /// The CCTP domain of this chain, from the messenger's transmitter.

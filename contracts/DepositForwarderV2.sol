@@ -113,8 +113,15 @@ interface ITokenMessengerV2 {
     /// The MessageTransmitterV2 that sends its messages (a public variable in BaseTokenMessenger).
     function localMessageTransmitter() external view returns (address);
 
-    /// The TokenMinterV2 that burns and mints on this chain (a public variable in BaseTokenMessenger).
+    /// The TokenMinterV2 that burns and mints on this chain (a public variable in BaseTokenMessenger;
+    /// zero once Circle removes it).
     function localMinter() external view returns (address);
+
+    /// The messenger trusted on `domain`; zero for a domain burns cannot go to (BaseTokenMessenger).
+    function remoteTokenMessengers(uint32 domain) external view returns (bytes32);
+
+    /// The least maxFee a burn must offer, in 1/1000 bp of the amount (V2.1; absent before).
+    function minFee() external view returns (uint256);
 }
 
 /// @notice Circle's TokenController: a token the minter can burn has a non-zero per-message limit.

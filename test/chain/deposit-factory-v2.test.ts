@@ -13,6 +13,7 @@ import {
   getAddress,
   type Hex,
   http,
+  maxUint256,
   type PublicClient,
   parseEther,
   parseEventLogs,
@@ -31,7 +32,12 @@ import {
   factoryV2Address,
   forwarderV2Address,
 } from "../../src/chain/deposit-v2.ts";
-import { cctpAddresses, testMessageTransmitterV2Abi } from "../../src/dev/cctp-rig.ts";
+import {
+  CCTP_DEPLOYER_KEY,
+  cctpAddresses,
+  testMessageTransmitterV2Abi,
+  testTokenMessengerV2Abi,
+} from "../../src/dev/cctp-rig.ts";
 import {
   LOCAL_DESTINATION_DOMAIN,
   LOCAL_SOURCE,
@@ -150,11 +156,42 @@ const settle = (side: Side, t: DepositTerms) =>
     side.stranger.writeContract({ ...factory, functionName: "settle", args: [depositTermsArg(t)] }),
   );
 
+const simulateRecover = (t: DepositTerms, otherToken: Address) =>
+  source.publicClient.simulateContract({
+    account: source.stranger.account,
+    ...factory,
+    functionName: "recover",
+    args: [depositTermsArg(t), otherToken],
+  });
+
 const recover = (side: Side, t: DepositTerms, otherToken: Address) =>
   mined(
     side.publicClient,
     side.stranger.writeContract({ ...factory, functionName: "recover", args: [depositTermsArg(t), otherToken] }),
   );
+
+type MessengerSetting = {
+  functionName: "setMaxBurnAmountPerMessage" | "setMinFee" | "removeLocalMinter" | "addLocalMinter";
+  args: readonly unknown[];
+};
+
+/** Runs `body` with the source chain's messenger set as Circle's owner may set it, then sets it back. */
+async function withSourceMessenger(change: MessengerSetting, restore: MessengerSetting, body: () => Promise<void>) {
+  const owner = createWalletClient({
+    chain: { ...foundry, id: LOCAL_SOURCE.chainId },
+    transport: http(local.source.rpcUrl),
+    account: privateKeyToAccount(CCTP_DEPLOYER_KEY),
+  });
+  const messenger = { address: cctpAddresses.tokenMessenger, abi: testTokenMessengerV2Abi } as const;
+  const write = (s: MessengerSetting) =>
+    mined(source.publicClient, owner.writeContract({ ...messenger, ...s } as never));
+  await write(change);
+  try {
+    await body();
+  } finally {
+    await write(restore);
+  }
+}
 
 /** Expects a contract call to revert; with `errorName`, with that custom error, else with `reason`. */
 async function expectRevert(call: Promise<unknown>, expected: { errorName: string } | { reason: string }) {
@@ -363,6 +400,86 @@ describe("DepositFactoryV2 across two chains", () => {
       { errorName: "BridgeableToken" },
     );
     expect(await balanceOf(source, source.usdc, deposit)).toBe(1_000_000n);
+  });
+
+  test("a balance above Circle's per-message burn limit bridges in burns of at most the limit", async () => {
+    const t = terms({ maxBridgeFeeBps: 15 });
+    const deposit = depositAddressV2(t);
+    const limit = 4_000_000n;
+    await mint(source, source.usdc, deposit, 10_000_000n);
+    await withSourceMessenger(
+      { functionName: "setMaxBurnAmountPerMessage", args: [source.usdc, limit] },
+      { functionName: "setMaxBurnAmountPerMessage", args: [source.usdc, maxUint256] },
+      async () => {
+        // The fee bound is on what is burned, not on the balance.
+        await expectRevert(simulateBridge(t, (limit * 15n) / 10000n + 1n), { errorName: "BridgeFeeTooHigh" });
+        const burned: bigint[] = [];
+        for (const [burning, left] of [
+          [limit, 6_000_000n],
+          [limit, 2_000_000n],
+          [2_000_000n, 0n],
+        ] as const) {
+          const receipt = await bridge(t, (burning * 15n) / 10000n);
+          const [event] = parseEventLogs({ abi: depositFactoryV2Abi, eventName: "Bridged", logs: receipt.logs });
+          burned.push(event!.args.amount);
+          expect(await balanceOf(source, source.usdc, deposit)).toBe(left);
+        }
+        expect(burned).toEqual([limit, limit, 2_000_000n]);
+      },
+    );
+  });
+
+  test("recover takes a source chain's USDC when its messenger has no route to the settlement domain", async () => {
+    const t = terms({ settlementDomain: 9 }); // no messenger registered for domain 9 on the source chain
+    const deposit = depositAddressV2(t);
+    await mint(source, source.usdc, deposit, 1_000_000n);
+    await expectRevert(simulateBridge(t, 0n), { reason: "No TokenMessenger for domain" });
+    await recover(source, t, source.usdc);
+    expect(await balanceOf(source, source.usdc, t.payout)).toBe(1_000_000n);
+    expect(await balanceOf(source, source.usdc, deposit)).toBe(0n);
+  });
+
+  test("recover takes a source chain's USDC while the messenger has no minter, and refuses it again after", async () => {
+    const t = terms();
+    const deposit = depositAddressV2(t);
+    await mint(source, source.usdc, deposit, 2_000_000n);
+    await withSourceMessenger(
+      { functionName: "removeLocalMinter", args: [] },
+      { functionName: "addLocalMinter", args: [cctpAddresses.tokenMessenger] },
+      async () => {
+        await expectRevert(simulateBridge(t, 0n), { reason: "Local minter is not set" });
+        await recover(source, t, source.usdc);
+      },
+    );
+    expect(await balanceOf(source, source.usdc, t.payout)).toBe(2_000_000n);
+    await mint(source, source.usdc, deposit, 1_000_000n);
+    await expectRevert(simulateRecover(t, source.usdc), { errorName: "BridgeableToken" });
+  });
+
+  test("recover takes a source chain's USDC only while Circle's minimum fee is above the committed bound", async () => {
+    const t = terms({ maxBridgeFeeBps: 15 });
+    const deposit = depositAddressV2(t);
+    const amount = 10_000_000n; // large enough for Circle's rounded-down minimum to show 15.001 bp
+    const bound = (amount * 15n) / 10000n;
+    await mint(source, source.usdc, deposit, amount);
+    // 15 bp in Circle's 1/1000 bp: the bound still pays it, so the USDC only leaves by bridge.
+    await withSourceMessenger(
+      { functionName: "setMinFee", args: [15_000n] },
+      { functionName: "setMinFee", args: [0n] },
+      async () => {
+        await simulateBridge(t, bound);
+        await expectRevert(simulateRecover(t, source.usdc), { errorName: "BridgeableToken" });
+      },
+    );
+    await withSourceMessenger(
+      { functionName: "setMinFee", args: [15_001n] },
+      { functionName: "setMinFee", args: [0n] },
+      async () => {
+        await expectRevert(simulateBridge(t, bound), { reason: "Insufficient max fee" });
+        await recover(source, t, source.usdc);
+      },
+    );
+    expect(await balanceOf(source, source.usdc, t.payout)).toBe(amount);
   });
 
   test("on the settlement chain, settle and recover behave as version 1", async () => {
