@@ -26,7 +26,8 @@ interface IMessageHandlerV2 {
 /// As on CCTP, any contract may send a message (the receiving handler checks who sent it) and
 /// anyone may relay a received one.
 contract TestMessageTransmitterV2 {
-    uint32 public constant MESSAGE_VERSION = 1;
+    /// Circle's getter name (an immutable there), so clients read it the same way.
+    uint32 public constant version = 1;
     /// Messages executed at or above this threshold go to the "finalized" handler.
     uint32 public constant FINALITY_THRESHOLD_FINALIZED = 2000;
     uint256 private constant SIGNATURE_LENGTH = 65;
@@ -97,7 +98,7 @@ contract TestMessageTransmitterV2 {
         require(recipient != bytes32(0), "Recipient must be nonzero");
         emit MessageSent(
             abi.encodePacked(
-                MESSAGE_VERSION,
+                version,
                 localDomain,
                 destinationDomain,
                 bytes32(0), // nonce
@@ -123,7 +124,7 @@ contract TestMessageTransmitterV2 {
             destinationCaller == bytes32(0) || destinationCaller == bytes32(uint256(uint160(msg.sender))),
             "Invalid caller for message"
         );
-        require(uint32(bytes4(message[0:4])) == MESSAGE_VERSION, "Invalid message version");
+        require(uint32(bytes4(message[0:4])) == version, "Invalid message version");
 
         bytes32 nonce = bytes32(message[12:44]);
         require(usedNonces[nonce] == 0, "Nonce already used");

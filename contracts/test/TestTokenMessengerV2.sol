@@ -18,7 +18,8 @@ interface IMintableToken {
 /// remote messenger it registers is itself. Burning sends the tokens to a dead address (the test
 /// tokens have no burn); minting uses the token's open `mint`.
 contract TestTokenMessengerV2 is IMessageHandlerV2 {
-    uint32 public constant MESSAGE_BODY_VERSION = 1;
+    /// Circle's getter name (an immutable there), so clients read it the same way.
+    uint32 public constant messageBodyVersion = 1;
     /// Unfinalized messages attested below this threshold are refused, as Circle's
     /// TOKEN_MESSENGER_MIN_FINALITY_THRESHOLD.
     uint32 public constant MIN_FINALITY_THRESHOLD = 500;
@@ -207,7 +208,7 @@ contract TestTokenMessengerV2 is IMessageHandlerV2 {
         require(amount <= limit, "Burn amount exceeds per tx limit");
 
         bytes memory body = abi.encodePacked(
-            MESSAGE_BODY_VERSION,
+            messageBodyVersion,
             bytes32(uint256(uint160(burnToken))),
             mintRecipient,
             amount,
@@ -241,7 +242,7 @@ contract TestTokenMessengerV2 is IMessageHandlerV2 {
     /// amount - feeExecuted to the recipient and the fee to `feeRecipient`.
     function _handleReceive(uint32 remoteDomain, bytes calldata body) private returns (bool) {
         require(body.length >= 228, "Invalid burn message: too short");
-        require(uint32(bytes4(body[0:4])) == MESSAGE_BODY_VERSION, "Invalid message body version");
+        require(uint32(bytes4(body[0:4])) == messageBodyVersion, "Invalid message body version");
         uint256 expirationBlock = uint256(bytes32(body[196:228]));
         require(expirationBlock == 0 || expirationBlock > block.number, "Message expired and must be re-signed");
         uint256 amount = uint256(bytes32(body[68:100]));

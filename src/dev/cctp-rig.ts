@@ -66,7 +66,7 @@ const messageReceivedParams = abiParams(
 /** The test transmitter's ABI, typed for viem; the subset real CCTP V2 shares has the same shape. */
 export const testMessageTransmitterV2Abi = parseAbi([
   "constructor(uint32 localDomain_, address attester)",
-  "function MESSAGE_VERSION() view returns (uint32)",
+  "function version() view returns (uint32)",
   "function FINALITY_THRESHOLD_FINALIZED() view returns (uint32)",
   "function localDomain() view returns (uint32)",
   "function owner() view returns (address)",
@@ -127,7 +127,7 @@ const mintAndWithdrawParams = abiParams(
 /** The test messenger's ABI, typed for viem; `depositForBurn` and its events are CCTP V2's. */
 export const testTokenMessengerV2Abi = parseAbi([
   "constructor(address localMessageTransmitter_)",
-  "function MESSAGE_BODY_VERSION() view returns (uint32)",
+  "function messageBodyVersion() view returns (uint32)",
   "function MIN_FINALITY_THRESHOLD() view returns (uint32)",
   "function MIN_FEE_MULTIPLIER() view returns (uint256)",
   "function BURN_ADDRESS() view returns (address)",

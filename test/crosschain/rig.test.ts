@@ -417,6 +417,15 @@ async function withSourceMessenger(
 }
 
 describe("CCTP rig, checked against Circle's V2 contracts", () => {
+  test("message and body versions read through Circle's getters", async () => {
+    for (const side of [src, dst]) {
+      const read = (address: Address, abi: Abi, functionName: string) =>
+        side.publicClient.readContract({ address, abi, functionName } as never);
+      expect(await read(cctpAddresses.messageTransmitter, testMessageTransmitterV2Abi, "version")).toBe(1);
+      expect(await read(cctpAddresses.tokenMessenger, testTokenMessengerV2Abi, "messageBodyVersion")).toBe(1);
+    }
+  });
+
   test("a burn to a domain without a registered messenger is refused", async () => {
     await expect(
       src.wallet(ANVIL_KEY_1).writeContract({
