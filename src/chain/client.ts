@@ -4,8 +4,11 @@ import { privateKeyToAccount } from "viem/accounts";
 import type { Config } from "../config.ts";
 import { CHAINS } from "./chains.ts";
 
-/** viem clients for the settlement chain; loops do their own retrying, so the transport does not. */
-export function createChainClients(config: Config["chain"], relayerKey: Hex) {
+/** viem clients for one chain; loops do their own retrying, so the transport does not. */
+export function createChainClients(
+  config: Pick<Config["chain"], "name" | "chainId" | "rpcUrl" | "pollIntervalMs">,
+  relayerKey: Hex,
+) {
   const known = CHAINS.get(config.name);
   const chain: Chain = known
     ? { ...known.viem, id: config.chainId }
@@ -24,3 +27,5 @@ export function createChainClients(config: Config["chain"], relayerKey: Hex) {
     walletClient: createWalletClient({ chain, transport, account }),
   };
 }
+
+export type ChainClients = ReturnType<typeof createChainClients>;

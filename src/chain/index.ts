@@ -11,6 +11,7 @@ import type { PaymentRow, PaymentStore } from "../payments/store.ts";
 import type { ChainApi } from "./api.ts";
 import { createChainClients } from "./client.ts";
 import { createLedger } from "./ledger.ts";
+import { createSourceNetworks } from "./networks.ts";
 import { createNonceManager } from "./nonces.ts";
 import { loadRelayerKey } from "./relayer.ts";
 import { errorMessage } from "./rpc-errors.ts";
@@ -28,6 +29,8 @@ export interface ChainDeps {
   log: Logger;
   /** Nonces the relayer signed elsewhere (cross-chain redemptions). */
   highestOtherNonce?: () => number | null;
+  /** The highest relayer nonce stored for a transaction on a source chain (see createSourceNetworks). */
+  highestStoredOn?: (chainId: number) => number | null;
 }
 
 /** The on-chain side: the watcher that credits deposits and the settler that pays merchants. */
@@ -35,6 +38,11 @@ export function createChain(deps: ChainDeps) {
   const { config, chainStore, payments, lifecycle, clock, log } = deps;
   const relayerKey = loadRelayerKey(config.dataDir, config.relayerKey);
   const clients = createChainClients(config.chain, relayerKey);
+  const sources = createSourceNetworks(
+    config.crossChain?.sources ?? [],
+    relayerKey,
+    deps.highestStoredOn ?? (() => null),
+  );
   const ledger = createLedger({ chain: chainStore, payments, lifecycle, clock, log });
   const nonces = createNonceManager(clients.publicClient, clients.account.address, () => {
     const stored = [chainStore.maxNonce(), deps.highestOtherNonce?.() ?? null].filter((n): n is number => n !== null);
@@ -137,6 +145,8 @@ export function createChain(deps: ChainDeps) {
     settler,
     clients,
     nonces,
+    /** The enabled source chains, by chain id: where version 2 deposit addresses are valid too. */
+    sources,
     /** A relayer transaction unmined for this long is replaced with higher fees. */
     stuckAfterMs,
     /** Starts the loops; they stop when `signal` aborts. */
