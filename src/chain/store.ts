@@ -41,7 +41,8 @@ export function createChainStore(db: Db) {
     .safeIntegers(true);
   const insertTransfer = db.query(
     `INSERT INTO transfers
-       (chain_id, tx_hash, log_index, payment_id, from_address, amount, block_number, block_hash, credited_at, created_at)
+       (chain_id, tx_hash, log_index, payment_id, from_address, amount,
+        block_number, block_hash, credited_at, created_at)
      VALUES
        ($chain_id, $tx_hash, $log_index, $payment_id, $from_address, $amount,
         $block_number, $block_hash, $credited_at, $created_at)`,

@@ -35,7 +35,7 @@ export interface CctpSource {
   confirmations: number;
   /** How often its watcher polls. */
   pollIntervalMs: number;
-  /** How a deposit address's funds on it are bridged: fast where Circle offers it, unless the operator says standard. */
+  /** How deposit addresses' funds on it are bridged: fast where Circle offers it, unless the operator says standard. */
   finality: "fast" | "standard";
 }
 
