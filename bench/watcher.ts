@@ -40,6 +40,7 @@ import { createAccountStore } from "../src/accounts/store.ts";
 import { createChainClients } from "../src/chain/client.ts";
 import { createLedger } from "../src/chain/ledger.ts";
 import { createChainStore } from "../src/chain/store.ts";
+import { createWatchedAddresses } from "../src/chain/watched-addresses.ts";
 import { createWatcher } from "../src/chain/watcher.ts";
 import { openDb } from "../src/db/index.ts";
 import { createEventStore } from "../src/events/store.ts";
@@ -446,6 +447,7 @@ async function main(): Promise<void> {
     view: { baseUrl: "http://127.0.0.1", chainName: "custom" },
   });
   const ledger = createLedger({ chain: chainStore, payments: paymentStore, lifecycle, clock: systemClock });
+  const addresses = createWatchedAddresses();
   let lastCreditedAt = 0;
   const watcher = createWatcher({
     client: timedClient(rawClient),
@@ -471,6 +473,8 @@ async function main(): Promise<void> {
     },
     clock: systemClock,
     log: silentLogger,
+    name: "custom",
+    addresses,
     chainId: CHAIN_ID,
     usdc: USDC,
     confirmations: 0,
@@ -483,14 +487,14 @@ async function main(): Promise<void> {
   const rssBefore = rss();
   resetPeak();
   const loadStarted = performance.now();
-  watcher.loadAddresses();
+  for (const address of paymentStore.allDepositAddresses()) addresses.add(address);
   const loadMs = performance.now() - loadStarted;
   const rssLoaded = rss();
   const loadPeak = peakRss();
   Bun.gc(true);
   const rssSettled = rss();
   console.log(`memory: RSS before loading addresses   ${mb(rssBefore)}`);
-  console.log(`        loadAddresses()                ${int(watcher.watchedCount)} addresses in ${secs(loadMs)}`);
+  console.log(`        addresses.add() of all         ${int(addresses.size)} addresses in ${secs(loadMs)}`);
   console.log(
     `        RSS after loading              ${mb(rssLoaded)} (peak while loading ${mb(loadPeak)}; ${mb(rssSettled)} after a full GC)\n`,
   );
@@ -573,7 +577,7 @@ async function main(): Promise<void> {
       `rate of ${POLL_INTERVAL_MS} ms, so the worst case is about ${POLL_INTERVAL_MS} ms + one tick\n`,
   );
 
-  await profileDecoding(rpc, rpcUrl, rawClient, watcher.isWatched, answered);
+  await profileDecoding(rpc, rpcUrl, rawClient, addresses.has, answered);
 
   console.log("\naims:");
   console.log(`  ${runMs < 10_000 ? "MET   " : "MISSED"} ${BLOCKS} blocks in ${secs(runMs)} (aim: under 10 s)`);

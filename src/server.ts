@@ -34,6 +34,7 @@ import { createPaymentSearch } from "./payments/search.ts";
 import { createSearchStore } from "./payments/search-store.ts";
 import { createPaymentsService } from "./payments/service.ts";
 import { createPaymentStore } from "./payments/store.ts";
+import { chainNameOf } from "./payments/view.ts";
 import { createUsersService } from "./users/service.ts";
 import { createUserStore } from "./users/store.ts";
 import { createDeliveriesService } from "./webhooks/deliveries.ts";
@@ -175,7 +176,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
           maxBridgeFeeBps: config.crossChain.maxBridgeFeeBps,
         }
       : null,
-    onDepositAddress: (address) => chain.watcher.watch(address),
+    onDepositAddress: (address) => chain.watch(address),
   });
 
   const crossChain = config.crossChain
@@ -205,9 +206,11 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
   });
   const incoming = (paymentId: string): IncomingTransfer[] =>
     chainStore.transfersForPayment(paymentId).map((t) => ({
+      chain: chainNameOf(t.chain_id, view),
+      chain_id: t.chain_id,
       tx_hash: t.tx_hash,
       amount: formatExact(t.amount),
-      confirmations: chain.confirmationsOf(t.block_number),
+      confirmations: chain.confirmationsOf(t.chain_id, t.block_number),
       confirmed: t.credited_at !== null,
     }));
 

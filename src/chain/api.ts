@@ -3,8 +3,11 @@ import type { PaymentRow } from "../payments/store.ts";
 
 /** What the rest of the server asks of the chain side: the routes, and /readyz. */
 export interface ChainApi {
-  /** Records the transfers of a payer's transaction; "pending" while it is not mined or not known yet. */
-  sync(row: PaymentRow, txHash: Hex): Promise<"recorded" | "pending">;
+  /**
+   * Records the transfers of a payer's transaction on `chain` (a chain name; the settlement
+   * chain when omitted); "pending" while it is not mined or not known yet.
+   */
+  sync(row: PaymentRow, txHash: Hex, chain?: string): Promise<"recorded" | "pending">;
   /** Readiness of the chain connection for /readyz. */
   readiness(): Promise<{ ok: boolean; [key: string]: unknown }>;
   /**

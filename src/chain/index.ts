@@ -3,7 +3,7 @@ import type { Config } from "../config.ts";
 import type { Db } from "../db/index.ts";
 import { INT64_MAX } from "../db/int64.ts";
 import type { Clock } from "../lib/clock.ts";
-import { UnavailableError, UnprocessableError } from "../lib/errors.ts";
+import { UnavailableError, UnprocessableError, ValidationError } from "../lib/errors.ts";
 import type { Logger } from "../lib/log.ts";
 import { formatExact } from "../lib/money.ts";
 import type { Lifecycle } from "../payments/lifecycle.ts";
@@ -17,7 +17,8 @@ import { loadRelayerKey } from "./relayer.ts";
 import { errorMessage } from "./rpc-errors.ts";
 import { createSettler } from "./settler.ts";
 import type { ChainStore } from "./store.ts";
-import { createWatcher } from "./watcher.ts";
+import { createWatchedAddresses } from "./watched-addresses.ts";
+import { createWatcher, type Watcher } from "./watcher.ts";
 
 export interface ChainDeps {
   config: Config;
@@ -33,7 +34,10 @@ export interface ChainDeps {
   highestStoredOn?: (chainId: number) => number | null;
 }
 
-/** The on-chain side: the watcher that credits deposits and the settler that pays merchants. */
+/**
+ * The on-chain side: a watcher per enabled chain that credits deposits (the settlement chain's
+ * and each source chain's, each on its own loop) and the settler that pays merchants.
+ */
 export function createChain(deps: ChainDeps) {
   const { config, chainStore, payments, lifecycle, clock, log } = deps;
   const relayerKey = loadRelayerKey(config.dataDir, config.relayerKey);
@@ -64,27 +68,59 @@ export function createChain(deps: ChainDeps) {
     stuckAfterMs,
     factoryV2: config.crossChain !== null,
   });
+  const addresses = createWatchedAddresses(payments.allDepositAddresses());
+  const watcherDeps = { chain: chainStore, payments, ledger, clock, log, addresses };
   const watcher = createWatcher({
+    ...watcherDeps,
     client: clients.publicClient,
-    chain: chainStore,
-    payments,
-    ledger,
-    clock,
-    log,
+    name: config.chain.name,
     chainId: config.chain.chainId,
     usdc: config.chain.usdc,
     confirmations: config.chain.confirmations,
     pollIntervalMs: config.chain.pollIntervalMs,
     onCredited: () => settler.wake(),
   });
-  watcher.loadAddresses();
-  log.info("relayer", { address: clients.account.address, watched_addresses: watcher.watchedCount });
+  const sourceCredited = new Set<(chainId: number) => void>();
+  /** The settlement chain's watcher first, then each source chain's, by name. */
+  const watchers = new Map<string, Watcher>([[config.chain.name, watcher]]);
+  for (const { source, clients: sourceClients } of sources.values()) {
+    watchers.set(
+      source.name,
+      createWatcher({
+        ...watcherDeps,
+        client: sourceClients.publicClient,
+        name: source.name,
+        chainId: source.chainId,
+        usdc: source.usdc,
+        confirmations: source.confirmations,
+        pollIntervalMs: source.pollIntervalMs,
+        onCredited: () => {
+          for (const listener of sourceCredited) listener(source.chainId);
+        },
+      }),
+    );
+  }
+  const watcherOn = (chainId: number) => [...watchers.values()].find((w) => w.chainId === chainId);
+  log.info("relayer", { address: clients.account.address, watched_addresses: addresses.size });
+
+  /** The watcher of the chain a payer names; the settlement chain's when none is named. */
+  function watcherNamed(name: string | undefined): Watcher {
+    const found = watchers.get(name ?? config.chain.name);
+    if (!found) throw new ValidationError(`chain must be one of ${[...watchers.keys()].join(", ")}`);
+    return found;
+  }
 
   const api: ChainApi = {
-    async sync(row: PaymentRow, txHash: Hex) {
+    async sync(row: PaymentRow, txHash: Hex, chainName?: string) {
+      const on = watcherNamed(chainName);
+      if (on !== watcher && row.factory_version !== 2)
+        throw new UnprocessableError(
+          `this payment's deposit address is valid only on ${config.chain.name}; ` +
+            `funds sent to it on ${chainName} are not credited`,
+        );
       let outcome: Awaited<ReturnType<typeof watcher.syncTransaction>>;
       try {
-        outcome = await watcher.syncTransaction(row.deposit_address, txHash);
+        outcome = await on.syncTransaction(row.deposit_address, txHash);
       } catch (error) {
         log.warn("sync: chain unreachable", { error: errorMessage(error) });
         throw new UnavailableError("the chain cannot be reached right now; try again shortly", 5);
@@ -147,15 +183,27 @@ export function createChain(deps: ChainDeps) {
     nonces,
     /** The enabled source chains, by chain id: where version 2 deposit addresses are valid too. */
     sources,
+    /** Every chain's watcher by chain name, the settlement chain's first. */
+    watchers: watchers as ReadonlyMap<string, Watcher>,
+    /** Starts looking for a new deposit address on every chain at once (payment creation calls this). */
+    watch: (address: string): void => addresses.add(address),
+    /** Calls `listener` with the chain id after a source chain's watcher credited transfers (to wake the bridger). */
+    onSourceCredited(listener: (chainId: number) => void): void {
+      sourceCredited.add(listener);
+    },
     /** A relayer transaction unmined for this long is replaced with higher fees. */
     stuckAfterMs,
     /** Starts the loops; they stop when `signal` aborts. */
     start(signal: AbortSignal): Promise<unknown> {
-      return Promise.all([watcher.run(signal), settler.run(signal, config.chain.pollIntervalMs)]);
+      // Each chain's loop on its own: a source chain's dead RPC never holds up the settlement chain.
+      return Promise.all([
+        ...[...watchers.values()].map((w) => w.run(signal)),
+        settler.run(signal, config.chain.pollIntervalMs),
+      ]);
     },
-    /** Blocks on top of a transfer (credited or still waiting), for the payer's page. */
-    confirmationsOf(blockNumber: number): number {
-      const head = watcher.status().head;
+    /** Blocks on top of a transfer (credited or still waiting) on its own chain, for the payer's page. */
+    confirmationsOf(chainId: number, blockNumber: number): number {
+      const head = watcherOn(chainId)?.status().head ?? null;
       return head === null ? 0 : Math.max(0, Number(head) - blockNumber);
     },
   };

@@ -43,6 +43,27 @@ export function createLedger(deps: {
     return transfer.amount <= INT64_MAX - received;
   }
 
+  /**
+   * Off the settlement chain only a version 2 deposit address can move its funds (it bridges
+   * them); a version 1 address is a contract nowhere else, so USDC sent to it on a source chain
+   * is not the payment's to credit. It stays there, and the operator hears of it.
+   */
+  function reachable(paymentId: string, transfer: ObservedTransfer): boolean {
+    const row = payments.findById(paymentId)!;
+    if (transfer.chainId === row.chain_id || row.factory_version === 2) return true;
+    deps.log?.warn(
+      "transfer on a source chain to a version 1 deposit address (valid only on the settlement chain); not credited",
+      {
+        payment_id: paymentId,
+        chain_id: transfer.chainId,
+        tx_hash: transfer.txHash,
+        log_index: transfer.logIndex,
+        amount: transfer.amount.toString(),
+      },
+    );
+    return false;
+  }
+
   return {
     /** Whether `record` would take this transfer rather than refuse it as too large. */
     fits(transfer: ObservedTransfer): boolean {
@@ -56,6 +77,7 @@ export function createLedger(deps: {
       if (transfer.amount <= 0n) return false; // zero-value transfers are address-poisoning noise
       const paymentId = payments.findIdByDepositAddress(transfer.to);
       if (!paymentId) return false;
+      if (!reachable(paymentId, transfer)) return false;
       const now = clock.now();
       const existing = chain.findTransfer(transfer.txHash, transfer.logIndex);
       if (existing?.credited_at != null) return false;

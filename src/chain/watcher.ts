@@ -15,6 +15,7 @@ import type { PaymentStore } from "../payments/store.ts";
 import type { Ledger, ObservedTransfer } from "./ledger.ts";
 import { backoffMs, errorMessage, isRangeError, unlessNotFound } from "./rpc-errors.ts";
 import type { ChainStore } from "./store.ts";
+import type { WatchedAddresses } from "./watched-addresses.ts";
 
 export interface WatcherDeps {
   client: PublicClient;
@@ -23,8 +24,12 @@ export interface WatcherDeps {
   ledger: Ledger;
   clock: Clock;
   log: Logger;
+  /** The chain's name, for the log. */
+  name: string;
   chainId: number;
   usdc: Address;
+  /** The deposit addresses to look for: one set shared by every chain's watcher. */
+  addresses: WatchedAddresses;
   confirmations: number;
   pollIntervalMs: number;
   /** Called after blocks were scanned and something was credited, so settlement starts at once. */
@@ -44,16 +49,14 @@ const MAX_INITIAL_LOOKBACK = 50_000n;
 export type Watcher = ReturnType<typeof createWatcher>;
 
 /**
- * Follows the chain's USDC Transfer logs up to head - confirmations and credits those sent to
- * any deposit address ever issued. The cursor (block number and hash) moves in the same
+ * Follows one chain's USDC Transfer logs up to head - confirmations and credits those sent to
+ * any deposit address ever issued. One runs per enabled chain, each on its own loop, so a slow
+ * RPC delays only its own chain. The cursor (block number and hash) moves in the same
  * transaction as the credits, so a crash repeats at most an uncommitted range, and crediting
  * is idempotent per (tx hash, log index) anyway.
  */
 export function createWatcher(deps: WatcherDeps) {
-  const { client, chain, payments, ledger, clock, log, chainId, usdc, confirmations } = deps;
-  // The first 52 bits of each address, as a number: a million of them fit in a few tens of MB.
-  // A stray match only costs a lookup, since the ledger finds payments by the full address.
-  const addresses = new Set<number>();
+  const { client, chain, payments, ledger, clock, log, chainId, usdc, confirmations, addresses } = deps;
   let chunk = 1_000n;
   const state = {
     head: null as bigint | null,
@@ -61,12 +64,6 @@ export function createWatcher(deps: WatcherDeps) {
     lastError: null as string | null,
     lastSuccessAt: null as number | null,
   };
-
-  const key = (hex40: string) => Number.parseInt(hex40.slice(0, 13), 16);
-
-  function loadAddresses(): void {
-    for (const address of payments.allDepositAddresses()) addresses.add(key(address.slice(2)));
-  }
 
   async function blockHash(blockNumber: bigint): Promise<Hex> {
     const block = await client.getBlock({ blockNumber });
@@ -101,7 +98,7 @@ export function createWatcher(deps: WatcherDeps) {
       // The block we stopped at was reorged away: step back past the reorg and rescan.
       const depth = BigInt(Math.max(10, confirmations * 2 + 1));
       const back = cursor - depth < 0n ? 0n : cursor - depth;
-      log.warn("chain reorg below the cursor; rescanning", { from_block: back, cursor });
+      log.warn("chain reorg below the cursor; rescanning", { chain: deps.name, from_block: back, cursor });
       chain.setCursor(chainId, Number(back), await blockHash(back), clock.now());
       cursor = back;
     }
@@ -124,7 +121,7 @@ export function createWatcher(deps: WatcherDeps) {
     } catch (error) {
       if (span > 1n && isRangeError(error)) {
         chunk = span / 2n;
-        log.info("narrowing log range", { chunk });
+        log.info("narrowing log range", { chain: deps.name, chunk });
         return true;
       }
       throw error;
@@ -140,7 +137,7 @@ export function createWatcher(deps: WatcherDeps) {
     state.cursor = to;
     chunk = nextChunk(span, logs.length);
     if (credited > 0) {
-      log.info("credited transfers", { count: credited, from_block: from, to_block: to });
+      log.info("credited transfers", { chain: deps.name, count: credited, from_block: from, to_block: to });
       deps.onCredited?.();
     }
     return to < safe;
@@ -155,7 +152,7 @@ export function createWatcher(deps: WatcherDeps) {
     const out: ObservedTransfer[] = [];
     for (const raw of logs) {
       const toTopic = raw?.topics?.[2];
-      if (typeof toTopic !== "string" || toTopic.length !== 66 || !addresses.has(key(toTopic.slice(26)))) continue;
+      if (typeof toTopic !== "string" || toTopic.length !== 66 || !addresses.has(toTopic)) continue;
       // A log about one of our addresses that cannot be read fails the whole range, to be asked
       // again: skipping it could pass over a real payment for good.
       const [entry] = parseEventLogs({
@@ -184,16 +181,8 @@ export function createWatcher(deps: WatcherDeps) {
   }
 
   return {
-    loadAddresses,
-    /** Starts watching a new deposit address at once (payment creation calls this). */
-    watch: (address: string): void => {
-      addresses.add(key(address.slice(2)));
-    },
-    /** Whether transfers to `address` are looked at (by its 52-bit prefix, see `addresses`). */
-    isWatched: (address: string) => addresses.has(key(address.slice(2))),
-    get watchedCount() {
-      return addresses.size;
-    },
+    chainId,
+    confirmations,
     tick,
     status: () => ({ ...state }),
 
@@ -211,7 +200,11 @@ export function createWatcher(deps: WatcherDeps) {
         } catch (error) {
           failures++;
           state.lastError = errorMessage(error);
-          log.warn("chain watcher: RPC failed; retrying", { error: state.lastError, attempt: failures });
+          log.warn("chain watcher: RPC failed; retrying", {
+            chain: deps.name,
+            error: state.lastError,
+            attempt: failures,
+          });
         }
         // Fixed rate: a block that lands just after a poll waits one interval, not interval + tick.
         const pause = failures

@@ -32,7 +32,21 @@ const QuoteQuery = Type.Object(
 );
 
 const txHash = Type.String({ pattern: "^0x[0-9a-fA-F]{64}$", rule: "must be a 0x-prefixed 32-byte transaction hash" });
-const syncBody = bodyValidator(Type.Object({ tx_hash: txHash }, { additionalProperties: false }));
+const syncBody = bodyValidator(
+  Type.Object(
+    {
+      tx_hash: txHash,
+      chain: Type.Optional(
+        Type.String({
+          minLength: 1,
+          maxLength: 64,
+          rule: "must be the name of the settlement chain or a source chain",
+        }),
+      ),
+    },
+    { additionalProperties: false },
+  ),
+);
 const crossChainBody = bodyValidator(
   Type.Object(
     {
@@ -82,7 +96,7 @@ export function publicRoutes(ctx: AppContext) {
         async ({ params, body: raw, set }) => {
           const body = syncBody(raw);
           const row = find(params.id, "chain");
-          const outcome = await ctx.chain.sync(row, body.tx_hash as `0x${string}`);
+          const outcome = await ctx.chain.sync(row, body.tx_hash as `0x${string}`, body.chain);
           const fresh = ctx.payments.findPublic(params.id)!;
           set.status = outcome === "pending" ? 202 : 200;
           return publicPaymentView(fresh, ctx.publicExtras(fresh), ctx.view);

@@ -5,6 +5,9 @@ import { amountDue, lineItemsView, type ViewContext } from "../payments/view.ts"
 
 /** Transfers the chain watcher has seen; unconfirmed ones let the page say "waiting for confirmations". */
 export interface IncomingTransfer {
+  /** The chain it was made on, and its confirmations counted there. */
+  chain: string;
+  chain_id: number;
   tx_hash: string;
   amount: string;
   confirmations: number;

@@ -19,6 +19,7 @@ import {
   type PublicClient,
   pad,
   parseEventLogs,
+  toHex,
   zeroAddress,
   zeroHash,
 } from "viem";
@@ -34,6 +35,7 @@ import {
   startLocalCrossChain,
 } from "../../src/dev/crosschain-stack.ts";
 import { payCrossChainFromDevWallet } from "../../src/dev/pay.ts";
+import type { LogLevel } from "../../src/lib/log.ts";
 import { settingUp, stopAll } from "../../src/lib/teardown.ts";
 import { ANVIL_KEY_0, ANVIL_KEY_1 } from "./anvil.ts";
 import { testTokenAbi } from "./chain.ts";
@@ -95,6 +97,17 @@ export interface CrossChainStack {
   sendCalls(calls: ReadonlyArray<{ to: Address; data: Hex }>): Promise<Hex>;
   /** A plain USDC transfer on the source chain: a transaction that is not a burn. */
   sourceTransfer(to: Address, amount: bigint): Promise<Hex>;
+  /** anvil_mine on the source chain: `n` empty blocks. */
+  mineSource(n?: number): Promise<void>;
+  /** The server's cursor on the source chain (null before its watcher's first scan). */
+  sourceCursor(): number | null;
+  /** Waits (mining source blocks along unless `mine` is false) until the source chain's watcher has scanned past `block`. */
+  sourceScanned(block: bigint, opts?: { mine?: boolean }): Promise<void>;
+  /**
+   * The env that restarts the server with the local source chain changed: its watcher's
+   * confirmations and poll interval, or the RPC URL the server uses for it (a dead one, say).
+   */
+  sourceEnv(changes?: SourceSettings): Record<string, string>;
 
   burns(paymentId: string): BurnDbRow[];
   /** Polls (100 ms) until the payment's only burn is in `state`; returns its row. */
@@ -110,8 +123,21 @@ export interface CrossChainStack {
   stop(): Promise<void>;
 }
 
+/** How the server sees the local source chain (default: the custom-source defaults, its real RPC). */
+export interface SourceSettings {
+  confirmations?: number;
+  pollIntervalMs?: number;
+  rpcUrl?: string;
+}
+
 export function startCrossChainStack(
-  opts: { subprocess?: boolean; attestationDelayMs?: number; tapRpc?: boolean } = {},
+  opts: {
+    subprocess?: boolean;
+    attestationDelayMs?: number;
+    tapRpc?: boolean;
+    source?: SourceSettings;
+    logLevel?: LogLevel;
+  } = {},
 ): Promise<CrossChainStack> {
   return settingUp(async (undo) => {
     const chain = await startChain();
@@ -125,11 +151,12 @@ export function startCrossChainStack(
       attestationDelayMs: opts.attestationDelayMs ?? 200,
     });
     undo(() => local.stop());
-    const stack = await startStack({ chain, subprocess: opts.subprocess, rpcUrl: tap?.url });
+    const stack = await startStack({ chain, subprocess: opts.subprocess, rpcUrl: tap?.url, logLevel: opts.logLevel });
     undo(() => stack.stop());
     // The stack starts without cross-chain; the same server comes back with the rig's env.
-    await stack.restart(local.env);
-    return wrap(chain, local, stack, tap);
+    const x = wrap(chain, local, stack, tap);
+    await stack.restart({ ...local.env, ...x.sourceEnv(opts.source) });
+    return x;
   });
 }
 
@@ -146,6 +173,11 @@ function wrap(chain: TestChain, local: LocalCrossChain, stack: Stack, tap: RpcTa
     return receipt.transactionHash;
   }
 
+  const sourceCursor = () =>
+    stack.sql<{ block_number: number }>(
+      "SELECT block_number FROM chain_cursor WHERE chain_id = ?",
+      LOCAL_SOURCE.chainId,
+    )[0]?.block_number ?? null;
   const burns = (paymentId: string) =>
     stack.sql<BurnDbRow>("SELECT * FROM crosschain_burns WHERE payment_id = ? ORDER BY created_at", paymentId);
   const path = (paymentId: string) => `/api/public/payments/${paymentId}/cross-chain`;
@@ -255,6 +287,31 @@ function wrap(chain: TestChain, local: LocalCrossChain, stack: Stack, tap: RpcTa
           args: [to, amount],
         }),
       ),
+    mineSource: async (n = 1) => void (await local.source.rpc("anvil_mine", [toHex(n)])),
+    sourceCursor,
+    sourceScanned: async (block, { mine = true } = {}) => {
+      await waitFor(
+        async () => {
+          const at = sourceCursor();
+          if (at !== null && BigInt(at) >= block) return true;
+          if (mine) await local.source.rpc("anvil_mine", ["0x1"]);
+          return false;
+        },
+        15_000,
+        `the source chain's cursor at block ${block}`,
+        60,
+      );
+    },
+    sourceEnv(changes = {}) {
+      const [entry] = JSON.parse(local.env.STABLEGATE_CCTP_CUSTOM_SOURCES!) as Array<Record<string, unknown>>;
+      const changed = {
+        ...entry,
+        ...(changes.confirmations === undefined ? {} : { confirmations: changes.confirmations }),
+        ...(changes.pollIntervalMs === undefined ? {} : { poll_interval_ms: changes.pollIntervalMs }),
+        ...(changes.rpcUrl === undefined ? {} : { rpc_url: changes.rpcUrl }),
+      };
+      return { STABLEGATE_CCTP_CUSTOM_SOURCES: JSON.stringify([changed]) };
+    },
 
     burns,
     waitBurn: (paymentId, state, timeoutMs = 15_000) =>

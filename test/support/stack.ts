@@ -70,7 +70,8 @@ export interface Stack {
   createPayment(body: Record<string, unknown>): Promise<any>;
   getPayment(id: string): Promise<any>;
   publicPayment(id: string): Promise<any>;
-  sync(id: string, txHash: unknown): Promise<{ status: number; json: any }>;
+  /** POST .../sync; `chain` names the chain the transaction is on (the settlement chain when omitted). */
+  sync(id: string, txHash: unknown, chain?: string): Promise<{ status: number; json: any }>;
   readyz(): Promise<any>;
 
   pay(depositAddress: string, units: bigint, opts?: { wait?: boolean }): Promise<Hex>;
@@ -95,7 +96,7 @@ export interface Stack {
   ): Promise<Exclude<T, false | undefined | null>>;
   /** Waits (mining along when `mine`) until the merchant API reports `status`. */
   waitForStatus(id: string, status: string, opts?: { mine?: boolean; timeoutMs?: number }): Promise<any>;
-  /** Waits until the watcher has scanned past `block` (its cursor), so "nothing credited" means it. */
+  /** Waits until the settlement chain's watcher has scanned past `block` (its cursor), so "nothing credited" means it. */
   waitScanned(block: bigint, opts?: { mine?: boolean }): Promise<void>;
   /**
    * The newest settle() of a payment once the node has it (a payment turns "settling" just
@@ -259,7 +260,11 @@ async function createStack(opts: StackOptions, chain: TestChain, dataDir: string
     createPayment: (body) => ok("/api/v1/payments", { body }, 201),
     getPayment: (id) => ok(`/api/v1/payments/${id}`),
     publicPayment: (id) => ok(`/api/public/payments/${id}`, { auth: false }),
-    sync: (id, txHash) => request(`/api/public/payments/${id}/sync`, { body: { tx_hash: txHash }, auth: false }),
+    sync: (id, txHash, chain) =>
+      request(`/api/public/payments/${id}/sync`, {
+        body: chain === undefined ? { tx_hash: txHash } : { tx_hash: txHash, chain },
+        auth: false,
+      }),
     readyz: () => request("/readyz", { auth: false }).then((r) => r.json),
 
     pay: (depositAddress, units, payOpts) => chain.pay(getAddress(depositAddress), units, payOpts),
@@ -285,7 +290,11 @@ async function createStack(opts: StackOptions, chain: TestChain, dataDir: string
     },
 
     async waitScanned(block, { mine = true } = {}) {
-      const check = () => sql<{ block_number: number }>("SELECT block_number FROM chain_cursor")[0]?.block_number;
+      const check = () =>
+        sql<{ block_number: number }>(
+          "SELECT block_number FROM chain_cursor WHERE chain_id = ?",
+          chain.anvil.chainId,
+        )[0]?.block_number;
       const scanned = async () => {
         const at = check();
         return at !== undefined && BigInt(at) >= block;

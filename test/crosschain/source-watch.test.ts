@@ -1,0 +1,238 @@
+/**
+ * Plain USDC transfers on a source chain, found by that chain's own watcher: credited after its
+ * confirmations through the same ledger, added to what the settlement chain brought, forgotten
+ * when reorged away, refused for a version 1 address, and never in the way of the settlement
+ * chain when the source RPC hangs. Two real anvils, the real server.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { getAddress } from "viem";
+import {
+  type CrossChainStack,
+  LOCAL_SOURCE,
+  type SourceSettings,
+  startCrossChainStack,
+} from "../support/crosschain.ts";
+import type { Stack } from "../support/stack.ts";
+import { usdc } from "../support/test-chain.ts";
+
+const SOURCE: SourceSettings = { confirmations: 2, pollIntervalMs: 100 };
+
+let x: CrossChainStack;
+let stack: Stack;
+
+beforeAll(async () => {
+  x = await startCrossChainStack({ source: SOURCE, logLevel: "warn" });
+  stack = x.stack;
+}, 60_000);
+
+afterAll(async () => {
+  await x?.stop();
+});
+
+/** A transfer's block on the source chain. */
+async function sourceBlock(txHash: `0x${string}`): Promise<bigint> {
+  return (await x.source.publicClient.getTransactionReceipt({ hash: txHash })).blockNumber;
+}
+
+describe("a plain transfer on the source chain", () => {
+  test("is credited after the source chain's confirmations, with its chain and confirmations counted there", async () => {
+    const payment = await stack.createPayment({ amount: "25.00" });
+    expect(payment.deposit_address).toBeDefined();
+    // The settlement chain far ahead: confirmations counted on it would be in the hundreds.
+    await stack.mine(300);
+
+    const txHash = await x.sourceTransfer(getAddress(payment.deposit_address), usdc("25.00"));
+    const block = await sourceBlock(txHash);
+
+    const synced = await stack.sync(payment.id, txHash, LOCAL_SOURCE.name);
+    expect(synced.status).toBe(200);
+    expect(synced.json.amount_received).toBeNull();
+    expect(synced.json.incoming_transfers).toEqual([
+      {
+        chain: LOCAL_SOURCE.name,
+        chain_id: LOCAL_SOURCE.chainId,
+        tx_hash: txHash,
+        amount: "25.00",
+        confirmations: 0,
+        confirmed: false,
+      },
+    ]);
+
+    // One block on top: the watcher scans up to head - 2, which is still below the transfer.
+    await x.mineSource(1);
+    await x.sourceScanned(block - 1n, { mine: false });
+    expect((await stack.getPayment(payment.id)).amount_received).toBeNull();
+
+    await x.mineSource(1);
+    const credited = await stack.waitFor(async () => {
+      const p = await stack.getPayment(payment.id);
+      return p.amount_received === "25.00" ? p : undefined;
+    });
+    expect(credited.transfers).toEqual([
+      expect.objectContaining({
+        chain: LOCAL_SOURCE.name,
+        chain_id: LOCAL_SOURCE.chainId,
+        tx_hash: txHash,
+        amount: "25.00",
+        block_number: Number(block),
+        confirmed: true,
+      }),
+    ]);
+    expect(
+      stack.sql("SELECT chain_id, credited_at IS NOT NULL AS credited FROM transfers WHERE tx_hash = ?", txHash),
+    ).toEqual([{ chain_id: LOCAL_SOURCE.chainId, credited: 1 }]);
+    // The source chain stands at the transfer's block + 2, and so does its count.
+    const view = await stack.waitFor(async () => {
+      const v = await stack.publicPayment(payment.id);
+      return v.incoming_transfers[0]?.confirmations === 2 ? v : undefined;
+    });
+    expect(view.incoming_transfers[0]).toMatchObject({ chain: LOCAL_SOURCE.name, confirmed: true });
+    expect(view.amount_received).toBe("25.00");
+  }, 30_000);
+
+  test("adds up with an underpayment on the settlement chain", async () => {
+    const payment = await stack.createPayment({ amount: "30.00" });
+    await stack.pay(payment.deposit_address, usdc("10.00"));
+    await stack.waitForStatus(payment.id, "underpaid", { mine: true });
+
+    const txHash = await x.sourceTransfer(getAddress(payment.deposit_address), usdc("20.00"));
+    await x.mineSource(SOURCE.confirmations);
+    const paid = await stack.waitFor(async () => {
+      const p = await stack.getPayment(payment.id);
+      return p.amount_received === "30.00" ? p : undefined;
+    });
+    // Paid in full: settlement starts (what `confirmed` then needs is the bridging's part).
+    const moved = await stack.mineUntil(async () => {
+      const p = await stack.getPayment(payment.id);
+      return p.status !== "underpaid" ? p : undefined;
+    });
+    expect(["settling", "confirmed"]).toContain(moved.status);
+    expect(stack.events(payment.id).slice(0, 2)).toEqual(["payment.underpaid", "payment.settling"]);
+    expect(paid.transfers).toHaveLength(2);
+    expect(paid.transfers).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ chain: stack.config.chain.name, amount: "10.00", confirmed: true }),
+        expect.objectContaining({
+          chain: LOCAL_SOURCE.name,
+          chain_id: LOCAL_SOURCE.chainId,
+          tx_hash: txHash,
+          amount: "20.00",
+          confirmed: true,
+        }),
+      ]),
+    );
+  }, 30_000);
+
+  test("reorged away before its confirmations credits nothing", async () => {
+    const payment = await stack.createPayment({ amount: "25.00" });
+    const snapshot = await x.local.source.snapshot();
+    const txHash = await x.sourceTransfer(getAddress(payment.deposit_address), usdc("25.00"));
+    const block = await sourceBlock(txHash);
+
+    const synced = await stack.sync(payment.id, txHash, LOCAL_SOURCE.name);
+    expect(synced.json.incoming_transfers).toEqual([
+      expect.objectContaining({ chain: LOCAL_SOURCE.name, tx_hash: txHash, confirmed: false }),
+    ]);
+    expect(stack.sql("SELECT credited_at FROM transfers WHERE tx_hash = ?", txHash)).toEqual([{ credited_at: null }]);
+
+    await x.local.source.revert(snapshot);
+    expect(await x.source.publicClient.getTransactionReceipt({ hash: txHash }).catch(() => null)).toBeNull();
+    await x.mineSource(10);
+    // The source watcher scans the new chain past the old transfer's block and finds nothing there.
+    await x.sourceScanned(block + 1n);
+    const after = await stack.getPayment(payment.id);
+    expect(after).toMatchObject({ status: "pending", amount_received: null, transfers: [] });
+    expect((await stack.publicPayment(payment.id)).incoming_transfers).toEqual([]);
+    expect(stack.sql("SELECT * FROM transfers WHERE payment_id = ?", payment.id)).toEqual([]);
+    expect(stack.events(payment.id)).toEqual([]);
+  }, 30_000);
+});
+
+describe("a version 1 deposit address", () => {
+  test("is not credited for a transfer on the source chain, and the operator is warned", async () => {
+    // Made while cross-chain funding was off: a version 1 address, a contract only on the settlement chain.
+    await stack.restart({ STABLEGATE_CCTP_CUSTOM_SOURCES: "" });
+    const payment = await stack.createPayment({ amount: "25.00" });
+    await stack.restart(x.sourceEnv(SOURCE));
+    expect(stack.sql("SELECT factory_version FROM payments WHERE id = ?", payment.id)).toEqual([
+      { factory_version: 1 },
+    ]);
+
+    const txHash = await x.sourceTransfer(getAddress(payment.deposit_address), usdc("25.00"));
+    const block = await sourceBlock(txHash);
+    await x.sourceScanned(block + 1n);
+    expect(await stack.getPayment(payment.id)).toMatchObject({
+      status: "pending",
+      amount_received: null,
+      transfers: [],
+    });
+    expect(stack.sql("SELECT * FROM transfers WHERE payment_id = ?", payment.id)).toEqual([]);
+    expect(
+      stack
+        .logs()
+        .filter((line) => line.level === "warn" && line.tx_hash === txHash)
+        .map((line) => [line.msg, line.payment_id, line.chain_id]),
+    ).toEqual([[expect.stringContaining("version 1 deposit address"), payment.id, LOCAL_SOURCE.chainId]]);
+
+    const synced = await stack.sync(payment.id, txHash, LOCAL_SOURCE.name);
+    expect(synced.status).toBe(422);
+    expect(synced.json.error).toBe(
+      `this payment's deposit address is valid only on ${stack.config.chain.name}; funds sent to it on ${LOCAL_SOURCE.name} are not credited`,
+    );
+    expect(stack.sql("SELECT * FROM transfers WHERE payment_id = ?", payment.id)).toEqual([]);
+  }, 60_000);
+});
+
+describe("POST /api/public/payments/{id}/sync with a chain", () => {
+  test("an unknown chain is 400 naming the chains allowed, and records nothing", async () => {
+    const payment = await stack.createPayment({ amount: "25.00" });
+    const txHash = await x.sourceTransfer(getAddress(payment.deposit_address), usdc("1.00"));
+    const res = await stack.sync(payment.id, txHash, "base");
+    expect(res.status).toBe(400);
+    expect(res.json).toEqual({ error: `chain must be one of ${stack.config.chain.name}, ${LOCAL_SOURCE.name}` });
+    const empty = await stack.sync(payment.id, txHash, "");
+    expect(empty.status).toBe(400);
+    expect(empty.json.error).toMatch(/^chain /);
+    expect(stack.sql("SELECT * FROM transfers WHERE payment_id = ?", payment.id)).toEqual([]);
+  });
+
+  test("without a chain looks on the settlement chain, where a source transaction is not found", async () => {
+    const payment = await stack.createPayment({ amount: "25.00" });
+    const txHash = await x.sourceTransfer(getAddress(payment.deposit_address), usdc("1.00"));
+    const res = await stack.sync(payment.id, txHash);
+    // Unknown to the settlement chain's node: accepted as pending, as for a hash not relayed yet.
+    expect(res.status).toBe(202);
+    expect(stack.sql("SELECT * FROM transfers WHERE payment_id = ?", payment.id)).toEqual([]);
+  });
+});
+
+describe("a source chain whose RPC hangs", () => {
+  test("does not delay a payment on the settlement chain", async () => {
+    let held = 0;
+    const hung = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      fetch: () => {
+        held++;
+        return new Promise<Response>(() => {}); // never answers
+      },
+    });
+    try {
+      await stack.restart(x.sourceEnv({ ...SOURCE, rpcUrl: `http://127.0.0.1:${hung.port}` }));
+      await stack.waitFor(() => held > 0, 10_000, "the source watcher to call the hung RPC");
+      const sourceCursor = x.sourceCursor();
+      const payoutBefore = await stack.usdcBalance(stack.payout);
+
+      const payment = await stack.createPayment({ amount: "25.00" });
+      await stack.pay(payment.deposit_address, usdc("25.00"));
+      const confirmed = await stack.waitForStatus(payment.id, "confirmed", { mine: true });
+      expect(confirmed.amount_received).toBe("25.00");
+      expect((await stack.usdcBalance(stack.payout)) - payoutBefore).toBe(usdc("25.00"));
+      // All the while the source chain's watcher had no answer: it never got past its first call.
+      expect(x.sourceCursor()).toBe(sourceCursor);
+    } finally {
+      hung.stop(true);
+      await stack.restart(x.sourceEnv(SOURCE));
+    }
+  }, 60_000);
+});
