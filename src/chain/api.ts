@@ -1,5 +1,6 @@
 import type { Address, Hex } from "viem";
 import type { PaymentRow } from "../payments/store.ts";
+import type { ChainReadiness } from "./readiness.ts";
 
 /** What the rest of the server asks of the chain side: the routes, and /readyz. */
 export interface ChainApi {
@@ -10,6 +11,8 @@ export interface ChainApi {
   sync(row: PaymentRow, txHash: Hex, chain?: string): Promise<"recorded" | "pending">;
   /** Readiness of the chain connection for /readyz. */
   readiness(): Promise<{ ok: boolean; [key: string]: unknown }>;
+  /** Each chain's watcher and relayer gas for /readyz, the settlement chain first; no RPC call. */
+  chains(): ChainReadiness[];
   /**
    * The relayer's address and its gas balance read from the node now; the balance is null when
    * the node does not answer within `timeoutMs`, so a page showing it never waits on a dead RPC.

@@ -13,7 +13,9 @@ import { createChainClients } from "./client.ts";
 import { createLedger } from "./ledger.ts";
 import { createSourceNetworks } from "./networks.ts";
 import { createNonceManager } from "./nonces.ts";
+import { chainReadiness, type WatchedChain } from "./readiness.ts";
 import { loadRelayerKey } from "./relayer.ts";
+import { createRelayerGas } from "./relayer-gas.ts";
 import { errorMessage } from "./rpc-errors.ts";
 import { createSettler } from "./settler.ts";
 import type { ChainStore } from "./store.ts";
@@ -80,27 +82,37 @@ export function createChain(deps: ChainDeps) {
     pollIntervalMs: config.chain.pollIntervalMs,
     onCredited: () => settler.wake(),
   });
+  const gasOn = (name: string, client: typeof clients.publicClient, pollIntervalMs: number) =>
+    createRelayerGas({ client, name, relayer: clients.account.address, clock, log, pollIntervalMs });
   const sourceCredited = new Set<(chainId: number) => void>();
-  /** The settlement chain's watcher first, then each source chain's, by name. */
-  const watchers = new Map<string, Watcher>([[config.chain.name, watcher]]);
+  /** Every chain's watcher and relayer gas, the settlement chain's first. */
+  const watched: WatchedChain[] = [
+    {
+      role: "settlement",
+      name: config.chain.name,
+      watcher,
+      gas: gasOn(config.chain.name, clients.publicClient, config.chain.pollIntervalMs),
+    },
+  ];
   for (const { source, clients: sourceClients } of sources.values()) {
-    watchers.set(
-      source.name,
-      createWatcher({
-        ...watcherDeps,
-        client: sourceClients.publicClient,
-        name: source.name,
-        chainId: source.chainId,
-        usdc: source.usdc,
-        confirmations: source.confirmations,
-        pollIntervalMs: source.pollIntervalMs,
-        onCredited: () => {
-          for (const listener of sourceCredited) listener(source.chainId);
-        },
-      }),
-    );
+    const onSource = createWatcher({
+      ...watcherDeps,
+      client: sourceClients.publicClient,
+      name: source.name,
+      chainId: source.chainId,
+      usdc: source.usdc,
+      confirmations: source.confirmations,
+      pollIntervalMs: source.pollIntervalMs,
+      onCredited: () => {
+        for (const listener of sourceCredited) listener(source.chainId);
+      },
+    });
+    const gas = gasOn(source.name, sourceClients.publicClient, source.pollIntervalMs);
+    watched.push({ role: "source", name: source.name, watcher: onSource, gas });
   }
-  const watcherOn = (chainId: number) => [...watchers.values()].find((w) => w.chainId === chainId);
+  const watchers = new Map(watched.map((w) => [w.name, w.watcher]));
+  const watchedOn = (chainId: number) => watched.find((w) => w.watcher.chainId === chainId);
+  const watcherOn = (chainId: number) => watchedOn(chainId)?.watcher;
   log.info("relayer", { address: clients.account.address, watched_addresses: addresses.size });
 
   /** The watcher of the chain a payer names; the settlement chain's when none is named. */
@@ -173,6 +185,7 @@ export function createChain(deps: ChainDeps) {
         settlement: settler.status(),
       };
     },
+    chains: () => watched.map(chainReadiness),
   };
 
   return {
@@ -187,6 +200,14 @@ export function createChain(deps: ChainDeps) {
     watchers: watchers as ReadonlyMap<string, Watcher>,
     /** Starts looking for a new deposit address on every chain at once (payment creation calls this). */
     watch: (address: string): void => addresses.add(address),
+    /**
+     * Why the relayer cannot send on `chainId` now (no gas as last read, or its balance never
+     * read), or null: the bridger leaves that chain's bridges waiting with this as last_error.
+     */
+    gasProblem: (chainId: number): string | null =>
+      watchedOn(chainId)?.gas.problem() ?? `chain ${chainId} is not an enabled chain`,
+    /** Whether the relayer's last known balance on `chainId` is above zero. */
+    gasOk: (chainId: number): boolean => watchedOn(chainId)?.gas.ok() ?? false,
     /** Calls `listener` with the chain id after a source chain's watcher credited transfers (to wake the bridger). */
     onSourceCredited(listener: (chainId: number) => void): void {
       sourceCredited.add(listener);
@@ -197,7 +218,7 @@ export function createChain(deps: ChainDeps) {
     start(signal: AbortSignal): Promise<unknown> {
       // Each chain's loop on its own: a source chain's dead RPC never holds up the settlement chain.
       return Promise.all([
-        ...[...watchers.values()].map((w) => w.run(signal)),
+        ...watched.flatMap((w) => [w.watcher.run(signal), w.gas.run(signal)]),
         settler.run(signal, config.chain.pollIntervalMs),
       ]);
     },

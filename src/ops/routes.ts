@@ -15,8 +15,8 @@ const INDEX = {
 /**
  * `GET /` points at the docs and the health endpoints. Liveness and readiness for supervisors
  * and load balancers: /healthz answers while the process serves HTTP; /readyz also checks the
- * store and reports the chain, which may be degraded (an unreachable RPC never stops the API,
- * so it does not fail readiness).
+ * store and reports the settlement chain (`chain`) and every watched chain (`chains`), any of
+ * which may be degraded (an unreachable RPC never stops the API, so it does not fail readiness).
  */
 export function opsRoutes(ctx: AppContext, db: Db) {
   const store = createOpsStore(db);
@@ -27,6 +27,6 @@ export function opsRoutes(ctx: AppContext, db: Db) {
       const reachable = store.reachable();
       const chain = await ctx.chain.readiness();
       set.status = reachable ? 200 : 503;
-      return { ok: reachable, store: reachable ? "ok" : "unavailable", chain };
+      return { ok: reachable, store: reachable ? "ok" : "unavailable", chain, chains: ctx.chain.chains() };
     });
 }

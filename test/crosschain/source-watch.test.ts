@@ -206,6 +206,75 @@ describe("POST /api/public/payments/{id}/sync with a chain", () => {
   });
 });
 
+describe("/readyz per chain", () => {
+  /** The chain's entry once its gas was read again (the injected clock moved past the minute). */
+  async function gasReadAgain(name: string) {
+    const before = (await stack.readyz()).chains.find((c: { name: string }) => c.name === name).relayer_gas.read_at;
+    stack.clock.advance(61_000);
+    return stack.waitFor(async () => {
+      const entry = (await stack.readyz()).chains.find((c: { name: string }) => c.name === name);
+      return entry.relayer_gas.read_at !== before ? entry : undefined;
+    });
+  }
+
+  test("shows the settlement chain and the source chain, each with its watcher and the relayer's gas there", async () => {
+    const relayer = (await stack.readyz()).chain.settlement.relayer;
+    await x.mineSource(1);
+    const ready = await stack.waitFor(async () => {
+      const r = await stack.readyz();
+      return r.chains.every(
+        (c: { ok: boolean; relayer_gas: { balance_wei: string | null } }) => c.ok && c.relayer_gas.balance_wei,
+      )
+        ? r
+        : undefined;
+    });
+    expect(ready.ok).toBe(true);
+    expect(ready.chain).toMatchObject({ ok: true, chain: stack.config.chain.name, settlement: { relayer } });
+    expect(
+      ready.chains.map((c: { name: string; chain_id: number; role: string }) => [c.name, c.chain_id, c.role]),
+    ).toEqual([
+      [stack.config.chain.name, stack.config.chain.chainId, "settlement"],
+      [LOCAL_SOURCE.name, LOCAL_SOURCE.chainId, "source"],
+    ]);
+    const [settlement, source] = ready.chains;
+    expect(settlement).toMatchObject({ confirmations: stack.config.chain.confirmations, last_error: null });
+    expect(source).toMatchObject({ confirmations: SOURCE.confirmations, last_error: null });
+    for (const entry of ready.chains) {
+      expect(BigInt(entry.head) - BigInt(entry.scanned_to)).toBe(BigInt(entry.lag_blocks));
+      expect(entry.relayer_gas).toMatchObject({ relayer, low: false, ok: true, problem: null, last_error: null });
+      expect(BigInt(entry.relayer_gas.low_below_wei)).toBeGreaterThan(0n);
+    }
+    // The balances themselves: read on each chain (exact figures in the next test, which sets them).
+    expect(BigInt(source.relayer_gas.balance_wei)).toBeGreaterThan(0n);
+    expect(BigInt(settlement.relayer_gas.balance_wei)).toBeGreaterThan(0n);
+  });
+
+  test("a relayer low on gas on the source chain is flagged there; with none, that chain's gas is not ok", async () => {
+    const relayer = (await stack.readyz()).chain.settlement.relayer;
+    const funded = await x.source.publicClient.getBalance({ address: relayer });
+    try {
+      await x.local.source.rpc("anvil_setBalance", [relayer, "0x1"]);
+      const low = await gasReadAgain(LOCAL_SOURCE.name);
+      expect(low.relayer_gas).toMatchObject({ balance_wei: "1", low: true, ok: true, problem: null });
+
+      await x.local.source.rpc("anvil_setBalance", [relayer, "0x0"]);
+      const none = await gasReadAgain(LOCAL_SOURCE.name);
+      expect(none.relayer_gas).toMatchObject({
+        balance_wei: "0",
+        low: true,
+        ok: false,
+        problem: `the relayer ${relayer} has no gas on ${LOCAL_SOURCE.name}; fund it with the chain's native coin`,
+      });
+      // Only that chain: the settlement chain's relayer still has its gas.
+      const settlement = (await stack.readyz()).chains[0];
+      expect(settlement.relayer_gas).toMatchObject({ ok: true, low: false });
+    } finally {
+      await x.local.source.rpc("anvil_setBalance", [relayer, `0x${funded.toString(16)}`]);
+      await gasReadAgain(LOCAL_SOURCE.name);
+    }
+  });
+});
+
 describe("a source chain whose RPC hangs", () => {
   test("does not delay a payment on the settlement chain", async () => {
     let held = 0;
@@ -230,6 +299,15 @@ describe("a source chain whose RPC hangs", () => {
       expect((await stack.usdcBalance(stack.payout)) - payoutBefore).toBe(usdc("25.00"));
       // All the while the source chain's watcher had no answer: it never got past its first call.
       expect(x.sourceCursor()).toBe(sourceCursor);
+      // /readyz answers from what each loop last saw: the source chain degraded, the settlement chain ok.
+      const ready = await stack.readyz();
+      expect(ready.chain.ok).toBe(true);
+      expect(ready.chains.map((c: { name: string; ok: boolean }) => [c.name, c.ok])).toEqual([
+        [stack.config.chain.name, true],
+        [LOCAL_SOURCE.name, false],
+      ]);
+      expect(ready.chains[1].last_error).toBeString();
+      expect(ready.chains[1].relayer_gas.ok).toBe(false);
     } finally {
       hung.stop(true);
       await stack.restart(x.sourceEnv(SOURCE));

@@ -1,0 +1,34 @@
+import type { RelayerGas } from "./relayer-gas.ts";
+import type { Watcher } from "./watcher.ts";
+
+/** One chain the server watches: the settlement chain or an enabled source chain. */
+export interface WatchedChain {
+  role: "settlement" | "source";
+  name: string;
+  watcher: Watcher;
+  gas: RelayerGas;
+}
+
+export type ChainReadiness = ReturnType<typeof chainReadiness>;
+
+/**
+ * A chain as /readyz shows it, from what its loops last saw (no RPC call, so a dead chain never
+ * slows the answer): degraded (`ok: false`) while its RPC fails or has not answered yet.
+ */
+export function chainReadiness({ role, name, watcher, gas }: WatchedChain) {
+  const { head, cursor, lastError } = watcher.status();
+  const relayerGas = gas.status();
+  const problem = gas.problem();
+  return {
+    name,
+    chain_id: watcher.chainId,
+    role,
+    ok: lastError === null && head !== null,
+    head: head?.toString() ?? null,
+    scanned_to: cursor?.toString() ?? null,
+    lag_blocks: head !== null && cursor !== null ? Number(head - cursor) : null,
+    confirmations: watcher.confirmations,
+    last_error: lastError ?? (head === null ? "no answer from the chain's RPC yet" : null),
+    relayer_gas: { ...relayerGas, ok: problem === null, problem },
+  };
+}
