@@ -12,6 +12,8 @@ Usage:
   stablegate serve                          run the API, checkout and background loops
   stablegate dev                            local chain + server + account, for trying it out
   stablegate dev pay <payment_id> [amount]  pay a payment from the funded dev wallet
+  stablegate dev pay <payment_id> [amount] --chain NAME
+                                            the same as a plain transfer on that dev chain (local-source)
   stablegate dev pay <payment_id> --cross-chain
                                             pay it through CCTP from the dev source chain
   stablegate account create --name NAME --payout-address 0x.. [--fee-bps N]

@@ -1,7 +1,7 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createPublicClient, createWalletClient, http } from "viem";
+import { type Address, createPublicClient, createWalletClient, http } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { foundry } from "viem/chains";
 import { createAccountsService } from "../accounts/service.ts";
@@ -80,6 +80,8 @@ async function startDevStack(env: Env, onStop: (step: () => unknown) => void): P
     deployerKey: DEPLOYER_KEY,
     payer,
     port: 8546,
+    // Blocks keep coming, so a plain transfer there gets its confirmation (`dev pay --chain`).
+    blockTime: 1,
   });
   onStop(() => crossChain.stop());
 
@@ -126,6 +128,8 @@ async function startDevStack(env: Env, onStop: (step: () => unknown) => void): P
     sourceRpcUrl: crossChain.source.rpcUrl,
     sourceChainId: LOCAL_SOURCE.chainId,
     sourceName: LOCAL_SOURCE.name,
+    sourceUsdc: crossChain.sourceUsdc,
+    settlementName: config.chain.name,
   };
   writeFileSync(STATE_FILE, JSON.stringify(dev), { mode: 0o600 });
   onStop(() => rmSync(STATE_FILE, { force: true }));
@@ -171,29 +175,53 @@ Example payment ${example.id}
 Try it yourself:
   ${createExample}
   npx --yes bun@1.4.5 run dev pay <payment_id> [amount]      (or: stablegate dev pay ...)
+  npx --yes bun@1.4.5 run dev pay <payment_id> [amount] --chain ${LOCAL_SOURCE.name}  (a plain transfer there)
   npx --yes bun@1.4.5 run dev pay <payment_id> --cross-chain  (burn on ${LOCAL_SOURCE.name}, minted here through CCTP)
 
 Ctrl-C stops everything.`);
 }
 
-/** `stablegate dev pay <payment_id> [amount]`: pays from the running dev stack's payer wallet. */
+/**
+ * `stablegate dev pay <payment_id> [amount] [--chain <name>]`: pays from the running dev stack's
+ * payer wallet, on the settlement chain or with a plain transfer on the local source chain.
+ */
 async function devPay(argv: string[]): Promise<number> {
-  const { positionals, flags } = parseArgs(argv, { "cross-chain": { type: "boolean" } }, 2);
+  const { positionals, flags } = parseArgs(argv, { "cross-chain": { type: "boolean" }, chain: { type: "string" } }, 2);
   const [paymentId, amount] = positionals;
   if (!paymentId)
     throw new UsageError(
-      "usage: stablegate dev pay <payment_id> [amount] | stablegate dev pay <payment_id> --cross-chain",
+      "usage: stablegate dev pay <payment_id> [amount] [--chain <name>] | stablegate dev pay <payment_id> --cross-chain",
+    );
+  if (flags.has("chain") && flags.has("cross-chain"))
+    throw new UsageError(
+      "--chain and --cross-chain do not go together: --cross-chain always burns on the source chain",
     );
   if (!existsSync(STATE_FILE)) throw new UsageError("no dev stack found: start one with `stablegate dev` first");
   const dev = JSON.parse(readFileSync(STATE_FILE, "utf8")) as DevState;
+  const chain = flags.get("chain") as string | undefined;
+  if (chain !== undefined && chain !== dev.sourceName && chain !== dev.settlementName)
+    throw new UsageError(
+      `unknown chain "${chain}": the dev stack's chains are ${dev.settlementName} (the default) and ${dev.sourceName}`,
+    );
   if (flags.has("cross-chain")) {
     const { burnTxHash, record } = await payCrossChainFromDevWallet(dev, paymentId);
     console.log(JSON.stringify({ payment_id: paymentId, burn_tx_hash: burnTxHash, burn: record }, null, 2));
     return 0;
   }
-  const { txHash, units } = await payFromDevWallet(dev, paymentId, amount);
-  console.log(JSON.stringify({ payment_id: paymentId, tx_hash: txHash, amount_units: units.toString() }, null, 2));
+  const on =
+    chain === dev.sourceName
+      ? { ...dev, rpcUrl: dev.sourceRpcUrl, usdc: dev.sourceUsdc, chainId: dev.sourceChainId, chainName: chain }
+      : dev;
+  const { txHash, units } = await payFromDevWallet(on, paymentId, amount);
+  const paid = { payment_id: paymentId, chain: chain ?? dev.settlementName, tx_hash: txHash };
+  console.log(JSON.stringify({ ...paid, amount_units: units.toString() }, null, 2));
   return 0;
 }
 
-type DevState = DevChain & { sourceRpcUrl: string; sourceChainId: number; sourceName: string };
+type DevState = DevChain & {
+  sourceRpcUrl: string;
+  sourceChainId: number;
+  sourceName: string;
+  sourceUsdc: Address;
+  settlementName: string;
+};

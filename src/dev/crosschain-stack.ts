@@ -26,6 +26,8 @@ export interface LocalCrossChainOptions {
   payer: Address;
   attestationDelayMs?: number;
   port?: number;
+  /** Seconds between the source chain's blocks (anvil's --block-time); default: a block per transaction. */
+  blockTime?: number;
 }
 
 /**
@@ -35,7 +37,7 @@ export interface LocalCrossChainOptions {
  */
 export function startLocalCrossChain(args: LocalCrossChainOptions): Promise<LocalCrossChain> {
   return settingUp(async (undo) => {
-    const source = await startAnvil({ chainId: LOCAL_SOURCE.chainId, port: args.port });
+    const source = await startAnvil({ chainId: LOCAL_SOURCE.chainId, port: args.port, blockTime: args.blockTime });
     undo(() => source.stop());
     return deployOnto(source, args);
   });

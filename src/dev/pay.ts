@@ -9,11 +9,15 @@ export interface DevChain {
   payerKey: Hex;
   /** Where the server listens (for the public endpoints). */
   serverUrl: string;
+  /** For a source chain: its chain id and the name /sync knows it by (default: the settlement chain). */
+  chainId?: number;
+  chainName?: string;
 }
 
 /**
  * Pays a payment from the dev payer wallet: a plain USDC transfer of `amount` (default: what
- * is still due) to its deposit address, then /sync with the hash, as a checkout page would.
+ * is still due) to its deposit address on `dev`'s chain, then /sync with the hash, as a
+ * checkout page would.
  */
 export async function payFromDevWallet(
   dev: DevChain,
@@ -26,9 +30,10 @@ export async function payFromDevWallet(
   const units = parseUnits(amount ?? payment.amount_due);
   if (units <= 0n) throw new Error(`payment ${paymentId} has nothing left to pay; give an amount to send more`);
 
+  const chain = { ...foundry, id: dev.chainId ?? foundry.id };
   const transport = http(dev.rpcUrl);
-  const publicClient = createPublicClient({ chain: foundry, transport, pollingInterval: 100 });
-  const wallet = createWalletClient({ chain: foundry, transport, account: privateKeyToAccount(dev.payerKey) });
+  const publicClient = createPublicClient({ chain, transport, pollingInterval: 100 });
+  const wallet = createWalletClient({ chain, transport, account: privateKeyToAccount(dev.payerKey) });
   const txHash = await wallet.writeContract({
     address: dev.usdc,
     abi: erc20Abi,
@@ -39,7 +44,7 @@ export async function payFromDevWallet(
   await fetch(`${dev.serverUrl}/api/public/payments/${paymentId}/sync`, {
     method: "POST",
     headers: { "content-type": "application/json" },
-    body: JSON.stringify({ tx_hash: txHash }),
+    body: JSON.stringify(dev.chainName ? { tx_hash: txHash, chain: dev.chainName } : { tx_hash: txHash }),
   });
   return { txHash, units };
 }

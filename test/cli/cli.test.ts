@@ -299,6 +299,8 @@ describe("stablegate exit codes", () => {
       [["key", "list", "--acount", "acct_x"], 2],
       [["account", "create", "--name", "X", "--payout-address", BAD_CHECKSUM], 2],
       [["dev", "pay", "0xabc", "--cros-chain"], 2],
+      [["dev", "pay", "0xabc", "--chain"], 2],
+      [["dev", "pay", "0xabc", "--chain", "local-source", "--cross-chain"], 2],
       [["account", "show", "acct_nope"], 1],
     ];
     const results = await Promise.all(
@@ -328,6 +330,7 @@ describe("stablegate usage", () => {
       "key list",
       "key revoke",
       "dev pay <payment_id> --cross-chain",
+      "dev pay <payment_id> [amount] --chain NAME",
     ]) {
       expect(stdout).toContain(word);
     }

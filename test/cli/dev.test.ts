@@ -46,8 +46,8 @@ async function spawnDev(extra: Record<string, string> = {}) {
   return { proc, cwd, marker, url: `http://127.0.0.1:${port}`, stdout, stderr };
 }
 
-test("dev starts the stack, its example payment reaches confirmed, and Ctrl-C stops every process it started", async () => {
-  const dev = await spawnDev();
+/** The banner `stablegate dev` prints once everything runs. */
+async function bannerOf(dev: Awaited<ReturnType<typeof spawnDev>>): Promise<string> {
   let banner = "";
   await waitFor(
     async () => {
@@ -58,6 +58,29 @@ test("dev starts the stack, its example payment reaches confirmed, and Ctrl-C st
     90_000,
     "the dev banner",
   );
+  return banner;
+}
+
+/** `stablegate dev pay ...` beside a running dev stack (it finds the stack through the working directory). */
+async function devPay(dev: Awaited<ReturnType<typeof spawnDev>>, args: string[]) {
+  const proc = Bun.spawn([process.execPath, MAIN, "dev", "pay", ...args], {
+    cwd: dev.cwd,
+    env: childEnv({}),
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [code, stdout, stderr] = await Promise.all([
+    proc.exited,
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+  ]);
+  return { code, stdout, stderr };
+}
+
+test("dev starts the stack, its example payment reaches confirmed, and Ctrl-C stops every process it started", async () => {
+  const dev = await spawnDev();
+  const banner = await bannerOf(dev);
   const apiKey = banner.match(/API key\s+(sk_live_\w+)/)![1]!;
   const paymentId = banner.match(/Example payment (0x[0-9a-f]{64})/)![1]!;
 
@@ -102,3 +125,48 @@ test("a dev stack whose server cannot start stops the chains it had started", as
   expect(await dev.stderr()).toContain("STABLEGATE_PORT");
   await waitFor(() => markedProcesses(dev.marker).length === 0, 10_000, "the chains dev started to stop");
 }, 120_000);
+
+test("dev pay --chain local-source pays with a plain transfer on the source chain, credited there", async () => {
+  const dev = await spawnDev();
+  const banner = await bannerOf(dev);
+  const apiKey = banner.match(/API key\s+(sk_live_\w+)/)![1]!;
+  expect(banner).toContain("--chain local-source");
+  const merchant = (path: string, init: RequestInit = {}) =>
+    fetch(`${dev.url}${path}`, {
+      ...init,
+      headers: { authorization: `Bearer ${apiKey}`, "content-type": "application/json" },
+    }).then((res) => res.json() as Promise<any>);
+  const payment = await merchant("/api/v1/payments", { method: "POST", body: JSON.stringify({ amount: "7.00" }) });
+
+  const unknown = await devPay(dev, [payment.id, "--chain", "base"]);
+  expect(unknown.code).toBe(2);
+  expect(unknown.stderr).toContain(
+    'unknown chain "base": the dev stack\'s chains are custom (the default) and local-source',
+  );
+
+  const paid = await devPay(dev, [payment.id, "7.00", "--chain", "local-source"]);
+  expect(paid.code).toBe(0);
+  const out = JSON.parse(paid.stdout);
+  expect(out).toMatchObject({ payment_id: payment.id, chain: "local-source", amount_units: "7000000" });
+
+  const credited = await waitFor(
+    async () => {
+      const p = await merchant(`/api/v1/payments/${payment.id}`);
+      return p.amount_received === "7.00" ? p : undefined;
+    },
+    30_000,
+    "the source-chain transfer to be credited",
+  );
+  expect(credited.transfers).toEqual([
+    expect.objectContaining({
+      chain: "local-source",
+      chain_id: 31338,
+      tx_hash: out.tx_hash,
+      amount: "7.00",
+      confirmed: true,
+    }),
+  ]);
+
+  dev.proc.kill("SIGINT");
+  expect(await dev.proc.exited).toBe(0);
+}, 150_000);
