@@ -160,6 +160,28 @@ describe("loadConfig: each bad value names its variable first", () => {
       },
       "STABLEGATE_CCTP_CUSTOM_SOURCES",
     ],
+    ...[
+      { poll_interval_ms: 0 },
+      { poll_interval_ms: 3_600_001 },
+      { confirmations: 10_001 },
+      { confirmations: -1 },
+      { confirmations: "2" },
+    ].map((bad): [string, Record<string, string>, string] => [
+      `custom CCTP source with ${JSON.stringify(bad)}`,
+      {
+        STABLEGATE_CCTP_CUSTOM_SOURCES: JSON.stringify([
+          {
+            name: "local",
+            chain_id: 5,
+            domain: 9,
+            usdc: CUSTOM.STABLEGATE_USDC_ADDRESS,
+            rpc_url: "http://x.example",
+            ...bad,
+          },
+        ]),
+      },
+      "STABLEGATE_CCTP_CUSTOM_SOURCES",
+    ]),
     // One letter's case flipped from the checksummed 0x036CbD53842c5426634e7929541eC2318f3dCF7e.
     [
       "fee recipient with a wrong checksum",

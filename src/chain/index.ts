@@ -134,7 +134,7 @@ export function createChain(deps: ChainDeps) {
       try {
         outcome = await on.syncTransaction(row.deposit_address, txHash);
       } catch (error) {
-        log.warn("sync: chain unreachable", { error: errorMessage(error) });
+        log.warn("sync: chain unreachable", { chain: chainName ?? config.chain.name, error: errorMessage(error) });
         throw new UnavailableError("the chain cannot be reached right now; try again shortly", 5);
       }
       switch (outcome) {

@@ -188,6 +188,10 @@ function customSources(env: Env, fail: Fail): CctpSource[] {
       Number.isSafeInteger(item[key]) && (item[key] as number) >= 0
         ? (item[key] as number)
         : fail("STABLEGATE_CCTP_CUSTOM_SOURCES", `${where}: ${key} must be a whole number`);
+    const within = (key: string, min: number, max: number) =>
+      Number.isSafeInteger(item[key]) && (item[key] as number) >= min && (item[key] as number) <= max
+        ? (item[key] as number)
+        : fail("STABLEGATE_CCTP_CUSTOM_SOURCES", `${where}: ${key} must be a whole number from ${min} to ${max}`);
     const usdc =
       typeof item.usdc === "string" && isAddress(item.usdc, { strict: false })
         ? getAddress(item.usdc)
@@ -205,8 +209,10 @@ function customSources(env: Env, fail: Fail): CctpSource[] {
       rpcUrl,
       fastSeconds: 8,
       standardSeconds: 16 * 60,
-      confirmations: item.confirmations === undefined ? 1 : int("confirmations"),
-      pollIntervalMs: item.poll_interval_ms === undefined ? 1_000 : int("poll_interval_ms"),
+      // The settlement chain's bounds (STABLEGATE_CONFIRMATIONS, STABLEGATE_POLL_INTERVAL_MS): a
+      // watcher polling every 0 ms would spin.
+      confirmations: item.confirmations === undefined ? 1 : within("confirmations", 0, 10_000),
+      pollIntervalMs: item.poll_interval_ms === undefined ? 1_000 : within("poll_interval_ms", 50, 3_600_000),
       finality: "fast",
     };
   });
