@@ -152,8 +152,12 @@ describe("a version 1 deposit address", () => {
   test("is not credited for a transfer on the source chain, and the operator is warned", async () => {
     // Made while cross-chain funding was off: a version 1 address, a contract only on the settlement chain.
     await stack.restart({ STABLEGATE_CCTP_CUSTOM_SOURCES: "" });
-    const payment = await stack.createPayment({ amount: "25.00" });
-    await stack.restart(x.sourceEnv(SOURCE));
+    let payment: any;
+    try {
+      payment = await stack.createPayment({ amount: "25.00" });
+    } finally {
+      await stack.restart(x.sourceEnv(SOURCE));
+    }
     expect(stack.sql("SELECT factory_version FROM payments WHERE id = ?", payment.id)).toEqual([
       { factory_version: 1 },
     ]);
