@@ -190,7 +190,8 @@ async function devPay(argv: string[]): Promise<number> {
   const [paymentId, amount] = positionals;
   if (!paymentId)
     throw new UsageError(
-      "usage: stablegate dev pay <payment_id> [amount] [--chain <name>] | stablegate dev pay <payment_id> --cross-chain",
+      "usage: stablegate dev pay <payment_id> [amount] [--chain <name>] | " +
+        "stablegate dev pay <payment_id> --cross-chain",
     );
   if (flags.has("chain") && flags.has("cross-chain"))
     throw new UsageError(
