@@ -300,7 +300,8 @@ describe("POST /api/public/payments/{id}/cross-chain", () => {
 
   test("a mined transaction that is not a burn is 422 with a clear reason and records nothing", async () => {
     const payment = await stack.createPayment({ amount: "5.00" });
-    const txHash = await x.sourceTransfer(getAddress(payment.deposit_address), usdc("5.00"));
+    // A plain transfer, to another address: one to the deposit address would be a payment there.
+    const txHash = await x.sourceTransfer(randomAddress(), usdc("5.00"));
     const res = await x.postBurn(payment.id, { chain: LOCAL_SOURCE.name, tx_hash: txHash });
     expect(res.status).toBe(422);
     expect(res.json.error).toMatch(/not a CCTP burn/);
