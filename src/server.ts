@@ -15,6 +15,7 @@ import { createGroupCommit } from "./db/group-commit.ts";
 import { type Db, openDb } from "./db/index.ts";
 import { acquireServeLock } from "./db/serve-lock.ts";
 import { inTransaction } from "./db/transaction.ts";
+import { createEventFeed } from "./events/feed.ts";
 import { createEventsService } from "./events/service.ts";
 import { createEventStore } from "./events/store.ts";
 import { createRateLimiter } from "./http/rate-limit.ts";
@@ -71,7 +72,14 @@ export interface RunningServer {
   /** Every registered route, so tests can check their tables of routes are complete. */
   routes: Array<{ method: string; path: string }>;
   /** Rounds the time-driven loops have completed (and webhook sends in flight): tests wait on these, not on sleeps. */
-  activity(): { expiryRounds: number; webhookRounds: number; webhookSending: number; redeemerRounds: number };
+  activity(): {
+    expiryRounds: number;
+    webhookRounds: number;
+    webhookSending: number;
+    redeemerRounds: number;
+    /** Event streams open now (GET /api/v1/events/stream). */
+    eventStreams: number;
+  };
   stop(): Promise<void>;
 }
 
@@ -130,6 +138,11 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
     schedule: options.webhookSchedule,
     shutdownGraceMs: SEND_GRACE_MS,
   });
+  const eventFeed = createEventFeed();
+  const eventWritten = () => {
+    webhookWorker.wake();
+    eventFeed.notify();
+  };
   const burns = createBurnStore(db);
   const burnsOf = (paymentId: string) => burns.forPayment(paymentId).map(burnView);
   const lifecycle = createLifecycle({
@@ -139,7 +152,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
     clock,
     ids,
     view,
-    onEvent: webhookWorker.wake,
+    onEvent: eventWritten,
     crossChainFor: config.crossChain ? burnsOf : undefined,
     overpaymentTolerance: config.crossChain ? (paymentId) => feeMarginExcess(burns.forPayment(paymentId)) : undefined,
   });
@@ -220,7 +233,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
     events,
     clock,
     ids,
-    wake: webhookWorker.wake,
+    wake: eventWritten,
   });
   const app = createApp(
     {
@@ -255,6 +268,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
       }),
       deliveries,
       events: createEventsService({ store: events, clock }),
+      eventFeed,
       idempotency,
       view,
       renderPayment: lifecycle.paymentJson,
@@ -331,10 +345,13 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
         webhookRounds: webhooks.rounds,
         webhookSending: webhooks.sending,
         redeemerRounds: crossChain?.redeemer.rounds() ?? 0,
+        eventStreams: eventFeed.open(),
       };
     },
     async stop() {
       abort.abort();
+      // Open event streams would hold app.stop() until the deadline: they end now, cleanly.
+      eventFeed.closeAll();
       let timer: ReturnType<typeof setTimeout> | undefined;
       const deadline = new Promise<"late">(
         (resolve) => (timer = setTimeout(() => resolve("late"), SHUTDOWN_DEADLINE_MS)),

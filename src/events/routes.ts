@@ -4,12 +4,23 @@ import type { AuthPlugin } from "../http/auth.ts";
 import { type AppContext, jsonResponse, listJson } from "../http/context.ts";
 import { idParam } from "../http/params.ts";
 import { DEFAULT_LIMIT, decoded, listQuery, oneOfParam } from "../http/query.ts";
+import { ValidationError } from "../lib/errors.ts";
 import { prefixedIdPattern } from "../lib/ids.ts";
 import { EVENT_TYPES } from "./service.ts";
+import { eventStream } from "./sse.ts";
 
 const ListEventsQuery = listQuery(
   { pattern: prefixedIdPattern("evt"), what: "an event" },
   { type: Type.Optional(oneOfParam("type", EVENT_TYPES)) },
+);
+
+const EVENT_ID = new RegExp(prefixedIdPattern("evt"));
+
+const StreamQuery = Type.Object(
+  {
+    after: Type.Optional(Type.String({ pattern: prefixedIdPattern("evt"), error: "after must be the id of an event" })),
+  },
+  { additionalProperties: true },
 );
 
 const EventParams = Type.Object({ id: idParam("id", prefixedIdPattern("evt"), (id) => `no event ${id}`) });
@@ -30,6 +41,27 @@ export function eventRoutes(ctx: AppContext, authed: AuthPlugin) {
         return jsonResponse(200, listJson(payloads, hasMore));
       },
       { query: ListEventsQuery },
+    )
+    .get(
+      "/api/v1/events/stream",
+      ({ account, query, request }) => {
+        // `after` for clients that cannot set headers; EventSource resends Last-Event-ID itself.
+        const header = request.headers.get("last-event-id");
+        if (query.after === undefined && header !== null && !EVENT_ID.test(header))
+          throw new ValidationError("Last-Event-ID must be the id of an event");
+        const after = query.after ?? header ?? undefined;
+        const cursor = events.streamCursor(account, after, query.after !== undefined ? "after" : "Last-Event-ID");
+        const body = eventStream({ events, feed: ctx.eventFeed, account, cursor, signal: request.signal });
+        return new Response(body, {
+          headers: {
+            "content-type": "text/event-stream; charset=utf-8",
+            "cache-control": "no-cache",
+            // nginx buffers responses unless told not to; a buffered stream delivers nothing.
+            "x-accel-buffering": "no",
+          },
+        });
+      },
+      { query: StreamQuery },
     )
     .get("/api/v1/events/:id", ({ account, params }) => jsonResponse(200, events.retrieve(account, params.id)), {
       params: EventParams,

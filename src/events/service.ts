@@ -28,6 +28,12 @@ export interface EventListQuery {
   type?: string;
 }
 
+/** Where a stream starts: after the event `id` (null: before the account's first event). */
+export interface StreamCursor {
+  seq: number;
+  id: string | null;
+}
+
 export type EventsService = ReturnType<typeof createEventsService>;
 
 /**
@@ -57,6 +63,29 @@ export function createEventsService(deps: EventsDeps) {
         limit: query.limit,
       });
       return { payloads: rows.slice(0, query.limit).map((row) => row.payload), hasMore: rows.length > query.limit };
+    },
+
+    /**
+     * Where a stream of the account's events starts: just after the event `after` names (so a
+     * client that reconnects gets exactly what it missed), or, without one, after the newest
+     * event (new events only). `field` names where the id came from, for the error.
+     */
+    streamCursor(account: Account, after: string | undefined, field: string): StreamCursor {
+      if (after === undefined) return store.newest(account.id) ?? { seq: 0, id: null };
+      const cursor = store.findForAccount(after, account.id);
+      if (!cursor) throw new ValidationError(`${field}: no event ${after}`);
+      return { seq: cursor.seq, id: cursor.id };
+    },
+
+    /** The account's events after `cursor`, oldest first: at most `limit`, with their payloads as sent. */
+    after(
+      account: Account,
+      cursor: number,
+      limit: number,
+    ): Array<{ seq: number; id: string; type: string; payload: string }> {
+      return store
+        .listAfter(account.id, cursor, limit)
+        .map(({ seq, id, type, payload }) => ({ seq, id, type, payload }));
     },
 
     /** One event of the account, as sent. */

@@ -41,6 +41,12 @@ export function createEventStore(db: Db, ids: IdGenerator) {
           AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id)
         ORDER BY e.created_at LIMIT ?)`,
   );
+  const listAfter = db.query<EventRow, [string, number, number]>(
+    "SELECT * FROM events WHERE account_id = ? AND seq > ? ORDER BY seq LIMIT ?",
+  );
+  const newest = db.query<Pick<EventRow, "seq" | "id">, [string]>(
+    "SELECT seq, id FROM events WHERE account_id = ? ORDER BY seq DESC LIMIT 1",
+  );
   const list = db.query<EventRow, Record<string, string | number | null>>(
     `SELECT * FROM events WHERE account_id = $account_id AND created_at >= $since
         AND ($before_seq IS NULL OR seq < $before_seq) AND ($type IS NULL OR type = $type)
@@ -69,6 +75,10 @@ export function createEventStore(db: Db, ids: IdGenerator) {
     findForAccount: (id: string, accountId: string) => findForAccount.get(id, accountId),
     /** Deletes up to `limit` events created before `before` that no delivery refers to any more. */
     purgeOlderThan: (before: number, limit: number) => purgeOlderThan.run(before, limit).changes,
+    /** The account's events written after `seq`, oldest first (what a stream sends next). */
+    listAfter: (accountId: string, seq: number, limit: number) => listAfter.all(accountId, seq, limit),
+    /** The account's newest event, if it has any. */
+    newest: (accountId: string) => newest.get(accountId) ?? null,
     list: (filter: {
       accountId: string;
       since: number;

@@ -3,6 +3,7 @@ import type { ChainApi } from "../chain/api.ts";
 import type { PublicExtras } from "../checkout/public-view.ts";
 import type { Config } from "../config.ts";
 import type { CrossChainApi } from "../crosschain/api.ts";
+import type { EventFeed } from "../events/feed.ts";
 import type { EventsService } from "../events/service.ts";
 import type { Idempotency } from "../idempotency/index.ts";
 import type { Clock } from "../lib/clock.ts";
@@ -35,6 +36,8 @@ export interface AppContext {
   webhookEndpoints: WebhookEndpointsService;
   deliveries: DeliveriesService;
   events: EventsService;
+  /** Wakes the open event streams when an event is written. */
+  eventFeed: EventFeed;
   idempotency: Idempotency;
   view: ViewContext;
   /** The merchant payment object as JSON text (with its transfers), as webhooks carry it too. */

@@ -279,7 +279,13 @@ export async function sendHostile(baseUrl: string, req: HostileRequest): Promise
     });
   }
   const res = await fetch(baseUrl + req.path, { method: req.method, headers: req.headers, body });
-  return { status: res.status, contentType: res.headers.get("content-type") ?? "", text: await res.text() };
+  const contentType = res.headers.get("content-type") ?? "";
+  // An event stream that opened stays open: its status is the whole answer.
+  if (contentType.startsWith("text/event-stream")) {
+    await res.body?.cancel();
+    return { status: res.status, contentType, text: "" };
+  }
+  return { status: res.status, contentType, text: await res.text() };
 }
 
 /**

@@ -20,6 +20,8 @@ export interface MerchantRoute {
   body?: unknown;
   /** Changes something, so a refused request must leave the objects as they were. */
   writes: boolean;
+  /** Answers a stream that stays open (Server-Sent Events): read its status, then disconnect. */
+  streams?: boolean;
 }
 
 export const MERCHANT_ROUTES: readonly MerchantRoute[] = [
@@ -38,6 +40,7 @@ export const MERCHANT_ROUTES: readonly MerchantRoute[] = [
   { method: "GET", path: "/api/v1/payment_links/:id", writes: false },
   { method: "POST", path: "/api/v1/payment_links/:id", body: { active: false }, writes: true },
   { method: "GET", path: "/api/v1/events", writes: false },
+  { method: "GET", path: "/api/v1/events/stream", writes: false, streams: true },
   { method: "GET", path: "/api/v1/events/:id", writes: false },
 ];
 

@@ -1,0 +1,98 @@
+import type { Account } from "../accounts/service.ts";
+import type { EventFeed } from "./feed.ts";
+import type { EventsService, StreamCursor } from "./service.ts";
+
+/** A comment line every so often, so proxies and load balancers keep an idle stream open. */
+export const HEARTBEAT_MS = 15_000;
+/**
+ * Events written by another process (`stablegate account set-payout` runs beside the server)
+ * wake no stream; each stream looks this often as well, so they arrive within this delay.
+ */
+const BACKSTOP_MS = 2_000;
+const BATCH = 100;
+
+export interface EventStreamDeps {
+  events: EventsService;
+  feed: EventFeed;
+  account: Account;
+  /** Where to start (see EventsService.streamCursor). */
+  cursor: StreamCursor;
+  /** Aborts when the client goes away. */
+  signal: AbortSignal;
+  heartbeatMs?: number;
+}
+
+/**
+ * The account's events as Server-Sent Events, from `cursor` on, for as long as the client
+ * stays: `id: <evt id>`, `event: <type>`, `data: <the event JSON as webhooks send it>`. Reads
+ * only as fast as the client takes them (a slow reader holds at most one batch here), and
+ * leaves no timer or subscription behind when either side ends it. Throws (429) before anything
+ * is sent when the account has too many streams open.
+ *
+ * It opens by naming the event it starts after (`id:` with no data, which sets an EventSource's
+ * last event id without dispatching anything), so a client that connected without one and then
+ * lost the connection resumes from there instead of from "new events" again.
+ */
+export function eventStream(deps: EventStreamDeps): ReadableStream<Uint8Array> {
+  const { events, account, signal } = deps;
+  const encoder = new TextEncoder();
+  let cursor = deps.cursor.seq;
+  let controller!: ReadableStreamDefaultController<Uint8Array>;
+  let ended = false;
+
+  const send = (text: string) => {
+    try {
+      controller.enqueue(encoder.encode(text));
+    } catch {
+      end(false); // the response is gone already
+    }
+  };
+  let pumping = false;
+  const pump = () => {
+    // enqueue() may call pull() (and so pump) at once: one pass at a time, cursor moved first.
+    if (pumping) return;
+    pumping = true;
+    try {
+      while (!ended && (controller.desiredSize ?? 1) > 0) {
+        const batch = events.after(account, cursor, BATCH);
+        for (const event of batch) {
+          cursor = event.seq;
+          // The payload is one line of JSON (written by JSON.stringify), as SSE's data field needs.
+          send(`id: ${event.id}\nevent: ${event.type}\ndata: ${event.payload}\n\n`);
+        }
+        if (batch.length < BATCH) return;
+      }
+    } finally {
+      pumping = false;
+    }
+  };
+
+  const unfollow = deps.feed.follow(account.id, pump, () => end(true));
+  const heartbeat = setInterval(() => send(": ping\n\n"), deps.heartbeatMs ?? HEARTBEAT_MS);
+  const backstop = setInterval(pump, BACKSTOP_MS);
+  const onAbort = () => end(false);
+  signal.addEventListener("abort", onAbort, { once: true });
+
+  function end(closeStream: boolean): void {
+    if (ended) return;
+    ended = true;
+    clearInterval(heartbeat);
+    clearInterval(backstop);
+    signal.removeEventListener("abort", onAbort);
+    unfollow();
+    if (closeStream) controller.close();
+  }
+
+  return new ReadableStream<Uint8Array>(
+    {
+      start(c) {
+        controller = c;
+        const startId = deps.cursor.id;
+        send(startId === null ? ": connected\n\n" : `id: ${startId}\n\n`);
+      },
+      pull: () => pump(),
+      cancel: () => end(false),
+    },
+    { highWaterMark: 64 * 1024, size: (chunk) => chunk?.byteLength ?? 0 },
+  );
+}
