@@ -28,6 +28,8 @@ Usage:
   stablegate user list [--account ACCOUNT_ID]
   stablegate user reset-password USER_ID [--password-stdin]
   stablegate user delete USER_ID
+  stablegate listen --url URL --key sk_live_.. --forward-to LOCAL_URL [--events TYPE,TYPE]
+                                            forward a server's events to a local URL, signed
   stablegate version
 
 Configuration comes from STABLEGATE_* environment variables (see README.md).
@@ -50,6 +52,10 @@ async function main(argv: string[]): Promise<number> {
     case "user":
       console.log(JSON.stringify(await runUserCommand(rest, process.env), null, 2));
       return 0;
+    case "listen": {
+      const { runListen } = await import("./cli/listen.ts");
+      return runListen(rest);
+    }
     case "version":
     case "--version":
       console.log(pkg.version);

@@ -5,6 +5,7 @@
 export interface ReceivedHook {
   id: string;
   body: string;
+  headers: Headers;
 }
 
 export interface Receiver {
@@ -27,7 +28,7 @@ export function startReceiver(): Receiver {
     port: 0,
     idleTimeout: 60,
     async fetch(req) {
-      receiver.hits.push({ id: req.headers.get("webhook-id") ?? "", body: await req.text() });
+      receiver.hits.push({ id: req.headers.get("webhook-id") ?? "", body: await req.text(), headers: req.headers });
       return receiver.answer(req);
     },
   });
