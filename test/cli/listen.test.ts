@@ -72,8 +72,8 @@ async function shop(name: string) {
 }
 
 /** `stablegate listen` against `url`, once it has printed its secret and connected (or started polling). */
-async function listen(url: string, key: string, ready = /connected|polling/) {
-  const proc = Bun.spawn([process.execPath, MAIN, "listen", "--url", url, "--key", key, "--forward-to", local.url], {
+async function listen(url: string, key: string, ready = /connected|polling/, forwardTo = local.url) {
+  const proc = Bun.spawn([process.execPath, MAIN, "listen", "--url", url, "--key", key, "--forward-to", forwardTo], {
     env: childEnv({}),
     stdout: "pipe",
     stderr: "pipe",
@@ -131,6 +131,15 @@ describe("stablegate listen", () => {
     local.answer = () => new Response("ok");
   });
 
+  test("a local URL that does not answer is printed as an error, and listen goes on", async () => {
+    const merchant = await shop("Closed Shop");
+    const closed = `http://127.0.0.1:${await freePort()}/webhooks`;
+    const { stdout } = await listen(server.url, merchant.key, /connected/, closed);
+    const ids = [await merchant.ping(), await merchant.ping()];
+    for (const id of ids)
+      await waitFor(async () => new RegExp(`${id}  \\[error: .+\\]`).test(await stdout()), 30_000, "the error line");
+  });
+
   test("survives the server being killed and restarted: every event arrives once", async () => {
     const merchant = await shop("Restart Shop");
     const { stderr } = await listen(server.url, merchant.key);
@@ -174,6 +183,36 @@ describe("stablegate listen", () => {
     const third = await merchant.ping();
     await arrived(3);
     expect(local.hits.map((h) => h.id)).toEqual([...ids, third]);
+  });
+
+  test("events written before its stream connected, on an account that had none, still arrive", async () => {
+    const merchant = await shop("Slow Start Shop");
+    // The proxy holds listen's first stream request until the test lets it through.
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let held = false;
+    proxy = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      idleTimeout: 60,
+      async fetch(req) {
+        const url = new URL(req.url);
+        if (url.pathname === "/api/v1/events/stream" && !held) {
+          held = true;
+          await released;
+        }
+        return fetch(server.url + url.pathname + url.search, { headers: req.headers });
+      },
+    });
+    const started = listen(`http://127.0.0.1:${proxy.port}`, merchant.key);
+    await waitFor(() => held, 20_000, "listen to ask for the stream");
+    // Listen found no events at start; these come after that and before its stream begins.
+    const early = [await merchant.ping(), await merchant.ping()];
+    release();
+    await started;
+    const later = await merchant.ping();
+    const hits = await arrived(3);
+    expect(hits.map((h) => h.id)).toEqual([...early, later]);
   });
 
   test("SIGTERM stops it cleanly (exit 0)", async () => {
