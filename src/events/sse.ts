@@ -25,8 +25,8 @@ export interface EventStreamDeps {
 /**
  * The account's events as Server-Sent Events, from `cursor` on, for as long as the client
  * stays: `id: <evt id>`, `event: <type>`, `data: <the event JSON as webhooks send it>`. Reads
- * only as fast as the client takes them (a slow reader holds at most one batch here), and
- * leaves no timer or subscription behind when either side ends it. Throws (429) before anything
+ * only as fast as the client takes them (a slow reader leaves at most 64 KB and one batch
+ * queued here), and leaves no timer or subscription behind when either side ends it. Throws (429) before anything
  * is sent when the account has too many streams open.
  *
  * It opens by naming the event it starts after (`id:` with no data, which sets an EventSource's
