@@ -2,6 +2,8 @@ import type { Address } from "viem";
 import { createAccountsService } from "./accounts/service.ts";
 import { createAccountStore } from "./accounts/store.ts";
 import { createApp } from "./app.ts";
+import { bridgeView, createBridging } from "./bridging/index.ts";
+import { createBridgeStore } from "./bridging/store.ts";
 import { createChain } from "./chain/index.ts";
 import { createChainStore } from "./chain/store.ts";
 import type { IncomingTransfer } from "./checkout/public-view.ts";
@@ -144,6 +146,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
     eventFeed.notify();
   };
   const burns = createBurnStore(db);
+  const bridges = createBridgeStore(db);
   const burnsOf = (paymentId: string) => burns.forPayment(paymentId).map(burnView);
   const lifecycle = createLifecycle({
     payments: paymentStore,
@@ -154,6 +157,12 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
     view,
     onEvent: eventWritten,
     crossChainFor: config.crossChain ? burnsOf : undefined,
+    bridgeView: config.crossChain
+      ? (id) => {
+          const row = bridges.find(id);
+          return row ? bridgeView(row) : null;
+        }
+      : undefined,
     overpaymentTolerance: config.crossChain ? (paymentId) => feeMarginExcess(burns.forPayment(paymentId)) : undefined,
   });
   let chain: ReturnType<typeof createChain>;
@@ -167,6 +176,8 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
       clock,
       log,
       highestOtherNonce: burns.maxRedeemNonce,
+      highestStoredOn: bridges.maxNonce,
+      bridges: config.crossChain ? bridges : undefined,
     });
   } catch (error) {
     abandon(error); // an unreadable relayer.key, say
@@ -204,6 +215,23 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
         clock,
         ids,
         log,
+      })
+    : null;
+
+  const bridging = crossChain
+    ? createBridging({
+        networks: chain.sources,
+        bridges,
+        burns,
+        payments: paymentStore,
+        lifecycle,
+        transaction: chainStore.transaction,
+        fees: (domain) => crossChain.attestation.fees(domain, config.crossChain!.domain),
+        clock,
+        ids,
+        log,
+        stuckAfterMs: chain.stuckAfterMs,
+        onBurned: crossChain.redeemer.wake,
       })
     : null;
 
@@ -278,7 +306,9 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
         incoming: incoming(row.id),
         crossChain: crossChain ? burnsOf(row.id) : [],
       }),
-      chain: chain.api,
+      chain: bridging
+        ? { ...chain.api, readiness: async () => ({ ...(await chain.api.readiness()), bridging: bridging.status() }) }
+        : chain.api,
       crossChain: crossChain?.service ?? noCrossChain,
       rateLimiter: createRateLimiter(clock),
       webhookLimits: options.webhookLimits ?? WEBHOOK_LIMITS,
@@ -332,6 +362,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
     runEvery("purge", 60_000, () => retention.purge(abort.signal), { log, signal: abort.signal }),
     webhookWorker.run(abort.signal),
     crossChain?.redeemer.run(abort.signal),
+    bridging?.run(abort.signal),
   ]);
 
   return {

@@ -1,4 +1,6 @@
 import type { Hex } from "viem";
+import { createOwnMints } from "../bridging/mints.ts";
+import type { BridgeStore } from "../bridging/store.ts";
 import type { Config } from "../config.ts";
 import type { Db } from "../db/index.ts";
 import { INT64_MAX } from "../db/int64.ts";
@@ -34,6 +36,8 @@ export interface ChainDeps {
   highestOtherNonce?: () => number | null;
   /** The highest relayer nonce stored for a transaction on a source chain (see createSourceNetworks). */
   highestStoredOn?: (chainId: number) => number | null;
+  /** Bridges from source chains (when they are enabled): their mints are recognised, their funds gate settlement. */
+  bridges?: BridgeStore;
 }
 
 /**
@@ -55,6 +59,20 @@ export function createChain(deps: ChainDeps) {
     return stored.length ? Math.max(...stored) : null;
   });
   const stuckAfterMs = Math.max(30_000, config.chain.pollIntervalMs * 10);
+  const { bridges } = deps;
+  const ownMints =
+    bridges && config.crossChain
+      ? createOwnMints({
+          client: clients.publicClient,
+          messageTransmitter: config.crossChain.messageTransmitter,
+          bridges,
+          payments,
+          lifecycle,
+          clock,
+          log,
+          chainOfDomain: (domain) => config.crossChain?.sources.find((s) => s.domain === domain)?.chainId ?? null,
+        })
+      : undefined;
   const settler = createSettler({
     client: clients.publicClient,
     wallet: clients.walletClient,
@@ -69,6 +87,10 @@ export function createChain(deps: ChainDeps) {
     confirmations: config.chain.confirmations,
     stuckAfterMs,
     factoryV2: config.crossChain !== null,
+    bridged: bridges && {
+      newestMint: bridges.newestMint,
+      swept: (paymentId, block) => bridges.markSettled(paymentId, block, clock.now()),
+    },
   });
   const addresses = createWatchedAddresses(payments.allDepositAddresses());
   const watcherDeps = { chain: chainStore, payments, ledger, clock, log, addresses };
@@ -81,6 +103,7 @@ export function createChain(deps: ChainDeps) {
     confirmations: config.chain.confirmations,
     pollIntervalMs: config.chain.pollIntervalMs,
     onCredited: () => settler.wake(),
+    ownMints,
   });
   const gasOn = (name: string, client: typeof clients.publicClient, pollIntervalMs: number) =>
     createRelayerGas({ client, name, relayer: clients.account.address, clock, log, pollIntervalMs });

@@ -1,4 +1,9 @@
-import { TransactionNotFoundError, TransactionReceiptNotFoundError } from "viem";
+import {
+  BaseError,
+  ContractFunctionRevertedError,
+  TransactionNotFoundError,
+  TransactionReceiptNotFoundError,
+} from "viem";
 
 /** RPC answers that mean "ask for a smaller block range", across common node providers. */
 const RANGE_TOO_LARGE = /range|too many|limit|exceed|too large|size|10000|response is too big|timeout|timed out/i;
@@ -56,4 +61,9 @@ export async function unlessNotFound<T>(lookup: Promise<T>): Promise<T | null> {
     if (error instanceof TransactionReceiptNotFoundError || error instanceof TransactionNotFoundError) return null;
     throw error;
   }
+}
+
+/** A revert of the call itself (blocked payout, paused token), as opposed to an RPC failure. */
+export function isRevert(error: unknown): boolean {
+  return error instanceof BaseError && error.walk((e) => e instanceof ContractFunctionRevertedError) !== null;
 }

@@ -1,8 +1,6 @@
 import type { Account, Chain, Transport, WalletClient } from "viem";
 import {
   type Address,
-  BaseError,
-  ContractFunctionRevertedError,
   erc20Abi,
   type Hex,
   keccak256,
@@ -20,7 +18,7 @@ import { factoryOf, settleCall, settleData } from "./deposit-terms.ts";
 import { ensureFactoryV2 } from "./deposit-v2.ts";
 import { type Fees, goingFees, outbid, sentWith } from "./fees.ts";
 import type { NonceManager } from "./nonces.ts";
-import { backoffMs, errorMessage, isAlreadySent, nodeMessage, unlessNotFound } from "./rpc-errors.ts";
+import { backoffMs, errorMessage, isAlreadySent, isRevert, nodeMessage, unlessNotFound } from "./rpc-errors.ts";
 import { settledAfter } from "./settlement-proof.ts";
 import type { ChainStore, SettlementRow } from "./store.ts";
 
@@ -40,6 +38,17 @@ export interface SettlerDeps {
   stuckAfterMs: number;
   /** Deploy the version 2 factory too: new payments use it (source chains are enabled). */
   factoryV2?: boolean;
+  /** Bridged funds of a payment (src/bridging/): where its newest mint landed, and marking them swept. */
+  bridged?: {
+    newestMint(paymentId: string): { block: number; log: number } | null;
+    /** Inside the transaction that records a sweep mined in `block`. */
+    swept(paymentId: string, block: number): void;
+  };
+}
+
+/** What the payment still owes its merchant: received, less what was swept and what bridging it cost. */
+export function owedOn(row: Pick<PaymentRow, "amount_received" | "amount_settled" | "bridge_fee">): bigint {
+  return (row.amount_received ?? 0n) - row.amount_settled - row.bridge_fee;
 }
 
 /** Failed settlements: first retry within 60 s, then backing off to at most 6 hours. */
@@ -108,15 +117,21 @@ export function createSettler(deps: SettlerDeps) {
    * confirmations; zero until that is proven.
    */
   async function settledByOthers(row: PaymentRow): Promise<bigint> {
-    const credited = chain.transfersForPayment(row.id).filter((t) => t.credited_at !== null);
-    const newest = credited.at(-1);
+    // Funds that reached the address on this chain: credited transfers here, and mints of its bridges.
+    const credited = chain
+      .transfersForPayment(row.id)
+      .filter((t) => t.credited_at !== null && t.chain_id === chainId)
+      .map((t) => ({ blockNumber: t.block_number, logIndex: t.log_index }));
+    const mint = deps.bridged?.newestMint(row.id);
+    if (mint) credited.push({ blockNumber: mint.block, logIndex: mint.log });
+    const newest = credited.sort((a, b) => a.blockNumber - b.blockNumber || a.logIndex - b.logIndex).at(-1);
     if (!newest) return 0n;
     const head = await client.getBlockNumber({ cacheTime: 0 });
     return settledAfter(client, {
       factory: factoryOf(row),
       paymentId: row.id as Hex,
       deposit: row.deposit_address as Address,
-      after: { blockNumber: newest.block_number, logIndex: newest.log_index },
+      after: newest,
       to: head - BigInt(confirmations),
     });
   }
@@ -137,9 +152,11 @@ export function createSettler(deps: SettlerDeps) {
       // At most what is owed: the same events are found again only once more was credited
       // before them, and then only that part is new.
       const fresh = payments.findById(row.id)!;
-      const owed = (fresh.amount_received ?? 0n) - fresh.amount_settled;
+      const owed = owedOn(fresh);
+      // biome-ignore lint/complexity/useMathMinMax: bigints, which Math.min does not take
       const amount = swept < owed ? swept : owed;
       if (amount > 0n) payments.recordSettled(row.id, amount, clock.now());
+      deps.bridged?.swept(row.id, Number.MAX_SAFE_INTEGER);
       lifecycle.apply(row.id, "settlement_submitted");
       lifecycle.apply(row.id, "settlement_mined");
     });
@@ -244,6 +261,7 @@ export function createSettler(deps: SettlerDeps) {
       );
       if (ok) {
         payments.recordSettled(settlement.payment_id, settled.args.amount, clock.now());
+        deps.bridged?.swept(settlement.payment_id, Number(receipt.blockNumber));
         lifecycle.apply(settlement.payment_id, "settlement_mined");
       } else {
         recordFailure(settlement.payment_id, `transaction ${hash} reverted`);
@@ -351,9 +369,4 @@ export function createSettler(deps: SettlerDeps) {
     },
     wake: waker.wake,
   };
-}
-
-/** A revert of the call itself (blocked payout, paused token), as opposed to an RPC failure. */
-function isRevert(error: unknown): boolean {
-  return error instanceof BaseError && error.walk((e) => e instanceof ContractFunctionRevertedError) !== null;
 }

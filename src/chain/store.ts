@@ -14,6 +14,8 @@ export interface TransferRow {
   block_hash: string;
   credited_at: number | null;
   created_at: number;
+  /** The bridge carrying a credited source-chain transfer to the settlement chain (src/bridging/). */
+  bridge_id?: string | null;
 }
 
 export interface SettlementRow {

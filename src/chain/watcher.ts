@@ -8,6 +8,7 @@ import {
   parseEventLogs,
   toHex,
 } from "viem";
+import type { OwnMint, OwnMints } from "../bridging/mints.ts";
 import type { Clock } from "../lib/clock.ts";
 import type { Logger } from "../lib/log.ts";
 import { sleep } from "../lib/sleep.ts";
@@ -34,6 +35,11 @@ export interface WatcherDeps {
   pollIntervalMs: number;
   /** Called after blocks were scanned and something was credited, so settlement starts at once. */
   onCredited?: () => void;
+  /**
+   * On the settlement chain: tells mints of deposit addresses' own burns (bridged funds, already
+   * credited on their source chain) from payments, and records them instead of crediting them.
+   */
+  ownMints?: OwnMints;
 }
 
 const MAX_CHUNK = 5_000n;
@@ -128,9 +134,13 @@ export function createWatcher(deps: WatcherDeps) {
     }
     const toHash = await blockHash(to);
     const found = matching(logs, from, to);
+    const mints = await ownMintsIn(found);
     let credited = 0;
     chain.transaction(() => {
-      for (const transfer of found) if (ledger.record(transfer, true)) credited++;
+      for (const transfer of found) {
+        const mint = mints.get(transfer);
+        if (mint ? deps.ownMints!.record(transfer, mint) : ledger.record(transfer, true)) credited++;
+      }
       chain.dropStaleUncredited(chainId, Number(to));
       chain.setCursor(chainId, Number(to), toHash, clock.now());
     });
@@ -170,6 +180,17 @@ export function createWatcher(deps: WatcherDeps) {
       out.push(toObserved(entry, chainId));
     }
     return out;
+  }
+
+  /** The transfers among `found` that mint a deposit address's own burn; a failed look fails the range. */
+  async function ownMintsIn(found: ObservedTransfer[]): Promise<Map<ObservedTransfer, OwnMint>> {
+    const mints = new Map<ObservedTransfer, OwnMint>();
+    if (!deps.ownMints) return mints;
+    for (const transfer of found) {
+      const mint = await deps.ownMints.recognise(transfer);
+      if (mint) mints.set(transfer, mint);
+    }
+    return mints;
   }
 
   /** Next range: about TARGET_LOGS logs at the density just seen, at most doubling. */
@@ -234,19 +255,23 @@ export function createWatcher(deps: WatcherDeps) {
           entry.args.to.toLowerCase() === depositAddress.toLowerCase(),
       );
       if (logs.length === 0) return "no_transfer";
+      // A mint of the address's own burn is bridged funds, not a payment: the watcher records it.
+      const observed = logs.map((entry) => toObserved(entry, chainId));
+      const mints = await ownMintsIn(observed);
+      const paid = observed.filter((transfer) => !mints.has(transfer));
+      if (paid.length === 0) return "recorded";
       const head = await client.getBlockNumber({ cacheTime: 0 });
       const confirmed = receipt.blockNumber <= head - BigInt(confirmations);
       let credited = false;
       let refused = 0;
       chain.transaction(() => {
-        for (const entry of logs) {
-          const transfer = toObserved(entry, chainId);
+        for (const transfer of paid) {
           if (!ledger.fits(transfer)) refused++;
           else credited = ledger.record(transfer, confirmed) || credited;
         }
       });
       if (credited) deps.onCredited?.();
-      return refused === logs.length ? "too_large" : "recorded";
+      return refused === paid.length ? "too_large" : "recorded";
     },
   };
 }

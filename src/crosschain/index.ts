@@ -49,5 +49,5 @@ export function createCrossChain(w: CrossChainWiring) {
     log: w.log,
     wake: redeemer.wake,
   });
-  return { service, redeemer };
+  return { service, redeemer, attestation: api };
 }

@@ -10,6 +10,8 @@ export interface BurnMessage {
   burnToken: Hex;
   mintRecipient: Hex;
   amount: bigint;
+  /** Who burned: the payer's wallet, or the deposit address itself when it bridged its own funds. */
+  messageSender: Hex;
   maxFee: bigint;
   feeExecuted: bigint;
   expirationBlock: bigint;
@@ -17,17 +19,27 @@ export interface BurnMessage {
 
 /** Decodes a message, or returns null when it is too short to be a burn message. */
 export function decodeBurnMessage(message: Hex): BurnMessage | null {
-  if (size(message) < 148 + 228) return null;
-  const body = slice(message, 148);
+  if (size(message) < 148 + BURN_BODY_SIZE) return null;
   return {
     sourceDomain: hexToNumber(slice(message, 4, 8)),
     destinationDomain: hexToNumber(slice(message, 8, 12)),
     nonce: slice(message, 12, 44),
     sender: slice(message, 44, 76),
     recipient: slice(message, 76, 108),
+    ...decodeBurnBody(slice(message, 148))!,
+  };
+}
+
+const BURN_BODY_SIZE = 228;
+
+/** The burn body of a message (as MessageReceived carries it), or null when it is too short. */
+export function decodeBurnBody(body: Hex) {
+  if (size(body) < BURN_BODY_SIZE) return null;
+  return {
     burnToken: slice(body, 4, 36),
     mintRecipient: slice(body, 36, 68),
     amount: hexToBigInt(slice(body, 68, 100)),
+    messageSender: slice(body, 100, 132),
     maxFee: hexToBigInt(slice(body, 132, 164)),
     feeExecuted: hexToBigInt(slice(body, 164, 196)),
     expirationBlock: hexToBigInt(slice(body, 196, 228)),

@@ -23,6 +23,8 @@ export interface BurnRow {
   next_attempt_at: number;
   created_at: number;
   updated_at: number;
+  /** Set when the deposit address burned its own funds (src/bridging/): the bridge it belongs to. */
+  bridge_id: string | null;
 }
 
 export type BurnStore = ReturnType<typeof createBurnStore>;
@@ -30,8 +32,10 @@ export type BurnStore = ReturnType<typeof createBurnStore>;
 export function createBurnStore(db: Db) {
   const insert = db.query(
     `INSERT INTO crosschain_burns
-       (id, payment_id, source_chain, source_domain, tx_hash, state, amount, next_attempt_at, created_at, updated_at)
-     VALUES ($id, $payment_id, $source_chain, $source_domain, $tx_hash, 'attesting', $amount, $now, $now, $now)
+       (id, payment_id, source_chain, source_domain, tx_hash, state, amount, bridge_id, next_attempt_at, created_at,
+        updated_at)
+     VALUES ($id, $payment_id, $source_chain, $source_domain, $tx_hash, 'attesting', $amount, $bridge_id, $now, $now,
+        $now)
      ON CONFLICT (source_domain, tx_hash, payment_id) DO NOTHING`,
   );
   const find = db
@@ -41,10 +45,13 @@ export function createBurnStore(db: Db) {
     .safeIntegers(true);
   const maxRedeemNonce = db.query<{ n: number | null }, []>("SELECT max(redeem_nonce) AS n FROM crosschain_burns");
   const countUnchecked = db.query<{ n: number }, [string]>(
-    "SELECT count(*) AS n FROM crosschain_burns WHERE payment_id = ? AND amount IS NULL AND state = 'attesting'",
+    `SELECT count(*) AS n FROM crosschain_burns
+     WHERE payment_id = ? AND amount IS NULL AND state = 'attesting' AND bridge_id IS NULL`,
   );
   const forPayment = db
-    .query<BurnRow, [string]>("SELECT * FROM crosschain_burns WHERE payment_id = ? ORDER BY created_at")
+    .query<BurnRow, [string]>(
+      "SELECT * FROM crosschain_burns WHERE payment_id = ? AND bridge_id IS NULL ORDER BY created_at",
+    )
     .safeIntegers(true);
   const due = db
     .query<BurnRow, [number]>(
@@ -73,10 +80,17 @@ export function createBurnStore(db: Db) {
       tx_hash: string;
       amount: bigint | null;
       now: number;
+      /** For a deposit address's own burn: its bridge. */
+      bridge_id?: string;
     }): BurnRow {
-      insert.run({ ...row, amount: row.amount === null ? null : int64(row.amount, "burn amount") });
+      insert.run({
+        ...row,
+        amount: row.amount === null ? null : int64(row.amount, "burn amount"),
+        bridge_id: row.bridge_id ?? null,
+      });
       return normalise(find.get(row.source_domain, row.tx_hash, row.payment_id)!);
     },
+    /** The burns payers made for a payment (a deposit address's own are shown with its transfers). */
     forPayment: (paymentId: string) => forPayment.all(paymentId).map(normalise),
     /** Relayer nonces signed for redemptions, so the nonce manager never hands one out twice. */
     maxRedeemNonce: () => maxRedeemNonce.get()?.n ?? null,

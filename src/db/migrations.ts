@@ -12,6 +12,7 @@ import m009 from "../../migrations/009_payment_search.sql" with { type: "text" }
 import m010 from "../../migrations/010_key_last_used.sql" with { type: "text" };
 import m011 from "../../migrations/011_events_by_payment.sql" with { type: "text" };
 import m012 from "../../migrations/012_any_chain.sql" with { type: "text" };
+import m013 from "../../migrations/013_bridges.sql" with { type: "text" };
 
 export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: string }> = [
   { version: 1, name: "001_core.sql", sql: m001 },
@@ -26,4 +27,5 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
   { version: 10, name: "010_key_last_used.sql", sql: m010 },
   { version: 11, name: "011_events_by_payment.sql", sql: m011 },
   { version: 12, name: "012_any_chain.sql", sql: m012 },
+  { version: 13, name: "013_bridges.sql", sql: m013 },
 ];

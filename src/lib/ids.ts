@@ -21,7 +21,7 @@ export function randomHex(bytes: number): string {
   return Buffer.from(crypto.getRandomValues(new Uint8Array(bytes))).toString("hex");
 }
 
-export type IdPrefix = "acct" | "key" | "we" | "evt" | "whd" | "burn" | "usr" | "ses" | "plink";
+export type IdPrefix = "acct" | "key" | "we" | "evt" | "whd" | "burn" | "brg" | "usr" | "ses" | "plink";
 
 export interface IdGenerator {
   paymentId(): `0x${string}`;

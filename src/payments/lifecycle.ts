@@ -5,7 +5,7 @@ import type { IdGenerator } from "../lib/ids.ts";
 import { formatExact } from "../lib/money.ts";
 import { type LifecycleEvent, nextStatus } from "./states.ts";
 import type { PaymentRow, PaymentStore } from "./store.ts";
-import { chainNameOf, merchantPaymentJson, type TransferView, type ViewContext } from "./view.ts";
+import { type BridgeView, chainNameOf, merchantPaymentJson, type TransferView, type ViewContext } from "./view.ts";
 
 export interface LifecycleDeps {
   payments: PaymentStore;
@@ -14,6 +14,8 @@ export interface LifecycleDeps {
   clock: Clock;
   ids: IdGenerator;
   view: ViewContext;
+  /** The bridge carrying a credited source-chain transfer, by its id (when cross-chain is on). */
+  bridgeView?: (bridgeId: string) => BridgeView | null;
   /** The payment's cross-chain burns, as its object lists them (when cross-chain is on). */
   crossChainFor?: (paymentId: string) => unknown[];
   /** An excess over the amount the payment's own cross-chain burns' fee margin minted (not an overpayment). */
@@ -31,8 +33,9 @@ export type Lifecycle = ReturnType<typeof createLifecycle>;
 export function createLifecycle(deps: LifecycleDeps) {
   const { payments, chain, events, clock, ids, view } = deps;
 
-  function transfersView(paymentId: string): TransferView[] {
-    return chain.transfersForPayment(paymentId).map((t) => ({
+  /** The payment's transfers, each with its chain and, made on a source chain and credited, its bridging. */
+  function transfersView(row: Pick<PaymentRow, "id" | "chain_id">): TransferView[] {
+    return chain.transfersForPayment(row.id).map((t) => ({
       chain: chainNameOf(t.chain_id, view),
       chain_id: t.chain_id,
       tx_hash: t.tx_hash,
@@ -40,12 +43,19 @@ export function createLifecycle(deps: LifecycleDeps) {
       amount: formatExact(t.amount),
       block_number: t.block_number,
       confirmed: t.credited_at !== null,
+      bridge: t.chain_id === row.chain_id || t.credited_at === null ? null : bridgeOf(t.bridge_id ?? null),
     }));
+  }
+
+  /** No bridge yet: credited, waiting for the bridger to burn it. */
+  function bridgeOf(bridgeId: string | null): BridgeView | null {
+    const waiting = { state: "credited", fee: null, burn_tx_hash: null, mint_tx_hash: null };
+    return bridgeId === null ? waiting : (deps.bridgeView?.(bridgeId) ?? waiting);
   }
 
   /** The merchant payment object, exactly as GET /api/v1/payments/{id} returns it. */
   function paymentJson(row: PaymentRow): string {
-    return merchantPaymentJson(row, transfersView(row.id), deps.crossChainFor?.(row.id) ?? [], view);
+    return merchantPaymentJson(row, transfersView(row), deps.crossChainFor?.(row.id) ?? [], view);
   }
 
   function emit(row: PaymentRow, type: string): void {

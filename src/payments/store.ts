@@ -141,7 +141,9 @@ export function createPaymentStore(db: Db) {
   const dueForExpiry = db.query<{ id: string }, [number, number]>(
     "SELECT id FROM payments WHERE status = 'pending' AND expires_at <= ? AND amount_received IS NULL LIMIT ?",
   );
-  // Funds owed to the merchant and not yet swept; failed ones only once their retry is due.
+  // Funds owed to the merchant and not yet swept (less what bridging them cost); failed ones
+  // only once their retry is due; none while funds credited on a source chain are still on their
+  // way (no bridge carries them yet, or one does and its mint has not landed).
   // One SELECT per case, so each is answered from its own (partial) index, not a table scan.
   const awaitingSettlement = db
     .query<PaymentRow, [number]>(
@@ -150,12 +152,16 @@ export function createPaymentStore(db: Db) {
           WHERE status IN ('pending', 'underpaid', 'expired') AND amount_received >= amount
          UNION ALL
          SELECT * FROM payments INDEXED BY payments_unswept
-          WHERE status = 'confirmed' AND amount_received > amount_settled
+          WHERE status = 'confirmed' AND amount_received > amount_settled + bridge_fee
          UNION ALL
          SELECT * FROM payments WHERE status IN ('settling', 'overpaid', 'failed')  -- dropped or failed: send anew
        ) p
        WHERE (settle_retry_at IS NULL OR settle_retry_at <= ?1)
          AND NOT EXISTS (SELECT 1 FROM settlements s WHERE s.payment_id = p.id AND s.state = 'submitted')
+         AND NOT EXISTS (SELECT 1 FROM bridges b WHERE b.payment_id = p.id
+                           AND b.state IN ('credited', 'burned', 'attested'))
+         AND NOT EXISTS (SELECT 1 FROM transfers t WHERE t.payment_id = p.id AND t.chain_id != p.chain_id
+                           AND t.credited_at IS NOT NULL AND t.bridge_id IS NULL)
        ORDER BY seq LIMIT 100`,
     )
     .safeIntegers(true);
@@ -172,6 +178,7 @@ export function createPaymentStore(db: Db) {
      ON CONFLICT (account_id, day) DO UPDATE
        SET gross = ${saturatingAdd("gross", "excluded.gross")}, fee = ${saturatingAdd("fee", "excluded.fee")}`,
   );
+  const addBridgeFee = db.query("UPDATE payments SET bridge_fee = bridge_fee + ?, updated_at = ? WHERE id = ?");
   const recordSettleFailure = db.query(
     "UPDATE payments SET settle_attempts = settle_attempts + 1, settle_retry_at = ?, updated_at = ? WHERE id = ?",
   );
@@ -226,6 +233,8 @@ export function createPaymentStore(db: Db) {
       recordSettled.run({ id, amount: counted, fee, now });
       addSettledDaily.run({ account_id: row.account_id, day: utcDay(now), amount: counted, fee });
     },
+    /** A CCTP fee one of the payment's bridges paid (the merchant's cost); inside the caller's transaction. */
+    addBridgeFee: (id: string, fee: bigint, now: number) => addBridgeFee.run(fee, now, id),
     recordSettleFailure: (id: string, retryAt: number, now: number) => recordSettleFailure.run(retryAt, now, id),
   };
 }

@@ -20,6 +20,17 @@ export interface TransferView {
   amount: string;
   block_number: number;
   confirmed: boolean;
+  /** How a credited transfer on a source chain reaches the settlement chain; null on the settlement chain. */
+  bridge: BridgeView | null;
+}
+
+/** A bridged transfer's journey: credited, burned, attested, minted, settled (README, "Any chain in"). */
+export interface BridgeView {
+  state: string;
+  /** The CCTP fee its burn paid, once attested (exact decimal). */
+  fee: string | null;
+  burn_tx_hash: string | null;
+  mint_tx_hash: string | null;
 }
 
 export interface StoredLineItem {

@@ -1,0 +1,112 @@
+import { type Address, type Hex, type PublicClient, parseAbi, parseEventLogs, zeroAddress } from "viem";
+import type { ObservedTransfer } from "../chain/ledger.ts";
+import { addressToBytes32, decodeBurnBody } from "../crosschain/message.ts";
+import { abiParams } from "../lib/abi-params.ts";
+import type { Clock } from "../lib/clock.ts";
+import type { Logger } from "../lib/log.ts";
+import type { Lifecycle } from "../payments/lifecycle.ts";
+import type { PaymentStore } from "../payments/store.ts";
+import type { BridgeStore } from "./store.ts";
+
+const messageReceived = abiParams(
+  "address indexed caller",
+  "uint32 sourceDomain",
+  "bytes32 indexed nonce",
+  "bytes32 sender",
+  "uint32 indexed finalityThresholdExecuted",
+  "bytes messageBody",
+);
+const transmitterEvents = parseAbi([`event MessageReceived(${messageReceived})`]);
+
+/** A mint of the deposit address's own burn: funds already credited on their source chain. */
+export interface OwnMint {
+  nonce: Hex;
+  sourceDomain: number;
+  /** What the burn took on the source chain, and the fee CCTP kept of it. */
+  burned: bigint;
+  fee: bigint;
+}
+
+export type OwnMints = ReturnType<typeof createOwnMints>;
+
+/**
+ * Tells the mints of a deposit address's own burns (bridged funds arriving) from payments on the
+ * settlement chain, and records them: the bridge is minted and its fee is the merchant's cost,
+ * but nothing is credited again. A mint is the address's own when its transaction holds a
+ * MessageReceived whose burn body has the deposit address as both the mint recipient and the
+ * message sender; a payer's burn has the payer as sender, and is a payment.
+ */
+export function createOwnMints(deps: {
+  client: PublicClient;
+  messageTransmitter: Address;
+  bridges: BridgeStore;
+  payments: PaymentStore;
+  lifecycle: Lifecycle;
+  clock: Clock;
+  log: Logger;
+  /** The source chain of a CCTP domain, when it is enabled. */
+  chainOfDomain: (domain: number) => number | null;
+}) {
+  const { bridges, payments, lifecycle, clock, log } = deps;
+
+  /**
+   * Whether `transfer` mints the deposit address's own burn (one receipt read, only for
+   * transfers from the zero address). A failed read throws: the caller asks again rather than
+   * crediting bridged funds a second time.
+   */
+  async function recognise(transfer: ObservedTransfer): Promise<OwnMint | null> {
+    if (transfer.from.toLowerCase() !== zeroAddress) return null;
+    const receipt = await deps.client.getTransactionReceipt({ hash: transfer.txHash as Hex });
+    const recipient = addressToBytes32(transfer.to as Address);
+    for (const event of parseEventLogs({ abi: transmitterEvents, eventName: "MessageReceived", logs: receipt.logs })) {
+      if (event.address.toLowerCase() !== deps.messageTransmitter.toLowerCase()) continue;
+      const body = decodeBurnBody(event.args.messageBody);
+      if (!body || body.mintRecipient.toLowerCase() !== recipient) continue;
+      if (body.messageSender.toLowerCase() !== recipient) continue;
+      return {
+        nonce: event.args.nonce,
+        sourceDomain: event.args.sourceDomain,
+        burned: body.amount,
+        fee: body.feeExecuted,
+      };
+    }
+    return null;
+  }
+
+  /**
+   * Records a recognised mint, once (the watcher may see it again after a rewind); inside the
+   * watcher's transaction. Returns whether something changed.
+   */
+  function record(transfer: ObservedTransfer, mint: OwnMint): boolean {
+    if (bridges.isMintRecorded(transfer.txHash)) return false;
+    const paymentId = payments.findIdByDepositAddress(transfer.to);
+    if (!paymentId) return false;
+    const bridge = bridges.forMint(paymentId, deps.chainOfDomain(mint.sourceDomain), mint.nonce, mint.burned);
+    if (!bridge || bridge.state === "minted" || bridge.state === "settled") {
+      // Bridged by hand (cast, another relayer) from funds credited there: still not a payment here.
+      log.warn("mint of a deposit address's own burn that no open bridge expects; not credited", {
+        payment_id: paymentId,
+        tx_hash: transfer.txHash,
+        amount: transfer.amount.toString(),
+      });
+      return false;
+    }
+    Object.assign(bridge, {
+      state: "minted",
+      amount: bridge.amount ?? mint.burned,
+      fee: mint.fee,
+      message_nonce: mint.nonce,
+      mint_tx_hash: transfer.txHash,
+      mint_block_number: transfer.blockNumber,
+      mint_log_index: transfer.logIndex,
+      error: null,
+    });
+    bridges.save(bridge, clock.now());
+    payments.addBridgeFee(paymentId, mint.fee, clock.now());
+    lifecycle.apply(paymentId, "settlement_submitted");
+    log.info("bridge minted", { bridge_id: bridge.id, payment_id: paymentId, tx_hash: transfer.txHash, fee: mint.fee });
+    return true;
+  }
+
+  return { recognise, record };
+}
