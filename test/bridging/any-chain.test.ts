@@ -1,0 +1,92 @@
+/**
+ * Any chain in, end to end on two anvils with the local CCTP rig: a plain USDC transfer to a
+ * payment's deposit address on the source chain is bridged by the address itself and settled
+ * to the merchant on the settlement chain.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import type { Hex } from "viem";
+import { bridgesOf, mineBothUntil, payOnSource, sourceBalance, untilStatus } from "../support/bridging.ts";
+import { attestedBurn, type CrossChainStack, LOCAL_SOURCE, startCrossChainStack } from "../support/crosschain.ts";
+import { usdc } from "../support/test-chain.ts";
+
+let x: CrossChainStack;
+
+beforeAll(async () => {
+  x = await startCrossChainStack({ attestationDelayMs: 0 });
+}, 60_000);
+
+afterAll(() => x?.stop());
+
+/** What the attested message of a bridge's burn says: the amount burned and the fee CCTP kept. */
+async function attestedOf(burnTxHash: string) {
+  const [message] = await x.attested(burnTxHash as Hex);
+  return attestedBurn(message!.message);
+}
+
+describe("a plain transfer on a source chain", () => {
+  test("reaches confirmed; the payout gets the amount less the bridge fee; bridge_fee and each state shown", async () => {
+    const payment = await x.stack.createPayment({ amount: "25.00" });
+    const payoutBefore = await x.stack.usdcBalance(x.stack.payout);
+    const txHash = await payOnSource(x, payment.deposit_address, usdc("25.00"));
+
+    const confirmed = await untilStatus(x, payment.id, "confirmed");
+    const [bridge, ...more] = bridgesOf(x, payment.id);
+    expect(more).toEqual([]);
+    expect(bridge).toMatchObject({ state: "settled", chain_id: LOCAL_SOURCE.chainId, error: null });
+    const { amount: burned, feeExecuted } = await attestedOf(bridge!.burn_tx_hash!);
+    expect(burned).toBe(usdc("25.00"));
+    expect(feeExecuted).toBeGreaterThan(0n);
+
+    // Credited once, for what the payer sent: the mint is not a second payment.
+    expect(confirmed.amount_received).toBe("25.00");
+    expect(usdc(confirmed.bridge_fee)).toBe(feeExecuted);
+    expect(confirmed.transfers).toEqual([
+      expect.objectContaining({
+        chain: LOCAL_SOURCE.name,
+        chain_id: LOCAL_SOURCE.chainId,
+        tx_hash: txHash,
+        amount: "25.00",
+        confirmed: true,
+        bridge: {
+          state: "settled",
+          fee: confirmed.bridge_fee,
+          burn_tx_hash: bridge!.burn_tx_hash,
+          mint_tx_hash: bridge!.mint_tx_hash,
+        },
+      }),
+    ]);
+    // The redeemer minted the address's own burn once; the payer's burns list stays empty.
+    expect(confirmed.cross_chain_transfers).toEqual([]);
+    expect(await x.mintsTo(payment.deposit_address)).toEqual([burned - feeExecuted]);
+    expect(x.stack.sql("SELECT * FROM settlements WHERE payment_id = ?", payment.id)).toHaveLength(1);
+
+    // The payout has the funds on the settlement chain (no platform fee on this account).
+    expect((await x.stack.usdcBalance(x.stack.payout)) - payoutBefore).toBe(usdc("25.00") - feeExecuted);
+    expect(await x.stack.usdcBalance(payment.deposit_address)).toBe(0n);
+    expect(await sourceBalance(x, payment.deposit_address)).toBe(0n);
+    expect(x.stack.events(payment.id)).toEqual(["payment.settling", "payment.confirmed"]);
+  }, 60_000);
+
+  test("underpaid on the source chain, completed on the settlement chain: both add up, one settlement", async () => {
+    const payment = await x.stack.createPayment({ amount: "10.00" });
+    await payOnSource(x, payment.deposit_address, usdc("4.00"));
+    const underpaid = await x.stack.getPayment(payment.id);
+    expect(underpaid).toMatchObject({ status: "underpaid", amount_received: "4.00" });
+    // Bridged while underpaid: the funds move, the status waits for the rest.
+    await mineBothUntil(x, () => bridgesOf(x, payment.id)[0]?.state === "minted", "the first part to be minted");
+    expect((await x.stack.getPayment(payment.id)).status).toBe("underpaid");
+
+    await x.stack.pay(payment.deposit_address, usdc("6.00"));
+    const confirmed = await untilStatus(x, payment.id, "confirmed");
+    const [bridge] = bridgesOf(x, payment.id);
+    const { feeExecuted } = await attestedOf(bridge!.burn_tx_hash!);
+    expect(confirmed.amount_received).toBe("10.00");
+    expect(usdc(confirmed.bridge_fee)).toBe(feeExecuted);
+    const byChain = (t: { chain: string; bridge: { state: string } | null }) => `${t.chain}:${t.bridge?.state ?? "-"}`;
+    expect(confirmed.transfers.map(byChain).sort()).toEqual(
+      [`${LOCAL_SOURCE.name}:settled`, `${x.stack.config.chain.name}:-`].sort(),
+    );
+    expect(x.stack.sql("SELECT * FROM settlements WHERE payment_id = ?", payment.id)).toHaveLength(1);
+    expect(await x.stack.usdcBalance(payment.deposit_address)).toBe(0n);
+  }, 60_000);
+});
