@@ -27,7 +27,6 @@ import { ConfigError } from "./lib/errors.ts";
 import { type IdGenerator, randomIds } from "./lib/ids.ts";
 import { createLogger, type Logger } from "./lib/log.ts";
 import { runEvery } from "./lib/loop.ts";
-import { formatExact } from "./lib/money.ts";
 import { createRetention } from "./ops/retention.ts";
 import { createPaymentLinksService } from "./payment-links/service.ts";
 import { createPaymentLinkStore } from "./payment-links/store.ts";
@@ -36,8 +35,7 @@ import { createLifecycle } from "./payments/lifecycle.ts";
 import { createPaymentSearch } from "./payments/search.ts";
 import { createSearchStore } from "./payments/search-store.ts";
 import { createPaymentsService } from "./payments/service.ts";
-import { createPaymentStore } from "./payments/store.ts";
-import { chainNameOf } from "./payments/view.ts";
+import { createPaymentStore, type PaymentRow } from "./payments/store.ts";
 import { createUsersService } from "./users/service.ts";
 import { createUserStore } from "./users/store.ts";
 import { createDeliveriesService } from "./webhooks/deliveries.ts";
@@ -245,14 +243,19 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
     clock,
     ids,
   });
-  const incoming = (paymentId: string): IncomingTransfer[] =>
-    chainStore.transfersForPayment(paymentId).map((t) => ({
-      chain: chainNameOf(t.chain_id, view),
+  const incoming = (row: PaymentRow): IncomingTransfer[] =>
+    lifecycle.transfersView(row).map((t) => ({
+      chain: t.chain,
       chain_id: t.chain_id,
       tx_hash: t.tx_hash,
-      amount: formatExact(t.amount),
+      amount: t.amount,
       confirmations: chain.confirmationsOf(t.chain_id, t.block_number),
-      confirmed: t.credited_at !== null,
+      confirmed: t.confirmed,
+      bridge: t.bridge && {
+        state: t.bridge.state,
+        burn_tx_hash: t.bridge.burn_tx_hash,
+        mint_tx_hash: t.bridge.mint_tx_hash,
+      },
     }));
 
   const deliveries = createDeliveriesService({
@@ -303,7 +306,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
       renderNewPayment: lifecycle.newPaymentJson,
       publicExtras: (row) => ({
         merchantName: accounts.findAccount(row.account_id)?.name ?? "",
-        incoming: incoming(row.id),
+        incoming: incoming(row),
         crossChain: crossChain ? burnsOf(row.id) : [],
       }),
       chain: bridging

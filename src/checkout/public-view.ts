@@ -12,6 +12,8 @@ export interface IncomingTransfer {
   amount: string;
   confirmations: number;
   confirmed: boolean;
+  /** Credited on a source chain: how far its funds are on their way (its fee is the merchant's business). */
+  bridge: { state: string; burn_tx_hash: string | null; mint_tx_hash: string | null } | null;
 }
 
 export interface PublicExtras {

@@ -65,6 +65,17 @@ describe("a plain transfer on a source chain", () => {
     expect(await x.stack.usdcBalance(payment.deposit_address)).toBe(0n);
     expect(await sourceBalance(x, payment.deposit_address)).toBe(0n);
     expect(x.stack.events(payment.id)).toEqual(["payment.settling", "payment.confirmed"]);
+
+    // The payer's page follows the funds too, without the merchant's fee.
+    const pub = await x.stack.publicPayment(payment.id);
+    expect(pub.incoming_transfers).toEqual([
+      expect.objectContaining({
+        tx_hash: txHash,
+        confirmed: true,
+        bridge: { state: "settled", burn_tx_hash: bridge!.burn_tx_hash, mint_tx_hash: bridge!.mint_tx_hash },
+      }),
+    ]);
+    expect(JSON.stringify(pub)).not.toContain("bridge_fee");
   }, 60_000);
 
   test("underpaid on the source chain, completed on the settlement chain: both add up, one settlement", async () => {
