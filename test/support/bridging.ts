@@ -54,16 +54,34 @@ export const mineSource = (x: CrossChainStack) => x.local.source.rpc("evm_mine",
 export function mineBothUntil<T>(x: CrossChainStack, fn: () => T | Promise<T>, what: string, timeoutMs = 30_000) {
   return waitFor(
     async () => {
-      const value = await fn();
-      if (value === undefined || value === false || value === null) {
-        await mineSource(x);
-        await x.chain.mine(1);
+      let value: T | undefined;
+      try {
+        value = await fn();
+        return value;
+      } finally {
+        if (value === undefined || value === false || value === null) {
+          await mineSource(x);
+          await x.chain.mine(1);
+        }
       }
-      return value;
     },
     timeoutMs,
     what,
     100,
+  );
+}
+
+/** Mines both chains until one of the payment's bridges is `ready`; returns it (the rows, when it times out). */
+export function untilBridge(x: CrossChainStack, paymentId: string, ready: (row: BridgeDbRow) => boolean, what: string) {
+  return mineBothUntil(
+    x,
+    () => {
+      const rows = bridgesOf(x, paymentId);
+      const found = rows.find(ready);
+      if (!found) throw new Error(JSON.stringify(rows.map((r) => ({ state: r.state, error: r.error, tx: r.tx_hash }))));
+      return found;
+    },
+    what,
   );
 }
 

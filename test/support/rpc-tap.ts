@@ -10,6 +10,8 @@ export interface RpcTap {
   url: string;
   /** Once, for the next transaction sent to `to`: runs `fn` before the node's answer is passed on; resolves with the transaction's hash after `fn`. */
   onNextSendTo(to: Address, fn: () => Promise<void>): Promise<Hex>;
+  /** As onNextSendTo, but the node never gets that transaction: `fn` runs in its stead (a crash before the send). */
+  withholdNextSendTo(to: Address, fn: () => Promise<void>): Promise<Hex>;
   /** Every eth_getLogs block range asked so far, in order, with the error answered in the node's stead (`refuseLogs`). */
   logsAsked: Array<{ from: number; to: number; refused?: string }>;
   /** The next `times` receipts of `hash` the node has are answered as not found, as by a backend behind the one that mined it. */
@@ -34,7 +36,7 @@ export function startRpcTap(
   const logsAsked: RpcTap["logsAsked"] = [];
   const lagging = new Map<string, number>();
   let receiptsHidden = 0;
-  let hook: { to: Address; fn: () => Promise<void>; sent: (hash: Hex) => void } | null = null;
+  let hook: { to: Address; fn: () => Promise<void>; sent: (hash: Hex) => void; withhold: boolean } | null = null;
   const ask = (body: string) =>
     fetch(upstream, { method: "POST", headers: { "content-type": "application/json" }, body });
 
@@ -72,6 +74,16 @@ export function startRpcTap(
     return JSON.stringify({ jsonrpc: "2.0", id: call.id, result: null });
   }
 
+  /** The eth_sendRawTransaction to `to` among the call(s), if any. */
+  const sendTo = (parsed: Call | Call[], to: Address) =>
+    [parsed]
+      .flat()
+      .find(
+        (c) =>
+          c.method === "eth_sendRawTransaction" &&
+          parseTransaction(c.params![0] as Hex).to?.toLowerCase() === to.toLowerCase(),
+      );
+
   const server = Bun.serve({
     hostname: "127.0.0.1",
     port: 0,
@@ -83,18 +95,26 @@ export function startRpcTap(
         return Response.json({ jsonrpc: "2.0", id: parsed.id, error: { code: -32000, message: refusal } });
       if (opts.callsBlocksBehind)
         body = JSON.stringify(Array.isArray(parsed) ? await Promise.all(parsed.map(behind)) : await behind(parsed));
+      if (hook?.withhold) {
+        const armed = hook;
+        const sent = sendTo(parsed, armed.to);
+        if (sent) {
+          hook = null;
+          await armed.fn();
+          armed.sent(keccak256(sent.params![0] as Hex));
+          return Response.json({
+            jsonrpc: "2.0",
+            id: sent.id,
+            error: { code: -32000, message: "withheld by the tap" },
+          });
+        }
+      }
       const answer = await ask(body);
       let text = await answer.text();
       if (!Array.isArray(parsed) && parsed.method === "eth_getTransactionReceipt") text = lagged(parsed, text);
       const armed = hook;
       if (armed) {
-        const sent = [parsed]
-          .flat()
-          .find(
-            (c) =>
-              c.method === "eth_sendRawTransaction" &&
-              parseTransaction(c.params![0] as Hex).to?.toLowerCase() === armed.to.toLowerCase(),
-          );
+        const sent = sendTo(parsed, armed.to);
         if (sent) {
           hook = null;
           await armed.fn();
@@ -106,7 +126,8 @@ export function startRpcTap(
   });
   return {
     url: `http://127.0.0.1:${server.port}`,
-    onNextSendTo: (to, fn) => new Promise<Hex>((sent) => void (hook = { to, fn, sent })),
+    onNextSendTo: (to, fn) => new Promise<Hex>((sent) => void (hook = { to, fn, sent, withhold: false })),
+    withholdNextSendTo: (to, fn) => new Promise<Hex>((sent) => void (hook = { to, fn, sent, withhold: true })),
     logsAsked,
     lagReceipt: (hash, times) => void lagging.set(hash.toLowerCase(), times),
     get receiptsHidden() {
