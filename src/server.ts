@@ -230,8 +230,10 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
         log,
         stuckAfterMs: chain.stuckAfterMs,
         onBurned: crossChain.redeemer.wake,
+        gasProblem: chain.gasProblem,
       })
     : null;
+  if (bridging) chain.onSourceCredited((chainId) => bridging.wake(chainId));
 
   const idempotency = createIdempotency(db, clock);
   const paymentLinks = createPaymentLinksService({

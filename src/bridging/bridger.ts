@@ -40,6 +40,8 @@ export interface BridgerDeps {
   stuckAfterMs: number;
   /** Called when a burn was handed to the redeemer, so it looks at once. */
   onBurned: () => void;
+  /** Why the relayer cannot send on this chain now (no gas as last read), or null. */
+  gasProblem: () => string | null;
 }
 
 /** Circle's minter, through the messenger: what one burn may take at most. */
@@ -124,8 +126,8 @@ export function createBridger(deps: BridgerDeps) {
       args: [deposit],
     });
     if (balance === 0n) return { error: `no USDC at the deposit address on ${source.name} to bridge` };
-    if ((await client.getBalance({ address: account.address })) === 0n)
-      return { error: `the relayer ${account.address} has no gas on ${source.name}; bridging waits for it` };
+    const noGas = deps.gasProblem();
+    if (noGas) return { error: noGas };
     const amount = await burnable(row.token_messenger as Address, balance);
     const fastBps = source.finality === "fast" ? await deps.fastFeeBps(source.domain) : null;
     const fee = bridgeFeeTerms(amount, fastBps, row.max_bridge_fee_bps ?? 0);

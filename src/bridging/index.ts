@@ -25,6 +25,8 @@ export interface BridgingWiring {
   stuckAfterMs: number;
   /** Wakes the redeemer, which attests and mints the burns handed to it. */
   onBurned: () => void;
+  /** Why the relayer cannot send on a chain now (no gas as last read), or null. */
+  gasProblem: (chainId: number) => string | null;
 }
 
 /** One bridger per enabled source chain, each its own loop, so one chain's trouble never holds up another. */
@@ -43,6 +45,7 @@ export function createBridging(w: BridgingWiring) {
       log: w.log,
       stuckAfterMs: w.stuckAfterMs,
       onBurned: w.onBurned,
+      gasProblem: () => w.gasProblem(network.source.chainId),
     }),
   );
   const byChain = new Map([...w.networks.keys()].map((chainId, i) => [chainId, bridgers[i]!]));

@@ -227,8 +227,11 @@ export function createChain(deps: ChainDeps) {
      * Why the relayer cannot send on `chainId` now (no gas as last read, or its balance never
      * read), or null: the bridger leaves that chain's bridges waiting with this as last_error.
      */
-    gasProblem: (chainId: number): string | null =>
-      watchedOn(chainId)?.gas.problem() ?? `chain ${chainId} is not an enabled chain`,
+    gasProblem(chainId: number): string | null {
+      // Not `problem() ?? ...`: a null problem (gas is there) must stay null.
+      const on = watchedOn(chainId);
+      return on ? on.gas.problem() : `chain ${chainId} is not an enabled chain`;
+    },
     /** Whether the relayer's last known balance on `chainId` is above zero. */
     gasOk: (chainId: number): boolean => watchedOn(chainId)?.gas.ok() ?? false,
     /** Calls `listener` with the chain id after a source chain's watcher credited transfers (to wake the bridger). */

@@ -25,10 +25,7 @@ beforeAll(async () => {
   stack = x.stack;
   // The server reaches the source chain through a tap too.
   sourceTap = startRpcTap(x.local.source.rpcUrl);
-  const sources = JSON.parse(x.local.env.STABLEGATE_CCTP_CUSTOM_SOURCES!) as Array<Record<string, unknown>>;
-  await stack.restart({
-    STABLEGATE_CCTP_CUSTOM_SOURCES: JSON.stringify(sources.map((s) => ({ ...s, rpc_url: sourceTap.url }))),
-  });
+  await stack.restart(x.sourceEnv({ rpcUrl: sourceTap.url }));
 }, 60_000);
 
 afterAll(async () => {
@@ -120,7 +117,7 @@ describe("kill -9 while bridging", () => {
     await waitFor(
       async () => {
         if (bridgesOf(x, payment.id)[0]?.state === "burned") await x.chain.anvil.rpc("evm_setAutomine", [false]);
-        else await x.local.source.rpc("evm_mine", []);
+        else await x.mineSource(1);
         return bridgesOf(x, payment.id)[0]?.state === "attested";
       },
       20_000,

@@ -4,19 +4,10 @@
  *
  *   const x = await startCrossChainStack();
  *   const payment = await x.stack.createPayment({ amount: "25.00" });
- *   await payOnSource(x, payment, 25_000_000n);
+ *   await payOnSource(x, payment.deposit_address, 25_000_000n);
  *   await untilStatus(x, payment.id, "confirmed");
  */
-import { type Address, erc20Abi, getAddress, type Hex, parseEventLogs } from "viem";
-import { createLedger } from "../../src/chain/ledger.ts";
-import { createChainStore } from "../../src/chain/store.ts";
-import { openDb } from "../../src/db/index.ts";
-import { inTransaction } from "../../src/db/transaction.ts";
-import { createEventStore } from "../../src/events/store.ts";
-import { systemClock } from "../../src/lib/clock.ts";
-import { randomIds } from "../../src/lib/ids.ts";
-import { createLifecycle } from "../../src/payments/lifecycle.ts";
-import { createPaymentStore } from "../../src/payments/store.ts";
+import { type Address, erc20Abi, getAddress, type Hex } from "viem";
 import { type CrossChainStack, LOCAL_SOURCE } from "./crosschain.ts";
 import { waitFor } from "./wait.ts";
 
@@ -44,9 +35,6 @@ export function bridgesOf(x: CrossChainStack, paymentId: string): BridgeDbRow[] 
   return x.stack.sql<BridgeDbRow>("SELECT * FROM bridges WHERE payment_id = ? ORDER BY created_at, id", paymentId);
 }
 
-/** Mines a block on the source chain. */
-export const mineSource = (x: CrossChainStack) => x.local.source.rpc("evm_mine", []);
-
 /**
  * Polls `fn`, mining a block on both chains between looks: confirmations on either chain need
  * blocks on top, and automining anvils make none by themselves.
@@ -60,7 +48,7 @@ export function mineBothUntil<T>(x: CrossChainStack, fn: () => T | Promise<T>, w
         return value;
       } finally {
         if (value === undefined || value === false || value === null) {
-          await mineSource(x);
+          await x.mineSource(1);
           await x.chain.mine(1);
         }
       }
@@ -91,7 +79,9 @@ export function untilStatus(x: CrossChainStack, paymentId: string, status: strin
     x,
     async () => {
       const payment = await x.stack.getPayment(paymentId);
-      return payment.status === status ? payment : undefined;
+      if (payment.status === status) return payment;
+      const bridges = bridgesOf(x, paymentId).map((b) => `${b.state} (${b.error})`);
+      throw new Error(`${payment.status}, bridges: ${bridges.join(", ") || "none"}`);
     },
     `status ${status}`,
     timeoutMs,
@@ -99,57 +89,27 @@ export function untilStatus(x: CrossChainStack, paymentId: string, status: strin
 }
 
 /**
- * A plain USDC transfer to `to` on the source chain, credited to its payment as the source
- * chain's watcher does once it has that chain's confirmations.
+ * A plain USDC transfer to `to` on the source chain (what a payer's wallet or exchange sends),
+ * returned once the source chain's watcher credited it: source blocks are mined until then.
  */
 export async function payOnSource(x: CrossChainStack, to: string, amount: bigint): Promise<Hex> {
   const txHash = await x.sourceTransfer(getAddress(to), amount);
-  await creditSourceTransfer(x, txHash);
-  return txHash;
-}
-
-/** Credits the USDC transfers of a mined source-chain transaction through the server's own ledger. */
-export async function creditSourceTransfer(x: CrossChainStack, txHash: Hex): Promise<void> {
-  const receipt = await x.source.publicClient.getTransactionReceipt({ hash: txHash });
-  const transfers = parseEventLogs({ abi: erc20Abi, eventName: "Transfer", logs: receipt.logs }).filter(
-    (l) => l.address.toLowerCase() === x.source.usdc.toLowerCase(),
+  await waitFor(
+    async () => {
+      const [row] = x.stack.sql<{ credited_at: number | null }>(
+        "SELECT credited_at FROM transfers WHERE tx_hash = ? AND chain_id = ?",
+        txHash,
+        LOCAL_SOURCE.chainId,
+      );
+      if (row?.credited_at != null) return true;
+      await x.mineSource(1);
+      return false;
+    },
+    20_000,
+    `the source transfer ${txHash} to be credited`,
+    60,
   );
-  const db = openDb(x.stack.dataDir);
-  try {
-    const chain = createChainStore(db);
-    const payments = createPaymentStore(db);
-    const lifecycle = createLifecycle({
-      payments,
-      chain,
-      events: createEventStore(db, randomIds),
-      clock: systemClock,
-      ids: randomIds,
-      view: {
-        baseUrl: x.stack.url,
-        chainName: "anvil",
-        sourceChainNames: new Map([[LOCAL_SOURCE.chainId, LOCAL_SOURCE.name]]),
-      },
-    });
-    const ledger = createLedger({ chain, payments, lifecycle, clock: systemClock });
-    inTransaction(db, () => {
-      for (const t of transfers)
-        ledger.record(
-          {
-            chainId: LOCAL_SOURCE.chainId,
-            txHash,
-            logIndex: t.logIndex,
-            from: getAddress(t.args.from),
-            to: getAddress(t.args.to),
-            amount: t.args.value,
-            blockNumber: Number(t.blockNumber),
-            blockHash: t.blockHash,
-          },
-          true,
-        );
-    });
-  } finally {
-    db.close();
-  }
+  return txHash;
 }
 
 /** USDC at `address` on the source chain. */
