@@ -17,6 +17,15 @@ beforeAll(async () => {
 
 afterAll(() => x?.stop());
 
+/** Rounds the settler has finished, as /readyz shows them. */
+const settlerRounds = async (): Promise<number> => (await x.stack.readyz()).chain.settlement.rounds;
+
+/** Resolves once the settler has finished `n` more rounds: what it was going to do by now, it did. */
+async function settlerLooked(n: number): Promise<void> {
+  const before = await settlerRounds();
+  await x.stack.waitFor(async () => (await settlerRounds()) >= before + n, 15_000, `${n} more settler rounds`);
+}
+
 /** What the attested message of a bridge's burn says: the amount burned and the fee CCTP kept. */
 async function attestedOf(burnTxHash: string) {
   const [message] = await x.attested(burnTxHash as Hex);
@@ -99,5 +108,90 @@ describe("a plain transfer on a source chain", () => {
     );
     expect(x.stack.sql("SELECT * FROM settlements WHERE payment_id = ?", payment.id)).toHaveLength(1);
     expect(await x.stack.usdcBalance(payment.deposit_address)).toBe(0n);
+  }, 60_000);
+
+  test("underpaid on the settlement chain, completed on the source chain: not settled before the bridged part lands", async () => {
+    const payment = await x.stack.createPayment({ amount: "10.00" });
+    await x.stack.pay(payment.deposit_address, usdc("6.00"));
+    await x.stack.waitForStatus(payment.id, "underpaid", { mine: true });
+    x.local.attestation.setMode("down");
+    try {
+      await payOnSource(x, payment.deposit_address, usdc("4.00"));
+      // Paid in full and on its way: settling, but nothing swept while the bridge is open.
+      await x.stack.waitForStatus(payment.id, "settling");
+      await settlerLooked(2);
+      expect(x.stack.sql("SELECT * FROM settlements WHERE payment_id = ?", payment.id)).toEqual([]);
+    } finally {
+      x.local.attestation.setMode("normal");
+    }
+    const confirmed = await untilStatus(x, payment.id, "confirmed");
+    const fee = usdc(confirmed.bridge_fee);
+    expect(fee).toBeGreaterThan(0n);
+    // One settlement swept both parts.
+    expect(x.stack.sql("SELECT state FROM settlements WHERE payment_id = ?", payment.id)).toEqual([{ state: "mined" }]);
+    const [{ settled }] = x.stack.sql<{ settled: number }>(
+      "SELECT amount_settled AS settled FROM payments WHERE id = ?",
+      payment.id,
+    ) as [{ settled: number }];
+    expect(BigInt(settled)).toBe(usdc("10.00") - fee);
+    expect(await x.stack.usdcBalance(payment.deposit_address)).toBe(0n);
+  }, 60_000);
+
+  test("late funds on the source chain after confirmed: bridged, swept, announced as funds_received", async () => {
+    const payment = await x.stack.createPayment({ amount: "3.00" });
+    await payOnSource(x, payment.deposit_address, usdc("3.00"));
+    await untilStatus(x, payment.id, "confirmed");
+    await payOnSource(x, payment.deposit_address, usdc("1.50"));
+    const swept = await mineBothUntil(
+      x,
+      async () => {
+        const p = await x.stack.getPayment(payment.id);
+        return bridgesOf(x, payment.id).every((b) => b.state === "settled") && p.transfers.length === 2 && p;
+      },
+      "the late funds to be bridged and swept",
+    );
+    expect(swept).toMatchObject({ status: "confirmed", amount_received: "4.50" });
+    const fees = bridgesOf(x, payment.id).map((b) => BigInt(b.fee!));
+    expect(fees).toHaveLength(2);
+    expect(usdc(swept.bridge_fee)).toBe(fees[0]! + fees[1]!);
+    expect(x.stack.events(payment.id)).toEqual(["payment.settling", "payment.confirmed", "payment.funds_received"]);
+    // What was owed is what was swept: received less the bridge fees, nothing counted twice
+    // however often the settler looks again at the emptied address.
+    await settlerLooked(3);
+    const [row] = x.stack.sql<{ received: number; settled: number; fee: number }>(
+      "SELECT amount_received AS received, amount_settled AS settled, bridge_fee AS fee FROM payments WHERE id = ?",
+      payment.id,
+    );
+    expect(BigInt(row!.settled)).toBe(BigInt(row!.received) - BigInt(row!.fee));
+    expect(x.stack.sql("SELECT state FROM settlements WHERE payment_id = ?", payment.id)).toEqual([
+      { state: "mined" },
+      { state: "mined" },
+    ]);
+  }, 60_000);
+
+  test("an attestation outage changes nothing but time: the bridge waits, saying why, then completes once", async () => {
+    const payment = await x.stack.createPayment({ amount: "2.00" });
+    x.local.attestation.setMode("down");
+    try {
+      await payOnSource(x, payment.deposit_address, usdc("2.00"));
+      // Circle's fee cannot be read: nothing is burned, and the bridge says why.
+      const waiting = await x.stack.waitFor(
+        () => bridgesOf(x, payment.id).find((b) => b.error !== null && b.attempts >= 2),
+        15_000,
+        "the bridge to retry",
+      );
+      expect(waiting).toMatchObject({ state: "credited", tx_hash: null });
+      expect(waiting.error).toMatch(/attestation service answered 503/);
+      const ready = await x.stack.readyz();
+      expect(ready.chain.bridging).toEqual([
+        expect.objectContaining({ chain: LOCAL_SOURCE.name, open: 1, last_error: expect.stringMatching(/503/) }),
+      ]);
+    } finally {
+      x.local.attestation.setMode("normal");
+    }
+    const confirmed = await untilStatus(x, payment.id, "confirmed");
+    expect(confirmed.amount_received).toBe("2.00");
+    expect(await x.mintsTo(payment.deposit_address)).toHaveLength(1);
+    expect(x.stack.sql("SELECT * FROM settlements WHERE payment_id = ?", payment.id)).toHaveLength(1);
   }, 60_000);
 });
