@@ -246,6 +246,10 @@ export function createBridger(deps: BridgerDeps) {
         attempts: 0,
       });
       bridges.save(bridge, clock.now());
+      // Circle's per-message limit left part of the credited funds behind: the next burn is
+      // opened with this one, so the payment is never settled without it.
+      const { credited, burned } = bridges.totals(bridge.payment_id, source.chainId);
+      if (credited > burned) open(bridge.payment_id);
       lifecycle.apply(bridge.payment_id, "settlement_submitted");
       return true;
     });
@@ -302,16 +306,21 @@ export function createBridger(deps: BridgerDeps) {
         const { credited, burned } = bridges.totals(paymentId, source.chainId);
         const latest = bridges.latestBurned(paymentId, source.chainId);
         if (credited <= burned && latest) return void bridges.linkTransfers(latest, paymentId, source.chainId);
-        const bridge = bridges.create({
-          id: deps.ids.prefixed("brg"),
-          payment_id: paymentId,
-          chain_id: source.chainId,
-          now: clock.now(),
-        });
+        open(paymentId);
         lifecycle.apply(paymentId, "settlement_submitted");
-        log.info("bridge opened", { bridge_id: bridge.id, payment_id: paymentId, chain: source.name });
       });
     }
+  }
+
+  /** A new bridge for the payment's funds on this chain; inside the caller's transaction. */
+  function open(paymentId: string): void {
+    const bridge = bridges.create({
+      id: deps.ids.prefixed("brg"),
+      payment_id: paymentId,
+      chain_id: source.chainId,
+      now: clock.now(),
+    });
+    log.info("bridge opened", { bridge_id: bridge.id, payment_id: paymentId, chain: source.name });
   }
 
   /** Bridges whose burn the redeemer has an attestation for: attested, with the fee Circle will take. */

@@ -4,7 +4,10 @@
  * to the merchant on the settlement chain.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import type { Hex } from "viem";
+import { createWalletClient, type Hex, http, maxUint256 } from "viem";
+import { privateKeyToAccount } from "viem/accounts";
+import { foundry } from "viem/chains";
+import { CCTP_DEPLOYER_KEY, cctpAddresses, testTokenMessengerV2Abi } from "../../src/dev/cctp-rig.ts";
 import { bridgesOf, mineBothUntil, payOnSource, sourceBalance, untilStatus } from "../support/bridging.ts";
 import { attestedBurn, type CrossChainStack, LOCAL_SOURCE, startCrossChainStack } from "../support/crosschain.ts";
 import { usdc } from "../support/test-chain.ts";
@@ -193,5 +196,46 @@ describe("a plain transfer on a source chain", () => {
     expect(confirmed.amount_received).toBe("2.00");
     expect(await x.mintsTo(payment.deposit_address)).toHaveLength(1);
     expect(x.stack.sql("SELECT * FROM settlements WHERE payment_id = ?", payment.id)).toHaveLength(1);
+  }, 60_000);
+
+  test("a balance above Circle's per-message burn limit is bridged in several burns, all settled at once", async () => {
+    const owner = createWalletClient({
+      chain: { ...foundry, id: LOCAL_SOURCE.chainId },
+      transport: http(x.local.source.rpcUrl),
+      account: privateKeyToAccount(CCTP_DEPLOYER_KEY),
+    });
+    const setLimit = async (limit: bigint) =>
+      x.source.publicClient.waitForTransactionReceipt({
+        hash: await owner.writeContract({
+          address: cctpAddresses.tokenMessenger,
+          abi: testTokenMessengerV2Abi,
+          functionName: "setMaxBurnAmountPerMessage",
+          args: [x.source.usdc, limit],
+        }),
+      });
+    await setLimit(usdc("4.00"));
+    try {
+      const payment = await x.stack.createPayment({ amount: "10.00" });
+      await payOnSource(x, payment.deposit_address, usdc("10.00"));
+      const confirmed = await untilStatus(x, payment.id, "confirmed");
+      const bridges = bridgesOf(x, payment.id);
+      expect(bridges.map((b) => [b.state, BigInt(b.amount!)])).toEqual([
+        ["settled", usdc("4.00")],
+        ["settled", usdc("4.00")],
+        ["settled", usdc("2.00")],
+      ]);
+      const fees = bridges.reduce((sum, b) => sum + BigInt(b.fee!), 0n);
+      expect(usdc(confirmed.bridge_fee)).toBe(fees);
+      // The transfer is carried by the first burn; the others took what the limit left.
+      expect(confirmed.transfers).toEqual([
+        expect.objectContaining({ amount: "10.00", bridge: expect.objectContaining({ state: "settled" }) }),
+      ]);
+      expect(await x.mintsTo(payment.deposit_address)).toHaveLength(3);
+      expect(x.stack.sql("SELECT * FROM settlements WHERE payment_id = ?", payment.id)).toHaveLength(1);
+      expect(await sourceBalance(x, payment.deposit_address)).toBe(0n);
+      expect(await x.stack.usdcBalance(payment.deposit_address)).toBe(0n);
+    } finally {
+      await setLimit(maxUint256);
+    }
   }, 60_000);
 });
