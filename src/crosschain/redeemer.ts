@@ -47,6 +47,13 @@ const UNKNOWN_TX_GIVE_UP_MS = 60 * 60_000;
 /** How often a sent redemption is checked (and sent again while unmined). */
 const REDEEM_POLL_MS = 1_000;
 
+/**
+ * While a burn waits to be seen or signed: looked at every quarter second for its first forty
+ * looks (a fast transfer is attested within seconds), then backing off as for errors, so a
+ * standard transfer's quarter of an hour costs a few dozen requests, not thousands.
+ */
+const waitingRetryMs = (attempts: number) => (attempts < 40 ? 250 : backoffMs(attempts - 40, 1_000, 60_000));
+
 type Outcome = { state: "attesting" | "redeeming" | "redeemed" | "failed"; error?: string; retryInMs?: number };
 
 export type Redeemer = ReturnType<typeof createRedeemer>;
@@ -72,7 +79,12 @@ export function createRedeemer(deps: RedeemerDeps) {
   async function attest(burn: BurnRow, deposit: Address): Promise<Outcome> {
     if (burn.amount === null) {
       const verified = await verifyOnSource(burn, deposit);
-      if (verified === null) return { state: "attesting", error: "waiting for the transaction on the source chain" };
+      if (verified === null)
+        return {
+          state: "attesting",
+          error: "waiting for the transaction on the source chain",
+          retryInMs: waitingRetryMs(burn.attempts),
+        };
       if ("failure" in verified) return { state: "failed", error: verified.failure };
       burn.amount = verified.amount;
     }
@@ -87,7 +99,7 @@ export function createRedeemer(deps: RedeemerDeps) {
       );
     });
     if (mine?.status !== "complete" || mine.attestation === null)
-      return { state: "attesting", error: "waiting for the attestation" };
+      return { state: "attesting", error: "waiting for the attestation", retryInMs: waitingRetryMs(burn.attempts) };
     burn.message = mine.message;
     burn.attestation = mine.attestation;
     burn.message_nonce = decodeBurnMessage(mine.message)!.nonce;
