@@ -136,20 +136,22 @@ export function createWatcher(deps: WatcherDeps) {
     const found = matching(logs, from, to);
     const mints = await ownMintsIn(found);
     let credited = 0;
+    let minted = 0;
     chain.transaction(() => {
       for (const transfer of found) {
         const mint = mints.get(transfer);
-        if (mint ? deps.ownMints!.record(transfer, mint) : ledger.record(transfer, true)) credited++;
+        if (mint) minted += deps.ownMints!.record(transfer, mint) ? 1 : 0;
+        else if (ledger.record(transfer, true)) credited++;
       }
       chain.dropStaleUncredited(chainId, Number(to));
       chain.setCursor(chainId, Number(to), toHash, clock.now());
     });
     state.cursor = to;
     chunk = nextChunk(span, logs.length);
-    if (credited > 0) {
+    if (credited > 0)
       log.info("credited transfers", { chain: deps.name, count: credited, from_block: from, to_block: to });
-      deps.onCredited?.();
-    }
+    // Bridged funds landed: what they complete may be settled now, as for a credit.
+    if (credited + minted > 0) deps.onCredited?.();
     return to < safe;
   }
 
