@@ -55,6 +55,7 @@ describe("a plain transfer on the source chain", () => {
         amount: "25.00",
         confirmations: 0,
         confirmed: false,
+        bridge: null, // not credited yet
       },
     ]);
 
@@ -291,6 +292,23 @@ describe("a source chain whose RPC hangs", () => {
       },
     });
     try {
+      // The earlier tests' source payments bridged, and swept where paid in full, first: their
+      // sweeps would land in the payout below (an underpaid payment's minted funds wait for the rest).
+      await stack.waitFor(
+        async () => {
+          await x.mineSource(1);
+          await stack.mine(1);
+          const open = stack.sql<{ state: string; error: string | null }>(
+            `SELECT b.state, b.error FROM bridges b JOIN payments p ON p.id = b.payment_id
+             WHERE b.state IN ('credited', 'burned', 'attested')
+                OR (b.state = 'minted' AND p.status IN ('settling', 'overpaid', 'confirmed'))`,
+          );
+          if (open.length > 0) throw new Error(JSON.stringify(open));
+          return true;
+        },
+        30_000,
+        "the earlier bridges to be done",
+      );
       await stack.restart(x.sourceEnv({ ...SOURCE, rpcUrl: `http://127.0.0.1:${hung.port}` }));
       await stack.waitFor(() => held > 0, 10_000, "the source watcher to call the hung RPC");
       const sourceCursor = x.sourceCursor();
