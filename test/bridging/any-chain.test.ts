@@ -238,4 +238,48 @@ describe("a plain transfer on a source chain", () => {
       await setLimit(maxUint256);
     }
   }, 60_000);
+
+  test("no relayer gas on the source chain: its bridge waits, saying so, the settlement chain goes on; funded, it completes", async () => {
+    const relayer = (await x.stack.readyz()).chain.settlement.relayer;
+    const funded = await x.source.publicClient.getBalance({ address: relayer });
+    const payment = await x.stack.createPayment({ amount: "1.00" });
+    await x.local.source.rpc("anvil_setBalance", [relayer, "0x0"]);
+    try {
+      await gasReadAgain(LOCAL_SOURCE.name);
+      await payOnSource(x, payment.deposit_address, usdc("1.00"));
+      const waiting = await x.stack.waitFor(
+        () => bridgesOf(x, payment.id).find((b) => b.error?.includes("has no gas")),
+        15_000,
+        "the bridge to wait for gas",
+      );
+      expect(waiting).toMatchObject({ state: "credited", tx_hash: null });
+      expect(waiting.error).toBe(
+        `the relayer ${relayer} has no gas on ${LOCAL_SOURCE.name}; fund it with the chain's native coin`,
+      );
+      expect((await x.stack.readyz()).chain.bridging).toEqual([
+        expect.objectContaining({ chain: LOCAL_SOURCE.name, last_error: waiting.error }),
+      ]);
+      // The settlement chain is not held up.
+      const direct = await x.stack.createPayment({ amount: "1.00" });
+      await x.stack.pay(direct.deposit_address, usdc("1.00"));
+      await x.stack.waitForStatus(direct.id, "confirmed", { mine: true });
+      expect(bridgesOf(x, payment.id)).toEqual([expect.objectContaining({ state: "credited", tx_hash: null })]);
+    } finally {
+      await x.local.source.rpc("anvil_setBalance", [relayer, `0x${funded.toString(16)}`]);
+      await gasReadAgain(LOCAL_SOURCE.name);
+    }
+    const confirmed = await untilStatus(x, payment.id, "confirmed");
+    expect(confirmed.amount_received).toBe("1.00");
+  }, 60_000);
 });
+
+/** Lets the relayer-gas loop of `name` read the balance again (it reads once a minute, by the stack's clock). */
+async function gasReadAgain(name: string) {
+  const entry = async () => (await x.stack.readyz()).chains.find((c: { name: string }) => c.name === name);
+  const before = (await entry()).relayer_gas.read_at;
+  x.stack.clock.advance(61_000);
+  return x.stack.waitFor(async () => {
+    const now = await entry();
+    return now.relayer_gas.read_at !== before ? now : undefined;
+  });
+}
