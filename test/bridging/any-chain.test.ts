@@ -4,9 +4,10 @@
  * to the merchant on the settlement chain.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createWalletClient, type Hex, http, maxUint256 } from "viem";
+import { createWalletClient, getAddress, type Hex, http, maxUint256 } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { foundry } from "viem/chains";
+import { depositFactoryV2Abi, factoryV2Address } from "../../src/chain/deposit-v2.ts";
 import { CCTP_DEPLOYER_KEY, cctpAddresses, testTokenMessengerV2Abi } from "../../src/dev/cctp-rig.ts";
 import { bridgesOf, mineBothUntil, payOnSource, sourceBalance, untilStatus } from "../support/bridging.ts";
 import { attestedBurn, type CrossChainStack, LOCAL_SOURCE, startCrossChainStack } from "../support/crosschain.ts";
@@ -270,6 +271,47 @@ describe("a plain transfer on a source chain", () => {
     }
     const confirmed = await untilStatus(x, payment.id, "confirmed");
     expect(confirmed.amount_received).toBe("1.00");
+  }, 60_000);
+});
+
+describe("a bridge transaction stuck in the source chain's mempool", () => {
+  test("is replaced on its nonce with higher fees, and the replacement burns once", async () => {
+    const payment = await x.stack.createPayment({ amount: "2.50" });
+    await x.sourceTransfer(getAddress(payment.deposit_address), usdc("2.50"));
+    await x.local.source.rpc("evm_setAutomine", [false]);
+    try {
+      await x.mineSource(1); // the transfer's confirmation: credited, and the bridge sent into the mempool
+      const sent = await x.stack.waitFor(() => bridgesOf(x, payment.id)[0]?.tx_hash, 15_000, "the bridge to be sent");
+      const original = await x.source.publicClient.getTransaction({ hash: sent as Hex });
+      expect(original.blockNumber).toBeNull();
+      // Held by the node past the stuck threshold (30 s, by the stack's clock): outbid.
+      x.stack.clock.advance(31_000);
+      const replaced = await x.stack.waitFor(
+        () => bridgesOf(x, payment.id).find((b) => (JSON.parse(b.tx_hashes ?? "[]") as string[]).length === 2),
+        15_000,
+        "the bridge to be replaced",
+      );
+      expect(JSON.parse(replaced.tx_hashes!)).toEqual([sent, replaced.tx_hash]);
+      expect(replaced.nonce).toBe(bridgesOf(x, payment.id)[0]!.nonce);
+      const replacement = await x.source.publicClient.getTransaction({ hash: replaced.tx_hash as Hex });
+      expect(replacement.nonce).toBe(original.nonce);
+      expect(replacement.maxFeePerGas!).toBeGreaterThan(original.maxFeePerGas!);
+    } finally {
+      await x.local.source.rpc("evm_setAutomine", [true]);
+    }
+    const confirmed = await untilStatus(x, payment.id, "confirmed");
+    expect(confirmed.amount_received).toBe("2.50");
+    const [bridge] = bridgesOf(x, payment.id);
+    expect(bridge!.burn_tx_hash).toBe(bridge!.tx_hash);
+    const burns = await x.source.publicClient.getContractEvents({
+      address: factoryV2Address,
+      abi: depositFactoryV2Abi,
+      eventName: "Bridged",
+      args: { paymentId: payment.id as Hex },
+      fromBlock: 0n,
+      toBlock: "latest",
+    });
+    expect(burns.map((b) => b.transactionHash as string)).toEqual([bridge!.tx_hash!]);
   }, 60_000);
 });
 
