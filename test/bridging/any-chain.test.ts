@@ -8,7 +8,13 @@ import { createWalletClient, getAddress, type Hex, http, maxUint256 } from "viem
 import { privateKeyToAccount } from "viem/accounts";
 import { foundry } from "viem/chains";
 import { depositFactoryV2Abi, factoryV2Address } from "../../src/chain/deposit-v2.ts";
-import { CCTP_DEPLOYER_KEY, cctpAddresses, testTokenMessengerV2Abi } from "../../src/dev/cctp-rig.ts";
+import {
+  CCTP_DEPLOYER_KEY,
+  cctpAddresses,
+  testMessageTransmitterV2Abi,
+  testTokenMessengerV2Abi,
+} from "../../src/dev/cctp-rig.ts";
+import { ANVIL_KEY_4 } from "../support/anvil.ts";
 import { bridgesOf, mineBothUntil, payOnSource, sourceBalance, untilStatus } from "../support/bridging.ts";
 import { attestedBurn, type CrossChainStack, LOCAL_SOURCE, startCrossChainStack } from "../support/crosschain.ts";
 import { usdc } from "../support/test-chain.ts";
@@ -271,6 +277,58 @@ describe("a plain transfer on a source chain", () => {
     }
     const confirmed = await untilStatus(x, payment.id, "confirmed");
     expect(confirmed.amount_received).toBe("1.00");
+  }, 60_000);
+});
+
+describe("a bridge's message relayed by someone else", () => {
+  test("before the burn has its confirmations: the mint is recognised as the bridge's, nothing relayed twice", async () => {
+    const payment = await x.stack.createPayment({ amount: "3.30" });
+    await payOnSource(x, payment.deposit_address, usdc("3.30"));
+    // Mined at once (automine), then no block on top: the server waits for the burn's confirmation.
+    const sent = await x.stack.waitFor(() => bridgesOf(x, payment.id)[0]?.tx_hash, 15_000, "the bridge to be sent");
+    await x.source.publicClient.waitForTransactionReceipt({ hash: sent as Hex });
+    const signed = await x.stack.waitFor(
+      async () => {
+        const res = await fetch(
+          `${x.local.attestation.url}/v2/messages/${LOCAL_SOURCE.domain}?transactionHash=${sent}`,
+        );
+        if (!res.ok) return undefined;
+        const [m] = ((await res.json()) as { messages: Array<{ message: Hex; attestation: string; status: string }> })
+          .messages;
+        return m?.status === "complete" ? m : undefined;
+      },
+      15_000,
+      "Circle's attestation",
+    );
+    // A stranger (anyone may) receives it on the settlement chain first.
+    const stranger = createWalletClient({
+      chain: { ...foundry, id: x.chain.anvil.chainId },
+      transport: http(x.chain.rpcUrl),
+      account: privateKeyToAccount(ANVIL_KEY_4),
+    });
+    await x.chain.publicClient.waitForTransactionReceipt({
+      hash: await stranger.writeContract({
+        address: cctpAddresses.messageTransmitter,
+        abi: testMessageTransmitterV2Abi,
+        functionName: "receiveMessage",
+        args: [signed.message, signed.attestation as Hex],
+      }),
+    });
+    expect(bridgesOf(x, payment.id)[0]!.state).toBe("credited");
+    // The settlement chain's watcher sees the mint while the burn still waits for its block on top.
+    await x.stack.mineUntil(() => bridgesOf(x, payment.id)[0]!.state === "minted", 15_000, "the mint recognised");
+
+    const confirmed = await untilStatus(x, payment.id, "confirmed");
+    const [bridge, ...more] = bridgesOf(x, payment.id);
+    expect(more).toEqual([]);
+    expect(bridge).toMatchObject({ state: "settled", amount: Number(usdc("3.30")) });
+    expect(confirmed.amount_received).toBe("3.30");
+    expect(usdc(confirmed.bridge_fee)).toBe(attestedBurn(signed.message).feeExecuted);
+    expect(await x.mintsTo(payment.deposit_address)).toHaveLength(1);
+    expect(await x.messagesReceived(attestedBurn(signed.message).nonce)).toHaveLength(1);
+    expect(x.stack.sql("SELECT * FROM settlements WHERE payment_id = ?", payment.id)).toHaveLength(1);
+    // Its burn, once confirmed, was not handed to the redeemer: the mint had landed already.
+    expect(x.burns(payment.id)).toEqual([]);
   }, 60_000);
 });
 
