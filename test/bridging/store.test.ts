@@ -1,0 +1,124 @@
+/**
+ * The bridges store's SQL against a real SQLite file: which payments need a bridge, which bridge
+ * a mint belongs to, what a settlement sweeps, and the payments the settler must leave alone.
+ */
+import { afterAll, beforeEach, describe, expect, test } from "bun:test";
+import { rmSync } from "node:fs";
+import { type BridgeStore, createBridgeStore } from "../../src/bridging/store.ts";
+import { type ChainStore, createChainStore } from "../../src/chain/store.ts";
+import { type Db, openDb } from "../../src/db/index.ts";
+import { createPaymentStore, insertAccount, insertPayment, paymentRow } from "../support/payment-rows.ts";
+import { makeTempDir } from "../support/server.ts";
+
+const SOURCE = 31338;
+const dirs: string[] = [];
+let db: Db;
+let bridges: BridgeStore;
+let chain: ChainStore;
+let payments: ReturnType<typeof createPaymentStore>;
+let paymentId: string;
+
+beforeEach(() => {
+  const dir = makeTempDir("stablegate-bridges-");
+  dirs.push(dir);
+  db = openDb(dir);
+  bridges = createBridgeStore(db);
+  chain = createChainStore(db);
+  payments = createPaymentStore(db);
+  const account = insertAccount(db, "acct_b");
+  paymentId = insertPayment(payments, paymentRow(account, 0, { factory_version: 2, amount: 10_000_000n })).id;
+});
+
+afterAll(() => {
+  db?.close();
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+let log = 0;
+/** A transfer to the payment on `chainId`, credited unless said otherwise. */
+function transfer(chainId: number, amount: bigint, credited = true) {
+  chain.insertTransfer({
+    chain_id: chainId,
+    tx_hash: `0x${(++log).toString(16).padStart(64, "0")}`,
+    log_index: 0,
+    payment_id: paymentId,
+    from_address: "0x1",
+    amount,
+    block_number: log,
+    block_hash: "0xb",
+    credited_at: credited ? 1 : null,
+    created_at: 1,
+  });
+  if (credited) payments.addReceived(paymentId, amount, 1);
+}
+
+const open = (id: string) => bridges.create({ id, payment_id: paymentId, chain_id: SOURCE, now: 1 });
+
+describe("bridges store", () => {
+  test("a payment needs a bridge for credited source transfers no bridge carries, once per burn in flight", () => {
+    transfer(31337, 1_000_000n); // the settlement chain's: never bridged
+    transfer(SOURCE, 2_000_000n, false); // not credited yet
+    expect(bridges.unbridgedPayments(SOURCE)).toEqual([]);
+    transfer(SOURCE, 3_000_000n);
+    expect(bridges.unbridgedPayments(SOURCE)).toEqual([paymentId]);
+    const first = open("brg_1");
+    // It carries the credited one only.
+    expect(chain.transfersForPayment(paymentId).map((t) => t.bridge_id ?? null)).toEqual([null, null, first.id]);
+    transfer(SOURCE, 4_000_000n);
+    // Credited while the first burn is in flight: waits for it (it may take these funds too).
+    expect(bridges.unbridgedPayments(SOURCE)).toEqual([]);
+    bridges.save({ ...first, state: "burned", amount: 7_000_000n }, 2);
+    expect(bridges.unbridgedPayments(SOURCE)).toEqual([paymentId]);
+    expect(bridges.totals(paymentId, SOURCE)).toEqual({ credited: 7_000_000n, burned: 7_000_000n });
+  });
+
+  test("the settler leaves a payment alone while source funds are credited but unbridged, or a bridge is open", () => {
+    payments.updateStatus(paymentId, "pending", "settling", 1);
+    transfer(SOURCE, 10_000_000n);
+    expect(payments.awaitingSettlement(1).map((p) => p.id)).toEqual([]);
+    const bridge = open("brg_1");
+    for (const state of ["credited", "burned", "attested"] as const) {
+      bridges.save({ ...bridge, state }, 2);
+      expect(payments.awaitingSettlement(1).map((p) => p.id)).toEqual([]);
+    }
+    bridges.save({ ...bridge, state: "minted", mint_block_number: 5, mint_log_index: 0 }, 2);
+    expect(payments.awaitingSettlement(1).map((p) => p.id)).toEqual([paymentId]);
+  });
+
+  test("a mint is matched by its message nonce, else to the oldest open bridge of its amount that was sent", () => {
+    transfer(SOURCE, 10_000_000n);
+    const first = open("brg_1");
+    const second = bridges.create({ id: "brg_2", payment_id: paymentId, chain_id: SOURCE, now: 2 });
+    // Neither sent yet: no bridge can have minted.
+    expect(bridges.forMint(paymentId, SOURCE, "0xn1", 5n)).toBeNull();
+    bridges.save({ ...first, tx_hash: "0xt1", state: "credited" }, 3);
+    bridges.save({ ...second, state: "burned", amount: 5n, message_nonce: "0xn2" }, 3);
+    expect(bridges.forMint(paymentId, SOURCE, "0xn2", 5n)?.id).toBe("brg_2");
+    expect(bridges.forMint(paymentId, SOURCE, "0xunknown", 5n)?.id).toBe("brg_1");
+    // Another chain's mint is not this chain's bridge.
+    expect(bridges.forMint(paymentId, 1, "0xunknown", 5n)).toBeNull();
+    expect(bridges.forMint(paymentId, null, "0xunknown", 5n)).toBeNull();
+  });
+
+  test("a settlement sweeps the bridges minted at or before its block, not a later mint", () => {
+    const a = open("brg_a");
+    const b = open("brg_b");
+    bridges.save({ ...a, state: "minted", mint_block_number: 10, mint_log_index: 3, mint_tx_hash: "0xm1" }, 2);
+    bridges.save({ ...b, state: "minted", mint_block_number: 12, mint_log_index: 0, mint_tx_hash: "0xm2" }, 2);
+    expect(bridges.newestMint(paymentId)).toEqual({ block: 12, log: 0 });
+    expect(bridges.markSettled(paymentId, 11, 3)).toBe(1);
+    expect(bridges.forPayment(paymentId).map((r) => [r.id, r.state])).toEqual([
+      ["brg_a", "settled"],
+      ["brg_b", "minted"],
+    ]);
+    expect(bridges.isMintRecorded("0xm2")).toBe(true);
+    expect(bridges.isMintRecorded("0xm3")).toBe(false);
+  });
+
+  test("the highest relayer nonce stored is per chain", () => {
+    expect(bridges.maxNonce(SOURCE)).toBeNull();
+    bridges.save({ ...open("brg_1"), nonce: 7 }, 2);
+    expect(bridges.maxNonce(SOURCE)).toBe(7);
+    expect(bridges.maxNonce(1)).toBeNull();
+  });
+});
