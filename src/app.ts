@@ -16,6 +16,7 @@ import { linkPageRoutes } from "./payment-links/page-routes.ts";
 import { paymentLinkRoutes } from "./payment-links/routes.ts";
 import { paymentExportRoutes } from "./payments/export-routes.ts";
 import { paymentRoutes } from "./payments/routes.ts";
+import { recoveryRoutes } from "./recoveries/routes.ts";
 import { webhookEndpointRoutes } from "./webhooks/routes.ts";
 
 /** The HTTP application: body parsing and error mapping once, then each capability's routes. */
@@ -55,6 +56,7 @@ export function createApp(ctx: AppContext, db: Db) {
       .use(paymentRoutes(ctx, authed))
       .use(paymentLinkRoutes(ctx, authed))
       .use(paymentExportRoutes(ctx, authed))
+      .use(recoveryRoutes(ctx, authed))
       .use(webhookEndpointRoutes(ctx, authed))
       .use(eventRoutes(ctx, authed))
       .use(signInRoutes(ctx))

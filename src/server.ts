@@ -36,6 +36,11 @@ import { createPaymentSearch } from "./payments/search.ts";
 import { createSearchStore } from "./payments/search-store.ts";
 import { createPaymentsService } from "./payments/service.ts";
 import { createPaymentStore, type PaymentRow } from "./payments/store.ts";
+import { chainNameOf } from "./payments/view.ts";
+import type { RecoveryNetwork } from "./recoveries/networks.ts";
+import { createRecoverer } from "./recoveries/recoverer.ts";
+import { createRecoveriesService } from "./recoveries/service.ts";
+import { createRecoveryStore } from "./recoveries/store.ts";
 import { createUsersService } from "./users/service.ts";
 import { createUserStore } from "./users/store.ts";
 import { createDeliveriesService } from "./webhooks/deliveries.ts";
@@ -79,6 +84,7 @@ export interface RunningServer {
     redeemerRounds: number;
     /** Event streams open now (GET /api/v1/events/stream). */
     eventStreams: number;
+    recovererRounds: number;
   };
   stop(): Promise<void>;
 }
@@ -163,6 +169,11 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
       : undefined,
     overpaymentTolerance: config.crossChain ? (paymentId) => feeMarginExcess(burns.forPayment(paymentId)) : undefined,
   });
+  const recoveryStore = createRecoveryStore(db);
+  const highest = (...nonces: Array<number | null>) => {
+    const stored = nonces.filter((n): n is number => n !== null);
+    return stored.length ? Math.max(...stored) : null;
+  };
   let chain: ReturnType<typeof createChain>;
   try {
     chain = createChain({
@@ -173,8 +184,8 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
       lifecycle,
       clock,
       log,
-      highestOtherNonce: burns.maxRedeemNonce,
-      highestStoredOn: bridges.maxNonce,
+      highestOtherNonce: () => highest(burns.maxRedeemNonce(), recoveryStore.maxNonceOn(config.chain.chainId)),
+      highestStoredOn: (chainId) => highest(bridges.maxNonce(chainId), recoveryStore.maxNonceOn(chainId)),
       bridges: config.crossChain ? bridges : undefined,
     });
   } catch (error) {
@@ -234,6 +245,41 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
       })
     : null;
   if (bridging) chain.onSourceCredited((chainId) => bridging.wake(chainId));
+  const recoveryNetworks: RecoveryNetwork[] = [
+    {
+      name: config.chain.name,
+      chainId: config.chain.chainId,
+      settlement: true,
+      confirmations: config.chain.confirmations,
+      clients: chain.clients,
+      nonces: chain.nonces,
+    },
+    ...[...chain.sources.values()].map((s) => ({
+      name: s.source.name,
+      chainId: s.source.chainId,
+      settlement: false,
+      confirmations: s.source.confirmations,
+      clients: s.clients,
+      nonces: s.nonces,
+    })),
+  ];
+  const recoverer = createRecoverer({
+    store: recoveryStore,
+    findPayment: paymentStore.findById,
+    networks: recoveryNetworks,
+    clock,
+    log,
+    stuckAfterMs: chain.stuckAfterMs,
+  });
+  const recoveries = createRecoveriesService({
+    store: recoveryStore,
+    payments: { retrieve: payments.retrieve, findById: paymentStore.findById },
+    networks: recoveryNetworks,
+    clock,
+    ids,
+    log,
+    wake: recoverer.wake,
+  });
 
   const idempotency = createIdempotency(db, clock);
   const paymentLinks = createPaymentLinksService({
@@ -315,6 +361,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
         ? { ...chain.api, readiness: async () => ({ ...(await chain.api.readiness()), bridging: bridging.status() }) }
         : chain.api,
       crossChain: crossChain?.service ?? noCrossChain,
+      recoveries,
       rateLimiter: createRateLimiter(clock),
       webhookLimits: options.webhookLimits ?? WEBHOOK_LIMITS,
     },
@@ -368,6 +415,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
     webhookWorker.run(abort.signal),
     crossChain?.redeemer.run(abort.signal),
     bridging?.run(abort.signal),
+    recoverer.run(abort.signal),
   ]);
 
   return {
@@ -382,6 +430,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
         webhookSending: webhooks.sending,
         redeemerRounds: crossChain?.redeemer.rounds() ?? 0,
         eventStreams: eventFeed.open(),
+        recovererRounds: recoverer.rounds(),
       };
     },
     async stop() {

@@ -104,3 +104,38 @@ export function settleData(row: TermsRow): Hex {
     ? encodeFunctionData({ abi: depositFactoryV2Abi, functionName: "settle", args: [depositTermsArg(termsOf(row))] })
     : encodeFunctionData({ abi: depositFactoryAbi, functionName: "settle", args: depositArgs(paramsOf(row)) });
 }
+
+/**
+ * `recover` of the row's deposit address for `otherToken` (the zero address: the native coin),
+ * on whichever chain it is sent to: the funds go to the payout address there.
+ */
+export function recoverCall(row: TermsRow, otherToken: Address) {
+  if (row.factory_version === 2)
+    return {
+      address: factoryV2Address,
+      abi: depositFactoryV2Abi,
+      functionName: "recover",
+      args: [depositTermsArg(termsOf(row)), otherToken],
+    } as const;
+  return {
+    address: factoryAddress,
+    abi: depositFactoryAbi,
+    functionName: "recover",
+    args: [...depositArgs(paramsOf(row)), otherToken],
+  } as const;
+}
+
+/** The calldata of `recover` for the row's deposit address. */
+export function recoverData(row: TermsRow, otherToken: Address): Hex {
+  return row.factory_version === 2
+    ? encodeFunctionData({
+        abi: depositFactoryV2Abi,
+        functionName: "recover",
+        args: [depositTermsArg(termsOf(row)), otherToken],
+      })
+    : encodeFunctionData({
+        abi: depositFactoryAbi,
+        functionName: "recover",
+        args: [...depositArgs(paramsOf(row)), otherToken],
+      });
+}

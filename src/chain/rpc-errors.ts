@@ -63,7 +63,16 @@ export async function unlessNotFound<T>(lookup: Promise<T>): Promise<T | null> {
   }
 }
 
+/**
+ * The contract's own refusal inside a failed call or estimate (its custom error's name and
+ * arguments when the ABI knows them), as opposed to an RPC failure; null when it is not one.
+ */
+export function revertOf(error: unknown): ContractFunctionRevertedError | null {
+  if (!(error instanceof BaseError)) return null;
+  return error.walk((e) => e instanceof ContractFunctionRevertedError) as ContractFunctionRevertedError | null;
+}
+
 /** A revert of the call itself (blocked payout, paused token), as opposed to an RPC failure. */
 export function isRevert(error: unknown): boolean {
-  return error instanceof BaseError && error.walk((e) => e instanceof ContractFunctionRevertedError) !== null;
+  return revertOf(error) !== null;
 }

@@ -13,6 +13,7 @@ import m010 from "../../migrations/010_key_last_used.sql" with { type: "text" };
 import m011 from "../../migrations/011_events_by_payment.sql" with { type: "text" };
 import m012 from "../../migrations/012_any_chain.sql" with { type: "text" };
 import m013 from "../../migrations/013_bridges.sql" with { type: "text" };
+import m014 from "../../migrations/014_recoveries.sql" with { type: "text" };
 
 export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: string }> = [
   { version: 1, name: "001_core.sql", sql: m001 },
@@ -28,4 +29,5 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
   { version: 11, name: "011_events_by_payment.sql", sql: m011 },
   { version: 12, name: "012_any_chain.sql", sql: m012 },
   { version: 13, name: "013_bridges.sql", sql: m013 },
+  { version: 14, name: "014_recoveries.sql", sql: m014 },
 ];

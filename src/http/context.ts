@@ -14,6 +14,7 @@ import type { PaymentSearch } from "../payments/search.ts";
 import type { PaymentsService } from "../payments/service.ts";
 import type { PaymentRow } from "../payments/store.ts";
 import type { ViewContext } from "../payments/view.ts";
+import type { RecoveriesService } from "../recoveries/service.ts";
 import type { UsersService } from "../users/service.ts";
 import type { DeliveriesService } from "../webhooks/deliveries.ts";
 import type { WebhookEndpointsService } from "../webhooks/endpoints.ts";
@@ -48,6 +49,8 @@ export interface AppContext {
   publicExtras: (row: PaymentRow) => PublicExtras;
   chain: ChainApi;
   crossChain: CrossChainApi;
+  /** Returns tokens or native coin sent to a deposit address by mistake. */
+  recoveries: RecoveriesService;
   /** Per-payment limits on the public endpoints, per-endpoint ones on webhook test and retry. */
   rateLimiter: RateLimiter;
   webhookLimits: { test: RateLimit; retry: RateLimit };
