@@ -1,0 +1,276 @@
+/**
+ * Recovering tokens sent by mistake, on two anvils (the settlement chain and "local-source" with
+ * the CCTP rig): what `POST /api/v1/payments/{id}/recover` refuses (nothing stored), and what it
+ * carries out, to the payout address on the chain where the funds sit.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import {
+  type Address,
+  createWalletClient,
+  erc20Abi,
+  getAddress,
+  type Hex,
+  http,
+  type PublicClient,
+  parseEther,
+} from "viem";
+import { privateKeyToAccount } from "viem/accounts";
+import { foundry } from "viem/chains";
+import { artifacts, factoryAddress } from "../../src/chain/contracts.ts";
+import { factoryV2Address } from "../../src/chain/deposit-v2.ts";
+import { runAccountCommand } from "../../src/cli/accounts.ts";
+import { ANVIL_KEY_3 } from "../support/anvil.ts";
+import { deployArtifact, mined, type TestWallet, testTokenAbi } from "../support/chain.ts";
+import { type CrossChainStack, LOCAL_SOURCE, startCrossChainStack } from "../support/crosschain.ts";
+import type { Stack } from "../support/stack.ts";
+import { waitFor } from "../support/wait.ts";
+
+let x: CrossChainStack;
+let stack: Stack;
+/** A wallet on the source chain that sends the stray tokens (anvil key 3, funded there too). */
+let sourceWallet: TestWallet;
+let settlementName: string;
+
+beforeAll(async () => {
+  x = await startCrossChainStack();
+  stack = x.stack;
+  settlementName = stack.config.chain.name;
+  sourceWallet = createWalletClient({
+    chain: { ...foundry, id: LOCAL_SOURCE.chainId },
+    transport: http(x.local.source.rpcUrl),
+    account: privateKeyToAccount(ANVIL_KEY_3),
+  }) as TestWallet;
+  // The recoverer deploys the version 2 factory on each source chain before anything is asked there.
+  await waitFor(
+    async () => (await x.source.publicClient.getCode({ address: factoryV2Address })) !== undefined,
+    30_000,
+    "the version 2 factory on the source chain",
+  );
+}, 60_000);
+
+afterAll(async () => {
+  await x?.stop();
+});
+
+const recover = (paymentId: string, body: unknown) =>
+  stack.request(`/api/v1/payments/${paymentId}/recover`, { method: "POST", body });
+
+const storedRecoveries = (paymentId: string) =>
+  stack.sql<{ id: string; state: string }>("SELECT id, state FROM recoveries WHERE payment_id = ?", paymentId);
+
+/** Polls the recovery through the API, mining a block on both chains each time, until it is `state`. */
+function waitRecovery(id: string, state: string) {
+  return waitFor(
+    async () => {
+      const { json } = await stack.request(`/api/v1/recoveries/${id}`);
+      if (json.state === state) return json;
+      await Promise.all([stack.chain.mine(1), x.local.source.rpc("evm_mine")]);
+      throw new Error(`recovery ${json.state} (${json.error})`);
+    },
+    30_000,
+    `recovery ${id} to be ${state}`,
+    60,
+  );
+}
+
+/** A new ERC-20 on the source chain with `units` minted to `to`. */
+async function strayTokenOnSource(to: Address, units: bigint, decimals = 18): Promise<Address> {
+  const client = x.source.publicClient;
+  const token = await deployArtifact(client, sourceWallet, artifacts.TestToken, ["Stray", "STRAY", decimals, false]);
+  await mined(
+    client,
+    sourceWallet.writeContract({ address: token, abi: testTokenAbi, functionName: "mint", args: [to, units] }),
+  );
+  return token;
+}
+
+const balanceOn = (client: PublicClient, token: Address, owner: Address) =>
+  client.readContract({ address: token, abi: erc20Abi, functionName: "balanceOf", args: [owner] });
+
+describe("POST /api/v1/payments/{id}/recover", () => {
+  test("a stray ERC-20 on the source chain goes to the payout address there, and the record follows it", async () => {
+    const payment = await stack.createPayment({ amount: "5.00" });
+    const deposit = getAddress(payment.deposit_address);
+    const units = 1_234_567_890_123_456_789n; // past 2^53: the amount must stay exact
+    const token = await strayTokenOnSource(deposit, units);
+
+    const created = await recover(payment.id, { chain: LOCAL_SOURCE.name, token: token.toLowerCase() });
+    expect(created.status).toBe(202);
+    expect(created.json).toMatchObject({
+      object: "recovery",
+      payment: payment.id,
+      chain: LOCAL_SOURCE.name,
+      chain_id: LOCAL_SOURCE.chainId,
+      token,
+      decimals: 18,
+      payout_address: stack.payout,
+      amount_units: null,
+      error: null,
+    });
+    expect(created.json.id).toMatch(/^rcv_[0-9A-Za-z]{24}$/);
+    expect(["pending", "submitted"]).toContain(created.json.state);
+
+    const done = await waitRecovery(created.json.id, "succeeded");
+    expect(done.amount_units).toBe(units.toString());
+    expect(await balanceOn(x.source.publicClient, token, stack.payout)).toBe(units);
+    expect(await balanceOn(x.source.publicClient, token, deposit)).toBe(0n);
+    const receipt = await x.source.publicClient.getTransactionReceipt({ hash: done.tx_hash as Hex });
+    expect(getAddress(receipt.to!)).toBe(factoryV2Address);
+
+    const list = await stack.request(`/api/v1/payments/${payment.id}/recoveries`);
+    expect(list.status).toBe(200);
+    expect(list.json).toEqual({ object: "list", data: [done], has_more: false });
+  }, 60_000);
+
+  test("native coin on the settlement chain; a replayed Idempotency-Key or a repeat answers 200 with the same recovery", async () => {
+    const payment = await stack.createPayment({ amount: "5.00" });
+    const deposit = getAddress(payment.deposit_address);
+    const wei = parseEther("0.5");
+    await mined(stack.chain.publicClient, stack.chain.payer.sendTransaction({ to: deposit, value: wei }));
+    const before = await stack.chain.publicClient.getBalance({ address: stack.payout });
+
+    const send = (key?: string) =>
+      fetch(`${stack.url}/api/v1/payments/${payment.id}/recover`, {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${stack.apiKey}`,
+          "content-type": "application/json",
+          ...(key ? { "idempotency-key": key } : {}),
+        },
+        body: JSON.stringify({ chain: settlementName }),
+      });
+    const first = await send("rescue-1");
+    expect(first.status).toBe(202);
+    const created = (await first.json()) as { id: string; token: string | null; decimals: number };
+    expect(created).toMatchObject({ token: null, decimals: 18, chain: settlementName });
+    const replay = await send("rescue-1");
+    expect(replay.status).toBe(200);
+    expect(replay.headers.get("idempotent-replayed")).toBe("true");
+    expect(((await replay.json()) as { id: string }).id).toBe(created.id);
+
+    const done = await waitRecovery(created.id, "succeeded");
+    expect(done.amount_units).toBe(wei.toString());
+    expect((await stack.chain.publicClient.getBalance({ address: stack.payout })) - before).toBe(wei);
+    expect(await stack.chain.publicClient.getBalance({ address: deposit })).toBe(0n);
+    expect(storedRecoveries(payment.id)).toHaveLength(1);
+  }, 60_000);
+
+  test("the same request while one is under way answers it (200), without a second transaction", async () => {
+    const payment = await stack.createPayment({ amount: "5.00" });
+    const deposit = getAddress(payment.deposit_address);
+    await mined(stack.chain.publicClient, stack.chain.payer.sendTransaction({ to: deposit, value: 1_000n }));
+    // Blocks only when the test mines them: the first recovery cannot finish before the second request.
+    await stack.chain.anvil.rpc("evm_setAutomine", [false]);
+    try {
+      const first = await recover(payment.id, { chain: settlementName, token: null });
+      expect(first.status).toBe(202);
+      const again = await recover(payment.id, { chain: settlementName });
+      expect(again.status).toBe(200);
+      expect(again.json.id).toBe(first.json.id);
+    } finally {
+      await stack.chain.anvil.rpc("evm_setAutomine", [true]);
+    }
+    await waitRecovery(storedRecoveries(payment.id)[0]!.id, "succeeded");
+    expect(storedRecoveries(payment.id).filter((r) => r.state !== "failed")).toHaveLength(1);
+  }, 60_000);
+});
+
+describe("refusals change nothing", () => {
+  test("USDC is refused on both chains with the reason in words", async () => {
+    const payment = await stack.createPayment({ amount: "5.00" });
+    const deposit = getAddress(payment.deposit_address);
+    await x.sourceTransfer(deposit, 2_000_000n);
+
+    const onSettlement = await recover(payment.id, { chain: settlementName, token: stack.chain.usdc });
+    expect(onSettlement.status).toBe(400);
+    expect(onSettlement.json.error).toContain("is the USDC this payment settles in");
+
+    const onSource = await recover(payment.id, { chain: LOCAL_SOURCE.name, token: x.source.usdc });
+    expect(onSource.status).toBe(400);
+    expect(onSource.json.error).toContain(`bridges from ${LOCAL_SOURCE.name} to the settlement chain`);
+    expect(storedRecoveries(payment.id)).toEqual([]);
+  }, 30_000);
+
+  test("nothing to recover is 422; an unknown chain or a malformed token is 400 naming the field", async () => {
+    const payment = await stack.createPayment({ amount: "5.00" });
+
+    const empty = await recover(payment.id, { chain: LOCAL_SOURCE.name });
+    expect(empty.status).toBe(422);
+    expect(empty.json.error).toBe(
+      `nothing to recover: the deposit address holds no native coin on ${LOCAL_SOURCE.name}`,
+    );
+
+    const chain = await recover(payment.id, { chain: "ethereum" });
+    expect(chain.status).toBe(400);
+    expect(chain.json.error).toBe(`chain must be one of: ${settlementName}, ${LOCAL_SOURCE.name}`);
+
+    const token = await recover(payment.id, { chain: settlementName, token: "0x1234" });
+    expect(token.status).toBe(400);
+    expect(token.json.error).toMatch(/^token must be an ERC-20 contract address/);
+
+    const missing = await recover(payment.id, {});
+    expect(missing.status).toBe(400);
+    expect(missing.json.error).toMatch(/^chain is required/);
+    expect(storedRecoveries(payment.id)).toEqual([]);
+  }, 30_000);
+
+  test("another account's payment and recovery are 404", async () => {
+    const payment = await stack.createPayment({ amount: "5.00" });
+    const deposit = getAddress(payment.deposit_address);
+    await mined(stack.chain.publicClient, stack.chain.payer.sendTransaction({ to: deposit, value: 1_000n }));
+    const mine = await recover(payment.id, { chain: settlementName });
+    expect(mine.status).toBe(202);
+
+    const other = runAccountCommand(
+      "account",
+      ["create", "--name", "Other Shop", "--payout-address", "0x1111111111111111111111111111111111111111"],
+      stack.env,
+    ) as { api_key: string };
+    const asOther = (path: string, body?: unknown) =>
+      fetch(stack.url + path, {
+        method: body ? "POST" : "GET",
+        headers: { authorization: `Bearer ${other.api_key}`, "content-type": "application/json" },
+        body: body ? JSON.stringify(body) : undefined,
+      }).then(async (res) => ({ status: res.status, json: (await res.json()) as { error?: string } }));
+
+    const post = await asOther(`/api/v1/payments/${payment.id}/recover`, { chain: settlementName });
+    expect(post).toEqual({ status: 404, json: { error: `no payment ${payment.id}` } });
+    expect((await asOther(`/api/v1/payments/${payment.id}/recoveries`)).status).toBe(404);
+    expect(await asOther(`/api/v1/recoveries/${mine.json.id}`)).toEqual({
+      status: 404,
+      json: { error: `no recovery ${mine.json.id}` },
+    });
+    expect(storedRecoveries(payment.id)).toHaveLength(1);
+    await waitRecovery(mine.json.id, "succeeded");
+  }, 60_000);
+});
+
+describe("a version 1 payment", () => {
+  test("is refused on a source chain, and recovers through the version 1 factory on the settlement chain", async () => {
+    // Made while no source chain is enabled, as before cross-chain was configured.
+    const crossChainEnv = { ...x.local.env };
+    await stack.restart({ STABLEGATE_CCTP_CUSTOM_SOURCES: "" });
+    const payment = await stack.createPayment({ amount: "5.00" });
+    await stack.restart(crossChainEnv);
+    expect(stack.sql("SELECT factory_version FROM payments WHERE id = ?", payment.id)).toEqual([
+      { factory_version: 1 },
+    ]);
+    const deposit = getAddress(payment.deposit_address);
+    await mined(stack.chain.publicClient, stack.chain.payer.sendTransaction({ to: deposit, value: 7_000n }));
+
+    const refused = await recover(payment.id, { chain: LOCAL_SOURCE.name });
+    expect(refused.status).toBe(400);
+    expect(refused.json.error).toBe(
+      `chain must be ${settlementName} for this payment: its deposit address is a version 1 address, ` +
+        `which exists on ${settlementName} only`,
+    );
+    expect(storedRecoveries(payment.id)).toEqual([]);
+
+    const created = await recover(payment.id, { chain: settlementName });
+    expect(created.status).toBe(202);
+    const done = await waitRecovery(created.json.id, "succeeded");
+    expect(done.amount_units).toBe("7000");
+    const receipt = await stack.chain.publicClient.getTransactionReceipt({ hash: done.tx_hash as Hex });
+    expect(getAddress(receipt.to!)).toBe(factoryAddress);
+  }, 90_000);
+});
