@@ -13,12 +13,15 @@ import {
   http,
   type PublicClient,
   parseEther,
+  parseTransaction,
 } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { foundry } from "viem/chains";
 import { artifacts, factoryAddress } from "../../src/chain/contracts.ts";
 import { factoryV2Address } from "../../src/chain/deposit-v2.ts";
+import { sentWith } from "../../src/chain/fees.ts";
 import { runAccountCommand } from "../../src/cli/accounts.ts";
+import { CCTP_DEPLOYER_KEY, cctpAddresses, testTokenMessengerV2Abi } from "../../src/dev/cctp-rig.ts";
 import { ANVIL_KEY_3 } from "../support/anvil.ts";
 import { deployArtifact, mined, type TestWallet, testTokenAbi } from "../support/chain.ts";
 import { type CrossChainStack, LOCAL_SOURCE, startCrossChainStack } from "../support/crosschain.ts";
@@ -56,7 +59,10 @@ const recover = (paymentId: string, body: unknown) =>
   stack.request(`/api/v1/payments/${paymentId}/recover`, { method: "POST", body });
 
 const storedRecoveries = (paymentId: string) =>
-  stack.sql<{ id: string; state: string }>("SELECT id, state FROM recoveries WHERE payment_id = ?", paymentId);
+  stack.sql<{ id: string; state: string; tx_hash: string | null }>(
+    "SELECT id, state, tx_hash FROM recoveries WHERE payment_id = ?",
+    paymentId,
+  );
 
 /** Polls the recovery through the API, mining a block on both chains each time, until it is `state`. */
 function waitRecovery(id: string, state: string) {
@@ -155,23 +161,80 @@ describe("POST /api/v1/payments/{id}/recover", () => {
     expect(storedRecoveries(payment.id)).toHaveLength(1);
   }, 60_000);
 
-  test("the same request while one is under way answers it (200), without a second transaction", async () => {
+  test("the same request while one is under way answers it (200), even once mined but not yet confirmed", async () => {
     const payment = await stack.createPayment({ amount: "5.00" });
     const deposit = getAddress(payment.deposit_address);
     await mined(stack.chain.publicClient, stack.chain.payer.sendTransaction({ to: deposit, value: 1_000n }));
     // Blocks only when the test mines them: the first recovery cannot finish before the second request.
     await stack.chain.anvil.rpc("evm_setAutomine", [false]);
+    let first: { id: string };
     try {
-      const first = await recover(payment.id, { chain: settlementName, token: null });
-      expect(first.status).toBe(202);
-      const again = await recover(payment.id, { chain: settlementName });
-      expect(again.status).toBe(200);
-      expect(again.json.id).toBe(first.json.id);
+      const created = await recover(payment.id, { chain: settlementName, token: null });
+      expect(created.status).toBe(202);
+      first = created.json;
+      const sent = await waitFor(
+        () => storedRecoveries(payment.id).find((r) => r.state === "submitted"),
+        15_000,
+        "the recovery sent",
+      );
+      await waitFor(
+        () => stack.chain.publicClient.getTransaction({ hash: sent.tx_hash as Hex }),
+        15_000,
+        "the node to hold it",
+      );
+      // Mined in this block, two confirmations short: the deposit address is empty, the recovery still open.
+      await stack.chain.mine(1);
+      expect(await stack.chain.publicClient.getBalance({ address: deposit })).toBe(0n);
     } finally {
       await stack.chain.anvil.rpc("evm_setAutomine", [true]);
     }
-    await waitRecovery(storedRecoveries(payment.id)[0]!.id, "succeeded");
-    expect(storedRecoveries(payment.id).filter((r) => r.state !== "failed")).toHaveLength(1);
+    const again = await recover(payment.id, { chain: settlementName });
+    expect(again.status).toBe(200);
+    expect(again.json).toMatchObject({ id: first.id, state: "submitted" });
+    await waitRecovery(first.id, "succeeded");
+    expect(storedRecoveries(payment.id)).toHaveLength(1);
+  }, 60_000);
+});
+
+describe("a stuck recovery", () => {
+  test("held by the node too long, it is replaced on its nonce with higher fees, and recovers once", async () => {
+    const payment = await stack.createPayment({ amount: "5.00" });
+    const deposit = getAddress(payment.deposit_address);
+    const token = await strayTokenOnSource(deposit, 9_000n, 6);
+    const row = () =>
+      stack.sql<{ id: string; state: string; tx_hash: string; tx_hashes: string; raw_tx: string }>(
+        "SELECT * FROM recoveries WHERE payment_id = ?",
+        payment.id,
+      )[0];
+
+    await x.local.source.rpc("evm_setAutomine", [false]);
+    let first: { tx_hash: string; raw_tx: string };
+    try {
+      const created = await recover(payment.id, { chain: LOCAL_SOURCE.name, token });
+      expect(created.status).toBe(202);
+      first = await waitFor(() => row()?.state === "submitted" && row(), 15_000, "the recovery sent");
+      await waitFor(
+        () => x.source.publicClient.getTransaction({ hash: first.tx_hash as Hex }),
+        15_000,
+        "the node to hold it",
+      );
+      stack.clock.advance(31_000); // past the 30 s after which a held transaction counts as stuck
+      await waitFor(() => JSON.parse(row()!.tx_hashes).length === 2, 15_000, "a replacement");
+    } finally {
+      await x.local.source.rpc("evm_setAutomine", [true]);
+    }
+    const replaced = row()!;
+    expect(JSON.parse(replaced.tx_hashes)).toEqual([first.tx_hash, replaced.tx_hash]);
+    const before = sentWith(first.raw_tx as Hex);
+    const after = sentWith(replaced.raw_tx as Hex);
+    expect(after.maxFeePerGas).toBeGreaterThanOrEqual((before.maxFeePerGas * 115n) / 100n);
+    expect(after.maxPriorityFeePerGas).toBeGreaterThanOrEqual((before.maxPriorityFeePerGas * 115n) / 100n);
+    expect(parseTransaction(replaced.raw_tx as Hex).nonce).toBe(parseTransaction(first.raw_tx as Hex).nonce);
+
+    const done = await waitRecovery(replaced.id, "succeeded");
+    expect(done.tx_hash).toBe(replaced.tx_hash);
+    expect(done.amount_units).toBe("9000");
+    expect(await balanceOn(x.source.publicClient, token, stack.payout)).toBe(9_000n);
   }, 60_000);
 });
 
@@ -185,9 +248,34 @@ describe("refusals change nothing", () => {
     expect(onSettlement.status).toBe(400);
     expect(onSettlement.json.error).toContain("is the USDC this payment settles in");
 
+    // The rig's source USDC shares the settlement USDC's address (the same deployer and nonce on both
+    // anvils), which the contract refuses as the committed token.
     const onSource = await recover(payment.id, { chain: LOCAL_SOURCE.name, token: x.source.usdc });
     expect(onSource.status).toBe(400);
     expect(onSource.json.error).toContain(`bridges from ${LOCAL_SOURCE.name} to the settlement chain`);
+
+    // On real chains each USDC has its own address: refused because Circle's minter burns it there.
+    const ownUsdc = await strayTokenOnSource(deposit, 3_000_000n, 6);
+    const messengerOwner = createWalletClient({
+      chain: { ...foundry, id: LOCAL_SOURCE.chainId },
+      transport: http(x.local.source.rpcUrl),
+      account: privateKeyToAccount(CCTP_DEPLOYER_KEY),
+    });
+    await mined(
+      x.source.publicClient,
+      messengerOwner.writeContract({
+        address: cctpAddresses.tokenMessenger,
+        abi: testTokenMessengerV2Abi,
+        functionName: "setMaxBurnAmountPerMessage",
+        args: [ownUsdc, 1_000_000_000_000n],
+      }),
+    );
+    const bridgeable = await recover(payment.id, { chain: LOCAL_SOURCE.name, token: ownUsdc });
+    expect(bridgeable.status).toBe(400);
+    expect(bridgeable.json.error).toBe(
+      `token ${ownUsdc} is USDC that the deposit address bridges from ${LOCAL_SOURCE.name} to the settlement ` +
+        "chain, where it settles; it cannot be recovered",
+    );
     expect(storedRecoveries(payment.id)).toEqual([]);
   }, 30_000);
 
