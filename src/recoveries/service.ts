@@ -124,10 +124,9 @@ export function createRecoveriesService(deps: RecoveriesDeps) {
         return { row: earlier, created: false };
       }
       const amount = await simulate(payment, network, token);
+      const what = token ? `token ${token}` : "native coin";
       if (amount === 0n)
-        throw new UnprocessableError(
-          `nothing to recover: the deposit address holds no ${token ? `token ${token}` : "native coin"} on ${network.name}`,
-        );
+        throw new UnprocessableError(`nothing to recover: the deposit address holds no ${what} on ${network.name}`);
       const decimals = await decimalsOf(network, token);
       const outcome = store.transaction(() => {
         // Asked twice at once: the second finds the first's row here.

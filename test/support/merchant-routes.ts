@@ -11,6 +11,8 @@ export interface OwnedObjects {
   deliveryId: string;
   eventId: string;
   linkId: string;
+  /** A recovery of the payment's native coin on the settlement chain, still pending. */
+  recoveryId: string;
 }
 
 export interface MerchantRoute {
@@ -29,6 +31,10 @@ export const MERCHANT_ROUTES: readonly MerchantRoute[] = [
   { method: "GET", path: "/api/v1/payments", writes: false },
   { method: "GET", path: "/api/v1/payments/:id", writes: false },
   { method: "GET", path: "/api/v1/payments.csv", writes: false },
+  // The owner's request names the recovery already under way (the sweep's server has no chain to simulate on).
+  { method: "POST", path: "/api/v1/payments/:id/recover", body: { chain: "custom" }, writes: true },
+  { method: "GET", path: "/api/v1/payments/:id/recoveries", writes: false },
+  { method: "GET", path: "/api/v1/recoveries/:id", writes: false },
   { method: "POST", path: "/api/v1/webhook_endpoints", body: { url: "https://hooks.example.com/sweep" }, writes: true },
   { method: "GET", path: "/api/v1/webhook_endpoints", writes: false },
   { method: "DELETE", path: "/api/v1/webhook_endpoints/:id", writes: true },
@@ -52,7 +58,9 @@ export function concretePath(route: MerchantRoute, objects: OwnedObjects): strin
       ? objects.eventId
       : route.path.startsWith("/api/v1/payment_links/")
         ? objects.linkId
-        : objects.endpointId;
+        : route.path.startsWith("/api/v1/recoveries/")
+          ? objects.recoveryId
+          : objects.endpointId;
   return route.path.replace(":delivery_id", objects.deliveryId).replace(":id", id);
 }
 
