@@ -18,6 +18,8 @@ export interface PaymentDetailData {
   qrDataUri: string;
   /** Just created from the form: say so, and put the link to send first. */
   created: boolean;
+  /** The card to recover tokens sent by mistake (./payment-detail-recover.ts). */
+  recover?: Raw;
 }
 
 /** The body of /dashboard/payments/{id}: everything about one payment, for its merchant. */
@@ -42,6 +44,7 @@ ${metadataCard(data)}
 ${transfersCard(data)}
 ${crossChainCard(data)}
 ${settlementsCard(data)}
+${data.recover ?? ""}
 ${historyCard(data)}
 ${deliveriesCard(data)}`;
 }
@@ -257,14 +260,14 @@ const DELIVERY_BADGE: Record<string, string> = {
   canceled: "",
 };
 
-function txLink(explorer: ExplorerLinks | null, hash: string): Raw {
+export function txLink(explorer: ExplorerLinks | null, hash: string): Raw {
   return explorer
     ? html`<a class="mono" href="${explorer.tx(hash)}" title="${hash}">${short(hash)}</a>`
     : html`<span class="mono" title="${hash}">${short(hash)}</span>`;
 }
 
 /** 0x5c50…2060: enough to recognise; the full value is in the title and behind the link. */
-const short = (hex: string) => (hex.length > 14 ? `${hex.slice(0, 6)}…${hex.slice(-4)}` : hex);
+export const short = (hex: string) => (hex.length > 14 ? `${hex.slice(0, 6)}…${hex.slice(-4)}` : hex);
 
 /** A table's header row; `num` columns are right-aligned, as their figures are. */
 function headRow(...columns: Array<string | { num: string }>): Raw {

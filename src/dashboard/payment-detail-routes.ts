@@ -2,12 +2,15 @@ import type { Account } from "../accounts/service.ts";
 import { explorerFor } from "../chain/explorer.ts";
 import { qrSvg } from "../checkout/qr.ts";
 import type { AppContext } from "../http/context.ts";
+import { statusOf } from "../http/errors.ts";
 import { bodyValidator } from "../http/validate.ts";
-import { ConflictError, DomainError, UnprocessableError } from "../lib/errors.ts";
+import { asSentence, ConflictError, DomainError, UnprocessableError } from "../lib/errors.ts";
 import { formatAmount } from "../lib/money.ts";
 import { sleep } from "../lib/sleep.ts";
 import { createPaymentOnce } from "../payments/create-once.ts";
 import { CreatePaymentSchema } from "../payments/schema.ts";
+import { recoveryView } from "../recoveries/view.ts";
+import type { Notice } from "./admin-page.ts";
 import type { DashboardRoute, DashboardSession } from "./kit.ts";
 import { seeOther } from "./kit.ts";
 import { dashboardPage, notFoundPage } from "./layout.ts";
@@ -22,12 +25,13 @@ import {
 } from "./new-payment-form.ts";
 import { newPaymentBody } from "./new-payment-page.ts";
 import { paymentDetailBody } from "./payment-detail-page.ts";
+import { recoverCard } from "./payment-detail-recover.ts";
 
 const createPaymentBody = bodyValidator(CreatePaymentSchema);
 /** How long a second submit of a form waits for the first, still being created, before giving up. */
 const IN_FLIGHT_WAIT_MS = 10_000;
 
-/** The payment page and the new-payment form. */
+/** The payment page (with its recovery form) and the new-payment form. */
 export function paymentDetailRoutes(ctx: AppContext): DashboardRoute[] {
   const createOnce = createPaymentOnce(ctx);
   const accountOf = (session: DashboardSession): Account | null => ctx.accounts.findAccount(session.accountId);
@@ -105,29 +109,81 @@ export function paymentDetailRoutes(ctx: AppContext): DashboardRoute[] {
     {
       method: "GET",
       path: "/dashboard/payments/:id",
-      handle: async ({ session, params, query }) => {
-        const account = accountOf(session);
-        const detail = account && findDetail(ctx, account, params.id ?? "");
-        if (!detail) return notFound(session);
-        const payUrl = `${ctx.view.baseUrl}/pay/${detail.payment.id}`;
-        const qr = Buffer.from(await qrSvg(payUrl)).toString("base64");
-        return dashboardPage({
-          title: `Payment of ${formatAmount(detail.payment.amount)} USDC`,
-          session,
-          nav: "payments",
-          body: paymentDetailBody({
-            detail,
-            payUrl,
-            chainName: ctx.view.chainName,
-            explorer: explorerFor({ name: ctx.view.chainName, chainId: detail.payment.chain_id }),
-            sourceExplorer,
-            qrDataUri: `data:image/svg+xml;base64,${qr}`,
-            created: query.get("created") === "1",
-          }),
+      handle: ({ session, params, query }) => {
+        const requested = query.get("recovery");
+        return detailPage(session, params.id ?? "", {
+          created: query.get("created") === "1",
+          notice: requested
+            ? { tone: "ok", text: `Recovery ${requested} requested: its transaction is on its way, below.` }
+            : undefined,
         });
       },
     },
+    {
+      method: "POST",
+      path: "/dashboard/payments/:id/recover",
+      handle: async ({ session, params, form: submitted }) => {
+        const account = accountOf(session);
+        if (!account) return notFound(session);
+        const values = { chain: submitted.get("chain") ?? "", token: (submitted.get("token") ?? "").trim() };
+        try {
+          const { row } = await ctx.recoveries.request(account, params.id ?? "", {
+            chain: values.chain,
+            token: values.token || null,
+          });
+          return seeOther(`/dashboard/payments/${row.payment_id}?recovery=${row.id}#pd-recover`);
+        } catch (error) {
+          if (!(error instanceof DomainError)) throw error;
+          if (error.kind === "not_found") return notFound(session);
+          const notice = { tone: "bad", text: asSentence(error.message) } as const;
+          return detailPage(session, params.id ?? "", { notice, values }, statusOf(error));
+        }
+      },
+    },
   ];
+
+  /** The payment page; `recover` fills the recovery card's notice and form. */
+  async function detailPage(
+    session: DashboardSession,
+    id: string,
+    opts: { created?: boolean; notice?: Notice; values?: { chain: string; token: string } },
+    status = 200,
+  ): Promise<Response> {
+    const account = accountOf(session);
+    const detail = account && findDetail(ctx, account, id);
+    if (!account || !detail) return notFound(session);
+    const { payment } = detail;
+    const payUrl = `${ctx.view.baseUrl}/pay/${payment.id}`;
+    const qr = Buffer.from(await qrSvg(payUrl)).toString("base64");
+    const explorer = explorerFor({ name: ctx.view.chainName, chainId: payment.chain_id });
+    const recoveries = ctx.recoveries;
+    return dashboardPage({
+      title: `Payment of ${formatAmount(payment.amount)} USDC`,
+      session,
+      nav: "payments",
+      status,
+      body: paymentDetailBody({
+        detail,
+        payUrl,
+        chainName: ctx.view.chainName,
+        explorer,
+        sourceExplorer,
+        qrDataUri: `data:image/svg+xml;base64,${qr}`,
+        created: opts.created ?? false,
+        recover: recoverCard({
+          session,
+          paymentId: payment.id,
+          chains: recoveries.chainsFor(payment),
+          recoveries: recoveries
+            .forPayment(account, payment.id)
+            .map((row) => recoveryView(row, recoveries.chainName(row.chain_id))),
+          explorer: (name) => (name === ctx.view.chainName ? explorer : sourceExplorer(name)),
+          notice: opts.notice,
+          values: opts.values,
+        }),
+      }),
+    });
+  }
 }
 
 /** The payment, or null when the account has none with this id (unknown and another's alike). */

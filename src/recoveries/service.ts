@@ -109,7 +109,7 @@ export function createRecoveriesService(deps: RecoveriesDeps) {
     ): Promise<{ row: RecoveryRow; created: boolean }> {
       const payment = deps.payments.retrieve(account, paymentId);
       const network = networkNamed(input.chain);
-      const token = input.token == null ? null : getAddress(input.token);
+      const token = tokenAddress(input.token);
       if (payment.factory_version === 1 && !network.settlement)
         throw new ValidationError(
           `chain must be ${settlement.name} for this payment: its deposit address is a version 1 address, ` +
@@ -167,9 +167,23 @@ export function createRecoveriesService(deps: RecoveriesDeps) {
 
     /** A chain's name by id, for the recovery's JSON. */
     chainName: (chainId: number) => networks.find((n) => n.chainId === chainId)?.name ?? `chain ${chainId}`,
-    /** The chains a recovery may be asked on, the settlement chain first. */
-    chainNames: () => networks.map((n) => n.name),
+    /** The chains a recovery of the payment may be asked on, the settlement chain first. */
+    chainsFor: (payment: Pick<PaymentRow, "factory_version">) =>
+      networks.filter((n) => n.settlement || payment.factory_version === 2).map((n) => n.name),
   };
+}
+
+/**
+ * An ERC-20 address in any letter case (a form's input has no schema in front of it), or null
+ * for the native coin.
+ */
+function tokenAddress(text: string | null | undefined): Address | null {
+  if (text == null || text === "") return null;
+  if (!/^0x[0-9a-fA-F]{40}$/.test(text))
+    throw new ValidationError(
+      "token must be an ERC-20 contract address (0x and 40 hex digits), or empty for the native coin",
+    );
+  return getAddress(text.toLowerCase());
 }
 
 function refusedUsdc(network: RecoveryNetwork, token: Address): ValidationError {

@@ -11,6 +11,7 @@ import {
   namesAnObject,
   type OwnedObjects,
 } from "../support/merchant-routes.ts";
+import { insertPendingRecovery } from "../support/recovery-rows.ts";
 import {
   api,
   isErrorBody,
@@ -50,33 +51,13 @@ async function createOwnedObjects(account: TestAccount): Promise<OwnedObjects> {
   const link = await call("/api/v1/payment_links", { body: { amount: "2.00" } });
   expect([payment.status, endpoint.status, sent.status, link.status]).toEqual([201, 201, 202, 201]);
   return {
-    recoveryId: pendingRecovery(payment.json.id),
+    recoveryId: insertPendingRecovery(server.dataDir, payment.json.id),
     paymentId: payment.json.id,
     endpointId: endpoint.json.id,
     deliveryId: sent.json.delivery.id,
     eventId: sent.json.event_id,
     linkId: link.json.id,
   };
-}
-
-/**
- * A recovery of the payment's native coin, written as the API stores one: this server has no chain
- * to check a request against, so it cannot make one through the API. It stays pending.
- */
-function pendingRecovery(paymentId: string): string {
-  const id = `rcv_${paymentId.slice(2, 26)}`;
-  const db = new Database(join(server.dataDir, "stablegate.db"));
-  try {
-    db.run("PRAGMA busy_timeout = 5000");
-    db.query(
-      `INSERT INTO recoveries (id, payment_id, chain_id, token, decimals, payout_address, state,
-         next_attempt_at, created_at, updated_at)
-       SELECT ?, id, chain_id, NULL, 18, payout_address, 'pending', 0, 0, 0 FROM payments WHERE id = ?`,
-    ).run(id, paymentId);
-  } finally {
-    db.close();
-  }
-  return id;
 }
 
 async function withAuthorization(authorization: string | null, path = "/api/v1/payments", init: RequestInit = {}) {

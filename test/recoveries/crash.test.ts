@@ -5,25 +5,17 @@
  * recovered exactly once. The source chain stops automining so the transaction waits for the test.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { createWalletClient, erc20Abi, getAddress, type Hex, http } from "viem";
-import { privateKeyToAccount } from "viem/accounts";
-import { foundry } from "viem/chains";
-import { artifacts } from "../../src/chain/contracts.ts";
+import { erc20Abi, getAddress, type Hex } from "viem";
 import { depositFactoryV2Abi, factoryV2Address } from "../../src/chain/deposit-v2.ts";
-import { ANVIL_KEY_3 } from "../support/anvil.ts";
-import { deployArtifact, mined, type TestWallet, testTokenAbi } from "../support/chain.ts";
 import { type CrossChainStack, LOCAL_SOURCE, startCrossChainStack } from "../support/crosschain.ts";
+import { sourceFactoryDeployed, strayTokenOnSource } from "../support/stray-tokens.ts";
 import { waitFor } from "../support/wait.ts";
 
 let x: CrossChainStack;
 
 beforeAll(async () => {
   x = await startCrossChainStack({ subprocess: true });
-  await waitFor(
-    async () => (await x.source.publicClient.getCode({ address: factoryV2Address })) !== undefined,
-    30_000,
-    "the version 2 factory on the source chain",
-  );
+  await sourceFactoryDeployed(x);
 }, 60_000);
 
 afterAll(async () => {
@@ -42,18 +34,9 @@ interface RecoveryDbRow {
 test("a recovery stored before a kill -9 is sent again after the restart and recovers once", async () => {
   const { stack, local } = x;
   const client = x.source.publicClient;
-  const wallet = createWalletClient({
-    chain: { ...foundry, id: LOCAL_SOURCE.chainId },
-    transport: http(local.source.rpcUrl),
-    account: privateKeyToAccount(ANVIL_KEY_3),
-  }) as TestWallet;
   const payment = await stack.createPayment({ amount: "5.00" });
   const deposit = getAddress(payment.deposit_address);
-  const token = await deployArtifact(client, wallet, artifacts.TestToken, ["Stray", "STRAY", 6, false]);
-  await mined(
-    client,
-    wallet.writeContract({ address: token, abi: testTokenAbi, functionName: "mint", args: [deposit, 4_200_000n] }),
-  );
+  const token = await strayTokenOnSource(x, deposit, 4_200_000n, 6);
 
   await local.source.rpc("evm_setAutomine", [false]);
   const created = await stack.request(`/api/v1/payments/${payment.id}/recover`, {

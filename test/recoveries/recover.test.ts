@@ -17,38 +17,26 @@ import {
 } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { foundry } from "viem/chains";
-import { artifacts, factoryAddress } from "../../src/chain/contracts.ts";
+import { factoryAddress } from "../../src/chain/contracts.ts";
 import { factoryV2Address } from "../../src/chain/deposit-v2.ts";
 import { sentWith } from "../../src/chain/fees.ts";
 import { runAccountCommand } from "../../src/cli/accounts.ts";
 import { CCTP_DEPLOYER_KEY, cctpAddresses, testTokenMessengerV2Abi } from "../../src/dev/cctp-rig.ts";
-import { ANVIL_KEY_3 } from "../support/anvil.ts";
-import { deployArtifact, mined, type TestWallet, testTokenAbi } from "../support/chain.ts";
+import { mined } from "../support/chain.ts";
 import { type CrossChainStack, LOCAL_SOURCE, startCrossChainStack } from "../support/crosschain.ts";
 import type { Stack } from "../support/stack.ts";
+import { sourceFactoryDeployed, strayTokenOnSource } from "../support/stray-tokens.ts";
 import { waitFor } from "../support/wait.ts";
 
 let x: CrossChainStack;
 let stack: Stack;
-/** A wallet on the source chain that sends the stray tokens (anvil key 3, funded there too). */
-let sourceWallet: TestWallet;
 let settlementName: string;
 
 beforeAll(async () => {
   x = await startCrossChainStack();
   stack = x.stack;
   settlementName = stack.config.chain.name;
-  sourceWallet = createWalletClient({
-    chain: { ...foundry, id: LOCAL_SOURCE.chainId },
-    transport: http(x.local.source.rpcUrl),
-    account: privateKeyToAccount(ANVIL_KEY_3),
-  }) as TestWallet;
-  // The recoverer deploys the version 2 factory on each source chain before anything is asked there.
-  await waitFor(
-    async () => (await x.source.publicClient.getCode({ address: factoryV2Address })) !== undefined,
-    30_000,
-    "the version 2 factory on the source chain",
-  );
+  await sourceFactoryDeployed(x);
 }, 60_000);
 
 afterAll(async () => {
@@ -79,17 +67,6 @@ function waitRecovery(id: string, state: string) {
   );
 }
 
-/** A new ERC-20 on the source chain with `units` minted to `to`. */
-async function strayTokenOnSource(to: Address, units: bigint, decimals = 18): Promise<Address> {
-  const client = x.source.publicClient;
-  const token = await deployArtifact(client, sourceWallet, artifacts.TestToken, ["Stray", "STRAY", decimals, false]);
-  await mined(
-    client,
-    sourceWallet.writeContract({ address: token, abi: testTokenAbi, functionName: "mint", args: [to, units] }),
-  );
-  return token;
-}
-
 const balanceOn = (client: PublicClient, token: Address, owner: Address) =>
   client.readContract({ address: token, abi: erc20Abi, functionName: "balanceOf", args: [owner] });
 
@@ -98,7 +75,7 @@ describe("POST /api/v1/payments/{id}/recover", () => {
     const payment = await stack.createPayment({ amount: "5.00" });
     const deposit = getAddress(payment.deposit_address);
     const units = 1_234_567_890_123_456_789n; // past 2^53: the amount must stay exact
-    const token = await strayTokenOnSource(deposit, units);
+    const token = await strayTokenOnSource(x, deposit, units);
 
     const created = await recover(payment.id, { chain: LOCAL_SOURCE.name, token: token.toLowerCase() });
     expect(created.status).toBe(202);
@@ -200,7 +177,7 @@ describe("a stuck recovery", () => {
   test("held by the node too long, it is replaced on its nonce with higher fees, and recovers once", async () => {
     const payment = await stack.createPayment({ amount: "5.00" });
     const deposit = getAddress(payment.deposit_address);
-    const token = await strayTokenOnSource(deposit, 9_000n, 6);
+    const token = await strayTokenOnSource(x, deposit, 9_000n, 6);
     const row = () =>
       stack.sql<{ id: string; state: string; tx_hash: string; tx_hashes: string; raw_tx: string }>(
         "SELECT * FROM recoveries WHERE payment_id = ?",
@@ -255,7 +232,7 @@ describe("refusals change nothing", () => {
     expect(onSource.json.error).toContain(`bridges from ${LOCAL_SOURCE.name} to the settlement chain`);
 
     // On real chains each USDC has its own address: refused because Circle's minter burns it there.
-    const ownUsdc = await strayTokenOnSource(deposit, 3_000_000n, 6);
+    const ownUsdc = await strayTokenOnSource(x, deposit, 3_000_000n, 6);
     const messengerOwner = createWalletClient({
       chain: { ...foundry, id: LOCAL_SOURCE.chainId },
       transport: http(x.local.source.rpcUrl),

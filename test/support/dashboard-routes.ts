@@ -6,6 +6,7 @@
  * DashboardObjects and createDashboardObjects.
  */
 import { runAccountCommand } from "../../src/cli/accounts.ts";
+import { insertPendingRecovery } from "./recovery-rows.ts";
 import { api, type TestAccount } from "./server.ts";
 import { waitFor } from "./wait.ts";
 
@@ -67,6 +68,8 @@ export const DASHBOARD_ROUTES: readonly DashboardRouteCase[] = [
   // A form's nonce is 24 base62 characters; sent again, it answers with the payment it made.
   { method: "POST", path: "/dashboard/payments/new", form: { amount: "5.00", nonce: "sweepNonce00000000000000" } },
   { method: "GET", path: "/dashboard/payments/:id", params: { id: "paymentId" } },
+  // The owner's request names the payment's recovery under way (the sweep's server has no chain).
+  { method: "POST", path: "/dashboard/payments/:id/recover", params: { id: "paymentId" }, form: { chain: "custom" } },
 ];
 
 /** The concrete path of `route` for `objects`. */
@@ -106,6 +109,7 @@ export async function createDashboardObjects(target: SweepTarget, account: TestA
   const sent = await call(`/api/v1/webhook_endpoints/${endpoint.json.id}/test`, { method: "POST" });
   if (sent.status !== 202) throw new Error(`test event: ${sent.status} ${sent.text}`);
   const key = runAccountCommand("key", ["create", "--account", account.accountId], target.env) as { id: string };
+  insertPendingRecovery(target.env.STABLEGATE_DATA_DIR!, payment.json.id);
   await deliveriesSettled(target, account);
   return {
     paymentId: payment.json.id,

@@ -1,0 +1,118 @@
+/**
+ * The payment page's "Recover a token sent by mistake" form, signed in, against the server on two
+ * anvils: over HTTP (a request answered with a 303 to the page, which lists the recovery as it
+ * goes; a refusal answered on the page with its reason, what was typed kept, nothing stored) and
+ * in a real chromium at desktop and phone width, screenshots in test/artifacts/.
+ */
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import type { Browser } from "playwright-core";
+import { getAddress, parseEther } from "viem";
+import { collectProblems, launchBrowser, PHONE, screenshot } from "../support/browser.ts";
+import { mined } from "../support/chain.ts";
+import { type CrossChainStack, LOCAL_SOURCE, startCrossChainStack } from "../support/crosschain.ts";
+import { createDashboardUser, type DashboardUser, signedInContext, signIn } from "../support/dashboard.ts";
+import type { Stack } from "../support/stack.ts";
+import { sourceFactoryDeployed, strayTokenOnSource } from "../support/stray-tokens.ts";
+import { waitFor } from "../support/wait.ts";
+
+setDefaultTimeout(90_000);
+
+let x: CrossChainStack;
+let stack: Stack;
+let user: DashboardUser;
+let browser: Browser | undefined;
+
+beforeAll(async () => {
+  x = await startCrossChainStack();
+  stack = x.stack;
+  user = await createDashboardUser(stack.env, stack.accountId);
+  await sourceFactoryDeployed(x);
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await x?.stop();
+});
+
+const recoveriesOf = (paymentId: string) =>
+  stack.sql<{ id: string; state: string }>("SELECT id, state FROM recoveries WHERE payment_id = ?", paymentId);
+
+/** Mines on both chains until the payment's only recovery has succeeded. */
+function waitSucceeded(paymentId: string) {
+  return waitFor(
+    async () => {
+      const rows = recoveriesOf(paymentId);
+      if (rows.length === 1 && rows[0]!.state === "succeeded") return rows[0]!;
+      await Promise.all([stack.chain.mine(1), x.local.source.rpc("evm_mine")]);
+      return null;
+    },
+    30_000,
+    "the recovery to succeed",
+    60,
+  );
+}
+
+describe("the recovery form on the payment page", () => {
+  test("a request is a 303 back to the page, which then lists the recovery; a refusal says why and stores nothing", async () => {
+    const client = await signIn(stack.url, user);
+    const payment = await stack.createPayment({ amount: "5.00" });
+    const deposit = getAddress(payment.deposit_address);
+    const token = await strayTokenOnSource(x, deposit, 1_500_000_000_000_000_000n);
+
+    const page = await (await client.get(`/dashboard/payments/${payment.id}`)).text();
+    expect(page).toContain("Recover a token sent by mistake");
+    expect(page).toContain(`<option value="${stack.config.chain.name}" selected>`);
+    expect(page).toContain(`<option value="${LOCAL_SOURCE.name}">`);
+
+    const refused = await client.post(`/dashboard/payments/${payment.id}/recover`, {
+      chain: stack.config.chain.name,
+      token: stack.chain.usdc,
+    });
+    expect(refused.status).toBe(400);
+    const refusedPage = await refused.text();
+    expect(refusedPage).toContain(`Token ${stack.chain.usdc} is the USDC this payment settles in`);
+    expect(refusedPage).toContain(`value="${stack.chain.usdc}"`);
+    expect(recoveriesOf(payment.id)).toEqual([]);
+
+    const asked = await client.post(`/dashboard/payments/${payment.id}/recover`, { chain: LOCAL_SOURCE.name, token });
+    expect(asked.status).toBe(303);
+    const [row] = recoveriesOf(payment.id);
+    expect(asked.headers.get("location")).toBe(`/dashboard/payments/${payment.id}?recovery=${row!.id}#pd-recover`);
+    await waitSucceeded(payment.id);
+
+    const after = await (await client.get(`/dashboard/payments/${payment.id}?recovery=${row!.id}`)).text();
+    expect(after).toContain(`Recovery ${row!.id} requested`);
+    const card = after.slice(after.indexOf('id="pd-recover"'));
+    expect(card).toContain(`<td>${LOCAL_SOURCE.name}</td>`);
+    expect(card).toContain('<span class="badge confirmed">succeeded</span>');
+    expect(card).toContain('<td class="num">1.5</td>');
+  });
+
+  test("in a browser, at desktop and phone width", async () => {
+    browser = await launchBrowser();
+    const payment = await stack.createPayment({ amount: "5.00" });
+    const deposit = getAddress(payment.deposit_address);
+    await mined(
+      stack.chain.publicClient,
+      stack.chain.payer.sendTransaction({ to: deposit, value: parseEther("0.25") }),
+    );
+    const context = await signedInContext(browser, stack.url, user);
+    const page = await context.newPage();
+    const problems = collectProblems(page);
+
+    await page.goto(`${stack.url}/dashboard/payments/${payment.id}`);
+    await page.getByLabel("Chain").selectOption(stack.config.chain.name);
+    await Promise.all([page.waitForURL(/recovery=rcv_/), page.getByRole("button", { name: "Recover" }).click()]);
+    expect(await page.getByRole("status").first().innerText()).toMatch(/^Recovery rcv_\w+ requested/);
+    await waitSucceeded(payment.id);
+    await page.reload();
+    await page.locator("#pd-recover").scrollIntoViewIfNeeded();
+    expect(await page.locator("#pd-recover").innerText()).toContain("succeeded");
+    await screenshot(page, "dashboard-recover-desktop");
+    await page.setViewportSize(PHONE);
+    await screenshot(page, "dashboard-recover-phone");
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(PHONE.width);
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+});
