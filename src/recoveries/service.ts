@@ -183,7 +183,7 @@ function tokenAddress(text: string | null | undefined): Address | null {
     throw new ValidationError(
       "token must be an ERC-20 contract address (0x and 40 hex digits), or empty for the native coin",
     );
-  return getAddress(text.toLowerCase());
+  return getAddress(text);
 }
 
 function refusedUsdc(network: RecoveryNetwork, token: Address): ValidationError {

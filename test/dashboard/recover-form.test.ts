@@ -74,6 +74,16 @@ describe("the recovery form on the payment page", () => {
     expect(refusedPage).toContain(`value="${stack.chain.usdc}"`);
     expect(recoveriesOf(payment.id)).toEqual([]);
 
+    const malformed = await client.post(`/dashboard/payments/${payment.id}/recover`, {
+      chain: LOCAL_SOURCE.name,
+      token: "0xnot-an-address",
+    });
+    expect(malformed.status).toBe(400);
+    expect(await malformed.text()).toContain(
+      "Token must be an ERC-20 contract address (0x and 40 hex digits), or empty for the native coin.",
+    );
+    expect(recoveriesOf(payment.id)).toEqual([]);
+
     const asked = await client.post(`/dashboard/payments/${payment.id}/recover`, { chain: LOCAL_SOURCE.name, token });
     expect(asked.status).toBe(303);
     const [row] = recoveriesOf(payment.id);

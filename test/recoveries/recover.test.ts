@@ -77,7 +77,9 @@ describe("POST /api/v1/payments/{id}/recover", () => {
     const units = 1_234_567_890_123_456_789n; // past 2^53: the amount must stay exact
     const token = await strayTokenOnSource(x, deposit, units);
 
-    const created = await recover(payment.id, { chain: LOCAL_SOURCE.name, token: token.toLowerCase() });
+    // Any letter case names the token (a wrong EIP-55 checksum included), as it is typed or pasted.
+    const miscased = `0x${[...token.slice(2)].map((c) => (c === c.toUpperCase() ? c.toLowerCase() : c.toUpperCase())).join("")}`;
+    const created = await recover(payment.id, { chain: LOCAL_SOURCE.name, token: miscased });
     expect(created.status).toBe(202);
     expect(created.json).toMatchObject({
       object: "recovery",
