@@ -42,6 +42,8 @@ export function createRecoverer(deps: RecovererDeps) {
   const waker = createWaker();
   /** Chains whose version 2 factory is known deployed (the settler deploys the settlement chain's). */
   const factoriesReady = new Set<number>();
+  /** When a failed deployment (no gas there, say) is tried again, by chain id: not every round. */
+  const factoryRetryAt = new Map<number, number>();
   let rounds = 0;
 
   /**
@@ -51,6 +53,7 @@ export function createRecoverer(deps: RecovererDeps) {
   async function ensureSourceFactories(): Promise<void> {
     for (const network of deps.networks) {
       if (network.settlement || factoriesReady.has(network.chainId)) continue;
+      if (clock.now() < (factoryRetryAt.get(network.chainId) ?? 0)) continue;
       try {
         await ensureFactoryV2({
           publicClient: network.clients.publicClient,
@@ -58,6 +61,7 @@ export function createRecoverer(deps: RecovererDeps) {
         });
         factoriesReady.add(network.chainId);
       } catch (error) {
+        factoryRetryAt.set(network.chainId, clock.now() + 60_000);
         log.warn("recoveries: cannot deploy the deposit factory", { chain: network.name, error: errorMessage(error) });
       }
     }
@@ -232,7 +236,8 @@ export function createRecoverer(deps: RecovererDeps) {
     const network = networks.get(row.chain_id);
     let outcome: Outcome;
     try {
-      if (!payment || !network) outcome = { state: "failed", error: `chain ${row.chain_id} is not enabled any more` };
+      // A chain switched off with a recovery under way: it waits, in case the chain comes back.
+      if (!payment || !network) outcome = { error: `chain ${row.chain_id} is not enabled` };
       else outcome = row.state === "pending" ? await send(row, payment, network) : await follow(row, payment, network);
     } catch (error) {
       outcome = { error: errorMessage(error) };
