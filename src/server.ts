@@ -6,6 +6,7 @@ import { bridgeView, createBridging } from "./bridging/index.ts";
 import { createBridgeStore } from "./bridging/store.ts";
 import { createChain } from "./chain/index.ts";
 import { createChainStore } from "./chain/store.ts";
+import { networksOf } from "./checkout/networks.ts";
 import type { IncomingTransfer } from "./checkout/public-view.ts";
 import type { Config } from "./config.ts";
 import { noCrossChain } from "./crosschain/disabled.ts";
@@ -306,6 +307,8 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
       },
     }));
 
+  const networks = (row: PaymentRow) => networksOf(row, view.chainName, config.crossChain?.sources ?? []);
+
   const deliveries = createDeliveriesService({
     deliveries: deliveryStore,
     endpoints: webhookStore,
@@ -356,7 +359,9 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
         merchantName: accounts.findAccount(row.account_id)?.name ?? "",
         incoming: incoming(row),
         crossChain: crossChain ? burnsOf(row.id) : [],
+        networks: networks(row),
       }),
+      networks,
       chain: bridging
         ? { ...chain.api, readiness: async () => ({ ...(await chain.api.readiness()), bridging: bridging.status() }) }
         : chain.api,

@@ -12,11 +12,16 @@ export interface ExplorerLinks {
  * chain id (STABLEGATE_CHAIN_ID points it at a fork or a private network).
  */
 export function explorerFor(chain: { name: string; chainId: number }): ExplorerLinks | null {
-  const known = CHAINS.get(chain.name);
-  if (!known || known.chainId !== chain.chainId) return null;
-  const base = known.explorer;
+  const base = explorerOrigin(chain);
+  if (!base) return null;
   return {
     tx: (hash) => `${base}/tx/${encodeURIComponent(hash)}`,
     address: (address) => `${base}/address/${encodeURIComponent(address)}`,
   };
+}
+
+/** The explorer's origin ("https://basescan.org") on the same terms as explorerFor. */
+export function explorerOrigin(chain: { name: string; chainId: number }): string | null {
+  const known = CHAINS.get(chain.name);
+  return known && known.chainId === chain.chainId ? known.explorer : null;
 }

@@ -9,7 +9,8 @@ import { NotFoundError } from "../lib/errors.ts";
 import { PAYMENT_ID } from "../lib/ids.ts";
 import type { PaymentRow } from "../payments/store.ts";
 import { publicCors } from "./cors.ts";
-import { paymentUri, publicPaymentView } from "./public-view.ts";
+import { networkNamed, paymentUri } from "./networks.ts";
+import { publicPaymentView } from "./public-view.ts";
 import { qrSvg } from "./qr.ts";
 
 const LIMITS = { read: READ_LIMIT, chain: CHAIN_LIMIT };
@@ -17,8 +18,14 @@ const LIMITS = { read: READ_LIMIT, chain: CHAIN_LIMIT };
 // Unknown and malformed ids answer the same body.
 const PaymentParams = Type.Object({ id: idParam("id", PAYMENT_ID.source, () => "no such payment") });
 
+// `chain` picks the network of an EIP-681 request; which names a payment takes is checked in the handler.
 const QrQuery = Type.Object(
-  { format: Type.Optional(oneOfParam("format", ["address", "eip681"])) },
+  {
+    format: Type.Optional(oneOfParam("format", ["address", "eip681"])),
+    chain: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 64, error: "chain must be the name of a network this payment takes" }),
+    ),
+  },
   { additionalProperties: true },
 );
 // Without `chain`: the source chains; with it, a quote from that chain.
@@ -86,7 +93,9 @@ export function publicRoutes(ctx: AppContext) {
         "/api/public/payments/:id/qr",
         async ({ params, query }) => {
           const row = find(params.id);
-          const svg = await qrSvg(query.format === "eip681" ? paymentUri(row) : row.deposit_address);
+          // The address is the same on every network; the request names one.
+          const network = networkNamed(ctx.networks(row), query.chain);
+          const svg = await qrSvg(query.format === "eip681" ? paymentUri(row, network) : row.deposit_address);
           return new Response(svg, { headers: { "content-type": "image/svg+xml", "cache-control": "no-cache" } });
         },
         { query: QrQuery, params: PaymentParams },

@@ -2,6 +2,7 @@ import { isoMillis } from "../lib/clock.ts";
 import { formatAmount, formatExact } from "../lib/money.ts";
 import type { PaymentRow } from "../payments/store.ts";
 import { amountDue, lineItemsView, type ViewContext } from "../payments/view.ts";
+import { type Networks, networksView, paymentUri } from "./networks.ts";
 
 /** Transfers the chain watcher has seen; unconfirmed ones let the page say "waiting for confirmations". */
 export interface IncomingTransfer {
@@ -20,12 +21,8 @@ export interface PublicExtras {
   merchantName: string;
   incoming: IncomingTransfer[];
   crossChain: unknown[];
-}
-
-/** EIP-681 request for the amount still due; wallets that read it prefill the transfer. */
-export function paymentUri(row: PaymentRow): string {
-  const transfer = `ethereum:${row.token_address}@${row.chain_id}/transfer`;
-  return `${transfer}?address=${row.deposit_address}&uint256=${amountDue(row)}`;
+  /** Where the payer may send USDC, the settlement chain first (networksOf). */
+  networks: Networks;
 }
 
 /**
@@ -53,10 +50,11 @@ export function publicPaymentView(row: PaymentRow, extras: PublicExtras, ctx: Vi
     due_at: isoMillis(row.due_at),
     customer_name: row.customer_name,
     success_url: row.status === "confirmed" ? row.success_url : null,
-    payment_uri: paymentUri(row),
+    payment_uri: paymentUri(row, extras.networks[0]),
     merchant_name: extras.merchantName,
     incoming_transfers: extras.incoming,
     cross_chain_transfers: extras.crossChain,
+    networks: networksView(row, extras.networks),
   };
 }
 

@@ -1,5 +1,6 @@
 import type { AccountsService } from "../accounts/service.ts";
 import type { ChainApi } from "../chain/api.ts";
+import type { Networks } from "../checkout/networks.ts";
 import type { PublicExtras } from "../checkout/public-view.ts";
 import type { Config } from "../config.ts";
 import type { CrossChainApi } from "../crosschain/api.ts";
@@ -47,6 +48,8 @@ export interface AppContext {
   renderNewPayment: (row: PaymentRow) => string;
   /** What the public view adds to a payment row: merchant name, incoming transfers, burns. */
   publicExtras: (row: PaymentRow) => PublicExtras;
+  /** Where a payer may send USDC for this payment, the settlement chain first. */
+  networks: (row: PaymentRow) => Networks;
   chain: ChainApi;
   crossChain: CrossChainApi;
   /** Returns tokens or native coin sent to a deposit address by mistake. */

@@ -82,6 +82,13 @@ describe("GET /api/public/payments/{id}", () => {
     );
   });
 
+  test("networks: the settlement chain alone when no source chain is enabled", async () => {
+    const v = (await anon()(path(payment.id))).json;
+    expect(v.networks).toEqual([
+      { chain: "custom", chain_id: 31337, token_address: TEST_USDC, payment_uri: v.payment_uri, explorer: null },
+    ]);
+  });
+
   test("success_url is null while the payment is not confirmed", async () => {
     const v = (await anon()(path(payment.id))).json;
     expect(v.success_url).toBeNull();
