@@ -9,14 +9,22 @@ export interface AddChainParams {
   blockExplorerUrls?: string[];
 }
 
-/** "Base Sepolia", "OP Mainnet"; a custom chain is named by its id. */
+/**
+ * "Base Sepolia", "OP Mainnet"; a custom source chain by its configured name ("Local Source"); the
+ * custom settlement chain, or a built-in name run with another chain id, by its id.
+ */
 export function chainLabel(name: string, chainId: number): string {
   const known = CHAINS.get(name);
-  return known && known.chainId === chainId ? known.viem.name : `Chain ${chainId}`;
+  if (known) return known.chainId === chainId ? known.viem.name : `Chain ${chainId}`;
+  if (name === "custom") return `Chain ${chainId}`;
+  return name
+    .split("-")
+    .map((word) => word.charAt(0).toUpperCase() + word.slice(1))
+    .join(" ");
 }
 
 /**
- * What a wallet needs to add the settlement chain, for built-in chains only: they have a public
+ * What a wallet needs to add a chain, for built-in chains only: they have a public
  * RPC to offer. A custom chain's configured RPC URL may carry an API key, so it is never shown.
  */
 export function addChainParams(name: string, chainId: number): AddChainParams | null {

@@ -18,9 +18,21 @@ export const STATUS_LABELS: Record<PaymentStatus | "incoming", string> = {
 /** Statuses in which the payer may (still) send funds. */
 export const PAYABLE: PaymentStatus[] = ["pending", "underpaid", "expired"];
 
-export interface PayContext {
-  chainLabel: string;
+/** A network the payer may send on, as the page shows it. */
+export interface ShownNetwork {
+  chain: string;
+  chainId: number;
+  label: string;
+  usdc: string;
+  /** The deposit address alone when it is the only network, else this network's EIP-681 request. */
   qrDataUri: string;
+}
+
+export interface PayContext {
+  /** The settlement chain's name for people. */
+  chainLabel: string;
+  /** The settlement chain first; more than one only for a deposit address valid on source chains. */
+  networks: ShownNetwork[];
 }
 
 /** Marks an element as belonging to `states`; hidden unless the payment is in one of them. */
@@ -74,6 +86,7 @@ export function paySection(view: PublicPaymentView, ctx: PayContext): Raw {
   </div>
   <div class="methods" ${when(PAYABLE, s)}>
     <div class="wallet" id="wallet" hidden>
+      ${ctx.networks.length > 1 ? walletNetworkPicker(ctx.networks) : ""}
       <div class="wallet-options" id="wallet-options"></div>
       <p class="wallet-none" id="wallet-none" hidden>No browser wallet found on this device.
         Scan the QR code with a mobile wallet, or send the USDC yourself.</p>
@@ -98,42 +111,90 @@ function burnInFlight(view: PublicPaymentView): boolean {
 }
 
 function manualTransfer(view: PublicPaymentView, ctx: PayContext): Raw {
+  const [only, ...others] = ctx.networks;
+  if (!only) return html``;
+  if (others.length > 0) return manyNetworks(view, ctx.networks);
   // The chain ID, unless the label already names it.
-  const chainId = ctx.chainLabel.includes(String(view.chain_id))
+  const chainId = only.label.includes(String(only.chainId))
     ? ""
-    : html` <span class="muted">(chain ID ${view.chain_id})</span>`;
+    : html` <span class="muted">(chain ID ${only.chainId})</span>`;
   return html`<div class="manual">
-    <h3 id="send-heading">Send <span data-field="amount_due">${view.amount_due}</span> USDC on ${ctx.chainLabel}</h3>
+    <h3 id="send-heading">Send <span data-field="amount_due">${view.amount_due}</span> USDC on ${only.label}</h3>
     <div class="manual-body">
-      <img class="qr" width="176" height="176" src="${ctx.qrDataUri}" alt="QR code of the deposit address">
+      <img class="qr" width="176" height="176" src="${only.qrDataUri}" alt="QR code of the deposit address">
       <dl class="send">
-        <div>
+        ${amountRow(view)}
+        ${addressRow(view, "")}
+        <div><dt>Network</dt><dd id="network">${only.label}${chainId}</dd></div>
+        <div><dt>Token</dt><dd>USDC <code class="address small">${only.usdc}</code></dd></div>
+      </dl>
+    </div>
+    <p class="fine">Send only USDC on ${only.label}. Other tokens and networks are not credited.</p>
+    <p class="sr-only" id="copy-live" aria-live="polite"></p>
+  </div>`;
+}
+
+/** One address, valid on several networks: each gets its own QR (an EIP-681 request naming it). */
+function manyNetworks(view: PublicPaymentView, networks: ShownNetwork[]): Raw {
+  return html`<div class="manual">
+    <h3 id="send-heading">Send <span data-field="amount_due">${view.amount_due}</span> USDC</h3>
+    <dl class="send">
+      ${amountRow(view)}
+      ${addressRow(view, html`<span class="same-address">The same address on every network below.</span>`)}
+    </dl>
+    <h4 class="networks-title" id="networks-title">Send USDC on any of these networks</h4>
+    <p class="networks-hint">Each code is a payment request for its network: wallets that read them (EIP-681) fill
+      in the address, the amount and the network.</p>
+    <ul class="networks" aria-labelledby="networks-title">${networks.map(
+      (n) => html`<li class="network" data-chain="${n.chain}">
+        <img class="qr" width="148" height="148" src="${n.qrDataUri}" data-qr-chain="${n.chain}"
+          alt="QR code: pay in USDC on ${n.label}">
+        <span class="network-name">${n.label}</span>
+        ${n.label.includes(String(n.chainId)) ? "" : html`<span class="network-meta">Chain ID ${n.chainId}</span>`}
+        <span class="network-meta">USDC contract <code class="address">${n.usdc}</code></span>
+      </li>`,
+    )}</ul>
+    <p class="only-usdc" role="note"><strong>Send only USDC, and only on a network listed here.</strong> Any other
+      token, or USDC on any other network, is not credited to this payment.</p>
+    <p class="sr-only" id="copy-live" aria-live="polite"></p>
+  </div>`;
+}
+
+function amountRow(view: PublicPaymentView): Raw {
+  return html`<div>
           <dt>Amount</dt>
           <dd><span class="mono" id="amount-due" data-field="amount_due">${view.amount_due}</span> USDC
             <button class="copy" type="button" data-copy="amount-due"
               aria-label="Copy amount" hidden>Copy</button>
           </dd>
-        </div>
-        <div>
+        </div>`;
+}
+
+function addressRow(view: PublicPaymentView, note: Raw | ""): Raw {
+  return html`<div>
           <dt>To address</dt>
           <dd><code class="address" id="deposit-address">${view.deposit_address}</code>
             <button class="copy" type="button" data-copy="deposit-address"
-              aria-label="Copy address" hidden>Copy</button>
+              aria-label="Copy address" hidden>Copy</button>${note}
           </dd>
-        </div>
-        <div><dt>Network</dt><dd id="network">${ctx.chainLabel}${chainId}</dd></div>
-        <div><dt>Token</dt><dd>USDC <code class="address small">${view.token_address}</code></dd></div>
-      </dl>
-    </div>
-    <p class="fine">Send only USDC on ${ctx.chainLabel}. Other tokens and networks are not credited.</p>
-    <p class="sr-only" id="copy-live" aria-live="polite"></p>
-  </div>`;
+        </div>`;
 }
 
+/** The network a wallet pays on; the script adds the wallets' buttons under it. */
+function walletNetworkPicker(networks: ShownNetwork[]): Raw {
+  return html`<div class="wallet-network">
+        <label for="wallet-network">Network to pay on</label>
+        <select id="wallet-network">${networks.map((n) => html`<option value="${n.chain}">${n.label}</option>`)}</select>
+      </div>`;
+}
+
+/** The payer's own CCTP burn; where the address takes other networks directly, it is the longer way. */
 function crossChainPanel(ctx: PayContext): Raw {
+  const direct = ctx.networks.length > 1;
   return html`<div class="crosschain" id="crosschain" hidden>
-    <h3>Pay from another network</h3>
-    <p class="muted">USDC sent from another chain is moved to ${ctx.chainLabel} with Circle CCTP and credited here.</p>
+    <h3>${direct ? "Or bridge it yourself" : "Pay from another network"}</h3>
+    <p class="muted">${direct ? "Your wallet burns USDC on another network; it" : "USDC sent from another chain"} is moved
+      to ${ctx.chainLabel} with Circle CCTP and credited here.</p>
     <div class="cc-row">
       <label for="cc-chain">Source network</label>
       <select id="cc-chain"></select>

@@ -2,7 +2,7 @@ import { Elysia } from "elysia";
 import type { AppContext } from "../http/context.ts";
 import { READ_LIMIT } from "../http/rate-limit.ts";
 import { ASSETS, assetResponse } from "./assets.ts";
-import { checkoutPage, notFoundPage, PAGE_HEADERS } from "./page.ts";
+import { checkoutPage, notFoundPage, PAGE_HEADERS, pageQrTexts } from "./page.ts";
 import { publicPaymentView } from "./public-view.ts";
 import { qrSvg } from "./qr.ts";
 
@@ -15,7 +15,7 @@ export function pageRoutes(ctx: AppContext) {
     const query = new URL(request.url).searchParams;
     const view = publicPaymentView(row, ctx.publicExtras(row), ctx.view);
     const page = checkoutPage(view, {
-      qrSvg: await qrSvg(row.deposit_address),
+      qrSvgs: await Promise.all(pageQrTexts(view).map(qrSvg)),
       embed: query.get("embed") === "1",
       parentOrigin: webOrigin(query.get("origin")),
     });

@@ -36,10 +36,20 @@ export function pageHeaders(formAction: "'none'" | "'self'", framing: "any site"
 export const PAGE_HEADERS = pageHeaders("'none'");
 
 export interface PageOptions {
-  qrSvg: string;
+  /** The SVGs of pageQrTexts(view), in its order. */
+  qrSvgs: string[];
   /** Shown inside the widget's iframe: compact, no redirect, reports to `parentOrigin`. */
   embed: boolean;
   parentOrigin: string | null;
+}
+
+/** A network the wallet flow can pay on. */
+export interface BootNetwork {
+  chain: string;
+  chain_id: number;
+  token_address: string;
+  label: string;
+  add_chain: AddChainParams | null;
 }
 
 /** What the page scripts start from, so they need no first request and share the wording. */
@@ -47,26 +57,48 @@ export interface BootData {
   view: PublicPaymentView;
   labels: typeof STATUS_LABELS;
   chain_label: string;
-  add_chain: AddChainParams | null;
+  /** The settlement chain first, as in view.networks. */
+  networks: BootNetwork[];
   embed: boolean;
   parent_origin: string | null;
+}
+
+/**
+ * What the page's QR codes encode: the deposit address when the payment takes one network (any
+ * wallet or exchange reads it), else each network's EIP-681 request, since only that says which
+ * network it is for.
+ */
+export function pageQrTexts(view: PublicPaymentView): string[] {
+  return view.networks.length === 1 ? [view.deposit_address] : view.networks.map((n) => n.payment_uri);
 }
 
 /** The checkout page, complete without JavaScript: everything needed to pay is in the HTML. */
 export function checkoutPage(view: PublicPaymentView, opts: PageOptions): string {
   const label = chainLabel(view.chain, view.chain_id);
+  const networks = view.networks.map((n, i) => ({
+    chain: n.chain,
+    chainId: n.chain_id,
+    label: chainLabel(n.chain, n.chain_id),
+    usdc: n.token_address,
+    qrDataUri: `data:image/svg+xml;base64,${Buffer.from(opts.qrSvgs[i] ?? "").toString("base64")}`,
+  }));
   const boot: BootData = {
     view,
     labels: STATUS_LABELS,
     chain_label: label,
-    add_chain: addChainParams(view.chain, view.chain_id),
+    networks: networks.map((n) => ({
+      chain: n.chain,
+      chain_id: n.chainId,
+      token_address: n.usdc,
+      label: n.label,
+      add_chain: addChainParams(n.chain, n.chainId),
+    })),
     embed: opts.embed,
     parent_origin: opts.parentOrigin,
   };
-  const qrDataUri = `data:image/svg+xml;base64,${Buffer.from(opts.qrSvg).toString("base64")}`;
   const body = html`<main class="checkout" id="checkout" data-payment-id="${view.id}">
   ${summaryHead(view)}
-  ${paySection(view, { chainLabel: label, qrDataUri })}
+  ${paySection(view, { chainLabel: label, networks })}
   ${detailsSection(view)}
 </main>
 <script type="application/json" id="checkout-data">${jsonForScript(boot)}</script>`;

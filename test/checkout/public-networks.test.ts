@@ -153,3 +153,39 @@ describe("GET .../qr?chain=", () => {
     }
   });
 });
+
+describe("the checkout page", () => {
+  const qrImages = (html: string) =>
+    [...html.matchAll(/<img[^>]+src="data:image\/svg\+xml;base64,([A-Za-z0-9+/=]+)"/g)].map((m) =>
+      Buffer.from(m[1]!, "base64").toString("utf8"),
+    );
+
+  test("a version 2 payment: the address once, then each network with its own EIP-681 QR", async () => {
+    const html = await (await fetch(`${server.url}/pay/${v2.id}`)).text();
+    const shown = html.replace(/<script type="application\/json"[\s\S]*?<\/script>/, "");
+    expect(shown.split(v2.deposit_address).length - 1).toBe(1);
+    expect(html).toContain("Send USDC on any of these networks");
+    expect([...html.matchAll(/<li class="network" data-chain="([a-z0-9-]+)"/g)].map((m) => m[1])).toEqual([
+      "custom",
+      "arbitrum-sepolia",
+      "local-source",
+    ]);
+    expect(html).toContain("Arbitrum Sepolia");
+    expect(html).toContain("Local Source");
+    expect(html).toContain("Send only USDC, and only on a network listed here.");
+    const deposit = v2.deposit_address;
+    expect(qrImages(html)).toEqual([
+      await qrSvg(uri(TEST_USDC, 31337, deposit, "12340000")),
+      await qrSvg(uri(ARBITRUM_SEPOLIA.usdc, ARBITRUM_SEPOLIA.chainId, deposit, "12340000")),
+      await qrSvg(uri(LOCAL_USDC, 31338, deposit, "12340000")),
+    ]);
+  });
+
+  test("a version 1 payment: one network, the deposit address QR, and no network picker", async () => {
+    const html = await (await fetch(`${server.url}/pay/${v1.id}`)).text();
+    expect(qrImages(html)).toEqual([await qrSvg(v1.deposit_address)]);
+    expect(html).not.toContain('class="network"');
+    expect(html).not.toContain('id="wallet-network"');
+    expect(html).toContain("Send only USDC on Chain 31337.");
+  });
+});

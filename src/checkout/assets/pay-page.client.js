@@ -18,6 +18,7 @@
   let failures = 0;
   let fastUntil = 0;
   let redirecting = false;
+  let qrDue = view.amount_due;
 
   const apiPath = (rest) => `/api/public/payments/${view.id}${rest || ""}`;
 
@@ -61,9 +62,20 @@
       if (value != null && el.textContent !== String(value)) el.textContent = value;
     }
     renderReturn(v);
+    renderQrs(v);
     if (v.status !== lastStatus) {
       lastStatus = v.status;
       tellParent("status", { status: v.status });
+    }
+  }
+
+  /** Each network's QR is a request for the amount due: drawn again when that changes. */
+  function renderQrs(v) {
+    if (v.amount_due === qrDue) return;
+    qrDue = v.amount_due;
+    for (const img of document.querySelectorAll("img[data-qr-chain]")) {
+      const chain = encodeURIComponent(img.dataset.qrChain);
+      img.src = apiPath(`/qr?format=eip681&chain=${chain}&due=${encodeURIComponent(v.amount_due)}`);
     }
   }
 

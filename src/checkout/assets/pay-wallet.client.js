@@ -1,12 +1,14 @@
 "use strict";
 // Pay from a browser wallet: EIP-6963 discovery (else window.ethereum), connect, switch or add
-// the chain, check the USDC balance, send transfer(deposit address, amount due), then /sync.
+// the chosen network's chain, check the USDC balance there, send transfer(deposit address,
+// amount due) to that chain's USDC, then /sync naming the network.
 // The ERC-20 calldata is encoded by hand: selector + two 32-byte words.
 (() => {
   const page = window.StablegateCheckout;
   if (!page) return;
   const $ = (id) => document.getElementById(id);
   const boot = page.boot;
+  const networks = boot.networks;
   const TRANSFER = "0xa9059cbb";
   const BALANCE_OF = "0x70a08231";
   const wallets = [];
@@ -114,10 +116,11 @@
   async function pay(wallet) {
     if (busy) return;
     const run = ++flow;
+    const network = chosenNetwork();
     setBusy(true);
     let sent;
     try {
-      sent = await send(wallet, () => run === flow);
+      sent = await send(wallet, network, () => run === flow);
     } catch (e) {
       if (run === flow) {
         say(explain(e), "error");
@@ -130,25 +133,31 @@
     flow++;
     sentFor = sent.due;
     setBusy(false);
-    await submitted(sent.hash);
+    await submitted(sent.hash, network);
+  }
+
+  /** The network the payer picked (the settlement chain unless the page offers others). */
+  function chosenNetwork() {
+    const select = $("wallet-network");
+    return (select && networks.find((n) => n.chain === select.value)) || networks[0];
   }
 
   /** Connect, switch chain, check the balance, send: the transaction hash, or null if abandoned. */
-  async function send(wallet, alive) {
+  async function send(wallet, network, alive) {
     const name = wallet.info.name || "your wallet";
-    const label = boot.chain_label;
+    const label = network.label;
     say(`Connecting to ${name}…`);
     const from = await connect(wallet);
     if (!alive()) return null;
     say("Checking your wallet's network…");
-    await ensureChain(wallet.provider, page.view.chain_id, boot.add_chain, label);
+    await ensureChain(wallet.provider, network.chain_id, network.add_chain, label);
     if (!alive()) return null;
     const v = page.view;
     const due = units(v.amount_due);
     if (due <= 0n) throw new Friendly("There is nothing left to pay.");
-    say("Checking your USDC balance…");
+    say(`Checking your USDC balance on ${label}…`);
     const raw = await req(wallet.provider, "eth_call", [
-      { to: v.token_address, data: BALANCE_OF + word(from) },
+      { to: network.token_address, data: BALANCE_OF + word(from) },
       "latest",
     ]);
     const balance = typeof raw === "string" && /^0x[0-9a-f]+$/i.test(raw) ? BigInt(raw) : 0n;
@@ -159,10 +168,10 @@
           "Add USDC to it or choose another account, then try again.",
       );
     }
-    say(`Confirm the payment of ${v.amount_due} USDC in ${name}…`);
+    say(`Confirm the payment of ${v.amount_due} USDC on ${label} in ${name}…`);
     const tx = {
       from: from,
-      to: v.token_address,
+      to: network.token_address,
       data: TRANSFER + word(v.deposit_address) + word(due.toString(16)),
       value: "0x0",
     };
@@ -170,7 +179,9 @@
   }
 
   /** Tells the server about the transaction; 202 means "not mined yet", so ask again. */
-  async function submitted(hash) {
+  async function submitted(hash, network) {
+    // The settlement chain is the default; a source chain is named.
+    const body = network === networks[0] ? { tx_hash: hash } : { tx_hash: hash, chain: network.chain };
     say(`Payment sent (transaction ${short(hash)}). Waiting for the network to include it…`);
     page.watchClosely();
     for (let attempt = 0; attempt < 20; attempt++) {
@@ -178,7 +189,7 @@
         const res = await page.api("/sync", {
           method: "POST",
           headers: { "content-type": "application/json" },
-          body: JSON.stringify({ tx_hash: hash }),
+          body: JSON.stringify(body),
         });
         if (res.status === 200) {
           page.update(res.body);
@@ -229,13 +240,15 @@
   function setBusy(value) {
     busy = value;
     $("wallet-cancel").hidden = !value;
+    if ($("wallet-network")) $("wallet-network").disabled = value;
     renderOptions();
   }
 
   function renderOptions() {
     const box = $("wallet-options");
     const v = page.view;
-    const label = v.status === "underpaid" ? `Pay the remaining ${v.amount_due} USDC` : `Pay ${v.amount_due} USDC`;
+    const what = v.status === "underpaid" ? `Pay the remaining ${v.amount_due} USDC` : `Pay ${v.amount_due} USDC`;
+    const label = networks.length > 1 ? `${what} on ${chosenNetwork().label}` : what;
     box.textContent = "";
     for (const wallet of wallets) {
       const button = document.createElement("button");
@@ -258,6 +271,7 @@
     $("wallet-divider").hidden = wallets.length === 0;
   }
 
+  $("wallet-network")?.addEventListener("change", renderOptions);
   $("wallet-cancel").addEventListener("click", () => {
     flow++;
     setBusy(false);

@@ -1,0 +1,98 @@
+/**
+ * One deposit address on every network, in the browser: the settlement anvil and the source
+ * anvil with the CCTP rig (../support/crosschain.ts), the server with the source chain enabled, and
+ * the test wallet, which knows both chains. The page lists both networks with the same address
+ * and a QR each; the payer picks the source chain, the wallet switches to it and sends a plain
+ * USDC transfer there.
+ */
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import type { Browser } from "playwright-core";
+import { erc20Abi, getAddress, toHex } from "viem";
+import { ANVIL_KEY_1 } from "../support/anvil.ts";
+import {
+  collectProblems,
+  installTestWallet,
+  launchBrowser,
+  newContext,
+  PHONE,
+  screenshot,
+} from "../support/browser.ts";
+import { type CrossChainStack, LOCAL_SOURCE, startCrossChainStack } from "../support/crosschain.ts";
+import { waitFor } from "../support/wait.ts";
+
+setDefaultTimeout(90_000);
+
+let x: CrossChainStack;
+let browser: Browser;
+
+beforeAll(async () => {
+  x = await startCrossChainStack();
+  browser = await launchBrowser();
+});
+afterAll(async () => {
+  await browser?.close();
+  await x?.stop();
+});
+
+const sourceBalance = (address: string) =>
+  x.source.publicClient.readContract({
+    address: x.source.usdc,
+    abi: erc20Abi,
+    functionName: "balanceOf",
+    args: [getAddress(address)],
+  });
+
+describe("paying on any listed network", () => {
+  test("both networks with the same address; the wallet pays with a plain USDC transfer on the source chain", async () => {
+    const p = await x.stack.createPayment({ amount: "9.00", description: "Paid on the source chain" });
+    const context = await newContext(browser, [x.stack.url]);
+    const wallet = await installTestWallet(context, {
+      rpcUrl: x.chain.rpcUrl,
+      privateKey: ANVIL_KEY_1,
+      otherChains: { [LOCAL_SOURCE.chainId]: x.local.source.rpcUrl },
+    });
+    const page = await context.newPage();
+    const problems = collectProblems(page);
+    await page.goto(`${x.stack.url}/pay/${p.id}`);
+
+    // The address once, then a card per network, each with its own QR.
+    expect(await page.locator("#deposit-address").innerText()).toBe(p.deposit_address);
+    expect(await page.locator("main").innerText()).toContain("The same address on every network below.");
+    const cards = page.locator("li.network");
+    expect(await cards.evaluateAll((els) => els.map((el) => (el as HTMLElement).dataset.chain))).toEqual([
+      "custom",
+      LOCAL_SOURCE.name,
+    ]);
+    expect(await cards.nth(0).innerText()).toContain("Chain 31337");
+    expect(await cards.nth(1).innerText()).toContain("Local Source");
+    expect(await cards.nth(1).innerText()).toContain(x.source.usdc);
+    for (const img of await page.locator("li.network img.qr").all()) {
+      expect(await img.evaluate((el: HTMLImageElement) => el.complete && el.naturalWidth > 0)).toBe(true);
+    }
+    expect(await page.locator(".only-usdc").innerText()).toContain("Send only USDC");
+    await page.locator("#wallet-options button").waitFor();
+    await screenshot(page, "anychain-desktop");
+    await page.setViewportSize(PHONE);
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(PHONE.width);
+    await screenshot(page, "anychain-phone");
+
+    // The payer picks the source chain; the wallet switches there and sends that chain's USDC.
+    const before = await sourceBalance(p.deposit_address);
+    await page.getByLabel("Network to pay on").selectOption(LOCAL_SOURCE.name);
+    await page.getByRole("button", { name: "Pay 9.00 USDC on Local Source with Test Wallet" }).click();
+    await waitFor(
+      async () => (await sourceBalance(p.deposit_address)) - before === 9_000_000n,
+      30_000,
+      "9.00 USDC at the deposit address on the source chain",
+    );
+    const switches = wallet.calls
+      .filter((c) => c.method === "wallet_switchEthereumChain")
+      .map((c) => (c.params[0] as { chainId: string }).chainId);
+    expect(switches).toEqual([toHex(LOCAL_SOURCE.chainId)]);
+    const sent = wallet.calls.filter((c) => c.method === "eth_sendTransaction");
+    expect(sent.length).toBe(1);
+    expect(getAddress((sent[0]!.params[0] as { to: string }).to)).toBe(x.source.usdc);
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+});
