@@ -89,7 +89,8 @@ export function paySection(view: PublicPaymentView, ctx: PayContext): Raw {
       ${ctx.networks.length > 1 ? walletNetworkPicker(ctx.networks) : ""}
       <div class="wallet-options" id="wallet-options"></div>
       <p class="wallet-none" id="wallet-none" hidden>No browser wallet found on this device.
-        Scan the QR code with a mobile wallet, or send the USDC yourself.</p>
+        Scan ${ctx.networks.length > 1 ? "a QR code below" : "the QR code"} with a mobile wallet, or send the USDC
+        yourself.</p>
       <p class="wallet-msg" id="wallet-msg" role="status"></p>
       <button class="btn link" id="wallet-cancel" type="button" hidden>Cancel</button>
       <p class="divider" id="wallet-divider"><span>or send it yourself</span></p>
@@ -182,7 +183,7 @@ function addressRow(view: PublicPaymentView, note: Raw | ""): Raw {
 
 /** The network a wallet pays on; the script adds the wallets' buttons under it. */
 function walletNetworkPicker(networks: ShownNetwork[]): Raw {
-  return html`<div class="wallet-network">
+  return html`<div class="wallet-network" id="wallet-network-row">
         <label for="wallet-network">Network to pay on</label>
         <select id="wallet-network">${networks.map((n) => html`<option value="${n.chain}">${n.label}</option>`)}</select>
       </div>`;

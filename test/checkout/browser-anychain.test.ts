@@ -24,12 +24,26 @@ setDefaultTimeout(90_000);
 
 let x: CrossChainStack;
 let browser: Browser;
+/** A merchant page with the widget, on `localhost` while the checkout is on 127.0.0.1: another origin. */
+let shop: ReturnType<typeof Bun.serve>;
 
 beforeAll(async () => {
   x = await startCrossChainStack();
   browser = await launchBrowser();
+  shop = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    fetch: (req) =>
+      new Response(
+        `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Shop</title>
+<script src="${x.stack.url}/checkout.js"></script></head>
+<body><button data-stablegate-payment="${new URL(req.url).searchParams.get("payment")}">Pay with USDC</button></body></html>`,
+        { headers: { "content-type": "text/html" } },
+      ),
+  });
 });
 afterAll(async () => {
+  shop?.stop(true);
   await browser?.close();
   await x?.stop();
 });
@@ -92,6 +106,32 @@ describe("paying on any listed network", () => {
     const sent = wallet.calls.filter((c) => c.method === "eth_sendTransaction");
     expect(sent.length).toBe(1);
     expect(getAddress((sent[0]!.params[0] as { to: string }).to)).toBe(x.source.usdc);
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+
+  test("the widget shows the same networks, each with its QR, in its iframe", async () => {
+    const p = await x.stack.createPayment({ amount: "4.00" });
+    const shopUrl = `http://localhost:${shop.port}`;
+    const context = await newContext(browser, [x.stack.url, shopUrl], { viewport: PHONE });
+    const page = await context.newPage();
+    const problems = collectProblems(page);
+    await page.goto(`${shopUrl}/?payment=${p.id}`);
+    await page.getByRole("button", { name: "Pay with USDC" }).click();
+    const frame = page.frameLocator('iframe[title="Stablegate checkout"]');
+    await frame.locator("li.network").nth(1).waitFor();
+    expect(await frame.locator("#deposit-address").innerText()).toBe(p.deposit_address);
+    expect(
+      await frame.locator("li.network").evaluateAll((els) => els.map((el) => (el as HTMLElement).dataset.chain)),
+    ).toEqual(["custom", LOCAL_SOURCE.name]);
+    for (const img of await frame.locator("li.network img.qr").all()) {
+      expect(await img.evaluate((el: HTMLImageElement) => el.complete && el.naturalWidth > 0)).toBe(true);
+    }
+    expect(await frame.locator(".only-usdc").isVisible()).toBe(true);
+    // No wallet in this browser: no network to pick for one, the QR codes name theirs.
+    await frame.locator("#wallet-none").waitFor({ state: "visible" });
+    expect(await frame.getByLabel("Network to pay on").isVisible()).toBe(false);
+    await screenshot(page, "anychain-widget-phone");
     expect(problems).toEqual([]);
     await context.close();
   });

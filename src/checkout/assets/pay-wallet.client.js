@@ -267,6 +267,8 @@
       box.append(button);
     }
     $("wallet").hidden = false;
+    // Only a wallet on this device pays on the picked network; the QR codes name their own.
+    if ($("wallet-network-row")) $("wallet-network-row").hidden = wallets.length === 0;
     $("wallet-none").hidden = wallets.length > 0;
     $("wallet-divider").hidden = wallets.length === 0;
   }
