@@ -1,6 +1,7 @@
 import type { PaymentStatus } from "../payments/store.ts";
 import { html, type Raw } from "./html.ts";
 import { timeTag } from "./page-summary.ts";
+import { transfersList } from "./page-transfers.ts";
 import type { PublicPaymentView } from "./public-view.ts";
 
 /** Status names shown to the payer; the page script gets the same table, so wording lives here. */
@@ -84,6 +85,7 @@ export function paySection(view: PublicPaymentView, ctx: PayContext): Raw {
     <p class="notice bad" id="net-notice" hidden></p>
   </div>
   </div>
+  ${transfersList(view, ctx.networks)}
   <div class="methods" ${when(PAYABLE, s)}>
     <div class="wallet" id="wallet" hidden>
       ${ctx.networks.length > 1 ? walletNetworkPicker(ctx.networks) : ""}

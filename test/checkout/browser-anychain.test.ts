@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import type { Browser } from "playwright-core";
 import { erc20Abi, getAddress, toHex } from "viem";
+import { qrSvg } from "../../src/checkout/qr.ts";
 import { ANVIL_KEY_1 } from "../support/anvil.ts";
 import {
   collectProblems,
@@ -90,15 +91,52 @@ describe("paying on any listed network", () => {
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(PHONE.width);
     await screenshot(page, "anychain-phone");
 
-    // The payer picks the source chain; the wallet switches there and sends that chain's USDC.
+    // Part of it sent from an exchange: a plain transfer on the source chain, listed with its chain,
+    // and that chain's QR code drawn again for what is left.
     const before = await sourceBalance(p.deposit_address);
+    const first = await x.sourceTransfer(p.deposit_address, 4_000_000n);
+    const firstBlock = (await x.source.publicClient.getTransactionReceipt({ hash: first })).blockNumber;
+    await x.sourceScanned(firstBlock + 1n);
+    await page.locator("#status-label").filter({ hasText: "Partly paid" }).waitFor({ timeout: 20_000 });
+    const transfers = page.locator("#transfer-list li");
+    await transfers.filter({ hasText: "4.00 USDC on Local Source" }).waitFor();
+    expect(await transfers.first().getAttribute("data-chain")).toBe(LOCAL_SOURCE.name);
+    const sourceQr = page.locator(`img[data-qr-chain="${LOCAL_SOURCE.name}"]`);
+    await waitFor(async () => (await sourceQr.getAttribute("src"))?.startsWith("/api/"), 10_000, "the QR redrawn");
+    await waitFor(() => sourceQr.evaluate((el: HTMLImageElement) => el.complete && el.naturalWidth > 0));
+    const redrawn = await (await fetch(x.stack.url + (await sourceQr.getAttribute("src")))).text();
+    const rest = `ethereum:${x.source.usdc}@${LOCAL_SOURCE.chainId}/transfer?address=${p.deposit_address}&uint256=5000000`;
+    expect(redrawn).toBe(await qrSvg(rest));
+    await screenshot(page, "anychain-underpaid-phone");
+
+    // The rest from the browser wallet: the payer picks the source chain, the wallet switches
+    // there and sends that chain's USDC, and the page reports it with /sync naming the chain.
     await page.getByLabel("Network to pay on").selectOption(LOCAL_SOURCE.name);
-    await page.getByRole("button", { name: "Pay 9.00 USDC on Local Source with Test Wallet" }).click();
-    await waitFor(
-      async () => (await sourceBalance(p.deposit_address)) - before === 9_000_000n,
-      30_000,
-      "9.00 USDC at the deposit address on the source chain",
-    );
+    const syncs: Array<{ tx_hash?: string; chain?: string }> = [];
+    page.on("request", (r) => void (r.url().endsWith("/sync") && syncs.push(JSON.parse(r.postData() ?? "{}"))));
+    const miner = setInterval(() => void x.mineSource(1).catch(() => {}), 250);
+    try {
+      await page.getByRole("button", { name: "Pay the remaining 5.00 USDC on Local Source with Test Wallet" }).click();
+      await waitFor(
+        async () => (await sourceBalance(p.deposit_address)) - before === 9_000_000n,
+        30_000,
+        "9.00 USDC at the deposit address on the source chain",
+      );
+      await transfers.filter({ hasText: "5.00 USDC on Local Source" }).waitFor({ timeout: 20_000 });
+      const view = () => x.stack.request(`/api/public/payments/${p.id}`, { auth: false });
+      await waitFor(async () => (await view()).json.amount_received === "9.00", 20_000, "both transfers credited");
+    } finally {
+      clearInterval(miner);
+    }
+    expect(await transfers.evaluateAll((els) => els.map((el) => (el as HTMLElement).dataset.chain))).toEqual([
+      LOCAL_SOURCE.name,
+      LOCAL_SOURCE.name,
+    ]);
+    // The page told the server about the wallet's transaction, naming its chain.
+    expect(syncs.length).toBeGreaterThan(0);
+    for (const body of syncs) expect(body.chain).toBe(LOCAL_SOURCE.name);
+    await transfers.filter({ hasText: /5\.00 USDC on Local Source\s+received/ }).waitFor({ timeout: 20_000 });
+    await screenshot(page, "anychain-paid-phone");
     const switches = wallet.calls
       .filter((c) => c.method === "wallet_switchEthereumChain")
       .map((c) => (c.params[0] as { chainId: string }).chainId);
@@ -108,6 +146,19 @@ describe("paying on any listed network", () => {
     expect(getAddress((sent[0]!.params[0] as { to: string }).to)).toBe(x.source.usdc);
     expect(problems).toEqual([]);
     await context.close();
+
+    // Without JavaScript the server lists the same transfers, each with its chain.
+    const plain = await newContext(browser, [x.stack.url], { javaScriptEnabled: false });
+    const still = await plain.newPage();
+    await still.goto(`${x.stack.url}/pay/${p.id}`);
+    const listed = still.locator("#transfer-list li");
+    expect(await listed.evaluateAll((els) => els.map((el) => (el as HTMLElement).dataset.chain))).toEqual([
+      LOCAL_SOURCE.name,
+      LOCAL_SOURCE.name,
+    ]);
+    expect(await listed.nth(0).innerText()).toMatch(/^4\.00 USDC on Local Source\s+received/);
+    expect(await listed.nth(1).innerText()).toMatch(/^5\.00 USDC on Local Source\s+received/);
+    await plain.close();
   });
 
   test("the widget shows the same networks, each with its QR, in its iframe", async () => {

@@ -19,6 +19,7 @@
   let fastUntil = 0;
   let redirecting = false;
   let qrDue = view.amount_due;
+  let shownTransfers = JSON.stringify(view.incoming_transfers);
 
   const apiPath = (rest) => `/api/public/payments/${view.id}${rest || ""}`;
 
@@ -63,6 +64,7 @@
     }
     renderReturn(v);
     renderQrs(v);
+    renderTransfers(v);
     if (v.status !== lastStatus) {
       lastStatus = v.status;
       tellParent("status", { status: v.status });
@@ -77,6 +79,34 @@
       const chain = encodeURIComponent(img.dataset.qrChain);
       img.src = apiPath(`/qr?format=eip681&chain=${chain}&due=${encodeURIComponent(v.amount_due)}`);
     }
+  }
+
+  /** The transfers seen, each with its network and state, as the server renders them. */
+  function renderTransfers(v) {
+    const transfers = v.incoming_transfers || [];
+    const key = JSON.stringify(transfers);
+    if (key === shownTransfers) return;
+    shownTransfers = key;
+    const list = $("transfer-list");
+    list.textContent = "";
+    for (const t of transfers) {
+      const network = boot.networks.find((n) => n.chain === t.chain);
+      const explorer = (v.networks || []).find((n) => n.chain === t.chain)?.explorer;
+      const item = document.createElement("li");
+      item.dataset.chain = t.chain;
+      const state = Object.assign(document.createElement("span"), {
+        className: "muted",
+        textContent: t.confirmed ? "received" : "confirming",
+      });
+      const hash = Object.assign(document.createElement(explorer ? "a" : "span"), {
+        className: "mono",
+        textContent: `${t.tx_hash.slice(0, 10)}…${t.tx_hash.slice(-6)}`,
+      });
+      if (explorer) hash.href = `${explorer}/tx/${t.tx_hash}`;
+      item.append(`${t.amount} USDC on ${network ? network.label : t.chain} `, state, " ", hash);
+      list.append(item);
+    }
+    $("transfers").hidden = transfers.length === 0;
   }
 
   /** Confirmed: back to success_url after a few seconds, unless inside the widget. */
