@@ -18,7 +18,7 @@ export function transfersList(view: PublicPaymentView, networks: ShownNetwork[])
       ? html`<a class="mono" href="${explorer}/tx/${t.tx_hash}">${shortHash(t.tx_hash)}</a>`
       : html`<span class="mono">${shortHash(t.tx_hash)}</span>`;
     return html`<li data-chain="${t.chain}">${t.amount} USDC on ${label}
-      <span class="muted">${t.confirmed ? "received" : "confirming"}</span> ${hash}</li>`;
+      <span class="muted">· ${t.confirmed ? "received" : "confirming"}</span> ${hash}</li>`;
   });
   return html`<div class="transfers" id="transfers"${transfers.length > 0 ? "" : html` hidden`}>
     <h3>Transfers</h3>

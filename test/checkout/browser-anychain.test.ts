@@ -135,7 +135,7 @@ describe("paying on any listed network", () => {
     // The page told the server about the wallet's transaction, naming its chain.
     expect(syncs.length).toBeGreaterThan(0);
     for (const body of syncs) expect(body.chain).toBe(LOCAL_SOURCE.name);
-    await transfers.filter({ hasText: /5\.00 USDC on Local Source\s+received/ }).waitFor({ timeout: 20_000 });
+    await transfers.filter({ hasText: /5\.00 USDC on Local Source\s+· received/ }).waitFor({ timeout: 20_000 });
     await screenshot(page, "anychain-paid-phone");
     const switches = wallet.calls
       .filter((c) => c.method === "wallet_switchEthereumChain")
@@ -156,8 +156,8 @@ describe("paying on any listed network", () => {
       LOCAL_SOURCE.name,
       LOCAL_SOURCE.name,
     ]);
-    expect(await listed.nth(0).innerText()).toMatch(/^4\.00 USDC on Local Source\s+received/);
-    expect(await listed.nth(1).innerText()).toMatch(/^5\.00 USDC on Local Source\s+received/);
+    expect(await listed.nth(0).innerText()).toMatch(/^4\.00 USDC on Local Source\s+· received/);
+    expect(await listed.nth(1).innerText()).toMatch(/^5\.00 USDC on Local Source\s+· received/);
     await plain.close();
   });
 

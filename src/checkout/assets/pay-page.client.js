@@ -96,7 +96,7 @@
       item.dataset.chain = t.chain;
       const state = Object.assign(document.createElement("span"), {
         className: "muted",
-        textContent: t.confirmed ? "received" : "confirming",
+        textContent: `· ${t.confirmed ? "received" : "confirming"}`,
       });
       const hash = Object.assign(document.createElement(explorer ? "a" : "span"), {
         className: "mono",
