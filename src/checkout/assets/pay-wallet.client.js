@@ -180,8 +180,7 @@
 
   /** Tells the server about the transaction; 202 means "not mined yet", so ask again. */
   async function submitted(hash, network) {
-    // The settlement chain is the default; a source chain is named.
-    const body = network === networks[0] ? { tx_hash: hash } : { tx_hash: hash, chain: network.chain };
+    const body = { tx_hash: hash, chain: network.chain };
     say(`Payment sent (transaction ${short(hash)}). Waiting for the network to include it…`);
     page.watchClosely();
     for (let attempt = 0; attempt < 20; attempt++) {
