@@ -63,8 +63,8 @@ export function paySection(view: PublicPaymentView, ctx: PayContext): Raw {
     <p class="notice info" id="incoming"${seen ? "" : html` hidden`}>We can see your payment on its way.
       It is waiting for network confirmations; this page updates by itself.</p>
     <p class="notice warn" ${when(["underpaid"], s)}>${field("amount_received", view.amount_received)} of ${view.amount}
-      USDC received. Send the remaining ${field("amount_due", view.amount_due)} USDC to the same address to complete the
-      payment.</p>
+      USDC received. Send the remaining ${field("amount_due", view.amount_due)} USDC to the same address
+      ${ctx.networks.length > 1 ? "(on any of the networks below) " : ""}to complete the payment.</p>
     <p class="notice info" ${when(["settling"], s)}>Your payment has arrived and is being forwarded to the merchant.
       This takes a few moments.</p>
     <p class="notice warn" ${when(["overpaid"], s)}>You sent ${field("amount_received", view.amount_received)} USDC,

@@ -98,6 +98,9 @@ describe("paying on any listed network", () => {
     const firstBlock = (await x.source.publicClient.getTransactionReceipt({ hash: first })).blockNumber;
     await x.sourceScanned(firstBlock + 1n);
     await page.locator("#status-label").filter({ hasText: "Partly paid" }).waitFor({ timeout: 20_000 });
+    expect(await page.locator('.notice[data-state="underpaid"]').innerText()).toContain(
+      "Send the remaining 5.00 USDC to the same address (on any of the networks below) to complete the payment.",
+    );
     const transfers = page.locator("#transfer-list li");
     await transfers.filter({ hasText: "4.00 USDC on Local Source" }).waitFor();
     expect(await transfers.first().getAttribute("data-chain")).toBe(LOCAL_SOURCE.name);
