@@ -3,6 +3,7 @@ import { type AddChainParams, addChainParams, chainLabel } from "./chain-info.ts
 import { html, type Raw, raw } from "./html.ts";
 import { paySection, STATUS_LABELS } from "./page-pay.ts";
 import { detailsSection, summaryHead } from "./page-summary.ts";
+import { TRANSFER_STATES } from "./page-transfers.ts";
 import type { PublicPaymentView } from "./public-view.ts";
 
 /**
@@ -56,6 +57,7 @@ export interface BootNetwork {
 export interface BootData {
   view: PublicPaymentView;
   labels: typeof STATUS_LABELS;
+  transfer_states: typeof TRANSFER_STATES;
   chain_label: string;
   /** The settlement chain first, as in view.networks. */
   networks: BootNetwork[];
@@ -85,6 +87,7 @@ export function checkoutPage(view: PublicPaymentView, opts: PageOptions): string
   const boot: BootData = {
     view,
     labels: STATUS_LABELS,
+    transfer_states: TRANSFER_STATES,
     chain_label: label,
     networks: networks.map((n) => ({
       chain: n.chain,

@@ -49,13 +49,17 @@ afterAll(async () => {
   await x?.stop();
 });
 
-const sourceBalance = (address: string) =>
-  x.source.publicClient.readContract({
+/** USDC sent to `address` on the source chain so far (the deposit address burns what it holds). */
+async function sentOnSource(address: string): Promise<bigint> {
+  const logs = await x.source.publicClient.getContractEvents({
     address: x.source.usdc,
     abi: erc20Abi,
-    functionName: "balanceOf",
-    args: [getAddress(address)],
+    eventName: "Transfer",
+    args: { to: getAddress(address) },
+    fromBlock: 0n,
   });
+  return logs.reduce((sum, log) => sum + (log.args.value ?? 0n), 0n);
+}
 
 describe("paying on any listed network", () => {
   test("both networks with the same address; the wallet pays with a plain USDC transfer on the source chain", async () => {
@@ -93,7 +97,6 @@ describe("paying on any listed network", () => {
 
     // Part of it sent from an exchange: a plain transfer on the source chain, listed with its chain,
     // and that chain's QR code drawn again for what is left.
-    const before = await sourceBalance(p.deposit_address);
     const first = await x.sourceTransfer(p.deposit_address, 4_000_000n);
     const firstBlock = (await x.source.publicClient.getTransactionReceipt({ hash: first })).blockNumber;
     await x.sourceScanned(firstBlock + 1n);
@@ -117,17 +120,29 @@ describe("paying on any listed network", () => {
     await page.getByLabel("Network to pay on").selectOption(LOCAL_SOURCE.name);
     const syncs: Array<{ tx_hash?: string; chain?: string }> = [];
     page.on("request", (r) => void (r.url().endsWith("/sync") && syncs.push(JSON.parse(r.postData() ?? "{}"))));
-    const miner = setInterval(() => void x.mineSource(1).catch(() => {}), 250);
+    // Both anvils automine only transactions: blocks on top give confirmations on each chain.
+    const miner = setInterval(() => void Promise.all([x.mineSource(1), x.chain.mine(1)]).catch(() => {}), 250);
     try {
       await page.getByRole("button", { name: "Pay the remaining 5.00 USDC on Local Source with Test Wallet" }).click();
       await waitFor(
-        async () => (await sourceBalance(p.deposit_address)) - before === 9_000_000n,
+        async () => (await sentOnSource(p.deposit_address)) === 9_000_000n,
         30_000,
-        "9.00 USDC at the deposit address on the source chain",
+        "9.00 USDC sent to the deposit address on the source chain",
       );
       await transfers.filter({ hasText: "5.00 USDC on Local Source" }).waitFor({ timeout: 20_000 });
       const view = () => x.stack.request(`/api/public/payments/${p.id}`, { auth: false });
       await waitFor(async () => (await view()).json.amount_received === "9.00", 20_000, "both transfers credited");
+      // Bridged to the settlement chain by the deposit address and settled there.
+      await page
+        .locator("#status-label")
+        .filter({ hasText: /^Paid$/ })
+        .waitFor({ timeout: 60_000 });
+      expect((await view()).json.status).toBe("confirmed");
+      for (const amount of ["4.00", "5.00"]) {
+        await transfers
+          .filter({ hasText: `${amount} USDC on Local Source · received, moved to Chain 31337` })
+          .waitFor({ timeout: 20_000 });
+      }
     } finally {
       clearInterval(miner);
     }
@@ -138,7 +153,6 @@ describe("paying on any listed network", () => {
     // The page told the server about the wallet's transaction, naming its chain.
     expect(syncs.length).toBeGreaterThan(0);
     for (const body of syncs) expect(body.chain).toBe(LOCAL_SOURCE.name);
-    await transfers.filter({ hasText: /5\.00 USDC on Local Source\s+· received/ }).waitFor({ timeout: 20_000 });
     await screenshot(page, "anychain-paid-phone");
     const switches = wallet.calls
       .filter((c) => c.method === "wallet_switchEthereumChain")
@@ -150,7 +164,7 @@ describe("paying on any listed network", () => {
     expect(problems).toEqual([]);
     await context.close();
 
-    // Without JavaScript the server lists the same transfers, each with its chain.
+    // Without JavaScript the server lists the same transfers, each with its chain and bridge.
     const plain = await newContext(browser, [x.stack.url], { javaScriptEnabled: false });
     const still = await plain.newPage();
     await still.goto(`${x.stack.url}/pay/${p.id}`);
@@ -159,8 +173,8 @@ describe("paying on any listed network", () => {
       LOCAL_SOURCE.name,
       LOCAL_SOURCE.name,
     ]);
-    expect(await listed.nth(0).innerText()).toMatch(/^4\.00 USDC on Local Source\s+· received/);
-    expect(await listed.nth(1).innerText()).toMatch(/^5\.00 USDC on Local Source\s+· received/);
+    expect(await listed.nth(0).innerText()).toMatch(/^4\.00 USDC on Local Source\s+· received, moved to Chain 31337/);
+    expect(await listed.nth(1).innerText()).toMatch(/^5\.00 USDC on Local Source\s+· received, moved to Chain 31337/);
     await plain.close();
   });
 

@@ -81,6 +81,15 @@
     }
   }
 
+  /** As the server words it (page-transfers.ts): a source-chain transfer goes on to the settlement chain. */
+  function transferState(t) {
+    const words = boot.transfer_states;
+    if (!t.confirmed) return words.confirming;
+    if (!t.bridge) return words.received;
+    const done = t.bridge.state === "minted" || t.bridge.state === "settled";
+    return `${done ? words.bridged : words.bridging} ${boot.networks[0].label}`;
+  }
+
   /** The transfers seen, each with its network and state, as the server renders them. */
   function renderTransfers(v) {
     const transfers = v.incoming_transfers || [];
@@ -96,7 +105,7 @@
       item.dataset.chain = t.chain;
       const state = Object.assign(document.createElement("span"), {
         className: "muted",
-        textContent: `· ${t.confirmed ? "received" : "confirming"}`,
+        textContent: `· ${transferState(t)}`,
       });
       const hash = Object.assign(document.createElement(explorer ? "a" : "span"), {
         className: "mono",
