@@ -185,19 +185,20 @@ function addressRow(view: PublicPaymentView, note: Raw | ""): Raw {
 
 /** The network a wallet pays on; the script adds the wallets' buttons under it. */
 function walletNetworkPicker(networks: ShownNetwork[]): Raw {
+  const options = networks.map((n) => html`<option value="${n.chain}">${n.label}</option>`);
   return html`<div class="wallet-network" id="wallet-network-row">
         <label for="wallet-network">Network to pay on</label>
-        <select id="wallet-network">${networks.map((n) => html`<option value="${n.chain}">${n.label}</option>`)}</select>
+        <select id="wallet-network">${options}</select>
       </div>`;
 }
 
 /** The payer's own CCTP burn; where the address takes other networks directly, it is the longer way. */
 function crossChainPanel(ctx: PayContext): Raw {
   const direct = ctx.networks.length > 1;
+  const what = direct ? "Your wallet burns USDC on another network; it" : "USDC sent from another chain";
   return html`<div class="crosschain" id="crosschain" hidden>
     <h3>${direct ? "Or bridge it yourself" : "Pay from another network"}</h3>
-    <p class="muted">${direct ? "Your wallet burns USDC on another network; it" : "USDC sent from another chain"} is moved
-      to ${ctx.chainLabel} with Circle CCTP and credited here.</p>
+    <p class="muted">${what} is moved to ${ctx.chainLabel} with Circle CCTP and credited here.</p>
     <div class="cc-row">
       <label for="cc-chain">Source network</label>
       <select id="cc-chain"></select>
