@@ -338,6 +338,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
         events,
         deliveries,
         crossChainFor: config.crossChain ? burnsOf : undefined,
+        view,
       }),
       webhookEndpoints: createWebhookEndpointsService({
         store: webhookStore,

@@ -81,6 +81,7 @@ function summaryCard(data: PaymentDetailData): Raw {
       "Fee",
       html`${split ? `${formatExact(split.fee)} USDC` : "None yet"} <span class="muted">(${percent(p.fee_bps)})</span>`,
     ],
+    ["Bridge fee", p.bridge_fee === 0n ? null : `${formatExact(p.bridge_fee)} USDC`],
     ["Net to you", split ? `${formatExact(split.net)} USDC` : "Nothing yet"],
     ["Swept to payout", `${formatExact(p.amount_settled)} USDC`],
     ["Status", html`<span class="badge ${p.status}">${p.status}</span>`],
@@ -143,9 +144,11 @@ function transfersCard(data: PaymentDetailData): Raw {
     transfers.length === 0
       ? html`<p class="muted">Nothing has arrived yet. USDC sent to the deposit address shows up here.</p>`
       : html`<div class="table-wrap"><table>
-    ${headRow("Transaction", "From", { num: "Amount (USDC)" }, { num: "Block" }, "State", "Seen")}
+    ${headRow("Network", "Transaction", "From", { num: "Amount (USDC)" }, { num: "Block" }, "State", "Seen")}
     <tbody>${transfers.map(
-      (t) => html`<tr><td>${txLink(data.explorer, t.txHash)}</td><td class="mono">${short(t.from)}</td>
+      (t) => html`<tr><td>${t.chain}</td>
+        <td>${txLink(t.onSettlementChain ? data.explorer : data.sourceExplorer(t.chain), t.txHash)}</td>
+        <td class="mono">${short(t.from)}</td>
         <td class="num">${formatExact(t.amount)}</td><td class="num">${t.blockNumber}</td>
         <td>${t.confirmed ? CREDITED : AWAITING}</td>
         <td>${timeTag(isoMillis(t.seenAt))}</td></tr>`,

@@ -6,7 +6,7 @@ import { splitFee } from "../lib/money.ts";
 import type { DeliveriesService } from "../webhooks/deliveries.ts";
 import type { PaymentsService } from "./service.ts";
 import type { PaymentRow } from "./store.ts";
-import { lineItemsView } from "./view.ts";
+import { chainNameOf, lineItemsView, type ViewContext } from "./view.ts";
 
 export interface PaymentDetailDeps {
   payments: PaymentsService;
@@ -15,6 +15,8 @@ export interface PaymentDetailDeps {
   deliveries: DeliveriesService;
   /** The payment's cross-chain burns, when cross-chain funding is on. */
   crossChainFor?: (paymentId: string) => Array<ReturnType<typeof burnView>>;
+  /** Settlement chain and source chain names, for the chain each transfer was made on. */
+  view: ViewContext;
 }
 
 export type PaymentDetails = ReturnType<typeof createPaymentDetails>;
@@ -34,9 +36,14 @@ export function createPaymentDetails(deps: PaymentDetailDeps) {
       return {
         payment,
         lineItems: lineItemsView(payment),
-        /** Of what was received so far, as the forwarder splits it on chain; null while nothing was. */
-        split: received === null ? null : splitFee(received, payment.fee_bps),
+        /**
+         * Of what was received so far, less what bridging it from other chains cost, as the
+         * forwarder splits it on chain; null while nothing was.
+         */
+        split: received === null ? null : splitFee(received - payment.bridge_fee, payment.fee_bps),
         transfers: deps.chain.transfersForPayment(payment.id).map((t) => ({
+          chain: chainNameOf(t.chain_id, deps.view),
+          onSettlementChain: t.chain_id === payment.chain_id,
           txHash: t.tx_hash,
           logIndex: t.log_index,
           from: t.from_address,

@@ -14,9 +14,11 @@ import {
   testMessageTransmitterV2Abi,
   testTokenMessengerV2Abi,
 } from "../../src/dev/cctp-rig.ts";
+import { formatExact } from "../../src/lib/money.ts";
 import { ANVIL_KEY_4 } from "../support/anvil.ts";
 import { bridgesOf, mineBothUntil, payOnSource, sourceBalance, untilStatus } from "../support/bridging.ts";
 import { attestedBurn, type CrossChainStack, LOCAL_SOURCE, startCrossChainStack } from "../support/crosschain.ts";
+import { createDashboardUser, signIn } from "../support/dashboard.ts";
 import { usdc } from "../support/test-chain.ts";
 
 let x: CrossChainStack;
@@ -95,6 +97,13 @@ describe("a plain transfer on a source chain", () => {
       }),
     ]);
     expect(JSON.stringify(pub)).not.toContain("bridge_fee");
+
+    // The merchant's page: the transfer on its network, and the bridge fee out of what they net.
+    const client = await signIn(x.stack.url, await createDashboardUser(x.stack.env, x.stack.accountId));
+    const page = await (await client.get(`/dashboard/payments/${payment.id}`)).text();
+    expect(page).toContain(`<dt>Bridge fee</dt><dd>${confirmed.bridge_fee} USDC</dd>`);
+    expect(page).toContain(`<dt>Net to you</dt><dd>${formatExact(usdc("25.00") - feeExecuted)} USDC</dd>`);
+    expect(page).toContain(`<td>${LOCAL_SOURCE.name}</td>`);
   }, 60_000);
 
   test("underpaid on the source chain, completed on the settlement chain: both add up, one settlement", async () => {

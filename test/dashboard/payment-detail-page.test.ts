@@ -38,6 +38,8 @@ function detail(): PaymentDetail {
     split: { fee: 375_000n, net: 24_625_000n },
     transfers: [
       {
+        chain: "base",
+        onSettlementChain: true,
         txHash: TRANSFER_TX,
         logIndex: 0,
         from: "0x3333333333333333333333333333333333333333",
@@ -78,6 +80,24 @@ function render(chain: { name: string; chainId: number }, crossChain: PaymentDet
 }
 
 describe("explorer links on the payment page", () => {
+  test("a transfer on a source chain links to that chain's explorer, named in its row", () => {
+    const sourceTx = `0x${"f6".repeat(32)}`;
+    const base = detail();
+    const transfer = { ...base.transfers[0]!, chain: "arbitrum", onSettlementChain: false, txHash: sourceTx };
+    const page = paymentDetailBody({
+      detail: { ...base, transfers: [transfer] },
+      payUrl: "https://pay.example.test/pay/x",
+      chainName: "base",
+      explorer: explorerFor({ name: "base", chainId: 8453 }),
+      sourceExplorer: (name) => explorerFor({ name, chainId: name === "arbitrum" ? 42161 : 1337 }),
+      qrDataUri: "data:image/svg+xml;base64,",
+      created: false,
+    }).toString();
+    expect(page).toContain(`href="https://arbiscan.io/tx/${sourceTx}"`);
+    expect(page).not.toContain(`basescan.org/tx/${sourceTx}`);
+    expect(page).toContain("<td>arbitrum</td>");
+  });
+
   test("on a built-in chain: the transfer, the settlement and the addresses link to its explorer", () => {
     const page = render({ name: "base", chainId: 8453 });
     expect(page).toContain(`href="https://basescan.org/tx/${TRANSFER_TX}"`);
