@@ -37,7 +37,6 @@ import { createPaymentSearch } from "./payments/search.ts";
 import { createSearchStore } from "./payments/search-store.ts";
 import { createPaymentsService } from "./payments/service.ts";
 import { createPaymentStore, type PaymentRow } from "./payments/store.ts";
-import { chainNameOf } from "./payments/view.ts";
 import type { RecoveryNetwork } from "./recoveries/networks.ts";
 import { createRecoverer } from "./recoveries/recoverer.ts";
 import { createRecoveriesService } from "./recoveries/service.ts";

@@ -11,6 +11,7 @@ import { termsOf } from "../chain/deposit-terms.ts";
 import { depositFactoryV2Abi, depositTermsArg, ensureFactoryV2, factoryV2Address } from "../chain/deposit-v2.ts";
 import { type Fees, goingFees, outbid, sentWith } from "../chain/fees.ts";
 import type { SourceNetwork } from "../chain/networks.ts";
+import { runRelayerLoop } from "../chain/relayer-loop.ts";
 import { backoffMs, errorMessage, isAlreadySent, isRevert, nodeMessage, unlessNotFound } from "../chain/rpc-errors.ts";
 import { decodeBurnMessage } from "../crosschain/message.ts";
 import type { BurnStore } from "../crosschain/store.ts";
@@ -79,8 +80,7 @@ export function createBridger(deps: BridgerDeps) {
   const { publicClient: client, walletClient: wallet, account } = network.clients;
   const waker = createWaker();
   let factoryReady = false;
-  let rounds = 0;
-  const state = { lastError: null as string | null };
+  const state = { lastError: null as string | null, rounds: 0 };
 
   /**
    * Saves what this loop did to a bridge it still owns: the watcher may have seen its mint in the
@@ -358,26 +358,19 @@ export function createBridger(deps: BridgerDeps) {
       chain_id: source.chainId,
       open: bridges.countOpen(source.chainId),
       last_error: state.lastError ?? bridges.lastError(source.chainId),
-      rounds,
+      rounds: state.rounds,
     }),
     /** Runs until `signal` aborts; one chain's failures never hold up another's. */
-    async run(signal: AbortSignal): Promise<void> {
-      let failures = 0;
-      while (!signal.aborted) {
-        try {
-          await tick();
-          failures = 0;
-          state.lastError = null;
-        } catch (error) {
-          failures++;
-          nonces.reset();
-          state.lastError = errorMessage(error);
-          log.warn("bridging loop failed; retrying", { chain: source.name, error: state.lastError, attempt: failures });
-        }
-        rounds++;
-        const pause = failures ? backoffMs(failures, source.pollIntervalMs, 30_000) : source.pollIntervalMs;
-        await waker.wait(pause, signal);
-      }
-    },
+    run: (signal: AbortSignal): Promise<void> =>
+      runRelayerLoop({
+        tick,
+        state,
+        nonces,
+        intervalMs: source.pollIntervalMs,
+        signal,
+        wait: waker.wait,
+        log,
+        failure: { msg: "bridging loop failed; retrying", fields: { chain: source.name } },
+      }),
   };
 }

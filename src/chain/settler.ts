@@ -18,7 +18,8 @@ import { factoryOf, settleCall, settleData } from "./deposit-terms.ts";
 import { ensureFactoryV2 } from "./deposit-v2.ts";
 import { type Fees, goingFees, outbid, sentWith } from "./fees.ts";
 import type { NonceManager } from "./nonces.ts";
-import { backoffMs, errorMessage, isAlreadySent, isRevert, nodeMessage, unlessNotFound } from "./rpc-errors.ts";
+import { runRelayerLoop } from "./relayer-loop.ts";
+import { errorMessage, isAlreadySent, isRevert, nodeMessage, unlessNotFound } from "./rpc-errors.ts";
 import { settledAfter } from "./settlement-proof.ts";
 import type { ChainStore, SettlementRow } from "./store.ts";
 
@@ -67,9 +68,7 @@ export type Settler = ReturnType<typeof createSettler>;
 export function createSettler(deps: SettlerDeps) {
   const { client, wallet, account, chain, payments, lifecycle, clock, log, chainId, confirmations } = deps;
   let factoryReady = false;
-  const state = { lastError: null as string | null, balance: null as bigint | null, balanceAt: 0 };
-  /** Rounds of the loop finished, failed ones included: shown in /readyz, so "it has looked" is observable. */
-  let rounds = 0;
+  const state = { lastError: null as string | null, balance: null as bigint | null, balanceAt: 0, rounds: 0 };
   const waker = createWaker();
 
   /** Signs settle(); for a replacement, outbids `previous` unless that would overpay wildly (null). */
@@ -346,27 +345,21 @@ export function createSettler(deps: SettlerDeps) {
         factory_v2: deps.factoryV2 ? factoryOf({ factory_version: 2 }) : null,
         factory_ready: factoryReady,
         last_error: state.lastError,
-        rounds,
+        rounds: state.rounds,
       };
     },
     /** Runs until `signal` aborts; `wake()` skips the wait after new credits. */
-    async run(signal: AbortSignal, intervalMs: number): Promise<void> {
-      let failures = 0;
-      while (!signal.aborted) {
-        try {
-          await tick();
-          failures = 0;
-          state.lastError = null;
-        } catch (error) {
-          failures++;
-          deps.nonces.reset(); // a failed send may not have used its nonce
-          state.lastError = errorMessage(error);
-          log.warn("settlement loop failed; retrying", { error: state.lastError, attempt: failures });
-        }
-        rounds++;
-        await waker.wait(failures ? backoffMs(failures, intervalMs, 30_000) : intervalMs, signal);
-      }
-    },
+    run: (signal: AbortSignal, intervalMs: number): Promise<void> =>
+      runRelayerLoop({
+        tick,
+        state,
+        nonces: deps.nonces,
+        intervalMs,
+        signal,
+        wait: waker.wait,
+        log,
+        failure: { msg: "settlement loop failed; retrying" },
+      }),
     wake: waker.wake,
   };
 }
