@@ -1,22 +1,12 @@
-import { type Address, type Hex, type PublicClient, parseAbi, parseEventLogs, zeroAddress } from "viem";
+import { type Address, type Hex, type PublicClient, parseEventLogs, zeroAddress } from "viem";
 import type { ObservedTransfer } from "../chain/ledger.ts";
+import { messageTransmitterAbi } from "../crosschain/abi.ts";
 import { addressToBytes32, decodeBurnBody } from "../crosschain/message.ts";
-import { abiParams } from "../lib/abi-params.ts";
 import type { Clock } from "../lib/clock.ts";
 import type { Logger } from "../lib/log.ts";
 import type { Lifecycle } from "../payments/lifecycle.ts";
 import type { PaymentStore } from "../payments/store.ts";
 import type { BridgeStore } from "./store.ts";
-
-const messageReceived = abiParams(
-  "address indexed caller",
-  "uint32 sourceDomain",
-  "bytes32 indexed nonce",
-  "bytes32 sender",
-  "uint32 indexed finalityThresholdExecuted",
-  "bytes messageBody",
-);
-const transmitterEvents = parseAbi([`event MessageReceived(${messageReceived})`]);
 
 /** A mint of the deposit address's own burn: funds already credited on their source chain. */
 export interface OwnMint {
@@ -58,7 +48,11 @@ export function createOwnMints(deps: {
     if (transfer.from.toLowerCase() !== zeroAddress) return null;
     const receipt = await deps.client.getTransactionReceipt({ hash: transfer.txHash as Hex });
     const recipient = addressToBytes32(transfer.to as Address);
-    for (const event of parseEventLogs({ abi: transmitterEvents, eventName: "MessageReceived", logs: receipt.logs })) {
+    for (const event of parseEventLogs({
+      abi: messageTransmitterAbi,
+      eventName: "MessageReceived",
+      logs: receipt.logs,
+    })) {
       if (event.address.toLowerCase() !== deps.messageTransmitter.toLowerCase()) continue;
       const body = decodeBurnBody(event.args.messageBody);
       if (!body || body.mintRecipient.toLowerCase() !== recipient) continue;

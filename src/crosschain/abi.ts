@@ -24,6 +24,16 @@ const depositForBurnEventParams = abiParams(
   "bytes hookData",
 );
 
+/** MessageTransmitterV2's MessageReceived, emitted with every message it receives (and mints for). */
+export const messageReceivedParams = abiParams(
+  "address indexed caller",
+  "uint32 sourceDomain",
+  "bytes32 indexed nonce",
+  "bytes32 sender",
+  "uint32 indexed finalityThresholdExecuted",
+  "bytes messageBody",
+);
+
 /** The parts of Circle's CCTP V2 contracts Stablegate calls or reads. */
 export const tokenMessengerAbi = parseAbi([
   `function depositForBurn(${depositForBurnParams})`,
@@ -33,4 +43,5 @@ export const tokenMessengerAbi = parseAbi([
 export const messageTransmitterAbi = parseAbi([
   "function receiveMessage(bytes message, bytes attestation) returns (bool)",
   "function usedNonces(bytes32 nonce) view returns (uint256)",
+  `event MessageReceived(${messageReceivedParams})`,
 ]);

@@ -24,6 +24,7 @@ import {
 } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { artifacts } from "../chain/contracts.ts";
+import { messageReceivedParams } from "../crosschain/abi.ts";
 import { abiParams } from "../lib/abi-params.ts";
 
 /**
@@ -51,15 +52,6 @@ const sendMessageParams = abiParams(
   "bytes32 recipient",
   "bytes32 destinationCaller",
   "uint32 minFinalityThreshold",
-  "bytes messageBody",
-);
-
-const messageReceivedParams = abiParams(
-  "address indexed caller",
-  "uint32 sourceDomain",
-  "bytes32 indexed nonce",
-  "bytes32 sender",
-  "uint32 indexed finalityThresholdExecuted",
   "bytes messageBody",
 );
 
