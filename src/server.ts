@@ -37,9 +37,7 @@ import { createPaymentSearch } from "./payments/search.ts";
 import { createSearchStore } from "./payments/search-store.ts";
 import { createPaymentsService } from "./payments/service.ts";
 import { createPaymentStore, type PaymentRow } from "./payments/store.ts";
-import type { RecoveryNetwork } from "./recoveries/networks.ts";
-import { createRecoverer } from "./recoveries/recoverer.ts";
-import { createRecoveriesService } from "./recoveries/service.ts";
+import { createRecoveries } from "./recoveries/index.ts";
 import { createRecoveryStore } from "./recoveries/store.ts";
 import { createUsersService } from "./users/service.ts";
 import { createUserStore } from "./users/store.ts";
@@ -245,40 +243,16 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
       })
     : null;
   if (bridging) chain.onSourceCredited((chainId) => bridging.wake(chainId));
-  const recoveryNetworks: RecoveryNetwork[] = [
-    {
-      name: config.chain.name,
-      chainId: config.chain.chainId,
-      settlement: true,
-      confirmations: config.chain.confirmations,
-      clients: chain.clients,
-      nonces: chain.nonces,
-    },
-    ...[...chain.sources.values()].map((s) => ({
-      name: s.source.name,
-      chainId: s.source.chainId,
-      settlement: false,
-      confirmations: s.source.confirmations,
-      clients: s.clients,
-      nonces: s.nonces,
-    })),
-  ];
-  const recoverer = createRecoverer({
+  const { service: recoveries, recoverer } = createRecoveries({
+    config,
     store: recoveryStore,
-    findPayment: paymentStore.findById,
-    networks: recoveryNetworks,
-    clock,
-    log,
-    stuckAfterMs: chain.stuckAfterMs,
-  });
-  const recoveries = createRecoveriesService({
-    store: recoveryStore,
+    settlement: { clients: chain.clients, nonces: chain.nonces },
+    sources: chain.sources,
     payments: { retrieve: payments.retrieve, findById: paymentStore.findById },
-    networks: recoveryNetworks,
     clock,
     ids,
     log,
-    wake: recoverer.wake,
+    stuckAfterMs: chain.stuckAfterMs,
   });
 
   const idempotency = createIdempotency(db, clock);
