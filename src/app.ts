@@ -11,6 +11,7 @@ import { authPlugin, createAuthenticate } from "./http/auth.ts";
 import { MAX_BODY_BYTES, parseFormBody, parseJsonBody, tooLarge } from "./http/body.ts";
 import type { AppContext } from "./http/context.ts";
 import { errorResponse, internalError } from "./http/errors.ts";
+import { openApiRoutes } from "./openapi/routes.ts";
 import { opsRoutes } from "./ops/routes.ts";
 import { linkPageRoutes } from "./payment-links/page-routes.ts";
 import { paymentLinkRoutes } from "./payment-links/routes.ts";
@@ -50,6 +51,7 @@ export function createApp(ctx: AppContext, db: Db) {
         }
       })
       .use(opsRoutes(ctx, db))
+      .use(openApiRoutes(ctx))
       .use(publicRoutes(ctx))
       .use(pageRoutes(ctx))
       .use(linkPageRoutes(ctx))

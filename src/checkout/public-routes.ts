@@ -16,10 +16,10 @@ import { qrSvg } from "./qr.ts";
 const LIMITS = { read: READ_LIMIT, chain: CHAIN_LIMIT };
 
 // Unknown and malformed ids answer the same body.
-const PaymentParams = Type.Object({ id: idParam("id", PAYMENT_ID.source, () => "no such payment") });
+export const PublicPaymentParams = Type.Object({ id: idParam("id", PAYMENT_ID.source, () => "no such payment") });
 
 // `chain` picks the network of an EIP-681 request; which names a payment takes is checked in the handler.
-const QrQuery = Type.Object(
+export const QrQuery = Type.Object(
   {
     format: Type.Optional(oneOfParam("format", ["address", "eip681"])),
     chain: Type.Optional(
@@ -29,7 +29,7 @@ const QrQuery = Type.Object(
   { additionalProperties: true },
 );
 // Without `chain`: the source chains; with it, a quote from that chain.
-const QuoteQuery = Type.Object(
+export const QuoteQuery = Type.Object(
   {
     chain: Type.Optional(
       Type.String({ minLength: 1, maxLength: 64, error: "chain must be the name of a configured source chain" }),
@@ -39,30 +39,28 @@ const QuoteQuery = Type.Object(
 );
 
 const txHash = Type.String({ pattern: "^0x[0-9a-fA-F]{64}$", rule: "must be a 0x-prefixed 32-byte transaction hash" });
-const syncBody = bodyValidator(
-  Type.Object(
-    {
-      tx_hash: txHash,
-      chain: Type.Optional(
-        Type.String({
-          minLength: 1,
-          maxLength: 64,
-          rule: "must be the name of the settlement chain or a source chain",
-        }),
-      ),
-    },
-    { additionalProperties: false },
-  ),
+export const SyncSchema = Type.Object(
+  {
+    tx_hash: txHash,
+    chain: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 64,
+        rule: "must be the name of the settlement chain or a source chain",
+      }),
+    ),
+  },
+  { additionalProperties: false },
 );
-const crossChainBody = bodyValidator(
-  Type.Object(
-    {
-      chain: Type.String({ minLength: 1, maxLength: 64, rule: "must be the name of a configured source chain" }),
-      tx_hash: txHash,
-    },
-    { additionalProperties: false },
-  ),
+export const CrossChainBurnSchema = Type.Object(
+  {
+    chain: Type.String({ minLength: 1, maxLength: 64, rule: "must be the name of a configured source chain" }),
+    tx_hash: txHash,
+  },
+  { additionalProperties: false },
 );
+const syncBody = bodyValidator(SyncSchema);
+const crossChainBody = bodyValidator(CrossChainBurnSchema);
 
 /**
  * Unauthenticated endpoints the checkout page and widget call, possibly from a merchant's
@@ -87,7 +85,7 @@ export function publicRoutes(ctx: AppContext) {
           const row = find(params.id);
           return publicPaymentView(row, ctx.publicExtras(row), ctx.view);
         },
-        { params: PaymentParams },
+        { params: PublicPaymentParams },
       )
       .get(
         "/api/public/payments/:id/qr",
@@ -98,7 +96,7 @@ export function publicRoutes(ctx: AppContext) {
           const svg = await qrSvg(query.format === "eip681" ? paymentUri(row, network) : row.deposit_address);
           return new Response(svg, { headers: { "content-type": "image/svg+xml", "cache-control": "no-cache" } });
         },
-        { query: QrQuery, params: PaymentParams },
+        { query: QrQuery, params: PublicPaymentParams },
       )
       .post(
         "/api/public/payments/:id/sync",
@@ -110,7 +108,7 @@ export function publicRoutes(ctx: AppContext) {
           set.status = outcome === "pending" ? 202 : 200;
           return publicPaymentView(fresh, ctx.publicExtras(fresh), ctx.view);
         },
-        { params: PaymentParams },
+        { params: PublicPaymentParams },
       )
       // Awaited, so a rejected quote reaches the error handler (Elysia only awaits async handlers).
       .get(
@@ -119,7 +117,7 @@ export function publicRoutes(ctx: AppContext) {
           const row = find(params.id, query.chain === undefined ? "read" : "chain");
           return query.chain === undefined ? ctx.crossChain.sources(row) : await ctx.crossChain.quote(row, query.chain);
         },
-        { query: QuoteQuery, params: PaymentParams },
+        { query: QuoteQuery, params: PublicPaymentParams },
       )
       .post(
         "/api/public/payments/:id/cross-chain",
@@ -129,7 +127,7 @@ export function publicRoutes(ctx: AppContext) {
           set.status = 202;
           return await ctx.crossChain.record(row, body.chain, body.tx_hash as `0x${string}`);
         },
-        { params: PaymentParams },
+        { params: PublicPaymentParams },
       )
   );
 }

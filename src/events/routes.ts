@@ -9,21 +9,21 @@ import { prefixedIdPattern } from "../lib/ids.ts";
 import { EVENT_TYPES } from "./service.ts";
 import { eventStream } from "./sse.ts";
 
-const ListEventsQuery = listQuery(
+export const ListEventsQuery = listQuery(
   { pattern: prefixedIdPattern("evt"), what: "an event" },
   { type: Type.Optional(oneOfParam("type", EVENT_TYPES)) },
 );
 
 const EVENT_ID = new RegExp(prefixedIdPattern("evt"));
 
-const StreamQuery = Type.Object(
+export const StreamQuery = Type.Object(
   {
     after: Type.Optional(Type.String({ pattern: prefixedIdPattern("evt"), error: "after must be the id of an event" })),
   },
   { additionalProperties: true },
 );
 
-const EventParams = Type.Object({ id: idParam("id", prefixedIdPattern("evt"), (id) => `no event ${id}`) });
+export const EventParams = Type.Object({ id: idParam("id", prefixedIdPattern("evt"), (id) => `no event ${id}`) });
 
 export function eventRoutes(ctx: AppContext, authed: AuthPlugin) {
   const { events } = ctx;

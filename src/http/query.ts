@@ -13,7 +13,12 @@ import { parseIsoInstant } from "../lib/iso-time.ts";
 /** `limit`: 1..100, default 10, as Stripe-style lists take it. */
 export const DEFAULT_LIMIT = 10;
 const limit = Type.Transform(
-  Type.String({ pattern: "^(100|[1-9][0-9]?)$", error: "limit must be a whole number from 1 to 100" }),
+  Type.String({
+    pattern: "^(100|[1-9][0-9]?)$",
+    error: "limit must be a whole number from 1 to 100",
+    // The wire text is checked by pattern; the document says what it means (src/openapi/).
+    docAs: { type: "integer", minimum: 1, maximum: 100, default: DEFAULT_LIMIT },
+  }),
 )
   .Decode(Number)
   .Encode(String);
@@ -38,7 +43,12 @@ export function instantParam(name: string) {
 export function oneOfParam<T extends string>(name: string, values: readonly T[]) {
   const escaped = values.map((value) => value.replaceAll(".", "\\."));
   return Type.Unsafe<T>(
-    Type.String({ pattern: `^(${escaped.join("|")})$`, error: `${name} must be one of ${values.join(", ")}` }),
+    // `enum` is for the OpenAPI document; the pattern is what Elysia checks, with the message.
+    Type.String({
+      pattern: `^(${escaped.join("|")})$`,
+      enum: [...values],
+      error: `${name} must be one of ${values.join(", ")}`,
+    }),
   );
 }
 

@@ -12,8 +12,8 @@ import { CreatePaymentLinkSchema, UpdatePaymentLinkSchema } from "./schema.ts";
 import { paymentLinkJson } from "./view.ts";
 
 const ID = prefixedIdPattern("plink");
-const ListLinksQuery = listQuery({ pattern: ID, what: "a payment link" }, {});
-const LinkParams = Type.Object({ id: idParam("id", ID, (id) => `no payment link ${id}`) });
+export const ListLinksQuery = listQuery({ pattern: ID, what: "a payment link" }, {});
+export const LinkParams = Type.Object({ id: idParam("id", ID, (id) => `no payment link ${id}`) });
 
 const createLinkBody = bodyValidator(CreatePaymentLinkSchema);
 const updateLinkBody = bodyValidator(UpdatePaymentLinkSchema);

@@ -7,7 +7,7 @@ import { csvFileName, paymentsCsvStream } from "./csv.ts";
 import { MAX_SEARCH_LENGTH, type PaymentFilter, type PaymentSearch } from "./search.ts";
 import { PAYMENT_STATUSES } from "./store.ts";
 
-const ExportQuery = Type.Object(
+export const ExportQuery = Type.Object(
   {
     status: Type.Optional(oneOfParam("status", PAYMENT_STATUSES)),
     "created[gte]": Type.Optional(instantParam("created[gte]")),

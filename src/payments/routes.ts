@@ -12,7 +12,7 @@ import { createPaymentOnce } from "./create-once.ts";
 import { CreatePaymentSchema } from "./schema.ts";
 import { PAYMENT_STATUSES } from "./store.ts";
 
-const ListPaymentsQuery = listQuery(
+export const ListPaymentsQuery = listQuery(
   { pattern: PAYMENT_ID.source, what: "a payment" },
   {
     status: Type.Optional(oneOfParam("status", PAYMENT_STATUSES)),
@@ -24,7 +24,7 @@ const ListPaymentsQuery = listQuery(
   },
 );
 
-const PaymentParams = Type.Object({ id: idParam("id", PAYMENT_ID.source, (id) => `no payment ${id}`) });
+export const PaymentParams = Type.Object({ id: idParam("id", PAYMENT_ID.source, (id) => `no payment ${id}`) });
 
 const createPaymentBody = bodyValidator(CreatePaymentSchema);
 

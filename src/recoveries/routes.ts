@@ -10,7 +10,7 @@ import type { RecoveryRow } from "./store.ts";
 import { recoveryView } from "./view.ts";
 
 const PaymentParams = Type.Object({ id: idParam("id", PAYMENT_ID.source, (id) => `no payment ${id}`) });
-const RecoveryParams = Type.Object({ id: idParam("id", prefixedIdPattern("rcv"), (id) => `no recovery ${id}`) });
+export const RecoveryParams = Type.Object({ id: idParam("id", prefixedIdPattern("rcv"), (id) => `no recovery ${id}`) });
 const recoverBody = bodyValidator(RecoverSchema);
 
 /** Merchant routes that return tokens or native coin sent to a deposit address by mistake. */

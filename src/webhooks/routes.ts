@@ -9,18 +9,17 @@ import { bodyValidator } from "../http/validate.ts";
 import { prefixedIdPattern } from "../lib/ids.ts";
 import { MAX_URL_LENGTH, URL_RULE } from "./endpoints.ts";
 
-const createEndpointBody = bodyValidator(
-  Type.Object(
-    { url: Type.String({ minLength: 1, maxLength: MAX_URL_LENGTH, rule: URL_RULE }) },
-    { additionalProperties: false },
-  ),
+export const CreateEndpointSchema = Type.Object(
+  { url: Type.String({ minLength: 1, maxLength: MAX_URL_LENGTH, rule: URL_RULE }) },
+  { additionalProperties: false },
 );
+const createEndpointBody = bodyValidator(CreateEndpointSchema);
 
-const ListDeliveriesQuery = listQuery({ pattern: prefixedIdPattern("whd"), what: "a delivery" }, {});
+export const ListDeliveriesQuery = listQuery({ pattern: prefixedIdPattern("whd"), what: "a delivery" }, {});
 
 const endpointId = idParam("id", prefixedIdPattern("we"), (id) => `no webhook endpoint ${id}`);
-const EndpointParams = Type.Object({ id: endpointId });
-const DeliveryParams = Type.Object({
+export const EndpointParams = Type.Object({ id: endpointId });
+export const DeliveryParams = Type.Object({
   id: endpointId,
   delivery_id: idParam("delivery_id", prefixedIdPattern("whd"), (id) => `no delivery ${id}`),
 });

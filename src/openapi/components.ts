@@ -1,0 +1,61 @@
+import type { TSchema } from "@sinclair/typebox";
+import {
+  DeliveryList,
+  EventList,
+  PaymentLinkList,
+  PaymentList,
+  RecoveryList,
+  WebhookEndpointList,
+} from "./merchant-operations.ts";
+import {
+  AccountEvent,
+  CreatedWebhookEndpoint,
+  DeletedWebhookEndpoint,
+  Delivery,
+  ErrorBody,
+  Event,
+  PaymentEvent,
+  PaymentLink,
+  Recovery,
+  TestEvent,
+  TestSend,
+  WebhookEndpoint,
+} from "./objects.ts";
+import { CrossChainBurn, LineItem, Payment, PaymentStatus, PublicPayment, Transfer } from "./payment-objects.ts";
+import { CrossChainQuote, CrossChainSources, Health, Readiness } from "./public-objects.ts";
+
+/**
+ * The named schemas of the document (`components.schemas`, by their `$id`): wherever one of
+ * them appears inside another, the document refers to it by name, so generated clients get one
+ * type per object.
+ */
+export const COMPONENTS: readonly TSchema[] = [
+  ErrorBody,
+  PaymentStatus,
+  LineItem,
+  Transfer,
+  CrossChainBurn,
+  Payment,
+  PaymentList,
+  PaymentLink,
+  PaymentLinkList,
+  WebhookEndpoint,
+  CreatedWebhookEndpoint,
+  DeletedWebhookEndpoint,
+  WebhookEndpointList,
+  Delivery,
+  DeliveryList,
+  TestSend,
+  PaymentEvent,
+  AccountEvent,
+  TestEvent,
+  Event,
+  EventList,
+  Recovery,
+  RecoveryList,
+  PublicPayment,
+  CrossChainSources,
+  CrossChainQuote,
+  Health,
+  Readiness,
+];

@@ -1,0 +1,89 @@
+import { Type } from "@sinclair/typebox";
+import { Address, ExactAmount, nullable } from "./payment-objects.ts";
+
+/**
+ * What the cross-chain endpoints of the checkout (src/crosschain/service.ts) and the health
+ * endpoints (src/ops/routes.ts) answer, described for the OpenAPI document.
+ */
+
+export const CrossChainSources = Type.Object(
+  {
+    object: Type.Literal("list"),
+    data: Type.Array(
+      Type.Object(
+        {
+          name: Type.String(),
+          chain_id: Type.Integer(),
+          domain: Type.Integer({ minimum: 0, description: "Circle's CCTP domain." }),
+          fast_seconds: nullable(Type.Integer({ minimum: 0 })),
+          standard_seconds: nullable(Type.Integer({ minimum: 0 })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+  },
+  { $id: "CrossChainSources", additionalProperties: false },
+);
+
+const WalletCall = Type.Object(
+  {
+    to: Address,
+    data: Type.String({ pattern: "^0x[0-9a-f]*$" }),
+    value: Type.String({ pattern: "^[0-9]+$" }),
+    description: Type.String(),
+  },
+  { additionalProperties: false },
+);
+
+const BurnOption = Type.Union([
+  Type.Object({ available: Type.Literal(false) }, { additionalProperties: false }),
+  Type.Object(
+    {
+      available: Type.Literal(true),
+      fee_bps: Type.Number({ minimum: 0 }),
+      burn_amount: ExactAmount,
+      max_fee: ExactAmount,
+      min_finality_threshold: Type.Integer(),
+      estimated_seconds: Type.Integer({ minimum: 0 }),
+      calls: Type.Array(WalletCall, { description: "The wallet calls to make on the source chain, in order." }),
+    },
+    { additionalProperties: false },
+  ),
+]);
+
+const quoteBase = {
+  chain: Type.String(),
+  chain_id: Type.Integer(),
+  domain: Type.Integer({ minimum: 0 }),
+  destination_domain: Type.Integer({ minimum: 0 }),
+  amount_due: ExactAmount,
+};
+
+export const CrossChainQuote = Type.Union(
+  [
+    Type.Object({ ...quoteBase, needed: Type.Literal(false), message: Type.String() }, { additionalProperties: false }),
+    Type.Object(
+      { ...quoteBase, needed: Type.Literal(true), fast: BurnOption, standard: BurnOption },
+      { additionalProperties: false },
+    ),
+  ],
+  { $id: "CrossChainQuote", description: "How to pay what is due by burning USDC on a source chain." },
+);
+
+export const Health = Type.Object({ ok: Type.Literal(true) }, { $id: "Health", additionalProperties: false });
+
+/** Readiness is for operators: the chains' entries are listed loosely, as they grow with the deployment. */
+export const Readiness = Type.Object(
+  {
+    ok: Type.Boolean(),
+    store: Type.Union([Type.Literal("ok"), Type.Literal("unavailable")]),
+    chain: Type.Object({ ok: Type.Boolean() }, { additionalProperties: true }),
+    chains: Type.Array(
+      Type.Object(
+        { name: Type.String(), chain_id: Type.Integer(), role: Type.String(), ok: Type.Boolean() },
+        { additionalProperties: true },
+      ),
+    ),
+  },
+  { $id: "Readiness", additionalProperties: true },
+);

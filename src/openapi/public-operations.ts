@@ -1,0 +1,125 @@
+import { Type } from "@sinclair/typebox";
+import {
+  CrossChainBurnSchema,
+  PublicPaymentParams,
+  QrQuery,
+  QuoteQuery,
+  SyncSchema,
+} from "../checkout/public-routes.ts";
+import type { Operation } from "./operation.ts";
+import { CrossChainBurn, PublicPayment } from "./payment-objects.ts";
+import { CrossChainQuote, CrossChainSources, Health, Readiness } from "./public-objects.ts";
+
+/**
+ * The routes the checkout page and the widget call, keyed by the payment id alone, and the
+ * operators' health checks. No API key; rate limited per payment.
+ */
+export const PUBLIC_OPERATIONS: Operation[] = [
+  {
+    method: "get",
+    path: "/api/public/payments/:id",
+    operationId: "retrievePublicPayment",
+    tag: "Public",
+    summary: "What a payer may see of a payment",
+    description: "Never metadata, fees, the customer's email, the payout address or anything about the account.",
+    auth: false,
+    params: PublicPaymentParams,
+    responses: { 200: { description: "The public view of the payment.", schema: PublicPayment } },
+    errors: [404, 429],
+  },
+  {
+    method: "get",
+    path: "/api/public/payments/:id/qr",
+    operationId: "retrievePaymentQr",
+    tag: "Public",
+    summary: "A QR code of the deposit address or of an EIP-681 request",
+    auth: false,
+    params: PublicPaymentParams,
+    query: QrQuery,
+    responses: { 200: { description: "The QR code.", mediaType: "image/svg+xml" } },
+    errors: [400, 404, 429],
+  },
+  {
+    method: "post",
+    path: "/api/public/payments/:id/sync",
+    operationId: "syncPayment",
+    tag: "Public",
+    summary: "Report the payer's transaction",
+    description:
+      "Checks the transaction now instead of waiting for the chain watcher. 200 when it is mined with a USDC " +
+      "transfer to the deposit address; 202 while it is not mined yet (the watcher credits it when it is).",
+    auth: false,
+    params: PublicPaymentParams,
+    body: { name: "SyncRequest", schema: SyncSchema },
+    responses: {
+      200: { description: "The transfer is recorded.", schema: PublicPayment },
+      202: { description: "Not mined yet; the view is unchanged.", schema: PublicPayment },
+    },
+    errors: [400, 404, 413, 422, 429, 503],
+  },
+  {
+    method: "get",
+    path: "/api/public/payments/:id/cross-chain",
+    operationId: "quoteCrossChain",
+    tag: "Public",
+    summary: "Source chains for cross-chain funding, or a quote from one",
+    description: "Without `chain`: the source chains offered. With it: how to pay what is due from that chain.",
+    auth: false,
+    params: PublicPaymentParams,
+    query: QuoteQuery,
+    responses: {
+      200: {
+        description: "The source chains (no `chain`) or the quote.",
+        schema: Type.Union([CrossChainSources, CrossChainQuote]),
+      },
+    },
+    errors: [400, 404, 429, 503],
+  },
+  {
+    method: "post",
+    path: "/api/public/payments/:id/cross-chain",
+    operationId: "recordCrossChainBurn",
+    tag: "Public",
+    summary: "Record a burn made for the payment",
+    description: "Recorded once; a repeat answers the same record. The server redeems it on the settlement chain.",
+    auth: false,
+    params: PublicPaymentParams,
+    body: { name: "CrossChainBurnRequest", schema: CrossChainBurnSchema },
+    responses: { 202: { description: "The burn, being followed.", schema: CrossChainBurn } },
+    errors: [400, 404, 413, 422, 429, 503],
+  },
+  {
+    method: "get",
+    path: "/healthz",
+    operationId: "health",
+    tag: "Operations",
+    summary: "Liveness",
+    auth: false,
+    responses: { 200: { description: "The process serves HTTP.", schema: Health } },
+    errors: [],
+  },
+  {
+    method: "get",
+    path: "/readyz",
+    operationId: "readiness",
+    tag: "Operations",
+    summary: "Readiness",
+    description: "503 when the store cannot be reached; a degraded chain is reported, never fatal.",
+    auth: false,
+    responses: {
+      200: { description: "Ready, with the state of every watched chain.", schema: Readiness },
+      503: { description: "The store cannot be reached.", schema: Readiness },
+    },
+    errors: [],
+  },
+  {
+    method: "get",
+    path: "/openapi.json",
+    operationId: "openApiDocument",
+    tag: "Operations",
+    summary: "This document",
+    auth: false,
+    responses: { 200: { description: "The OpenAPI 3.1 document.", mediaType: "application/json" } },
+    errors: [],
+  },
+];

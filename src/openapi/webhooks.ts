@@ -1,0 +1,56 @@
+import { EVENT_TYPES } from "../events/service.ts";
+
+/** Standard Webhooks' three headers, as every delivery carries them (src/webhooks/signature.ts). */
+const SIGNATURE_HEADERS = [
+  {
+    name: "webhook-id",
+    description: "The event id: the same on every retry of this event; de-duplicate on it.",
+    schema: { type: "string", pattern: "^evt_[0-9A-Za-z]{24}$" },
+  },
+  {
+    name: "webhook-timestamp",
+    description: "When this attempt was signed, in Unix seconds.",
+    schema: { type: "string", pattern: "^[0-9]+$" },
+  },
+  {
+    name: "webhook-signature",
+    description:
+      "`v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the bytes of the " +
+      "base64 part of the endpoint's `whsec_` secret.",
+    schema: { type: "string", pattern: "^v1,[A-Za-z0-9+/]+=*( v1,[A-Za-z0-9+/]+=*)*$" },
+  },
+].map((header) => ({ ...header, in: "header", required: true }));
+
+const payloadOf = (type: string) =>
+  type.startsWith("payment.") ? "PaymentEvent" : type === "account.updated" ? "AccountEvent" : "TestEvent";
+
+const WHEN: Record<string, string> = {
+  "payment.funds_received": "More funds arrived for a payment that is already confirmed (they are forwarded too).",
+  "account.updated": "The account's payout address changed.",
+  test: "Sent on demand by `POST /api/v1/webhook_endpoints/{id}/test`, to that endpoint only.",
+};
+
+/**
+ * What Stablegate POSTs to each webhook endpoint: one entry per event type. Any 2xx within 15 s
+ * is success; anything else is retried for about three days; 410 Gone disables the endpoint.
+ */
+export const WEBHOOKS = Object.fromEntries(
+  EVENT_TYPES.map((type) => [
+    type,
+    {
+      post: {
+        summary: type,
+        description: WHEN[type] ?? `The payment entered the status \`${type.slice("payment.".length)}\`.`,
+        parameters: SIGNATURE_HEADERS,
+        requestBody: {
+          required: true,
+          content: { "application/json": { schema: { $ref: `#/components/schemas/${payloadOf(type)}` } } },
+        },
+        responses: {
+          "2XX": { description: "Received. Answer within 15 seconds; anything else is retried." },
+          "410": { description: "Gone: the endpoint is disabled and what was queued for it is canceled." },
+        },
+      },
+    },
+  ]),
+);
