@@ -6,6 +6,7 @@ import { signInRoutes } from "./dashboard/login-routes.ts";
 import { dashboardRoutes } from "./dashboard/routes.ts";
 import { createSessionGate } from "./dashboard/session-gate.ts";
 import type { Db } from "./db/index.ts";
+import { docsRoutes } from "./docs/routes.ts";
 import { eventRoutes } from "./events/routes.ts";
 import { authPlugin, createAuthenticate } from "./http/auth.ts";
 import { MAX_BODY_BYTES, parseFormBody, parseJsonBody, tooLarge } from "./http/body.ts";
@@ -52,6 +53,7 @@ export function createApp(ctx: AppContext, db: Db) {
       })
       .use(opsRoutes(ctx, db))
       .use(openApiRoutes(ctx))
+      .use(docsRoutes())
       .use(publicRoutes(ctx))
       .use(pageRoutes(ctx))
       .use(linkPageRoutes(ctx))

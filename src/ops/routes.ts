@@ -6,7 +6,8 @@ import { createOpsStore } from "./store.ts";
 /** What `GET /` answers: where to look, for someone who found the server by its address. */
 const INDEX = {
   name: "stablegate",
-  docs: 'README.md, section "API reference"',
+  docs: "/docs",
+  openapi: "/openapi.json",
   api: "/api/v1",
   health: "/healthz",
   ready: "/readyz",

@@ -32,7 +32,8 @@ describe("GET /", () => {
     expect(res.headers.get("content-type")).toStartWith("application/json");
     expect(res.json).toEqual({
       name: "stablegate",
-      docs: 'README.md, section "API reference"',
+      docs: "/docs",
+      openapi: "/openapi.json",
       api: "/api/v1",
       health: "/healthz",
       ready: "/readyz",

@@ -1,0 +1,18 @@
+// Renders the reference from the document the page names (GET /openapi.json) with Swagger UI,
+// whose bundle the page loads just before this file.
+(() => {
+  const root = document.getElementById("docs");
+  if (!root || typeof window.SwaggerUIBundle !== "function") return;
+  window.SwaggerUIBundle({
+    url: root.dataset.openapi,
+    domNode: root,
+    deepLinking: true,
+    // Swagger UI would otherwise send the document's URL to its public validator and show a badge
+    // from it: a request to a third party that the page's CSP refuses anyway.
+    validatorUrl: null,
+    // Operation ids (createPayment...) beside each route, as the generated client names them.
+    displayOperationId: true,
+    // A key typed into "Authorize" lives only in this tab, never in localStorage.
+    persistAuthorization: false,
+  });
+})();
