@@ -7,9 +7,6 @@
     url: root.dataset.openapi,
     domNode: root,
     deepLinking: true,
-    // Swagger UI would otherwise send the document's URL to its public validator and show a badge
-    // from it: a request to a third party that the page's CSP refuses anyway.
-    validatorUrl: null,
     // Operation ids (createPayment...) beside each route, as the generated client names them.
     displayOperationId: true,
     // A key typed into "Authorize" lives only in this tab, never in localStorage.

@@ -1,0 +1,193 @@
+/**
+ * GET /docs, the API reference: the page and its embedded files over real HTTP, then a real
+ * chromium rendering the server's own /openapi.json under the page's CSP, at desktop and phone
+ * sizes (screenshots docs-desktop.png and docs-phone.png in test/artifacts/).
+ */
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import type { OpenAPIV3_1 } from "openapi-types";
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import { stopAll } from "../../src/lib/teardown.ts";
+import { collectProblems, DESKTOP, launchBrowser, PHONE, screenshot } from "../support/browser.ts";
+import { startTestServer, TEST_BASE_URL, type TestServer } from "../support/server.ts";
+
+// Chromium parses a 1.7 MB bundle on a shared 2-core machine.
+setDefaultTimeout(60_000);
+
+let server: TestServer;
+let browser: Browser;
+
+beforeAll(async () => {
+  server = await startTestServer();
+  browser = await launchBrowser();
+});
+afterAll(() =>
+  stopAll(
+    () => browser?.close(),
+    () => server?.stop(),
+  ),
+);
+
+const get = (path: string) => fetch(`${server.url}${path}`);
+
+/** The src and href of every script and stylesheet the page links, in order. */
+function linkedFiles(page: string): string[] {
+  return [...page.matchAll(/<(?:script[^>]*\ssrc|link[^>]*\shref)="([^"]+)"/g)].map((m) => m[1]!);
+}
+
+describe("GET /docs", () => {
+  test("is our page, with the strict CSP, nosniff, no-store and no framing", async () => {
+    const res = await get("/docs");
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe("text/html; charset=utf-8");
+    const csp = res.headers.get("content-security-policy") ?? "";
+    for (const directive of ["default-src 'none'", "script-src 'self'", "style-src 'self'", "connect-src 'self'"])
+      expect(csp).toContain(directive);
+    expect(csp).toContain("frame-ancestors 'none'");
+    expect(csp).not.toMatch(/unsafe-|https?:|\*/);
+    expect(res.headers.get("x-frame-options")).toBe("DENY");
+    expect(res.headers.get("x-content-type-options")).toBe("nosniff");
+    expect(res.headers.get("cache-control")).toBe("no-store");
+    const page = await res.text();
+    expect(page).toContain("<title>Stablegate API reference</title>");
+    // No inline script: every <script> loads a file from this server.
+    const scripts = [...page.matchAll(/<script[^>]*>/g)].map((m) => m[0]);
+    expect(scripts.length).toBe(2);
+    for (const tag of scripts) expect(tag).toMatch(/ src="\/docs\/[^"]+\?v=\w+"/);
+    // Without JavaScript it still says where the document is.
+    expect(page).toMatch(/<noscript>[\s\S]*href="\/openapi.json"[\s\S]*<\/noscript>/);
+  });
+
+  test("its files come from the server, versioned, with their content types and a long cache", async () => {
+    const files = linkedFiles(await (await get("/docs")).text());
+    expect(files.map((f) => f.replace(/\?v=\w+$/, ""))).toEqual([
+      "/docs/swagger-ui.css",
+      "/docs/docs.css",
+      "/docs/swagger-ui-bundle.js",
+      "/docs/docs.js",
+    ]);
+    for (const file of files) {
+      const res = await get(file);
+      expect(res.status).toBe(200);
+      const type = file.includes(".css?") ? "text/css; charset=utf-8" : "text/javascript; charset=utf-8";
+      expect(res.headers.get("content-type")).toBe(type);
+      expect(res.headers.get("cache-control")).toBe("public, max-age=31536000, immutable");
+      expect(res.headers.get("x-content-type-options")).toBe("nosniff");
+      expect((await res.text()).length).toBeGreaterThan(0);
+    }
+    // The renderer is the pinned package's own bundle, byte for byte.
+    const bundle = await (await get(files[2]!)).text();
+    expect(bundle).toBe(await Bun.file(require.resolve("swagger-ui-dist/swagger-ui-bundle.js")).text());
+  });
+
+  test("GET / links the docs and the OpenAPI document, and both answer", async () => {
+    const index = (await (await get("/")).json()) as { docs: string; openapi: string };
+    expect(index).toMatchObject({ docs: "/docs", openapi: "/openapi.json" });
+    const docs = await get(index.docs);
+    expect(docs.status).toBe(200);
+    expect(await docs.text()).toContain("Stablegate API reference");
+    const document = (await (await get(index.openapi)).json()) as OpenAPIV3_1.Document;
+    expect(document.openapi).toStartWith("3.1");
+  });
+});
+
+/** Every CSP violation the page reports, as "directive blocked-uri" lines. */
+async function watchViolations(context: BrowserContext): Promise<() => Promise<string[]>> {
+  const violations: string[] = [];
+  await context.exposeFunction("__docsViolation", (line: string) => violations.push(line));
+  await context.addInitScript(() =>
+    document.addEventListener("securitypolicyviolation", (e) =>
+      (window as unknown as { __docsViolation(line: string): void }).__docsViolation(
+        `${e.effectiveDirective} ${e.blockedURI}`,
+      ),
+    ),
+  );
+  return async () => violations;
+}
+
+/** Operation summaries and webhook names from the document the server serves. */
+async function documentNames(): Promise<{ summaries: string[]; webhooks: string[] }> {
+  const document = (await (await get("/openapi.json")).json()) as OpenAPIV3_1.Document;
+  const summaries = Object.values(document.paths ?? {}).flatMap((item) =>
+    Object.values(item ?? {}).flatMap((op) => (op && typeof op === "object" && "summary" in op ? [op.summary] : [])),
+  );
+  return {
+    summaries: summaries.filter((s): s is string => typeof s === "string"),
+    webhooks: Object.keys(document.webhooks ?? {}),
+  };
+}
+
+describe("the reference in a browser", () => {
+  test("renders every operation and webhook of /openapi.json with no CSP violation, at desktop and phone sizes", async () => {
+    // The browser sees the server at its public address (TEST_BASE_URL, the `servers` entry of
+    // the document) as a merchant's would, not at 127.0.0.1; every request is passed to the real
+    // server over HTTP, anything for another origin is refused.
+    const origin = new URL(TEST_BASE_URL).origin;
+    const context = await browser.newContext({ viewport: DESKTOP });
+    const requested: string[] = [];
+    await context.route("**/*", async (route) => {
+      const url = new URL(route.request().url());
+      requested.push(url.href);
+      if (url.origin !== origin) return route.abort("blockedbyclient");
+      return route.fulfill({ response: await route.fetch({ url: `${server.url}${url.pathname}${url.search}` }) });
+    });
+    const violations = await watchViolations(context);
+    const page = await context.newPage();
+    const problems = collectProblems(page);
+
+    await page.goto(`${origin}/docs`);
+    await page.getByText("Create a payment", { exact: true }).first().waitFor();
+    expect(await page.title()).toBe("Stablegate API reference");
+    expect(requested).toContain(`${origin}/openapi.json`);
+
+    const { summaries, webhooks } = await documentNames();
+    expect(summaries.length).toBeGreaterThan(10);
+    const text = await page.locator("#docs").innerText();
+    for (const summary of summaries) expect(text).toContain(summary);
+    for (const name of webhooks) expect(text).toContain(name);
+    expect(text).toContain("createPayment");
+    await screenshot(page, "docs-desktop");
+
+    // What a developer does first: open an operation and a webhook, give the key, try a call.
+    await expandOperation(page, "Create a payment");
+    await expect(page.getByText("Idempotency-Key").first().isVisible()).resolves.toBe(true);
+    await page.locator(".opblock-summary").filter({ hasText: webhooks[0]! }).first().click();
+    await page
+      .getByRole("button", { name: /authorize/i })
+      .first()
+      .click();
+    const dialog = page.locator(".modal-ux");
+    await expect(dialog.innerText()).resolves.toMatch(/bearer/i);
+    await dialog.locator("input").first().fill(server.createAccount().apiKey);
+    await dialog.locator("button.authorize").click();
+    await dialog.locator(".close-modal").click();
+    await expandOperation(page, "List payments");
+    const list = page.locator(".opblock.is-open").filter({ hasText: "List payments" });
+    await list.locator(".try-out__btn").click();
+    await list.locator("button.execute").click();
+    const answer = await list.locator(".live-responses-table .response").first().innerText();
+    expect(answer).toStartWith("200");
+    expect(answer).toContain('"has_more": false');
+
+    await page.setViewportSize(PHONE);
+    await page.goto(`${origin}/docs`);
+    await page.getByText("Create a payment", { exact: true }).first().waitFor();
+    // The operation id has no room beside path and summary on a phone (it broke mid-word).
+    await expect(page.locator(".opblock-summary-operation-id").first().isVisible()).resolves.toBe(false);
+    await screenshot(page, "docs-phone");
+    // Nothing wider than the phone, an open operation with its responses included: the page
+    // scrolls only up and down.
+    await expandOperation(page, "Create a payment");
+    const width = await page.evaluate(() => document.documentElement.scrollWidth);
+    expect(width).toBeLessThanOrEqual(PHONE.width);
+
+    expect(await violations()).toEqual([]);
+    expect(problems).toEqual([]);
+    expect(requested.filter((url) => new URL(url).origin !== origin)).toEqual([]);
+    await context.close();
+  });
+});
+
+async function expandOperation(page: Page, summary: string): Promise<void> {
+  await page.locator(".opblock-summary").filter({ hasText: summary }).first().click();
+  await page.locator(".opblock.is-open").first().waitFor();
+}
