@@ -4,11 +4,14 @@
  * sizes (screenshots docs-desktop.png and docs-phone.png in test/artifacts/).
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { rmSync } from "node:fs";
 import type { OpenAPIV3_1 } from "openapi-types";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { stopAll } from "../../src/lib/teardown.ts";
 import { collectProblems, DESKTOP, launchBrowser, PHONE, screenshot } from "../support/browser.ts";
-import { startTestServer, TEST_BASE_URL, type TestServer } from "../support/server.ts";
+import { startServeProcess } from "../support/serve-process.ts";
+import { makeTempDir, startTestServer, TEST_BASE_URL, type TestServer, testEnv } from "../support/server.ts";
+import { builtBinary } from "../support/stack.ts";
 
 // Chromium parses a 1.7 MB bundle on a shared 2-core machine.
 setDefaultTimeout(60_000);
@@ -87,6 +90,27 @@ describe("GET /docs", () => {
     expect(await docs.text()).toContain("Stablegate API reference");
     const document = (await (await get(index.openapi)).json()) as OpenAPIV3_1.Document;
     expect(document.openapi).toStartWith("3.1");
+  });
+});
+
+describe("the shipped binary", () => {
+  test("serves /docs and the renderer's files from inside itself", async () => {
+    const dataDir = makeTempDir();
+    const serve = await startServeProcess(testEnv(dataDir), { command: [await builtBinary(), "serve"] });
+    try {
+      const page = await (await fetch(`${serve.url}/docs`)).text();
+      expect(page).toContain("<title>Stablegate API reference</title>");
+      for (const file of linkedFiles(page)) {
+        const res = await fetch(`${serve.url}${file}`);
+        expect(res.status).toBe(200);
+        const local = await get(file);
+        expect(res.headers.get("content-type")).toBe(local.headers.get("content-type"));
+        expect(await res.text()).toBe(await local.text());
+      }
+    } finally {
+      await serve.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 });
 

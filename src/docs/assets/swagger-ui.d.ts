@@ -1,5 +1,5 @@
-// The renderer's prebuilt browser bundle, embedded as text (`with { type: "text" }`), never run on the server.
+// Swagger UI's prebuilt files, embedded in the binary (`with { type: "file" }`: their path there).
 declare module "swagger-ui-dist/swagger-ui-bundle.js" {
-  const text: string;
-  export default text;
+  const path: string;
+  export default path;
 }
