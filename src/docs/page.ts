@@ -24,10 +24,10 @@ export function docsPage(): string {
 <script src="${assetUrl(DOCS_ASSETS.init)}" defer></script>
 </head>
 <body>
-<main id="docs" data-openapi="${OPENAPI_PATH}">
+<div id="docs" data-openapi="${OPENAPI_PATH}">
 <noscript><p class="docs-noscript">This reference needs JavaScript. The API's OpenAPI 3.1 document is at
 <a href="${OPENAPI_PATH}">${OPENAPI_PATH}</a>; the README describes every route as well.</p></noscript>
-</main>
+</div>
 </body>
 </html>`.toString();
 }
