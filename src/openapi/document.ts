@@ -140,7 +140,14 @@ function operationObject(op: Operation, schema: (s: TSchema) => JsonSchema) {
       })),
       ...(op.idempotent ? [ref("parameters", "IdempotencyKey")] : []),
     ],
-    ...(op.body ? { requestBody: { required: true, content: json(ref("schemas", op.body.name)) } } : {}),
+    ...(op.body
+      ? {
+          requestBody: {
+            required: true,
+            content: { "application/json": { schema: ref("schemas", op.body.name), example: op.body.example } },
+          },
+        }
+      : {}),
     responses,
   };
 }

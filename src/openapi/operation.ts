@@ -33,7 +33,8 @@ export interface Operation {
   query?: TObject;
   /** Request headers other than the key and Idempotency-Key. */
   headers?: Array<{ name: string; description: string; schema: TSchema }>;
-  body?: { name: string; schema: TSchema };
+  /** The request body, with an example for the docs (renderers otherwise invent one from the patterns). */
+  body?: { name: string; schema: TSchema; example: unknown };
   /** Successes; and /readyz's 503, which is its own body rather than an error. */
   responses: Partial<Record<200 | 201 | 202 | 503, Answer>>;
   /** Besides 500, which any operation can answer. */

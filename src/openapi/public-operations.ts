@@ -50,7 +50,11 @@ export const PUBLIC_OPERATIONS: Operation[] = [
       "transfer to the deposit address; 202 while it is not mined yet (the watcher credits it when it is).",
     auth: false,
     params: PublicPaymentParams,
-    body: { name: "SyncRequest", schema: SyncSchema },
+    body: {
+      name: "SyncRequest",
+      schema: SyncSchema,
+      example: { tx_hash: "0x5f0c2b3a8d9e4f1a6b7c8d9e0f1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c" },
+    },
     responses: {
       200: { description: "The transfer is recorded.", schema: PublicPayment },
       202: { description: "Not mined yet; the view is unchanged.", schema: PublicPayment },
@@ -84,7 +88,14 @@ export const PUBLIC_OPERATIONS: Operation[] = [
     description: "Recorded once; a repeat answers the same record. The server redeems it on the settlement chain.",
     auth: false,
     params: PublicPaymentParams,
-    body: { name: "CrossChainBurnRequest", schema: CrossChainBurnSchema },
+    body: {
+      name: "CrossChainBurnRequest",
+      schema: CrossChainBurnSchema,
+      example: {
+        chain: "arbitrum-sepolia",
+        tx_hash: "0x5f0c2b3a8d9e4f1a6b7c8d9e0f1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c",
+      },
+    },
     responses: { 202: { description: "The burn, being followed.", schema: CrossChainBurn } },
     errors: [400, 404, 413, 422, 429, 503],
   },
