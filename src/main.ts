@@ -2,6 +2,7 @@
 import pkg from "../package.json" with { type: "json" };
 import { runAccountCommand } from "./cli/accounts.ts";
 import { UsageError } from "./cli/args.ts";
+import { runBackup } from "./cli/backup.ts";
 import { runServe } from "./cli/serve.ts";
 import { runUserCommand } from "./cli/users.ts";
 import { ConfigError, DomainError } from "./lib/errors.ts";
@@ -28,12 +29,14 @@ Usage:
   stablegate user list [--account ACCOUNT_ID]
   stablegate user reset-password USER_ID [--password-stdin]
   stablegate user delete USER_ID
+  stablegate backup FILE [--force]          a consistent copy of the database (0600), safe while
+                                            serve runs; --force replaces an existing FILE
   stablegate listen --url URL --key sk_live_.. --forward-to LOCAL_URL [--events TYPE,TYPE]
                                             forward a server's events to a local URL, signed
   stablegate version
 
 Configuration comes from STABLEGATE_* environment variables (see README.md).
-Account, key and user commands print JSON and work while the server runs.
+Account, key, user and backup commands print JSON and work while the server runs.
 Exit codes: 2 usage mistake, 78 configuration error, 1 anything else.`;
 
 async function main(argv: string[]): Promise<number> {
@@ -51,6 +54,9 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     case "user":
       console.log(JSON.stringify(await runUserCommand(rest, process.env), null, 2));
+      return 0;
+    case "backup":
+      console.log(JSON.stringify(runBackup(rest, process.env)));
       return 0;
     case "listen": {
       const { runListen } = await import("./cli/listen.ts");
