@@ -67,7 +67,7 @@ export function backupDatabase(dataDir: string, file: string, opts: { force: boo
     flush(dirname(target)); // the new name itself survives a power cut
     return { path: target, ...report };
   } catch (error) {
-    rmSync(temp, { force: true });
+    for (const leftover of [temp, `${temp}-journal`]) rmSync(leftover, { force: true });
     throw error;
   }
 }
@@ -93,14 +93,17 @@ interface Migration {
 /** Copies the database into the empty `temp` in one snapshot; returns its migrations as read just before. */
 function copyInto(source: string, temp: string): Migration[] {
   // Not openDb: a backup must neither create, migrate nor reconfigure the database it copies.
-  const db = new Database(source, { readwrite: true, create: false });
+  let db: Database | undefined;
   try {
+    db = new Database(source, { readwrite: true, create: false });
     db.run("PRAGMA busy_timeout = 5000");
-    const migrations = appliedMigrations(db, source);
+    const migrations = appliedMigrations(db);
     db.query("VACUUM INTO ?").run(temp);
     return migrations;
+  } catch (error) {
+    throw new Error(`cannot copy ${source}: ${(error as Error).message}`);
   } finally {
-    db.close();
+    db?.close();
   }
 }
 
@@ -112,7 +115,7 @@ function verify(temp: string, sourceMigrations: Migration[]): Omit<BackupReport,
     if (problems.length !== 1 || problems[0]!.integrity_check !== "ok")
       throw new Error(`the copy failed its integrity check: ${problems[0]?.integrity_check ?? "no answer"}`);
     // The server migrated the live database when it started: the copy opens with nothing left to apply.
-    const migrations = appliedMigrations(db, "the copy");
+    const migrations = appliedMigrations(db);
     if (JSON.stringify(migrations) !== JSON.stringify(sourceMigrations))
       throw new Error("the copy's schema differs from the live database's; run the backup again");
     const tables = db.query<{ name: string }, []>("SELECT name FROM sqlite_schema WHERE type = 'table'").all();
@@ -127,12 +130,12 @@ function verify(temp: string, sourceMigrations: Migration[]): Omit<BackupReport,
 }
 
 /** The migrations recorded in `db`, in order; a database without the table is not ours. */
-function appliedMigrations(db: Database, what: string): Migration[] {
+function appliedMigrations(db: Database): Migration[] {
   try {
     return db.query<Migration, []>("SELECT version, name FROM schema_migrations ORDER BY version").all();
   } catch (error) {
-    if (/no such table/.test((error as Error).message)) throw new Error(`${what} is not a Stablegate database`);
-    throw error;
+    if (!/no such table/.test((error as Error).message)) throw error;
+    throw new Error("not a Stablegate database (it has no schema_migrations table)");
   }
 }
 
