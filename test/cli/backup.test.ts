@@ -8,9 +8,13 @@ import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { copyFileSync, existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { createAccountsService } from "../../src/accounts/service.ts";
+import { createAccountStore } from "../../src/accounts/store.ts";
 import { runAccountCommand } from "../../src/cli/accounts.ts";
 import { openDb } from "../../src/db/index.ts";
 import { MIGRATIONS } from "../../src/db/migrations.ts";
+import { systemClock } from "../../src/lib/clock.ts";
+import { randomIds } from "../../src/lib/ids.ts";
 import { runCli } from "../support/cli.ts";
 import { childEnv, MAIN, type ServeProcess, startServeProcess } from "../support/serve-process.ts";
 import { type Api, api, makeTempDir, TEST_PAYOUT, testEnv } from "../support/server.ts";
@@ -145,6 +149,40 @@ describe("stablegate backup", () => {
     }
   });
 
+  test("the copy holds what is committed only in the WAL and nothing of a write still open, which does not hold it up", async () => {
+    const dir = tempDir();
+    const db = openDb(dir);
+    try {
+      // Left in the WAL (no checkpoint copies it into stablegate.db), as a busy server leaves its latest writes.
+      db.run("PRAGMA wal_autocheckpoint = 0");
+      const accounts = createAccountsService({ store: createAccountStore(db), clock: systemClock, ids: randomIds });
+      const committed = ["Committed One", "Committed Two"].map(
+        (name) => accounts.createAccount({ name, payoutAddress: TEST_PAYOUT }).account.id,
+      );
+      db.run("BEGIN IMMEDIATE"); // holds the write lock while the backup runs
+      const open = accounts.createAccount({ name: "Still Open", payoutAddress: TEST_PAYOUT }).account.id;
+      const out = tempDir();
+      const result = await backup([join(out, "b.db")], { STABLEGATE_DATA_DIR: dir });
+      db.run("COMMIT");
+      expect(result.stderr).toBe("");
+      expect(result.code).toBe(0);
+      expect(JSON.parse(result.stdout).rows.accounts).toBe(2);
+      const copy = new Database(join(out, "b.db"), { readonly: true });
+      try {
+        const ids = copy
+          .query<{ id: string }, []>("SELECT id FROM accounts")
+          .all()
+          .map((a) => a.id);
+        expect(ids.sort()).toEqual(committed.sort());
+        expect(ids).not.toContain(open);
+      } finally {
+        copy.close();
+      }
+    } finally {
+      db.close();
+    }
+  });
+
   test("an existing FILE is refused and left as it was (exit 1); --force replaces it with a verified copy", async () => {
     const out = tempDir();
     const file = join(out, "nightly.db");
@@ -218,9 +256,9 @@ describe("stablegate backup", () => {
       stderr: "ignore",
     });
     try {
-      const temp = await waitFor(
-        () =>
-          readdirSync(out).find((name) => /^b\.db\.tmp-[0-9a-f]{8}$/.test(name) && statSync(join(out, name)).size > 0),
+      // Whatever the copy is being written to, FILE or another name, once it has begun.
+      const writing = await waitFor(
+        () => readdirSync(out).find((name) => !name.endsWith("-journal") && statSync(join(out, name)).size > 0),
         30_000,
         "the copy to be under way",
         5,
@@ -229,7 +267,8 @@ describe("stablegate backup", () => {
       await proc.exited;
       // What the crash left is the temporary file (and SQLite's journal of it), never FILE.
       expect(existsSync(file)).toBe(false);
-      expect(readdirSync(out).filter((name) => !name.startsWith(temp))).toEqual([]);
+      expect(writing).toMatch(/^b\.db\.tmp-[0-9a-f]{8}$/);
+      expect(readdirSync(out).filter((name) => !name.startsWith(writing))).toEqual([]);
     } finally {
       proc.kill("SIGKILL");
       await proc.exited;
