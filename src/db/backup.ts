@@ -10,9 +10,9 @@ import {
   rmSync,
   statSync,
 } from "node:fs";
-import { dirname, join, resolve } from "node:path";
+import { dirname, resolve } from "node:path";
 import { ConfigError } from "../lib/errors.ts";
-import { private0600 } from "./index.ts";
+import { databasePath, private0600 } from "./index.ts";
 
 /** What `stablegate backup` prints: where the copy is, its size, its schema and what it holds. */
 export interface BackupReport {
@@ -41,14 +41,14 @@ const COUNTED = [
 /**
  * Writes a consistent copy of the data directory's database to `file` while a server may be
  * writing to it. `VACUUM INTO` reads the database in one read transaction, so the copy is the
- * snapshot at its start; in WAL mode that takes no lock a writer waits for (writers share the
- * disk with it, nothing more). The copy goes to a 0600 temporary file beside `file`, is checked
+ * snapshot at its start; in WAL mode that takes no lock a writer waits for (writers share only
+ * the disk and the CPU with it). The copy goes to a 0600 temporary file beside `file`, is checked
  * (integrity, same migrations as the source), flushed to disk and only then given its name: a
  * crash or a failed check never leaves a partial file under `file`. An existing `file` is
  * refused unless `force`, and then replaced only by a copy that passed its checks.
  */
 export function backupDatabase(dataDir: string, file: string, opts: { force: boolean }): BackupReport {
-  const source = join(dataDir, "stablegate.db");
+  const source = databasePath(dataDir);
   const target = resolve(file);
   if (!existsSync(source)) throw new ConfigError("STABLEGATE_DATA_DIR", `no Stablegate database at ${source}`);
   refuseTarget(dataDir, target, opts.force);

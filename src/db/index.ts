@@ -14,7 +14,7 @@ export type Db = Database;
  */
 export function openDb(dataDir: string): Db {
   ensureDataDir(dataDir);
-  const path = join(dataDir, "stablegate.db");
+  const path = databasePath(dataDir);
   let db: Database;
   try {
     // Owner-only like the directory: SQLite gives the -wal and -shm files the database's mode.
@@ -31,6 +31,9 @@ export function openDb(dataDir: string): Db {
   migrate(db);
   return db;
 }
+
+/** The one database file of a data directory. */
+export const databasePath = (dataDir: string): string => join(dataDir, "stablegate.db");
 
 /** Creates the data directory owner-only (0700); one that cannot be created or used is a configuration mistake. */
 export function ensureDataDir(dataDir: string): void {
