@@ -5,7 +5,8 @@ import { runAccountCommand } from "../../src/cli/accounts.ts";
 import { UsageError } from "../../src/cli/args.ts";
 import { NotFoundError } from "../../src/lib/errors.ts";
 import { freePort } from "../../src/lib/free-port.ts";
-import { childEnv, MAIN, spawnServe, startServeProcess } from "../support/serve-process.ts";
+import { runCli } from "../support/cli.ts";
+import { spawnServe, startServeProcess } from "../support/serve-process.ts";
 import { makeTempDir, testEnv } from "../support/server.ts";
 
 const PAYOUT = "0x1111111111111111111111111111111111111111";
@@ -16,15 +17,7 @@ beforeAll(() => {
 });
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
-async function cli(args: string[], extra: Record<string, string> = { STABLEGATE_DATA_DIR: dataDir }) {
-  const proc = Bun.spawn([process.execPath, MAIN, ...args], { env: childEnv(extra), stdout: "pipe", stderr: "pipe" });
-  const [stdout, stderr, code] = await Promise.all([
-    new Response(proc.stdout).text(),
-    new Response(proc.stderr).text(),
-    proc.exited,
-  ]);
-  return { code, stdout, stderr };
-}
+const cli = (args: string[], extra: Record<string, string> = { STABLEGATE_DATA_DIR: dataDir }) => runCli(args, extra);
 
 const lines = (text: string) => text.trimEnd().split("\n");
 

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { usersService } from "../../src/cli/users.ts";
 import { openDb } from "../../src/db/index.ts";
-import { childEnv, MAIN } from "../support/serve-process.ts";
+import { runCli } from "../support/cli.ts";
 import { makeTempDir, TEST_PAYOUT } from "../support/server.ts";
 
 let dataDir: string;
@@ -15,20 +15,7 @@ beforeAll(() => {
 });
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
-async function cli(args: string[], stdin?: string) {
-  const proc = Bun.spawn([process.execPath, MAIN, ...args], {
-    env: childEnv({ STABLEGATE_DATA_DIR: dataDir }),
-    stdin: stdin === undefined ? "ignore" : new TextEncoder().encode(stdin),
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const [stdout, stderr, code] = await Promise.all([
-    new Response(proc.stdout).text(),
-    new Response(proc.stderr).text(),
-    proc.exited,
-  ]);
-  return { code, stdout, stderr };
-}
+const cli = (args: string[], stdin?: string) => runCli(args, { STABLEGATE_DATA_DIR: dataDir }, stdin);
 
 async function newAccount(): Promise<string> {
   const { code, stdout, stderr } = await cli([
