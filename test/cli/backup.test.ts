@@ -92,7 +92,7 @@ describe("stablegate backup", () => {
       expect(result.stderr).toBe("");
       expect(result.code).toBe(0);
       expect(writer.refused).toEqual([]);
-      // The server kept answering while the backup ran: it was not locked out.
+      // Payments were being created while the backup ran (that a write never waits for it is tested below).
       expect(duringBackup).toBeGreaterThan(0);
 
       const lines = result.stdout.trimEnd().split("\n");
@@ -126,7 +126,7 @@ describe("stablegate backup", () => {
       } finally {
         copy.close();
       }
-      for (const { id } of before) expect(inCopy.has(id)).toBe(true);
+      expect(before.filter((p) => !inCopy.has(p.id))).toEqual([]);
       // Nothing in the copy that the server did not acknowledge.
       const acknowledged = new Set(writer.acknowledged.map((p) => p.id));
       expect([...inCopy].filter((id) => !acknowledged.has(id))).toEqual([]);
