@@ -72,6 +72,18 @@ export const CrossChainQuote = Type.Union(
 
 export const Health = Type.Object({ ok: Type.Literal(true) }, { $id: "Health", additionalProperties: false });
 
+/** This very document, described by its top level only: the OpenAPI specification describes the rest. */
+export const OpenApiDocument = Type.Object(
+  {
+    openapi: Type.String({ pattern: "^3\\.1\\.\\d+$" }),
+    info: Type.Object({ title: Type.String(), version: Type.String() }),
+    paths: Type.Object({}),
+    webhooks: Type.Object({}),
+    components: Type.Object({}),
+  },
+  { description: "An OpenAPI 3.1 document." },
+);
+
 /** Readiness is for operators: the chains' entries are listed loosely, as they grow with the deployment. */
 export const Readiness = Type.Object(
   {

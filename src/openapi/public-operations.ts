@@ -8,7 +8,7 @@ import {
 } from "../checkout/public-routes.ts";
 import type { Operation } from "./operation.ts";
 import { CrossChainBurn, PublicPayment } from "./payment-objects.ts";
-import { CrossChainQuote, CrossChainSources, Health, Readiness } from "./public-objects.ts";
+import { CrossChainQuote, CrossChainSources, Health, OpenApiDocument, Readiness } from "./public-objects.ts";
 
 /**
  * The routes the checkout page and the widget call, keyed by the payment id alone, and the
@@ -130,7 +130,7 @@ export const PUBLIC_OPERATIONS: Operation[] = [
     tag: "Operations",
     summary: "This document",
     auth: false,
-    responses: { 200: { description: "The OpenAPI 3.1 document.", mediaType: "application/json" } },
+    responses: { 200: { description: "The OpenAPI 3.1 document.", schema: OpenApiDocument } },
     errors: [],
   },
 ];
