@@ -1,0 +1,149 @@
+/**
+ * The OpenAPI contract, against the real server on a real anvil: every documented operation is
+ * called for its success and its refusals, and every real answer (status, content type, headers,
+ * body) must be one the document served at `GET /openapi.json` declares. A payment confirmed on
+ * chain and real webhook deliveries are held to the document too. Coverage per operation is
+ * printed at the end; declared statuses no scenario reaches are listed there with the reason.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { type Contract, declaredStatuses, loadContract } from "../support/openapi-contract.ts";
+import { type Receiver, startReceiver } from "../support/receiver.ts";
+import { api, startTestServer } from "../support/server.ts";
+import { type Stack, startStack } from "../support/stack.ts";
+import { MERCHANT_SCENARIOS } from "./merchant-scenarios.ts";
+import { PUBLIC_SCENARIOS } from "./public-scenarios.ts";
+import { answerGoneWhenAsked, createOwned, received, type World } from "./world.ts";
+
+const SCENARIOS = { ...MERCHANT_SCENARIOS, ...PUBLIC_SCENARIOS };
+
+let world: World;
+let contract: Contract;
+let stack: Stack;
+let receiver: Receiver;
+const stops: Array<() => unknown> = [];
+
+beforeAll(async () => {
+  receiver = startReceiver();
+  receiver.answer = answerGoneWhenAsked;
+  stops.push(() => receiver.stop());
+  stack = await startStack({ env: { STABLEGATE_WEBHOOK_ALLOW_PRIVATE: "on" } });
+  stops.push(() => stack.stop());
+  const chainlessServer = await startTestServer();
+  stops.push(() => chainlessServer.stop());
+  contract = await loadContract(stack.url);
+  const account = chainlessServer.createAccount("Chainless Shop");
+  const payment = await api(chainlessServer.url, account.apiKey)("/api/v1/payments", { body: { amount: "1.00" } });
+  const key = stack.apiKey;
+  // The account's deliveries all reach the receiver: the first endpoint gets every payment event.
+  const owned = await createOwned(contract, key, receiver.url);
+  let paid: Promise<any> | undefined;
+  world = {
+    contract,
+    stack,
+    key,
+    receiver,
+    chainless: { server: chainlessServer, account, paymentId: payment.json.id },
+    owned,
+    fresh: () => createOwned(contract, key, receiver.url),
+    newPayment: async () => (await contract.call("POST /api/v1/payments", { key, body: { amount: "2.00" } })).json,
+    paid: () => (paid ??= payInFull()),
+  };
+}, 60_000);
+
+afterAll(async () => {
+  if (contract) console.log(coverageReport());
+  for (const stop of stops.reverse()) await stop();
+});
+
+/** A payment paid in full on anvil, confirmed and settled, with the hash of the payer's transfer. */
+async function payInFull() {
+  const payment = await stack.createPayment({ amount: "5.00", description: "paid on anvil", metadata: { k: "v" } });
+  const txHash = await stack.pay(payment.deposit_address, 5_000_000n);
+  const confirmed = await stack.waitForStatus(payment.id, "confirmed", { mine: true, timeoutMs: 30_000 });
+  return { ...confirmed, txHash };
+}
+
+describe("every documented operation, called on the real server", () => {
+  test("each operation in the document has a scenario here, and each scenario an operation", () => {
+    expect([...contract.operations.keys()].sort()).toEqual(Object.keys(SCENARIOS).sort());
+  });
+
+  for (const [op, scenario] of Object.entries(SCENARIOS)) {
+    test(`${op}: every answer is declared, and every declared status is exercised`, async () => {
+      await scenario.run(world);
+      const declared = declaredStatuses(contract.operations.get(op)!.operation);
+      const exercised = contract.exercised(op);
+      const unreachable = Object.keys(scenario.unreachable ?? {}).map(Number);
+      expect({ op, notExercised: declared.filter((s) => !exercised.includes(s) && !unreachable.includes(s)) }).toEqual({
+        op,
+        notExercised: [],
+      });
+      // A status listed as unreachable that a scenario reached after all: the list is stale.
+      expect({ op, reachedAfterAll: unreachable.filter((s) => exercised.includes(s)) }).toEqual({
+        op,
+        reachedAfterAll: [],
+      });
+    }, 120_000);
+  }
+});
+
+describe("a payment confirmed on anvil", () => {
+  test("validates as the merchant API, the public view, the list and its events show it", async () => {
+    const paid = await world.paid();
+    const key = world.key;
+    const merchant = await contract.call("GET /api/v1/payments/{id}", { key, params: { id: paid.id } });
+    expect({ status: merchant.status, state: merchant.json.status, transfers: merchant.json.transfers.length }).toEqual(
+      {
+        status: 200,
+        state: "confirmed",
+        transfers: 1,
+      },
+    );
+    const view = await contract.call("GET /api/public/payments/{id}", { params: { id: paid.id } });
+    expect({ status: view.status, incoming: view.json.incoming_transfers.length }).toEqual({
+      status: 200,
+      incoming: 1,
+    });
+    const list = await contract.call("GET /api/v1/payments", { key, query: { status: "confirmed" } });
+    expect(list.json.data.map((p: any) => p.id)).toContain(paid.id);
+    const events = await contract.call("GET /api/v1/events", { key, query: { type: "payment.confirmed" } });
+    const event = events.json.data.find((e: any) => e.data.payment.id === paid.id);
+    expect(event.data.payment.transfers.length).toBe(1);
+    const one = await contract.call("GET /api/v1/events/{id}", { key, params: { id: event.id } });
+    expect(one.json.data.payment.status).toBe("confirmed");
+  }, 60_000);
+});
+
+describe("webhooks", () => {
+  test("real deliveries, a test event and a confirmed payment's events, validate against the documented webhooks", async () => {
+    const paid = await world.paid();
+    await received(
+      world,
+      (body) => body.type === "payment.confirmed" && body.data.payment.id === paid.id,
+      "payment.confirmed",
+    );
+    await received(world, (body) => body.type === "test", "a test event");
+    const types = new Set<string>();
+    for (const hit of receiver.hits) {
+      expect({ hit: hit.id, problems: contract.problemsWithWebhook(hit) }).toEqual({ hit: hit.id, problems: [] });
+      types.add(JSON.parse(hit.body).type);
+    }
+    expect([...types]).toEqual(expect.arrayContaining(["test", "payment.settling", "payment.confirmed"]));
+  }, 60_000);
+});
+
+/** Per operation: the statuses it declares, those the scenarios exercised, and why any were not. */
+function coverageReport(): string {
+  const lines = ["OpenAPI contract coverage (declared statuses; * = exercised):"];
+  for (const [op, { operation }] of contract.operations) {
+    const exercised = contract.exercised(op);
+    const reasons = SCENARIOS[op]?.unreachable ?? {};
+    const statuses = declaredStatuses(operation).map((s) => (exercised.includes(s) ? `${s}*` : String(s)));
+    const gaps = declaredStatuses(operation)
+      .filter((s) => !exercised.includes(s))
+      .map((s) => `${s}: ${reasons[s] ?? "not exercised in this run"}`);
+    lines.push(`  ${op.padEnd(72)} ${statuses.join(" ")}`);
+    for (const gap of gaps) lines.push(`      not exercised ${gap}`);
+  }
+  return lines.join("\n");
+}

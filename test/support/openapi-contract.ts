@@ -1,0 +1,358 @@
+/**
+ * Checks real answers against the OpenAPI document the server serves (`GET /openapi.json`): the
+ * status is declared for the operation, the content type is declared for that status, and the
+ * body and declared headers validate against their schemas with a JSON Schema 2020-12 validator
+ * (Ajv), `$ref`s resolved inside the served document. Every checked answer is counted per
+ * operation, so a test can say which declared statuses it exercised.
+ *
+ *   const contract = await loadContract(server.url);
+ *   const res = await contract.call("GET /api/v1/payments/{id}", { params: { id }, key });
+ *   expect(res.status).toBe(200);        // call() has already failed on an undocumented answer
+ */
+import Ajv2020, { type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
+import addFormats from "ajv-formats";
+import type { OpenAPIV3_1 } from "openapi-types";
+import { type ApiResponse, toApiResponse } from "./server.ts";
+
+type Document = OpenAPIV3_1.Document;
+type Operation = OpenAPIV3_1.OperationObject;
+type Response = OpenAPIV3_1.ResponseObject;
+type Header = OpenAPIV3_1.HeaderObject;
+
+/** The id the document is registered under in Ajv: `$ref`s such as `#/components/...` resolve against it. */
+const DOC_ID = "https://stablegate.test/openapi.json";
+const METHODS = ["get", "put", "post", "delete", "options", "head", "patch", "trace"] as const;
+
+/** "GET /api/v1/payments/{id}": an operation named as the document names it. */
+export type OperationKey = string;
+
+/** The document's name for a route Elysia registers as `/api/v1/payments/:id`. */
+export const operationKey = (method: string, path: string): OperationKey =>
+  `${method.toUpperCase()} ${path.replace(/:([A-Za-z_][A-Za-z0-9_]*)/g, "{$1}")}`;
+
+export interface DocumentedOperation {
+  key: OperationKey;
+  method: (typeof METHODS)[number];
+  path: string;
+  operation: Operation;
+  /** JSON pointer of the operation inside the document. */
+  pointer: string;
+}
+
+/** A JSON pointer, escaped for use as a URI fragment. */
+export const pointerOf = (...segments: string[]) =>
+  segments.map((s) => `/${encodeURIComponent(s.replaceAll("~", "~0").replaceAll("/", "~1"))}`).join("");
+
+export function documentedOperations(doc: Document): DocumentedOperation[] {
+  const found: DocumentedOperation[] = [];
+  for (const [path, item] of Object.entries(doc.paths ?? {})) {
+    for (const method of METHODS) {
+      const operation = item?.[method];
+      if (operation)
+        found.push({
+          key: operationKey(method, path),
+          method,
+          path,
+          operation,
+          pointer: pointerOf("paths", path, method),
+        });
+    }
+  }
+  return found;
+}
+
+/** The statuses an operation declares, as numbers ("default" or ranges such as "4XX" are not statuses). */
+export const declaredStatuses = (operation: Operation): number[] =>
+  Object.keys(operation.responses ?? {})
+    .filter((s) => /^\d{3}$/.test(s))
+    .map(Number)
+    .sort((a, b) => a - b);
+
+export interface CallRequest {
+  /** Values for the path's `{params}`. */
+  params?: Record<string, string>;
+  query?: Record<string, string>;
+  /** Objects are JSON-encoded; strings are sent as they are (malformed or oversized bodies). */
+  body?: unknown;
+  headers?: Record<string, string>;
+  /** A bearer API key; omitted or null sends no Authorization header. */
+  key?: string | null;
+  /** The answer stays open (Server-Sent Events): read what has come with the headers, then leave. */
+  streams?: boolean;
+  /** Another server than the contract's (same document), for answers only a chain-less server gives. */
+  baseUrl?: string;
+}
+
+export type Contract = Awaited<ReturnType<typeof loadContract>>;
+
+/** Fetches the server's document and builds the checker for it. */
+export async function loadContract(serverUrl: string) {
+  const res = await fetch(`${serverUrl}/openapi.json`);
+  if (res.status !== 200) throw new Error(`GET /openapi.json answered ${res.status}`);
+  return createContract((await res.json()) as Document, serverUrl);
+}
+
+export function createContract(doc: Document, serverUrl: string) {
+  const ajv = new Ajv2020({ strict: false, allErrors: true });
+  addFormats(ajv);
+  ajv.addSchema(doc as object, DOC_ID);
+  const operations = new Map(documentedOperations(doc).map((op) => [op.key, op]));
+  const validators = new Map<string, ValidateFunction>();
+  /** Statuses seen per operation, for the coverage report. */
+  const exercised = new Map<OperationKey, Set<number>>();
+
+  /** A validator for the schema at `pointer` in the document (compiled once; unresolvable `$ref`s throw). */
+  function validatorAt(pointer: string): ValidateFunction {
+    let validate = validators.get(pointer);
+    if (!validate) {
+      validate = ajv.compile({ $ref: `${DOC_ID}#${pointer}` });
+      validators.set(pointer, validate);
+    }
+    return validate;
+  }
+
+  /** Follows a `$ref` to a component (a response or a header), with the pointer of where it lands. */
+  function resolve<T>(value: T | OpenAPIV3_1.ReferenceObject, pointer: string): { value: T; pointer: string } {
+    let current: unknown = value;
+    let at = pointer;
+    for (let hops = 0; hops < 10 && current && typeof current === "object" && "$ref" in current; hops++) {
+      const ref = (current as OpenAPIV3_1.ReferenceObject).$ref;
+      if (!ref.startsWith("#/")) throw new Error(`${at}: only local $refs are supported, not ${ref}`);
+      at = ref.slice(1);
+      current = at
+        .split("/")
+        .slice(1)
+        .reduce<any>(
+          (node, segment) => node?.[decodeURIComponent(segment).replaceAll("~1", "/").replaceAll("~0", "~")],
+          doc,
+        );
+      if (current === undefined) throw new Error(`${pointer}: $ref ${ref} names nothing in the document`);
+    }
+    return { value: current as T, pointer: at };
+  }
+
+  const describe = (errors: ErrorObject[] | null | undefined) =>
+    (errors ?? []).map((e) => `${e.instancePath || "(root)"} ${e.message} ${JSON.stringify(e.params)}`).join("; ");
+
+  /** Whether `value` validates against the schema at `pointer`; the reasons when it does not. */
+  function schemaProblems(pointer: string, value: unknown): string | null {
+    const validate = validatorAt(pointer);
+    return validate(value) ? null : describe(validate.errors);
+  }
+
+  /** A header's text as its schema types it (Retry-After is an integer on the wire as text). */
+  function headerValue(text: string, schema: OpenAPIV3_1.SchemaObject | undefined): unknown {
+    const type = schema?.type;
+    const numeric = type === "integer" || type === "number" || (Array.isArray(type) && type.includes("integer"));
+    return numeric && /^-?\d+(\.\d+)?$/.test(text) ? Number(text) : text;
+  }
+
+  /** What is wrong with `answer` as an answer of `key` (empty when the document allows it). */
+  function problemsWith(key: OperationKey, answer: ApiResponse): string[] {
+    const op = operations.get(key);
+    if (!op) return [`${key} is not in the document`];
+    const declared = op.operation.responses?.[String(answer.status)];
+    if (!declared)
+      return [
+        `${key} answered ${answer.status} (${answer.text.slice(0, 200)}), which it does not declare ` +
+          `(declared: ${declaredStatuses(op.operation).join(", ")})`,
+      ];
+    const { value: response, pointer } = resolve<Response>(
+      declared,
+      `${op.pointer}${pointerOf("responses", String(answer.status))}`,
+    );
+    const problems: string[] = [];
+    const where = `${key} ${answer.status}`;
+
+    for (const [name, header] of Object.entries(response.headers ?? {})) {
+      const { value: h, pointer: hp } = resolve<Header>(header, `${pointer}${pointerOf("headers", name)}`);
+      const text = answer.headers.get(name);
+      if (text === null) {
+        if (h.required) problems.push(`${where}: required header ${name} is missing`);
+        continue;
+      }
+      if (h.schema) {
+        const why = schemaProblems(`${hp}/schema`, headerValue(text, h.schema as OpenAPIV3_1.SchemaObject));
+        if (why) problems.push(`${where}: header ${name}: ${text}: ${why}`);
+      }
+    }
+
+    const type = (answer.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
+    const content = response.content ?? {};
+    if (Object.keys(content).length === 0) {
+      if (answer.text !== "")
+        problems.push(`${where}: declares no body but answered ${type}: ${answer.text.slice(0, 200)}`);
+      return problems;
+    }
+    const media = Object.keys(content).find((m) => m.toLowerCase() === type);
+    if (!media) {
+      problems.push(
+        `${where}: content type ${type || "(none)"} is not declared (declared: ${Object.keys(content).join(", ")})`,
+      );
+      return problems;
+    }
+    if (!content[media]!.schema) return problems;
+    const json = media === "application/json" || media.endsWith("+json");
+    if (json && answer.json === undefined) {
+      problems.push(`${where}: the body is not JSON: ${answer.text.slice(0, 200)}`);
+      return problems;
+    }
+    const why = schemaProblems(`${pointer}${pointerOf("content", media, "schema")}`, json ? answer.json : answer.text);
+    if (why) problems.push(`${where}: body does not match the schema: ${why} (body: ${answer.text.slice(0, 500)})`);
+    return problems;
+  }
+
+  /** The documented webhook of an event type (`webhooks` keyed by the type), with its pointer. */
+  function webhookFor(type: string): { operation: Operation; pointer: string } | null {
+    const item = doc.webhooks?.[type];
+    if (!item) return null;
+    const { value, pointer } = resolve<OpenAPIV3_1.PathItemObject>(item, pointerOf("webhooks", type));
+    return value.post ? { operation: value.post, pointer: `${pointer}/post` } : null;
+  }
+
+  /**
+   * What is wrong with a webhook request the server sent, against the documented webhook of its
+   * event type: the JSON body against the request body schema, and each documented header
+   * (the Standard Webhooks ones) present when required and valid against its schema.
+   */
+  function problemsWithWebhook(hit: { headers: Headers; body: string }): string[] {
+    let body: any;
+    try {
+      body = JSON.parse(hit.body);
+    } catch {
+      return [`a webhook body is not JSON: ${hit.body.slice(0, 200)}`];
+    }
+    const found = webhookFor(String(body?.type));
+    if (!found) return [`the webhook of event type ${body?.type} is not in the document's webhooks`];
+    const where = `webhook ${body.type}`;
+    const problems: string[] = [];
+    const { value: requestBody, pointer } = resolve<OpenAPIV3_1.RequestBodyObject>(
+      found.operation.requestBody!,
+      `${found.pointer}/requestBody`,
+    );
+    const type = (hit.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
+    if (!requestBody?.content?.[type]) problems.push(`${where}: content type ${type} is not declared`);
+    else {
+      const why = schemaProblems(`${pointer}${pointerOf("content", type, "schema")}`, body);
+      if (why) problems.push(`${where}: body does not match the schema: ${why}`);
+    }
+    (found.operation.parameters ?? []).forEach((parameter, i) => {
+      const { value: p, pointer: pp } = resolve<OpenAPIV3_1.ParameterObject>(
+        parameter,
+        `${found.pointer}${pointerOf("parameters", String(i))}`,
+      );
+      if (p.in !== "header") return;
+      const text = hit.headers.get(p.name);
+      if (text === null) {
+        if (p.required) problems.push(`${where}: required header ${p.name} is missing`);
+        return;
+      }
+      const why = p.schema && schemaProblems(`${pp}/schema`, headerValue(text, p.schema as OpenAPIV3_1.SchemaObject));
+      if (why) problems.push(`${where}: header ${p.name}: ${text}: ${why}`);
+    });
+    return problems;
+  }
+
+  /** Records and checks one real answer; throws, naming every disagreement, when the document does not allow it. */
+  function check(key: OperationKey, answer: ApiResponse): ApiResponse {
+    const problems = problemsWith(key, answer);
+    if (problems.length) throw new Error(problems.join("\n"));
+    let seen = exercised.get(key);
+    if (!seen) exercised.set(key, (seen = new Set()));
+    seen.add(answer.status);
+    return answer;
+  }
+
+  /**
+   * What the document says against a request the server accepted: its body, path and query
+   * parameters must be ones the document allows (so the request schemas are not stricter than the
+   * server, nor missing what it takes).
+   */
+  function requestProblems(op: DocumentedOperation, req: CallRequest): string[] {
+    const problems: string[] = [];
+    const parameters = (op.operation.parameters ?? []).map((parameter, i) =>
+      resolve<OpenAPIV3_1.ParameterObject>(parameter, `${op.pointer}${pointerOf("parameters", String(i))}`),
+    );
+    const sent = [
+      ...Object.entries(req.params ?? {}).map(([name, value]) => ["path", name, value] as const),
+      ...Object.entries(req.query ?? {}).map(([name, value]) => ["query", name, value] as const),
+    ];
+    for (const [where, name, value] of sent) {
+      const found = parameters.find((p) => p.value.in === where && p.value.name === name);
+      if (!found) problems.push(`${op.key}: accepted the ${where} parameter ${name}, which is not documented`);
+      else if (found.value.schema) {
+        const why = schemaProblems(
+          `${found.pointer}/schema`,
+          headerValue(value, found.value.schema as OpenAPIV3_1.SchemaObject),
+        );
+        if (why)
+          problems.push(`${op.key}: accepted ${where} parameter ${name}=${value}, which its schema refuses: ${why}`);
+      }
+    }
+    if (req.body !== undefined && typeof req.body !== "string") {
+      if (!op.operation.requestBody) problems.push(`${op.key}: accepted a body, but documents none`);
+      else {
+        const { value, pointer } = resolve<OpenAPIV3_1.RequestBodyObject>(
+          op.operation.requestBody,
+          `${op.pointer}/requestBody`,
+        );
+        const why = value.content?.["application/json"]
+          ? schemaProblems(`${pointer}${pointerOf("content", "application/json", "schema")}`, req.body)
+          : "no application/json request body is documented";
+        if (why)
+          problems.push(`${op.key}: accepted the body ${JSON.stringify(req.body)}, which the document refuses: ${why}`);
+      }
+    }
+    return problems;
+  }
+
+  /** Calls the operation `key` on the real server and checks the answer (see `check`). */
+  async function call(key: OperationKey, req: CallRequest = {}): Promise<ApiResponse> {
+    const op = operations.get(key);
+    if (!op) throw new Error(`${key} is not in the document`);
+    const path = op.path.replace(/\{([^}]+)\}/g, (_, name: string) => {
+      const value = req.params?.[name];
+      if (value === undefined) throw new Error(`${key}: no value for {${name}}`);
+      return encodeURIComponent(value);
+    });
+    const search = req.query ? `?${new URLSearchParams(req.query)}` : "";
+    const headers: Record<string, string> = { ...req.headers };
+    if (req.key != null) headers.authorization = `Bearer ${req.key}`;
+    let body: string | undefined;
+    if (req.body !== undefined) {
+      body = typeof req.body === "string" ? req.body : JSON.stringify(req.body);
+      headers["content-type"] ??= "application/json";
+    }
+    const res = await fetch(`${req.baseUrl ?? serverUrl}${path}${search}`, {
+      method: op.method.toUpperCase(),
+      headers,
+      body,
+    });
+    let answer: ApiResponse;
+    if (req.streams && res.ok) {
+      // The stream never ends by itself: its first chunk (it opens by naming where it starts) stands for the body.
+      const reader = res.body!.getReader();
+      const first = await reader.read();
+      await reader.cancel();
+      const text = first.value ? new TextDecoder().decode(first.value) : "";
+      answer = check(key, { status: res.status, headers: res.headers, json: undefined, text });
+    } else answer = check(key, await toApiResponse(res));
+    const problems = answer.status < 300 ? requestProblems(op, req) : [];
+    if (problems.length) throw new Error(problems.join("\n"));
+    return answer;
+  }
+
+  return {
+    doc,
+    operations,
+    check,
+    problemsWith,
+    problemsWithWebhook,
+    webhookFor,
+    call,
+    schemaProblems,
+    validatorAt,
+    /** Statuses each operation has answered so far through `check` or `call`. */
+    exercised: (key: OperationKey): number[] => [...(exercised.get(key) ?? [])].sort((a, b) => a - b),
+  };
+}
