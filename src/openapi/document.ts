@@ -94,7 +94,12 @@ export function openApiDocument(baseUrl: string): OpenAPIV3_1.Document {
         },
       },
       headers: {
-        RetryAfter: { description: "Seconds to wait before trying again.", schema: { type: "integer", minimum: 0 } },
+        // Every 429 and 503 error carries it (src/http/errors.ts), so a client may rely on it.
+        RetryAfter: {
+          description: "Seconds to wait before trying again.",
+          required: true,
+          schema: { type: "integer", minimum: 0 },
+        },
         IdempotentReplayed: {
           description: "`true` when the answer is the stored response of an earlier request with the same key.",
           schema: { type: "string", enum: ["true"] },
