@@ -9,7 +9,7 @@ import { Validator } from "@seriousme/openapi-schema-validator";
 import type { OpenAPIV3_1 } from "openapi-types";
 import { EVENT_TYPES } from "../../src/events/service.ts";
 import { type Contract, loadContract, operationKey, pointerOf } from "../support/openapi-contract.ts";
-import { startTestServer, type TestServer } from "../support/server.ts";
+import { type ApiResponse, startTestServer, type TestServer } from "../support/server.ts";
 
 let server: TestServer;
 let contract: Contract;
@@ -74,5 +74,73 @@ describe("the documented webhooks", () => {
       const required = headers.filter((p) => p.in === "header" && p.required).map((p) => p.name);
       expect({ type, required }).toEqual({ type, required: ["webhook-id", "webhook-timestamp", "webhook-signature"] });
     }
+  });
+});
+
+describe("the answer checker (test/support/openapi-contract.ts) refuses what the document does not allow", () => {
+  const answer = (status: number, body: unknown, headers: Record<string, string> = {}): ApiResponse => {
+    const text = typeof body === "string" ? body : JSON.stringify(body);
+    return {
+      status,
+      headers: new Headers({ "content-type": "application/json", ...headers }),
+      json: typeof body === "string" ? undefined : body,
+      text,
+    };
+  };
+  const problems = (op: string, res: ApiResponse) => contract.problemsWith(op, res).join("\n");
+
+  test("a documented answer passes", () => {
+    expect(problems("GET /healthz", answer(200, { ok: true }))).toBe("");
+    expect(problems("GET /api/public/payments/{id}", answer(404, { error: "no such payment" }))).toBe("");
+  });
+
+  test("an undeclared status, another content type, a body off its schema", () => {
+    expect(problems("GET /healthz", answer(418, { ok: true }))).toContain("does not declare");
+    expect(problems("GET /healthz", answer(200, "<p>ok</p>", { "content-type": "text/html" }))).toContain(
+      "content type text/html is not declared",
+    );
+    expect(problems("GET /healthz", answer(200, { ok: false }))).toContain("body does not match the schema");
+    expect(problems("GET /api/v1/payments/{id}", answer(404, { error: "x", detail: "y" }))).toContain(
+      "body does not match the schema",
+    );
+  });
+
+  test("a 429 or 503 without Retry-After, or with one that is not a number of seconds", () => {
+    const limited = "GET /api/public/payments/{id}";
+    expect(problems(limited, answer(429, { error: "slow down" }))).toContain("required header Retry-After is missing");
+    expect(problems(limited, answer(429, { error: "slow down" }, { "retry-after": "soon" }))).toContain(
+      "header Retry-After",
+    );
+    expect(problems(limited, answer(429, { error: "slow down" }, { "retry-after": "3" }))).toBe("");
+    const sync = "POST /api/public/payments/{id}/sync";
+    expect(problems(sync, answer(503, { error: "down" }))).toContain("required header Retry-After is missing");
+  });
+
+  test("a webhook without its Standard Webhooks headers, or with a payload off its schema", () => {
+    const event = {
+      id: "evt_000000000000000000000000",
+      object: "event",
+      type: "test",
+      created_at: "2026-01-01T00:00:00.000Z",
+      data: { message: "hi" },
+    };
+    const headers = {
+      "content-type": "application/json",
+      "webhook-id": event.id,
+      "webhook-timestamp": "1767225600",
+      "webhook-signature": "v1,c2lnbmF0dXJl",
+    };
+    const hit = (body: unknown, h: Record<string, string>) => ({ headers: new Headers(h), body: JSON.stringify(body) });
+    expect(contract.problemsWithWebhook(hit(event, headers))).toEqual([]);
+    const { "webhook-signature": _, ...unsigned } = headers;
+    expect(contract.problemsWithWebhook(hit(event, unsigned)).join()).toContain(
+      "required header webhook-signature is missing",
+    );
+    expect(contract.problemsWithWebhook(hit({ ...event, type: "payment.lost" }, headers)).join()).toContain(
+      "payment.lost is not in the document",
+    );
+    expect(contract.problemsWithWebhook(hit({ ...event, type: "payment.confirmed" }, headers)).join()).toContain(
+      "body does not match the schema",
+    );
   });
 });
