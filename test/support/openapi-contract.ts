@@ -21,6 +21,8 @@ type Header = OpenAPIV3_1.HeaderObject;
 
 /** The id the document is registered under in Ajv: `$ref`s such as `#/components/...` resolve against it. */
 const DOC_ID = "https://stablegate.test/openapi.json";
+/** Response headers a client acts on: when the server sends one, the answer must declare it. */
+const MEANINGFUL_HEADERS = ["retry-after", "idempotent-replayed"];
 const METHODS = ["get", "put", "post", "delete", "options", "head", "patch", "trace"] as const;
 
 /** "GET /api/v1/payments/{id}": an operation named as the document names it. */
@@ -176,6 +178,11 @@ export function createContract(doc: Document, serverUrl: string) {
         if (why) problems.push(`${where}: header ${name}: ${text}: ${why}`);
       }
     }
+
+    const documented = new Set(Object.keys(response.headers ?? {}).map((name) => name.toLowerCase()));
+    for (const name of MEANINGFUL_HEADERS)
+      if (answer.headers.has(name) && !documented.has(name))
+        problems.push(`${where}: sends ${name}, which the document does not declare for this answer`);
 
     const type = (answer.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
     const content = response.content ?? {};
