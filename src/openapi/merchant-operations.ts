@@ -284,7 +284,11 @@ export const MERCHANT_OPERATIONS: Operation[] = [
       example: { chain: "arbitrum", token: "0xdAC17F958D2ee523a2206206994597C13D831ec7" },
     },
     responses: {
-      200: { description: "The recovery already under way, or as it stands now on a replay.", schema: Recovery },
+      200: {
+        description: "The recovery already under way, or as it stands now on a replay.",
+        schema: Recovery,
+        replayable: true,
+      },
       202: { description: "The recovery, accepted.", schema: Recovery },
     },
     errors: [400, 404, 409, 413, 422, 503],
