@@ -356,6 +356,12 @@ export function createContract(doc: Document, serverUrl: string) {
     problemsWith,
     problemsWithWebhook,
     webhookFor,
+    /** What the document says against a request (see `requestProblems`), for requests the server refuses too. */
+    requestProblems: (key: OperationKey, req: CallRequest) => {
+      const op = operations.get(key);
+      if (!op) throw new Error(`${key} is not in the document`);
+      return requestProblems(op, req);
+    },
     call,
     schemaProblems,
     validatorAt,
