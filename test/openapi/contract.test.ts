@@ -6,10 +6,12 @@
  * printed at the end; declared statuses no scenario reaches are listed there with the reason.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { runAccountCommand } from "../../src/cli/accounts.ts";
 import { type Contract, declaredStatuses, loadContract } from "../support/openapi-contract.ts";
 import { type Receiver, startReceiver } from "../support/receiver.ts";
 import { api, startTestServer } from "../support/server.ts";
 import { type Stack, startStack } from "../support/stack.ts";
+import { randomAddress } from "../support/test-chain.ts";
 import { MERCHANT_SCENARIOS } from "./merchant-scenarios.ts";
 import { PUBLIC_SCENARIOS } from "./public-scenarios.ts";
 import { answerGoneWhenAsked, createOwned, received, type World } from "./world.ts";
@@ -130,6 +132,41 @@ describe("webhooks", () => {
     }
     expect([...types]).toEqual(expect.arrayContaining(["test", "payment.settling", "payment.confirmed"]));
   }, 60_000);
+});
+
+describe("every event a payment on anvil and an account can send", () => {
+  test("underpaid, overpaid, funds received after confirmation and an account's new payout address validate as deliveries and in the events API", async () => {
+    const under = await stack.createPayment({ amount: "2.00" });
+    const over = await stack.createPayment({ amount: "2.00" });
+    const late = await stack.createPayment({ amount: "1.00" });
+    await stack.pay(under.deposit_address, 1_000_000n);
+    await stack.pay(over.deposit_address, 3_000_000n);
+    await stack.pay(late.deposit_address, 1_000_000n);
+    await stack.waitForStatus(under.id, "underpaid", { mine: true });
+    await stack.waitForStatus(over.id, "confirmed", { mine: true });
+    await stack.waitForStatus(late.id, "confirmed", { mine: true });
+    await stack.pay(late.deposit_address, 500_000n);
+    runAccountCommand("account", ["set-payout", stack.accountId, randomAddress()], stack.env);
+
+    const isEvent = (type: string, paymentId?: string) => (body: any) =>
+      body.type === type && (paymentId === undefined || body.data.payment?.id === paymentId);
+    await received(world, isEvent("payment.underpaid", under.id), "payment.underpaid");
+    await received(world, isEvent("payment.overpaid", over.id), "payment.overpaid");
+    await stack.mineUntil(
+      () => receiver.hits.some((hit) => isEvent("payment.funds_received", late.id)(JSON.parse(hit.body))),
+      20_000,
+      "payment.funds_received",
+    );
+    await received(world, isEvent("account.updated"), "account.updated");
+    for (const hit of receiver.hits)
+      expect({ hit: hit.id, problems: contract.problemsWithWebhook(hit) }).toEqual({ hit: hit.id, problems: [] });
+
+    const events = await contract.call("GET /api/v1/events", { key: world.key, query: { limit: "100" } });
+    const types = events.json.data.map((e: any) => e.type);
+    expect(types).toEqual(
+      expect.arrayContaining(["payment.underpaid", "payment.overpaid", "payment.funds_received", "account.updated"]),
+    );
+  }, 90_000);
 });
 
 /** Per operation: the statuses it declares, those the scenarios exercised, and why any were not. */
