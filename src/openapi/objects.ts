@@ -143,7 +143,8 @@ const Account = Type.Object(
     id: prefixed("acct"),
     name: Type.String(),
     payout_address: nullable(Address),
-    fee_bps: Type.Integer({ minimum: 0, maximum: 10_000 }),
+    // null: the account has no fee of its own and STABLEGATE_FEE_BPS applies (README, "Accounts and API keys").
+    fee_bps: nullable(Type.Integer({ minimum: 0, maximum: 10_000 })),
     created_at: Timestamp,
   },
   { additionalProperties: false },
