@@ -30,7 +30,8 @@ beforeAll(async () => {
   stops.push(() => receiver.stop());
   stack = await startStack({ env: { STABLEGATE_WEBHOOK_ALLOW_PRIVATE: "on" } });
   stops.push(() => stack.stop());
-  const chainlessServer = await startTestServer();
+  // Its payments expire after a second, which gives payment.expired without moving the chain server's clock.
+  const chainlessServer = await startTestServer({ webhookAllowPrivate: true, paymentWindowMs: 1_000 });
   stops.push(() => chainlessServer.stop());
   contract = await loadContract(stack.url);
   const account = chainlessServer.createAccount("Chainless Shop");
@@ -167,6 +168,39 @@ describe("every event a payment on anvil and an account can send", () => {
       expect.arrayContaining(["payment.underpaid", "payment.overpaid", "payment.funds_received", "account.updated"]),
     );
   }, 90_000);
+});
+
+describe("an expired payment", () => {
+  test("validates, and so does its payment.expired delivery", async () => {
+    const { server, account } = world.chainless;
+    const key = account.apiKey;
+    await contract.call("POST /api/v1/webhook_endpoints", {
+      baseUrl: server.url,
+      key,
+      body: { url: `${receiver.url}?chainless=1` },
+    });
+    const created = await contract.call("POST /api/v1/payments", {
+      baseUrl: server.url,
+      key,
+      body: { amount: "1.00" },
+    });
+    const id = created.json.id;
+    const expired = await stack.waitFor(
+      async () => {
+        const res = await contract.call("GET /api/v1/payments/{id}", { baseUrl: server.url, key, params: { id } });
+        return res.json.status === "expired" ? res : undefined;
+      },
+      15_000,
+      "the payment to expire",
+    );
+    expect(expired.status).toBe(200);
+    const hit = await received(
+      world,
+      (body) => body.type === "payment.expired" && body.data.payment.id === id,
+      "payment.expired",
+    );
+    expect(contract.problemsWithWebhook(hit)).toEqual([]);
+  }, 30_000);
 });
 
 /** Per operation: the statuses it declares, those the scenarios exercised, and why any were not. */
