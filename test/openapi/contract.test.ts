@@ -1,9 +1,10 @@
 /**
  * The OpenAPI contract, against the real server on a real anvil: every documented operation is
  * called for its success and its refusals, and every real answer (status, content type, headers,
- * body) must be one the document served at `GET /openapi.json` declares. A payment confirmed on
- * chain and real webhook deliveries are held to the document too. Coverage per operation is
- * printed at the end; declared statuses no scenario reaches are listed there with the reason.
+ * body) must be one the document served at `GET /openapi.json` declares. Payments paid on chain
+ * (confirmed, underpaid, overpaid, paid again) and expired, their events and their real webhook
+ * deliveries are held to the document too. Coverage per operation is printed at the end; declared
+ * statuses no scenario reaches are listed there with the reason.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { runAccountCommand } from "../../src/cli/accounts.ts";
@@ -37,7 +38,7 @@ beforeAll(async () => {
   const account = chainlessServer.createAccount("Chainless Shop");
   const payment = await api(chainlessServer.url, account.apiKey)("/api/v1/payments", { body: { amount: "1.00" } });
   const key = stack.apiKey;
-  // The account's deliveries all reach the receiver: the first endpoint gets every payment event.
+  // Every endpoint the tests register points at the receiver, so it sees every event the account sends.
   const owned = await createOwned(contract, key, receiver.url);
   let paid: Promise<any> | undefined;
   world = {

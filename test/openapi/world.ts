@@ -18,7 +18,7 @@ export interface World {
   /** The stack account's API key. */
   key: string;
   receiver: Receiver;
-  /** A server whose RPC is a closed port, with its own account and a payment of it. */
+  /** A server whose RPC is a closed port (and whose payments expire after a second), its account and a payment. */
   chainless: { server: TestServer; account: TestAccount; paymentId: string };
   /** Shared objects that the read scenarios look at (created once). */
   owned: Owned;
