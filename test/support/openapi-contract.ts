@@ -272,7 +272,7 @@ export function createContract(doc: Document, serverUrl: string) {
 
   /**
    * What the document says against a request the server accepted: its body, path and query
-   * parameters must be ones the document allows (so the request schemas are not stricter than the
+   * parameters and headers must be ones the document allows (so the request schemas are not stricter than the
    * server, nor missing what it takes).
    */
   function requestProblems(op: DocumentedOperation, req: CallRequest): string[] {
@@ -280,12 +280,19 @@ export function createContract(doc: Document, serverUrl: string) {
     const parameters = (op.operation.parameters ?? []).map((parameter, i) =>
       resolve<OpenAPIV3_1.ParameterObject>(parameter, `${op.pointer}${pointerOf("parameters", String(i))}`),
     );
+    // Content-Type and Authorization are the document's request body and security, not parameters.
+    const headers = Object.entries(req.headers ?? {}).filter(([name]) => !/^(content-type|authorization)$/i.test(name));
     const sent = [
       ...Object.entries(req.params ?? {}).map(([name, value]) => ["path", name, value] as const),
       ...Object.entries(req.query ?? {}).map(([name, value]) => ["query", name, value] as const),
+      ...headers.map(([name, value]) => ["header", name, value] as const),
     ];
     for (const [where, name, value] of sent) {
-      const found = parameters.find((p) => p.value.in === where && p.value.name === name);
+      const found = parameters.find(
+        (p) =>
+          p.value.in === where &&
+          (where === "header" ? p.value.name.toLowerCase() === name.toLowerCase() : p.value.name === name),
+      );
       if (!found) problems.push(`${op.key}: accepted the ${where} parameter ${name}, which is not documented`);
       else if (found.value.schema) {
         const why = schemaProblems(
