@@ -50,6 +50,13 @@ export const MERCHANT_SCENARIOS: Record<OperationKey, Scenario> = {
       const list = await w.contract.call(op, { key: w.key, query });
       expect(list.status).toBe(200);
       expect(list.json.data.length).toBeGreaterThan(0);
+      // Every other parameter it takes, in one accepted request.
+      const everyFilter = {
+        starting_after: list.json.data[0].id,
+        "created[lt]": "2100-01-01T00:00:00Z",
+        payment_link: w.owned.link.id,
+      };
+      expect((await w.contract.call(op, { key: w.key, query: everyFilter })).status).toBe(200);
       expect((await w.contract.call(op, { key: w.key, query: { limit: "0" } })).status).toBe(400);
       await commonRefusals(w, op, { key: w.key });
     },
@@ -69,7 +76,13 @@ export const MERCHANT_SCENARIOS: Record<OperationKey, Scenario> = {
   "GET /api/v1/payments.csv": {
     async run(w) {
       const op = "GET /api/v1/payments.csv";
-      const csv = await w.contract.call(op, { key: w.key, query: { status: "pending" } });
+      const query = {
+        status: "pending",
+        "created[gte]": "2020-01-01",
+        "created[lt]": "2100-01-01",
+        q: w.owned.payment.id,
+      };
+      const csv = await w.contract.call(op, { key: w.key, query });
       expect(csv.status).toBe(200);
       expect(csv.text).toContain(w.owned.payment.id);
       expect((await w.contract.call(op, { key: w.key, query: { status: "lost" } })).status).toBe(400);
@@ -87,7 +100,7 @@ export const MERCHANT_SCENARIOS: Record<OperationKey, Scenario> = {
       await w.stack.chain.setBalance(payment.deposit_address, 10n ** 15n);
       const params = { id: payment.id };
       expect((await w.contract.call(op, { key: w.key, params, body: { chain } })).status).toBe(202);
-      expect((await w.contract.call(op, { key: w.key, params, body: { chain } })).status).toBe(200);
+      expect((await w.contract.call(op, { key: w.key, params, body: { chain, token: null } })).status).toBe(200);
       await idempotencyConflicts(
         w,
         op,
@@ -206,6 +219,8 @@ export const MERCHANT_SCENARIOS: Record<OperationKey, Scenario> = {
         "an attempt on record",
       );
       expect(list.status).toBe(200);
+      const next = { limit: "1", starting_after: list.json.data[0].id };
+      expect((await w.contract.call(op, { key: w.key, params, query: next })).status).toBe(200);
       expect((await w.contract.call(op, { key: w.key, params, query: { limit: "1000" } })).status).toBe(400);
       await commonRefusals(w, op, { key: w.key, params });
     },
@@ -259,7 +274,10 @@ export const MERCHANT_SCENARIOS: Record<OperationKey, Scenario> = {
   "GET /api/v1/payment_links": {
     async run(w) {
       const op = "GET /api/v1/payment_links";
-      expect((await w.contract.call(op, { key: w.key, query: { limit: "5" } })).status).toBe(200);
+      const first = await w.contract.call(op, { key: w.key, query: { limit: "1" } });
+      expect(first.status).toBe(200);
+      const next = { limit: "5", starting_after: first.json.data[0].id };
+      expect((await w.contract.call(op, { key: w.key, query: next })).status).toBe(200);
       expect((await w.contract.call(op, { key: w.key, query: { limit: "x" } })).status).toBe(400);
       await commonRefusals(w, op, { key: w.key });
     },
@@ -292,7 +310,10 @@ export const MERCHANT_SCENARIOS: Record<OperationKey, Scenario> = {
   "GET /api/v1/events": {
     async run(w) {
       const op = "GET /api/v1/events";
-      expect((await w.contract.call(op, { key: w.key, query: { limit: "100" } })).status).toBe(200);
+      const page = await w.contract.call(op, { key: w.key, query: { limit: "100" } });
+      expect(page.status).toBe(200);
+      const query = { type: "test", starting_after: page.json.data[0].id, limit: "3" };
+      expect((await w.contract.call(op, { key: w.key, query })).status).toBe(200);
       expect((await w.contract.call(op, { key: w.key, query: { type: "payment.lost" } })).status).toBe(400);
       await commonRefusals(w, op, { key: w.key });
     },
@@ -304,6 +325,10 @@ export const MERCHANT_SCENARIOS: Record<OperationKey, Scenario> = {
       const op = "GET /api/v1/events/stream";
       const open = await w.contract.call(op, { key: w.key, query: { after: w.owned.eventId }, streams: true });
       expect(open.status).toBe(200);
+      // EventSource resumes with Last-Event-ID instead of `after`.
+      const resumed = { key: w.key, headers: { "last-event-id": w.owned.eventId }, streams: true };
+      expect((await w.contract.call(op, resumed)).status).toBe(200);
+      expect((await w.contract.call(op, { key: w.key, headers: { "last-event-id": "nope" } })).status).toBe(400);
       expect((await w.contract.call(op, { key: w.key, query: { after: "evt_nope" } })).status).toBe(400);
       await commonRefusals(w, op, { key: w.key, streams: true });
       // An account holds a few streams at once: the one past them is refused.

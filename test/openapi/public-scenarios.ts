@@ -34,6 +34,9 @@ export const PUBLIC_SCENARIOS: Record<OperationKey, Scenario> = {
       const params = { id: await ownPayment(w) };
       expect((await w.contract.call(op, { params })).status).toBe(200);
       expect((await w.contract.call(op, { params, query: { format: "eip681" } })).status).toBe(200);
+      const chain = w.stack.config.chain.name;
+      expect((await w.contract.call(op, { params, query: { format: "eip681", chain } })).status).toBe(200);
+      expect((await w.contract.call(op, { params, query: { format: "eip681", chain: "atlantis" } })).status).toBe(400);
       expect((await w.contract.call(op, { params, query: { format: "png" } })).status).toBe(400);
       await commonRefusals(w, op, { params });
       await callUntil(429, 2_000, () => w.contract.call(op, { params }));
@@ -45,7 +48,8 @@ export const PUBLIC_SCENARIOS: Record<OperationKey, Scenario> = {
     async run(w) {
       const op = "POST /api/public/payments/{id}/sync";
       const paid = await w.paid();
-      const mined = await w.contract.call(op, { params: { id: paid.id }, body: { tx_hash: paid.txHash } });
+      const chain = w.stack.config.chain.name;
+      const mined = await w.contract.call(op, { params: { id: paid.id }, body: { tx_hash: paid.txHash, chain } });
       expect(mined.status).toBe(200);
       const params = { id: await ownPayment(w) };
       expect((await w.contract.call(op, { params, body: { tx_hash: randomHash() } })).status).toBe(202);
