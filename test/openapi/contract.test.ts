@@ -73,7 +73,7 @@ describe("every documented operation, called on the real server", () => {
   });
 
   for (const [op, scenario] of Object.entries(SCENARIOS)) {
-    test(`${op}: every answer is declared, and every declared status is exercised`, async () => {
+    test(`${op}: every answer is declared, every declared status and parameter exercised`, async () => {
       await scenario.run(world);
       const declared = declaredStatuses(contract.operations.get(op)!.operation);
       const exercised = contract.exercised(op);
@@ -82,6 +82,9 @@ describe("every documented operation, called on the real server", () => {
         op,
         notExercised: [],
       });
+      // And every parameter it documents was sent in a request the server accepted.
+      const notSent = contract.parametersNotSent(op).filter((name) => !(name in (scenario.unsentParameters ?? {})));
+      expect({ op, notSent }).toEqual({ op, notSent: [] });
       // A status listed as unreachable that a scenario reached after all: the list is stale.
       expect({ op, reachedAfterAll: unreachable.filter((s) => exercised.includes(s)) }).toEqual({
         op,
@@ -204,7 +207,10 @@ describe("an expired payment", () => {
   }, 30_000);
 });
 
-/** Per operation: the statuses it declares, those the scenarios exercised, and why any were not. */
+/**
+ * Per operation: the statuses it declares, those the scenarios exercised, and why any were not;
+ * and the documented parameters no accepted request carried.
+ */
 function coverageReport(): string {
   const lines = ["OpenAPI contract coverage (declared statuses; * = exercised):"];
   for (const [op, { operation }] of contract.operations) {
@@ -216,6 +222,9 @@ function coverageReport(): string {
       .map((s) => `${s}: ${reasons[s] ?? "not exercised in this run"}`);
     lines.push(`  ${op.padEnd(72)} ${statuses.join(" ")}`);
     for (const gap of gaps) lines.push(`      not exercised ${gap}`);
+    const unsent = SCENARIOS[op]?.unsentParameters ?? {};
+    for (const name of contract.parametersNotSent(op))
+      lines.push(`      never accepted with ${name}: ${unsent[name] ?? "not sent in this run"}`);
   }
   return lines.join("\n");
 }

@@ -80,6 +80,7 @@ export const PUBLIC_SCENARIOS: Record<OperationKey, Scenario> = {
       await callUntil(429, 200, () => w.contract.call(op, { params, query: { chain: "atlantis" } }));
     },
     unreachable: { 500: INTERNAL, 503: NO_SECOND_CHAIN },
+    unsentParameters: { "query chain": `a quote is accepted only for a configured source chain: ${NO_SECOND_CHAIN}` },
   },
 
   "POST /api/public/payments/{id}/cross-chain": {
@@ -92,6 +93,7 @@ export const PUBLIC_SCENARIOS: Record<OperationKey, Scenario> = {
       await callUntil(429, 200, () => w.contract.call(op, { params, body }));
     },
     unreachable: { 500: INTERNAL, 202: NO_SECOND_CHAIN, 422: NO_SECOND_CHAIN, 503: NO_SECOND_CHAIN },
+    unsentParameters: { "path id": `no burn is accepted without a source chain: ${NO_SECOND_CHAIN}` },
   },
 
   "GET /healthz": {

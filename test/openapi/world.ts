@@ -35,6 +35,8 @@ export interface Scenario {
   run(w: World): Promise<void>;
   /** Declared statuses that cannot be brought about against these servers, with the reason. */
   unreachable?: Record<number, string>;
+  /** Documented parameters ("query chain") no accepted request here can carry, with the reason. */
+  unsentParameters?: Record<string, string>;
 }
 
 export const INTERNAL = "an unexpected server error, which no correct request brings about";

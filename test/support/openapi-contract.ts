@@ -2,8 +2,9 @@
  * Checks real answers against the OpenAPI document the server serves (`GET /openapi.json`): the
  * status is declared for the operation, the content type is declared for that status, and the
  * body and declared headers validate against their schemas with a JSON Schema 2020-12 validator
- * (Ajv), `$ref`s resolved inside the served document. Every checked answer is counted per
- * operation, so a test can say which declared statuses it exercised.
+ * (Ajv), `$ref`s resolved inside the served document. A request the server accepted must be one
+ * the document allows. Every checked answer is counted per operation, with the parameters of the
+ * accepted requests, so a test can say which declared statuses and parameters it exercised.
  *
  *   const contract = await loadContract(server.url);
  *   const res = await contract.call("GET /api/v1/payments/{id}", { params: { id }, key });
@@ -102,6 +103,8 @@ export function createContract(doc: Document, serverUrl: string) {
   const validators = new Map<string, ValidateFunction>();
   /** Statuses seen per operation, for the coverage report. */
   const exercised = new Map<OperationKey, Set<number>>();
+  /** Parameters ("query limit", "header Idempotency-Key") sent per operation in requests the server accepted. */
+  const acceptedParameters = new Map<OperationKey, Set<string>>();
 
   /** A validator for the schema at `pointer` in the document (compiled once; unresolvable `$ref`s throw). */
   function validatorAt(pointer: string): ValidateFunction {
@@ -353,6 +356,13 @@ export function createContract(doc: Document, serverUrl: string) {
     } else answer = check(key, await toApiResponse(res));
     const problems = answer.status < 300 ? requestProblems(op, req) : [];
     if (problems.length) throw new Error(problems.join("\n"));
+    if (answer.status < 300) {
+      let names = acceptedParameters.get(key);
+      if (!names) acceptedParameters.set(key, (names = new Set()));
+      for (const name of Object.keys(req.params ?? {})) names.add(`path ${name}`);
+      for (const name of Object.keys(req.query ?? {})) names.add(`query ${name}`);
+      for (const name of Object.keys(req.headers ?? {})) names.add(`header ${name.toLowerCase()}`);
+    }
     return answer;
   }
 
@@ -374,5 +384,20 @@ export function createContract(doc: Document, serverUrl: string) {
     validatorAt,
     /** Statuses each operation has answered so far through `check` or `call`. */
     exercised: (key: OperationKey): number[] => [...(exercised.get(key) ?? [])].sort((a, b) => a - b),
+    /** The operation's documented parameters ("query limit") that no accepted request has sent yet. */
+    parametersNotSent(key: OperationKey): string[] {
+      const op = operations.get(key);
+      if (!op) throw new Error(`${key} is not in the document`);
+      const sent = acceptedParameters.get(key) ?? new Set();
+      return (op.operation.parameters ?? [])
+        .map((parameter, i) => {
+          const { value } = resolve<OpenAPIV3_1.ParameterObject>(
+            parameter,
+            `${op.pointer}${pointerOf("parameters", String(i))}`,
+          );
+          return `${value.in} ${value.in === "header" ? value.name.toLowerCase() : value.name}`;
+        })
+        .filter((name) => !sent.has(name));
+    },
   };
 }
