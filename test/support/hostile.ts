@@ -263,6 +263,7 @@ export interface HostileOutcome {
   status: number;
   contentType: string;
   text: string;
+  headers: Headers;
 }
 
 /** Sends one request; a chunked body goes out as a stream, so it carries no Content-Length. */
@@ -283,9 +284,9 @@ export async function sendHostile(baseUrl: string, req: HostileRequest): Promise
   // An event stream that opened stays open: its status is the whole answer.
   if (contentType.startsWith("text/event-stream")) {
     await res.body?.cancel();
-    return { status: res.status, contentType, text: "" };
+    return { status: res.status, contentType, text: "", headers: res.headers };
   }
-  return { status: res.status, contentType, text: await res.text() };
+  return { status: res.status, contentType, text: await res.text(), headers: res.headers };
 }
 
 /**

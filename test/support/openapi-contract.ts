@@ -373,6 +373,19 @@ export function createContract(doc: Document, serverUrl: string) {
     problemsWith,
     problemsWithWebhook,
     webhookFor,
+    /** The documented operation a concrete request names (`GET /api/v1/payments/0x..?limit=5`), if any. */
+    operationFor(method: string, url: string): DocumentedOperation | null {
+      const segments = url.split("?")[0]!.split("/");
+      for (const op of operations.values()) {
+        if (op.method !== method.toLowerCase()) continue;
+        const template = op.path.split("/");
+        const matches =
+          template.length === segments.length &&
+          template.every((part, i) => (part.startsWith("{") ? segments[i] !== "" : part === segments[i]));
+        if (matches) return op;
+      }
+      return null;
+    },
     /** What the document says against a request (see `requestProblems`), for requests the server refuses too. */
     requestProblems: (key: OperationKey, req: CallRequest) => {
       const op = operations.get(key);

@@ -1,0 +1,57 @@
+/**
+ * Hostile requests (test/support/hostile.ts: bad ids, keys, bodies, content types, junk queries,
+ * chunked bodies) aimed at the documented operations: whatever the server answers must be an
+ * answer the document declares for that operation, with its schema. Requests outside the
+ * document are left to test/http/fuzz.test.ts: another method on a path, or a body sent to an
+ * operation that documents none.
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import fc from "fast-check";
+import { type FuzzTarget, hostileRequest, sendHostile } from "../support/hostile.ts";
+import { type Contract, loadContract } from "../support/openapi-contract.ts";
+import { api, startTestServer, type TestServer } from "../support/server.ts";
+
+let server: TestServer;
+let contract: Contract;
+let target: FuzzTarget;
+
+beforeAll(async () => {
+  server = await startTestServer();
+  contract = await loadContract(server.url);
+  const { apiKey } = server.createAccount();
+  const call = api(server.url, apiKey);
+  const payment = await call("/api/v1/payments", { body: { amount: "5.00" } });
+  const endpoint = await call("/api/v1/webhook_endpoints", { body: { url: "https://hooks.example.com/h" } });
+  const link = await call("/api/v1/payment_links", { body: { description: "Tips", max_amount: "50.00" } });
+  target = { paymentId: payment.json.id, apiKey, endpointId: endpoint.json.id, linkId: link.json.id };
+});
+afterAll(() => server.stop());
+
+test("every answer to a hostile request for a documented operation is one the document declares", async () => {
+  let checked = 0;
+  await fc.assert(
+    fc.asyncProperty(hostileRequest(target), async (req) => {
+      const op = contract.operationFor(req.method, req.path);
+      if (!op || (req.body !== undefined && !op.operation.requestBody)) return;
+      const res = await sendHostile(server.url, req);
+      let json: unknown;
+      try {
+        json = JSON.parse(res.text);
+      } catch {}
+      const problems = contract.problemsWith(op.key, {
+        status: res.status,
+        headers: res.headers,
+        json,
+        text: res.text,
+      });
+      expect({ request: `${req.method} ${req.path}`, problems }).toEqual({
+        request: `${req.method} ${req.path}`,
+        problems: [],
+      });
+      checked++;
+    }),
+    { numRuns: 300 },
+  );
+  // Most generated requests name a documented operation: the property was not vacuous.
+  expect(checked).toBeGreaterThan(100);
+}, 60_000);
