@@ -11,6 +11,8 @@ import { type FuzzTarget, hostileRequest, sendHostile } from "../support/hostile
 import { type Contract, loadContract } from "../support/openapi-contract.ts";
 import { api, startTestServer, type TestServer } from "../support/server.ts";
 
+const RUNS = 400;
+
 let server: TestServer;
 let contract: Contract;
 let target: FuzzTarget;
@@ -33,7 +35,10 @@ test("every answer to a hostile request for a documented operation is one the do
     fc.asyncProperty(hostileRequest(target), async (req) => {
       const op = contract.operationFor(req.method, req.path);
       if (!op || (req.body !== undefined && !op.operation.requestBody)) return;
-      const res = await sendHostile(server.url, req);
+      // Thousands of tiny chunks take seconds to send and try the body reader (test/http/fuzz.test.ts), not
+      // the document: the same body goes in chunks of at least 4 KB.
+      const chunkBytes = req.chunkBytes === undefined ? undefined : Math.max(req.chunkBytes, 4096);
+      const res = await sendHostile(server.url, { ...req, chunkBytes });
       let json: unknown;
       try {
         json = JSON.parse(res.text);
@@ -50,8 +55,9 @@ test("every answer to a hostile request for a documented operation is one the do
       });
       checked++;
     }),
-    { numRuns: 300 },
+    { numRuns: RUNS },
   );
-  // Most generated requests name a documented operation: the property was not vacuous.
-  expect(checked).toBeGreaterThan(100);
+  // About a third of the generated requests name a documented operation (the rest are pages, other
+  // methods, bodies where none is documented): the property was not vacuous.
+  expect(checked).toBeGreaterThan(RUNS / 6);
 }, 60_000);
