@@ -8,7 +8,8 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { runAccountCommand } from "../../src/cli/accounts.ts";
-import { type Contract, declaredStatuses, loadContract } from "../support/openapi-contract.ts";
+import { type Contract, loadContract } from "../support/openapi-contract.ts";
+import { declaredStatuses } from "../support/openapi-document.ts";
 import { type Receiver, startReceiver } from "../support/receiver.ts";
 import { api, startTestServer } from "../support/server.ts";
 import { type Stack, startStack } from "../support/stack.ts";

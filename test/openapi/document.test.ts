@@ -8,7 +8,8 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Validator } from "@seriousme/openapi-schema-validator";
 import type { OpenAPIV3_1 } from "openapi-types";
 import { EVENT_TYPES } from "../../src/events/service.ts";
-import { type Contract, loadContract, operationKey, pointerOf } from "../support/openapi-contract.ts";
+import { type Contract, loadContract } from "../support/openapi-contract.ts";
+import { operationKey, pointerOf } from "../support/openapi-document.ts";
 import { type ApiResponse, startTestServer, type TestServer } from "../support/server.ts";
 
 let server: TestServer;

@@ -5,7 +5,7 @@
  * the document).
  */
 import { expect } from "bun:test";
-import type { OperationKey } from "../support/openapi-contract.ts";
+import type { OperationKey } from "../support/openapi-document.ts";
 import { toApiResponse } from "../support/server.ts";
 import { randomAddress } from "../support/test-chain.ts";
 import {

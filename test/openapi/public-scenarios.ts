@@ -4,7 +4,7 @@
  */
 import { expect } from "bun:test";
 import { randomBytes } from "node:crypto";
-import type { OperationKey } from "../support/openapi-contract.ts";
+import type { OperationKey } from "../support/openapi-document.ts";
 import { randomAddress } from "../support/test-chain.ts";
 import { callUntil, commonRefusals, INTERNAL, type Scenario, type World } from "./world.ts";
 

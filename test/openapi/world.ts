@@ -6,7 +6,8 @@
 import { expect } from "bun:test";
 import { randomBytes } from "node:crypto";
 import { claimIdempotencyKey } from "../support/idempotency-rows.ts";
-import type { CallRequest, Contract, OperationKey } from "../support/openapi-contract.ts";
+import type { CallRequest, Contract } from "../support/openapi-contract.ts";
+import type { OperationKey } from "../support/openapi-document.ts";
 import type { Receiver } from "../support/receiver.ts";
 import type { ApiResponse, TestAccount, TestServer } from "../support/server.ts";
 import type { Stack } from "../support/stack.ts";

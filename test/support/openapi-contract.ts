@@ -10,66 +10,25 @@
  *   const res = await contract.call("GET /api/v1/payments/{id}", { params: { id }, key });
  *   expect(res.status).toBe(200);        // call() has already failed on an undocumented answer
  */
-import Ajv2020, { type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
-import addFormats from "ajv-formats";
 import type { OpenAPIV3_1 } from "openapi-types";
+import {
+  type Document,
+  type DocumentedOperation,
+  declaredStatuses,
+  documentedOperations,
+  documentSchemas,
+  headerValue,
+  type OperationKey,
+  pointerOf,
+} from "./openapi-document.ts";
 import { type ApiResponse, toApiResponse } from "./server.ts";
 
-type Document = OpenAPIV3_1.Document;
 type Operation = OpenAPIV3_1.OperationObject;
 type Response = OpenAPIV3_1.ResponseObject;
 type Header = OpenAPIV3_1.HeaderObject;
 
-/** The id the document is registered under in Ajv: `$ref`s such as `#/components/...` resolve against it. */
-const DOC_ID = "https://stablegate.test/openapi.json";
 /** Response headers a client acts on: when the server sends one, the answer must declare it. */
 const MEANINGFUL_HEADERS = ["retry-after", "idempotent-replayed"];
-const METHODS = ["get", "put", "post", "delete", "options", "head", "patch", "trace"] as const;
-
-/** "GET /api/v1/payments/{id}": an operation named as the document names it. */
-export type OperationKey = string;
-
-/** The document's name for a route Elysia registers as `/api/v1/payments/:id`. */
-export const operationKey = (method: string, path: string): OperationKey =>
-  `${method.toUpperCase()} ${path.replace(/:([A-Za-z_][A-Za-z0-9_]*)/g, "{$1}")}`;
-
-export interface DocumentedOperation {
-  key: OperationKey;
-  method: (typeof METHODS)[number];
-  path: string;
-  operation: Operation;
-  /** JSON pointer of the operation inside the document. */
-  pointer: string;
-}
-
-/** A JSON pointer, escaped for use as a URI fragment. */
-export const pointerOf = (...segments: string[]) =>
-  segments.map((s) => `/${encodeURIComponent(s.replaceAll("~", "~0").replaceAll("/", "~1"))}`).join("");
-
-export function documentedOperations(doc: Document): DocumentedOperation[] {
-  const found: DocumentedOperation[] = [];
-  for (const [path, item] of Object.entries(doc.paths ?? {})) {
-    for (const method of METHODS) {
-      const operation = item?.[method];
-      if (operation)
-        found.push({
-          key: operationKey(method, path),
-          method,
-          path,
-          operation,
-          pointer: pointerOf("paths", path, method),
-        });
-    }
-  }
-  return found;
-}
-
-/** The statuses an operation declares, as numbers ("default" or ranges such as "4XX" are not statuses). */
-export const declaredStatuses = (operation: Operation): number[] =>
-  Object.keys(operation.responses ?? {})
-    .filter((s) => /^\d{3}$/.test(s))
-    .map(Number)
-    .sort((a, b) => a - b);
 
 export interface CallRequest {
   /** Values for the path's `{params}`. */
@@ -96,61 +55,12 @@ export async function loadContract(serverUrl: string) {
 }
 
 export function createContract(doc: Document, serverUrl: string) {
-  const ajv = new Ajv2020({ strict: false, allErrors: true });
-  addFormats(ajv);
-  ajv.addSchema(doc as object, DOC_ID);
+  const { validatorAt, resolve, schemaProblems, parametersOf } = documentSchemas(doc);
   const operations = new Map(documentedOperations(doc).map((op) => [op.key, op]));
-  const validators = new Map<string, ValidateFunction>();
   /** Statuses seen per operation, for the coverage report. */
   const exercised = new Map<OperationKey, Set<number>>();
   /** Parameters ("query limit", "header Idempotency-Key") sent per operation in requests the server accepted. */
   const acceptedParameters = new Map<OperationKey, Set<string>>();
-
-  /** A validator for the schema at `pointer` in the document (compiled once; unresolvable `$ref`s throw). */
-  function validatorAt(pointer: string): ValidateFunction {
-    let validate = validators.get(pointer);
-    if (!validate) {
-      validate = ajv.compile({ $ref: `${DOC_ID}#${pointer}` });
-      validators.set(pointer, validate);
-    }
-    return validate;
-  }
-
-  /** Follows a `$ref` to a component (a response or a header), with the pointer of where it lands. */
-  function resolve<T>(value: T | OpenAPIV3_1.ReferenceObject, pointer: string): { value: T; pointer: string } {
-    let current: unknown = value;
-    let at = pointer;
-    for (let hops = 0; hops < 10 && current && typeof current === "object" && "$ref" in current; hops++) {
-      const ref = (current as OpenAPIV3_1.ReferenceObject).$ref;
-      if (!ref.startsWith("#/")) throw new Error(`${at}: only local $refs are supported, not ${ref}`);
-      at = ref.slice(1);
-      current = at
-        .split("/")
-        .slice(1)
-        .reduce<any>(
-          (node, segment) => node?.[decodeURIComponent(segment).replaceAll("~1", "/").replaceAll("~0", "~")],
-          doc,
-        );
-      if (current === undefined) throw new Error(`${pointer}: $ref ${ref} names nothing in the document`);
-    }
-    return { value: current as T, pointer: at };
-  }
-
-  const describe = (errors: ErrorObject[] | null | undefined) =>
-    (errors ?? []).map((e) => `${e.instancePath || "(root)"} ${e.message} ${JSON.stringify(e.params)}`).join("; ");
-
-  /** Whether `value` validates against the schema at `pointer`; the reasons when it does not. */
-  function schemaProblems(pointer: string, value: unknown): string | null {
-    const validate = validatorAt(pointer);
-    return validate(value) ? null : describe(validate.errors);
-  }
-
-  /** A header's text as its schema types it (Retry-After is an integer on the wire as text). */
-  function headerValue(text: string, schema: OpenAPIV3_1.SchemaObject | undefined): unknown {
-    const type = schema?.type;
-    const numeric = type === "integer" || type === "number" || (Array.isArray(type) && type.includes("integer"));
-    return numeric && /^-?\d+(\.\d+)?$/.test(text) ? Number(text) : text;
-  }
 
   /** What is wrong with `answer` as an answer of `key` (empty when the document allows it). */
   function problemsWith(key: OperationKey, answer: ApiResponse): string[] {
@@ -246,20 +156,16 @@ export function createContract(doc: Document, serverUrl: string) {
       const why = schemaProblems(`${pointer}${pointerOf("content", type, "schema")}`, body);
       if (why) problems.push(`${where}: body does not match the schema: ${why}`);
     }
-    (found.operation.parameters ?? []).forEach((parameter, i) => {
-      const { value: p, pointer: pp } = resolve<OpenAPIV3_1.ParameterObject>(
-        parameter,
-        `${found.pointer}${pointerOf("parameters", String(i))}`,
-      );
-      if (p.in !== "header") return;
+    for (const { value: p, pointer: pp } of parametersOf(found)) {
+      if (p.in !== "header") continue;
       const text = hit.headers.get(p.name);
       if (text === null) {
         if (p.required) problems.push(`${where}: required header ${p.name} is missing`);
-        return;
+        continue;
       }
       const why = p.schema && schemaProblems(`${pp}/schema`, headerValue(text, p.schema as OpenAPIV3_1.SchemaObject));
       if (why) problems.push(`${where}: header ${p.name}: ${text}: ${why}`);
-    });
+    }
     return problems;
   }
 
@@ -280,9 +186,7 @@ export function createContract(doc: Document, serverUrl: string) {
    */
   function requestProblems(op: DocumentedOperation, req: CallRequest): string[] {
     const problems: string[] = [];
-    const parameters = (op.operation.parameters ?? []).map((parameter, i) =>
-      resolve<OpenAPIV3_1.ParameterObject>(parameter, `${op.pointer}${pointerOf("parameters", String(i))}`),
-    );
+    const parameters = parametersOf(op);
     // Content-Type and Authorization are the document's request body and security, not parameters.
     const headers = Object.entries(req.headers ?? {}).filter(([name]) => !/^(content-type|authorization)$/i.test(name));
     const sent = [
@@ -402,14 +306,8 @@ export function createContract(doc: Document, serverUrl: string) {
       const op = operations.get(key);
       if (!op) throw new Error(`${key} is not in the document`);
       const sent = acceptedParameters.get(key) ?? new Set();
-      return (op.operation.parameters ?? [])
-        .map((parameter, i) => {
-          const { value } = resolve<OpenAPIV3_1.ParameterObject>(
-            parameter,
-            `${op.pointer}${pointerOf("parameters", String(i))}`,
-          );
-          return `${value.in} ${value.in === "header" ? value.name.toLowerCase() : value.name}`;
-        })
+      return parametersOf(op)
+        .map(({ value }) => `${value.in} ${value.in === "header" ? value.name.toLowerCase() : value.name}`)
         .filter((name) => !sent.has(name));
     },
   };
