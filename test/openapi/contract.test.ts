@@ -2,12 +2,13 @@
  * The OpenAPI contract, against the real server on a real anvil: every documented operation is
  * called for its success and its refusals, and every real answer (status, content type, headers,
  * body) must be one the document served at `GET /openapi.json` declares. Payments paid on chain
- * (confirmed, underpaid, overpaid, paid again) and expired, their events and their real webhook
- * deliveries are held to the document too. Coverage per operation is printed at the end; declared
+ * (confirmed, underpaid, overpaid, paid again, failed) and expired, their events and their real
+ * webhook deliveries are held to the document too. Coverage per operation is printed at the end; declared
  * statuses no scenario reaches are listed there with the reason.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { runAccountCommand } from "../../src/cli/accounts.ts";
+import { testTokenAbi } from "../support/chain.ts";
 import { type Contract, loadContract } from "../support/openapi-contract.ts";
 import { declaredStatuses } from "../support/openapi-document.ts";
 import { type Receiver, startReceiver } from "../support/receiver.ts";
@@ -173,6 +174,45 @@ describe("every event a payment on anvil and an account can send", () => {
       expect.arrayContaining(["payment.underpaid", "payment.overpaid", "payment.funds_received", "account.updated"]),
     );
   }, 90_000);
+});
+
+describe("a failed payment", () => {
+  test("a settlement that reverts (USDC blocks the payout address) validates as failed, and so does its payment.failed delivery", async () => {
+    // An account of its own, so blocking its payout address touches no other payment here.
+    const payout = randomAddress();
+    const created = runAccountCommand(
+      "account",
+      ["create", "--name", "Blocked Shop", "--payout-address", payout],
+      stack.env,
+    );
+    const key = (created as { api_key: string }).api_key;
+    const { publicClient, deployer, usdc: token } = stack.chain;
+    const blocked = await deployer.writeContract({
+      address: token,
+      abi: testTokenAbi,
+      functionName: "setBlocked",
+      args: [payout, true],
+    });
+    await publicClient.waitForTransactionReceipt({ hash: blocked });
+    await contract.call("POST /api/v1/webhook_endpoints", { key, body: { url: `${receiver.url}?blocked=1` } });
+    const payment = (await contract.call("POST /api/v1/payments", { key, body: { amount: "1.00" } })).json;
+    await stack.pay(payment.deposit_address, 1_000_000n);
+    const failed = await stack.mineUntil(
+      async () => {
+        const res = await contract.call("GET /api/v1/payments/{id}", { key, params: { id: payment.id } });
+        return res.json.status === "failed" ? res : undefined;
+      },
+      30_000,
+      "the settlement to revert",
+    );
+    expect(failed.json.amount_received).toBe("1.00");
+    const hit = await received(
+      world,
+      (body) => body.type === "payment.failed" && body.data.payment.id === payment.id,
+      "payment.failed",
+    );
+    expect(contract.problemsWithWebhook(hit)).toEqual([]);
+  }, 60_000);
 });
 
 describe("an expired payment", () => {
