@@ -54,12 +54,11 @@ describe("payments.create and retrieve", () => {
 
   test("without a key, one is made up: an answer lost on the way is fetched again, and one payment exists", async () => {
     const { client, raw } = merchant(relay.url);
-    const [connections, lost] = [relay.connections, relay.lost];
+    const lost = relay.lost;
     relay.loseAnswers(1);
     const payment = await client.payments.create({ amount: "12.00", reference: "lost answer" });
-    // The first connection carried the create and lost its answer; the resend got the replay.
+    // The first send created the payment and lost its answer; the resend got the replay.
     expect(relay.lost - lost).toBe(1);
-    expect(relay.connections - connections).toBe(2);
     const listed = await raw("/api/v1/payments?limit=100");
     expect(listed.json.data.map((p: Payment) => p.id)).toEqual([payment.id]);
     expect(payment).toMatchObject({ amount: "12.00", reference: "lost answer", status: "pending" });

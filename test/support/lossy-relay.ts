@@ -13,8 +13,6 @@ import type { Socket } from "bun";
 export interface LossyRelay {
   /** http://127.0.0.1:<port>, forwarding to the target. */
   url: string;
-  /** Connections opened through the relay so far. */
-  readonly connections: number;
   /** Answers lost so far. */
   readonly lost: number;
   /** Loses the next `count` answers (one per connection that gets one). */
@@ -32,13 +30,11 @@ export async function startLossyRelay(target: string): Promise<LossyRelay> {
   const { hostname, port } = new URL(target);
   let toLose = 0;
   let lost = 0;
-  let connections = 0;
   const listener = Bun.listen<Link>({
     hostname: "127.0.0.1",
     port: 0,
     socket: {
       async open(client) {
-        connections++;
         client.data = { early: [] };
         let losing = false;
         const upstream = await Bun.connect({
@@ -73,9 +69,6 @@ export async function startLossyRelay(target: string): Promise<LossyRelay> {
   });
   return {
     url: `http://127.0.0.1:${listener.port}`,
-    get connections() {
-      return connections;
-    },
     get lost() {
       return lost;
     },
