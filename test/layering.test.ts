@@ -11,15 +11,21 @@ import { Glob } from "bun";
 const ROOT = resolve(import.meta.dir, "..");
 const SOURCES = [...new Glob("src/**/*.ts").scanSync(ROOT)].sort();
 
-/** Project files a source file imports (type-only and re-exports included), relative to the root. */
-function importsOf(file: string): string[] {
+/** Every module a source file imports (type-only and re-exports included), as written. */
+function specifiersOf(file: string): string[] {
   const text = readFileSync(resolve(ROOT, file), "utf8");
-  const specifiers = [
+  return [
     ...text.matchAll(
       /(?:^|\n)\s*(?:import|export)\b[^;]*?\bfrom\s*["']([^"']+)["']|\bimport\(\s*["']([^"']+)["']\s*\)/g,
     ),
   ].map((m) => m[1] ?? m[2]!);
-  return specifiers.filter((s) => s.startsWith(".")).map((s) => relative(ROOT, resolve(ROOT, dirname(file), s)));
+}
+
+/** Project files a source file imports, relative to the root. */
+function importsOf(file: string): string[] {
+  return specifiersOf(file)
+    .filter((s) => s.startsWith("."))
+    .map((s) => relative(ROOT, resolve(ROOT, dirname(file), s)));
 }
 
 /** Where HTTP is allowed: the HTTP layer itself, the route modules, and the wiring that builds the app. */
@@ -59,6 +65,25 @@ describe("layers", () => {
       importsOf(file)
         .filter((target) => target.startsWith("src/") && !plumbing(target))
         .map((target) => `${file} -> ${target}`),
+    );
+    expect(offenders).toEqual([]);
+  });
+
+  test("the TypeScript client stands alone: it imports only its own files and its declared dependencies", () => {
+    const client = "clients/typescript";
+    const files = [...new Glob(`${client}/src/**/*.ts`).scanSync(ROOT)].sort();
+    expect(files).toContain(`${client}/src/index.ts`);
+    const manifest = JSON.parse(readFileSync(resolve(ROOT, client, "package.json"), "utf8"));
+    const dependencies = Object.keys(manifest.dependencies ?? {});
+    expect(dependencies).toContain("standardwebhooks");
+    const offenders = files.flatMap((file) =>
+      specifiersOf(file)
+        .filter((s) =>
+          s.startsWith(".")
+            ? !relative(ROOT, resolve(ROOT, dirname(file), s)).startsWith(`${client}/src/`)
+            : !dependencies.includes(s),
+        )
+        .map((s) => `${file} -> ${s}`),
     );
     expect(offenders).toEqual([]);
   });

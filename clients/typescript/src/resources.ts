@@ -8,8 +8,9 @@ import type {
   DeletedWebhookEndpoint,
   Delivery,
   Event,
+  ListDeliveriesParams,
   ListEventsParams,
-  ListParams,
+  ListPaymentLinksParams,
   ListPaymentsParams,
   Payment,
   PaymentLink,
@@ -46,7 +47,7 @@ export function payments(http: Transport) {
 }
 
 export function paymentLinks(http: Transport) {
-  const list = (query: ListParams) =>
+  const list = (query: ListPaymentLinksParams) =>
     http.request<List<PaymentLink>>({ method: "GET", path: "/api/v1/payment_links", query });
   return {
     create: (body: CreatePaymentLinkParams, options: RequestOptions = {}) =>
@@ -60,7 +61,7 @@ export function paymentLinks(http: Transport) {
     /** Turns the link off (`{ active: false }`) or on again. */
     update: (id: string, body: UpdatePaymentLinkParams, options: RequestOptions = {}) =>
       http.request<PaymentLink>({ method: "POST", path: `/api/v1/payment_links/${segment(id)}`, body, ...options }),
-    list: (query: ListParams = {}): PagePromise<PaymentLink> => paged(list, query),
+    list: (query: ListPaymentLinksParams = {}): PagePromise<PaymentLink> => paged(list, query),
   };
 }
 
@@ -91,9 +92,9 @@ export function webhookEndpoints(http: Transport) {
 export function deliveries(http: Transport) {
   return {
     /** Deliveries to one endpoint, newest first, each with its attempts. */
-    list: (endpointId: string, query: ListParams = {}): PagePromise<Delivery> =>
+    list: (endpointId: string, query: ListDeliveriesParams = {}): PagePromise<Delivery> =>
       paged(
-        (q: ListParams) =>
+        (q: ListDeliveriesParams) =>
           http.request<List<Delivery>>({
             method: "GET",
             path: `/api/v1/webhook_endpoints/${segment(endpointId)}/deliveries`,

@@ -1,172 +1,36 @@
 /**
- * The API's objects and request bodies. Placeholder until the server's OpenAPI document is on
- * main; then these become names for the generated types in ./openapi.ts.
+ * Names for the API's objects, request bodies and list queries, all taken from ./openapi.ts:
+ * the types openapi-typescript generated from the server's OpenAPI document.
  */
+import type { components, operations } from "./openapi.ts";
 
-export type PaymentStatus = "pending" | "settling" | "confirmed" | "underpaid" | "overpaid" | "expired" | "failed";
+type Schemas = components["schemas"];
+type JsonBody<T> = T extends { content: { "application/json": infer Body } } ? Body : never;
+type QueryOf<Op extends keyof operations> = NonNullable<operations[Op]["parameters"]["query"]>;
 
-export interface LineItem {
-  description: string;
-  unit_amount: string;
-  quantity: number;
-  amount: string;
-}
+export type Payment = Schemas["Payment"];
+export type PaymentStatus = Schemas["PaymentStatus"];
+export type LineItem = Schemas["LineItem"];
+export type Transfer = Schemas["Transfer"];
+export type PaymentLink = Schemas["PaymentLink"];
+export type WebhookEndpoint = Schemas["WebhookEndpoint"];
+export type CreatedWebhookEndpoint = Schemas["CreatedWebhookEndpoint"];
+export type DeletedWebhookEndpoint = Schemas["DeletedWebhookEndpoint"];
+export type Delivery = Schemas["Delivery"];
+export type WebhookEndpointTest = Schemas["TestSend"];
+/** Any event; narrow it by `type` (`payment.*`, `account.updated`, `test`). */
+export type Event = Schemas["Event"];
+export type PaymentEvent = Schemas["PaymentEvent"];
+export type AccountEvent = Schemas["AccountEvent"];
+export type TestEvent = Schemas["TestEvent"];
+export type EventType = Event["type"];
 
-export interface Payment {
-  id: string;
-  object: "payment";
-  status: PaymentStatus;
-  amount: string;
-  amount_received: string | null;
-  currency: "USDC";
-  pay_url: string;
-  deposit_address: string;
-  fee_bps: number;
-  bridge_fee: string;
-  chain: string;
-  chain_id: number;
-  token_address: string;
-  description: string | null;
-  reference: string | null;
-  success_url: string | null;
-  customer_email: string | null;
-  customer_name: string | null;
-  invoice_number: string | null;
-  due_at: string | null;
-  line_items: LineItem[] | null;
-  payment_link: string | null;
-  transfers: unknown[];
-  cross_chain_transfers: unknown[];
-  expires_at: string;
-  created_at: string;
-  updated_at: string;
-  metadata: Record<string, string> | null;
-}
+export type CreatePaymentParams = JsonBody<operations["createPayment"]["requestBody"]>;
+export type CreatePaymentLinkParams = JsonBody<operations["createPaymentLink"]["requestBody"]>;
+export type UpdatePaymentLinkParams = JsonBody<operations["updatePaymentLink"]["requestBody"]>;
+export type CreateWebhookEndpointParams = JsonBody<operations["createWebhookEndpoint"]["requestBody"]>;
 
-export interface CreatePaymentParams {
-  amount?: string | null;
-  line_items?: Array<{ description: string; unit_amount: string; quantity: number }> | null;
-  description?: string | null;
-  reference?: string | null;
-  success_url?: string | null;
-  customer_email?: string | null;
-  customer_name?: string | null;
-  invoice_number?: string | null;
-  due_at?: string | null;
-  metadata?: Record<string, string> | null;
-}
-
-export interface ListPaymentsParams {
-  limit?: number;
-  starting_after?: string;
-  status?: PaymentStatus;
-  "created[gte]"?: string;
-  "created[lt]"?: string;
-  payment_link?: string;
-}
-
-export interface PaymentLink {
-  id: string;
-  object: "payment_link";
-  url: string;
-  active: boolean;
-  amount: string | null;
-  min_amount: string | null;
-  max_amount: string | null;
-  currency: "USDC";
-  description: string | null;
-  line_items: LineItem[] | null;
-  success_url: string | null;
-  created_at: string;
-  updated_at: string;
-  metadata: Record<string, string> | null;
-}
-
-export interface CreatePaymentLinkParams {
-  amount?: string | null;
-  line_items?: Array<{ description: string; unit_amount: string; quantity: number }> | null;
-  min_amount?: string | null;
-  max_amount?: string | null;
-  description?: string | null;
-  success_url?: string | null;
-  metadata?: Record<string, string> | null;
-}
-
-export interface UpdatePaymentLinkParams {
-  active: boolean;
-}
-
-export interface ListParams {
-  limit?: number;
-  starting_after?: string;
-}
-
-export interface WebhookEndpoint {
-  id: string;
-  object: "webhook_endpoint";
-  url: string;
-  status: "enabled" | "disabled";
-  created_at: string;
-}
-
-export interface CreatedWebhookEndpoint extends WebhookEndpoint {
-  secret: string;
-}
-
-export interface CreateWebhookEndpointParams {
-  url: string;
-}
-
-export interface DeletedWebhookEndpoint {
-  id: string;
-  object: "webhook_endpoint";
-  deleted: true;
-}
-
-export interface Delivery {
-  id: string;
-  object: "webhook_delivery";
-  endpoint_id: string;
-  event_id: string;
-  event_type: string;
-  payment_id: string | null;
-  status: string;
-  attempt_count: number;
-  next_attempt_at: string | null;
-  created_at: string;
-  attempts: Array<{
-    attempted_at: string;
-    response_status: number | null;
-    error: string | null;
-    duration_ms: number | null;
-    next_retry_at: string | null;
-  }>;
-}
-
-export interface WebhookEndpointTest {
-  event_id: string;
-  delivery: Delivery;
-}
-
-export type EventType =
-  | "payment.settling"
-  | "payment.confirmed"
-  | "payment.underpaid"
-  | "payment.overpaid"
-  | "payment.expired"
-  | "payment.failed"
-  | "payment.funds_received"
-  | "account.updated"
-  | "test";
-
-export interface Event {
-  id: string;
-  object: "event";
-  type: EventType;
-  created_at: string;
-  data: { payment: Payment } | { message: string } | { account: unknown; previous_attributes: unknown };
-}
-
-export interface ListEventsParams extends ListParams {
-  type?: EventType;
-}
+export type ListPaymentsParams = QueryOf<"listPayments">;
+export type ListPaymentLinksParams = QueryOf<"listPaymentLinks">;
+export type ListDeliveriesParams = QueryOf<"listDeliveries">;
+export type ListEventsParams = QueryOf<"listEvents">;
