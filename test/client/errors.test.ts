@@ -158,7 +158,7 @@ describe("errors on the way to the server", () => {
     const error = await refusal(client.payments.retrieve(`0x${"cd".repeat(32)}`));
     expect(error).toBeInstanceOf(StablegateConnectionError);
     expect(error.status).toBeNull();
-    expect(error.message).toStartWith("could not reach http://127.0.0.1:");
+    expect(error.message).toStartWith("no answer from http://127.0.0.1:");
     expectNoKey(error, apiKey);
   });
 

@@ -78,7 +78,7 @@ export class Transport {
         }
         // The cause's message comes from the runtime's networking, which never sees the key.
         const reason = error instanceof Error ? error.message : String(error);
-        throw new StablegateConnectionError(`could not reach ${new URL(url).origin}: ${reason}`, {
+        throw new StablegateConnectionError(`no answer from ${new URL(url).origin}: ${reason}`, {
           status: null,
           idempotencyKey: key,
           cause: error,
