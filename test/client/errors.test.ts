@@ -1,11 +1,12 @@
 /**
  * Every refusal the client turns into a typed error, each from a real answer: the server's own
- * (401, 404, 400, 422, 429), a reverse proxy's in front of it (502, a request id), and no answer
+ * (401, 404, 400, 409, 429), a reverse proxy's in front of it (502, a request id), and no answer
  * at all. None of them carries the API key.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import {
   AuthenticationError,
+  IdempotencyError,
   NotFoundError,
   RateLimitError,
   ServerError,
@@ -14,6 +15,7 @@ import {
   StablegateError,
   ValidationError,
 } from "../../clients/typescript/src/index.ts";
+import { createIdempotencyStore } from "../../src/idempotency/store.ts";
 import { freePort } from "../../src/lib/free-port.ts";
 import { type LossyRelay, startLossyRelay } from "../support/lossy-relay.ts";
 import { type Receiver, startReceiver } from "../support/receiver.ts";
@@ -117,6 +119,18 @@ describe("errors from the server", () => {
     expect(error.message).toStartWith("amount ");
     const raw = await api(server.url, apiKey)("/api/v1/payments", { body: { amount: "25" } });
     expect(error.message).toBe(raw.json.error);
+    expect((await client.payments.list()).data).toEqual([]);
+  });
+
+  test("409: a key whose first request is still being processed is an IdempotencyError", async () => {
+    const { apiKey, accountId } = server.createAccount();
+    const client = new Stablegate({ apiKey, baseUrl: server.url });
+    // The claim a request holds while it runs (or held when its server died less than a minute ago).
+    createIdempotencyStore(server.running.db).claim(accountId, "order-409", "in flight", Date.now());
+    const error = await refusal(client.payments.create({ amount: "5.00" }, { idempotencyKey: "order-409" }));
+    expect(error).toBeInstanceOf(IdempotencyError);
+    expect(error).toMatchObject({ status: 409, idempotencyKey: "order-409" });
+    expect(error.message).toBe("a request with this Idempotency-Key is still in progress; retry shortly");
     expect((await client.payments.list()).data).toEqual([]);
   });
 
