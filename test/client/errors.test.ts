@@ -124,7 +124,7 @@ describe("errors from the server", () => {
 
   test("409: a key whose first request is still being processed is an IdempotencyError", async () => {
     const { apiKey, accountId } = server.createAccount();
-    const client = new Stablegate({ apiKey, baseUrl: server.url });
+    const client = new Stablegate({ apiKey, baseUrl: server.url, maxNetworkRetries: 0 });
     // The claim a request holds while it runs (or held when its server died less than a minute ago).
     createIdempotencyStore(server.running.db).claim(accountId, "order-409", "in flight", Date.now());
     const error = await refusal(client.payments.create({ amount: "5.00" }, { idempotencyKey: "order-409" }));
@@ -132,6 +132,28 @@ describe("errors from the server", () => {
     expect(error).toMatchObject({ status: 409, idempotencyKey: "order-409" });
     expect(error.message).toBe("a request with this Idempotency-Key is still in progress; retry shortly");
     expect((await client.payments.list()).data).toEqual([]);
+  });
+
+  test("a 409 is asked again after a pause: once the first request is done, the create goes through", async () => {
+    const { apiKey, accountId } = server.createAccount();
+    const idempotency = createIdempotencyStore(server.running.db);
+    idempotency.claim(accountId, "order-409-retry", "in flight", Date.now());
+    const statuses: number[] = [];
+    const client = new Stablegate({
+      apiKey,
+      baseUrl: server.url,
+      // The real fetch, watched: once the first answer (the 409) is in, the claim's request ends
+      // without storing anything, as a failed one does, which frees the key.
+      fetch: async (input, init) => {
+        const response = await fetch(input, init);
+        statuses.push(response.status);
+        if (statuses.length === 1) idempotency.release(accountId, "order-409-retry");
+        return response;
+      },
+    });
+    const payment = await client.payments.create({ amount: "6.00" }, { idempotencyKey: "order-409-retry" });
+    expect(statuses).toEqual([409, 201]);
+    expect((await client.payments.list()).data.map((p) => p.id)).toEqual([payment.id]);
   });
 
   test("429: too many test sends is a RateLimitError with the Retry-After in seconds", async () => {

@@ -6,10 +6,11 @@ export interface ClientOptions {
   /** Where the Stablegate server answers, such as `https://pay.example.com`. */
   baseUrl: string;
   /** The fetch to use; the global one by default. */
-  fetch?: typeof fetch;
+  fetch?: (url: string, init: RequestInit) => Promise<Response>;
   /**
-   * How many times a request that got no answer at all is sent again (default 2), when sending it
-   * again cannot do anything twice: reads, and writes that carry an Idempotency-Key.
+   * How many times a request is sent again (default 2) when it got no answer at all, or a 409 (its
+   * Idempotency-Key's first request still running), and sending it again cannot do anything twice:
+   * reads, and writes that carry an Idempotency-Key.
    */
   maxNetworkRetries?: number;
 }
@@ -39,7 +40,7 @@ const backoffMs = (attempt: number) => 500 * 2 ** attempt;
 export class Transport {
   readonly #apiKey: string;
   readonly #baseUrl: string;
-  readonly #fetch: typeof fetch;
+  readonly #fetch: NonNullable<ClientOptions["fetch"]>;
   readonly #maxNetworkRetries: number;
 
   constructor(options: ClientOptions) {
@@ -47,7 +48,7 @@ export class Transport {
     if (!options.baseUrl) throw new TypeError("Stablegate: baseUrl is required");
     this.#apiKey = options.apiKey;
     this.#baseUrl = options.baseUrl.replace(/\/+$/, "");
-    this.#fetch = options.fetch ?? globalThis.fetch.bind(globalThis);
+    this.#fetch = options.fetch ?? ((url, init) => globalThis.fetch(url, init));
     this.#maxNetworkRetries = options.maxNetworkRetries ?? 2;
   }
 
@@ -64,6 +65,7 @@ export class Transport {
     };
     const repeatable = call.method === "GET" || call.idempotencyKey !== undefined;
     const key = call.idempotencyKey ?? null;
+    const pause = (attempt: number) => new Promise((resolve) => setTimeout(resolve, backoffMs(attempt)));
     for (let attempt = 0; ; attempt++) {
       let response: Response;
       let text: string;
@@ -73,7 +75,7 @@ export class Transport {
       } catch (error) {
         if (call.signal?.aborted) throw error;
         if (repeatable && attempt < this.#maxNetworkRetries) {
-          await new Promise((resolve) => setTimeout(resolve, backoffMs(attempt)));
+          await pause(attempt);
           continue;
         }
         // The cause's message comes from the runtime's networking, which never sees the key.
@@ -83,6 +85,11 @@ export class Transport {
           idempotencyKey: key,
           cause: error,
         });
+      }
+      // "Still in progress; retry shortly": what a resend after a lost answer meets on a slow server.
+      if (response.status === 409 && key !== null && attempt < this.#maxNetworkRetries) {
+        await pause(attempt);
+        continue;
       }
       if (!response.ok) throw errorFromResponse(response, text, key);
       return JSON.parse(text) as T;
