@@ -1,4 +1,4 @@
-import { type PagePromise, paged } from "./pages.ts";
+import { type List, type PagePromise, paged } from "./pages.ts";
 import { type RequestOptions, segment, type Transport } from "./transport.ts";
 import type {
   CreatedWebhookEndpoint,
@@ -18,8 +18,6 @@ import type {
   WebhookEndpoint,
   WebhookEndpointTest,
 } from "./types.ts";
-
-type List<T> = Awaited<PagePromise<T>>;
 
 /** `POST /api/v1/payments` and the reads of payments. */
 export function payments(http: Transport) {
