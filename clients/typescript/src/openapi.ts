@@ -1687,6 +1687,24 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "line_items": [
+                 *         {
+                 *           "description": "Espresso beans 1kg",
+                 *           "unit_amount": "12.50",
+                 *           "quantity": 2
+                 *         }
+                 *       ],
+                 *       "description": "Order #1042",
+                 *       "reference": "1042",
+                 *       "customer_email": "ana@example.com",
+                 *       "success_url": "https://shop.example.com/thanks",
+                 *       "metadata": {
+                 *         "order_id": "1042"
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["CreatePaymentRequest"];
             };
         };
@@ -1806,6 +1824,13 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "min_amount": "5.00",
+                 *       "description": "Tip jar",
+                 *       "success_url": "https://shop.example.com/thanks"
+                 *     }
+                 */
                 "application/json": components["schemas"]["CreatePaymentLinkRequest"];
             };
         };
@@ -1867,6 +1892,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "active": false
+                 *     }
+                 */
                 "application/json": components["schemas"]["UpdatePaymentLinkRequest"];
             };
         };
@@ -1924,6 +1954,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "url": "https://shop.example.com/webhooks/stablegate"
+                 *     }
+                 */
                 "application/json": components["schemas"]["CreateWebhookEndpointRequest"];
             };
         };
@@ -2156,6 +2191,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "chain": "arbitrum",
+                 *       "token": "0xdAC17F958D2ee523a2206206994597C13D831ec7"
+                 *     }
+                 */
                 "application/json": components["schemas"]["RecoverRequest"];
             };
         };
@@ -2305,6 +2346,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "tx_hash": "0x5f0c2b3a8d9e4f1a6b7c8d9e0f1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c"
+                 *     }
+                 */
                 "application/json": components["schemas"]["SyncRequest"];
             };
         };
@@ -2377,6 +2423,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "chain": "arbitrum-sepolia",
+                 *       "tx_hash": "0x5f0c2b3a8d9e4f1a6b7c8d9e0f1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c"
+                 *     }
+                 */
                 "application/json": components["schemas"]["CrossChainBurnRequest"];
             };
         };
