@@ -1240,7 +1240,7 @@ export interface components {
                     id: string;
                     name: string;
                     payout_address: string | null;
-                    fee_bps: number;
+                    fee_bps: number | null;
                     /**
                      * Format: date-time
                      * @description ISO 8601, UTC, millisecond precision.
@@ -2204,6 +2204,7 @@ export interface operations {
             /** @description The recovery already under way, or as it stands now on a replay. */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2517,7 +2518,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": string;
+                    "application/json": {
+                        openapi: string;
+                        info: {
+                            title: string;
+                            version: string;
+                        };
+                        paths: Record<string, never>;
+                        webhooks: Record<string, never>;
+                        components: Record<string, never>;
+                    };
                 };
             };
             500: components["responses"]["InternalError"];
