@@ -13,6 +13,7 @@ import { MAX_BODY_BYTES, parseFormBody, parseJsonBody, tooLarge } from "./http/b
 import type { AppContext } from "./http/context.ts";
 import { errorResponse, internalError } from "./http/errors.ts";
 import { openApiRoutes } from "./openapi/routes.ts";
+import { metricsRoutes } from "./ops/metrics-routes.ts";
 import { opsRoutes } from "./ops/routes.ts";
 import { linkPageRoutes } from "./payment-links/page-routes.ts";
 import { paymentLinkRoutes } from "./payment-links/routes.ts";
@@ -27,12 +28,14 @@ export function createApp(ctx: AppContext, db: Db) {
   const authed = authPlugin(authenticate);
   // Bun's `error` runs only when Elysia's handler itself throws: a JSON 500, never Bun's page.
   const lastResort = (error: unknown) => internalError(error, ctx.log);
+  const { http } = ctx.metrics;
   // No limit of Bun's own, which would answer an empty 413: body.ts enforces ours as it reads.
   return (
     new Elysia({ normalize: false, serve: { maxRequestBodySize: Number.MAX_SAFE_INTEGER, error: lastResort } })
       // Refused before a byte is read; a chunked body is cut at the limit by body.ts.
       .onRequest(({ request }) => {
-        if (Number(request.headers.get("content-length") ?? 0) > MAX_BODY_BYTES) return tooLarge();
+        http.started(request);
+        if (Number(request.headers.get("content-length") ?? 0) > MAX_BODY_BYTES) return http.early(request, tooLarge());
       })
       .onParse(({ request }) => {
         // Elysia parses before `derive` runs, so merchant requests are authenticated here first.
@@ -46,12 +49,15 @@ export function createApp(ctx: AppContext, db: Db) {
       })
       .onError(({ code, error, request }) => {
         try {
-          return errorResponse(code, error, ctx.log, request);
+          return http.failed(request, errorResponse(code, error, ctx.log, request));
         } catch (failure) {
-          return internalError(failure, ctx.log, request);
+          return http.failed(request, internalError(failure, ctx.log, request));
         }
       })
+      // Every answer once, errors and unknown routes included (see src/ops/http-metrics.ts).
+      .onAfterResponse((context) => http.finished(context))
       .use(opsRoutes(ctx, db))
+      .use(metricsRoutes(ctx.metrics, ctx.config.metrics, ctx.log))
       .use(openApiRoutes(ctx))
       .use(docsRoutes())
       .use(publicRoutes(ctx))

@@ -30,6 +30,15 @@ export interface Config {
   logLevel: LogLevel;
   /** CCTP V2 funding from other chains; null when no source chain is configured. */
   crossChain: CrossChainConfig | null;
+  /** GET /metrics (Prometheus); null when off. */
+  metrics: MetricsConfig | null;
+}
+
+export interface MetricsConfig {
+  /** A listener of its own for /metrics; null: on the main port, beside the API. */
+  listen: { host: string; port: number } | null;
+  /** Bearer token a scrape must present; required on the main port, optional on a listener of its own. */
+  token: string | null;
 }
 
 type Env = Record<string, string | undefined>;
@@ -61,7 +70,50 @@ export function loadConfig(env: Env): Config {
     crossChain: crossChainConfig(env, chain, (variable, problem) => {
       throw new ConfigError(variable, problem);
     }),
+    metrics: metricsConfig(env),
   };
+}
+
+/** A metrics token shorter than this is a password, not a token. */
+const MIN_METRICS_TOKEN = 16;
+
+/**
+ * Off unless STABLEGATE_METRICS is on or STABLEGATE_METRICS_ADDR names a listener of its own.
+ * The main port is public (payers reach the checkout there) and the figures are business data:
+ * there, a token is required.
+ */
+function metricsConfig(env: Env): MetricsConfig | null {
+  const switchedOff = nonEmpty(env, "STABLEGATE_METRICS") !== undefined && !flag(env, "STABLEGATE_METRICS");
+  const listen = listenAddress(env, "STABLEGATE_METRICS_ADDR");
+  if (listen && switchedOff)
+    throw new ConfigError("STABLEGATE_METRICS_ADDR", "is set while STABLEGATE_METRICS is off; unset one of them");
+  if (!listen && !flag(env, "STABLEGATE_METRICS")) return null;
+  const token = nonEmpty(env, "STABLEGATE_METRICS_TOKEN") ?? null;
+  // The value is a secret: the messages never repeat it.
+  if (token !== null && (token.length < MIN_METRICS_TOKEN || !/^[\x21-\x7e]+$/.test(token)))
+    throw new ConfigError(
+      "STABLEGATE_METRICS_TOKEN",
+      `must be at least ${MIN_METRICS_TOKEN} printable characters with no spaces`,
+    );
+  if (token === null && !listen)
+    throw new ConfigError(
+      "STABLEGATE_METRICS_TOKEN",
+      "required when /metrics is on the main port (STABLEGATE_METRICS=on); " +
+        "or serve it on a private address with STABLEGATE_METRICS_ADDR",
+    );
+  return { listen, token };
+}
+
+/** `host:port`, an IPv6 host in brackets (`[::1]:9464`). */
+function listenAddress(env: Env, name: string): { host: string; port: number } | null {
+  const raw = nonEmpty(env, name);
+  if (raw === undefined) return null;
+  const match = /^(?:\[([0-9a-f:.]+)\]|([^:[\]]+)):(\d{1,5})$/i.exec(raw);
+  const host = match?.[1] ?? match?.[2];
+  const port = Number(match?.[3]);
+  if (!match || !host || port < 1 || port > 65_535)
+    throw new ConfigError(name, `must be host:port (such as 127.0.0.1:9464 or [::1]:9464), got "${raw}"`);
+  return { host: checkedHost(name, host), port };
 }
 
 function chainConfig(env: Env): Config["chain"] {
@@ -100,14 +152,16 @@ function baseUrl(env: Env, port: number): string {
   return value.replace(/\/+$/, "");
 }
 
-/** An IP address or a host name (letters, digits and dashes between dots). */
 function host(env: Env): string {
   const raw = nonEmpty(env, "STABLEGATE_HOST");
-  if (raw === undefined) return "0.0.0.0";
+  return raw === undefined ? "0.0.0.0" : checkedHost("STABLEGATE_HOST", raw);
+}
+
+/** An IP address or a host name (letters, digits and dashes between dots). */
+function checkedHost(name: string, raw: string): string {
   const label = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/i;
   const hostname = raw.length <= 253 && raw.split(".").every((part) => label.test(part)) && !/^[\d.]+$/.test(raw);
-  if (isIP(raw) === 0 && !hostname)
-    throw new ConfigError("STABLEGATE_HOST", `must be an IP address or a host name, got "${raw}"`);
+  if (isIP(raw) === 0 && !hostname) throw new ConfigError(name, `must be an IP address or a host name, got "${raw}"`);
   return raw;
 }
 

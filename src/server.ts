@@ -28,6 +28,8 @@ import { ConfigError } from "./lib/errors.ts";
 import { type IdGenerator, randomIds } from "./lib/ids.ts";
 import { createLogger, type Logger } from "./lib/log.ts";
 import { runEvery } from "./lib/loop.ts";
+import { createMetrics } from "./ops/metrics.ts";
+import { serveMetrics } from "./ops/metrics-routes.ts";
 import { createRetention } from "./ops/retention.ts";
 import { createPaymentLinksService } from "./payment-links/service.ts";
 import { createPaymentLinkStore } from "./payment-links/store.ts";
@@ -141,6 +143,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
     timeoutMs: options.webhookTimeoutMs,
     schedule: options.webhookSchedule,
     shutdownGraceMs: SEND_GRACE_MS,
+    onFailedAttempt: (endpointId) => metrics.webhookFailed(endpointId),
   });
   const eventFeed = createEventFeed();
   const eventWritten = () => {
@@ -280,6 +283,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
       },
     }));
 
+  const searchStore = createSearchStore(db);
   const networks = (row: PaymentRow) => networksOf(row, view.chainName, config.crossChain?.sources ?? []);
 
   const deliveries = createDeliveriesService({
@@ -289,6 +293,14 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
     clock,
     ids,
     wake: eventWritten,
+  });
+  const metrics = createMetrics({
+    paymentsByStatus: searchStore.countAllByStatus,
+    settlementChain: config.chain.name,
+    unsweptPayments: paymentStore.countUnswept,
+    chains: chain.api.chains,
+    bridging: () => bridging?.status() ?? [],
+    pendingDeliveries: deliveryStore.countPending,
   });
   const app = createApp(
     {
@@ -304,7 +316,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
       }),
       payments,
       paymentLinks,
-      paymentSearch: createPaymentSearch({ store: createSearchStore(db), clock }),
+      paymentSearch: createPaymentSearch({ store: searchStore, clock }),
       paymentDetails: createPaymentDetails({
         payments,
         chain: chainStore,
@@ -343,14 +355,16 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
       recoveries,
       rateLimiter: createRateLimiter(clock),
       webhookLimits: options.webhookLimits ?? WEBHOOK_LIMITS,
+      metrics,
     },
     db,
   );
   try {
     app.listen({ hostname: config.host, port: config.port });
   } catch (error) {
-    abandon(listenError(error, config));
+    abandon(listenError(error, config.host, config.port, { host: "STABLEGATE_HOST", port: "STABLEGATE_PORT" }));
   }
+  const metricsServer = await listenForMetrics();
   const server = app.server!;
   // Where this process can reach itself; the log names what is bound.
   const url = `http://${server.hostname === "0.0.0.0" ? "127.0.0.1" : server.hostname}:${server.port}`;
@@ -361,6 +375,13 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
     chain: config.chain.name,
     data_dir: config.dataDir,
   });
+  if (config.metrics) {
+    const { listen, token } = config.metrics;
+    log.info("metrics on", {
+      address: listen ? `${listen.host.includes(":") ? `[${listen.host}]` : listen.host}:${listen.port}` : "main port",
+      token_required: token !== null,
+    });
+  }
   if (config.crossChain) {
     log.info("cross-chain funding on", {
       source_chains: config.crossChain.sources.map((s) => s.name),
@@ -428,26 +449,40 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
         log.warn("shutdown deadline reached; stopping with work still in flight", {
           deadline_ms: SHUTDOWN_DEADLINE_MS,
         });
+      metricsServer?.stop(true);
       db.close();
       releaseLock();
     },
   };
+
+  /** The listener of /metrics alone (STABLEGATE_METRICS_ADDR), when it has one. */
+  async function listenForMetrics() {
+    const listen = config.metrics?.listen;
+    if (!config.metrics || !listen) return null;
+    try {
+      return serveMetrics(metrics, config.metrics, listen, log);
+    } catch (error) {
+      await app.stop();
+      const variable = "STABLEGATE_METRICS_ADDR";
+      abandon(listenError(error, listen.host, listen.port, { host: variable, port: variable }));
+    }
+  }
 }
 
 /** A failed listen, named by the variable to fix (a port in use may free up: not a config error). */
-function listenError(error: unknown, config: Config): Error {
+function listenError(error: unknown, host: string, port: number, variables: { host: string; port: string }): Error {
   const code = (error as NodeJS.ErrnoException).code;
-  const where = `${config.host}:${config.port}`;
+  const where = `${host}:${port}`;
   if (code === "EADDRINUSE" || /in use/i.test((error as Error).message)) {
-    return new Error(`cannot listen on ${where}: the port is in use (STABLEGATE_PORT)`);
+    return new Error(`cannot listen on ${where}: the port is in use (${variables.port})`);
   }
   if (code === "EACCES")
-    return new ConfigError("STABLEGATE_PORT", `not allowed to listen on ${where} (ports below 1024 need privileges)`);
+    return new ConfigError(variables.port, `not allowed to listen on ${where} (ports below 1024 need privileges)`);
   const why =
     code === "EADDRNOTAVAIL"
       ? "not an address of this machine"
       : code === "EINVAL"
         ? "the name does not resolve to an address here"
         : (error as Error).message;
-  return new ConfigError("STABLEGATE_HOST", `cannot listen on ${where}: ${why}`);
+  return new ConfigError(variables.host, `cannot listen on ${where}: ${why}`);
 }

@@ -9,6 +9,7 @@ import type { EventsService } from "../events/service.ts";
 import type { Idempotency } from "../idempotency/index.ts";
 import type { Clock } from "../lib/clock.ts";
 import type { Logger } from "../lib/log.ts";
+import type { Metrics } from "../ops/metrics.ts";
 import type { PaymentLinksService } from "../payment-links/service.ts";
 import type { PaymentDetails } from "../payments/detail.ts";
 import type { PaymentSearch } from "../payments/search.ts";
@@ -57,6 +58,8 @@ export interface AppContext {
   /** Per-payment limits on the public endpoints, per-endpoint ones on webhook test and retry. */
   rateLimiter: RateLimiter;
   webhookLimits: { test: RateLimit; retry: RateLimit };
+  /** The Prometheus figures: HTTP counted by app.ts's hooks, the rest read at scrape time. */
+  metrics: Metrics;
 }
 
 /**

@@ -105,6 +105,20 @@ export interface ListFilter {
 
 export type PaymentStore = ReturnType<typeof createPaymentStore>;
 
+/**
+ * Payments holding funds owed to the merchant and not yet swept (less what bridging them cost):
+ * funded and open, confirmed with a later top-up, or settling, overpaid or failed (a settlement
+ * sent, or to send anew). One SELECT per case, so each is answered from its own (partial) index.
+ */
+const UNSWEPT = `
+  SELECT * FROM payments INDEXED BY payments_funded_open
+   WHERE status IN ('pending', 'underpaid', 'expired') AND amount_received >= amount
+  UNION ALL
+  SELECT * FROM payments INDEXED BY payments_unswept
+   WHERE status = 'confirmed' AND amount_received > amount_settled + bridge_fee
+  UNION ALL
+  SELECT * FROM payments WHERE status IN ('settling', 'overpaid', 'failed')`;
+
 export function createPaymentStore(db: Db) {
   const insert = db.query(
     `INSERT INTO payments (${COLUMNS.join(", ")}) VALUES (${COLUMNS.map((c) => `$${c}`).join(", ")})`,
@@ -141,21 +155,12 @@ export function createPaymentStore(db: Db) {
   const dueForExpiry = db.query<{ id: string }, [number, number]>(
     "SELECT id FROM payments WHERE status = 'pending' AND expires_at <= ? AND amount_received IS NULL LIMIT ?",
   );
-  // Funds owed to the merchant and not yet swept (less what bridging them cost); failed ones
-  // only once their retry is due; none while funds credited on a source chain are still on their
-  // way (no bridge carries them yet, or one does and its mint has not landed).
-  // One SELECT per case, so each is answered from its own (partial) index, not a table scan.
+  // The unswept payments with no settlement in flight; failed ones only once their retry is due;
+  // none while funds credited on a source chain are still on their way (no bridge carries them
+  // yet, or one does and its mint has not landed).
   const awaitingSettlement = db
     .query<PaymentRow, [number]>(
-      `SELECT * FROM (
-         SELECT * FROM payments INDEXED BY payments_funded_open
-          WHERE status IN ('pending', 'underpaid', 'expired') AND amount_received >= amount
-         UNION ALL
-         SELECT * FROM payments INDEXED BY payments_unswept
-          WHERE status = 'confirmed' AND amount_received > amount_settled + bridge_fee
-         UNION ALL
-         SELECT * FROM payments WHERE status IN ('settling', 'overpaid', 'failed')  -- dropped or failed: send anew
-       ) p
+      `SELECT * FROM (${UNSWEPT}) p
        WHERE (settle_retry_at IS NULL OR settle_retry_at <= ?1)
          AND NOT EXISTS (SELECT 1 FROM settlements s WHERE s.payment_id = p.id AND s.state = 'submitted')
          AND NOT EXISTS (SELECT 1 FROM bridges b WHERE b.payment_id = p.id
@@ -165,6 +170,7 @@ export function createPaymentStore(db: Db) {
        ORDER BY seq LIMIT 100`,
     )
     .safeIntegers(true);
+  const countUnswept = db.query<{ n: number }, []>(`SELECT count(*) AS n FROM (${UNSWEPT})`);
   // Saturates at the 64-bit maximum: a sweep can carry funds the ledger refused as too large,
   // and "at least everything credited was swept" is all amount_settled has to tell.
   const recordSettled = db.query(
@@ -221,6 +227,8 @@ export function createPaymentStore(db: Db) {
       updateStatus.run(to, now, id, from).changes > 0,
     dueForExpiry: (now: number, limit: number) => dueForExpiry.all(now, limit).map((r) => r.id),
     awaitingSettlement: (now: number) => awaitingSettlement.all(now).map((row) => normalise(row)!),
+    /** Payments with funds the settler has still to sweep: waiting, retrying or sent and not mined yet. */
+    countUnswept: () => countUnswept.get()!.n,
     /**
      * A mined sweep of `amount` from the payment's deposit address: added to what was settled,
      * with its fee as the forwarder took it (splitFee), and to the account's total for the UTC

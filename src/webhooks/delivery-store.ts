@@ -105,6 +105,10 @@ export function createDeliveryStore(db: Db) {
       deleteAttemptsOf.run(ids);
       return deleteDeliveries.run(ids).changes;
     });
+  // Answered from the partial index of pending deliveries (webhook_deliveries_due).
+  const countPending = db.query<{ n: number }, []>(
+    "SELECT count(*) AS n FROM webhook_deliveries WHERE state = 'pending'",
+  );
   const insertOne = db.query(
     `INSERT INTO webhook_deliveries
        (id, event_id, endpoint_id, account_id, state, next_attempt_at, created_at, updated_at)
@@ -128,6 +132,8 @@ export function createDeliveryStore(db: Db) {
         JSON.stringify([...skip.accounts]),
         limit,
       ),
+    /** Deliveries still to send, due now or waiting for a retry; for /metrics. */
+    countPending: () => countPending.get()!.n,
     /** Runs inside the caller's transaction (the worker batches them, see group-commit.ts). */
     recordAttempt: (
       attempt: Omit<AttemptRow, "id">,

@@ -31,6 +31,8 @@ export interface WebhookWorkerDeps {
   pollMs?: number;
   /** At shutdown, how long sends in flight may take to finish before they are abandoned. */
   shutdownGraceMs?: number;
+  /** Told of every attempt that did not succeed, once it is recorded (for /metrics). */
+  onFailedAttempt?: (endpointId: string) => void;
 }
 
 export type WebhookWorker = ReturnType<typeof createWebhookWorker>;
@@ -110,6 +112,7 @@ export function createWebhookWorker(deps: WebhookWorkerDeps) {
       );
       if (gone) store.disableEndpoint(delivery.endpoint_id, now);
     });
+    if (!ok) deps.onFailedAttempt?.(delivery.endpoint_id);
     if (gone) log.warn("webhook endpoint answered 410 Gone; disabled it", { endpoint_id: delivery.endpoint_id });
     else if (!ok)
       log.info("webhook attempt failed", {
