@@ -6,6 +6,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
 import { rmSync } from "node:fs";
+import { privateKeyToAccount } from "viem/accounts";
+import { GAS_REFRESH_MS } from "../../src/chain/relayer-gas.ts";
 import { loadConfig } from "../../src/config.ts";
 import { openDb } from "../../src/db/index.ts";
 import { MAX_BODY_BYTES } from "../../src/http/body.ts";
@@ -14,6 +16,9 @@ import { freePort } from "../../src/lib/free-port.ts";
 import { silentLogger } from "../../src/lib/log.ts";
 import type { NewPaymentRow } from "../../src/payments/store.ts";
 import { startServer } from "../../src/server.ts";
+import { ANVIL_KEY_2 } from "../support/anvil.ts";
+import { bridgesOf, payOnSource } from "../support/bridging.ts";
+import { LOCAL_SOURCE, startCrossChainStack } from "../support/crosschain.ts";
 import { openEventStream } from "../support/event-stream.ts";
 import { createPaymentStore, insertAccount, insertPayment, paymentRow } from "../support/payment-rows.ts";
 import { type Exposition, parseExposition } from "../support/prometheus.ts";
@@ -27,6 +32,8 @@ import {
   type TestServer,
   testEnv,
 } from "../support/server.ts";
+import { startStack } from "../support/stack.ts";
+import { usdc } from "../support/test-chain.ts";
 import { waitFor, webhookWorkerRanSince } from "../support/wait.ts";
 
 const TOKEN = "scrape-me-0123456789abcdef";
@@ -380,4 +387,74 @@ describe("configuration", () => {
       "STABLEGATE_METRICS_ADDR: is set while STABLEGATE_METRICS is off",
     );
   });
+});
+
+describe("on a real chain", () => {
+  test("watcher lag and relayer gas per chain follow what the loops last saw", async () => {
+    const stack = await startStack({ env: { STABLEGATE_METRICS: "on", STABLEGATE_METRICS_TOKEN: TOKEN } });
+    try {
+      const chain = stack.config.chain.name;
+      const relayer = privateKeyToAccount(ANVIL_KEY_2).address;
+      // Ahead of the watcher by 20 blocks; it catches up to its confirmation depth.
+      await stack.chain.mine(20);
+      const caughtUp = await waitFor(
+        async () => {
+          const e = await scrape(stack.url);
+          const lag = e.value("stablegate_watcher_lag_blocks", { chain });
+          const gasRead = e.value("stablegate_relayer_gas_balance_wei", { chain }) !== undefined;
+          return lag === stack.config.chain.confirmations && gasRead && e;
+        },
+        15_000,
+        "the watcher's lag down to its confirmations, and the relayer's gas read",
+      );
+      const ready = (await stack.readyz()).chains[0];
+      expect(caughtUp.value("stablegate_relayer_gas_balance_wei", { chain })).toBe(
+        Number(ready.relayer_gas.balance_wei),
+      );
+      expect(caughtUp.value("stablegate_settlement_queue_depth", { chain })).toBe(0);
+
+      // A new balance shows once the gas loop reads it again (every minute of the injected clock).
+      const balance = 3_005_000_000_000_000_000n;
+      await stack.chain.setBalance(relayer, balance);
+      stack.clock.advance(GAS_REFRESH_MS);
+      await waitFor(
+        async () =>
+          (await scrape(stack.url)).value("stablegate_relayer_gas_balance_wei", { chain }) === Number(balance),
+        15_000,
+        "the new balance on /metrics",
+      );
+    } finally {
+      await stack.stop();
+    }
+  });
+  test("with funding from another chain: figures for each chain, and an open bridge in the bridging queue", async () => {
+    const x = await startCrossChainStack({ attestationDelayMs: 0 });
+    try {
+      await x.stack.restart({ STABLEGATE_METRICS: "on", STABLEGATE_METRICS_TOKEN: TOKEN });
+      const payment = await x.stack.createPayment({ amount: "2.00" });
+      // Circle's service down: the bridge cannot burn, and stays open while the test looks.
+      x.local.attestation.setMode("down");
+      await payOnSource(x, payment.deposit_address, usdc("2.00"));
+      const settlement = x.stack.config.chain.name;
+      const source = LOCAL_SOURCE.name;
+      const exposition = await waitFor(
+        async () => {
+          const e = await scrape(x.stack.url);
+          return e.value("stablegate_bridging_queue_depth", { chain: source }) === 1 && e;
+        },
+        30_000,
+        "the open bridge on /metrics",
+      );
+      expect(bridgesOf(x, payment.id).map((b) => b.state)).toEqual(["credited"]);
+      // Paid in full, nothing swept while the bridge is open.
+      expect(exposition.value("stablegate_settlement_queue_depth", { chain: settlement })).toBe(1);
+      for (const chain of [settlement, source]) {
+        expect(exposition.value("stablegate_watcher_lag_blocks", { chain })).toBeGreaterThanOrEqual(0);
+        expect(exposition.value("stablegate_relayer_gas_balance_wei", { chain })).toBeGreaterThan(0);
+      }
+    } finally {
+      x.local.attestation.setMode("normal");
+      await x.stop();
+    }
+  }, 60_000);
 });
