@@ -283,7 +283,6 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
       },
     }));
 
-  const searchStore = createSearchStore(db);
   const networks = (row: PaymentRow) => networksOf(row, view.chainName, config.crossChain?.sources ?? []);
 
   const deliveries = createDeliveriesService({
@@ -295,7 +294,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
     wake: eventWritten,
   });
   const metrics = createMetrics({
-    paymentsByStatus: searchStore.countAllByStatus,
+    paymentsByStatus: paymentStore.countByStatus,
     settlementChain: config.chain.name,
     unsweptPayments: paymentStore.countUnswept,
     chains: chain.api.chains,
@@ -316,7 +315,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
       }),
       payments,
       paymentLinks,
-      paymentSearch: createPaymentSearch({ store: searchStore, clock }),
+      paymentSearch: createPaymentSearch({ store: createSearchStore(db), clock }),
       paymentDetails: createPaymentDetails({
         payments,
         chain: chainStore,
@@ -435,6 +434,8 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
     },
     async stop() {
       abort.abort();
+      // Scrapes end first: they read the database the shutdown is about to close.
+      await metricsServer?.stop(true);
       // Open event streams would hold app.stop() until the deadline: they end now, cleanly.
       eventFeed.closeAll();
       let timer: ReturnType<typeof setTimeout> | undefined;
@@ -449,7 +450,6 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
         log.warn("shutdown deadline reached; stopping with work still in flight", {
           deadline_ms: SHUTDOWN_DEADLINE_MS,
         });
-      metricsServer?.stop(true);
       db.close();
       releaseLock();
     },

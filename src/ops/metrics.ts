@@ -35,8 +35,6 @@ export function createMetrics(sources: MetricsSources) {
       labelNames,
       registers,
       collect() {
-        // A chain or status gone since the last scrape must not linger with its old value.
-        this.reset();
         collect(this);
       },
     });

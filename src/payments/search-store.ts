@@ -102,9 +102,6 @@ export function createSearchStore(db: Db) {
   const countByStatus = db.query<{ status: PaymentStatus; n: number }, [string]>(
     "SELECT status, n FROM payment_status_counts WHERE account_id = ?",
   );
-  const countAllByStatus = db.query<{ status: PaymentStatus; n: number }, []>(
-    "SELECT status, sum(n) AS n FROM payment_status_counts GROUP BY status",
-  );
   const settledDaily = db
     .query<{ day: number; gross: bigint; fee: bigint }, [string, number, number]>(
       "SELECT day, gross, fee FROM settled_daily WHERE account_id = ? AND day BETWEEN ? AND ? ORDER BY day",
@@ -167,11 +164,6 @@ export function createSearchStore(db: Db) {
 
     countByStatus(accountId: string): Map<PaymentStatus, number> {
       return new Map(countByStatus.all(accountId).map((r) => [r.status, r.n]));
-    },
-
-    /** The same over every account, for /metrics: one grouped read of the kept counts. */
-    countAllByStatus(): Map<PaymentStatus, number> {
-      return new Map(countAllByStatus.all().map((r) => [r.status, r.n]));
     },
 
     /** Settled totals for the UTC days `firstDay`..`lastDay` that have any. */

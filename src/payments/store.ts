@@ -171,6 +171,11 @@ export function createPaymentStore(db: Db) {
     )
     .safeIntegers(true);
   const countUnswept = db.query<{ n: number }, []>(`SELECT count(*) AS n FROM (${UNSWEPT})`);
+  // The counts the triggers keep (009_payment_search.sql): a row per account and status is read,
+  // never the payments themselves.
+  const countByStatus = db.query<{ status: PaymentStatus; n: number }, []>(
+    "SELECT status, sum(n) AS n FROM payment_status_counts GROUP BY status",
+  );
   // Saturates at the 64-bit maximum: a sweep can carry funds the ledger refused as too large,
   // and "at least everything credited was swept" is all amount_settled has to tell.
   const recordSettled = db.query(
@@ -229,6 +234,8 @@ export function createPaymentStore(db: Db) {
     awaitingSettlement: (now: number) => awaitingSettlement.all(now).map((row) => normalise(row)!),
     /** Payments with funds the settler has still to sweep: waiting, retrying or sent and not mined yet. */
     countUnswept: () => countUnswept.get()!.n,
+    /** Payments of every account by status; a status no payment has is absent. */
+    countByStatus: (): Map<PaymentStatus, number> => new Map(countByStatus.all().map((r) => [r.status, r.n])),
     /**
      * A mined sweep of `amount` from the payment's deposit address: added to what was settled,
      * with its fee as the forwarder took it (splitFee), and to the account's total for the UTC

@@ -328,11 +328,13 @@ describe("a listener of its own (STABLEGATE_METRICS_ADDR)", () => {
     const taken = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("taken") });
     const dataDir = makeTempDir();
     try {
-      const config = { ...loadConfig(testEnv(dataDir)), host: "127.0.0.1", port: 0 };
+      const config = { ...loadConfig(testEnv(dataDir)), host: "127.0.0.1", port: await freePort() };
       const listen = { host: "127.0.0.1", port: taken.port! };
       await expect(startServer({ ...config, metrics: { listen, token: null } }, { log: silentLogger })).rejects.toThrow(
         `cannot listen on 127.0.0.1:${taken.port}: the port is in use (STABLEGATE_METRICS_ADDR)`,
       );
+      // Nothing of the failed start is left: neither the API's port nor the data directory's lock.
+      expect(await fetch(`http://127.0.0.1:${config.port}/healthz`).catch(() => "refused")).toBe("refused");
       const again = await startServer(config, { log: silentLogger });
       await again.stop();
     } finally {
