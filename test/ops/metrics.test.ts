@@ -1,7 +1,8 @@
 /**
  * GET /metrics over real HTTP against the real server and its SQLite file: scraped, parsed as
  * Prometheus text, and checked against what the test did (payments created, requests made,
- * webhooks refused). Watcher lag and relayer gas are checked on a real anvil at the end.
+ * webhooks refused). Watcher lag, relayer gas and the bridging queue per chain are checked on
+ * real anvils at the end.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
@@ -62,6 +63,18 @@ async function scrape(url = server.url, token: string | null = TOKEN): Promise<E
 /** Requests answered so far on `route` (the pattern) with `status`. */
 const answered = (e: Exposition, method: string, route: string, status: number) =>
   e.value("stablegate_http_requests_total", { method, route, status: String(status) }) ?? 0;
+
+describe("the test's reader of the format", () => {
+  test("unescapes label values and refuses what Prometheus would refuse", () => {
+    const good = parseExposition(
+      '# HELP x_total A count.\n# TYPE x_total counter\nx_total{a="q\\"b\\\\c\\nd",b="2"} 3\n',
+    );
+    expect(good.value("x_total", { a: 'q"b\\c\nd', b: "2" })).toBe(3);
+    expect(good.value("x_total", { a: 'q"b\\c\nd' })).toBeUndefined();
+    for (const bad of ["x_total 1", "# TYPE x_total counter\nx_total{a=1} 1", "# TYPE x_total counter\nx_total one"])
+      expect(() => parseExposition(bad)).toThrow();
+  });
+});
 
 describe("switched on and off", () => {
   test("off by default: /metrics is 404 {error}, as any unknown route", async () => {
