@@ -54,8 +54,10 @@ export function createApp(ctx: AppContext, db: Db) {
           return http.failed(request, internalError(failure, ctx.log, request));
         }
       })
-      // Every answer once, errors and unknown routes included (see src/ops/http-metrics.ts).
-      .onAfterResponse((context) => http.finished(context))
+      // Every answer once, errors and unknown routes included (see src/ops/http-metrics.ts). Named
+      // fields, not the whole context: Elysia reads a hook's parameters to decide what to prepare
+      // for each request, and handing it the whole context cost a fifth more CPU per retrieve.
+      .onAfterResponse(({ request, route, set, responseValue }) => http.finished(request, route, set, responseValue))
       .use(opsRoutes(ctx, db))
       .use(metricsRoutes(ctx.metrics, ctx.config.metrics, ctx.log))
       .use(openApiRoutes(ctx))

@@ -6,15 +6,6 @@ export const UNMATCHED = "unmatched";
 /** Methods kept as labels; any other (a scanner's invention) counts as OTHER, so labels stay few. */
 const METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
 
-/** What Elysia's after-response hook knows of an answer. */
-interface Finished {
-  request: Request;
-  /** The registered path with its :params; absent when no route matched. */
-  route?: string;
-  set: { status?: number | string };
-  responseValue?: unknown;
-}
-
 /**
  * HTTP requests by method, route pattern and status, and their latency, labelled by the route
  * as registered (`/api/v1/payments/:id`), never the raw path, so ids never become label values.
@@ -61,8 +52,11 @@ export function createHttpMetrics(registers: Registry[]) {
       observe(request, undefined, response.status);
       return response;
     },
-    /** onAfterResponse. */
-    finished({ request, route, set, responseValue }: Finished): void {
+    /**
+     * onAfterResponse, with what it knows of the answer: the route as registered (absent when
+     * none matched), the status set by the handler, and what the handler returned.
+     */
+    finished(request: Request, route: string | undefined, set: { status?: number | string }, responseValue: unknown) {
       const status =
         errorStatus.get(request) ??
         (responseValue instanceof Response ? responseValue.status : typeof set.status === "number" ? set.status : 200);
