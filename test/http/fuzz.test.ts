@@ -1,19 +1,21 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { type FuzzTarget, hostileBody, hostileRequest, judge, sendHostile } from "../support/hostile.ts";
-import { api, startTestServer, type TestServer } from "../support/server.ts";
+import {
+  createFuzzTarget,
+  type FuzzTarget,
+  hostileBody,
+  hostileRequest,
+  judge,
+  sendHostile,
+} from "../support/hostile.ts";
+import { startTestServer, type TestServer } from "../support/server.ts";
 
 let server: TestServer;
 let target: FuzzTarget;
 
 beforeAll(async () => {
   server = await startTestServer();
-  const { apiKey } = server.createAccount();
-  const call = api(server.url, apiKey);
-  const payment = await call("/api/v1/payments", { body: { amount: "5.00" } });
-  const endpoint = await call("/api/v1/webhook_endpoints", { body: { url: "https://hooks.example.com/h" } });
-  const link = await call("/api/v1/payment_links", { body: { description: "Tips", max_amount: "50.00" } });
-  target = { paymentId: payment.json.id, apiKey, endpointId: endpoint.json.id, linkId: link.json.id };
+  target = await createFuzzTarget(server);
 });
 
 afterAll(() => server.stop());

@@ -7,9 +7,9 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import fc from "fast-check";
-import { type FuzzTarget, hostileRequest, sendHostile } from "../support/hostile.ts";
+import { createFuzzTarget, type FuzzTarget, hostileRequest, sendHostile } from "../support/hostile.ts";
 import { type Contract, loadContract } from "../support/openapi-contract.ts";
-import { api, startTestServer, type TestServer } from "../support/server.ts";
+import { startTestServer, type TestServer } from "../support/server.ts";
 
 const RUNS = 400;
 
@@ -20,12 +20,7 @@ let target: FuzzTarget;
 beforeAll(async () => {
   server = await startTestServer();
   contract = await loadContract(server.url);
-  const { apiKey } = server.createAccount();
-  const call = api(server.url, apiKey);
-  const payment = await call("/api/v1/payments", { body: { amount: "5.00" } });
-  const endpoint = await call("/api/v1/webhook_endpoints", { body: { url: "https://hooks.example.com/h" } });
-  const link = await call("/api/v1/payment_links", { body: { description: "Tips", max_amount: "50.00" } });
-  target = { paymentId: payment.json.id, apiKey, endpointId: endpoint.json.id, linkId: link.json.id };
+  target = await createFuzzTarget(server);
 });
 afterAll(() => server.stop());
 

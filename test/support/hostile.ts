@@ -8,6 +8,7 @@
 import fc from "fast-check";
 import { ASSETS } from "../../src/checkout/assets.ts";
 import { MERCHANT_ROUTES } from "./merchant-routes.ts";
+import { api, type TestServer } from "./server.ts";
 
 /** Real things for the generators to aim at: without them every request would be a 404. */
 export interface FuzzTarget {
@@ -16,6 +17,16 @@ export interface FuzzTarget {
   endpointId: string;
   /** A payment link's id; without one the link routes are aimed at an unknown link. */
   linkId?: string;
+}
+
+/** A fresh account on `server` with one payment, webhook endpoint and payment link to aim at. */
+export async function createFuzzTarget(server: TestServer): Promise<FuzzTarget> {
+  const { apiKey } = server.createAccount();
+  const call = api(server.url, apiKey);
+  const payment = await call("/api/v1/payments", { body: { amount: "5.00" } });
+  const endpoint = await call("/api/v1/webhook_endpoints", { body: { url: "https://hooks.example.com/h" } });
+  const link = await call("/api/v1/payment_links", { body: { description: "Tips", max_amount: "50.00" } });
+  return { paymentId: payment.json.id, apiKey, endpointId: endpoint.json.id, linkId: link.json.id };
 }
 
 export interface HostileRequest {
