@@ -4,12 +4,12 @@ import type { AuthPlugin } from "../http/auth.ts";
 import { type AppContext, jsonResponse } from "../http/context.ts";
 import { idParam } from "../http/params.ts";
 import { bodyValidator } from "../http/validate.ts";
-import { PAYMENT_ID, prefixedIdPattern } from "../lib/ids.ts";
+import { prefixedIdPattern } from "../lib/ids.ts";
+import { PaymentParams } from "../payments/routes.ts";
 import { RecoverSchema } from "./schema.ts";
 import type { RecoveryRow } from "./store.ts";
 import { recoveryView } from "./view.ts";
 
-const PaymentParams = Type.Object({ id: idParam("id", PAYMENT_ID.source, (id) => `no payment ${id}`) });
 export const RecoveryParams = Type.Object({ id: idParam("id", prefixedIdPattern("rcv"), (id) => `no recovery ${id}`) });
 const recoverBody = bodyValidator(RecoverSchema);
 
