@@ -59,6 +59,8 @@ export interface ServerOptions {
   resolve?: Resolver;
   /** Webhook delivery timing, shortened by tests. */
   webhookTimeoutMs?: number;
+  /** How often an idle event stream sends a comment line (HEARTBEAT_MS). */
+  eventHeartbeatMs?: number;
   webhookSchedule?: readonly number[];
   /** Limits on webhook test and retry calls, raised by tests that send hundreds. */
   webhookLimits?: typeof WEBHOOK_LIMITS;
@@ -145,7 +147,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
     shutdownGraceMs: SEND_GRACE_MS,
     onFailedAttempt: (endpointId) => metrics.webhookFailed(endpointId),
   });
-  const eventFeed = createEventFeed();
+  const eventFeed = createEventFeed({ heartbeatMs: options.eventHeartbeatMs });
   const eventWritten = () => {
     webhookWorker.wake();
     eventFeed.notify();

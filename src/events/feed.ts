@@ -3,6 +3,9 @@ import { TooManyRequestsError, UnavailableError } from "../lib/errors.ts";
 /** Open event streams an account may hold at once: a developer's `listen` or two, and a dashboard. */
 export const MAX_STREAMS_PER_ACCOUNT = 5;
 
+/** A comment line every so often, so proxies and load balancers keep an idle stream open. */
+export const HEARTBEAT_MS = 15_000;
+
 export type EventFeed = ReturnType<typeof createEventFeed>;
 
 /**
@@ -11,13 +14,16 @@ export type EventFeed = ReturnType<typeof createEventFeed>;
  * the event loop, so they read after the writing transaction has committed (all transactions
  * here are synchronous), never a row that may yet roll back.
  */
-export function createEventFeed() {
+export function createEventFeed(options: { heartbeatMs?: number } = {}) {
   const followers = new Map<string, Set<() => void>>(); // account id -> wake-ups
   const closers = new Set<() => void>();
   let closed = false;
   let pending = false;
 
   return {
+    /** How often an idle stream sends a comment line (tests shorten it). */
+    heartbeatMs: options.heartbeatMs ?? HEARTBEAT_MS,
+
     /** An event was written: wake every stream once the current transaction is over. */
     notify(): void {
       if (pending || closed) return;

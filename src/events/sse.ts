@@ -2,8 +2,6 @@ import type { Account } from "../accounts/service.ts";
 import type { EventFeed } from "./feed.ts";
 import type { EventsService, StreamCursor } from "./service.ts";
 
-/** A comment line every so often, so proxies and load balancers keep an idle stream open. */
-export const HEARTBEAT_MS = 15_000;
 /**
  * Events written by another process (`stablegate account set-payout` runs beside the server)
  * wake no stream; each stream looks this often as well, so they arrive within this delay.
@@ -19,7 +17,6 @@ export interface EventStreamDeps {
   cursor: StreamCursor;
   /** Aborts when the client goes away. */
   signal: AbortSignal;
-  heartbeatMs?: number;
 }
 
 /**
@@ -68,7 +65,7 @@ export function eventStream(deps: EventStreamDeps): ReadableStream<Uint8Array> {
   };
 
   const unfollow = deps.feed.follow(account.id, pump, () => end(true));
-  const heartbeat = setInterval(() => send(": ping\n\n"), deps.heartbeatMs ?? HEARTBEAT_MS);
+  const heartbeat = setInterval(() => send(": ping\n\n"), deps.feed.heartbeatMs);
   const backstop = setInterval(pump, BACKSTOP_MS);
   const onAbort = () => end(false);
   signal.addEventListener("abort", onAbort, { once: true });
