@@ -162,6 +162,7 @@ Stablegate dev stack is running.
   server     ${base}  (data in ${dataDir})
   account    ${account.id}, payout to ${merchant}
   API key    ${api_key}
+  API docs   ${base}/docs  (OpenAPI document: ${base}/openapi.json)
 
 Dashboard ${base}/dashboard/login
   email      ${dashboard.user.email}

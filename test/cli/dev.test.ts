@@ -95,6 +95,11 @@ test("dev starts the stack, its example payment reaches confirmed, and Ctrl-C st
   expect(await home.text()).toContain(email!);
   expect(existsSync(join(dev.cwd, ".stablegate-dev.json"))).toBe(true);
 
+  // The API reference the banner points at is served, with the document it renders.
+  const [, docsUrl, documentUrl] = banner.match(/API docs\s+(\S+)\s+\(OpenAPI document: (\S+)\)/)!;
+  expect((await fetch(docsUrl!)).status).toBe(200);
+  expect(((await (await fetch(documentUrl!)).json()) as { openapi: string }).openapi).toBe("3.1.0");
+
   await waitFor(
     async () => {
       const res = await fetch(`${dev.url}/api/v1/payments/${paymentId}`, {
