@@ -7,7 +7,6 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createWalletClient, getAddress, type Hex, http, maxUint256 } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { foundry } from "viem/chains";
-import { depositFactoryV2Abi, factoryV2Address } from "../../src/chain/deposit-v2.ts";
 import {
   CCTP_DEPLOYER_KEY,
   cctpAddresses,
@@ -16,7 +15,14 @@ import {
 } from "../../src/dev/cctp-rig.ts";
 import { formatExact } from "../../src/lib/money.ts";
 import { ANVIL_KEY_4 } from "../support/anvil.ts";
-import { bridgesOf, mineBothUntil, payOnSource, sourceBalance, untilStatus } from "../support/bridging.ts";
+import {
+  bridgedOnSource,
+  bridgesOf,
+  mineBothUntil,
+  payOnSource,
+  sourceBalance,
+  untilStatus,
+} from "../support/bridging.ts";
 import { attestedBurn, type CrossChainStack, LOCAL_SOURCE, startCrossChainStack } from "../support/crosschain.ts";
 import { createDashboardUser, signIn } from "../support/dashboard.ts";
 import { usdc } from "../support/test-chain.ts";
@@ -370,14 +376,7 @@ describe("a bridge transaction stuck in the source chain's mempool", () => {
     expect(confirmed.amount_received).toBe("2.50");
     const [bridge] = bridgesOf(x, payment.id);
     expect(bridge!.burn_tx_hash).toBe(bridge!.tx_hash);
-    const burns = await x.source.publicClient.getContractEvents({
-      address: factoryV2Address,
-      abi: depositFactoryV2Abi,
-      eventName: "Bridged",
-      args: { paymentId: payment.id as Hex },
-      fromBlock: 0n,
-      toBlock: "latest",
-    });
+    const burns = await bridgedOnSource(x, payment.id);
     expect(burns.map((b) => b.transactionHash as string)).toEqual([bridge!.tx_hash!]);
   }, 60_000);
 });

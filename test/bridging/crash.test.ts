@@ -6,10 +6,17 @@
  * has it.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import type { Address, Hex } from "viem";
-import { depositFactoryV2Abi, factoryV2Address } from "../../src/chain/deposit-v2.ts";
+import type { Address } from "viem";
+import { factoryV2Address } from "../../src/chain/deposit-v2.ts";
 import { cctpAddresses } from "../../src/dev/cctp-rig.ts";
-import { bridgesOf, mineBothUntil, payOnSource, untilBridge, untilStatus } from "../support/bridging.ts";
+import {
+  bridgedOnSource,
+  bridgesOf,
+  mineBothUntil,
+  payOnSource,
+  untilBridge,
+  untilStatus,
+} from "../support/bridging.ts";
 import { type CrossChainStack, startCrossChainStack } from "../support/crosschain.ts";
 import { type RpcTap, startRpcTap } from "../support/rpc-tap.ts";
 import type { Stack } from "../support/stack.ts";
@@ -38,14 +45,7 @@ afterAll(async () => {
 /** After the restart: confirmed, one burn, one mint, one settlement, the payout paid less the fee. */
 async function expectExactlyOnce(payment: { id: string; deposit_address: Address }, amount: string) {
   const confirmed = await untilStatus(x, payment.id, "confirmed", 40_000);
-  const burns = await x.source.publicClient.getContractEvents({
-    address: factoryV2Address,
-    abi: depositFactoryV2Abi,
-    eventName: "Bridged",
-    args: { paymentId: payment.id as Hex },
-    fromBlock: 0n,
-    toBlock: "latest",
-  });
+  const burns = await bridgedOnSource(x, payment.id);
   expect(burns).toHaveLength(1);
   expect(burns[0]!.args.amount).toBe(usdc(amount));
   const fee = usdc(confirmed.bridge_fee);

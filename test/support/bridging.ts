@@ -8,6 +8,7 @@
  *   await untilStatus(x, payment.id, "confirmed");
  */
 import { type Address, erc20Abi, getAddress, type Hex } from "viem";
+import { depositFactoryV2Abi, factoryV2Address } from "../../src/chain/deposit-v2.ts";
 import { type CrossChainStack, LOCAL_SOURCE } from "./crosschain.ts";
 import { waitFor } from "./wait.ts";
 
@@ -110,6 +111,18 @@ export async function payOnSource(x: CrossChainStack, to: string, amount: bigint
     60,
   );
   return txHash;
+}
+
+/** Every `Bridged` event of the payment's deposit address on the source chain: one per burn. */
+export function bridgedOnSource(x: CrossChainStack, paymentId: string) {
+  return x.source.publicClient.getContractEvents({
+    address: factoryV2Address,
+    abi: depositFactoryV2Abi,
+    eventName: "Bridged",
+    args: { paymentId: paymentId as Hex },
+    fromBlock: 0n,
+    toBlock: "latest",
+  });
 }
 
 /** USDC at `address` on the source chain. */
