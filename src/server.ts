@@ -24,8 +24,8 @@ import { createEventStore } from "./events/store.ts";
 import { createRateLimiter } from "./http/rate-limit.ts";
 import { createIdempotency } from "./idempotency/index.ts";
 import { type Clock, systemClock } from "./lib/clock.ts";
-import { ConfigError } from "./lib/errors.ts";
 import { type IdGenerator, randomIds } from "./lib/ids.ts";
+import { hostPort, listenError } from "./lib/listen.ts";
 import { createLogger, type Logger } from "./lib/log.ts";
 import { runEvery } from "./lib/loop.ts";
 import { createMetrics } from "./ops/metrics.ts";
@@ -369,9 +369,8 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
   const server = app.server!;
   // Where this process can reach itself; the log names what is bound.
   const url = `http://${server.hostname === "0.0.0.0" ? "127.0.0.1" : server.hostname}:${server.port}`;
-  const bound = config.host.includes(":") ? `[${config.host}]` : config.host;
   log.info("listening", {
-    address: `${bound}:${server.port}`,
+    address: hostPort(config.host, server.port!),
     base_url: config.baseUrl,
     chain: config.chain.name,
     data_dir: config.dataDir,
@@ -379,7 +378,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
   if (config.metrics) {
     const { listen, token } = config.metrics;
     log.info("metrics on", {
-      address: listen ? `${listen.host.includes(":") ? `[${listen.host}]` : listen.host}:${listen.port}` : "main port",
+      address: listen ? hostPort(listen.host, listen.port) : "main port",
       token_required: token !== null,
     });
   }
@@ -469,22 +468,4 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
       abandon(listenError(error, listen.host, listen.port, { host: variable, port: variable }));
     }
   }
-}
-
-/** A failed listen, named by the variable to fix (a port in use may free up: not a config error). */
-function listenError(error: unknown, host: string, port: number, variables: { host: string; port: string }): Error {
-  const code = (error as NodeJS.ErrnoException).code;
-  const where = `${host}:${port}`;
-  if (code === "EADDRINUSE" || /in use/i.test((error as Error).message)) {
-    return new Error(`cannot listen on ${where}: the port is in use (${variables.port})`);
-  }
-  if (code === "EACCES")
-    return new ConfigError(variables.port, `not allowed to listen on ${where} (ports below 1024 need privileges)`);
-  const why =
-    code === "EADDRNOTAVAIL"
-      ? "not an address of this machine"
-      : code === "EINVAL"
-        ? "the name does not resolve to an address here"
-        : (error as Error).message;
-  return new ConfigError(variables.host, `cannot listen on ${where}: ${why}`);
 }
