@@ -13,6 +13,7 @@ import { MAX_BODY_BYTES, parseFormBody, parseJsonBody, tooLarge } from "./http/b
 import type { AppContext } from "./http/context.ts";
 import { errorResponse, internalError } from "./http/errors.ts";
 import { openApiRoutes } from "./openapi/routes.ts";
+import type { HttpMetrics } from "./ops/http-metrics.ts";
 import { metricsRoutes } from "./ops/metrics-routes.ts";
 import { opsRoutes } from "./ops/routes.ts";
 import { linkPageRoutes } from "./payment-links/page-routes.ts";
@@ -28,14 +29,16 @@ export function createApp(ctx: AppContext, db: Db) {
   const authed = authPlugin(authenticate);
   // Bun's `error` runs only when Elysia's handler itself throws: a JSON 500, never Bun's page.
   const lastResort = (error: unknown) => internalError(error, ctx.log);
-  const { http } = ctx.metrics;
+  // Counted only when metrics are on: otherwise no request pays for the hooks.
+  const http = ctx.config.metrics ? ctx.metrics.http : null;
   // No limit of Bun's own, which would answer an empty 413: body.ts enforces ours as it reads.
   return (
     new Elysia({ normalize: false, serve: { maxRequestBodySize: Number.MAX_SAFE_INTEGER, error: lastResort } })
       // Refused before a byte is read; a chunked body is cut at the limit by body.ts.
       .onRequest(({ request }) => {
-        http.started(request);
-        if (Number(request.headers.get("content-length") ?? 0) > MAX_BODY_BYTES) return http.early(request, tooLarge());
+        http?.started(request);
+        if (Number(request.headers.get("content-length") ?? 0) > MAX_BODY_BYTES)
+          return http ? http.early(request, tooLarge()) : tooLarge();
       })
       .onParse(({ request }) => {
         // Elysia parses before `derive` runs, so merchant requests are authenticated here first.
@@ -48,16 +51,14 @@ export function createApp(ctx: AppContext, db: Db) {
         return type.startsWith("application/x-www-form-urlencoded") ? parseFormBody(request) : parseJsonBody(request);
       })
       .onError(({ code, error, request }) => {
+        const counted = (answer: Response) => (http ? http.failed(request, answer) : answer);
         try {
-          return http.failed(request, errorResponse(code, error, ctx.log, request));
+          return counted(errorResponse(code, error, ctx.log, request));
         } catch (failure) {
-          return http.failed(request, internalError(failure, ctx.log, request));
+          return counted(internalError(failure, ctx.log, request));
         }
       })
-      // Every answer once, errors and unknown routes included (see src/ops/http-metrics.ts). Named
-      // fields, not the whole context: Elysia reads a hook's parameters to decide what to prepare
-      // for each request, and handing it the whole context cost a fifth more CPU per retrieve.
-      .onAfterResponse(({ request, route, set, responseValue }) => http.finished(request, route, set, responseValue))
+      .use(answerCounter(http))
       .use(opsRoutes(ctx, db))
       .use(metricsRoutes(ctx.metrics, ctx.config.metrics, ctx.log))
       .use(openApiRoutes(ctx))
@@ -77,3 +78,17 @@ export function createApp(ctx: AppContext, db: Db) {
 }
 
 export type App = ReturnType<typeof createApp>;
+
+/**
+ * Counts every answer once, errors and unknown routes included (src/ops/http-metrics.ts); no
+ * hook at all when metrics are off. Named fields, not the whole context: Elysia reads a hook's
+ * parameters to decide what to prepare for each request, and handing it the whole context cost
+ * a fifth more CPU per retrieve.
+ */
+function answerCounter(http: HttpMetrics | null) {
+  const plugin = new Elysia({ name: "answer-counter" });
+  if (!http) return plugin;
+  return plugin.onAfterResponse({ as: "global" }, ({ request, route, set, responseValue }) =>
+    http.finished(request, route, set, responseValue),
+  );
+}

@@ -6,6 +6,8 @@ export const UNMATCHED = "unmatched";
 /** Methods kept as labels; any other (a scanner's invention) counts as OTHER, so labels stay few. */
 const METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
 
+export type HttpMetrics = ReturnType<typeof createHttpMetrics>;
+
 /**
  * HTTP requests by method, route pattern and status, and their latency, labelled by the route
  * as registered (`/api/v1/payments/:id`), never the raw path, so ids never become label values.
