@@ -86,7 +86,7 @@ export type App = ReturnType<typeof createApp>;
  * a fifth more CPU per retrieve.
  */
 function answerCounter(http: HttpMetrics | null) {
-  const plugin = new Elysia({ name: "answer-counter" });
+  const plugin = new Elysia();
   if (!http) return plugin;
   return plugin.onAfterResponse({ as: "global" }, ({ request, route, set, responseValue }) =>
     http.finished(request, route, set, responseValue),
