@@ -5,14 +5,14 @@ import { ConfigError } from "../lib/errors.ts";
 import { MIGRATIONS } from "./migrations.ts";
 import { inTransaction } from "./transaction.ts";
 
-export type Db = Database;
+export type { Db } from "./engine.ts";
 
 /**
  * Opens (creating if needed) the one SQLite file in the data directory. WAL lets the CLI and
  * a running server share it; synchronous=FULL makes every committed payment survive a power
  * cut, not just a crashed process; the busy timeout turns brief write contention into a wait.
  */
-export function openDb(dataDir: string): Db {
+export function openDb(dataDir: string): Database {
   ensureDataDir(dataDir);
   const path = databasePath(dataDir);
   let db: Database;
@@ -63,7 +63,7 @@ export function private0600(file: string): void {
 }
 
 /** Applies pending forward-only migrations, each in its own transaction, recorded by version. */
-export function migrate(db: Db): void {
+export function migrate(db: Database): void {
   db.run(
     `CREATE TABLE IF NOT EXISTS schema_migrations
        (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT`,

@@ -8,13 +8,13 @@ import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { type Db, openDb } from "../../src/db/index.ts";
+import { openDb } from "../../src/db/index.ts";
 import { randomIds } from "../../src/lib/ids.ts";
 import { createWebhookStore } from "../../src/webhooks/store.ts";
 import { makeTempDir } from "../support/server.ts";
 
 let dataDir: string;
-let db: Db;
+let db: Database;
 let other: Database;
 
 beforeAll(() => {

@@ -1,0 +1,61 @@
+/**
+ * The thread that owns PgDb's one PostgreSQL connection (src/db/postgres.ts). It runs each
+ * statement the main thread sends, posts the answer back and wakes the main thread, which waits
+ * on `signal` meanwhile. Only one statement is ever in flight.
+ */
+
+import { type MessagePort, parentPort, workerData } from "node:worker_threads";
+import { type ReservedSQL, SQL } from "bun";
+import type { PgReply, PgRequest } from "./postgres-protocol.ts";
+
+const { url, signal, port } = workerData as { url: string; signal: SharedArrayBuffer; port: MessagePort };
+const flag = new Int32Array(signal);
+const pool = new SQL(url, { max: 1, bigint: true, idleTimeout: 0, connectionTimeout: 10 });
+let connection: ReservedSQL | null = null;
+let inTransaction = false;
+// Set when the connection dropped inside a transaction: its work is gone, so every statement
+// fails until the transaction's end, rather than running on a new connection outside it.
+let lostInTransaction = false;
+
+async function answer(request: PgRequest): Promise<PgReply> {
+  if (lostInTransaction && !request.ends) {
+    return { error: { message: "the connection to PostgreSQL was lost inside a transaction", code: "08006" } };
+  }
+  try {
+    connection ??= await pool.reserve();
+    const result = await connection.unsafe(request.sql, request.params);
+    if (request.begins) inTransaction = true;
+    return { rows: Array.from(result as Record<string, unknown>[]), changes: Number(result.count ?? 0) };
+  } catch (error) {
+    const failure = error as Error & { errno?: string; code?: string };
+    if (isConnectionLoss(failure)) {
+      connection?.release();
+      connection = null;
+      if (inTransaction) lostInTransaction = true;
+    }
+    return { error: { message: failure.message, code: failure.errno ?? failure.code ?? null } };
+  } finally {
+    if (request.ends) inTransaction = lostInTransaction = false;
+  }
+}
+
+/** SQLSTATE class 08 is a connection exception; Bun reports a closed socket with its own codes. */
+function isConnectionLoss(error: { errno?: string; code?: string }): boolean {
+  return error.errno?.startsWith("08") === true || /CONNECTION|SOCKET|TIMEOUT/.test(error.code ?? "");
+}
+
+port.on("message", async (request: PgRequest) => {
+  const reply = await answer(request);
+  port.postMessage(reply);
+  Atomics.store(flag, 0, 1);
+  Atomics.notify(flag, 0);
+});
+
+// The first connection is made before the store is handed out, so a bad URL fails start-up.
+try {
+  connection = await pool.reserve();
+  await connection.unsafe("SELECT 1");
+  parentPort!.postMessage({ ready: true });
+} catch (error) {
+  parentPort!.postMessage({ ready: false, message: (error as Error).message });
+}

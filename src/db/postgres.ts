@@ -1,0 +1,197 @@
+import type { Changes, SQLQueryBindings } from "bun:sqlite";
+import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from "node:worker_threads";
+import { ConfigError } from "../lib/errors.ts";
+import { type Bindings, type Db, type DbStatement, POSTGRES } from "./engine.ts";
+import { type PostgresText, toPostgresPlaceholders } from "./placeholders.ts";
+import type { PgReply, PgRequest } from "./postgres-protocol.ts";
+
+const VARIABLE = "STABLEGATE_DATABASE_URL";
+
+/** An error PostgreSQL answered a statement with; `code` is its SQLSTATE (23505: unique violation). */
+export class PostgresError extends Error {
+  constructor(
+    message: string,
+    readonly code: string | null,
+  ) {
+    super(message);
+    this.name = "PostgresError";
+  }
+}
+
+/**
+ * The PostgreSQL store behind the same synchronous API as bun:sqlite (src/db/engine.ts). One
+ * worker thread holds the connection; each statement is posted to it and this thread waits for
+ * the answer, as a SQLite call waits for its page reads. So a transaction stays a synchronous
+ * function: no other request's statements can interleave with it, and every store and service
+ * runs on PostgreSQL unchanged. The cost is one round trip of blocking per statement, which is
+ * why replicas, not threads, are how a PostgreSQL deployment grows.
+ */
+export class PgDb implements Db {
+  readonly [POSTGRES] = true;
+  readonly #worker: Worker;
+  readonly #port: MessagePort;
+  readonly #flag: Int32Array;
+  readonly #texts = new Map<string, PostgresText>();
+  #depth = 0;
+  #closed = false;
+
+  private constructor(worker: Worker, port: MessagePort, flag: Int32Array) {
+    this.#worker = worker;
+    this.#port = port;
+    this.#flag = flag;
+  }
+
+  /** Connects (failing with a ConfigError that never shows the password) and starts the worker. */
+  static async open(url: string): Promise<PgDb> {
+    const signal = new SharedArrayBuffer(4);
+    const { port1, port2 } = new MessageChannel();
+    const worker = new Worker(new URL("./postgres-worker.ts", import.meta.url), {
+      workerData: { url, signal, port: port2 },
+      transferList: [port2],
+    });
+    const ready = await new Promise<{ ready: boolean; message?: string }>((resolve) => {
+      worker.once("message", resolve);
+      worker.once("error", (error: Error) => resolve({ ready: false, message: error.message }));
+    });
+    if (!ready.ready) {
+      await worker.terminate();
+      port1.close();
+      throw new ConfigError(VARIABLE, `cannot connect: ${redact(ready.message ?? "unknown error", url)}`);
+    }
+    return new PgDb(worker, port1, new Int32Array(signal));
+  }
+
+  query<Row, Params extends SQLQueryBindings | SQLQueryBindings[]>(sql: string): DbStatement<Row, Bindings<Params>> {
+    return new PgStatement<Row, Bindings<Params>>(this, this.#text(sql));
+  }
+
+  run<Params extends SQLQueryBindings[]>(sql: string, ...bindings: Params[]): Changes {
+    // bun:sqlite takes the parameters as one array or spread out.
+    const values: unknown[] = bindings.length === 1 && Array.isArray(bindings[0]) ? bindings[0] : bindings;
+    return changes(this.execute(this.#text(sql), values, false).changes);
+  }
+
+  transaction<A extends unknown[], T>(fn: (...args: A) => T): { (...args: A): T; immediate: (...args: A) => T } {
+    const run = (...args: A) => this.#inTransaction(() => fn(...args));
+    return Object.assign(run, { immediate: run });
+  }
+
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#port.close();
+    void this.#worker.terminate();
+  }
+
+  /** Runs one statement and waits for its answer, with rows normalised as bun:sqlite gives them. */
+  execute(text: PostgresText, bindings: unknown[], safeIntegers: boolean, flags: Partial<PgRequest> = {}) {
+    const reply = this.#call({ sql: text.text, params: parameters(text, bindings), ...flags });
+    if (reply.error) throw new PostgresError(reply.error.message, reply.error.code);
+    for (const row of reply.rows) for (const key in row) row[key] = normalise(row[key], safeIntegers);
+    return reply;
+  }
+
+  #call(request: PgRequest): PgReply & {} {
+    if (this.#closed) throw new Error("the PostgreSQL store is closed");
+    Atomics.store(this.#flag, 0, 0);
+    this.#port.postMessage(request);
+    Atomics.wait(this.#flag, 0, 0);
+    // The worker posts before it wakes this thread, so the answer is there; spin only in case
+    // the message lags the wake-up.
+    for (;;) {
+      const received = receiveMessageOnPort(this.#port) as { message: PgReply } | undefined;
+      if (received) return received.message;
+    }
+  }
+
+  #text(sql: string): PostgresText {
+    let text = this.#texts.get(sql);
+    if (!text) this.#texts.set(sql, (text = toPostgresPlaceholders(sql)));
+    return text;
+  }
+
+  /** BEGIN (a savepoint when nested), fn, COMMIT; any throw rolls back and rethrows, as bun:sqlite's. */
+  #inTransaction<T>(fn: () => T): T {
+    const depth = this.#depth;
+    const point = `sp${depth}`;
+    const statement = (sql: string, flags: Partial<PgRequest> = {}) =>
+      this.execute({ text: sql, names: null }, [], false, flags);
+    statement(depth === 0 ? "BEGIN ISOLATION LEVEL READ COMMITTED" : `SAVEPOINT ${point}`, { begins: depth === 0 });
+    this.#depth = depth + 1;
+    try {
+      const result = fn();
+      statement(depth === 0 ? "COMMIT" : `RELEASE SAVEPOINT ${point}`, { ends: depth === 0 });
+      return result;
+    } catch (error) {
+      statement(depth === 0 ? "ROLLBACK" : `ROLLBACK TO SAVEPOINT ${point}`, { ends: depth === 0 });
+      throw error;
+    } finally {
+      this.#depth = depth;
+    }
+  }
+}
+
+class PgStatement<Row, Params extends SQLQueryBindings[]> implements DbStatement<Row, Params> {
+  #safeIntegers = false;
+  constructor(
+    private readonly db: PgDb,
+    private readonly text: PostgresText,
+  ) {}
+  safeIntegers(enabled: boolean): this {
+    this.#safeIntegers = enabled;
+    return this;
+  }
+  all(...params: Params): Row[] {
+    return this.db.execute(this.text, params, this.#safeIntegers).rows as Row[];
+  }
+  get(...params: Params): Row | null {
+    return this.all(...params)[0] ?? null;
+  }
+  iterate(...params: Params): IterableIterator<Row> {
+    return this.all(...params)[Symbol.iterator]();
+  }
+  run(...params: Params): Changes {
+    return changes(this.db.execute(this.text, params, this.#safeIntegers).changes);
+  }
+}
+
+/** bun:sqlite's Changes; PostgreSQL has no rowid to report, so a store needing the new id uses RETURNING. */
+function changes(count: number): Changes {
+  return {
+    changes: count,
+    get lastInsertRowid(): never {
+      throw new Error("lastInsertRowid is SQLite's: use RETURNING");
+    },
+  };
+}
+
+/** SQLite-style bindings (positional, or one object of names) as the `$n` parameters. */
+function parameters(text: PostgresText, bindings: unknown[]): unknown[] {
+  const values = text.names ? text.names.map((name) => (bindings[0] as Record<string, unknown>)[name]) : bindings;
+  return values.map((value) => {
+    if (value === undefined) throw new TypeError("a statement parameter is undefined");
+    if (typeof value === "boolean") return value ? 1n : 0n;
+    // Integers go as int8: a millisecond time does not fit the int4 a JS number might be sent as.
+    if (typeof value === "number" && Number.isSafeInteger(value)) return BigInt(value);
+    return value;
+  });
+}
+
+/** A value as bun:sqlite would read it: integers as number, or bigint when asked; booleans as 0 and 1. */
+function normalise(value: unknown, safeIntegers: boolean): unknown {
+  if (typeof value === "boolean") value = value ? 1n : 0n;
+  if (typeof value === "bigint") return safeIntegers ? value : Number(value);
+  if (safeIntegers && typeof value === "number" && Number.isInteger(value)) return BigInt(value);
+  return value;
+}
+
+/** The message without the URL's password, wherever the driver quoted it. */
+function redact(message: string, url: string): string {
+  let password = "";
+  try {
+    password = decodeURIComponent(new URL(url).password);
+  } catch {
+    return message.replaceAll(url, "<the URL>");
+  }
+  return password ? message.replaceAll(password, "***") : message;
+}
