@@ -2,7 +2,7 @@ import { Database } from "bun:sqlite";
 import { chmodSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ConfigError } from "../lib/errors.ts";
-import { MIGRATIONS } from "./migrations.ts";
+import { SQLITE_MIGRATIONS } from "./migrations.ts";
 import { inTransaction } from "./transaction.ts";
 
 export type { Db } from "./engine.ts";
@@ -70,7 +70,7 @@ export function migrate(db: Database): void {
   );
   const applied = db.query<{ version: number }, []>("SELECT version FROM schema_migrations");
   const record = db.query("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)");
-  for (const migration of MIGRATIONS) {
+  for (const migration of SQLITE_MIGRATIONS) {
     // IMMEDIATE: two processes starting at once must not both apply the same migration.
     inTransaction(db, () => {
       if (applied.all().some((row) => row.version === migration.version)) return;

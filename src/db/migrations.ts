@@ -1,33 +1,45 @@
-// Each migration is imported as text so `bun build --compile` embeds it in the binary.
-// Add new files here in order; a test checks this list against the migrations/ folder.
-import m001 from "../../migrations/001_core.sql" with { type: "text" };
-import m002 from "../../migrations/002_chain.sql" with { type: "text" };
-import m003 from "../../migrations/003_webhooks.sql" with { type: "text" };
-import m004 from "../../migrations/004_crosschain.sql" with { type: "text" };
-import m005 from "../../migrations/005_crosschain_burn_per_payment.sql" with { type: "text" };
-import m006 from "../../migrations/006_retention.sql" with { type: "text" };
-import m007 from "../../migrations/007_dashboard_users.sql" with { type: "text" };
-import m008 from "../../migrations/008_payment_links.sql" with { type: "text" };
-import m009 from "../../migrations/009_payment_search.sql" with { type: "text" };
-import m010 from "../../migrations/010_key_last_used.sql" with { type: "text" };
-import m011 from "../../migrations/011_events_by_payment.sql" with { type: "text" };
-import m012 from "../../migrations/012_any_chain.sql" with { type: "text" };
-import m013 from "../../migrations/013_bridges.sql" with { type: "text" };
-import m014 from "../../migrations/014_recoveries.sql" with { type: "text" };
+// Each migration is imported as text so `bun build --compile` embeds it in the binary. One list
+// per engine, in order; a test checks each against its folder (migrations/sqlite/, migrations/postgres/).
+// PostgreSQL begins at the schema SQLite reached through 014, in one file; every later change is a
+// file of the same number and name in both folders.
 
-export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: string }> = [
-  { version: 1, name: "001_core.sql", sql: m001 },
-  { version: 2, name: "002_chain.sql", sql: m002 },
-  { version: 3, name: "003_webhooks.sql", sql: m003 },
-  { version: 4, name: "004_crosschain.sql", sql: m004 },
-  { version: 5, name: "005_crosschain_burn_per_payment.sql", sql: m005 },
-  { version: 6, name: "006_retention.sql", sql: m006 },
-  { version: 7, name: "007_dashboard_users.sql", sql: m007 },
-  { version: 8, name: "008_payment_links.sql", sql: m008 },
-  { version: 9, name: "009_payment_search.sql", sql: m009 },
-  { version: 10, name: "010_key_last_used.sql", sql: m010 },
-  { version: 11, name: "011_events_by_payment.sql", sql: m011 },
-  { version: 12, name: "012_any_chain.sql", sql: m012 },
-  { version: 13, name: "013_bridges.sql", sql: m013 },
-  { version: 14, name: "014_recoveries.sql", sql: m014 },
+import p014 from "../../migrations/postgres/014_schema.sql" with { type: "text" };
+import s001 from "../../migrations/sqlite/001_core.sql" with { type: "text" };
+import s002 from "../../migrations/sqlite/002_chain.sql" with { type: "text" };
+import s003 from "../../migrations/sqlite/003_webhooks.sql" with { type: "text" };
+import s004 from "../../migrations/sqlite/004_crosschain.sql" with { type: "text" };
+import s005 from "../../migrations/sqlite/005_crosschain_burn_per_payment.sql" with { type: "text" };
+import s006 from "../../migrations/sqlite/006_retention.sql" with { type: "text" };
+import s007 from "../../migrations/sqlite/007_dashboard_users.sql" with { type: "text" };
+import s008 from "../../migrations/sqlite/008_payment_links.sql" with { type: "text" };
+import s009 from "../../migrations/sqlite/009_payment_search.sql" with { type: "text" };
+import s010 from "../../migrations/sqlite/010_key_last_used.sql" with { type: "text" };
+import s011 from "../../migrations/sqlite/011_events_by_payment.sql" with { type: "text" };
+import s012 from "../../migrations/sqlite/012_any_chain.sql" with { type: "text" };
+import s013 from "../../migrations/sqlite/013_bridges.sql" with { type: "text" };
+import s014 from "../../migrations/sqlite/014_recoveries.sql" with { type: "text" };
+
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+export const SQLITE_MIGRATIONS: ReadonlyArray<Migration> = [
+  { version: 1, name: "001_core.sql", sql: s001 },
+  { version: 2, name: "002_chain.sql", sql: s002 },
+  { version: 3, name: "003_webhooks.sql", sql: s003 },
+  { version: 4, name: "004_crosschain.sql", sql: s004 },
+  { version: 5, name: "005_crosschain_burn_per_payment.sql", sql: s005 },
+  { version: 6, name: "006_retention.sql", sql: s006 },
+  { version: 7, name: "007_dashboard_users.sql", sql: s007 },
+  { version: 8, name: "008_payment_links.sql", sql: s008 },
+  { version: 9, name: "009_payment_search.sql", sql: s009 },
+  { version: 10, name: "010_key_last_used.sql", sql: s010 },
+  { version: 11, name: "011_events_by_payment.sql", sql: s011 },
+  { version: 12, name: "012_any_chain.sql", sql: s012 },
+  { version: 13, name: "013_bridges.sql", sql: s013 },
+  { version: 14, name: "014_recoveries.sql", sql: s014 },
 ];
+
+export const POSTGRES_MIGRATIONS: ReadonlyArray<Migration> = [{ version: 14, name: "014_schema.sql", sql: p014 }];

@@ -12,7 +12,7 @@ import { createAccountsService } from "../../src/accounts/service.ts";
 import { createAccountStore } from "../../src/accounts/store.ts";
 import { runAccountCommand } from "../../src/cli/accounts.ts";
 import { openDb } from "../../src/db/index.ts";
-import { MIGRATIONS } from "../../src/db/migrations.ts";
+import { SQLITE_MIGRATIONS } from "../../src/db/migrations.ts";
 import { systemClock } from "../../src/lib/clock.ts";
 import { randomIds } from "../../src/lib/ids.ts";
 import { runCli } from "../support/cli.ts";
@@ -101,7 +101,7 @@ describe("stablegate backup", () => {
       expect(report).toMatchObject({
         path: file,
         bytes: statSync(file).size,
-        schema_version: MIGRATIONS.at(-1)!.version,
+        schema_version: SQLITE_MIGRATIONS.at(-1)!.version,
       });
       expect(report.rows.accounts).toBe(1);
       expect(mode(file)).toBe(0o600);

@@ -8,7 +8,7 @@ import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { createBurnStore } from "../../src/crosschain/store.ts";
 import { migrate, openDb } from "../../src/db/index.ts";
-import { MIGRATIONS } from "../../src/db/migrations.ts";
+import { SQLITE_MIGRATIONS } from "../../src/db/migrations.ts";
 import { makeTempDir } from "../support/server.ts";
 
 const dirs: string[] = [];
@@ -36,7 +36,7 @@ describe("migration 005", () => {
     old.run(
       "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT",
     );
-    for (const m of MIGRATIONS.filter((m) => m.version <= 4)) {
+    for (const m of SQLITE_MIGRATIONS.filter((m) => m.version <= 4)) {
       old.run(m.sql);
       old.query("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, 1)").run(m.version, m.name);
     }
@@ -56,7 +56,7 @@ describe("migration 005", () => {
     try {
       expect(
         db.query<{ version: number }, []>("SELECT max(version) AS version FROM schema_migrations").get()!.version,
-      ).toBe(MIGRATIONS.length);
+      ).toBe(SQLITE_MIGRATIONS.length);
       // Every row kept as it was; 013 adds bridge_id (null: a payer's burn).
       expect(db.query("SELECT * FROM crosschain_burns").all()).toEqual(
         before.map((row) => ({ ...(row as object), bridge_id: null })),

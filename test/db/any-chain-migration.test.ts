@@ -7,7 +7,7 @@ import { afterAll, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { createChainStore } from "../../src/chain/store.ts";
-import { MIGRATIONS } from "../../src/db/migrations.ts";
+import { SQLITE_MIGRATIONS } from "../../src/db/migrations.ts";
 import { createPaymentStore } from "../../src/payments/store.ts";
 import { makeTempDir } from "../support/server.ts";
 
@@ -16,7 +16,7 @@ afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
 test("012 leaves existing payments on version 1 and puts existing transfers on their payment's chain", () => {
   const db = new Database(join(dataDir, "stablegate.db"), { create: true, strict: true });
-  for (const m of MIGRATIONS.filter((m) => m.version < 12)) db.run(m.sql);
+  for (const m of SQLITE_MIGRATIONS.filter((m) => m.version < 12)) db.run(m.sql);
   db.run(
     "INSERT INTO accounts (id, name, payout_address, fee_bps, created_at) VALUES ('acct_old', 'Old', '0x1111111111111111111111111111111111111111', 0, 0)",
   );
@@ -35,7 +35,7 @@ test("012 leaves existing payments on version 1 and puts existing transfers on t
   transfer.run("0xt2", "p_arb");
 
   // 012 and every later one, as an upgrade runs them: the stores below read their tables too.
-  for (const m of MIGRATIONS.filter((m) => m.version >= 12)) db.run(m.sql);
+  for (const m of SQLITE_MIGRATIONS.filter((m) => m.version >= 12)) db.run(m.sql);
 
   const payments = createPaymentStore(db);
   const chain = createChainStore(db);

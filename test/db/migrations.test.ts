@@ -2,7 +2,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { chmodSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { migrate, openDb } from "../../src/db/index.ts";
-import { MIGRATIONS } from "../../src/db/migrations.ts";
+import { POSTGRES_MIGRATIONS, SQLITE_MIGRATIONS } from "../../src/db/migrations.ts";
 import { ConfigError } from "../../src/lib/errors.ts";
 import { makeTempDir } from "../support/server.ts";
 
@@ -23,28 +23,45 @@ const appliedVersions = (db: ReturnType<typeof openDb>) =>
   db.query<{ version: number; name: string }, []>("SELECT version, name FROM schema_migrations ORDER BY version").all();
 
 describe("migrations", () => {
-  test("every file in migrations/ is listed in src/db/migrations.ts, in order, with its exact text", () => {
-    const files = readdirSync(MIGRATIONS_DIR)
-      .filter((f) => f.endsWith(".sql"))
-      .sort();
-    expect(files.length).toBeGreaterThan(0);
-    expect(MIGRATIONS.map((m) => m.name)).toEqual(files);
-    MIGRATIONS.forEach((m, i) => {
-      expect(m.version).toBe(i + 1);
-      expect(m.name).toMatch(/^\d{3}_[a-z0-9_]+\.sql$/);
-      expect(Number(m.name.slice(0, 3))).toBe(m.version);
-      expect(m.sql).toBe(readFileSync(join(MIGRATIONS_DIR, m.name), "utf8"));
+  const engines = [
+    { folder: "sqlite", list: SQLITE_MIGRATIONS, first: 1 },
+    { folder: "postgres", list: POSTGRES_MIGRATIONS, first: 14 },
+  ] as const;
+
+  for (const { folder, list, first } of engines) {
+    test(`every file in migrations/${folder}/ is listed in src/db/migrations.ts, in order from ${first}, with its exact text`, () => {
+      const dir = join(MIGRATIONS_DIR, folder);
+      const files = readdirSync(dir)
+        .filter((f) => f.endsWith(".sql"))
+        .sort();
+      expect(files.length).toBeGreaterThan(0);
+      expect(list.map((m) => m.name)).toEqual(files);
+      list.forEach((m, i) => {
+        expect(m.version).toBe(first + i);
+        expect(m.name).toMatch(/^\d{3}_[a-z0-9_]+\.sql$/);
+        expect(Number(m.name.slice(0, 3))).toBe(m.version);
+        expect(m.sql).toBe(readFileSync(join(dir, m.name), "utf8"));
+      });
     });
+  }
+
+  test("both engines reach the same version, through files of the same names after 014", () => {
+    const after014 = (list: ReadonlyArray<{ version: number; name: string }>) =>
+      list.filter((m) => m.version > 14).map((m) => m.name);
+    expect(POSTGRES_MIGRATIONS.at(-1)!.version).toBe(SQLITE_MIGRATIONS.at(-1)!.version);
+    expect(after014(POSTGRES_MIGRATIONS)).toEqual(after014(SQLITE_MIGRATIONS));
   });
 
-  test("nothing but .sql files lives in migrations/", () => {
-    expect(readdirSync(MIGRATIONS_DIR).filter((f) => !f.endsWith(".sql"))).toEqual([]);
+  test("migrations/ holds one folder per engine, each with nothing but .sql files", () => {
+    expect(readdirSync(MIGRATIONS_DIR).sort()).toEqual(["postgres", "sqlite"]);
+    for (const { folder } of engines)
+      expect(readdirSync(join(MIGRATIONS_DIR, folder)).filter((f) => !f.endsWith(".sql"))).toEqual([]);
   });
 
   test("a fresh database records every migration once", () => {
     const db = openDb(tempDir());
     try {
-      expect(appliedVersions(db)).toEqual(MIGRATIONS.map((m) => ({ version: m.version, name: m.name })));
+      expect(appliedVersions(db)).toEqual(SQLITE_MIGRATIONS.map((m) => ({ version: m.version, name: m.name })));
     } finally {
       db.close();
     }
@@ -62,14 +79,14 @@ describe("migrations", () => {
       migrate(db);
       migrate(db);
       expect(schema()).toEqual(before);
-      expect(appliedVersions(db)).toHaveLength(MIGRATIONS.length);
+      expect(appliedVersions(db)).toHaveLength(SQLITE_MIGRATIONS.length);
       expect(db.query<{ n: number }, []>("SELECT count(*) AS n FROM accounts").get()!.n).toBe(1);
     } finally {
       db.close();
     }
     const again = openDb(dir);
     try {
-      expect(appliedVersions(again)).toHaveLength(MIGRATIONS.length);
+      expect(appliedVersions(again)).toHaveLength(SQLITE_MIGRATIONS.length);
       expect(again.query<{ n: number }, []>("SELECT count(*) AS n FROM accounts").get()!.n).toBe(1);
     } finally {
       again.close();
@@ -116,7 +133,7 @@ describe("openDb", () => {
     expect({ codes, errors }).toEqual({ codes: [0, 0, 0, 0], errors: ["", "", "", ""] });
     const db = openDb(dir);
     try {
-      expect(appliedVersions(db)).toHaveLength(MIGRATIONS.length);
+      expect(appliedVersions(db)).toHaveLength(SQLITE_MIGRATIONS.length);
     } finally {
       db.close();
     }

@@ -6,7 +6,7 @@ import { Database } from "bun:sqlite";
 import { afterAll, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { MIGRATIONS } from "../../src/db/migrations.ts";
+import { SQLITE_MIGRATIONS } from "../../src/db/migrations.ts";
 import { createPaymentSearch } from "../../src/payments/search.ts";
 import { createSearchStore } from "../../src/payments/search-store.ts";
 import { createPaymentStore } from "../../src/payments/store.ts";
@@ -20,7 +20,7 @@ afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
 test("009 counts existing payments by status and backfills the settled fee and daily totals", () => {
   const db = new Database(join(dataDir, "stablegate.db"), { create: true, strict: true });
-  for (const m of MIGRATIONS.filter((m) => m.version < 9)) db.run(m.sql);
+  for (const m of SQLITE_MIGRATIONS.filter((m) => m.version < 9)) db.run(m.sql);
   db.run(
     "INSERT INTO accounts (id, name, payout_address, fee_bps, created_at) VALUES ('acct_old', 'Old', '0x1111111111111111111111111111111111111111', 150, 0)",
   );
@@ -39,7 +39,7 @@ test("009 counts existing payments by status and backfills the settled fee and d
   insert.run("p5", "pending", 5_000_000, null, "d5", day, day, 0);
 
   // 009 and every later one, as an upgrade runs them: the stores below read their columns too.
-  for (const m of MIGRATIONS.filter((m) => m.version >= 9)) db.run(m.sql);
+  for (const m of SQLITE_MIGRATIONS.filter((m) => m.version >= 9)) db.run(m.sql);
 
   const payments = createPaymentStore(db);
   expect(payments.findById("p1")!.fee_settled).toBe(15_000n);
