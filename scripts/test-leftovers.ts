@@ -34,11 +34,20 @@ export function liveProcesses(): Array<ProcessInfo & { environ: string }> {
   return found;
 }
 
-/** Live processes whose environment holds TEST_RUN_MARKER=`marker`. */
+/**
+ * The cluster_name of the PostgreSQL a test process starts (test/support/postgres.ts). Its
+ * postmaster keeps the marker in its environment, but the processes it forks write their titles
+ * over theirs ("postgres: <cluster_name>: checkpointer"): those are known by the title.
+ */
+export const postgresClusterName = (marker: string | undefined): string =>
+  marker ? `stablegate-test-${marker}` : "stablegate-test";
+
+/** Live processes whose environment holds TEST_RUN_MARKER=`marker`, and the run's PostgreSQL. */
 export function markedProcesses(marker: string): ProcessInfo[] {
   const needle = `\0${TEST_RUN_MARKER}=${marker}\0`;
+  const title = `postgres: ${postgresClusterName(marker)}: `;
   return liveProcesses()
-    .filter((p) => `\0${p.environ}`.includes(needle))
+    .filter((p) => `\0${p.environ}`.includes(needle) || p.command.startsWith(title))
     .map(({ pid, ppid, command }) => ({ pid, ppid, command }));
 }
 
