@@ -2,6 +2,7 @@ import { isIP } from "node:net";
 import { type Address, getAddress, type Hex, isAddress, isHex } from "viem";
 import { CHAINS, defaultRpcUrl } from "./chain/chains.ts";
 import { type CrossChainConfig, crossChainConfig } from "./crosschain/config.ts";
+import { storeLocationFrom } from "./db/open.ts";
 import { parseDuration } from "./lib/duration.ts";
 import { ConfigError } from "./lib/errors.ts";
 import type { LogLevel } from "./lib/log.ts";
@@ -10,6 +11,8 @@ import { urlProblem } from "./lib/url-check.ts";
 /** Everything the server reads from the environment, validated once at start. */
 export interface Config {
   dataDir: string;
+  /** PostgreSQL instead of the SQLite file in dataDir (which still holds the generated relayer key). */
+  databaseUrl: string | null;
   host: string;
   port: number;
   baseUrl: string;
@@ -43,10 +46,6 @@ export interface MetricsConfig {
 
 type Env = Record<string, string | undefined>;
 
-export function dataDirFrom(env: Env): string {
-  return nonEmpty(env, "STABLEGATE_DATA_DIR") ?? "./stablegate-data";
-}
-
 export function loadConfig(env: Env): Config {
   const port = integer(env, "STABLEGATE_PORT", 1, 65_535) ?? 8080;
   const chain = chainConfig(env);
@@ -56,7 +55,7 @@ export function loadConfig(env: Env): Config {
     throw new ConfigError("STABLEGATE_FEE_RECIPIENT", "required when STABLEGATE_FEE_BPS is above 0");
   }
   return {
-    dataDir: dataDirFrom(env),
+    ...storeLocationFrom(env),
     host: host(env),
     port,
     baseUrl: baseUrl(env, port),

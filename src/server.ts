@@ -15,8 +15,8 @@ import { createCrossChain } from "./crosschain/index.ts";
 import { burnView } from "./crosschain/service.ts";
 import { createBurnStore } from "./crosschain/store.ts";
 import { createGroupCommit } from "./db/group-commit.ts";
-import { type Db, openDb } from "./db/index.ts";
-import { acquireServeLock } from "./db/serve-lock.ts";
+import type { Db } from "./db/index.ts";
+import { describeStore, openServeStore } from "./db/open.ts";
 import { inTransaction } from "./db/transaction.ts";
 import { createEventFeed } from "./events/feed.ts";
 import { createEventsService } from "./events/service.ts";
@@ -96,15 +96,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
   const clock = options.clock ?? systemClock;
   const ids = options.ids ?? randomIds;
   const log = options.log ?? createLogger(config.logLevel);
-  // The lock first: a second server must not so much as migrate the database.
-  const releaseLock = acquireServeLock(config.dataDir);
-  let db: Db;
-  try {
-    db = openDb(config.dataDir);
-  } catch (error) {
-    releaseLock();
-    throw error;
-  }
+  const { db, release: releaseLock } = openServeStore(config);
 
   // What a failed start-up must undo, so the next attempt finds the directory free.
   function abandon(error: unknown): never {
@@ -374,6 +366,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
     base_url: config.baseUrl,
     chain: config.chain.name,
     data_dir: config.dataDir,
+    store: describeStore(config),
   });
   if (config.metrics) {
     const { listen, token } = config.metrics;

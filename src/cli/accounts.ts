@@ -1,8 +1,7 @@
 import { createPayoutService, type PayoutService } from "../accounts/payout.ts";
 import { type AccountsService, createAccountsService } from "../accounts/service.ts";
 import { createAccountStore } from "../accounts/store.ts";
-import { dataDirFrom } from "../config.ts";
-import { openDb } from "../db/index.ts";
+import { openStore, storeLocationFrom } from "../db/open.ts";
 import { createEventStore } from "../events/store.ts";
 import { systemClock } from "../lib/clock.ts";
 import { ValidationError } from "../lib/errors.ts";
@@ -78,7 +77,7 @@ export function runAccountCommand(group: "account" | "key", argv: string[], env:
   const wanted = command.positionals ?? [];
   const args = parseArgs(rest, command.flags, wanted.length);
   if (args.positionals.length < wanted.length) throw new UsageError(`usage: stablegate ${name} ${wanted.join(" ")}`);
-  const db = openDb(dataDirFrom(env));
+  const db = openStore(storeLocationFrom(env));
   try {
     const store = createAccountStore(db);
     const deps = { store, clock: systemClock, ids: randomIds };

@@ -1,5 +1,5 @@
-import { dataDirFrom } from "../config.ts";
 import { type BackupReport, backupDatabase } from "../db/backup.ts";
+import { dataDirFrom } from "../db/open.ts";
 import { ConfigError } from "../lib/errors.ts";
 import { parseArgs, UsageError } from "./args.ts";
 

@@ -1,6 +1,6 @@
 import { createAccountStore } from "../accounts/store.ts";
-import { dataDirFrom } from "../config.ts";
-import { type Db, openDb } from "../db/index.ts";
+import type { Db } from "../db/index.ts";
+import { openStore, storeLocationFrom } from "../db/open.ts";
 import { systemClock } from "../lib/clock.ts";
 import { NotFoundError, ValidationError } from "../lib/errors.ts";
 import { randomIds } from "../lib/ids.ts";
@@ -74,7 +74,7 @@ export async function runUserCommand(
     if (!line) throw new UsageError("--password-stdin: no password on standard input");
     return line;
   };
-  const db = openDb(dataDirFrom(env));
+  const db = openStore(storeLocationFrom(env));
   try {
     return await command.run(usersService(db), args, password);
   } catch (error) {

@@ -4,7 +4,7 @@
  * on `signal` meanwhile. Only one statement is ever in flight.
  */
 
-import { type MessagePort, parentPort, workerData } from "node:worker_threads";
+import { type MessagePort, workerData } from "node:worker_threads";
 import { type ReservedSQL, SQL } from "bun";
 import type { PgReply, PgRequest } from "./postgres-protocol.ts";
 
@@ -39,23 +39,27 @@ async function answer(request: PgRequest): Promise<PgReply> {
   }
 }
 
-/** SQLSTATE class 08 is a connection exception; Bun reports a closed socket with its own codes. */
+/**
+ * SQLSTATE class 08 is a connection exception and 57P01-57P03 a server shutting the session
+ * down; Bun reports a closed socket with its own codes.
+ */
 function isConnectionLoss(error: { errno?: string; code?: string }): boolean {
-  return error.errno?.startsWith("08") === true || /CONNECTION|SOCKET|TIMEOUT/.test(error.code ?? "");
+  const state = error.errno ?? "";
+  return state.startsWith("08") || /^57P0[123]$/.test(state) || /CONNECTION|SOCKET|TIMEOUT/.test(error.code ?? "");
 }
 
-port.on("message", async (request: PgRequest) => {
-  const reply = await answer(request);
-  port.postMessage(reply);
+function reply(message: unknown): void {
+  port.postMessage(message);
   Atomics.store(flag, 0, 1);
   Atomics.notify(flag, 0);
-});
+}
 
-// The first connection is made before the store is handed out, so a bad URL fails start-up.
+// The first connection is made while PgDb.open waits, so a bad URL fails start-up.
 try {
   connection = await pool.reserve();
   await connection.unsafe("SELECT 1");
-  parentPort!.postMessage({ ready: true });
+  port.on("message", async (request: PgRequest) => reply(await answer(request)));
+  reply({ ready: true });
 } catch (error) {
-  parentPort!.postMessage({ ready: false, message: (error as Error).message });
+  reply({ ready: false, message: (error as Error).message });
 }

@@ -6,6 +6,8 @@ import { type PostgresText, toPostgresPlaceholders } from "./placeholders.ts";
 import type { PgReply, PgRequest } from "./postgres-protocol.ts";
 
 const VARIABLE = "STABLEGATE_DATABASE_URL";
+/** Longer than the worker's own connection timeout, so its error is what a failure reports. */
+const CONNECT_WAIT_MS = 15_000;
 
 /** An error PostgreSQL answered a statement with; `code` is its SQLSTATE (23505: unique violation). */
 export class PostgresError extends Error {
@@ -41,24 +43,27 @@ export class PgDb implements Db {
     this.#flag = flag;
   }
 
-  /** Connects (failing with a ConfigError that never shows the password) and starts the worker. */
-  static async open(url: string): Promise<PgDb> {
+  /**
+   * Connects, waiting up to CONNECT_WAIT_MS, and fails with a ConfigError that never shows the
+   * password. Synchronous like opening a SQLite file, so the CLI opens either store alike.
+   */
+  static open(url: string): PgDb {
     const signal = new SharedArrayBuffer(4);
+    const flag = new Int32Array(signal);
     const { port1, port2 } = new MessageChannel();
     const worker = new Worker(new URL("./postgres-worker.ts", import.meta.url), {
       workerData: { url, signal, port: port2 },
       transferList: [port2],
     });
-    const ready = await new Promise<{ ready: boolean; message?: string }>((resolve) => {
-      worker.once("message", resolve);
-      worker.once("error", (error: Error) => resolve({ ready: false, message: error.message }));
-    });
-    if (!ready.ready) {
-      await worker.terminate();
+    const woke = Atomics.wait(flag, 0, 0, CONNECT_WAIT_MS);
+    const ready = receiveMessageOnPort(port1)?.message as { ready: boolean; message?: string } | undefined;
+    if (woke === "timed-out" || !ready?.ready) {
+      void worker.terminate();
       port1.close();
-      throw new ConfigError(VARIABLE, `cannot connect: ${redact(ready.message ?? "unknown error", url)}`);
+      const problem = ready?.message ? redact(ready.message, url) : `no answer within ${CONNECT_WAIT_MS / 1000} s`;
+      throw new ConfigError(VARIABLE, `cannot connect: ${problem}`);
     }
-    return new PgDb(worker, port1, new Int32Array(signal));
+    return new PgDb(worker, port1, flag);
   }
 
   query<Row, Params extends SQLQueryBindings | SQLQueryBindings[]>(sql: string): DbStatement<Row, Bindings<Params>> {
