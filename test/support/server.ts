@@ -1,5 +1,6 @@
 /**
- * The real server over real HTTP against a real SQLite file in a temp dir. One per test file:
+ * The real server over real HTTP against a real SQLite file in a temp dir (or a real PostgreSQL
+ * database: `databaseUrl`, or STABLEGATE_TEST_ENGINE=postgres for every server of a run). One per test file:
  * `const server = await startTestServer()` in beforeAll, `server.stop()` in afterAll.
  */
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -11,6 +12,7 @@ import { silentLogger } from "../../src/lib/log.ts";
 import { type RunningServer, type ServerOptions, startServer } from "../../src/server.ts";
 import type { Resolver } from "../../src/webhooks/url-guard.ts";
 import { startServeProcess } from "./serve-process.ts";
+import { defaultTestDatabaseUrl } from "./store-engines.ts";
 
 /** Any address will do: these servers never reach a chain. */
 export const TEST_USDC = "0x036CbD53842c5426634e7929541eC2318f3dCF7e";
@@ -54,9 +56,10 @@ export interface TestServer {
   env: Record<string, string>;
 }
 
-export function testEnv(dataDir: string): Record<string, string> {
+export function testEnv(dataDir: string, databaseUrl: string | null = null): Record<string, string> {
   return {
     STABLEGATE_DATA_DIR: dataDir,
+    ...(databaseUrl ? { STABLEGATE_DATABASE_URL: databaseUrl } : {}),
     STABLEGATE_CHAIN: "custom",
     STABLEGATE_CHAIN_ID: "31337",
     STABLEGATE_USDC_ADDRESS: TEST_USDC,
@@ -74,7 +77,8 @@ export async function startTestServer(
   options: ServerOptions = {},
 ): Promise<TestServer> {
   const dataDir = makeTempDir();
-  const env = testEnv(dataDir);
+  const databaseUrl = overrides.databaseUrl === undefined ? await defaultTestDatabaseUrl() : overrides.databaseUrl;
+  const env = testEnv(dataDir, databaseUrl);
   const config: Config = {
     ...loadConfig(env),
     port: 0,
@@ -82,6 +86,7 @@ export async function startTestServer(
     baseUrl: TEST_BASE_URL,
     ...overrides,
     dataDir,
+    databaseUrl,
   };
   const running = await startServer(config, { resolve: testResolver, log: silentLogger, ...options });
   let accounts = 0;

@@ -7,19 +7,20 @@
  *   ...
  *   await stack.stop(); await chain.stop();
  */
-import { Database } from "bun:sqlite";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Address, getAddress, type Hex } from "viem";
 import { runAccountCommand } from "../../src/cli/accounts.ts";
 import { type Config, loadConfig } from "../../src/config.ts";
+import { openStore, storeLocationFrom } from "../../src/db/open.ts";
 import { createLogger, type LogLevel } from "../../src/lib/log.ts";
 import { settingUp } from "../../src/lib/teardown.ts";
 import { type RunningServer, startServer } from "../../src/server.ts";
 import { ANVIL_KEY_2 } from "./anvil.ts";
 import { createTestClock, type TestClock } from "./clock.ts";
 import { REPO_ROOT, startServeProcess } from "./serve-process.ts";
+import { defaultTestDatabaseUrl } from "./store-engines.ts";
 import { randomAddress, startChain, type TestChain } from "./test-chain.ts";
 import { waitFor } from "./wait.ts";
 
@@ -127,8 +128,10 @@ export function startStack(opts: StackOptions = {}): Promise<Stack> {
 async function createStack(opts: StackOptions, chain: TestChain, dataDir: string): Promise<Stack> {
   const ownsChain = !opts.chain;
   const payout = randomAddress();
+  const databaseUrl = await defaultTestDatabaseUrl();
   const env: Record<string, string> = {
     STABLEGATE_DATA_DIR: dataDir,
+    ...(databaseUrl ? { STABLEGATE_DATABASE_URL: databaseUrl } : {}),
     STABLEGATE_HOST: "127.0.0.1",
     STABLEGATE_CHAIN: "custom",
     STABLEGATE_CHAIN_ID: String(chain.anvil.chainId),
@@ -220,9 +223,8 @@ async function createStack(opts: StackOptions, chain: TestChain, dataDir: string
   }
 
   function sql<T>(query: string, ...params: Array<string | number | bigint | null>): T[] {
-    const db = new Database(join(dataDir, "stablegate.db"), { strict: true });
+    const db = openStore(storeLocationFrom(env));
     try {
-      db.run("PRAGMA busy_timeout = 5000");
       return db.query<T, Array<string | number | bigint | null>>(query).all(...params);
     } finally {
       db.close();

@@ -1,0 +1,38 @@
+/**
+ * Store tests run on both engines: `describe.each(ENGINES)("...", (engine) => ...)` with
+ * `openTestStore(engine)`, a real SQLite file in a temp dir or a fresh database on the test
+ * suite's real PostgreSQL server, migrated as the server would migrate it.
+ */
+import { rmSync } from "node:fs";
+import type { Db } from "../../src/db/engine.ts";
+import { openStore } from "../../src/db/open.ts";
+import { createTestDatabase } from "./postgres.ts";
+import { makeTempDir } from "./server.ts";
+
+export type Engine = "sqlite" | "postgres";
+export const ENGINES: readonly Engine[] = ["sqlite", "postgres"];
+
+export interface TestStore {
+  db: Db;
+  close(): void;
+}
+
+export async function openTestStore(engine: Engine): Promise<TestStore> {
+  const dataDir = makeTempDir();
+  const databaseUrl = engine === "postgres" ? await createTestDatabase() : null;
+  const db = openStore({ dataDir, databaseUrl });
+  return {
+    db,
+    close() {
+      db.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The engine a test server's store uses unless the test names one: STABLEGATE_TEST_ENGINE, else SQLite. */
+export async function defaultTestDatabaseUrl(): Promise<string | null> {
+  const engine = process.env.STABLEGATE_TEST_ENGINE ?? "sqlite";
+  if (engine !== "sqlite" && engine !== "postgres") throw new Error(`STABLEGATE_TEST_ENGINE: ${engine}?`);
+  return engine === "postgres" ? createTestDatabase() : null;
+}
