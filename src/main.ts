@@ -31,6 +31,8 @@ Usage:
   stablegate user delete USER_ID
   stablegate backup FILE [--force]          a consistent copy of the database (0600), safe while
                                             serve runs; --force replaces an existing FILE
+  stablegate db copy [--to postgres://..]   copy the SQLite store into an empty PostgreSQL database
+                                            (default: STABLEGATE_DATABASE_URL); stop serve first
   stablegate listen --url URL --key sk_live_.. --forward-to LOCAL_URL [--events TYPE,TYPE]
                                             forward a server's events to a local URL, signed
   stablegate version
@@ -58,6 +60,11 @@ async function main(argv: string[]): Promise<number> {
     case "backup":
       console.log(JSON.stringify(runBackup(rest, process.env)));
       return 0;
+    case "db": {
+      const { runDbCommand } = await import("./cli/db.ts");
+      console.log(JSON.stringify(runDbCommand(rest, process.env), null, 2));
+      return 0;
+    }
     case "listen": {
       const { runListen } = await import("./cli/listen.ts");
       return runListen(rest);
