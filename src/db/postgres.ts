@@ -6,6 +6,15 @@ import { type PostgresText, toPostgresPlaceholders } from "./placeholders.ts";
 import type { PgReply, PgRequest } from "./postgres-protocol.ts";
 
 const VARIABLE = "STABLEGATE_DATABASE_URL";
+/**
+ * The worker's module. In the compiled binary every module's import.meta.url is the binary's
+ * (file:///$bunfs/root/stablegate), and the worker, a build entrypoint of its own (package.json
+ * "build"), sits at db/postgres-worker.ts under that root.
+ */
+const WORKER = new URL(
+  import.meta.url.startsWith("file:///$bunfs/") ? "./db/postgres-worker.ts" : "./postgres-worker.ts",
+  import.meta.url,
+);
 /** Longer than the worker's own connection timeout, so its error is what a failure reports. */
 const CONNECT_WAIT_MS = 15_000;
 
@@ -51,7 +60,7 @@ export class PgDb implements Db {
     const signal = new SharedArrayBuffer(4);
     const flag = new Int32Array(signal);
     const { port1, port2 } = new MessageChannel();
-    const worker = new Worker(new URL("./postgres-worker.ts", import.meta.url), {
+    const worker = new Worker(WORKER, {
       workerData: { url, signal, port: port2 },
       transferList: [port2],
     });
