@@ -8,7 +8,12 @@ import { type MessagePort, workerData } from "node:worker_threads";
 import { type ReservedSQL, SQL } from "bun";
 import type { PgReply, PgRequest } from "./postgres-protocol.ts";
 
-const { url, signal, port } = workerData as { url: string; signal: SharedArrayBuffer; port: MessagePort };
+const { url, signal, port, statementTimeoutMs } = workerData as {
+  url: string;
+  signal: SharedArrayBuffer;
+  port: MessagePort;
+  statementTimeoutMs: number;
+};
 const flag = new Int32Array(signal);
 const pool = new SQL(url, { max: 1, bigint: true, idleTimeout: 0, connectionTimeout: 10 });
 let connection: ReservedSQL | null = null;
@@ -22,7 +27,7 @@ async function answer(request: PgRequest): Promise<PgReply> {
     return { error: { message: "the connection to PostgreSQL was lost inside a transaction", code: "08006" } };
   }
   try {
-    connection ??= await pool.reserve();
+    connection ??= await connect();
     const result = await connection.unsafe(request.sql, request.params);
     if (request.begins) inTransaction = true;
     return { rows: Array.from(result as Record<string, unknown>[]), changes: Number(result.count ?? 0) };
@@ -54,10 +59,16 @@ function reply(message: unknown): void {
   Atomics.notify(flag, 0);
 }
 
+/** A connection whose slow statements PostgreSQL cancels before PgDb stops waiting (PgTimeouts). */
+async function connect(): Promise<ReservedSQL> {
+  const reserved = await pool.reserve();
+  await reserved.unsafe(`SET statement_timeout = ${Math.trunc(statementTimeoutMs)}`);
+  return reserved;
+}
+
 // The first connection is made while PgDb.open waits, so a bad URL fails start-up.
 try {
-  connection = await pool.reserve();
-  await connection.unsafe("SELECT 1");
+  connection = await connect();
   port.on("message", async (request: PgRequest) => reply(await answer(request)));
   reply({ ready: true });
 } catch (error) {

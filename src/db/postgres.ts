@@ -1,5 +1,5 @@
 import type { Changes, SQLQueryBindings } from "bun:sqlite";
-import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from "node:worker_threads";
+import { MessageChannel, receiveMessageOnPort, Worker } from "node:worker_threads";
 import { ConfigError } from "../lib/errors.ts";
 import { type Bindings, type Db, type DbStatement, POSTGRES } from "./engine.ts";
 import { type PostgresText, toPostgresPlaceholders } from "./placeholders.ts";
@@ -17,6 +17,17 @@ const WORKER = new URL(
 );
 /** Longer than the worker's own connection timeout, so its error is what a failure reports. */
 const CONNECT_WAIT_MS = 15_000;
+
+/**
+ * PostgreSQL cancels a statement after `statementTimeoutMs` (an error, the connection kept);
+ * PgDb gives up on a connection whose statement goes unanswered for `answerWithinMs`, longer, so
+ * that is left for a connection or a server that answers nothing at all.
+ */
+export interface PgTimeouts {
+  statementTimeoutMs: number;
+  answerWithinMs: number;
+}
+const TIMEOUTS: PgTimeouts = { statementTimeoutMs: 25_000, answerWithinMs: 30_000 };
 
 /** An error PostgreSQL answered a statement with; `code` is its SQLSTATE (23505: unique violation). */
 export class PostgresError extends Error {
@@ -39,40 +50,28 @@ export class PostgresError extends Error {
  */
 export class PgDb implements Db {
   readonly [POSTGRES] = true;
-  readonly #worker: Worker;
-  readonly #port: MessagePort;
-  readonly #flag: Int32Array;
+  readonly #url: string;
+  readonly #timeouts: PgTimeouts;
+  #worker: WorkerLink | null;
   readonly #texts = new Map<string, PostgresText>();
   #depth = 0;
+  // Set when a statement went unanswered inside a transaction and its worker was replaced: the
+  // transaction's work is gone, so its remaining statements fail until it ends.
+  #lostInTransaction = false;
   #closed = false;
 
-  private constructor(worker: Worker, port: MessagePort, flag: Int32Array) {
+  private constructor(url: string, timeouts: PgTimeouts, worker: WorkerLink) {
+    this.#url = url;
+    this.#timeouts = timeouts;
     this.#worker = worker;
-    this.#port = port;
-    this.#flag = flag;
   }
 
   /**
    * Connects, waiting up to CONNECT_WAIT_MS, and fails with a ConfigError that never shows the
    * password. Synchronous like opening a SQLite file, so the CLI opens either store alike.
    */
-  static open(url: string): PgDb {
-    const signal = new SharedArrayBuffer(4);
-    const flag = new Int32Array(signal);
-    const { port1, port2 } = new MessageChannel();
-    const worker = new Worker(WORKER, {
-      workerData: { url, signal, port: port2 },
-      transferList: [port2],
-    });
-    const woke = Atomics.wait(flag, 0, 0, CONNECT_WAIT_MS);
-    const ready = receiveMessageOnPort(port1)?.message as { ready: boolean; message?: string } | undefined;
-    if (woke === "timed-out" || !ready?.ready) {
-      void worker.terminate();
-      port1.close();
-      const problem = ready?.message ? redact(ready.message, url) : `no answer within ${CONNECT_WAIT_MS / 1000} s`;
-      throw new ConfigError(VARIABLE, `cannot connect: ${problem}`);
-    }
-    return new PgDb(worker, port1, flag);
+  static open(url: string, timeouts: PgTimeouts = TIMEOUTS): PgDb {
+    return new PgDb(url, timeouts, startWorker(url, timeouts));
   }
 
   query<Row, Params extends SQLQueryBindings | SQLQueryBindings[]>(sql: string): DbStatement<Row, Bindings<Params>> {
@@ -93,8 +92,8 @@ export class PgDb implements Db {
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
-    this.#port.close();
-    void this.#worker.terminate();
+    this.#worker?.stop();
+    this.#worker = null;
   }
 
   /** Runs one statement and waits for its answer, with rows normalised as bun:sqlite gives them. */
@@ -105,17 +104,23 @@ export class PgDb implements Db {
     return reply;
   }
 
-  #call(request: PgRequest): PgReply & {} {
+  #call(request: PgRequest): PgReply {
     if (this.#closed) throw new Error("the PostgreSQL store is closed");
-    Atomics.store(this.#flag, 0, 0);
-    this.#port.postMessage(request);
-    Atomics.wait(this.#flag, 0, 0);
-    // The worker posts before it wakes this thread, so the answer is there; spin only in case
-    // the message lags the wake-up.
-    for (;;) {
-      const received = receiveMessageOnPort(this.#port) as { message: PgReply } | undefined;
-      if (received) return received.message;
+    if (this.#lostInTransaction) {
+      if (!request.ends) return { error: { message: LOST, code: "08006" } };
+      this.#lostInTransaction = false;
+      return { rows: [], changes: 0 }; // nothing is left on the server to commit or roll back
     }
+    this.#worker ??= startWorker(this.#url, this.#timeouts);
+    const reply = this.#worker.call(request);
+    if (reply) return reply;
+    // No answer in time: the connection or the server is stuck. A new worker and connection
+    // serve the next statements; a transaction in progress is lost with the old connection.
+    this.#worker.stop();
+    this.#worker = null;
+    if (this.#depth > 0 && !request.ends) this.#lostInTransaction = true;
+    const seconds = this.#timeouts.answerWithinMs / 1000;
+    return { error: { message: `no answer from PostgreSQL within ${seconds} s`, code: "08006" } };
   }
 
   #text(sql: string): PostgresText {
@@ -143,6 +148,49 @@ export class PgDb implements Db {
       this.#depth = depth;
     }
   }
+}
+
+const LOST = "the connection to PostgreSQL was lost inside a transaction";
+
+interface WorkerLink {
+  /** The answer, or null when none came within answerWithinMs. */
+  call(request: PgRequest): PgReply | null;
+  stop(): void;
+}
+
+/** A worker thread with its connection made, or a ConfigError saying why it could not connect. */
+function startWorker(url: string, timeouts: PgTimeouts): WorkerLink {
+  const signal = new SharedArrayBuffer(4);
+  const flag = new Int32Array(signal);
+  const { port1: port, port2 } = new MessageChannel();
+  const worker = new Worker(WORKER, {
+    workerData: { url, signal, port: port2, statementTimeoutMs: timeouts.statementTimeoutMs },
+    transferList: [port2],
+  });
+  const stop = () => {
+    port.close();
+    void worker.terminate();
+  };
+  const woke = Atomics.wait(flag, 0, 0, CONNECT_WAIT_MS);
+  const ready = receiveMessageOnPort(port)?.message as { ready: boolean; message?: string } | undefined;
+  if (woke === "timed-out" || !ready?.ready) {
+    stop();
+    const problem = ready?.message ? redact(ready.message, url) : `no answer within ${CONNECT_WAIT_MS / 1000} s`;
+    throw new ConfigError(VARIABLE, `cannot connect: ${problem}`);
+  }
+  return {
+    call(request) {
+      Atomics.store(flag, 0, 0);
+      port.postMessage(request);
+      if (Atomics.wait(flag, 0, 0, timeouts.answerWithinMs) === "timed-out") return null;
+      // The worker posts before it wakes this thread; spin only in case the message lags the wake-up.
+      for (;;) {
+        const received = receiveMessageOnPort(port);
+        if (received) return received.message as PgReply;
+      }
+    },
+    stop,
+  };
 }
 
 class PgStatement<Row, Params extends SQLQueryBindings[]> implements DbStatement<Row, Params> {

@@ -134,6 +134,50 @@ function terminateFromElsewhere(pid: number): void {
   if (done.exitCode !== 0) throw new Error(`could not terminate backend ${pid}: ${done.stderr.toString()}`);
 }
 
+describe("a statement that takes too long", () => {
+  test("is cancelled by PostgreSQL after statement_timeout, and the connection goes on", () => {
+    const quick = PgDb.open(url, { statementTimeoutMs: 200, answerWithinMs: 10_000 });
+    try {
+      const pid = quick.query<{ pid: number }, []>("SELECT pg_backend_pid() AS pid").get()!.pid;
+      let error: unknown;
+      try {
+        quick.run("SELECT pg_sleep(5)");
+      } catch (caught) {
+        error = caught;
+      }
+      expect((error as PostgresError).code).toBe("57014"); // query_canceled
+      expect(quick.query<{ pid: number }, []>("SELECT pg_backend_pid() AS pid").get()!.pid).toBe(pid);
+    } finally {
+      quick.close();
+    }
+  });
+
+  test("unanswered, fails its transaction and is left behind: a new connection serves what follows", () => {
+    const impatient = PgDb.open(url, { statementTimeoutMs: 0, answerWithinMs: 300 });
+    try {
+      const pid = impatient.query<{ pid: number }, []>("SELECT pg_backend_pid() AS pid").get()!.pid;
+      let afterTimeout: unknown;
+      expect(() =>
+        inTransaction(impatient, () => {
+          impatient.query("INSERT INTO t (id, label, amount, at) VALUES (?, ?, ?, ?)").run(30, "lost", 0, 0);
+          try {
+            impatient.run("SELECT pg_sleep(3)");
+          } catch (error) {
+            afterTimeout = error;
+          }
+          impatient.query("INSERT INTO t (id, label, amount, at) VALUES (?, ?, ?, ?)").run(31, "after", 0, 0);
+        }),
+      ).toThrow("lost inside a transaction");
+      expect((afterTimeout as Error).message).toBe("no answer from PostgreSQL within 0.3 s");
+      const next = impatient.query<{ pid: number }, []>("SELECT pg_backend_pid() AS pid").get()!.pid;
+      expect(next).not.toBe(pid);
+      expect(impatient.query("SELECT id FROM t WHERE id IN (30, 31)").all()).toEqual([]);
+    } finally {
+      impatient.close();
+    }
+  });
+});
+
 describe("opening", () => {
   test("a wrong password or an unreachable server fails with the variable named and the password never shown", () => {
     const wrong = new URL(url);
