@@ -2,7 +2,7 @@ import { ConfigError } from "../lib/errors.ts";
 import type { Db } from "./engine.ts";
 import { openDb } from "./index.ts";
 import { POSTGRES_MIGRATIONS } from "./migrations.ts";
-import { PgDb } from "./postgres.ts";
+import { PgDb, type PgOptions } from "./postgres.ts";
 import { migratePostgres } from "./postgres-migrate.ts";
 import { acquireServeLock } from "./serve-lock.ts";
 
@@ -52,9 +52,9 @@ export function checkedDatabaseUrl(value: string, source: string): string {
 }
 
 /** Opens and migrates the store, for the CLI and tools. */
-export function openStore(where: StoreLocation): Db {
+export function openStore(where: StoreLocation, options: Partial<PgOptions> = {}): Db {
   if (!where.databaseUrl) return openDb(where.dataDir);
-  const db = PgDb.open(where.databaseUrl);
+  const db = PgDb.open(where.databaseUrl, options);
   try {
     migratePostgres(db, POSTGRES_MIGRATIONS);
   } catch (error) {
@@ -67,8 +67,9 @@ export function openStore(where: StoreLocation): Db {
 /**
  * Opens the store for `serve`, after taking the lock that keeps a second server off it: one
  * server sends settlements and delivers webhooks for a store. On SQLite that is the data
- * directory's serve lock; on PostgreSQL a session advisory lock on the store's own connection,
- * which the server releases on stop and PostgreSQL drops when the process dies.
+ * directory's serve lock; on PostgreSQL a session advisory lock, taken again by every new
+ * connection of the store, which PostgreSQL drops when the process dies. A connection that
+ * finds it taken (another server started while this one was cut off) fails every statement.
  */
 export function openServeStore(where: StoreLocation): { db: Db; release(): void } {
   if (!where.databaseUrl) {
@@ -81,14 +82,8 @@ export function openServeStore(where: StoreLocation): { db: Db; release(): void 
       throw error;
     }
   }
-  const db = openStore(where) as PgDb;
-  const held = db.query<{ held: number }, [number]>("SELECT pg_try_advisory_lock(?) AS held").get(SERVE_LOCK);
-  if (!held?.held) {
-    db.close();
-    throw new Error("the database in STABLEGATE_DATABASE_URL is in use by another stablegate serve; stop it first");
-  }
   // Closing the store ends its session, and the lock with it.
-  return { db, release: () => {} };
+  return { db: openStore(where, { sessionLock: SERVE_LOCK }), release: () => {} };
 }
 
 const SERVE_LOCK = 0x5354_4732; // "STG2"

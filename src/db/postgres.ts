@@ -21,13 +21,15 @@ const CONNECT_WAIT_MS = 15_000;
 /**
  * PostgreSQL cancels a statement after `statementTimeoutMs` (an error, the connection kept);
  * PgDb gives up on a connection whose statement goes unanswered for `answerWithinMs`, longer, so
- * that is left for a connection or a server that answers nothing at all.
+ * that is left for a connection or a server that answers nothing at all. `sessionLock`: an
+ * advisory lock every connection takes before its first statement (serve's, src/db/open.ts).
  */
-export interface PgTimeouts {
+export interface PgOptions {
   statementTimeoutMs: number;
   answerWithinMs: number;
+  sessionLock?: number;
 }
-const TIMEOUTS: PgTimeouts = { statementTimeoutMs: 25_000, answerWithinMs: 30_000 };
+const DEFAULTS: PgOptions = { statementTimeoutMs: 25_000, answerWithinMs: 30_000 };
 
 /** An error PostgreSQL answered a statement with; `code` is its SQLSTATE (23505: unique violation). */
 export class PostgresError extends Error {
@@ -51,7 +53,7 @@ export class PostgresError extends Error {
 export class PgDb implements Db {
   readonly [POSTGRES] = true;
   readonly #url: string;
-  readonly #timeouts: PgTimeouts;
+  readonly #options: PgOptions;
   #worker: WorkerLink | null;
   readonly #texts = new Map<string, PostgresText>();
   #depth = 0;
@@ -60,9 +62,9 @@ export class PgDb implements Db {
   #lostInTransaction = false;
   #closed = false;
 
-  private constructor(url: string, timeouts: PgTimeouts, worker: WorkerLink) {
+  private constructor(url: string, options: PgOptions, worker: WorkerLink) {
     this.#url = url;
-    this.#timeouts = timeouts;
+    this.#options = options;
     this.#worker = worker;
   }
 
@@ -70,8 +72,9 @@ export class PgDb implements Db {
    * Connects, waiting up to CONNECT_WAIT_MS, and fails with a ConfigError that never shows the
    * password. Synchronous like opening a SQLite file, so the CLI opens either store alike.
    */
-  static open(url: string, timeouts: PgTimeouts = TIMEOUTS): PgDb {
-    return new PgDb(url, timeouts, startWorker(url, timeouts));
+  static open(url: string, options: Partial<PgOptions> = {}): PgDb {
+    const settings = { ...DEFAULTS, ...options };
+    return new PgDb(url, settings, startWorker(url, settings));
   }
 
   query<Row, Params extends SQLQueryBindings | SQLQueryBindings[]>(sql: string): DbStatement<Row, Bindings<Params>> {
@@ -111,7 +114,7 @@ export class PgDb implements Db {
       this.#lostInTransaction = false;
       return { rows: [], changes: 0 }; // nothing is left on the server to commit or roll back
     }
-    this.#worker ??= startWorker(this.#url, this.#timeouts);
+    this.#worker ??= startWorker(this.#url, this.#options);
     const reply = this.#worker.call(request);
     if (reply) return reply;
     // No answer in time: the connection or the server is stuck. A new worker and connection
@@ -119,7 +122,7 @@ export class PgDb implements Db {
     this.#worker.stop();
     this.#worker = null;
     if (this.#depth > 0 && !request.ends) this.#lostInTransaction = true;
-    const seconds = this.#timeouts.answerWithinMs / 1000;
+    const seconds = this.#options.answerWithinMs / 1000;
     return { error: { message: `no answer from PostgreSQL within ${seconds} s`, code: "08006" } };
   }
 
@@ -159,12 +162,18 @@ interface WorkerLink {
 }
 
 /** A worker thread with its connection made, or a ConfigError saying why it could not connect. */
-function startWorker(url: string, timeouts: PgTimeouts): WorkerLink {
+function startWorker(url: string, options: PgOptions): WorkerLink {
   const signal = new SharedArrayBuffer(4);
   const flag = new Int32Array(signal);
   const { port1: port, port2 } = new MessageChannel();
   const worker = new Worker(WORKER, {
-    workerData: { url, signal, port: port2, statementTimeoutMs: timeouts.statementTimeoutMs },
+    workerData: {
+      url,
+      signal,
+      port: port2,
+      statementTimeoutMs: options.statementTimeoutMs,
+      sessionLock: options.sessionLock,
+    },
     transferList: [port2],
   });
   const stop = () => {
@@ -172,7 +181,13 @@ function startWorker(url: string, timeouts: PgTimeouts): WorkerLink {
     void worker.terminate();
   };
   const woke = Atomics.wait(flag, 0, 0, CONNECT_WAIT_MS);
-  const ready = receiveMessageOnPort(port)?.message as { ready: boolean; message?: string } | undefined;
+  const ready = receiveMessageOnPort(port)?.message as
+    | { ready: boolean; message?: string; inUse?: boolean }
+    | undefined;
+  if (ready?.inUse) {
+    stop();
+    throw new Error(ready.message);
+  }
   if (woke === "timed-out" || !ready?.ready) {
     stop();
     const problem = ready?.message ? redact(ready.message, url) : `no answer within ${CONNECT_WAIT_MS / 1000} s`;
@@ -182,7 +197,7 @@ function startWorker(url: string, timeouts: PgTimeouts): WorkerLink {
     call(request) {
       Atomics.store(flag, 0, 0);
       port.postMessage(request);
-      if (Atomics.wait(flag, 0, 0, timeouts.answerWithinMs) === "timed-out") return null;
+      if (Atomics.wait(flag, 0, 0, options.answerWithinMs) === "timed-out") return null;
       // The worker posts before it wakes this thread; spin only in case the message lags the wake-up.
       for (;;) {
         const received = receiveMessageOnPort(port);
