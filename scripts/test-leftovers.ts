@@ -3,6 +3,7 @@
  * unique to the run; every process the tests start inherits it (chains, servers, browsers), so
  * whatever still carries it once bun test has exited was started by the tests and never stopped.
  */
+import { createHash } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 
 /** The environment variable that marks a test run's processes. */
@@ -37,10 +38,11 @@ export function liveProcesses(): Array<ProcessInfo & { environ: string }> {
 /**
  * The cluster_name of the PostgreSQL a test process starts (test/support/postgres.ts). Its
  * postmaster keeps the marker in its environment, but the processes it forks write their titles
- * over theirs ("postgres: <cluster_name>: checkpointer"): those are known by the title.
+ * over theirs ("postgres: <cluster_name>: checkpointer"): those are known by the title. A digest
+ * of the marker, as PostgreSQL cuts a cluster_name at 63 bytes.
  */
 export const postgresClusterName = (marker: string | undefined): string =>
-  marker ? `stablegate-test-${marker}` : "stablegate-test";
+  marker ? `stablegate-test-${createHash("sha256").update(marker).digest("hex").slice(0, 16)}` : "stablegate-test";
 
 /** Live processes whose environment holds TEST_RUN_MARKER=`marker`, and the run's PostgreSQL. */
 export function markedProcesses(marker: string): ProcessInfo[] {
