@@ -1,8 +1,8 @@
 /**
  * The PostgreSQL schema (migrations/postgres/) against the SQLite one (migrations/sqlite/), both
  * read back from real databases: the same tables and columns with the same types, nullability
- * and defaults, the same foreign keys, an index on the same columns for every index, the same
- * triggers. A migration added to one engine only fails here.
+ * and defaults, the same foreign keys and number of CHECKs, an index on the same columns for every
+ * index, the same triggers. A migration added to one engine only fails here.
  */
 import type { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
@@ -250,6 +250,26 @@ describe("the PostgreSQL schema matches the SQLite one", () => {
     );
     expect(lite.length).toBeGreaterThan(15);
     expect(post.sort()).toEqual(lite.sort());
+  });
+
+  test("the same number of CHECK constraints on each table", async () => {
+    // SQLite keeps a CHECK only in the table's SQL text, so what both can say is how many there are.
+    const lite = Object.fromEntries(
+      sqliteTables().map((table) => {
+        const { sql } = sqlite
+          .query<{ sql: string }, [string]>("SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = ?")
+          .get(table)!;
+        return [table, sql.match(/\bCHECK\s*\(/gi)?.length ?? 0];
+      }),
+    );
+    const counted: Array<{ table: string; n: string }> = await rows(
+      pg.unsafe(
+        `SELECT c.relname AS "table", count(k.oid) AS n FROM pg_class c
+           LEFT JOIN pg_constraint k ON k.conrelid = c.oid AND k.contype = 'c'
+          WHERE c.relnamespace = 'public'::regnamespace AND c.relkind = 'r' GROUP BY c.relname`,
+      ),
+    );
+    expect(Object.fromEntries(counted.map((r) => [r.table, Number(r.n)]))).toEqual(lite);
   });
 
   test("the same triggers, keeping payment_status_counts as SQLite's do", async () => {
