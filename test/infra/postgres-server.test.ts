@@ -61,14 +61,17 @@ describe("the tests' PostgreSQL", () => {
     expect(using(wrong.href, (sql) => sql`SELECT 1`)).rejects.toThrow(/password authentication failed/);
   });
 
-  // A process that starts a server, says where it is, then ends as `how` says.
-  const ENDINGS = {
-    "exits normally": "exit",
-    fails: "throw",
-    "is stopped by SIGTERM": "SIGTERM",
-    "is killed by SIGKILL": "SIGKILL",
+  // A process that starts a server, says where it is, then ends as `how` says. A signal to its
+  // process group reaches what it started too, as Ctrl-C in a terminal or `kill -- -pgid` does.
+  const ENDINGS: Record<string, { how: "exit" | "throw" | "SIGTERM" | "SIGKILL"; group?: true }> = {
+    "exits normally": { how: "exit" },
+    fails: { how: "throw" },
+    "is stopped by SIGTERM": { how: "SIGTERM" },
+    "is killed by SIGKILL": { how: "SIGKILL" },
+    "is stopped by SIGTERM to its process group": { how: "SIGTERM", group: true },
+    "is killed by SIGKILL to its process group": { how: "SIGKILL", group: true },
   };
-  for (const [what, how] of Object.entries(ENDINGS)) {
+  for (const [what, { how, group }] of Object.entries(ENDINGS)) {
     test(`the server and its directory are gone once the process that started it ${what}`, async () => {
       const marker = `postgres-test-${crypto.randomUUID()}`;
       const script = `
@@ -84,6 +87,8 @@ describe("the tests' PostgreSQL", () => {
         if (${JSON.stringify(how)}.startsWith("SIG")) setInterval(() => {}, 1_000);
       `;
       const child = Bun.spawn([process.execPath, "-e", script], {
+        // A process group of its own, to be signalled whole.
+        detached: group,
         env: { ...process.env, [TEST_RUN_MARKER]: marker },
         stdin: "ignore",
         stdout: "pipe",
@@ -102,14 +107,15 @@ describe("the tests' PostgreSQL", () => {
         const serverDir = resolve(dataDir, "..");
         expect(existsSync(join(dataDir, "PG_VERSION"))).toBe(true);
 
-        if (how.startsWith("SIG")) {
+        if (how === "SIGTERM" || how === "SIGKILL") {
           // While it runs, the leftover check counts the server: its postmaster and the processes it forked.
           const running = markedProcesses(marker);
           expect(running.map((p) => p.pid)).toContain(pid);
           expect(
             running.filter((p) => p.command.startsWith(`postgres: ${postgresClusterName(marker)}: `)).length,
           ).toBeGreaterThan(0);
-          child.kill(how as NodeJS.Signals);
+          if (group) process.kill(-child.pid, how);
+          else child.kill(how as NodeJS.Signals);
         }
         const status = await child.exited;
         expect(status).toBe(how === "exit" ? 0 : how === "throw" ? 1 : 128 + (how === "SIGKILL" ? 9 : 15));

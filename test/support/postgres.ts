@@ -24,6 +24,7 @@ type Owner = { uid: number; gid: number } | undefined;
 
 /** What the watchdog does once this process is gone, however it went: see startWatchdog. */
 const WATCHDOG = `
+trap '' HUP INT TERM
 cat >/dev/null
 pid=$(head -n 1 "$1/data/postmaster.pid" 2>/dev/null)
 if [ -n "$pid" ] && kill -QUIT "$pid" 2>/dev/null; then
@@ -148,10 +149,13 @@ async function startServer(): Promise<PostgresServer> {
 /**
  * A shell that waits for end-of-file on its stdin, whose other end only this process holds: the
  * kernel closes it when this process ends, by exit, signal or kill -9 alike. It then stops the
- * server (immediate shutdown: the data is thrown away) and removes its directory.
+ * server (immediate shutdown: the data is thrown away) and removes its directory. In a session of
+ * its own and deaf to the usual stop signals, so that Ctrl-C or a kill of this process's group,
+ * which reach the server too, do not end it before its work.
  */
 function startWatchdog(dir: string): void {
   const watchdog = Bun.spawn(["/bin/sh", "-c", WATCHDOG, "postgres-watchdog", dir], {
+    detached: true,
     stdin: "pipe",
     stdout: "ignore",
     stderr: "ignore",
