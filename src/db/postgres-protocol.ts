@@ -11,3 +11,6 @@ export interface PgRequest {
 export type PgReply =
   | { rows: Record<string, unknown>[]; changes: number; error?: undefined }
   | { error: { message: string; code: string | null } };
+
+/** A transaction whose connection went away: what its remaining statements fail with, until it ends. */
+export const LOST_IN_TRANSACTION = "the connection to PostgreSQL was lost inside a transaction";

@@ -6,7 +6,7 @@
 
 import { type MessagePort, workerData } from "node:worker_threads";
 import { type ReservedSQL, SQL } from "bun";
-import type { PgReply, PgRequest } from "./postgres-protocol.ts";
+import { LOST_IN_TRANSACTION, type PgReply, type PgRequest } from "./postgres-protocol.ts";
 
 const { url, signal, port, statementTimeoutMs, sessionLock } = workerData as {
   url: string;
@@ -25,7 +25,7 @@ let lostInTransaction = false;
 
 async function answer(request: PgRequest): Promise<PgReply> {
   if (lostInTransaction && !request.ends) {
-    return { error: { message: "the connection to PostgreSQL was lost inside a transaction", code: "08006" } };
+    return { error: { message: LOST_IN_TRANSACTION, code: "08006" } };
   }
   try {
     connection ??= await connect();

@@ -3,7 +3,7 @@ import { MessageChannel, receiveMessageOnPort, Worker } from "node:worker_thread
 import { ConfigError } from "../lib/errors.ts";
 import { type Bindings, type Db, type DbStatement, POSTGRES } from "./engine.ts";
 import { type PostgresText, toPostgresPlaceholders } from "./placeholders.ts";
-import type { PgReply, PgRequest } from "./postgres-protocol.ts";
+import { LOST_IN_TRANSACTION, type PgReply, type PgRequest } from "./postgres-protocol.ts";
 
 const VARIABLE = "STABLEGATE_DATABASE_URL";
 /**
@@ -110,7 +110,7 @@ export class PgDb implements Db {
   #call(request: PgRequest): PgReply {
     if (this.#closed) throw new Error("the PostgreSQL store is closed");
     if (this.#lostInTransaction) {
-      if (!request.ends) return { error: { message: LOST, code: "08006" } };
+      if (!request.ends) return { error: { message: LOST_IN_TRANSACTION, code: "08006" } };
       this.#lostInTransaction = false;
       return { rows: [], changes: 0 }; // nothing is left on the server to commit or roll back
     }
@@ -152,8 +152,6 @@ export class PgDb implements Db {
     }
   }
 }
-
-const LOST = "the connection to PostgreSQL was lost inside a transaction";
 
 interface WorkerLink {
   /** The answer, or null when none came within answerWithinMs. */
