@@ -1,17 +1,14 @@
-/** The health endpoints' one question to the database, asked of a real SQLite file. */
-import { afterAll, expect, test } from "bun:test";
-import { rmSync } from "node:fs";
-import { openDb } from "../../src/db/index.ts";
+/** The health endpoints' one question to the database, asked of a real SQLite file and a real PostgreSQL database. */
+import { describe, expect, test } from "bun:test";
 import { createOpsStore } from "../../src/ops/store.ts";
-import { makeTempDir } from "../support/server.ts";
+import { ENGINES, openTestStore } from "../support/store-engines.ts";
 
-const dataDir = makeTempDir();
-afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
-
-test("the database is reachable while open and unreachable once closed, without throwing", () => {
-  const db = openDb(dataDir);
-  const store = createOpsStore(db);
-  expect(store.reachable()).toBe(true);
-  db.close();
-  expect(store.reachable()).toBe(false);
+describe.each(ENGINES)("%s", (engine) => {
+  test("the database is reachable while open and unreachable once closed, without throwing", async () => {
+    const { db, close } = await openTestStore(engine);
+    const store = createOpsStore(db);
+    expect(store.reachable()).toBe(true);
+    close();
+    expect(store.reachable()).toBe(false);
+  });
 });
