@@ -1,34 +1,25 @@
 /**
- * API keys over a real SQLite file with the clock injected: when a key was last used (written at
+ * API keys over a real SQLite file and a real PostgreSQL database with the clock injected: when a key was last used (written at
  * most once a minute, not on every request), and revocation scoped to one account.
  */
 import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { rmSync } from "node:fs";
+import { SQL } from "bun";
 import { createAccountsService, KEY_USE_RESOLUTION_MS } from "../../src/accounts/service.ts";
 import { createAccountStore } from "../../src/accounts/store.ts";
 import { runAccountCommand } from "../../src/cli/accounts.ts";
-import { type Db, openDb } from "../../src/db/index.ts";
+import type { Db } from "../../src/db/engine.ts";
 import { AuthError, NotFoundError } from "../../src/lib/errors.ts";
 import { randomIds } from "../../src/lib/ids.ts";
-import { api, makeTempDir, startTestServer, TEST_PAYOUT } from "../support/server.ts";
+import { api, startTestServer, TEST_PAYOUT } from "../support/server.ts";
+import { ENGINES, openTestStore, type TestStore } from "../support/store-engines.ts";
 
 const T0 = Date.UTC(2026, 5, 1, 12, 0, 0);
 const clock = { at: T0, now: () => clock.at };
 
-let dataDir: string;
+let store: TestStore;
 let db: Db;
 let accounts: ReturnType<typeof createAccountsService>;
-
-beforeAll(() => {
-  dataDir = makeTempDir();
-  db = openDb(dataDir);
-  accounts = createAccountsService({ store: createAccountStore(db), clock, ids: randomIds });
-});
-afterAll(() => {
-  db.close();
-  rmSync(dataDir, { recursive: true, force: true });
-});
 
 function newAccount(name: string) {
   const created = accounts.createAccount({ name, payoutAddress: TEST_PAYOUT });
@@ -43,65 +34,110 @@ const storedLastUsed = (keyId: string) =>
   db.query<{ last_used_at: number | null }, [string]>("SELECT last_used_at FROM api_keys WHERE id = ?").get(keyId)!
     .last_used_at;
 
-describe("API key last used", () => {
-  test("a new key was never used; its first request records the time", () => {
-    clock.at = T0;
-    const { accountId, apiKey, keyId } = newAccount("Fresh Keys");
-    expect(lastUsed(accountId, keyId)).toBeNull();
-    accounts.authenticate(`Bearer ${apiKey}`);
-    expect(lastUsed(accountId, keyId)).toBe(new Date(T0).toISOString());
+describe.each(ENGINES)("%s", (engine) => {
+  beforeAll(async () => {
+    store = await openTestStore(engine);
+    db = store.db;
+    accounts = createAccountsService({ store: createAccountStore(db), clock, ids: randomIds });
   });
+  afterAll(() => store?.close());
 
-  test("requests within a minute of the recorded use write nothing; the first one after it does", () => {
-    clock.at = T0;
-    const { apiKey, keyId } = newAccount("Busy Keys");
-    accounts.authenticate(`Bearer ${apiKey}`);
-    const changesBefore = db.query<{ n: number }, []>("SELECT total_changes() AS n").get()!.n;
-    for (const offset of [1, 1_000, KEY_USE_RESOLUTION_MS - 1]) {
-      clock.at = T0 + offset;
-      accounts.authenticate(`Bearer ${apiKey}`);
-    }
-    expect(db.query<{ n: number }, []>("SELECT total_changes() AS n").get()!.n).toBe(changesBefore);
-    expect(storedLastUsed(keyId)).toBe(T0);
-    clock.at = T0 + KEY_USE_RESOLUTION_MS;
-    accounts.authenticate(`Bearer ${apiKey}`);
-    expect(storedLastUsed(keyId)).toBe(T0 + KEY_USE_RESOLUTION_MS);
-  });
+  /**
+   * Something that moves with every write: on SQLite the connection's total changes; on
+   * PostgreSQL the key row's xmin, the transaction that last wrote it (an UPDATE setting the same
+   * value still writes a new version of the row).
+   */
+  const writes = (keyId: string) =>
+    engine === "sqlite"
+      ? db.query<{ n: number }, []>("SELECT total_changes() AS n").get()!.n
+      : db.query<{ n: string }, [string]>("SELECT xmin::text AS n FROM api_keys WHERE id = ?").get(keyId)!.n;
 
-  test("within the minute a request does not even wait for the write lock (another process may hold it)", () => {
-    clock.at = T0;
-    const { accountId, apiKey } = newAccount("Locked Keys");
-    accounts.authenticate(`Bearer ${apiKey}`);
-    const writer = new Database(`${dataDir}/stablegate.db`);
-    writer.run("PRAGMA busy_timeout = 0");
-    try {
+  /**
+   * Another connection holding what an UPDATE of api_keys would wait for: SQLite's write lock
+   * (BEGIN IMMEDIATE), or PostgreSQL's table lock (EXCLUSIVE blocks writes, not reads). Waits are
+   * cut short, so a request that did try to write fails instead of hanging the test.
+   */
+  async function holdWriteLock(): Promise<() => Promise<void>> {
+    if (engine === "sqlite") {
+      const writer = new Database(`${store.dataDir}/stablegate.db`);
+      writer.run("PRAGMA busy_timeout = 0");
       writer.run("BEGIN IMMEDIATE");
-      clock.at = T0 + 1_000;
-      expect(accounts.authenticate(`Bearer ${apiKey}`).id).toBe(accountId);
-    } finally {
-      writer.run("ROLLBACK");
-      writer.close();
+      return async () => {
+        writer.run("ROLLBACK");
+        writer.close();
+      };
     }
+    db.run("SET lock_timeout = '2s'");
+    const writer = new SQL(store.databaseUrl!, { max: 1 });
+    const held = await writer.reserve();
+    await held.unsafe("BEGIN");
+    await held.unsafe("LOCK TABLE api_keys IN EXCLUSIVE MODE");
+    return async () => {
+      await held.unsafe("ROLLBACK");
+      held.release();
+      await writer.close();
+      db.run("RESET lock_timeout");
+    };
+  }
+
+  describe("API key last used", () => {
+    test("a new key was never used; its first request records the time", () => {
+      clock.at = T0;
+      const { accountId, apiKey, keyId } = newAccount("Fresh Keys");
+      expect(lastUsed(accountId, keyId)).toBeNull();
+      accounts.authenticate(`Bearer ${apiKey}`);
+      expect(lastUsed(accountId, keyId)).toBe(new Date(T0).toISOString());
+    });
+
+    test("requests within a minute of the recorded use write nothing; the first one after it does", () => {
+      clock.at = T0;
+      const { apiKey, keyId } = newAccount("Busy Keys");
+      accounts.authenticate(`Bearer ${apiKey}`);
+      const writesBefore = writes(keyId);
+      for (const offset of [1, 1_000, KEY_USE_RESOLUTION_MS - 1]) {
+        clock.at = T0 + offset;
+        accounts.authenticate(`Bearer ${apiKey}`);
+      }
+      expect(writes(keyId)).toBe(writesBefore);
+      expect(storedLastUsed(keyId)).toBe(T0);
+      clock.at = T0 + KEY_USE_RESOLUTION_MS;
+      accounts.authenticate(`Bearer ${apiKey}`);
+      expect(writes(keyId)).not.toBe(writesBefore);
+      expect(storedLastUsed(keyId)).toBe(T0 + KEY_USE_RESOLUTION_MS);
+    });
+
+    test("within the minute a request does not even wait for the write lock (another process may hold it)", async () => {
+      clock.at = T0;
+      const { accountId, apiKey } = newAccount("Locked Keys");
+      accounts.authenticate(`Bearer ${apiKey}`);
+      const release = await holdWriteLock();
+      try {
+        clock.at = T0 + 1_000;
+        expect(accounts.authenticate(`Bearer ${apiKey}`).id).toBe(accountId);
+      } finally {
+        await release();
+      }
+    });
+
+    test("a refused key records no use", () => {
+      clock.at = T0;
+      const { accountId, apiKey, keyId } = newAccount("Revoked Keys");
+      accounts.revokeKey(keyId, accountId);
+      expect(() => accounts.authenticate(`Bearer ${apiKey}`)).toThrow(AuthError);
+      expect(lastUsed(accountId, keyId)).toBeNull();
+    });
   });
 
-  test("a refused key records no use", () => {
-    clock.at = T0;
-    const { accountId, apiKey, keyId } = newAccount("Revoked Keys");
-    accounts.revokeKey(keyId, accountId);
-    expect(() => accounts.authenticate(`Bearer ${apiKey}`)).toThrow(AuthError);
-    expect(lastUsed(accountId, keyId)).toBeNull();
-  });
-});
-
-describe("revoking a key for one account", () => {
-  test("another account's key is not found and stays usable", () => {
-    clock.at = T0;
-    const owner = newAccount("Key Owner");
-    const other = newAccount("Key Neighbour");
-    expect(() => accounts.revokeKey(owner.keyId, other.accountId)).toThrow(NotFoundError);
-    expect(accounts.authenticate(`Bearer ${owner.apiKey}`).id).toBe(owner.accountId);
-    expect(accounts.revokeKey(owner.keyId, owner.accountId).revoked_at).toBe(new Date(T0).toISOString());
-    expect(() => accounts.authenticate(`Bearer ${owner.apiKey}`)).toThrow(AuthError);
+  describe("revoking a key for one account", () => {
+    test("another account's key is not found and stays usable", () => {
+      clock.at = T0;
+      const owner = newAccount("Key Owner");
+      const other = newAccount("Key Neighbour");
+      expect(() => accounts.revokeKey(owner.keyId, other.accountId)).toThrow(NotFoundError);
+      expect(accounts.authenticate(`Bearer ${owner.apiKey}`).id).toBe(owner.accountId);
+      expect(accounts.revokeKey(owner.keyId, owner.accountId).revoked_at).toBe(new Date(T0).toISOString());
+      expect(() => accounts.authenticate(`Bearer ${owner.apiKey}`)).toThrow(AuthError);
+    });
   });
 });
 

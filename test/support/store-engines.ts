@@ -14,6 +14,10 @@ export const ENGINES: readonly Engine[] = ["sqlite", "postgres"];
 
 export interface TestStore {
   db: Db;
+  /** Where it is, for a test that opens a second connection to it: the SQLite file's directory, */
+  dataDir: string;
+  /** or the PostgreSQL database's URL (null on SQLite). */
+  databaseUrl: string | null;
   close(): void;
 }
 
@@ -23,6 +27,8 @@ export async function openTestStore(engine: Engine): Promise<TestStore> {
   const db = openStore({ dataDir, databaseUrl });
   return {
     db,
+    dataDir,
+    databaseUrl,
     close() {
       db.close();
       rmSync(dataDir, { recursive: true, force: true });
