@@ -135,7 +135,7 @@ export function createUsersService({ store, clock, ids, accountExists }: UsersDe
       // Counted as failed before the (slow) check, so parallel guesses cannot all slip under the limit.
       const attempt = store.transaction(() => {
         store.purgeFailuresUpTo(now - SIGN_IN_WINDOW_MS);
-        return keys.map((key) => Number(store.recordFailure(key, now).lastInsertRowid));
+        return keys.map((key) => store.recordFailure(key, now));
       });
       const user = store.findUserByEmail(email);
       const password = input.password.slice(0, PASSWORD_MAX_LENGTH + 1);

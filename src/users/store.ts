@@ -58,7 +58,10 @@ export function createUserStore(db: Db) {
     "DELETE FROM dashboard_sessions WHERE last_seen_at <= ? OR created_at <= ?",
   );
 
-  const insertFailure = db.query<null, [string, number]>("INSERT INTO sign_in_failures (key, at) VALUES (?, ?)");
+  // RETURNING rather than lastInsertRowid, which only SQLite has; PostgreSQL's table has an explicit rowid.
+  const insertFailure = db.query<{ rowid: number }, [string, number]>(
+    "INSERT INTO sign_in_failures (key, at) VALUES (?, ?) RETURNING rowid",
+  );
   const recentFailures = db.query<{ at: number }, [string, number]>(
     "SELECT at FROM sign_in_failures WHERE key = ? AND at > ? ORDER BY at DESC",
   );
@@ -84,7 +87,8 @@ export function createUserStore(db: Db) {
     deleteExpiredSessions: (idleSince: number, openedBefore: number) =>
       deleteExpiredSessions.run(idleSince, openedBefore),
 
-    recordFailure: (key: string, at: number) => insertFailure.run(key, at),
+    /** Its rowid, by which deleteFailure deletes it. */
+    recordFailure: (key: string, at: number): number => insertFailure.get(key, at)!.rowid,
     /** Failure times of `key` after `since`, newest first. */
     failuresSince: (key: string, since: number) => recentFailures.all(key, since).map((r) => r.at),
     clearFailures: (key: string) => clearFailures.run(key),

@@ -3,10 +3,9 @@
  * (only hashes), when a session ends (idle, absolute, sign-out, password reset, deletion).
  */
 import { afterAll, beforeAll, describe, expect, spyOn, test } from "bun:test";
-import { rmSync } from "node:fs";
 import { createAccountsService } from "../../src/accounts/service.ts";
 import { createAccountStore } from "../../src/accounts/store.ts";
-import { type Db, openDb } from "../../src/db/index.ts";
+import type { Db } from "../../src/db/engine.ts";
 import { AuthError, NotFoundError, ValidationError } from "../../src/lib/errors.ts";
 import { randomIds } from "../../src/lib/ids.ts";
 import { sha256Hex } from "../../src/lib/secrets.ts";
@@ -18,12 +17,13 @@ import {
   type UsersService,
 } from "../../src/users/service.ts";
 import { createUserStore } from "../../src/users/store.ts";
-import { makeTempDir, TEST_PAYOUT } from "../support/server.ts";
+import { TEST_PAYOUT } from "../support/server.ts";
+import { ENGINES, openTestStore, type TestStore } from "../support/store-engines.ts";
 
 const clock = { at: Date.UTC(2026, 5, 1), now: () => clock.at };
 const HOUR = 3_600_000;
 
-let dataDir: string;
+let store: TestStore;
 let db: Db;
 let users: UsersService;
 let accountId: string;
@@ -31,188 +31,186 @@ let n = 0;
 // Each test signs in from a client of its own, so the throttle of one never touches another.
 const client = () => `192.0.2.${++n}`;
 const email = () => `owner${++n}@shop.example`;
-
-beforeAll(() => {
-  dataDir = makeTempDir();
-  db = openDb(dataDir);
-  const accountStore = createAccountStore(db);
-  const accounts = createAccountsService({ store: accountStore, clock, ids: randomIds });
-  accountId = accounts.createAccount({ name: "Users Shop", payoutAddress: TEST_PAYOUT }).account.id;
-  users = createUsersService({
-    store: createUserStore(db),
-    clock,
-    ids: randomIds,
-    accountExists: (id) => accountStore.findAccount(id) !== null,
-  });
-});
-afterAll(() => {
-  db.close();
-  rmSync(dataDir, { recursive: true, force: true });
-});
-
 const sessionCount = (userId: string) =>
   db.query<{ n: number }, [string]>("SELECT count(*) AS n FROM dashboard_sessions WHERE user_id = ?").get(userId)!.n;
 
-describe("users", () => {
-  test("createUser stores an Argon2id hash of a generated password, never the password", async () => {
-    const { user, password } = await users.createUser({ accountId, email: email() });
-    expect(user.id).toMatch(/^usr_[0-9A-Za-z]{24}$/);
-    expect(user.account_id).toBe(accountId);
-    expect(password.length).toBeGreaterThanOrEqual(20);
-    const row = db
-      .query<{ password_hash: string }, [string]>("SELECT * FROM dashboard_users WHERE id = ?")
-      .get(user.id)!;
-    expect(row.password_hash).toStartWith("$argon2id$");
-    expect(JSON.stringify(row)).not.toContain(password);
-    expect(await Bun.password.verify(password, row.password_hash)).toBe(true);
+describe.each(ENGINES)("%s", (engine) => {
+  beforeAll(async () => {
+    store = await openTestStore(engine);
+    db = store.db;
+    const accountStore = createAccountStore(db);
+    const accounts = createAccountsService({ store: accountStore, clock, ids: randomIds });
+    accountId = accounts.createAccount({ name: "Users Shop", payoutAddress: TEST_PAYOUT }).account.id;
+    users = createUsersService({
+      store: createUserStore(db),
+      clock,
+      ids: randomIds,
+      accountExists: (id) => accountStore.findAccount(id) !== null,
+    });
+  });
+  afterAll(() => store?.close());
+
+  describe("users", () => {
+    test("createUser stores an Argon2id hash of a generated password, never the password", async () => {
+      const { user, password } = await users.createUser({ accountId, email: email() });
+      expect(user.id).toMatch(/^usr_[0-9A-Za-z]{24}$/);
+      expect(user.account_id).toBe(accountId);
+      expect(password.length).toBeGreaterThanOrEqual(20);
+      const row = db
+        .query<{ password_hash: string }, [string]>("SELECT * FROM dashboard_users WHERE id = ?")
+        .get(user.id)!;
+      expect(row.password_hash).toStartWith("$argon2id$");
+      expect(JSON.stringify(row)).not.toContain(password);
+      expect(await Bun.password.verify(password, row.password_hash)).toBe(true);
+    });
+
+    test("an email is one user whatever its case", async () => {
+      const address = email();
+      const { user } = await users.createUser({ accountId, email: `  ${address.toUpperCase()} ` });
+      expect(user.email).toBe(address);
+      await expect(users.createUser({ accountId, email: address })).rejects.toThrow(ValidationError);
+    });
+
+    test("an unknown account, a malformed email or a short password is refused and stores nothing", async () => {
+      const before = users.listUsers().length;
+      await expect(users.createUser({ accountId: "acct_unknown", email: email() })).rejects.toThrow(NotFoundError);
+      await expect(users.createUser({ accountId, email: "not-an-email" })).rejects.toThrow("email must be");
+      await expect(users.createUser({ accountId, email: email(), password: "short" })).rejects.toThrow(
+        "password must be at least 12 characters",
+      );
+      expect(users.listUsers().length).toBe(before);
+    });
+
+    test("listUsers narrows to one account; an account may have several users", async () => {
+      const a = await users.createUser({ accountId, email: email() });
+      const b = await users.createUser({ accountId, email: email() });
+      const ids = users.listUsers(accountId).map((u) => u.id);
+      expect(ids).toContain(a.user.id);
+      expect(ids).toContain(b.user.id);
+      expect(users.listUsers("acct_other")).toEqual([]);
+    });
   });
 
-  test("an email is one user whatever its case", async () => {
-    const address = email();
-    const { user } = await users.createUser({ accountId, email: `  ${address.toUpperCase()} ` });
-    expect(user.email).toBe(address);
-    await expect(users.createUser({ accountId, email: address })).rejects.toThrow(ValidationError);
-  });
-
-  test("an unknown account, a malformed email or a short password is refused and stores nothing", async () => {
-    const before = users.listUsers().length;
-    await expect(users.createUser({ accountId: "acct_unknown", email: email() })).rejects.toThrow(NotFoundError);
-    await expect(users.createUser({ accountId, email: "not-an-email" })).rejects.toThrow("email must be");
-    await expect(users.createUser({ accountId, email: email(), password: "short" })).rejects.toThrow(
-      "password must be at least 12 characters",
-    );
-    expect(users.listUsers().length).toBe(before);
-  });
-
-  test("listUsers narrows to one account; an account may have several users", async () => {
-    const a = await users.createUser({ accountId, email: email() });
-    const b = await users.createUser({ accountId, email: email() });
-    const ids = users.listUsers(accountId).map((u) => u.id);
-    expect(ids).toContain(a.user.id);
-    expect(ids).toContain(b.user.id);
-    expect(users.listUsers("acct_other")).toEqual([]);
-  });
-});
-
-describe("sessions", () => {
-  async function signedIn() {
-    const address = email();
-    const { user, password } = await users.createUser({ accountId, email: address });
-    const { token, session } = await users.signIn({ email: address, password, client: client() });
-    return { user, password, token, session, address };
-  }
-
-  test("signIn opens a session stored only as the token's hash, with its own CSRF token", async () => {
-    const { token, session, user } = await signedIn();
-    expect(session.sessionId).toMatch(/^ses_/);
-    expect(session.userId).toBe(user.id);
-    expect(session.accountId).toBe(accountId);
-    const row = db
-      .query<Record<string, unknown>, [string]>("SELECT * FROM dashboard_sessions WHERE id = ?")
-      .get(session.sessionId)!;
-    expect(row.token_hash).toBe(sha256Hex(token));
-    expect(JSON.stringify(row)).not.toContain(token);
-    expect(session.csrfToken).not.toBe(token);
-    expect(users.resolveSession(token)).toEqual(session);
-  });
-
-  test("a wrong password and an unknown email are refused with the same words", async () => {
-    const { address } = await signedIn();
-    const wrong = users.signIn({ email: address, password: "wrong password!", client: client() });
-    const unknown = users.signIn({ email: email(), password: "wrong password!", client: client() });
-    await expect(wrong).rejects.toThrow(new AuthError(SIGN_IN_REFUSED));
-    await expect(unknown).rejects.toThrow(new AuthError(SIGN_IN_REFUSED));
-  });
-
-  test("a session ends after 12 idle hours, and a request before then extends it", async () => {
-    const { token } = await signedIn();
-    clock.at += SESSION_IDLE_MS - HOUR;
-    expect(users.resolveSession(token)).not.toBeNull();
-    clock.at += SESSION_IDLE_MS - HOUR; // idle again just under the limit since the last request
-    expect(users.resolveSession(token)).not.toBeNull();
-    clock.at += SESSION_IDLE_MS;
-    expect(users.resolveSession(token)).toBeNull();
-    expect(users.resolveSession(token)).toBeNull();
-  });
-
-  test("a session ends 7 days after sign-in however busy it is", async () => {
-    const { token, user } = await signedIn();
-    const signedInAt = clock.at;
-    while (clock.at + SESSION_IDLE_MS / 2 < signedInAt + SESSION_MAX_MS) {
-      clock.at += SESSION_IDLE_MS / 2;
-      expect(users.resolveSession(token)).not.toBeNull();
-    }
-    clock.at = signedInAt + SESSION_MAX_MS;
-    expect(users.resolveSession(token)).toBeNull();
-    expect(sessionCount(user.id)).toBe(0);
-  });
-
-  test("signOut ends that session only", async () => {
-    const { token, address, password, user } = await signedIn();
-    const other = await users.signIn({ email: address, password, client: client() });
-    users.signOut(token);
-    expect(users.resolveSession(token)).toBeNull();
-    expect(users.resolveSession(other.token)?.userId).toBe(user.id);
-  });
-
-  test("a password reset ends every session of the user; the new password signs in, the old does not", async () => {
-    const { token, address, password, user } = await signedIn();
-    const other = await users.signIn({ email: address, password, client: client() });
-    const reset = await users.resetPassword(user.id);
-    expect(reset.password).not.toBe(password);
-    expect(users.resolveSession(token)).toBeNull();
-    expect(users.resolveSession(other.token)).toBeNull();
-    await expect(users.signIn({ email: address, password, client: client() })).rejects.toThrow(AuthError);
-    const fresh = await users.signIn({ email: address, password: reset.password, client: client() });
-    expect(users.resolveSession(fresh.token)?.userId).toBe(user.id);
-  });
-
-  test("a reset to a given password checks its length and changes nothing when refused", async () => {
-    const { token, user } = await signedIn();
-    await expect(users.resetPassword(user.id, "short")).rejects.toThrow(ValidationError);
-    expect(users.resolveSession(token)).not.toBeNull();
-    await expect(users.resetPassword("usr_unknown")).rejects.toThrow(NotFoundError);
-  });
-
-  test("a reset or deletion that lands while a sign-in is being checked leaves that sign-in without a session", async () => {
-    for (const change of ["reset", "delete"] as const) {
+  describe("sessions", () => {
+    async function signedIn() {
       const address = email();
       const { user, password } = await users.createUser({ accountId, email: address });
-      const verify = Bun.password.verify;
-      // The real check, with the operator's command landing between it and the session being opened.
-      const spy = spyOn(Bun.password, "verify").mockImplementation(async (...args) => {
-        const valid = await verify(...args);
-        if (change === "reset") await users.resetPassword(user.id);
-        else users.deleteUser(user.id);
-        return valid;
-      });
-      try {
-        await expect(users.signIn({ email: address, password, client: client() })).rejects.toThrow(SIGN_IN_REFUSED);
-      } finally {
-        spy.mockRestore();
-      }
-      expect(sessionCount(user.id)).toBe(0);
+      const { token, session } = await users.signIn({ email: address, password, client: client() });
+      return { user, password, token, session, address };
     }
-  });
 
-  test("deleting a user ends their sessions", async () => {
-    const { token, user } = await signedIn();
-    expect(users.deleteUser(user.id)).toEqual({ id: user.id, deleted: true });
-    expect(users.resolveSession(token)).toBeNull();
-    expect(sessionCount(user.id)).toBe(0);
-    expect(() => users.deleteUser(user.id)).toThrow(NotFoundError);
-  });
+    test("signIn opens a session stored only as the token's hash, with its own CSRF token", async () => {
+      const { token, session, user } = await signedIn();
+      expect(session.sessionId).toMatch(/^ses_/);
+      expect(session.userId).toBe(user.id);
+      expect(session.accountId).toBe(accountId);
+      const row = db
+        .query<Record<string, unknown>, [string]>("SELECT * FROM dashboard_sessions WHERE id = ?")
+        .get(session.sessionId)!;
+      expect(row.token_hash).toBe(sha256Hex(token));
+      expect(JSON.stringify(row)).not.toContain(token);
+      expect(session.csrfToken).not.toBe(token);
+      expect(users.resolveSession(token)).toEqual(session);
+    });
 
-  test("sessions that ended unread are deleted at the next sign-in", async () => {
-    const idle = await signedIn();
-    clock.at += SESSION_IDLE_MS;
-    await signedIn();
-    expect(sessionCount(idle.user.id)).toBe(0);
-  });
+    test("a wrong password and an unknown email are refused with the same words", async () => {
+      const { address } = await signedIn();
+      const wrong = users.signIn({ email: address, password: "wrong password!", client: client() });
+      const unknown = users.signIn({ email: email(), password: "wrong password!", client: client() });
+      await expect(wrong).rejects.toThrow(new AuthError(SIGN_IN_REFUSED));
+      await expect(unknown).rejects.toThrow(new AuthError(SIGN_IN_REFUSED));
+    });
 
-  test("a malformed or unknown token resolves to nothing", () => {
-    expect(users.resolveSession("")).toBeNull();
-    expect(users.resolveSession("x".repeat(43))).toBeNull();
-    expect(users.resolveSession("' OR 1=1 --")).toBeNull();
+    test("a session ends after 12 idle hours, and a request before then extends it", async () => {
+      const { token } = await signedIn();
+      clock.at += SESSION_IDLE_MS - HOUR;
+      expect(users.resolveSession(token)).not.toBeNull();
+      clock.at += SESSION_IDLE_MS - HOUR; // idle again just under the limit since the last request
+      expect(users.resolveSession(token)).not.toBeNull();
+      clock.at += SESSION_IDLE_MS;
+      expect(users.resolveSession(token)).toBeNull();
+      expect(users.resolveSession(token)).toBeNull();
+    });
+
+    test("a session ends 7 days after sign-in however busy it is", async () => {
+      const { token, user } = await signedIn();
+      const signedInAt = clock.at;
+      while (clock.at + SESSION_IDLE_MS / 2 < signedInAt + SESSION_MAX_MS) {
+        clock.at += SESSION_IDLE_MS / 2;
+        expect(users.resolveSession(token)).not.toBeNull();
+      }
+      clock.at = signedInAt + SESSION_MAX_MS;
+      expect(users.resolveSession(token)).toBeNull();
+      expect(sessionCount(user.id)).toBe(0);
+    });
+
+    test("signOut ends that session only", async () => {
+      const { token, address, password, user } = await signedIn();
+      const other = await users.signIn({ email: address, password, client: client() });
+      users.signOut(token);
+      expect(users.resolveSession(token)).toBeNull();
+      expect(users.resolveSession(other.token)?.userId).toBe(user.id);
+    });
+
+    test("a password reset ends every session of the user; the new password signs in, the old does not", async () => {
+      const { token, address, password, user } = await signedIn();
+      const other = await users.signIn({ email: address, password, client: client() });
+      const reset = await users.resetPassword(user.id);
+      expect(reset.password).not.toBe(password);
+      expect(users.resolveSession(token)).toBeNull();
+      expect(users.resolveSession(other.token)).toBeNull();
+      await expect(users.signIn({ email: address, password, client: client() })).rejects.toThrow(AuthError);
+      const fresh = await users.signIn({ email: address, password: reset.password, client: client() });
+      expect(users.resolveSession(fresh.token)?.userId).toBe(user.id);
+    });
+
+    test("a reset to a given password checks its length and changes nothing when refused", async () => {
+      const { token, user } = await signedIn();
+      await expect(users.resetPassword(user.id, "short")).rejects.toThrow(ValidationError);
+      expect(users.resolveSession(token)).not.toBeNull();
+      await expect(users.resetPassword("usr_unknown")).rejects.toThrow(NotFoundError);
+    });
+
+    test("a reset or deletion that lands while a sign-in is being checked leaves that sign-in without a session", async () => {
+      for (const change of ["reset", "delete"] as const) {
+        const address = email();
+        const { user, password } = await users.createUser({ accountId, email: address });
+        const verify = Bun.password.verify;
+        // The real check, with the operator's command landing between it and the session being opened.
+        const spy = spyOn(Bun.password, "verify").mockImplementation(async (...args) => {
+          const valid = await verify(...args);
+          if (change === "reset") await users.resetPassword(user.id);
+          else users.deleteUser(user.id);
+          return valid;
+        });
+        try {
+          await expect(users.signIn({ email: address, password, client: client() })).rejects.toThrow(SIGN_IN_REFUSED);
+        } finally {
+          spy.mockRestore();
+        }
+        expect(sessionCount(user.id)).toBe(0);
+      }
+    });
+
+    test("deleting a user ends their sessions", async () => {
+      const { token, user } = await signedIn();
+      expect(users.deleteUser(user.id)).toEqual({ id: user.id, deleted: true });
+      expect(users.resolveSession(token)).toBeNull();
+      expect(sessionCount(user.id)).toBe(0);
+      expect(() => users.deleteUser(user.id)).toThrow(NotFoundError);
+    });
+
+    test("sessions that ended unread are deleted at the next sign-in", async () => {
+      const idle = await signedIn();
+      clock.at += SESSION_IDLE_MS;
+      await signedIn();
+      expect(sessionCount(idle.user.id)).toBe(0);
+    });
+
+    test("a malformed or unknown token resolves to nothing", () => {
+      expect(users.resolveSession("")).toBeNull();
+      expect(users.resolveSession("x".repeat(43))).toBeNull();
+      expect(users.resolveSession("' OR 1=1 --")).toBeNull();
+    });
   });
 });

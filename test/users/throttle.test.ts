@@ -4,20 +4,20 @@
  * around the limit by guessing in parallel.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, spyOn, test } from "bun:test";
-import { rmSync } from "node:fs";
 import { createAccountsService } from "../../src/accounts/service.ts";
 import { createAccountStore } from "../../src/accounts/store.ts";
-import { type Db, openDb } from "../../src/db/index.ts";
+import type { Db } from "../../src/db/engine.ts";
 import { AuthError, TooManyRequestsError } from "../../src/lib/errors.ts";
 import { randomIds } from "../../src/lib/ids.ts";
 import { createUsersService, SIGN_IN_WINDOW_MS, type UsersService } from "../../src/users/service.ts";
 import { createUserStore } from "../../src/users/store.ts";
-import { makeTempDir, TEST_PAYOUT } from "../support/server.ts";
+import { TEST_PAYOUT } from "../support/server.ts";
+import { ENGINES, openTestStore, type TestStore } from "../support/store-engines.ts";
 
 const clock = { at: Date.UTC(2026, 5, 1), now: () => clock.at };
 const MINUTE = 60_000;
 
-let dataDir: string;
+let store: TestStore;
 let db: Db;
 let users: UsersService;
 let accountId: string;
@@ -25,25 +25,6 @@ let n = 0;
 const client = () => `198.51.100.${++n}`;
 const email = () => `throttle${++n}@shop.example`;
 
-beforeAll(() => {
-  dataDir = makeTempDir();
-  db = openDb(dataDir);
-  const accountStore = createAccountStore(db);
-  accountId = createAccountsService({ store: accountStore, clock, ids: randomIds }).createAccount({
-    name: "Throttle Shop",
-    payoutAddress: TEST_PAYOUT,
-  }).account.id;
-  users = createUsersService({
-    store: createUserStore(db),
-    clock,
-    ids: randomIds,
-    accountExists: (id) => accountStore.findAccount(id) !== null,
-  });
-});
-afterAll(() => {
-  db.close();
-  rmSync(dataDir, { recursive: true, force: true });
-});
 // A test's failures never count against the next one.
 afterEach(() => {
   clock.at += SIGN_IN_WINDOW_MS;
@@ -67,94 +48,115 @@ async function attempt(input: { email: string; password: string; client: string 
   }
 }
 
-describe("sign-in throttle", () => {
-  test("5 wrong passwords for an email, from anywhere, lock that email for 15 minutes, right password or not", async () => {
-    const user = await newUser();
-    for (let i = 0; i < 5; i++)
-      expect(await attempt({ email: user.email, password: "wrong password", client: client() })).toBe("refused");
-    expect(await attempt({ ...user, client: client() })).toBe(900);
-    clock.at += 10 * MINUTE;
-    expect(await attempt({ ...user, client: client() })).toBe(300);
-    clock.at += 5 * MINUTE;
-    expect(await attempt({ ...user, client: client() })).toBe("ok");
+describe.each(ENGINES)("%s", (engine) => {
+  beforeAll(async () => {
+    store = await openTestStore(engine);
+    db = store.db;
+    const accountStore = createAccountStore(db);
+    accountId = createAccountsService({ store: accountStore, clock, ids: randomIds }).createAccount({
+      name: "Throttle Shop",
+      payoutAddress: TEST_PAYOUT,
+    }).account.id;
+    users = createUsersService({
+      store: createUserStore(db),
+      clock,
+      ids: randomIds,
+      accountExists: (id) => accountStore.findAccount(id) !== null,
+    });
   });
+  afterAll(() => store?.close());
 
-  test("5 failures from one client, whatever the emails, lock that client out of every account", async () => {
-    const user = await newUser();
-    const from = client();
-    for (let i = 0; i < 5; i++)
-      expect(await attempt({ email: email(), password: "wrong password", client: from })).toBe("refused");
-    expect(await attempt({ ...user, client: from })).toBe(900);
-    expect(await attempt({ ...user, client: client() })).toBe("ok");
-  });
+  describe("sign-in throttle", () => {
+    test("5 wrong passwords for an email, from anywhere, lock that email for 15 minutes, right password or not", async () => {
+      const user = await newUser();
+      for (let i = 0; i < 5; i++)
+        expect(await attempt({ email: user.email, password: "wrong password", client: client() })).toBe("refused");
+      expect(await attempt({ ...user, client: client() })).toBe(900);
+      clock.at += 10 * MINUTE;
+      expect(await attempt({ ...user, client: client() })).toBe(300);
+      clock.at += 5 * MINUTE;
+      expect(await attempt({ ...user, client: client() })).toBe("ok");
+    });
 
-  test("Retry-After counts down to when the failure that keeps the count at 5 leaves the window", async () => {
-    const user = await newUser();
-    for (let i = 0; i < 5; i++) {
-      expect(await attempt({ email: user.email, password: "wrong password", client: client() })).toBe("refused");
-      clock.at += MINUTE;
-    }
-    // Failures at 0..4 min, now 5 min: the first leaves the window at 15 min.
-    expect(await attempt({ ...user, client: client() })).toBe(600);
-  });
+    test("5 failures from one client, whatever the emails, lock that client out of every account", async () => {
+      const user = await newUser();
+      const from = client();
+      for (let i = 0; i < 5; i++)
+        expect(await attempt({ email: email(), password: "wrong password", client: from })).toBe("refused");
+      expect(await attempt({ ...user, client: from })).toBe(900);
+      expect(await attempt({ ...user, client: client() })).toBe("ok");
+    });
 
-  test("an unknown email gets the same answers as a wrong password, after the same password check", async () => {
-    const verify = spyOn(Bun.password, "verify");
-    try {
-      const known = await newUser();
-      const unknown = email();
-      const answers = { known: [] as Array<string | number>, unknown: [] as Array<string | number> };
-      for (let i = 0; i < 6; i++) {
-        answers.known.push(await attempt({ email: known.email, password: "wrong password", client: client() }));
-        answers.unknown.push(await attempt({ email: unknown, password: "wrong password", client: client() }));
+    test("Retry-After counts down to when the failure that keeps the count at 5 leaves the window", async () => {
+      const user = await newUser();
+      for (let i = 0; i < 5; i++) {
+        expect(await attempt({ email: user.email, password: "wrong password", client: client() })).toBe("refused");
+        clock.at += MINUTE;
       }
-      expect(answers.unknown).toEqual(answers.known);
-      expect(answers.known).toEqual(["refused", "refused", "refused", "refused", "refused", 900]);
-      // One Argon2id verification per attempt that was not throttled, the unknown email's included.
-      expect(verify).toHaveBeenCalledTimes(10);
-    } finally {
-      verify.mockRestore();
-    }
-  });
+      // Failures at 0..4 min, now 5 min: the first leaves the window at 15 min.
+      expect(await attempt({ ...user, client: client() })).toBe(600);
+    });
 
-  test("guesses sent all at once get no more than 5 password checks", async () => {
-    const user = await newUser();
-    const verify = spyOn(Bun.password, "verify");
-    try {
-      const answers = await Promise.all(
-        Array.from({ length: 12 }, () => attempt({ email: user.email, password: "wrong password", client: client() })),
-      );
-      expect(answers.filter((a) => a === "refused")).toHaveLength(5);
-      expect(answers.filter((a) => a === 900)).toHaveLength(7);
-      expect(verify).toHaveBeenCalledTimes(5);
-    } finally {
-      verify.mockRestore();
-    }
-  });
+    test("an unknown email gets the same answers as a wrong password, after the same password check", async () => {
+      const verify = spyOn(Bun.password, "verify");
+      try {
+        const known = await newUser();
+        const unknown = email();
+        const answers = { known: [] as Array<string | number>, unknown: [] as Array<string | number> };
+        for (let i = 0; i < 6; i++) {
+          answers.known.push(await attempt({ email: known.email, password: "wrong password", client: client() }));
+          answers.unknown.push(await attempt({ email: unknown, password: "wrong password", client: client() }));
+        }
+        expect(answers.unknown).toEqual(answers.known);
+        expect(answers.known).toEqual(["refused", "refused", "refused", "refused", "refused", 900]);
+        // One Argon2id verification per attempt that was not throttled, the unknown email's included.
+        expect(verify).toHaveBeenCalledTimes(10);
+      } finally {
+        verify.mockRestore();
+      }
+    });
 
-  test("a successful sign-in clears its email's failures, not its client's", async () => {
-    const user = await newUser();
-    const from = client();
-    for (let i = 0; i < 4; i++)
-      expect(await attempt({ email: user.email, password: "wrong password", client: client() })).toBe("refused");
-    expect(await attempt({ ...user, client: from })).toBe("ok");
-    for (let i = 0; i < 4; i++)
-      expect(await attempt({ email: user.email, password: "wrong password", client: client() })).toBe("refused");
-    expect(await attempt({ ...user, client: client() })).toBe("ok");
+    test("guesses sent all at once get no more than 5 password checks", async () => {
+      const user = await newUser();
+      const verify = spyOn(Bun.password, "verify");
+      try {
+        const answers = await Promise.all(
+          Array.from({ length: 12 }, () =>
+            attempt({ email: user.email, password: "wrong password", client: client() }),
+          ),
+        );
+        expect(answers.filter((a) => a === "refused")).toHaveLength(5);
+        expect(answers.filter((a) => a === 900)).toHaveLength(7);
+        expect(verify).toHaveBeenCalledTimes(5);
+      } finally {
+        verify.mockRestore();
+      }
+    });
 
-    for (let i = 0; i < 5; i++)
-      expect(await attempt({ email: email(), password: "wrong password", client: from })).toBe("refused");
-    expect(await attempt({ ...user, client: from })).toBe(900);
-  });
+    test("a successful sign-in clears its email's failures, not its client's", async () => {
+      const user = await newUser();
+      const from = client();
+      for (let i = 0; i < 4; i++)
+        expect(await attempt({ email: user.email, password: "wrong password", client: client() })).toBe("refused");
+      expect(await attempt({ ...user, client: from })).toBe("ok");
+      for (let i = 0; i < 4; i++)
+        expect(await attempt({ email: user.email, password: "wrong password", client: client() })).toBe("refused");
+      expect(await attempt({ ...user, client: client() })).toBe("ok");
 
-  test("failures older than the window are purged as new ones are recorded", async () => {
-    const user = await newUser();
-    await attempt({ email: user.email, password: "wrong password", client: client() });
-    clock.at += SIGN_IN_WINDOW_MS + 1;
-    await attempt({ email: user.email, password: "wrong password", client: client() });
-    const rows = db
-      .query<{ n: number }, [number]>("SELECT count(*) AS n FROM sign_in_failures WHERE at <= ?")
-      .get(clock.at - SIGN_IN_WINDOW_MS)!.n;
-    expect(rows).toBe(0);
+      for (let i = 0; i < 5; i++)
+        expect(await attempt({ email: email(), password: "wrong password", client: from })).toBe("refused");
+      expect(await attempt({ ...user, client: from })).toBe(900);
+    });
+
+    test("failures older than the window are purged as new ones are recorded", async () => {
+      const user = await newUser();
+      await attempt({ email: user.email, password: "wrong password", client: client() });
+      clock.at += SIGN_IN_WINDOW_MS + 1;
+      await attempt({ email: user.email, password: "wrong password", client: client() });
+      const rows = db
+        .query<{ n: number }, [number]>("SELECT count(*) AS n FROM sign_in_failures WHERE at <= ?")
+        .get(clock.at - SIGN_IN_WINDOW_MS)!.n;
+      expect(rows).toBe(0);
+    });
   });
 });
