@@ -47,9 +47,10 @@ export function createEventStore(db: Db, ids: IdGenerator) {
   const newest = db.query<Pick<EventRow, "seq" | "id">, [string]>(
     "SELECT seq, id FROM events WHERE account_id = ? ORDER BY seq DESC LIMIT 1",
   );
+  // The casts give PostgreSQL the type of a parameter that may be null, which `IS NULL` alone does not.
   const list = db.query<EventRow, Record<string, string | number | null>>(
     `SELECT * FROM events WHERE account_id = $account_id AND created_at >= $since
-        AND ($before_seq IS NULL OR seq < $before_seq) AND ($type IS NULL OR type = $type)
+        AND (CAST($before_seq AS BIGINT) IS NULL OR seq < $before_seq) AND (CAST($type AS TEXT) IS NULL OR type = $type)
       ORDER BY seq DESC LIMIT $limit`,
   );
 

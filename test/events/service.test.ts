@@ -4,37 +4,25 @@
  * finds whatever is still kept, listed or not.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { rmSync } from "node:fs";
 import { createAccountsService } from "../../src/accounts/service.ts";
 import { createAccountStore } from "../../src/accounts/store.ts";
-import { type Db, openDb } from "../../src/db/index.ts";
+import type { Db } from "../../src/db/engine.ts";
 import { createEventsService } from "../../src/events/service.ts";
 import { createEventStore } from "../../src/events/store.ts";
 import { randomIds } from "../../src/lib/ids.ts";
 import { RETENTION_MS } from "../../src/ops/retention.ts";
-import { makeTempDir, TEST_PAYOUT } from "../support/server.ts";
+import { TEST_PAYOUT } from "../support/server.ts";
+import { ENGINES, openTestStore, type TestStore } from "../support/store-engines.ts";
 
 const DAY = 24 * 3_600_000;
 const NOW = Date.UTC(2026, 5, 1);
 const clock = { at: NOW, now: () => clock.at };
 
-let dataDir: string;
+let opened: TestStore;
 let db: Db;
 let events: ReturnType<typeof createEventsService>;
 let store: ReturnType<typeof createEventStore>;
 let accounts: ReturnType<typeof createAccountsService>;
-
-beforeAll(() => {
-  dataDir = makeTempDir();
-  db = openDb(dataDir);
-  store = createEventStore(db, randomIds);
-  events = createEventsService({ store, clock });
-  accounts = createAccountsService({ store: createAccountStore(db), clock, ids: randomIds });
-});
-afterAll(() => {
-  db.close();
-  rmSync(dataDir, { recursive: true, force: true });
-});
 
 function newAccount(name: string) {
   const id = accounts.createAccount({ name, payoutAddress: TEST_PAYOUT }).account.id;
@@ -57,48 +45,61 @@ function event(account: { id: string }, at: number, type = "test"): string {
 
 const listed = (page: { payloads: string[] }) => page.payloads.map((text) => JSON.parse(text).id as string);
 
-describe("events service", () => {
-  test("lists the last 30 days newest first: the boundary millisecond in, one before it out; retrieval still finds the older", () => {
-    const account = newAccount("Window");
-    clock.at = NOW;
-    const older = event(account, NOW - RETENTION_MS - 1);
-    const boundary = event(account, NOW - RETENTION_MS);
-    const recent = event(account, NOW - DAY);
-    expect(listed(events.list(account, { limit: 10 }))).toEqual([recent, boundary]);
-    expect(JSON.parse(events.retrieve(account, older)).id).toBe(older);
-
-    // The window moves with the clock, not with the data.
-    clock.at = NOW + DAY;
-    expect(listed(events.list(account, { limit: 10 }))).toEqual([recent]);
-    clock.at = NOW - 2 * DAY;
-    expect(listed(events.list(account, { limit: 10 }))).toEqual([recent, boundary, older]);
-    clock.at = NOW;
+describe.each(ENGINES)("%s", (engine) => {
+  beforeAll(async () => {
+    opened = await openTestStore(engine);
+    db = opened.db;
+    store = createEventStore(db, randomIds);
+    events = createEventsService({ store, clock });
+    accounts = createAccountsService({ store: createAccountStore(db), clock, ids: randomIds });
   });
+  afterAll(() => opened?.close());
 
-  test("pages with starting_after and has_more, filtered by type", () => {
-    const account = newAccount("Pager");
-    const ids = [0, 1, 2, 3, 4].map((i) =>
-      event(account, NOW - (5 - i) * 60_000, i % 2 === 0 ? "test" : "payment.confirmed"),
-    );
-    const [a, b, d, e] = [ids[0]!, ids[1]!, ids[3]!, ids[4]!];
-    const first = events.list(account, { limit: 2 });
-    expect(listed(first)).toEqual([e, d]);
-    expect(first.hasMore).toBe(true);
-    const last = events.list(account, { limit: 2, startingAfter: b });
-    expect(listed(last)).toEqual([a]);
-    expect(last.hasMore).toBe(false);
-    expect(listed(events.list(account, { limit: 10, type: "payment.confirmed" }))).toEqual([d, b]);
-  });
+  describe("events service", () => {
+    test("lists the last 30 days newest first: the boundary millisecond in, one before it out; retrieval still finds the older", () => {
+      const account = newAccount("Window");
+      clock.at = NOW;
+      const older = event(account, NOW - RETENTION_MS - 1);
+      const boundary = event(account, NOW - RETENTION_MS);
+      const recent = event(account, NOW - DAY);
+      expect(listed(events.list(account, { limit: 10 }))).toEqual([recent, boundary]);
+      expect(JSON.parse(events.retrieve(account, older)).id).toBe(older);
 
-  test("another account's event is neither a cursor nor retrievable, exactly as an unknown one", () => {
-    const mine = newAccount("Mine");
-    const theirs = event(newAccount("Theirs"), NOW);
-    const unknown = randomIds.prefixed("evt");
-    expect(() => events.list(mine, { limit: 10, startingAfter: theirs })).toThrow(`starting_after: no event ${theirs}`);
-    expect(() => events.list(mine, { limit: 10, startingAfter: unknown })).toThrow(
-      `starting_after: no event ${unknown}`,
-    );
-    expect(() => events.retrieve(mine, theirs)).toThrow(`no event ${theirs}`);
-    expect(() => events.retrieve(mine, unknown)).toThrow(`no event ${unknown}`);
+      // The window moves with the clock, not with the data.
+      clock.at = NOW + DAY;
+      expect(listed(events.list(account, { limit: 10 }))).toEqual([recent]);
+      clock.at = NOW - 2 * DAY;
+      expect(listed(events.list(account, { limit: 10 }))).toEqual([recent, boundary, older]);
+      clock.at = NOW;
+    });
+
+    test("pages with starting_after and has_more, filtered by type", () => {
+      const account = newAccount("Pager");
+      const ids = [0, 1, 2, 3, 4].map((i) =>
+        event(account, NOW - (5 - i) * 60_000, i % 2 === 0 ? "test" : "payment.confirmed"),
+      );
+      const [a, b, d, e] = [ids[0]!, ids[1]!, ids[3]!, ids[4]!];
+      const first = events.list(account, { limit: 2 });
+      expect(listed(first)).toEqual([e, d]);
+      expect(first.hasMore).toBe(true);
+      const last = events.list(account, { limit: 2, startingAfter: b });
+      expect(listed(last)).toEqual([a]);
+      expect(last.hasMore).toBe(false);
+      expect(listed(events.list(account, { limit: 10, type: "payment.confirmed" }))).toEqual([d, b]);
+    });
+
+    test("another account's event is neither a cursor nor retrievable, exactly as an unknown one", () => {
+      const mine = newAccount("Mine");
+      const theirs = event(newAccount("Theirs"), NOW);
+      const unknown = randomIds.prefixed("evt");
+      expect(() => events.list(mine, { limit: 10, startingAfter: theirs })).toThrow(
+        `starting_after: no event ${theirs}`,
+      );
+      expect(() => events.list(mine, { limit: 10, startingAfter: unknown })).toThrow(
+        `starting_after: no event ${unknown}`,
+      );
+      expect(() => events.retrieve(mine, theirs)).toThrow(`no event ${theirs}`);
+      expect(() => events.retrieve(mine, unknown)).toThrow(`no event ${unknown}`);
+    });
   });
 });

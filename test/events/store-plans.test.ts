@@ -1,4 +1,8 @@
-/** The events store's reads for one payment come from an index, not a scan of the account's events. */
+/**
+ * The events store's reads for one payment come from an index, not a scan of the account's events.
+ * SQLite only: the plan is SQLite's EXPLAIN QUERY PLAN; PostgreSQL's schema has the same index
+ * (test/db/postgres-schema.test.ts compares them), and its planner picks by table statistics.
+ */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { type Db, openDb } from "../../src/db/index.ts";
