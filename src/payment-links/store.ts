@@ -46,10 +46,11 @@ export function createPaymentLinkStore(db: Db) {
   const findForAccount = db
     .query<PaymentLinkRow, [string, string]>("SELECT * FROM payment_links WHERE id = ? AND account_id = ?")
     .safeIntegers(true);
+  // The cast gives PostgreSQL the type of a cursor that may be null, which `IS NULL` alone does not.
   const list = db
     .query<PaymentLinkRow, [string, number | null, number]>(
       `SELECT * FROM payment_links
-        WHERE account_id = ?1 AND (?2 IS NULL OR seq < ?2)
+        WHERE account_id = ?1 AND (CAST(?2 AS BIGINT) IS NULL OR seq < ?2)
         ORDER BY seq DESC LIMIT ?3`,
     )
     .safeIntegers(true);

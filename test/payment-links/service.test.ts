@@ -5,12 +5,11 @@
  * `payment_link` in the merchant payment object.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { rmSync } from "node:fs";
 import { createAccountsService } from "../../src/accounts/service.ts";
 import { createAccountStore } from "../../src/accounts/store.ts";
 import { createChainStore } from "../../src/chain/store.ts";
+import type { Db } from "../../src/db/engine.ts";
 import { createGroupCommit } from "../../src/db/group-commit.ts";
-import { type Db, openDb } from "../../src/db/index.ts";
 import { inTransaction } from "../../src/db/transaction.ts";
 import { createEventStore } from "../../src/events/store.ts";
 import { createIdempotency } from "../../src/idempotency/index.ts";
@@ -21,12 +20,13 @@ import { createPaymentLinkStore } from "../../src/payment-links/store.ts";
 import { createLifecycle } from "../../src/payments/lifecycle.ts";
 import { createPaymentsService } from "../../src/payments/service.ts";
 import { createPaymentStore } from "../../src/payments/store.ts";
-import { makeTempDir, TEST_PAYOUT, TEST_USDC } from "../support/server.ts";
+import { TEST_PAYOUT, TEST_USDC } from "../support/server.ts";
+import { ENGINES, openTestStore, type TestStore } from "../support/store-engines.ts";
 
 const WINDOW_MS = 60 * 60_000;
 const clock = { at: Date.UTC(2031, 0, 10, 9), now: () => clock.at };
 
-let dataDir: string;
+let opened: TestStore;
 let db: Db;
 let accounts: ReturnType<typeof createAccountsService>;
 let payments: ReturnType<typeof createPaymentStore>;
@@ -57,20 +57,6 @@ function linksService() {
   });
 }
 let links: ReturnType<typeof linksService>;
-
-beforeAll(() => {
-  dataDir = makeTempDir();
-  db = openDb(dataDir);
-  accounts = createAccountsService({ store: createAccountStore(db), clock, ids: randomIds });
-  payments = createPaymentStore(db);
-  events = createEventStore(db, randomIds);
-  links = linksService();
-});
-afterAll(() => {
-  db.close();
-  rmSync(dataDir, { recursive: true, force: true });
-});
-
 function newAccount(name: string) {
   return accounts.findAccount(accounts.createAccount({ name, payoutAddress: TEST_PAYOUT }).account.id)!;
 }
@@ -83,186 +69,204 @@ const paymentsOf = (linkId: string) =>
 
 const nonce = () => randomIds.prefixed("plink").slice(-24);
 
-describe("store and create", () => {
-  test("stores amounts as integer micro-USDC, the metadata as sent minus whitespace, active as a boolean", async () => {
-    const account = newAccount("Store Shop");
-    const text = '{ "b": "2",  "a": "\\u00e9" }';
-    const link = await links.create(account, { amount: "1234.56", metadata: JSON.parse(text) }, text);
-    expect(link.amount).toBe(1_234_560_000n);
-    expect(link.metadata).toBe('{"b":"2","a":"\\u00e9"}');
-    expect(link.active).toBe(true);
-    const raw = db
-      .query<{ amount: number; active: number; typeof_amount: string }, [string]>(
-        "SELECT amount, active, typeof(amount) AS typeof_amount FROM payment_links WHERE id = ?",
-      )
-      .get(link.id)!;
-    expect(raw).toEqual({ amount: 1_234_560_000, active: 1, typeof_amount: "integer" });
+describe.each(ENGINES)("%s", (engine) => {
+  beforeAll(async () => {
+    opened = await openTestStore(engine);
+    db = opened.db;
+    accounts = createAccountsService({ store: createAccountStore(db), clock, ids: randomIds });
+    payments = createPaymentStore(db);
+    events = createEventStore(db, randomIds);
+    links = linksService();
   });
+  afterAll(() => opened?.close());
 
-  test("a payer-chosen link keeps its bounds; a fixed one has none", async () => {
-    const account = newAccount("Bounds Shop");
-    const open = await links.create(account, { min_amount: "0.50", max_amount: "1000000000.00" }, null);
-    expect([open.amount, open.min_amount, open.max_amount]).toEqual([null, 500_000n, 1_000_000_000_000_000n]);
-    const items = await links.create(
-      account,
-      { line_items: [{ description: "A", unit_amount: "2.25", quantity: 4 }] },
-      null,
-    );
-    expect([items.amount, items.min_amount, items.max_amount]).toEqual([9_000_000n, null, null]);
-    expect(JSON.parse(items.line_items!)).toEqual([{ description: "A", unit_amount: "2250000", quantity: 4 }]);
-  });
+  describe("store and create", () => {
+    test("stores amounts as integer micro-USDC, the metadata as sent minus whitespace, active as a boolean", async () => {
+      const account = newAccount("Store Shop");
+      const text = '{ "b": "2",  "a": "\\u00e9" }';
+      const link = await links.create(account, { amount: "1234.56", metadata: JSON.parse(text) }, text);
+      expect(link.amount).toBe(1_234_560_000n);
+      expect(link.metadata).toBe('{"b":"2","a":"\\u00e9"}');
+      expect(link.active).toBe(true);
+      // How the stored value is typed, asked each engine its own way: an integer, never text or a float.
+      const typeOf = engine === "sqlite" ? "typeof(amount)" : "pg_typeof(amount)::text";
+      const raw = db
+        .query<{ amount: number; active: number; typeof_amount: string }, [string]>(
+          `SELECT amount, active, ${typeOf} AS typeof_amount FROM payment_links WHERE id = ?`,
+        )
+        .get(link.id)!;
+      expect(raw).toEqual({
+        amount: 1_234_560_000,
+        active: 1,
+        typeof_amount: engine === "sqlite" ? "integer" : "bigint",
+      });
+    });
 
-  test("a rule broken stores nothing", async () => {
-    const account = newAccount("Refused Shop");
-    const count = () => db.query<{ n: number }, []>("SELECT count(*) AS n FROM payment_links").get()!.n;
-    const before = count();
-    for (const input of [
-      { min_amount: "3.00", max_amount: "2.00" },
-      { amount: "1.00", max_amount: "2.00" },
-      { amount: "0.00" },
-      { success_url: "ftp://x.example" },
-    ]) {
-      await expect(links.create(account, input, null)).rejects.toBeInstanceOf(ValidationError);
-    }
-    expect(count()).toBe(before);
-  });
+    test("a payer-chosen link keeps its bounds; a fixed one has none", async () => {
+      const account = newAccount("Bounds Shop");
+      const open = await links.create(account, { min_amount: "0.50", max_amount: "1000000000.00" }, null);
+      expect([open.amount, open.min_amount, open.max_amount]).toEqual([null, 500_000n, 1_000_000_000_000_000n]);
+      const items = await links.create(
+        account,
+        { line_items: [{ description: "A", unit_amount: "2.25", quantity: 4 }] },
+        null,
+      );
+      expect([items.amount, items.min_amount, items.max_amount]).toEqual([9_000_000n, null, null]);
+      expect(JSON.parse(items.line_items!)).toEqual([{ description: "A", unit_amount: "2250000", quantity: 4 }]);
+    });
 
-  test("retrieve, list and setActive are scoped to the account", async () => {
-    const owner = newAccount("Owner");
-    const stranger = newAccount("Stranger");
-    const link = await links.create(owner, { amount: "5.00" }, null);
-    expect(() => links.retrieve(stranger, link.id)).toThrow(NotFoundError);
-    await expect(links.setActive(stranger, link.id, false)).rejects.toBeInstanceOf(NotFoundError);
-    expect(links.retrieve(owner, link.id).active).toBe(true);
-    expect(links.list(stranger, { limit: 100 }).rows).toEqual([]);
-    expect(() => links.list(stranger, { limit: 10, startingAfter: link.id })).toThrow(ValidationError);
-    clock.at += 1_000;
-    const off = await links.setActive(owner, link.id, false);
-    expect(off.active).toBe(false);
-    expect(off.updated_at).toBe(clock.at);
-    expect(links.findActive(link.id)).toBeNull();
-  });
-});
+    test("a rule broken stores nothing", async () => {
+      const account = newAccount("Refused Shop");
+      const count = () => db.query<{ n: number }, []>("SELECT count(*) AS n FROM payment_links").get()!.n;
+      const before = count();
+      for (const input of [
+        { min_amount: "3.00", max_amount: "2.00" },
+        { amount: "1.00", max_amount: "2.00" },
+        { amount: "0.00" },
+        { success_url: "ftp://x.example" },
+      ]) {
+        await expect(links.create(account, input, null)).rejects.toBeInstanceOf(ValidationError);
+      }
+      expect(count()).toBe(before);
+    });
 
-describe("pay", () => {
-  test("creates the payment: link's amount, description, success_url, metadata text, payment_link; payer's email", async () => {
-    const account = newAccount("Pay Shop");
-    const text = '{"order":"A-1","note":"caf\\u00e9"}';
-    const link = await links.create(
-      account,
-      { amount: "19.99", description: "Class", success_url: "https://shop.example/ok", metadata: JSON.parse(text) },
-      text,
-    );
-    const id = await links.pay(link.id, { nonce: nonce(), email: "p@example.org" });
-    const row = payments.findById(id)!;
-    expect(row).toMatchObject({
-      account_id: account.id,
-      amount: 19_990_000n,
-      description: "Class",
-      success_url: "https://shop.example/ok",
-      customer_email: "p@example.org",
-      metadata: text,
-      payment_link: link.id,
-      status: "pending",
+    test("retrieve, list and setActive are scoped to the account", async () => {
+      const owner = newAccount("Owner");
+      const stranger = newAccount("Stranger");
+      const link = await links.create(owner, { amount: "5.00" }, null);
+      expect(() => links.retrieve(stranger, link.id)).toThrow(NotFoundError);
+      await expect(links.setActive(stranger, link.id, false)).rejects.toBeInstanceOf(NotFoundError);
+      expect(links.retrieve(owner, link.id).active).toBe(true);
+      expect(links.list(stranger, { limit: 100 }).rows).toEqual([]);
+      expect(() => links.list(stranger, { limit: 10, startingAfter: link.id })).toThrow(ValidationError);
+      clock.at += 1_000;
+      const off = await links.setActive(owner, link.id, false);
+      expect(off.active).toBe(false);
+      expect(off.updated_at).toBe(clock.at);
+      expect(links.findActive(link.id)).toBeNull();
     });
   });
 
-  test("one payment per nonce: sent again, sent at once, and after the service is built anew", async () => {
-    const link = await links.create(newAccount("Nonce Shop"), { amount: "3.00" }, null);
-    const n = nonce();
-    const first = await links.pay(link.id, { nonce: n });
-    expect(await links.pay(link.id, { nonce: n })).toBe(first);
-    const together = await Promise.all([1, 2, 3].map(() => links.pay(link.id, { nonce: n })));
-    expect(together).toEqual([first, first, first]);
-    const racing = nonce();
-    const raced = await Promise.all([1, 2, 3].map(() => links.pay(link.id, { nonce: racing })));
-    expect(new Set(raced).size).toBe(1);
-    expect(await linksService().pay(link.id, { nonce: n })).toBe(first);
-    expect(paymentsOf(link.id)).toEqual([first, raced[0]!]);
-  });
-
-  test("the same nonce with other details is refused; another link's same nonce is its own", async () => {
-    const account = newAccount("Reuse Shop");
-    const tips = await links.create(account, {}, null);
-    const other = await links.create(account, {}, null);
-    const n = nonce();
-    const paid = await links.pay(tips.id, { nonce: n, amount: "2.00" });
-    await expect(links.pay(tips.id, { nonce: n, amount: "3.00" })).rejects.toBeInstanceOf(UnprocessableError);
-    expect(await links.pay(other.id, { nonce: n, amount: "3.00" })).not.toBe(paid);
-    expect(paymentsOf(tips.id)).toEqual([paid]);
-  });
-
-  test("the payer's amount must be given and within the link's bounds; a fixed link takes none", async () => {
-    const account = newAccount("Range Shop");
-    const ranged = await links.create(account, { min_amount: "5.00", max_amount: "10.00" }, null);
-    const fixed = await links.create(account, { amount: "7.00" }, null);
-    const refused: Array<[string, string | undefined, string]> = [
-      [ranged.id, undefined, "amount is required: enter how much to pay"],
-      [ranged.id, "4.99", "amount must be at least 5.00 USDC"],
-      [ranged.id, "10.01", "amount must be at most 10.00 USDC"],
-      [ranged.id, "0.00", "amount must be greater than 0.00 USDC"],
-      [fixed.id, "7.00", "amount is fixed by this link and cannot be chosen"],
-    ];
-    for (const [id, amount, message] of refused) {
-      await expect(links.pay(id, { nonce: nonce(), amount })).rejects.toThrow(message);
-    }
-    expect([...paymentsOf(ranged.id), ...paymentsOf(fixed.id)]).toEqual([]);
-    for (const [edge, micro] of [
-      ["10.00", 10_000_000n],
-      ["5.00", 5_000_000n],
-    ] as const) {
-      const id = await links.pay(ranged.id, { nonce: nonce(), amount: edge });
-      expect(payments.findById(id)!.amount).toBe(micro);
-    }
-  });
-
-  test("without bounds the payer may ask up to the largest amount a payment may, and no more", async () => {
-    const open = await links.create(newAccount("Open Shop"), {}, null);
-    for (const amount of ["1000000000.01", "99999999999999.00"]) {
-      await expect(links.pay(open.id, { nonce: nonce(), amount })).rejects.toThrow(
-        "amount must be at most 1000000000.00 USDC",
+  describe("pay", () => {
+    test("creates the payment: link's amount, description, success_url, metadata text, payment_link; payer's email", async () => {
+      const account = newAccount("Pay Shop");
+      const text = '{"order":"A-1","note":"caf\\u00e9"}';
+      const link = await links.create(
+        account,
+        { amount: "19.99", description: "Class", success_url: "https://shop.example/ok", metadata: JSON.parse(text) },
+        text,
       );
-    }
-    const largest = await links.pay(open.id, { nonce: nonce(), amount: "1000000000.00" });
-    expect(payments.findById(largest)!.amount).toBe(1_000_000_000_000_000n);
+      const id = await links.pay(link.id, { nonce: nonce(), email: "p@example.org" });
+      const row = payments.findById(id)!;
+      expect(row).toMatchObject({
+        account_id: account.id,
+        amount: 19_990_000n,
+        description: "Class",
+        success_url: "https://shop.example/ok",
+        customer_email: "p@example.org",
+        metadata: text,
+        payment_link: link.id,
+        status: "pending",
+      });
+    });
+
+    test("one payment per nonce: sent again, sent at once, and after the service is built anew", async () => {
+      const link = await links.create(newAccount("Nonce Shop"), { amount: "3.00" }, null);
+      const n = nonce();
+      const first = await links.pay(link.id, { nonce: n });
+      expect(await links.pay(link.id, { nonce: n })).toBe(first);
+      const together = await Promise.all([1, 2, 3].map(() => links.pay(link.id, { nonce: n })));
+      expect(together).toEqual([first, first, first]);
+      const racing = nonce();
+      const raced = await Promise.all([1, 2, 3].map(() => links.pay(link.id, { nonce: racing })));
+      expect(new Set(raced).size).toBe(1);
+      expect(await linksService().pay(link.id, { nonce: n })).toBe(first);
+      expect(paymentsOf(link.id)).toEqual([first, raced[0]!]);
+    });
+
+    test("the same nonce with other details is refused; another link's same nonce is its own", async () => {
+      const account = newAccount("Reuse Shop");
+      const tips = await links.create(account, {}, null);
+      const other = await links.create(account, {}, null);
+      const n = nonce();
+      const paid = await links.pay(tips.id, { nonce: n, amount: "2.00" });
+      await expect(links.pay(tips.id, { nonce: n, amount: "3.00" })).rejects.toBeInstanceOf(UnprocessableError);
+      expect(await links.pay(other.id, { nonce: n, amount: "3.00" })).not.toBe(paid);
+      expect(paymentsOf(tips.id)).toEqual([paid]);
+    });
+
+    test("the payer's amount must be given and within the link's bounds; a fixed link takes none", async () => {
+      const account = newAccount("Range Shop");
+      const ranged = await links.create(account, { min_amount: "5.00", max_amount: "10.00" }, null);
+      const fixed = await links.create(account, { amount: "7.00" }, null);
+      const refused: Array<[string, string | undefined, string]> = [
+        [ranged.id, undefined, "amount is required: enter how much to pay"],
+        [ranged.id, "4.99", "amount must be at least 5.00 USDC"],
+        [ranged.id, "10.01", "amount must be at most 10.00 USDC"],
+        [ranged.id, "0.00", "amount must be greater than 0.00 USDC"],
+        [fixed.id, "7.00", "amount is fixed by this link and cannot be chosen"],
+      ];
+      for (const [id, amount, message] of refused) {
+        await expect(links.pay(id, { nonce: nonce(), amount })).rejects.toThrow(message);
+      }
+      expect([...paymentsOf(ranged.id), ...paymentsOf(fixed.id)]).toEqual([]);
+      for (const [edge, micro] of [
+        ["10.00", 10_000_000n],
+        ["5.00", 5_000_000n],
+      ] as const) {
+        const id = await links.pay(ranged.id, { nonce: nonce(), amount: edge });
+        expect(payments.findById(id)!.amount).toBe(micro);
+      }
+    });
+
+    test("without bounds the payer may ask up to the largest amount a payment may, and no more", async () => {
+      const open = await links.create(newAccount("Open Shop"), {}, null);
+      for (const amount of ["1000000000.01", "99999999999999.00"]) {
+        await expect(links.pay(open.id, { nonce: nonce(), amount })).rejects.toThrow(
+          "amount must be at most 1000000000.00 USDC",
+        );
+      }
+      const largest = await links.pay(open.id, { nonce: nonce(), amount: "1000000000.00" });
+      expect(payments.findById(largest)!.amount).toBe(1_000_000_000_000_000n);
+    });
+
+    test("min_amount may equal max_amount: the payer can pay just that", async () => {
+      const account = newAccount("Exact Shop");
+      const exact = await links.create(account, { min_amount: "5.00", max_amount: "5.00" }, null);
+      expect([exact.min_amount, exact.max_amount]).toEqual([5_000_000n, 5_000_000n]);
+      await expect(links.pay(exact.id, { nonce: nonce(), amount: "5.01" })).rejects.toThrow(ValidationError);
+      expect(payments.findById(await links.pay(exact.id, { nonce: nonce(), amount: "5.00" }))!.amount).toBe(5_000_000n);
+    });
+
+    test("a deactivated, unknown or malformed link creates nothing", async () => {
+      const account = newAccount("Off Shop");
+      const link = await links.create(account, { amount: "1.00" }, null);
+      await links.setActive(account, link.id, false);
+      for (const id of [link.id, "plink_000000000000000000000000", "nope"]) {
+        await expect(links.pay(id, { nonce: nonce() })).rejects.toBeInstanceOf(NotFoundError);
+      }
+      expect(paymentsOf(link.id)).toEqual([]);
+    });
   });
 
-  test("min_amount may equal max_amount: the payer can pay just that", async () => {
-    const account = newAccount("Exact Shop");
-    const exact = await links.create(account, { min_amount: "5.00", max_amount: "5.00" }, null);
-    expect([exact.min_amount, exact.max_amount]).toEqual([5_000_000n, 5_000_000n]);
-    await expect(links.pay(exact.id, { nonce: nonce(), amount: "5.01" })).rejects.toThrow(ValidationError);
-    expect(payments.findById(await links.pay(exact.id, { nonce: nonce(), amount: "5.00" }))!.amount).toBe(5_000_000n);
+  test("events of a link's payment carry payment_link in the merchant payment object", async () => {
+    const link = await links.create(newAccount("Event Shop"), { amount: "2.00" }, null);
+    const id = await links.pay(link.id, { nonce: nonce() });
+    const lifecycle = createLifecycle({
+      payments,
+      chain: createChainStore(db),
+      events,
+      clock,
+      ids: randomIds,
+      view: { baseUrl: "https://pay.example.test", chainName: "custom" },
+    });
+    clock.at += WINDOW_MS; // the window closes with nothing received: payment.expired
+    inTransaction(db, () => lifecycle.expireDue());
+    const payload = db
+      .query<{ payload: string }, [string]>(
+        "SELECT payload FROM events WHERE payment_id = ? AND type = 'payment.expired'",
+      )
+      .get(id)!.payload;
+    expect(JSON.parse(payload).data.payment).toMatchObject({ id, payment_link: link.id, status: "expired" });
   });
-
-  test("a deactivated, unknown or malformed link creates nothing", async () => {
-    const account = newAccount("Off Shop");
-    const link = await links.create(account, { amount: "1.00" }, null);
-    await links.setActive(account, link.id, false);
-    for (const id of [link.id, "plink_000000000000000000000000", "nope"]) {
-      await expect(links.pay(id, { nonce: nonce() })).rejects.toBeInstanceOf(NotFoundError);
-    }
-    expect(paymentsOf(link.id)).toEqual([]);
-  });
-});
-
-test("events of a link's payment carry payment_link in the merchant payment object", async () => {
-  const link = await links.create(newAccount("Event Shop"), { amount: "2.00" }, null);
-  const id = await links.pay(link.id, { nonce: nonce() });
-  const lifecycle = createLifecycle({
-    payments,
-    chain: createChainStore(db),
-    events,
-    clock,
-    ids: randomIds,
-    view: { baseUrl: "https://pay.example.test", chainName: "custom" },
-  });
-  clock.at += WINDOW_MS; // the window closes with nothing received: payment.expired
-  inTransaction(db, () => lifecycle.expireDue());
-  const payload = db
-    .query<{ payload: string }, [string]>(
-      "SELECT payload FROM events WHERE payment_id = ? AND type = 'payment.expired'",
-    )
-    .get(id)!.payload;
-  expect(JSON.parse(payload).data.payment).toMatchObject({ id, payment_link: link.id, status: "expired" });
 });
