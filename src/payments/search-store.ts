@@ -1,4 +1,4 @@
-import type { Db } from "../db/index.ts";
+import { type Db, sqlFor } from "../db/engine.ts";
 import { normalise, type PaymentRow, type PaymentStatus } from "./store.ts";
 
 /**
@@ -48,13 +48,16 @@ export interface ExportPayment {
 }
 
 // The hashes come from correlated subqueries, each one probe of its table's payment index, so a
-// batch is one statement however many transfers and settlements its payments have.
-const EXPORT_COLUMNS = `seq, id, created_at, status, amount, amount_received, amount_settled, fee_settled,
-  reference, invoice_number, description, customer_email, payment_link,
-  (SELECT group_concat(t.tx_hash, ';' ORDER BY t.block_number, t.log_index) FROM transfers t
+// batch is one statement however many transfers and settlements its payments have. SQLite joins
+// them with group_concat, PostgreSQL with string_agg: the same ordered, `;`-joined text.
+const exportColumns = (joined: string) => `seq, id, created_at, status, amount, amount_received, amount_settled,
+  fee_settled, reference, invoice_number, description, customer_email, payment_link,
+  (SELECT ${joined}(t.tx_hash, ';' ORDER BY t.block_number, t.log_index) FROM transfers t
     WHERE t.payment_id = payments.id AND t.credited_at IS NOT NULL) AS transfer_hashes,
-  (SELECT group_concat(s.tx_hash, ';' ORDER BY s.id) FROM settlements s
+  (SELECT ${joined}(s.tx_hash, ';' ORDER BY s.id) FROM settlements s
     WHERE s.payment_id = payments.id AND s.state = 'mined') AS settlement_hashes`;
+const EXPORT_COLUMNS_SQLITE = exportColumns("group_concat");
+const EXPORT_COLUMNS_POSTGRES = exportColumns("string_agg");
 
 export type SearchStore = ReturnType<typeof createSearchStore>;
 
@@ -62,6 +65,9 @@ const LOWEST = Number.MIN_SAFE_INTEGER;
 const HIGHEST = Number.MAX_SAFE_INTEGER;
 
 export function createSearchStore(db: Db) {
+  const EXPORT_COLUMNS = sqlFor(db, EXPORT_COLUMNS_SQLITE, EXPORT_COLUMNS_POSTGRES);
+  // Each arm names the index SQLite must walk; PostgreSQL has no such hint and picks it by itself.
+  const indexedBy = (index: string) => sqlFor(db, ` INDEXED BY ${index}`, "");
   const statements = new Map<string, ReturnType<typeof prepare>>();
   const prepare = (sql: string) =>
     db.query<Record<string, unknown>, Record<string, string | number | null>>(sql).safeIntegers(true);
@@ -79,7 +85,7 @@ export function createSearchStore(db: Db) {
       ? "(created_at, seq) < ($key_at, $key_seq) AND created_at >= $gte"
       : "(created_at, seq) > ($key_at, $key_seq) AND created_at < $lt";
     const arm = (index: string, match: string) =>
-      `SELECT ${columns} FROM payments INDEXED BY ${index} WHERE account_id = $account_id AND ${match} AND ${bound}`;
+      `SELECT ${columns} FROM payments${indexedBy(index)} WHERE account_id = $account_id AND ${match} AND ${bound}`;
     const arms =
       search === "id"
         ? [`SELECT ${columns} FROM payments WHERE id = $q AND account_id = $account_id${statusMatch} AND ${bound}`]
@@ -91,7 +97,7 @@ export function createSearchStore(db: Db) {
             ]
           : status
             ? [arm("payments_account_status", "status = $status")]
-            : [arm("payments_account_created", "1")];
+            : [arm("payments_account_created", "TRUE")];
     const order = older ? "created_at DESC, seq DESC" : "created_at, seq";
     query = prepare(`${arms.join("\nUNION ALL\n")}\nORDER BY ${order} LIMIT $limit`);
     statements.set(key, query);

@@ -1,4 +1,4 @@
-import type { Db } from "../db/index.ts";
+import { type Db, sqlFor } from "../db/engine.ts";
 import { INT64_MAX } from "../db/int64.ts";
 import { splitFee } from "../lib/money.ts";
 
@@ -108,18 +108,22 @@ export type PaymentStore = ReturnType<typeof createPaymentStore>;
 /**
  * Payments holding funds owed to the merchant and not yet swept (less what bridging them cost):
  * funded and open, confirmed with a later top-up, or settling, overpaid or failed (a settlement
- * sent, or to send anew). One SELECT per case, so each is answered from its own (partial) index.
+ * sent, or to send anew). One SELECT per case, so each is answered from its own (partial) index:
+ * SQLite is told which (INDEXED BY); PostgreSQL has no such hint and picks them by itself.
  */
-const UNSWEPT = `
-  SELECT * FROM payments INDEXED BY payments_funded_open
+const unswept = (hint: (index: string) => string) => `
+  SELECT * FROM payments${hint("payments_funded_open")}
    WHERE status IN ('pending', 'underpaid', 'expired') AND amount_received >= amount
   UNION ALL
-  SELECT * FROM payments INDEXED BY payments_unswept
+  SELECT * FROM payments${hint("payments_unswept")}
    WHERE status = 'confirmed' AND amount_received > amount_settled + bridge_fee
   UNION ALL
   SELECT * FROM payments WHERE status IN ('settling', 'overpaid', 'failed')`;
+const UNSWEPT_SQLITE = unswept((index) => ` INDEXED BY ${index}`);
+const UNSWEPT_POSTGRES = unswept(() => "");
 
 export function createPaymentStore(db: Db) {
+  const UNSWEPT = sqlFor(db, UNSWEPT_SQLITE, UNSWEPT_POSTGRES);
   const insert = db.query(
     `INSERT INTO payments (${COLUMNS.join(", ")}) VALUES (${COLUMNS.map((c) => `$${c}`).join(", ")})`,
   );
@@ -129,15 +133,16 @@ export function createPaymentStore(db: Db) {
     .safeIntegers(true);
   const findById = db.query<PaymentRow, [string]>("SELECT * FROM payments WHERE id = ?").safeIntegers(true);
   const findIdByDeposit = db.query<{ id: string }, [string]>("SELECT id FROM payments WHERE deposit_address = ?");
+  // The casts give PostgreSQL the type of a filter that may be null, which `IS NULL` alone does not.
   const list = db
     .query<PaymentRow, Record<string, string | number | null>>(
       `SELECT * FROM payments
         WHERE account_id = $account_id
-          AND ($before_seq IS NULL OR seq < $before_seq)
-          AND ($status IS NULL OR status = $status)
-          AND ($created_gte IS NULL OR created_at >= $created_gte)
-          AND ($created_lt IS NULL OR created_at < $created_lt)
-          AND ($payment_link IS NULL OR payment_link = $payment_link)
+          AND (CAST($before_seq AS BIGINT) IS NULL OR seq < $before_seq)
+          AND (CAST($status AS TEXT) IS NULL OR status = $status)
+          AND (CAST($created_gte AS BIGINT) IS NULL OR created_at >= $created_gte)
+          AND (CAST($created_lt AS BIGINT) IS NULL OR created_at < $created_lt)
+          AND (CAST($payment_link AS TEXT) IS NULL OR payment_link = $payment_link)
         ORDER BY seq DESC LIMIT $limit`,
     )
     .safeIntegers(true);
@@ -172,9 +177,9 @@ export function createPaymentStore(db: Db) {
     .safeIntegers(true);
   const countUnswept = db.query<{ n: number }, []>(`SELECT count(*) AS n FROM (${UNSWEPT})`);
   // The counts the triggers keep (009_payment_search.sql): a row per account and status is read,
-  // never the payments themselves.
+  // never the payments themselves. The cast keeps the sum an integer on PostgreSQL (numeric there).
   const countByStatus = db.query<{ status: PaymentStatus; n: number }, []>(
-    "SELECT status, sum(n) AS n FROM payment_status_counts GROUP BY status",
+    "SELECT status, CAST(sum(n) AS BIGINT) AS n FROM payment_status_counts GROUP BY status",
   );
   // Saturates at the 64-bit maximum: a sweep can carry funds the ledger refused as too large,
   // and "at least everything credited was swept" is all amount_settled has to tell.
@@ -183,11 +188,13 @@ export function createPaymentStore(db: Db) {
        fee_settled = ${saturatingAdd("fee_settled", "$fee")},
        settle_attempts = 0, settle_retry_at = NULL, updated_at = $now WHERE id = $id`,
   );
-  // The home page's daily figures, kept in the same transaction as the sweep they count.
+  // The home page's daily figures, kept in the same transaction as the sweep they count. The
+  // stored columns are named with their table: PostgreSQL finds a bare `gross` ambiguous here.
   const addSettledDaily = db.query(
     `INSERT INTO settled_daily (account_id, day, gross, fee) VALUES ($account_id, $day, $amount, $fee)
      ON CONFLICT (account_id, day) DO UPDATE
-       SET gross = ${saturatingAdd("gross", "excluded.gross")}, fee = ${saturatingAdd("fee", "excluded.fee")}`,
+       SET gross = ${saturatingAdd("settled_daily.gross", "excluded.gross")},
+         fee = ${saturatingAdd("settled_daily.fee", "excluded.fee")}`,
   );
   const addBridgeFee = db.query("UPDATE payments SET bridge_fee = bridge_fee + ?, updated_at = ? WHERE id = ?");
   const recordSettleFailure = db.query(
