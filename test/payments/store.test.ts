@@ -1,0 +1,125 @@
+/**
+ * The payments store's own reads and writes on a real SQLite file and a real PostgreSQL database:
+ * the API list and its filters, what the settler sweeps next, the counts by status the metrics
+ * read, and amounts past 2^53 kept exact.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { INT64_MAX } from "../../src/db/int64.ts";
+import { createPaymentLinkStore } from "../../src/payment-links/store.ts";
+import { createPaymentStore, type PaymentStore } from "../../src/payments/store.ts";
+import { insertAccount, insertPayment, paymentRow } from "../support/payment-rows.ts";
+import { ENGINES, openTestStore, type TestStore } from "../support/store-engines.ts";
+
+const T0 = Date.parse("2031-03-01T00:00:00.000Z");
+const MINUTE = 60_000;
+
+describe.each(ENGINES)("%s", (engine) => {
+  let opened: TestStore;
+  let store: PaymentStore;
+  let shops = 0;
+
+  beforeAll(async () => {
+    opened = await openTestStore(engine);
+    store = createPaymentStore(opened.db);
+  });
+  afterAll(() => opened?.close());
+
+  const newShop = () => insertAccount(opened.db, `acct_store${++shops}`);
+  const ids = (rows: { id: string }[]) => rows.map((row) => row.id);
+
+  test("list: newest first, one row past the limit, each filter alone and with the cursor", () => {
+    const shop = newShop();
+    const link = "plink_storetest";
+    createPaymentLinkStore(opened.db).insert({
+      id: link,
+      account_id: shop,
+      description: null,
+      amount: 1_000_000n,
+      line_items: null,
+      min_amount: null,
+      max_amount: null,
+      success_url: null,
+      metadata: null,
+      active: true,
+      created_at: T0,
+      updated_at: T0,
+    });
+    const rows = [0, 1, 2, 3, 4].map((i) =>
+      insertPayment(
+        store,
+        paymentRow(shop, T0 + i * MINUTE, {
+          status: i % 2 === 0 ? "pending" : "expired",
+          payment_link: i === 3 ? link : null,
+        }),
+      ),
+    );
+    insertPayment(store, paymentRow(newShop(), T0)); // another account's
+    const newestFirst = ids(rows).reverse();
+
+    const all = store.list({ accountId: shop, limit: 10 });
+    expect(ids(all)).toEqual(newestFirst);
+    expect(ids(store.list({ accountId: shop, limit: 2 }))).toEqual(newestFirst.slice(0, 3));
+    const cursor = all[1]!.seq;
+    expect(ids(store.list({ accountId: shop, limit: 10, beforeSeq: cursor }))).toEqual(newestFirst.slice(2));
+    expect(ids(store.list({ accountId: shop, limit: 10, status: "expired" }))).toEqual([rows[3]!.id, rows[1]!.id]);
+    expect(
+      ids(store.list({ accountId: shop, limit: 10, createdGte: T0 + MINUTE, createdLt: T0 + 3 * MINUTE })),
+    ).toEqual([rows[2]!.id, rows[1]!.id]);
+    expect(ids(store.list({ accountId: shop, limit: 10, paymentLink: link }))).toEqual([rows[3]!.id]);
+    expect(ids(store.list({ accountId: shop, limit: 10, status: "pending", beforeSeq: all[0]!.seq }))).toEqual([
+      rows[2]!.id,
+      rows[0]!.id,
+    ]);
+  });
+
+  test("awaiting settlement: funded, topped up or settling payments, and a failed one only once its retry is due", () => {
+    const shop = newShop();
+    const at = (i: number) => T0 + i * MINUTE;
+    const funded = insertPayment(store, paymentRow(shop, at(0), { amount_received: 25_000_000n }));
+    insertPayment(store, paymentRow(shop, at(1), { amount_received: 1n })); // underfunded: nothing to sweep yet
+    const toppedUp = insertPayment(
+      store,
+      paymentRow(shop, at(2), { status: "confirmed", amount_received: 26_000_000n }),
+    );
+    const swept = insertPayment(store, paymentRow(shop, at(3), { status: "confirmed", amount_received: 25_000_000n }));
+    store.recordSettled(swept.id, 25_000_000n, at(3));
+    const settling = insertPayment(
+      store,
+      paymentRow(shop, at(4), { status: "settling", amount_received: 25_000_000n }),
+    );
+    const failed = insertPayment(store, paymentRow(shop, at(5), { status: "failed", amount_received: 25_000_000n }));
+    store.recordSettleFailure(failed.id, at(60), at(5));
+
+    const before = store.awaitingSettlement(at(59)).map((row) => row.id);
+    expect(before).toEqual(expect.arrayContaining([funded.id, toppedUp.id, settling.id]));
+    expect(before.filter((id) => [swept.id, failed.id].includes(id))).toEqual([]);
+    expect(store.awaitingSettlement(at(60)).map((row) => row.id)).toContain(failed.id);
+    // Counted whether or not a retry is due; the swept and the underfunded are not.
+    expect(store.countUnswept()).toBe(before.length + 1);
+    expect(typeof store.countUnswept()).toBe("number");
+  });
+
+  test("counts by status over every account are integers, summed across accounts", () => {
+    const counted = store.countByStatus();
+    const a = newShop();
+    const b = newShop();
+    insertPayment(store, paymentRow(a, T0, { status: "underpaid" }));
+    insertPayment(store, paymentRow(b, T0, { status: "underpaid" }));
+    const after = store.countByStatus();
+    expect(after.get("underpaid")).toBe((counted.get("underpaid") ?? 0) + 2);
+    expect(typeof after.get("underpaid")).toBe("number");
+  });
+
+  test("amounts past 2^53 are stored and summed exactly, and a settled sum saturates at 2^63 - 1", () => {
+    const shop = newShop();
+    const amount = 2n ** 62n + 1n;
+    const row = insertPayment(store, paymentRow(shop, T0, { amount, amount_received: amount, status: "confirmed" }));
+    store.addReceived(row.id, 2n, T0 + 1);
+    const read = store.findById(row.id)!;
+    expect(read.amount).toBe(amount);
+    expect(read.amount_received).toBe(amount + 2n);
+    store.recordSettled(row.id, amount, T0 + 2);
+    store.recordSettled(row.id, amount, T0 + 3);
+    expect(store.findById(row.id)!.amount_settled).toBe(INT64_MAX);
+  });
+});
