@@ -10,7 +10,6 @@ import { rmSync } from "node:fs";
 import { privateKeyToAccount } from "viem/accounts";
 import { GAS_REFRESH_MS } from "../../src/chain/relayer-gas.ts";
 import { loadConfig } from "../../src/config.ts";
-import { openDb } from "../../src/db/index.ts";
 import { MAX_BODY_BYTES } from "../../src/http/body.ts";
 import { ConfigError } from "../../src/lib/errors.ts";
 import { freePort } from "../../src/lib/free-port.ts";
@@ -34,6 +33,7 @@ import {
   testEnv,
 } from "../support/server.ts";
 import { startStack } from "../support/stack.ts";
+import { ENGINES, openTestStore } from "../support/store-engines.ts";
 import { usdc } from "../support/test-chain.ts";
 import { waitFor, webhookWorkerRanSince } from "../support/wait.ts";
 
@@ -285,9 +285,9 @@ describe("webhooks", () => {
   });
 });
 
-describe("settlement queue", () => {
-  test("counts the payments holding funds not yet swept, in every state that has some", () => {
-    const db = openDb(makeTempDir());
+describe.each(ENGINES)("settlement queue (%s)", (engine) => {
+  test("counts the payments holding funds not yet swept, in every state that has some", async () => {
+    const { db, close } = await openTestStore(engine);
     try {
       const store = createPaymentStore(db);
       const account = insertAccount(db, "acct_queue");
@@ -307,7 +307,7 @@ describe("settlement queue", () => {
       store.recordSettled(toppedUp.id, 20_000_000n, 2); // 5.00 arrived after the sweep
       expect(store.countUnswept()).toBe(6);
     } finally {
-      db.close();
+      close();
     }
   });
 });
