@@ -1,6 +1,6 @@
 /**
- * Data retention (README.md, Data retention): the purge over a real SQLite file with the clock
- * injected, then the server's own periodic loop doing it. What must go goes, what must stay stays.
+ * Data retention (README.md, Data retention): the purge over a real SQLite file and a real
+ * PostgreSQL database with the clock injected, then the server's own periodic loop doing it. What must go goes, what must stay stays.
  */
 
 import { Database } from "bun:sqlite";
@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { loadConfig } from "../../src/config.ts";
-import { type Db, openDb } from "../../src/db/index.ts";
+import type { Db } from "../../src/db/engine.ts";
 import { createEventStore } from "../../src/events/store.ts";
 import { createIdempotency } from "../../src/idempotency/index.ts";
 import { randomHex, randomIds } from "../../src/lib/ids.ts";
@@ -18,16 +18,17 @@ import { startServer } from "../../src/server.ts";
 import { createDeliveryStore, type DeliveryRow } from "../../src/webhooks/delivery-store.ts";
 import { createWebhookStore } from "../../src/webhooks/store.ts";
 import { createTestClock } from "../support/clock.ts";
-import { makeTempDir, TEST_BASE_URL, testEnv, testResolver } from "../support/server.ts";
+import { TEST_BASE_URL, testEnv, testResolver } from "../support/server.ts";
+import { ENGINES, type Engine, openTestStore } from "../support/store-engines.ts";
 import { waitFor } from "../support/wait.ts";
 
 const DAY = 24 * 3_600_000;
 const T0 = Date.UTC(2026, 0, 1);
 
-/** Real stores over a fresh SQLite file, on a clock the test sets. */
-function openFixture() {
-  const dataDir = makeTempDir();
-  const db = openDb(dataDir);
+/** Real stores over a fresh SQLite file or PostgreSQL database, on a clock the test sets. */
+async function openFixture(engine: Engine) {
+  const store = await openTestStore(engine);
+  const { db, dataDir } = store;
   const clock = { at: T0, now: () => clock.at };
   const events = createEventStore(db, randomIds);
   const deliveries = createDeliveryStore(db);
@@ -114,10 +115,7 @@ function openFixture() {
     count,
     retention: (options: { batchSize?: number; pause?: (signal: AbortSignal) => Promise<void> } = {}) =>
       createRetention({ events, deliveries, endpoints, idempotency, clock, log: silentLogger, ...options }),
-    close() {
-      db.close();
-      rmSync(dataDir, { recursive: true, force: true });
-    },
+    close: store.close,
   };
 }
 
@@ -158,17 +156,17 @@ function insertPaidPayment(db: Db, accountId: string, at: number): string {
   return id;
 }
 
-describe("the purge", () => {
+describe.each(ENGINES)("the purge (%s)", (engine) => {
   const NOW = T0 + 40 * DAY;
   const CUTOFF = NOW - RETENTION_MS; // T0 + 10 days
-  let f: ReturnType<typeof openFixture>;
+  let f: Awaited<ReturnType<typeof openFixture>>;
   const keep = { events: new Set<string>(), deliveries: new Set<string>(), endpoints: new Set<string>() };
   let attemptsKept = 0;
   let paymentId: string;
   let purged: Record<string, number>;
 
   beforeAll(async () => {
-    f = openFixture();
+    f = await openFixture(engine);
     paymentId = insertPaidPayment(f.db, f.accountId, T0);
     const live = f.endpoint(T0);
     keep.endpoints.add(live);
@@ -270,37 +268,42 @@ describe("the purge", () => {
   });
 });
 
-describe("batches", () => {
-  test("each transaction deletes at most a batch, and the write lock is free between batches", async () => {
-    const f = openFixture();
-    try {
-      for (let i = 0; i < 7; i++) f.event(T0);
-      f.clock.at = T0 + RETENTION_MS + DAY;
-      // Another connection, which gives up at once when the lock is held.
-      const other = new Database(join(f.dataDir, "stablegate.db"));
-      other.run("PRAGMA busy_timeout = 0");
-      const seen: number[] = [];
-      const purged = await f
-        .retention({
-          batchSize: 2,
-          pause: async () => {
-            seen.push(f.count("events"));
-            other.run("BEGIN IMMEDIATE");
-            other.run("ROLLBACK");
-          },
-        })
-        .purge(new AbortController().signal);
-      other.close();
-      expect(seen).toEqual([5, 3, 1]);
-      expect(purged.events).toBe(7);
-      expect(f.count("events")).toBe(0);
-    } finally {
-      f.close();
-    }
-  });
+describe.each(ENGINES)("batches (%s)", (engine) => {
+  // SQLite only: its write lock is the whole database's, so a purge holding it across batches would
+  // stall every other writer; PostgreSQL's writers lock only the rows they change.
+  test.if(engine === "sqlite")(
+    "each transaction deletes at most a batch, and the write lock is free between batches",
+    async () => {
+      const f = await openFixture(engine);
+      try {
+        for (let i = 0; i < 7; i++) f.event(T0);
+        f.clock.at = T0 + RETENTION_MS + DAY;
+        // Another connection, which gives up at once when the lock is held.
+        const other = new Database(join(f.dataDir, "stablegate.db"));
+        other.run("PRAGMA busy_timeout = 0");
+        const seen: number[] = [];
+        const purged = await f
+          .retention({
+            batchSize: 2,
+            pause: async () => {
+              seen.push(f.count("events"));
+              other.run("BEGIN IMMEDIATE");
+              other.run("ROLLBACK");
+            },
+          })
+          .purge(new AbortController().signal);
+        other.close();
+        expect(seen).toEqual([5, 3, 1]);
+        expect(purged.events).toBe(7);
+        expect(f.count("events")).toBe(0);
+      } finally {
+        f.close();
+      }
+    },
+  );
 
   test("an abort (shutdown) stops the purge between batches", async () => {
-    const f = openFixture();
+    const f = await openFixture(engine);
     try {
       for (let i = 0; i < 7; i++) f.event(T0);
       f.clock.at = T0 + RETENTION_MS + DAY;
@@ -315,8 +318,9 @@ describe("batches", () => {
 });
 
 describe("the server's periodic loop", () => {
+  // On SQLite: the server is started on the fixture's data directory, with the test's clock.
   test("purges on its own, with the server's clock", async () => {
-    const f = openFixture();
+    const f = await openFixture("sqlite");
     const now = Date.now();
     f.db.run("UPDATE accounts SET created_at = ?", [now]);
     const live = f.endpoint(now);
