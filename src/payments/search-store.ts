@@ -73,8 +73,9 @@ export function createSearchStore(db: Db) {
     db.query<Record<string, unknown>, Record<string, string | number | null>>(sql).safeIntegers(true);
 
   /**
-   * One SELECT per place the match is looked up in, each in its index's order, merged by SQLite
-   * (MERGE UNION ALL) so that LIMIT stops every arm early. `older` pages towards the past.
+   * One SELECT per place the match is looked up in, each in its index's order, merged (SQLite's
+   * MERGE UNION ALL, PostgreSQL's Merge Append) so that LIMIT stops every arm early. `older`
+   * pages towards the past.
    */
   function statement(status: boolean, search: SearchKind, older: boolean, columns = "*") {
     const key = `${status}/${search}/${older}/${columns}`;
@@ -98,8 +99,13 @@ export function createSearchStore(db: Db) {
           : status
             ? [arm("payments_account_status", "status = $status")]
             : [arm("payments_account_created", "TRUE")];
-    const order = older ? "created_at DESC, seq DESC" : "created_at, seq";
-    query = prepare(`${arms.join("\nUNION ALL\n")}\nORDER BY ${order} LIMIT $limit`);
+    const tail = `ORDER BY ${older ? "created_at DESC, seq DESC" : "created_at, seq"} LIMIT $limit`;
+    const union = `${arms.join("\nUNION ALL\n")}\n${tail}`;
+    // PostgreSQL merges arms (Merge Append) only when each is ordered and limited on its own,
+    // which SQLite's grammar does not allow; a bare UNION ALL it sorts whole, every match.
+    const merged =
+      arms.length > 1 ? `${arms.map((select) => `(${select}\n${tail})`).join("\nUNION ALL\n")}\n${tail}` : union;
+    query = prepare(sqlFor(db, union, merged));
     statements.set(key, query);
     return query;
   }
