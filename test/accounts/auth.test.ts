@@ -1,9 +1,10 @@
-import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { runAccountCommand } from "../../src/cli/accounts.ts";
+import { sqlFor } from "../../src/db/engine.ts";
+import { openStore, storeLocationFrom } from "../../src/db/open.ts";
 import {
   concretePath,
   MERCHANT_ROUTES,
@@ -51,7 +52,7 @@ async function createOwnedObjects(account: TestAccount): Promise<OwnedObjects> {
   const link = await call("/api/v1/payment_links", { body: { amount: "2.00" } });
   expect([payment.status, endpoint.status, sent.status, link.status]).toEqual([201, 201, 202, 201]);
   return {
-    recoveryId: insertPendingRecovery(server.dataDir, payment.json.id),
+    recoveryId: insertPendingRecovery(server.env, payment.json.id),
     paymentId: payment.json.id,
     endpointId: endpoint.json.id,
     deliveryId: sent.json.delivery.id,
@@ -149,14 +150,23 @@ describe("key storage", () => {
   test("the database stores only the SHA-256 hash of a key", async () => {
     const account = server.createAccount("Hash Shop");
     const expectedHash = createHash("sha256").update(account.apiKey).digest("hex");
-    const db = new Database(join(server.dataDir, "stablegate.db"), { readonly: true });
+    const db = openStore(storeLocationFrom(server.env));
     try {
       const keyRow = db
         .query<Record<string, unknown>, [string]>("SELECT * FROM api_keys WHERE id = ?")
         .get(account.keyId)!;
       expect(keyRow.key_hash).toBe(expectedHash);
       // No column of any row of any table holds the key.
-      const tables = db.query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table'").all();
+      const tables = db
+        .query<{ name: string }, []>(
+          sqlFor(
+            db,
+            "SELECT name FROM sqlite_master WHERE type = 'table'",
+            "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema()",
+          ),
+        )
+        .all();
+      expect(tables.map((t) => t.name)).toContain("api_keys");
       for (const { name } of tables) {
         for (const row of db.query<Record<string, unknown>, []>(`SELECT * FROM "${name}"`).all()) {
           for (const value of Object.values(row)) expect(String(value)).not.toContain(account.apiKey);

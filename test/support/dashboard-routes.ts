@@ -109,7 +109,7 @@ export async function createDashboardObjects(target: SweepTarget, account: TestA
   const sent = await call(`/api/v1/webhook_endpoints/${endpoint.json.id}/test`, { method: "POST" });
   if (sent.status !== 202) throw new Error(`test event: ${sent.status} ${sent.text}`);
   const key = runAccountCommand("key", ["create", "--account", account.accountId], target.env) as { id: string };
-  insertPendingRecovery(target.env.STABLEGATE_DATA_DIR!, payment.json.id);
+  insertPendingRecovery(target.env, payment.json.id);
   await deliveriesSettled(target, account);
   return {
     paymentId: payment.json.id,
