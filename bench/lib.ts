@@ -67,14 +67,22 @@ async function loop(opts: LoadOptions, seconds: number, measure: boolean): Promi
   return summarise(opts.name, latencies, elapsed, errors, firstError);
 }
 
-/** Times `op` back to back for `seconds` in this process (no HTTP): a storage or CPU ceiling. */
-export function runInProcess(name: string, seconds: number, op: (i: number) => void): LoadResult {
+/**
+ * Times `op` back to back for `seconds` in this process (no HTTP): a storage or CPU ceiling. An
+ * `op` that returns a promise is awaited; a synchronous one is timed without an await.
+ */
+export async function runInProcess(
+  name: string,
+  seconds: number,
+  op: (i: number) => void | Promise<void>,
+): Promise<LoadResult> {
   const latencies: number[] = [];
   const started = performance.now();
   const deadline = started + seconds * 1000;
   for (let i = 0; performance.now() < deadline; i++) {
     const t0 = performance.now();
-    op(i);
+    const pending = op(i);
+    if (pending) await pending;
     latencies.push(performance.now() - t0);
   }
   return summarise(name, latencies, (performance.now() - started) / 1000, 0);
@@ -127,6 +135,15 @@ const children = new Set<Subprocess>();
 process.once("exit", () => {
   for (const child of children) child.kill("SIGKILL");
 });
+// A signal would end this process without "exit" handlers; exiting runs them, so that Ctrl-C or
+// a kill stops the servers too.
+for (const [signal, code] of [
+  ["SIGINT", 130],
+  ["SIGTERM", 143],
+  ["SIGHUP", 129],
+] as const) {
+  process.once(signal, () => process.exit(code));
+}
 
 /**
  * Spawns a server that is killed when this process exits, however it exits. Its stderr is
@@ -155,6 +172,38 @@ export function numberFlag(argv: string[], name: string, fallback: number): numb
   const value = Number(argv[i + 1]);
   if (!Number.isFinite(value) || value <= 0) throw new Error(`--${name} needs a positive number`);
   return value;
+}
+
+/**
+ * Rows measured on two engines side by side, with the ratio second/first of each figure (rate,
+ * p50, p99); an engine left out of the run shows no columns, and the ratio only with both.
+ */
+export function formatSideBySide(
+  rows: Array<{ name: string; results: [LoadResult | undefined, LoadResult | undefined] }>,
+  labels: [string, string],
+): string {
+  const shown = [0, 1].filter((i) => rows.some((row) => row.results[i]));
+  const nameWidth = Math.max(...rows.map((r) => r.name.length), 5);
+  const group = (label: string) => label.padEnd(38);
+  const figures = (r: LoadResult | undefined) =>
+    r
+      ? `${r.perSecond.toFixed(0).padStart(8)}  ${r.p50Ms.toFixed(2).padStart(8)}  ${r.p99Ms.toFixed(2).padStart(8)}  ${String(r.errors).padStart(6)}  `
+      : " ".repeat(38);
+  const ratio = (a: number, b: number) => `${(b / a).toFixed(2)}x`.padStart(7);
+  const both = shown.length === 2;
+  const lines = [
+    `${" ".repeat(nameWidth)}  ${shown.map((i) => group(labels[i]!)).join("")}${both ? `${labels[1]}/${labels[0]}` : ""}`,
+    `${"phase".padEnd(nameWidth)}  ${shown.map(() => `${"per s".padStart(8)}  ${"p50 ms".padStart(8)}  ${"p99 ms".padStart(8)}  ${"errors".padStart(6)}  `).join("")}${both ? `${"per s".padStart(7)}  ${"p50".padStart(7)}  ${"p99".padStart(7)}` : ""}`,
+  ];
+  for (const { name, results } of rows) {
+    const [a, b] = results;
+    const ratios =
+      both && a && b
+        ? `${ratio(a.perSecond, b.perSecond)}  ${ratio(a.p50Ms, b.p50Ms)}  ${ratio(a.p99Ms, b.p99Ms)}`
+        : "";
+    lines.push(`${name.padEnd(nameWidth)}  ${shown.map((i) => figures(results[i])).join("")}${ratios}`.trimEnd());
+  }
+  return lines.join("\n");
 }
 
 /** Fixed-width table of results. */
