@@ -115,7 +115,7 @@ for (const r of [barePost, bareGet, ...Object.values(measured).flatMap((m) => [m
 for (const engine of ENGINES) console.log(`\nServer log on ${LABELS[engine]}: ${measured[engine]!.log}`);
 
 const ratio = (a: LoadResult, b: LoadResult) => `${(a.perSecond / b.perSecond).toFixed(1)}x`.padStart(11);
-const engines = Object.values(measured);
+const engines = ENGINES.map((engine) => measured[engine]!);
 console.log(`\nOverhead (how many times faster the floor is)${ENGINES.map((e) => LABELS[e].padStart(11)).join("")}`);
 for (const [name, floor, phase] of [
   ["  bare Elysia POST / creates", () => barePost, (m: EngineResults) => m.creates],
