@@ -183,8 +183,7 @@ function advanceIdentities(target: PgDb): void {
     )
     .all();
   for (const { table_name: table, column_name: column } of identities) {
-    target.run(
-      `SELECT setval(pg_get_serial_sequence('${table}', '${column}'), COALESCE(MAX(${column}), 0) + 1, false) FROM ${table}`,
-    );
+    const sequence = `pg_get_serial_sequence('${table}', '${column}')`;
+    target.run(`SELECT setval(${sequence}, COALESCE(MAX(${column}), 0) + 1, false) FROM ${table}`);
   }
 }
