@@ -1,4 +1,4 @@
-import type { Db } from "../db/index.ts";
+import { type Db, sqlFor } from "../db/engine.ts";
 import { int64 } from "../db/int64.ts";
 
 /**
@@ -53,21 +53,32 @@ export function createBridgeStore(db: Db) {
      WHERE payment_id = ?2 AND chain_id = ?3 AND credited_at IS NOT NULL AND bridge_id IS NULL`,
   );
   // Payments with credited source-chain funds no bridge carries yet, and no burn of theirs in flight there.
+  // SQLite is told to use the partial index; PostgreSQL's planner takes no hints and picks it alone.
   const unbridged = db.query<{ payment_id: string }, [number]>(
-    `SELECT DISTINCT t.payment_id FROM transfers t INDEXED BY transfers_unbridged
-     WHERE t.chain_id = ?1 AND t.bridge_id IS NULL AND t.credited_at IS NOT NULL
-       AND NOT EXISTS (SELECT 1 FROM bridges b WHERE b.payment_id = t.payment_id AND b.chain_id = ?1
-                         AND b.state = 'credited')
-     LIMIT 100`,
+    sqlFor(
+      db,
+      `SELECT DISTINCT t.payment_id FROM transfers t INDEXED BY transfers_unbridged
+       WHERE t.chain_id = ?1 AND t.bridge_id IS NULL AND t.credited_at IS NOT NULL
+         AND NOT EXISTS (SELECT 1 FROM bridges b WHERE b.payment_id = t.payment_id AND b.chain_id = ?1
+                           AND b.state = 'credited')
+       LIMIT 100`,
+      `SELECT DISTINCT t.payment_id FROM transfers t
+       WHERE t.chain_id = ?1 AND t.bridge_id IS NULL AND t.credited_at IS NOT NULL
+         AND NOT EXISTS (SELECT 1 FROM bridges b WHERE b.payment_id = t.payment_id AND b.chain_id = ?1
+                           AND b.state = 'credited')
+       LIMIT 100`,
+    ),
   );
+  // PostgreSQL sums BIGINT as NUMERIC; the cast gives back the int64 SQLite's sum is (both fail past it).
   const credited = db
     .query<{ n: bigint | null }, [string, number]>(
-      "SELECT sum(amount) AS n FROM transfers WHERE payment_id = ? AND chain_id = ? AND credited_at IS NOT NULL",
+      `SELECT CAST(sum(amount) AS BIGINT) AS n FROM transfers
+       WHERE payment_id = ? AND chain_id = ? AND credited_at IS NOT NULL`,
     )
     .safeIntegers(true);
   const burned = db
     .query<{ n: bigint | null }, [string, number]>(
-      "SELECT sum(amount) AS n FROM bridges WHERE payment_id = ? AND chain_id = ? AND amount IS NOT NULL",
+      "SELECT CAST(sum(amount) AS BIGINT) AS n FROM bridges WHERE payment_id = ? AND chain_id = ? AND amount IS NOT NULL",
     )
     .safeIntegers(true);
   const latestBurned = db.query<{ id: string }, [string, number]>(
@@ -76,8 +87,13 @@ export function createBridgeStore(db: Db) {
   );
   const due = db
     .query<BridgeRow, [number, number]>(
-      `SELECT * FROM bridges INDEXED BY bridges_open WHERE chain_id = ? AND state = 'credited' AND next_attempt_at <= ?
-       ORDER BY next_attempt_at LIMIT 50`,
+      sqlFor(
+        db,
+        `SELECT * FROM bridges INDEXED BY bridges_open WHERE chain_id = ? AND state = 'credited' AND next_attempt_at <= ?
+         ORDER BY next_attempt_at LIMIT 50`,
+        `SELECT * FROM bridges WHERE chain_id = ? AND state = 'credited' AND next_attempt_at <= ?
+         ORDER BY next_attempt_at LIMIT 50`,
+      ),
     )
     .safeIntegers(true);
   const lastError = db.query<{ error: string }, [number]>(
@@ -147,8 +163,8 @@ export function createBridgeStore(db: Db) {
     /** What was credited on `chainId` for the payment, and what its bridges burned there. */
     totals(paymentId: string, chainId: number): { credited: bigint; burned: bigint } {
       return {
-        credited: BigInt(credited.get(paymentId, chainId)?.n ?? 0n),
-        burned: BigInt(burned.get(paymentId, chainId)?.n ?? 0n),
+        credited: credited.get(paymentId, chainId)?.n ?? 0n,
+        burned: burned.get(paymentId, chainId)?.n ?? 0n,
       };
     },
     latestBurned: (paymentId: string, chainId: number) => latestBurned.get(paymentId, chainId)?.id ?? null,

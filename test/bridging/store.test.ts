@@ -1,37 +1,24 @@
 /**
- * The bridges store's SQL against a real SQLite file: which payments need a bridge, which bridge
- * a mint belongs to, what a settlement sweeps, and the payments the settler must leave alone.
+ * The bridges store's SQL on both engines (a real SQLite file, a real PostgreSQL database): which
+ * payments need a bridge, which bridge a mint belongs to, what a settlement sweeps, and the
+ * payments the settler must leave alone.
  */
-import { afterAll, beforeEach, describe, expect, test } from "bun:test";
-import { rmSync } from "node:fs";
+import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { type BridgeStore, createBridgeStore } from "../../src/bridging/store.ts";
 import { type ChainStore, createChainStore } from "../../src/chain/store.ts";
-import { type Db, openDb } from "../../src/db/index.ts";
 import { createPaymentStore, insertAccount, insertPayment, paymentRow } from "../support/payment-rows.ts";
-import { makeTempDir } from "../support/server.ts";
+import { ENGINES, openTestStore, type TestStore } from "../support/store-engines.ts";
 
 const SOURCE = 31338;
-const dirs: string[] = [];
-let db: Db;
+let store: TestStore | undefined;
 let bridges: BridgeStore;
 let chain: ChainStore;
 let payments: ReturnType<typeof createPaymentStore>;
 let paymentId: string;
 
-beforeEach(() => {
-  const dir = makeTempDir("stablegate-bridges-");
-  dirs.push(dir);
-  db = openDb(dir);
-  bridges = createBridgeStore(db);
-  chain = createChainStore(db);
-  payments = createPaymentStore(db);
-  const account = insertAccount(db, "acct_b");
-  paymentId = insertPayment(payments, paymentRow(account, 0, { factory_version: 2, amount: 10_000_000n })).id;
-});
-
-afterAll(() => {
-  db?.close();
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+afterEach(() => {
+  store?.close();
+  store = undefined;
 });
 
 let log = 0;
@@ -54,7 +41,17 @@ function transfer(chainId: number, amount: bigint, credited = true) {
 
 const open = (id: string) => bridges.create({ id, payment_id: paymentId, chain_id: SOURCE, now: 1 });
 
-describe("bridges store", () => {
+describe.each(ENGINES)("bridges store (%s)", (engine) => {
+  beforeEach(async () => {
+    store = await openTestStore(engine);
+    const { db } = store;
+    bridges = createBridgeStore(db);
+    chain = createChainStore(db);
+    payments = createPaymentStore(db);
+    const account = insertAccount(db, "acct_b");
+    paymentId = insertPayment(payments, paymentRow(account, 0, { factory_version: 2, amount: 10_000_000n })).id;
+  });
+
   test("a payment needs a bridge for credited source transfers no bridge carries, once per burn in flight", () => {
     transfer(31337, 1_000_000n); // the settlement chain's: never bridged
     transfer(SOURCE, 2_000_000n, false); // not credited yet
