@@ -1,5 +1,12 @@
-import type { Db } from "../db/index.ts";
+import { type Db, sqlFor } from "../db/engine.ts";
 import { inTransaction } from "../db/transaction.ts";
+
+/**
+ * A delivery's columns, named rather than `d.*`: PostgreSQL's table has SQLite's implicit rowid as
+ * a column of its own (the order an endpoint's deliveries page by), which no row here carries.
+ */
+const DELIVERY = `d.id, d.event_id, d.endpoint_id, d.account_id, d.state, d.attempts, d.next_attempt_at, d.created_at,
+  d.updated_at`;
 
 export interface DeliveryRow {
   id: string;
@@ -45,15 +52,23 @@ export interface AttemptRow {
 export type DeliveryStore = ReturnType<typeof createDeliveryStore>;
 
 export function createDeliveryStore(db: Db) {
+  // Lists of ids are bound as one JSON array of strings, read as a table of values on either engine.
+  // PostgreSQL gets it as text: a parameter typed json would be sent JSON-encoded, a string scalar.
+  const idsIn = (param: string) =>
+    sqlFor(
+      db,
+      `SELECT value FROM json_each(${param})`,
+      `SELECT value FROM json_array_elements_text(CAST(${param} AS TEXT)::json)`,
+    );
   const due = db.query<DueDelivery, [number, string, string, string, number]>(
-    `SELECT d.*, e.url, e.secret, ev.payload FROM webhook_deliveries d
+    `SELECT ${DELIVERY}, e.url, e.secret, ev.payload FROM webhook_deliveries d
        JOIN webhook_endpoints e ON e.id = d.endpoint_id
        JOIN events ev ON ev.id = d.event_id
-      WHERE d.state = 'pending' AND d.next_attempt_at <= ?
-        AND d.id NOT IN (SELECT value FROM json_each(?))
-        AND d.endpoint_id NOT IN (SELECT value FROM json_each(?))
-        AND d.account_id NOT IN (SELECT value FROM json_each(?))
-      ORDER BY d.next_attempt_at LIMIT ?`,
+      WHERE d.state = 'pending' AND d.next_attempt_at <= ?1
+        AND d.id NOT IN (${idsIn("?2")})
+        AND d.endpoint_id NOT IN (${idsIn("?3")})
+        AND d.account_id NOT IN (${idsIn("?4")})
+      ORDER BY d.next_attempt_at LIMIT ?5`,
   );
   const insertAttempt = db.query(
     `INSERT INTO webhook_attempts (delivery_id, attempted_at, response_status, error, duration_ms, next_retry_at)
@@ -69,16 +84,19 @@ export function createDeliveryStore(db: Db) {
      WHERE endpoint_id = ? AND state = 'pending'`,
   );
   const findForEndpoint = db.query<ListedDelivery, [string, string]>(
-    `SELECT d.*, ev.type AS event_type, ev.payment_id FROM webhook_deliveries d JOIN events ev ON ev.id = d.event_id
+    `SELECT ${DELIVERY}, ev.type AS event_type, ev.payment_id FROM webhook_deliveries d
+       JOIN events ev ON ev.id = d.event_id
      WHERE d.id = ? AND d.endpoint_id = ?`,
   );
+  // The cast types the cursor for PostgreSQL, which cannot tell a parameter's type from IS NULL.
   const listForEndpoint = db.query<ListedDelivery, [string, number | null, number]>(
-    `SELECT d.*, ev.type AS event_type, ev.payment_id FROM webhook_deliveries d JOIN events ev ON ev.id = d.event_id
-      WHERE d.endpoint_id = ? AND (?2 IS NULL OR d.rowid < ?2) ORDER BY d.rowid DESC LIMIT ?`,
+    `SELECT ${DELIVERY}, ev.type AS event_type, ev.payment_id FROM webhook_deliveries d
+       JOIN events ev ON ev.id = d.event_id
+      WHERE d.endpoint_id = ?1 AND (CAST(?2 AS BIGINT) IS NULL OR d.rowid < ?2) ORDER BY d.rowid DESC LIMIT ?3`,
   );
   // From the payment's events to their deliveries (found by event_id through UNIQUE (event_id, endpoint_id)).
   const listForPayment = db.query<PaymentDelivery, [string, string]>(
-    `SELECT d.*, ev.type AS event_type, e.url AS endpoint_url FROM events ev
+    `SELECT ${DELIVERY}, ev.type AS event_type, e.url AS endpoint_url FROM events ev
        JOIN webhook_deliveries d ON d.event_id = ev.id
        JOIN webhook_endpoints e ON e.id = d.endpoint_id
       WHERE ev.payment_id = ?1 AND ev.account_id = ?2 AND d.account_id = ?2 ORDER BY d.rowid`,
@@ -95,10 +113,8 @@ export function createDeliveryStore(db: Db) {
   const finishedBefore = db.query<{ id: string }, [number, number]>(
     "SELECT id FROM webhook_deliveries WHERE state != 'pending' AND updated_at < ? ORDER BY updated_at LIMIT ?",
   );
-  const deleteAttemptsOf = db.query(
-    "DELETE FROM webhook_attempts WHERE delivery_id IN (SELECT value FROM json_each(?))",
-  );
-  const deleteDeliveries = db.query("DELETE FROM webhook_deliveries WHERE id IN (SELECT value FROM json_each(?))");
+  const deleteAttemptsOf = db.query(`DELETE FROM webhook_attempts WHERE delivery_id IN (${idsIn("?")})`);
+  const deleteDeliveries = db.query(`DELETE FROM webhook_deliveries WHERE id IN (${idsIn("?")})`);
   const purgeFinished = (before: number, limit: number) =>
     inTransaction(db, () => {
       const ids = JSON.stringify(finishedBefore.all(before, limit).map((row) => row.id));
