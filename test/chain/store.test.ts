@@ -1,0 +1,132 @@
+/**
+ * The chain store's SQL on both engines (a real SQLite file, a real PostgreSQL database):
+ * transfers credited once, the watcher's cursor, and settlement transactions with their nonces.
+ */
+import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { type ChainStore, createChainStore, type TransferRow } from "../../src/chain/store.ts";
+import { INT64_MAX } from "../../src/db/int64.ts";
+import { createPaymentStore, insertAccount, insertPayment, paymentRow } from "../support/payment-rows.ts";
+import { ENGINES, openTestStore, type TestStore } from "../support/store-engines.ts";
+
+let store: TestStore | undefined;
+afterEach(() => {
+  store?.close();
+  store = undefined;
+});
+
+const hash = (n: number) => `0x${n.toString(16).padStart(64, "0")}`;
+
+describe.each(ENGINES)("chain store (%s)", (engine) => {
+  let chain: ChainStore;
+  let payment: string;
+  beforeEach(async () => {
+    store = await openTestStore(engine);
+    chain = createChainStore(store.db);
+    payment = insertPayment(createPaymentStore(store.db), paymentRow(insertAccount(store.db, "acct_c"), 0)).id;
+  });
+  const transfer = (n: number, fields: Partial<TransferRow> = {}): TransferRow => {
+    const row: TransferRow = {
+      chain_id: 31337,
+      tx_hash: hash(n),
+      log_index: 0,
+      payment_id: payment,
+      from_address: "0x1",
+      amount: 1_000_000n,
+      block_number: n,
+      block_hash: hash(1000 + n),
+      credited_at: null,
+      created_at: 1,
+      ...fields,
+    };
+    chain.insertTransfer(row);
+    return row;
+  };
+
+  test("a transfer keeps its int64 amount exact and is credited once; one never credited is dropped", () => {
+    const big = transfer(1, { amount: INT64_MAX, log_index: 3 });
+    expect(chain.findTransfer(hash(1), 3)).toEqual({ ...big, bridge_id: null });
+    expect(() => transfer(2, { amount: INT64_MAX + 1n })).toThrow(RangeError);
+    expect(chain.markCredited(hash(1), 3, 7, "0xb7", 9)).toBe(true);
+    expect(chain.markCredited(hash(1), 3, 8, "0xb8", 10)).toBe(false);
+    expect(chain.findTransfer(hash(1), 3)).toMatchObject({ credited_at: 9, block_number: 7, block_hash: "0xb7" });
+
+    transfer(5, { chain_id: 1 });
+    transfer(4);
+    transfer(6);
+    expect(chain.dropStaleUncredited(31337, 5)).toBe(1); // block 4's; block 6 is past the scan, block 1 is credited
+    // In block order: block 1's transfer was credited in block 7.
+    expect(chain.transfersForPayment(payment).map((t) => [t.chain_id, t.block_number])).toEqual([
+      [1, 5],
+      [31337, 6],
+      [31337, 7],
+    ]);
+  });
+
+  test("the cursor is one row per chain, moved by each scan", () => {
+    expect(chain.cursor(1)).toBeNull();
+    chain.setCursor(1, 10, "0xa", 1);
+    chain.setCursor(2, 20, "0xb", 1);
+    chain.setCursor(1, 11, "0xc", 2);
+    expect(chain.cursor(1)).toEqual({ block_number: 11, block_hash: "0xc" });
+    expect(chain.cursor(2)).toEqual({ block_number: 20, block_hash: "0xb" });
+  });
+
+  test("settlements: open ones by nonce, replaced and finished; the highest nonce leaves dropped ones out", () => {
+    expect(chain.maxNonce()).toBeNull();
+    const signed = { payment_id: payment, raw_tx: "0xraw", max_fee: "100", priority_fee: "2", now: 5 };
+    const second = chain.insertSettlement({ ...signed, nonce: 4, tx_hash: "0xt4" });
+    const first = chain.insertSettlement({ ...signed, nonce: 3, tx_hash: "0xt3" });
+    expect(first).toBeGreaterThan(second);
+    expect(chain.openSettlements().map((s) => [s.id, s.nonce, s.tx_hashes])).toEqual([
+      [first, 3, '["0xt3"]'],
+      [second, 4, '["0xt4"]'],
+    ]);
+    chain.replaceSettlement({ ...signed, id: first, tx_hash: "0xt3b", tx_hashes: ["0xt3", "0xt3b"], now: 6 });
+    chain.finishSettlement(first, "mined", INT64_MAX, 12, "0xt3b", 7);
+    chain.finishSettlement(second, "dropped", 2n ** 63n, null, "0xt4", 7); // too large to store: left null
+    expect(chain.openSettlements()).toEqual([]);
+    expect(chain.settlementsForPayment(payment)).toEqual([
+      {
+        id: second,
+        payment_id: payment,
+        nonce: 4,
+        state: "dropped",
+        tx_hash: "0xt4",
+        tx_hashes: '["0xt4"]',
+        raw_tx: "0xraw",
+        max_fee: "100",
+        priority_fee: "2",
+        amount: null,
+        block_number: null,
+        submitted_at: 5,
+        updated_at: 7,
+      },
+      {
+        id: first,
+        payment_id: payment,
+        nonce: 3,
+        state: "mined",
+        tx_hash: "0xt3b",
+        tx_hashes: '["0xt3","0xt3b"]',
+        raw_tx: "0xraw",
+        max_fee: "100",
+        priority_fee: "2",
+        amount: INT64_MAX,
+        block_number: 12,
+        submitted_at: 6,
+        updated_at: 7,
+      },
+    ]);
+    expect(chain.maxNonce()).toBe(3);
+  });
+
+  test("a transaction that throws leaves nothing behind", () => {
+    expect(() =>
+      chain.transaction(() => {
+        chain.setCursor(1, 10, "0xa", 1);
+        throw new Error("tick failed");
+      }),
+    ).toThrow("tick failed");
+    expect(chain.cursor(1)).toBeNull();
+  });
+});
