@@ -3,9 +3,7 @@
  * stored for a recovery (signed, maybe never seen by the node) is never handed to a settlement.
  */
 
-import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { join } from "node:path";
 import { privateKeyToAccount } from "viem/accounts";
 import { ANVIL_KEY_2 } from "../support/anvil.ts";
 import { type Stack, startStack } from "../support/stack.ts";
@@ -30,17 +28,15 @@ test("a settlement is signed past the highest nonce stored for a recovery on the
   const pending = await chain.publicClient.getTransactionCount({ address: relayer, blockTag: "pending" });
   // A recovery signed at a nonce the node has not seen (sent before a crash, then evicted, say).
   const stored = pending + 3;
-  const db = new Database(join(stack.dataDir, "stablegate.db"));
-  try {
-    db.run("PRAGMA busy_timeout = 5000");
-    db.query(
-      `INSERT INTO recoveries (id, payment_id, chain_id, token, decimals, payout_address, state, nonce,
-         next_attempt_at, created_at, updated_at)
-       VALUES ('rcv_nonceTest00000000000000', ?, ?, NULL, 18, ?, 'failed', ?, 0, 0, 0)`,
-    ).run(payment.id, chain.anvil.chainId, stack.payout, stored);
-  } finally {
-    db.close();
-  }
+  stack.sql(
+    `INSERT INTO recoveries (id, payment_id, chain_id, token, decimals, payout_address, state, nonce,
+       next_attempt_at, created_at, updated_at)
+     VALUES ('rcv_nonceTest00000000000000', ?, ?, NULL, 18, ?, 'failed', ?, 0, 0, 0)`,
+    payment.id,
+    chain.anvil.chainId,
+    stack.payout,
+    stored,
+  );
 
   await stack.pay(payment.deposit_address, usdc("1.00"));
   const settlement = await stack.mineUntil(
