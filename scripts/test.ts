@@ -2,7 +2,9 @@
  * `bun run test [bun test args]`: the whole check as the README gives it. Makes sure chromium and
  * the PostgreSQL binaries are there (scripts/test-prereqs.ts), type-checks, lints and checks the
  * formatting (Biome), runs bun test with the browser it found, in a random order whose seed it
- * prints (TEST_SEED=<seed> replays it), then fails if the tests left any process running (scripts/test-leftovers.ts), and stops those.
+ * prints (TEST_SEED=<seed> replays it), then the end-to-end suites of ON_POSTGRES again with their
+ * servers on PostgreSQL, then fails if the tests left any process running (scripts/test-leftovers.ts),
+ * and stops those.
  * The random order is why one run is enough to catch a test that leans on another's leftovers.
  */
 import { resolve } from "node:path";
@@ -10,6 +12,19 @@ import { killProcesses, leftoverProcesses, TEST_RUN_MARKER } from "./test-leftov
 import { PrereqError, requireChromium, requirePostgres } from "./test-prereqs.ts";
 
 const ROOT = resolve(import.meta.dir, "..");
+
+/** Suites run a second time on PostgreSQL: the API, webhooks, the chain's settlement and crashes. */
+const ON_POSTGRES = [
+  "test/payments/",
+  "test/payment-links/",
+  "test/webhooks/",
+  "test/events/",
+  "test/accounts/",
+  "test/users/",
+  "test/chain/crash.test.ts",
+  "test/chain/payments-onchain.test.ts",
+  "test/chain/settlement-failure.test.ts",
+];
 
 let chromium: string;
 try {
@@ -38,11 +53,19 @@ if (!args.some((a) => a.startsWith("--seed") || a === "--randomize")) {
 }
 
 const marker = `${process.pid}-${crypto.randomUUID()}`;
-const status = await run([process.execPath, "test", "--timeout", "60000", ...args], {
-  ...process.env,
-  CHROMIUM_PATH: chromium,
-  [TEST_RUN_MARKER]: marker,
-});
+const testEnv = { ...process.env, CHROMIUM_PATH: chromium, [TEST_RUN_MARKER]: marker };
+let status = await run([process.execPath, "test", "--timeout", "60000", ...args], testEnv);
+
+// A whole run (no files named) runs the suites that drive servers end to end once more with every
+// test server on PostgreSQL; the store tests already run on both engines in the first pass.
+const namesFiles = args.some((a) => !a.startsWith("-") && !/^\d+$/.test(a));
+if (status === 0 && !namesFiles) {
+  console.log(`\nagain on PostgreSQL (STABLEGATE_TEST_ENGINE=postgres): ${ON_POSTGRES.join(" ")}`);
+  status = await run([process.execPath, "test", "--timeout", "60000", ...args, ...ON_POSTGRES], {
+    ...testEnv,
+    STABLEGATE_TEST_ENGINE: "postgres",
+  });
+}
 
 const leftovers = await leftoverProcesses(marker);
 if (leftovers.length > 0) {
