@@ -78,7 +78,8 @@ export function createBridgeStore(db: Db) {
     .safeIntegers(true);
   const burned = db
     .query<{ n: bigint | null }, [string, number]>(
-      "SELECT CAST(sum(amount) AS BIGINT) AS n FROM bridges WHERE payment_id = ? AND chain_id = ? AND amount IS NOT NULL",
+      `SELECT CAST(sum(amount) AS BIGINT) AS n FROM bridges
+        WHERE payment_id = ? AND chain_id = ? AND amount IS NOT NULL`,
     )
     .safeIntegers(true);
   const latestBurned = db.query<{ id: string }, [string, number]>(
@@ -89,7 +90,8 @@ export function createBridgeStore(db: Db) {
     .query<BridgeRow, [number, number]>(
       sqlFor(
         db,
-        `SELECT * FROM bridges INDEXED BY bridges_open WHERE chain_id = ? AND state = 'credited' AND next_attempt_at <= ?
+        `SELECT * FROM bridges INDEXED BY bridges_open
+          WHERE chain_id = ? AND state = 'credited' AND next_attempt_at <= ?
          ORDER BY next_attempt_at LIMIT 50`,
         `SELECT * FROM bridges WHERE chain_id = ? AND state = 'credited' AND next_attempt_at <= ?
          ORDER BY next_attempt_at LIMIT 50`,
