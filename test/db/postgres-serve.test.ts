@@ -61,11 +61,18 @@ describe("on PostgreSQL", () => {
   test("one serve per database: a second is refused while the first runs, and starts after its kill -9", async () => {
     const env = await postgresEnv();
     const first = await startServeProcess(env);
-    const second = spawnServe({ ...env, STABLEGATE_PORT: String(await freePort()) });
-    expect(await second.exited).toBe(1);
-    expect(await second.stderr()).toContain("in use by another stablegate serve");
-    expect((await fetch(`${first.url}/healthz`)).ok).toBe(true);
-    await first.stop(); // SIGKILL: PostgreSQL ends its session, and the lock with it
+    try {
+      const second = spawnServe({ ...env, STABLEGATE_PORT: String(await freePort()) });
+      try {
+        expect(await second.exited).toBe(1);
+        expect(await second.stderr()).toContain("in use by another stablegate serve");
+      } finally {
+        await second.stop();
+      }
+      expect((await fetch(`${first.url}/healthz`)).ok).toBe(true);
+    } finally {
+      await first.stop(); // SIGKILL: PostgreSQL ends its session, and the lock with it
+    }
     const third = await startServeProcess(env);
     await third.stop();
   });
