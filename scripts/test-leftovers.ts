@@ -66,9 +66,10 @@ export function killProcesses(processes: ProcessInfo[]): void {
 
 /**
  * The run's processes still alive after a grace period: a process signalled just before bun
- * test exited may still be on its way out. Polls until none is left or the grace is over.
+ * test exited may still be on its way out, and a PostgreSQL watchdog may still be removing a
+ * data directory of many databases on a slow disk. Polls until none is left or the grace is over.
  */
-export async function leftoverProcesses(marker: string, graceMs = 5_000): Promise<ProcessInfo[]> {
+export async function leftoverProcesses(marker: string, graceMs = 20_000): Promise<ProcessInfo[]> {
   const deadline = Date.now() + graceMs;
   for (;;) {
     const left = markedProcesses(marker);

@@ -56,19 +56,23 @@ describe("results as bun:sqlite gives them", () => {
       label: "it's",
     });
     expect(db.query("SELECT * FROM t WHERE id = ?").get(999)).toBeNull();
-    expect(db.query("UPDATE t SET label = 'x' WHERE id IN (1, 2)").run().changes).toBe(2);
+    insert().run(3, "three", 0, 0);
+    expect(db.query("UPDATE t SET label = 'x' WHERE id IN (2, 3)").run().changes).toBe(2);
   });
 
   test("an error carries PostgreSQL's SQLSTATE, and the store goes on working", () => {
+    insert().run(40, "first", 0, 0);
     let error: unknown;
     try {
-      insert().run(1, "dup", 0, 0);
+      insert().run(40, "dup", 0, 0);
     } catch (caught) {
       error = caught;
     }
     expect(error).toBeInstanceOf(PostgresError);
     expect((error as PostgresError).code).toBe("23505");
-    expect(ids()).toContain(1);
+    expect(ids()).toContain(40);
+    insert().run(41, "after the error", 0, 0);
+    expect(ids()).toContain(41);
   });
 });
 
