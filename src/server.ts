@@ -23,6 +23,8 @@ import { createEventsService } from "./events/service.ts";
 import { createEventStore } from "./events/store.ts";
 import { createRateLimiter } from "./http/rate-limit.ts";
 import { createIdempotency } from "./idempotency/index.ts";
+import { CHAIN_LEASE, createLease, replicaName } from "./leases/lease.ts";
+import { createLeaseStore } from "./leases/store.ts";
 import { type Clock, systemClock } from "./lib/clock.ts";
 import { type IdGenerator, randomIds } from "./lib/ids.ts";
 import { hostPort, listenError } from "./lib/listen.ts";
@@ -165,6 +167,22 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
     overpaymentTolerance: config.crossChain ? (paymentId) => feeMarginExcess(burns.forPayment(paymentId)) : undefined,
   });
   const recoveryStore = createRecoveryStore(db);
+  // The chain side (watchers, settlements, bridging, redemptions, recoveries) runs on one
+  // replica at a time: the holder of this lease. Every other replica serves the API and
+  // delivers webhooks, and takes the lease over if the holder dies.
+  const lease = createLease({
+    store: createLeaseStore(db),
+    name: CHAIN_LEASE,
+    holder: replicaName(),
+    log,
+    work: chainWork,
+  });
+  /** A write only the lease's holder may make, in one transaction with the check that it still is. */
+  const fenced = <T>(write: () => T): T =>
+    inTransaction(db, () => {
+      lease.assertHeld();
+      return write();
+    });
   const highest = (...nonces: Array<number | null>) => {
     const stored = nonces.filter((n): n is number => n !== null);
     return stored.length ? Math.max(...stored) : null;
@@ -182,6 +200,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
       highestOtherNonce: () => highest(burns.maxRedeemNonce(), recoveryStore.maxNonceOn(config.chain.chainId)),
       highestStoredOn: (chainId) => highest(bridges.maxNonce(chainId), recoveryStore.maxNonceOn(chainId)),
       bridges: config.crossChain ? bridges : undefined,
+      fenced,
     });
   } catch (error) {
     abandon(error); // an unreadable relayer.key, say
@@ -204,7 +223,6 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
           maxBridgeFeeBps: config.crossChain.maxBridgeFeeBps,
         }
       : null,
-    onDepositAddress: (address) => chain.watch(address),
   });
 
   const crossChain = config.crossChain
@@ -219,6 +237,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
         clock,
         ids,
         log,
+        fenced,
       })
     : null;
 
@@ -229,7 +248,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
         burns,
         payments: paymentStore,
         lifecycle,
-        transaction: chainStore.transaction,
+        transaction: fenced,
         fees: (domain) => crossChain.attestation.fees(domain, config.crossChain!.domain),
         clock,
         ids,
@@ -250,6 +269,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
     ids,
     log,
     stuckAfterMs: chain.stuckAfterMs,
+    fenced,
   });
 
   const idempotency = createIdempotency(db, clock);
@@ -294,6 +314,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
     chains: chain.api.chains,
     bridging: () => bridging?.status() ?? [],
     pendingDeliveries: deliveryStore.countPending,
+    leases: () => [lease.status()],
   });
   const app = createApp(
     {
@@ -349,6 +370,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
       rateLimiter: createRateLimiter(clock),
       webhookLimits: options.webhookLimits ?? WEBHOOK_LIMITS,
       metrics,
+      leases: () => [lease.status()],
     },
     db,
   );
@@ -401,15 +423,26 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
   };
   const abort = new AbortController();
   const loops = Promise.all([
-    chain.start(abort.signal),
+    lease.run(abort.signal),
+    chain.observe(abort.signal, () => lease.status().held),
     // Time-driven work that needs no chain, so it runs even while the RPC is down.
     runEvery("expiry", 1_000, expirePayments, { log, signal: abort.signal }),
     runEvery("purge", 60_000, () => retention.purge(abort.signal), { log, signal: abort.signal }),
     webhookWorker.run(abort.signal),
-    crossChain?.redeemer.run(abort.signal),
-    bridging?.run(abort.signal),
-    recoverer.run(abort.signal),
+    // Other replicas write events too (PostgreSQL): open streams look for them every second.
+    config.databaseUrl &&
+      runEvery("event streams", 1_000, () => eventFeed.open() > 0 && eventFeed.notify(), { log, signal: abort.signal }),
   ]);
+
+  /** What the chain lease's holder runs, from taking the lease until losing it or stopping. */
+  function chainWork(signal: AbortSignal): Promise<unknown> {
+    return Promise.all([
+      chain.start(signal),
+      crossChain?.redeemer.run(signal),
+      bridging?.run(signal),
+      recoverer.run(signal),
+    ]);
+  }
 
   return {
     url,

@@ -21,7 +21,6 @@ import { createRelayerGas } from "./relayer-gas.ts";
 import { errorMessage } from "./rpc-errors.ts";
 import { createSettler } from "./settler.ts";
 import type { ChainStore } from "./store.ts";
-import { createWatchedAddresses } from "./watched-addresses.ts";
 import { createWatcher, type Watcher } from "./watcher.ts";
 
 export interface ChainDeps {
@@ -38,6 +37,11 @@ export interface ChainDeps {
   highestStoredOn?: (chainId: number) => number | null;
   /** Bridges from source chains (when they are enabled): their mints are recognised, their funds gate settlement. */
   bridges?: BridgeStore;
+  /**
+   * Runs a write only the chain lease's holder may make (a cursor move, a settlement recorded
+   * before it is sent) in one transaction with the check that this replica still holds it.
+   */
+  fenced?: <T>(write: () => T) => T;
 }
 
 /**
@@ -78,7 +82,8 @@ export function createChain(deps: ChainDeps) {
     wallet: clients.walletClient,
     account: clients.account,
     nonces,
-    chain: chainStore,
+    // Every transaction the settler makes records what it sends or saw sent: the holder's alone.
+    chain: deps.fenced ? { ...chainStore, transaction: deps.fenced } : chainStore,
     payments,
     lifecycle,
     clock,
@@ -92,8 +97,7 @@ export function createChain(deps: ChainDeps) {
       swept: (paymentId, block) => bridges.markSettled(paymentId, block, clock.now()),
     },
   });
-  const addresses = createWatchedAddresses(payments.allDepositAddresses());
-  const watcherDeps = { chain: chainStore, payments, ledger, clock, log, addresses };
+  const watcherDeps = { chain: chainStore, payments, ledger, clock, log, fenced: deps.fenced };
   const watcher = createWatcher({
     ...watcherDeps,
     client: clients.publicClient,
@@ -136,7 +140,7 @@ export function createChain(deps: ChainDeps) {
   const watchers = new Map(watched.map((w) => [w.name, w.watcher]));
   const watchedOn = (chainId: number) => watched.find((w) => w.watcher.chainId === chainId);
   const watcherOn = (chainId: number) => watchedOn(chainId)?.watcher;
-  log.info("relayer", { address: clients.account.address, watched_addresses: addresses.size });
+  log.info("relayer", { address: clients.account.address });
 
   /** The watcher of the chain a payer names; the settlement chain's when none is named. */
   function watcherNamed(name: string | undefined): Watcher {
@@ -221,8 +225,6 @@ export function createChain(deps: ChainDeps) {
     sources,
     /** Every chain's watcher by chain name, the settlement chain's first. */
     watchers: watchers as ReadonlyMap<string, Watcher>,
-    /** Starts looking for a new deposit address on every chain at once (payment creation calls this). */
-    watch: (address: string): void => addresses.add(address),
     /**
      * Why the relayer cannot send on `chainId` now (no gas as last read, or its balance never
      * read), or null: the bridger leaves that chain's bridges waiting with this as last_error.
@@ -240,13 +242,26 @@ export function createChain(deps: ChainDeps) {
     },
     /** A relayer transaction unmined for this long is replaced with higher fees. */
     stuckAfterMs,
-    /** Starts the loops; they stop when `signal` aborts. */
+    /**
+     * Starts the loops only the chain lease's holder runs (scanning, settling) from fresh
+     * nonces: another replica may have sent from the relayer since this one last did. They stop
+     * when `signal` aborts.
+     */
     start(signal: AbortSignal): Promise<unknown> {
+      nonces.reset();
+      for (const { nonces: onSource } of sources.values()) onSource.reset();
       // Each chain's loop on its own: a source chain's dead RPC never holds up the settlement chain.
       return Promise.all([
-        ...watched.flatMap((w) => [w.watcher.run(signal), w.gas.run(signal)]),
+        ...watched.map((w) => w.watcher.run(signal)),
         settler.run(signal, config.chain.pollIntervalMs),
       ]);
+    },
+    /**
+     * Starts the loops every replica runs: relayer gas, and, while `holding` says this replica
+     * does not hold the lease, following each chain's head and the holder's cursor.
+     */
+    observe(signal: AbortSignal, holding: () => boolean): Promise<unknown> {
+      return Promise.all(watched.flatMap((w) => [w.gas.run(signal), w.watcher.follow(signal, holding)]));
     },
     /** Blocks on top of a transfer (credited or still waiting) on its own chain, for the payer's page. */
     confirmationsOf(chainId: number, blockNumber: number): number {

@@ -16,7 +16,6 @@ import type { PaymentStore } from "../payments/store.ts";
 import type { Ledger, ObservedTransfer } from "./ledger.ts";
 import { backoffMs, errorMessage, isRangeError, unlessNotFound } from "./rpc-errors.ts";
 import type { ChainStore } from "./store.ts";
-import type { WatchedAddresses } from "./watched-addresses.ts";
 
 export interface WatcherDeps {
   client: PublicClient;
@@ -29,8 +28,12 @@ export interface WatcherDeps {
   name: string;
   chainId: number;
   usdc: Address;
-  /** The deposit addresses to look for: one set shared by every chain's watcher. */
-  addresses: WatchedAddresses;
+  /**
+   * Runs a write that moves the cursor: in one transaction with the check that this replica
+   * still holds the chain lease (src/leases/), so one that lost it moves nothing. A plain
+   * transaction where nothing is leased (tests that drive one watcher).
+   */
+  fenced?: <T>(write: () => T) => T;
   confirmations: number;
   pollIntervalMs: number;
   /** Called after blocks were scanned and something was credited, so settlement starts at once. */
@@ -62,7 +65,8 @@ export type Watcher = ReturnType<typeof createWatcher>;
  * is idempotent per (tx hash, log index) anyway.
  */
 export function createWatcher(deps: WatcherDeps) {
-  const { client, chain, payments, ledger, clock, log, chainId, usdc, confirmations, addresses } = deps;
+  const { client, chain, payments, ledger, clock, log, chainId, usdc, confirmations } = deps;
+  const fenced = deps.fenced ?? chain.transaction;
   let chunk = 1_000n;
   const state = {
     head: null as bigint | null,
@@ -96,7 +100,8 @@ export function createWatcher(deps: WatcherDeps) {
     let stored = chain.cursor(chainId);
     if (!stored) {
       const start = await initialCursor(safe);
-      chain.setCursor(chainId, Number(start), await blockHash(start), clock.now());
+      const hash = await blockHash(start);
+      fenced(() => chain.setCursor(chainId, Number(start), hash, clock.now()));
       stored = chain.cursor(chainId)!;
     }
     let cursor = BigInt(stored.block_number);
@@ -105,7 +110,8 @@ export function createWatcher(deps: WatcherDeps) {
       const depth = BigInt(Math.max(10, confirmations * 2 + 1));
       const back = cursor - depth < 0n ? 0n : cursor - depth;
       log.warn("chain reorg below the cursor; rescanning", { chain: deps.name, from_block: back, cursor });
-      chain.setCursor(chainId, Number(back), await blockHash(back), clock.now());
+      const hash = await blockHash(back);
+      fenced(() => chain.setCursor(chainId, Number(back), hash, clock.now()));
       cursor = back;
     }
     state.cursor = cursor;
@@ -137,7 +143,7 @@ export function createWatcher(deps: WatcherDeps) {
     const mints = await ownMintsIn(found);
     let credited = 0;
     let minted = 0;
-    chain.transaction(() => {
+    fenced(() => {
       for (const transfer of found) {
         const mint = mints.get(transfer);
         if (mint) minted += deps.ownMints!.record(transfer, mint) ? 1 : 0;
@@ -155,16 +161,30 @@ export function createWatcher(deps: WatcherDeps) {
     return to < safe;
   }
 
+  /** A log's `to` topic as a lower-case address (its last 20 bytes), or null when it cannot hold one. */
+  function recipient(raw: RpcLog): string | null {
+    const topic = raw?.topics?.[2];
+    return typeof topic === "string" && topic.length === 66 ? `0x${topic.slice(-40).toLowerCase()}` : null;
+  }
+
   /**
    * Keeps only well-formed USDC transfers to our addresses inside the asked range: whatever a
    * node answers (logs of other contracts, removed logs, out-of-range blocks, garbage) credits
    * nothing. Only logs whose `to` topic is one of ours are decoded; other logs are not read.
+   * Ours are looked up in the store, in one query for the range's recipients: an address issued
+   * a moment ago, by any replica, is found by the scan that follows.
    */
   function matching(logs: RpcLog[], from: bigint, to: bigint): ObservedTransfer[] {
+    const recipients = new Set<string>();
+    for (const raw of logs) {
+      const address = recipient(raw);
+      if (address) recipients.add(address);
+    }
+    const ours = payments.depositAddressesAmong([...recipients]);
     const out: ObservedTransfer[] = [];
     for (const raw of logs) {
-      const toTopic = raw?.topics?.[2];
-      if (typeof toTopic !== "string" || toTopic.length !== 66 || !addresses.has(toTopic)) continue;
+      const address = recipient(raw);
+      if (!address || !ours.has(address)) continue;
       // A log about one of our addresses that cannot be read fails the whole range, to be asked
       // again: skipping it could pass over a real payment for good.
       const [entry] = parseEventLogs({
@@ -234,6 +254,28 @@ export function createWatcher(deps: WatcherDeps) {
           ? backoffMs(failures, deps.pollIntervalMs, 30_000)
           : deps.pollIntervalMs - (clock.now() - started);
         if (!more) await sleep(Math.max(0, pause), signal);
+      }
+    },
+
+    /**
+     * On a replica without the chain lease: follows the head and the holder's cursor, so its
+     * /readyz and payers' pages show where the chain is, without scanning anything. Rounds for
+     * which `skip` says yes (this replica holds the lease, and `run` does all this) are passed.
+     */
+    async follow(signal: AbortSignal, skip: () => boolean): Promise<void> {
+      while (!signal.aborted) {
+        if (!skip()) {
+          try {
+            state.head = await client.getBlockNumber({ cacheTime: 0 });
+            const stored = chain.cursor(chainId);
+            state.cursor = stored ? BigInt(stored.block_number) : null;
+            state.lastError = null;
+            state.lastSuccessAt = clock.now();
+          } catch (error) {
+            state.lastError = errorMessage(error);
+          }
+        }
+        await sleep(deps.pollIntervalMs, signal);
       }
     },
 

@@ -22,15 +22,19 @@ export interface CrossChainWiring {
   log: Logger;
   /** When a sent transaction counts as stuck, as for settlements. */
   stuckAfterMs: number;
+  /** Runs a write only the chain lease's holder may make (see src/leases/); the redeemer's saves are. */
+  fenced?: <T>(write: () => T) => T;
 }
 
 /** Cross-chain funding: the public API's service and the loop that redeems recorded burns. */
 export function createCrossChain(w: CrossChainWiring) {
   const api = createAttestationApi(w.config.apiUrl);
   const sourceBurns = createSourceBurns(w.config);
+  const { fenced } = w;
   const redeemer = createRedeemer({
     config: w.config,
-    burns: w.burns,
+    // What the redeemer saves is what it signs and sends: fenced, so a replica that lost the lease sends nothing.
+    burns: fenced ? { ...w.burns, save: (burn, now) => fenced(() => w.burns.save(burn, now)) } : w.burns,
     api,
     destination: { client: w.clients.publicClient, wallet: w.clients.walletClient, nonces: w.nonces },
     depositAddressOf: w.depositAddressOf,

@@ -32,3 +32,15 @@ export const isPostgres = (db: Db): boolean => POSTGRES in db;
 
 /** The statement text for this engine: `postgres` where the engines' SQL differs, else `sqlite`. */
 export const sqlFor = (db: Db, sqlite: string, postgres: string): string => (isPostgres(db) ? postgres : sqlite);
+
+/**
+ * A table of the strings in one JSON array parameter (`param`, as "?" or "?2"): how a list of
+ * any length is bound as one value on either engine. PostgreSQL gets it as text: a parameter
+ * typed json would be sent JSON-encoded, a string scalar.
+ */
+export const textsIn = (db: Db, param: string): string =>
+  sqlFor(
+    db,
+    `SELECT value FROM json_each(${param})`,
+    `SELECT value FROM json_array_elements_text(CAST(${param} AS TEXT)::json)`,
+  );

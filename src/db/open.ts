@@ -65,11 +65,9 @@ export function openStore(where: StoreLocation, options: Partial<PgOptions> = {}
 }
 
 /**
- * Opens the store for `serve`, after taking the lock that keeps a second server off it: one
- * server sends settlements and delivers webhooks for a store. On SQLite that is the data
- * directory's serve lock; on PostgreSQL a session advisory lock, taken again by every new
- * connection of the store, which PostgreSQL drops when the process dies. A connection that
- * finds it taken (another server started while this one was cut off) fails every statement.
+ * Opens the store for `serve`. On SQLite, after taking the data directory's serve lock: one
+ * server owns a SQLite store. On PostgreSQL any number of replicas share the database: the
+ * chain side runs on one of them at a time, through a lease (src/leases/).
  */
 export function openServeStore(where: StoreLocation): { db: Db; release(): void } {
   if (!where.databaseUrl) {
@@ -82,8 +80,5 @@ export function openServeStore(where: StoreLocation): { db: Db; release(): void 
       throw error;
     }
   }
-  // Closing the store ends its session, and the lock with it.
-  return { db: openStore(where, { sessionLock: SERVE_LOCK }), release: () => {} };
+  return { db: openStore(where), release: () => {} };
 }
-
-const SERVE_LOCK = 0x5354_4732; // "STG2"

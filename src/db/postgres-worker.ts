@@ -8,12 +8,11 @@ import { type MessagePort, workerData } from "node:worker_threads";
 import { type ReservedSQL, SQL } from "bun";
 import { LOST_IN_TRANSACTION, type PgReply, type PgRequest } from "./postgres-protocol.ts";
 
-const { url, signal, port, statementTimeoutMs, sessionLock } = workerData as {
+const { url, signal, port, statementTimeoutMs } = workerData as {
   url: string;
   signal: SharedArrayBuffer;
   port: MessagePort;
   statementTimeoutMs: number;
-  sessionLock?: number;
 };
 const flag = new Int32Array(signal);
 const pool = new SQL(url, { max: 1, bigint: true, idleTimeout: 0, connectionTimeout: 10 });
@@ -60,24 +59,10 @@ function reply(message: unknown): void {
   Atomics.notify(flag, 0);
 }
 
-const IN_USE = "the database in STABLEGATE_DATABASE_URL is in use by another stablegate serve; stop it first";
-
-class InUse extends Error {}
-
-/**
- * A connection whose slow statements PostgreSQL cancels before PgDb stops waiting, holding the
- * session lock when there is one (PgOptions).
- */
+/** A connection whose slow statements PostgreSQL cancels before PgDb stops waiting. */
 async function connect(): Promise<ReservedSQL> {
   const reserved = await pool.reserve();
   await reserved.unsafe(`SET statement_timeout = ${Math.trunc(statementTimeoutMs)}`);
-  if (sessionLock !== undefined) {
-    const [row] = await reserved.unsafe("SELECT pg_try_advisory_lock($1) AS held", [BigInt(sessionLock)]);
-    if (!row.held) {
-      reserved.release();
-      throw new InUse(IN_USE);
-    }
-  }
   return reserved;
 }
 
@@ -87,5 +72,5 @@ try {
   port.on("message", async (request: PgRequest) => reply(await answer(request)));
   reply({ ready: true });
 } catch (error) {
-  reply({ ready: false, message: (error as Error).message, inUse: error instanceof InUse });
+  reply({ ready: false, message: (error as Error).message });
 }

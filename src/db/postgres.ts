@@ -21,13 +21,11 @@ const CONNECT_WAIT_MS = 15_000;
 /**
  * PostgreSQL cancels a statement after `statementTimeoutMs` (an error, the connection kept);
  * PgDb gives up on a connection whose statement goes unanswered for `answerWithinMs`, longer, so
- * that is left for a connection or a server that answers nothing at all. `sessionLock`: an
- * advisory lock every connection takes before its first statement (serve's, src/db/open.ts).
+ * that is left for a connection or a server that answers nothing at all.
  */
 export interface PgOptions {
   statementTimeoutMs: number;
   answerWithinMs: number;
-  sessionLock?: number;
 }
 const DEFAULTS: PgOptions = { statementTimeoutMs: 25_000, answerWithinMs: 30_000 };
 
@@ -170,7 +168,6 @@ function startWorker(url: string, options: PgOptions): WorkerLink {
       signal,
       port: port2,
       statementTimeoutMs: options.statementTimeoutMs,
-      sessionLock: options.sessionLock,
     },
     transferList: [port2],
   });
@@ -179,13 +176,7 @@ function startWorker(url: string, options: PgOptions): WorkerLink {
     void worker.terminate();
   };
   const woke = Atomics.wait(flag, 0, 0, CONNECT_WAIT_MS);
-  const ready = receiveMessageOnPort(port)?.message as
-    | { ready: boolean; message?: string; inUse?: boolean }
-    | undefined;
-  if (ready?.inUse) {
-    stop();
-    throw new Error(ready.message);
-  }
+  const ready = receiveMessageOnPort(port)?.message as { ready: boolean; message?: string } | undefined;
   if (woke === "timed-out" || !ready?.ready) {
     stop();
     const problem = ready?.message ? redact(ready.message, url) : `no answer within ${CONNECT_WAIT_MS / 1000} s`;

@@ -7,6 +7,7 @@ import type { CrossChainApi } from "../crosschain/api.ts";
 import type { EventFeed } from "../events/feed.ts";
 import type { EventsService } from "../events/service.ts";
 import type { Idempotency } from "../idempotency/index.ts";
+import type { LeaseStatus } from "../leases/lease.ts";
 import type { Clock } from "../lib/clock.ts";
 import type { Logger } from "../lib/log.ts";
 import type { Metrics } from "../ops/metrics.ts";
@@ -60,6 +61,8 @@ export interface AppContext {
   webhookLimits: { test: RateLimit; retry: RateLimit };
   /** The Prometheus figures: HTTP counted by app.ts's hooks, the rest read at scrape time. */
   metrics: Metrics;
+  /** The leases of work one replica at a time does, and whether this replica holds each (/readyz). */
+  leases: () => LeaseStatus[];
 }
 
 /**

@@ -96,6 +96,17 @@ export const Readiness = Type.Object(
         { additionalProperties: true },
       ),
     ),
+    leases: Type.Array(
+      Type.Object(
+        {
+          name: Type.String({ description: "`chain`: the watchers, settlements, bridging and redemptions." }),
+          held: Type.Boolean({ description: "Whether this replica holds it." }),
+          token: Type.Union([Type.Integer(), Type.Null()], { description: "The fencing token of its term." }),
+          terms: Type.Integer({ description: "Terms this replica has held it since it started." }),
+        },
+        { description: "Work one replica at a time does, and whether this replica does it." },
+      ),
+    ),
   },
   { $id: "Readiness", additionalProperties: true },
 );

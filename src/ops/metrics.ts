@@ -16,6 +16,8 @@ export interface MetricsSources {
   bridging(): Array<{ chain: string; open: number }>;
   /** Webhook deliveries still to send. */
   pendingDeliveries(): number;
+  /** The leases of work one replica at a time does, and whether this replica holds each. */
+  leases(): Array<{ name: string; held: boolean }>;
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;
@@ -79,6 +81,14 @@ export function createMetrics(sources: MetricsSources) {
   );
   gauge("stablegate_webhook_queue_depth", "Webhook deliveries still to send (due or waiting to retry).", [], (g) =>
     g.set(sources.pendingDeliveries()),
+  );
+  gauge(
+    "stablegate_lease_held",
+    "1 where this replica holds the lease (chain: the chain side's work), else 0.",
+    ["lease"],
+    (g) => {
+      for (const lease of sources.leases()) g.set({ lease: lease.name }, lease.held ? 1 : 0);
+    },
   );
   const webhookFailures = new Counter({
     name: "stablegate_webhook_delivery_failures_total",

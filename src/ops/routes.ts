@@ -17,7 +17,8 @@ const INDEX = {
  * `GET /` points at the docs and the health endpoints. Liveness and readiness for supervisors
  * and load balancers: /healthz answers while the process serves HTTP; /readyz also checks the
  * store and reports the settlement chain (`chain`) and every watched chain (`chains`), any of
- * which may be degraded (an unreachable RPC never stops the API, so it does not fail readiness).
+ * which may be degraded (an unreachable RPC never stops the API, so it does not fail readiness),
+ * and the leases this replica holds: a replica without the chain lease is as ready as its holder.
  */
 export function opsRoutes(ctx: AppContext, db: Db) {
   const store = createOpsStore(db);
@@ -28,6 +29,12 @@ export function opsRoutes(ctx: AppContext, db: Db) {
       const reachable = store.reachable();
       const chain = await ctx.chain.readiness();
       set.status = reachable ? 200 : 503;
-      return { ok: reachable, store: reachable ? "ok" : "unavailable", chain, chains: ctx.chain.chains() };
+      return {
+        ok: reachable,
+        store: reachable ? "ok" : "unavailable",
+        chain,
+        chains: ctx.chain.chains(),
+        leases: ctx.leases(),
+      };
     });
 }

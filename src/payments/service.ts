@@ -28,8 +28,6 @@ export interface PaymentsDeps {
   paymentWindowMs: number;
   /** Set when source chains are enabled: new deposit addresses are then valid on every one of them. */
   bridge: BridgeTerms | null;
-  /** Told of every new deposit address, so the chain watcher starts looking for it at once. */
-  onDepositAddress?: (address: Address, paymentId: string) => void;
 }
 
 /** A list request, already validated and decoded (src/payments/routes.ts holds its schema). */
@@ -113,7 +111,6 @@ export function createPaymentsService(deps: PaymentsDeps) {
         inTransaction?.(stored);
         return stored;
       });
-      deps.onDepositAddress?.(deposit, id);
       return created;
     },
 

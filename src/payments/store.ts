@@ -1,4 +1,4 @@
-import { type Db, sqlFor } from "../db/engine.ts";
+import { type Db, sqlFor, textsIn } from "../db/engine.ts";
 import { INT64_MAX } from "../db/int64.ts";
 import { splitFee } from "../lib/money.ts";
 
@@ -151,7 +151,10 @@ export function createPaymentStore(db: Db) {
       `SELECT * FROM payments WHERE payment_link = ?1 AND account_id = ?2 ORDER BY seq DESC LIMIT ?3`,
     )
     .safeIntegers(true);
-  const allDepositAddresses = db.query<{ deposit_address: string }, []>("SELECT deposit_address FROM payments");
+  // Answered from the index on lower(deposit_address): log topics hold addresses in lower case.
+  const depositAddressesAmong = db.query<{ address: string }, [string]>(
+    `SELECT lower(deposit_address) AS address FROM payments WHERE lower(deposit_address) IN (${textsIn(db, "?")})`,
+  );
   const addReceived = db.query(
     "UPDATE payments SET amount_received = coalesce(amount_received, 0) + ?, updated_at = ? WHERE id = ?",
   );
@@ -229,9 +232,9 @@ export function createPaymentStore(db: Db) {
     listForLink: (linkId: string, accountId: string, limit: number): PaymentRow[] =>
       listForLink.all(linkId, accountId, limit).map((row) => normalise(row)!),
     /** Streamed: a million addresses should not sit in memory twice while the watcher loads them. */
-    *allDepositAddresses(): Generator<string> {
-      for (const row of allDepositAddresses.iterate()) yield row.deposit_address;
-    },
+    /** Which of `candidates` (lower-case addresses) are deposit addresses, whichever replica issued them. */
+    depositAddressesAmong: (candidates: string[]): Set<string> =>
+      new Set(candidates.length ? depositAddressesAmong.all(JSON.stringify(candidates)).map((row) => row.address) : []),
     addReceived: (id: string, amount: bigint, now: number) => addReceived.run(amount, now, id),
     oldestCreatedAt: () => oldestCreatedAt.get()?.t ?? null,
     /** Compare-and-set, so a status never moves from a state it is no longer in. */

@@ -24,6 +24,8 @@ export interface RecoveriesWiring {
   log: Logger;
   /** When a sent transaction counts as stuck, as for settlements. */
   stuckAfterMs: number;
+  /** Runs a write only the chain lease's holder may make (see src/leases/); the recoverer's saves are. */
+  fenced?: <T>(write: () => T) => T;
 }
 
 /** Recovery of tokens sent by mistake: the API's service and the loop that carries requests out, on every chain. */
@@ -45,8 +47,10 @@ export function createRecoveries(w: RecoveriesWiring) {
       nonces: s.nonces,
     })),
   ];
+  const { fenced } = w;
   const recoverer = createRecoverer({
-    store: w.store,
+    // What the recoverer saves is what it signs and sends: fenced, so a replica that lost the lease sends nothing.
+    store: fenced ? { ...w.store, save: (row, now) => fenced(() => w.store.save(row, now)) } : w.store,
     findPayment: w.payments.findById,
     networks,
     clock: w.clock,

@@ -182,49 +182,6 @@ describe("a statement that takes too long", () => {
   });
 });
 
-describe("a session lock (serve's)", () => {
-  const LOCK = 424_242;
-  const backend = (db: PgDb) => db.query<{ pid: number }, []>("SELECT pg_backend_pid() AS pid").get()!.pid;
-  /** The first statement after a connection loss may fail; the one after runs on a new connection. */
-  const afterLoss = <T>(fn: () => T): T => {
-    try {
-      return fn();
-    } catch {
-      return fn();
-    }
-  };
-
-  test("is held by every connection of its store: retaken after a reconnect, refused to another meanwhile", () => {
-    const holder = PgDb.open(url, { sessionLock: LOCK });
-    try {
-      expect(() => PgDb.open(url, { sessionLock: LOCK })).toThrow("in use by another stablegate serve");
-      const first = backend(holder);
-      terminateFromElsewhere(first);
-      expect(afterLoss(() => backend(holder))).not.toBe(first);
-      expect(() => PgDb.open(url, { sessionLock: LOCK })).toThrow("in use by another stablegate serve");
-    } finally {
-      holder.close();
-    }
-  });
-
-  test("taken by another while the holder was cut off: every statement of the old holder fails", () => {
-    const holder = PgDb.open(url, { sessionLock: LOCK + 1 });
-    try {
-      terminateFromElsewhere(backend(holder));
-      const usurper = PgDb.open(url, { sessionLock: LOCK + 1 });
-      try {
-        expect(() => afterLoss(() => backend(holder))).toThrow("in use by another stablegate serve");
-        expect(() => holder.run("SELECT 1")).toThrow("in use by another stablegate serve");
-        expect(backend(usurper)).toBeGreaterThan(0);
-      } finally {
-        usurper.close();
-      }
-    } finally {
-      holder.close();
-    }
-  });
-});
-
 describe("opening", () => {
   test("a wrong password or an unreachable server fails with the variable named and the password never shown", () => {
     const wrong = new URL(url);

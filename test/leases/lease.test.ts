@@ -1,0 +1,169 @@
+/**
+ * Leases on both engines: one holder at a time, a larger token for every new holder, renewal
+ * only by the unexpired holder, and fencing: a holder that lost its lease writes nothing, in
+ * the very transaction that would have written. On PostgreSQL, connections racing for a free
+ * lease get it once, and a takeover waits for a fenced write in progress.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import type { Db } from "../../src/db/engine.ts";
+import { PgDb } from "../../src/db/postgres.ts";
+import { inTransaction } from "../../src/db/transaction.ts";
+import { createLease, LeaseLostError } from "../../src/leases/lease.ts";
+import { createLeaseStore } from "../../src/leases/store.ts";
+import { silentLogger } from "../../src/lib/log.ts";
+import { ENGINES, openTestStore, type TestStore } from "../support/store-engines.ts";
+import { waitFor } from "../support/wait.ts";
+
+const HOUR = 3_600_000;
+
+describe.each(ENGINES)("leases on %s", (engine) => {
+  let store: TestStore;
+  let db: Db;
+  let leases: ReturnType<typeof createLeaseStore>;
+  let n = 0;
+  /** A lease name of its own for each test, so tests pass in any order. */
+  const fresh = () => `lease-${++n}`;
+  const expire = (name: string) => db.run("UPDATE leases SET expires_at = 0 WHERE name = ?", [name]);
+
+  beforeAll(async () => {
+    store = await openTestStore(engine);
+    db = store.db;
+    leases = createLeaseStore(db);
+  });
+  afterAll(() => store.close());
+
+  test("the first taker holds it; another is refused until it expires, then gets the next token", () => {
+    const name = fresh();
+    expect(leases.take(name, "a", HOUR)).toBe(1);
+    expect(leases.take(name, "b", HOUR)).toBeNull();
+    expect(leases.holds(name, "a", 1)).toBe(true);
+    expire(name);
+    expect(leases.holds(name, "a", 1)).toBe(false);
+    expect(leases.take(name, "b", HOUR)).toBe(2);
+    expect(leases.all().find((row) => row.name === name)).toMatchObject({ holder: "b", token: 2 });
+  });
+
+  test("only the unexpired holder renews; after a takeover the old token holds nothing", () => {
+    const name = fresh();
+    const token = leases.take(name, "a", HOUR)!;
+    expect(leases.renew(name, "a", token, HOUR)).toBe(true);
+    expect(leases.renew(name, "b", token, HOUR)).toBe(false);
+    expire(name);
+    expect(leases.renew(name, "a", token, HOUR)).toBe(false); // lapsed: free to take, so not renewed
+    const next = leases.take(name, "b", HOUR)!;
+    expect(next).toBe(token + 1);
+    expect(leases.renew(name, "a", token, HOUR)).toBe(false);
+    expect(leases.holds(name, "a", token)).toBe(false);
+    expect(leases.holds(name, "b", next)).toBe(true);
+  });
+
+  test("release lets another take it at once; a stale release changes nothing", () => {
+    const name = fresh();
+    const token = leases.take(name, "a", HOUR)!;
+    leases.release(name, "a", token);
+    const next = leases.take(name, "b", HOUR)!;
+    leases.release(name, "a", token);
+    expect(leases.holds(name, "b", next)).toBe(true);
+  });
+
+  test("a lost lease stops its work, fences its writes, and is taken again once free", async () => {
+    const name = fresh();
+    db.run("CREATE TABLE IF NOT EXISTS fenced_writes (lease TEXT NOT NULL, n BIGINT NOT NULL)");
+    let started = 0;
+    let stopped = 0;
+    const lease = createLease({
+      store: leases,
+      name,
+      holder: "a",
+      log: silentLogger,
+      ttlMs: 2_000,
+      renewEveryMs: 100,
+      takeEveryMs: 20,
+      work: (signal) =>
+        new Promise<void>((resolve) => {
+          started++;
+          signal.addEventListener("abort", () => {
+            stopped++;
+            resolve();
+          });
+        }),
+    });
+    const write = (value: number) =>
+      inTransaction(db, () => {
+        lease.assertHeld();
+        db.run("INSERT INTO fenced_writes (lease, n) VALUES (?, ?)", [name, value]);
+      });
+    const written = () =>
+      db
+        .query<{ n: number }, [string]>("SELECT n FROM fenced_writes WHERE lease = ? ORDER BY n")
+        .all(name)
+        .map((row) => row.n);
+    const abort = new AbortController();
+    const running = lease.run(abort.signal);
+    try {
+      await waitFor(() => lease.status().held, 10_000, "the lease to be taken");
+      expect(lease.status()).toMatchObject({ held: true, token: 1, terms: 1 });
+      write(1);
+      // It lapses (as a paused holder's would) and another replica takes it: before a even
+      // notices, its writes are refused, in the transaction that would have made them.
+      expire(name);
+      expect(leases.take(name, "b", HOUR)).toBe(2);
+      expect(() => write(2)).toThrow(LeaseLostError);
+      expect(written()).toEqual([1]);
+      // Its next renewal is refused: the work stops, and a waits while b holds the lease.
+      await waitFor(() => stopped === 1 && !lease.status().held, 10_000, "a's work to stop");
+      // Released by b, it goes back to a, with a larger token, and the work starts again.
+      leases.release(name, "b", 2);
+      await waitFor(() => lease.status().held, 10_000, "a's second term");
+      expect(lease.status()).toMatchObject({ held: true, token: 3, terms: 2 });
+      expect(started).toBe(2);
+      write(3);
+    } finally {
+      abort.abort();
+      await running;
+    }
+    expect(stopped).toBe(2);
+    expect(lease.status()).toMatchObject({ held: false, token: null });
+    expect(() => write(4)).toThrow(LeaseLostError);
+    expect(written()).toEqual([1, 3]);
+    // Stopping released it: another takes it at once.
+    expect(leases.take(name, "c", HOUR)).toBe(4);
+  });
+
+  if (engine === "postgres") {
+    test("connections racing for a free lease: exactly one gets it", async () => {
+      const others = Array.from({ length: 4 }, () => PgDb.open(store.databaseUrl!));
+      try {
+        for (let round = 0; round < 5; round++) {
+          const name = fresh();
+          const tokens = await Promise.all(
+            others.map((other, i) => Promise.resolve().then(() => createLeaseStore(other).take(name, `r${i}`, HOUR))),
+          );
+          expect(tokens.filter((t) => t !== null)).toEqual([1]);
+        }
+      } finally {
+        for (const other of others) other.close();
+      }
+    });
+
+    test("a takeover waits for the holder's fenced write in progress, which then commits", () => {
+      const name = fresh();
+      const token = leases.take(name, "a", HOUR)!;
+      const other = PgDb.open(store.databaseUrl!, { statementTimeoutMs: 300, answerWithinMs: 5_000 });
+      try {
+        inTransaction(db, () => {
+          expect(leases.holds(name, "a", token)).toBe(true);
+          // The check locked the row (FOR SHARE) until this transaction ends: another replica can
+          // neither expire the lease nor take it meanwhile; its statement waits until cancelled.
+          expect(() => other.run("UPDATE leases SET expires_at = 0 WHERE name = ?", [name])).toThrow(
+            "statement timeout",
+          );
+        });
+        other.run("UPDATE leases SET expires_at = 0 WHERE name = ?", [name]);
+        expect(createLeaseStore(other).take(name, "b", HOUR)).toBe(token + 1);
+      } finally {
+        other.close();
+      }
+    });
+  }
+});
