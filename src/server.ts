@@ -111,6 +111,13 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
   if (!config.feeRecipient && accountStore.countAccountsWithFee() > 0) {
     abandon(new Error("STABLEGATE_FEE_RECIPIENT: required because some accounts charge a fee"));
   }
+  if (config.databaseUrl && !config.relayerKey) {
+    // Replicas on one database take turns at the chain side: each must sign as the same relayer.
+    log.warn(
+      "STABLEGATE_RELAYER_KEY is not set: this replica signs with the key in its data directory; " +
+        "give every replica sharing the database the same STABLEGATE_RELAYER_KEY",
+    );
+  }
   if (config.webhookAllowPrivate) {
     log.warn(
       "STABLEGATE_WEBHOOK_ALLOW_PRIVATE is on: webhook URLs may be http and point at private addresses; " +

@@ -102,6 +102,15 @@ async function postgresColumns(): Promise<Columns> {
   return tables;
 }
 
+/**
+ * The key of an index on one expression, as its CREATE INDEX says it (SQLite's pragmas name no
+ * expression), in PostgreSQL's wording: lower(deposit_address) either way.
+ */
+function expressionOf(index: string): string {
+  const { sql } = sqlite.query<{ sql: string }, [string]>("SELECT sql FROM sqlite_master WHERE name = ?").get(index)!;
+  return sql.slice(sql.indexOf("(") + 1, sql.lastIndexOf(")"));
+}
+
 function sqliteIndexes(): Index[] {
   const indexes: Index[] = [];
   for (const table of sqliteTables()) {
@@ -112,11 +121,14 @@ function sqliteIndexes(): Index[] {
       .all(table);
     for (const index of list) {
       const columns = sqlite
-        .query<{ name: string; coll: string }, [string]>(
+        .query<{ name: string | null; coll: string }, [string]>(
           "SELECT name, coll FROM pragma_index_xinfo(?) WHERE key = 1 ORDER BY seqno",
         )
         .all(index.name)
-        .map((c) => (c.coll === "BINARY" ? c.name : `${c.name} COLLATE ${c.coll.toLowerCase()}`));
+        .map((c) => {
+          const key = c.name ?? expressionOf(index.name);
+          return c.coll === "BINARY" ? key : `${key} COLLATE ${c.coll.toLowerCase()}`;
+        });
       indexes.push({ name: index.name, signature: signature(table, columns, index.unique === 1, index.partial === 1) });
     }
   }

@@ -1,17 +1,18 @@
 /**
  * `serve` and the CLI on a real PostgreSQL database, as processes: the compiled binary runs on
- * it; a second `serve` on the same database is refused while the first runs and starts once it
- * is gone, even after kill -9; processes starting at the same moment migrate it once.
+ * it; two `serve` processes share it, one holding the chain lease and handing it over as it
+ * stops; processes starting at the same moment migrate it once.
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { SQL } from "bun";
-import { freePort } from "../../src/lib/free-port.ts";
+import { POSTGRES_MIGRATIONS } from "../../src/db/migrations.ts";
 import { runCli } from "../support/cli.ts";
 import { createTestDatabase } from "../support/postgres.ts";
-import { childEnv, spawnServe, startServeProcess } from "../support/serve-process.ts";
+import { childEnv, startServeProcess } from "../support/serve-process.ts";
 import { api, makeTempDir, testEnv } from "../support/server.ts";
 import { builtBinary } from "../support/stack.ts";
+import { waitFor } from "../support/wait.ts";
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -58,23 +59,34 @@ describe("on PostgreSQL", () => {
     }
   }, 120_000); // the first build of the binary takes a while
 
-  test("one serve per database: a second is refused while the first runs, and starts after its kill -9", async () => {
+  test("two serves share a database: one holds the chain lease, and a clean stop hands it over at once", async () => {
     const env = await postgresEnv();
     const first = await startServeProcess(env);
+    const second = await startServeProcess(env);
     try {
-      const second = spawnServe({ ...env, STABLEGATE_PORT: String(await freePort()) });
-      try {
-        expect(await second.exited).toBe(1);
-        expect(await second.stderr()).toContain("in use by another stablegate serve");
-      } finally {
-        await second.stop();
-      }
-      expect((await fetch(`${first.url}/healthz`)).ok).toBe(true);
+      const held = async (serve: { url: string }) =>
+        ((await (await fetch(`${serve.url}/readyz`)).json()) as { leases: Array<{ held: boolean; token: number }> })
+          .leases[0]!;
+      const holder = await waitFor(
+        async () => ((await held(first)).held ? first : (await held(second)).held ? second : null),
+        20_000,
+        "one of them to take the chain lease",
+      );
+      const other = holder === first ? second : first;
+      expect((await held(other)).held).toBe(false);
+      const { token } = await held(holder);
+      // SIGTERM: the holder releases the lease as it stops, so the other need not wait for it to lapse.
+      holder.proc.kill("SIGTERM");
+      expect(await holder.exited).toBe(0);
+      const taken = await waitFor(async () => {
+        const lease = await held(other);
+        return lease.held && lease;
+      }, 20_000);
+      expect(taken.token).toBe(token + 1);
     } finally {
-      await first.stop(); // SIGKILL: PostgreSQL ends its session, and the lock with it
+      await first.stop();
+      await second.stop();
     }
-    const third = await startServeProcess(env);
-    await third.stop();
   });
 
   test("processes starting at the same moment migrate the database once", async () => {
@@ -84,7 +96,7 @@ describe("on PostgreSQL", () => {
     const admin = new SQL(env.STABLEGATE_DATABASE_URL!, { max: 1 });
     try {
       const rows = await admin`SELECT version FROM schema_migrations`;
-      expect([...rows].map((row) => Number(row.version))).toEqual([14]);
+      expect([...rows].map((row) => Number(row.version))).toEqual(POSTGRES_MIGRATIONS.map((m) => m.version));
     } finally {
       await admin.close();
     }
