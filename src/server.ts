@@ -180,7 +180,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
   const lease = createLease({
     store: createLeaseStore(db),
     name: CHAIN_LEASE,
-    holder: replicaName(),
+    holder: replicaName(config.dataDir),
     log,
     work: chainWork,
   });

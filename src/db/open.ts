@@ -65,20 +65,18 @@ export function openStore(where: StoreLocation, options: Partial<PgOptions> = {}
 }
 
 /**
- * Opens the store for `serve`. On SQLite, after taking the data directory's serve lock: one
- * server owns a SQLite store. On PostgreSQL any number of replicas share the database: the
- * chain side runs on one of them at a time, through a lease (src/leases/).
+ * Opens the store for `serve`, after taking the data directory's serve lock: one server per data
+ * directory, on either engine. A SQLite store is its data directory's alone; on PostgreSQL any
+ * number of replicas, each with a data directory of its own, share the database, and the chain
+ * side runs on one of them at a time, through a lease (src/leases/).
  */
 export function openServeStore(where: StoreLocation): { db: Db; release(): void } {
-  if (!where.databaseUrl) {
-    // The lock first: a second server must not so much as migrate the database.
-    const release = acquireServeLock(where.dataDir);
-    try {
-      return { db: openDb(where.dataDir), release };
-    } catch (error) {
-      release();
-      throw error;
-    }
+  // The lock first: a second server must not so much as migrate the database.
+  const release = acquireServeLock(where.dataDir);
+  try {
+    return { db: where.databaseUrl ? openStore(where) : openDb(where.dataDir), release };
+  } catch (error) {
+    release();
+    throw error;
   }
-  return { db: openStore(where), release: () => {} };
 }

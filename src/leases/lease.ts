@@ -1,4 +1,6 @@
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
+import { join } from "node:path";
 import { randomHex } from "../lib/ids.ts";
 import type { Logger } from "../lib/log.ts";
 import { sleep } from "../lib/sleep.ts";
@@ -10,8 +12,16 @@ import type { LeaseStore } from "./store.ts";
  */
 export const CHAIN_LEASE = "chain";
 
-/** This process as a lease holder: readable in the leases table, and never that of another process. */
-export const replicaName = (): string => `${hostname()}:${process.pid}:${randomHex(4)}`;
+/**
+ * This replica as a lease holder: its host name and an id kept in its data directory, made on
+ * the first start. The same across restarts, so a replica restarted after kill -9 takes its own
+ * lease back at once; never another live replica's, as each holds its data directory's serve lock.
+ */
+export function replicaName(dataDir: string): string {
+  const path = join(dataDir, "replica-id");
+  if (!existsSync(path)) writeFileSync(path, `${randomHex(8)}\n`, { mode: 0o600, flag: "wx" });
+  return `${hostname()}:${readFileSync(path, "utf8").trim()}`;
+}
 
 /** How long a lease lasts unrenewed: a dead holder's work resumes elsewhere within this plus TAKE_EVERY_MS. */
 export const LEASE_TTL_MS = 10_000;

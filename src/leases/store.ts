@@ -18,12 +18,14 @@ export function createLeaseStore(db: Db) {
     "CAST(unixepoch('subsec') * 1000 AS INTEGER)",
     "CAST(floor(extract(epoch FROM clock_timestamp()) * 1000) AS BIGINT)",
   );
-  // A lease nobody holds, or one whose holder let it expire, goes to the caller with the next token.
+  // A lease nobody holds, or one whose holder let it expire, goes to the caller with the next
+  // token; so does the caller's own, taken again by the same replica restarted (its data
+  // directory's serve lock means its previous process is gone).
   const take = db.query<{ token: number }, [string, string, number]>(
     `INSERT INTO leases (name, holder, token, expires_at) VALUES (?1, ?2, 1, ${now} + ?3)
      ON CONFLICT (name) DO UPDATE
        SET holder = excluded.holder, token = leases.token + 1, expires_at = excluded.expires_at
-       WHERE leases.expires_at <= ${now}
+       WHERE leases.expires_at <= ${now} OR leases.holder = excluded.holder
      RETURNING token`,
   );
   // Only an unexpired lease is renewed: one that lapsed was free to take, whether or not someone did.

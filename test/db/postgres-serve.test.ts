@@ -7,9 +7,10 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { SQL } from "bun";
 import { POSTGRES_MIGRATIONS } from "../../src/db/migrations.ts";
+import { freePort } from "../../src/lib/free-port.ts";
 import { runCli } from "../support/cli.ts";
 import { createTestDatabase } from "../support/postgres.ts";
-import { childEnv, startServeProcess } from "../support/serve-process.ts";
+import { childEnv, spawnServe, startServeProcess } from "../support/serve-process.ts";
 import { api, makeTempDir, testEnv } from "../support/server.ts";
 import { builtBinary } from "../support/stack.ts";
 import { waitFor } from "../support/wait.ts";
@@ -59,11 +60,17 @@ describe("on PostgreSQL", () => {
     }
   }, 120_000); // the first build of the binary takes a while
 
-  test("two serves share a database: one holds the chain lease, and a clean stop hands it over at once", async () => {
+  test("two serves share a database: one holds the chain lease, and a clean stop hands it over at once; one per data directory", async () => {
     const env = await postgresEnv();
+    const otherDir = makeTempDir();
+    dirs.push(otherDir);
     const first = await startServeProcess(env);
-    const second = await startServeProcess(env);
+    const second = await startServeProcess({ ...env, STABLEGATE_DATA_DIR: otherDir });
     try {
+      // Each replica has a data directory of its own: a second serve on one is refused.
+      const twin = spawnServe({ ...env, STABLEGATE_PORT: String(await freePort()) });
+      expect(await twin.exited).toBe(1);
+      expect(await twin.stderr()).toContain("in use by another stablegate serve");
       const held = async (serve: { url: string }) =>
         ((await (await fetch(`${serve.url}/readyz`)).json()) as { leases: Array<{ held: boolean; token: number }> })
           .leases[0]!;

@@ -43,6 +43,15 @@ describe.each(ENGINES)("leases on %s", (engine) => {
     expect(leases.all().find((row) => row.name === name)).toMatchObject({ holder: "b", token: 2 });
   });
 
+  test("a holder taking its own unexpired lease again (restarted) gets it at once, with a new token", () => {
+    const name = fresh();
+    expect(leases.take(name, "a", HOUR)).toBe(1);
+    expect(leases.take(name, "a", HOUR)).toBe(2);
+    expect(leases.holds(name, "a", 1)).toBe(false);
+    expect(leases.holds(name, "a", 2)).toBe(true);
+    expect(leases.take(name, "b", HOUR)).toBeNull();
+  });
+
   test("only the unexpired holder renews; after a takeover the old token holds nothing", () => {
     const name = fresh();
     const token = leases.take(name, "a", HOUR)!;
