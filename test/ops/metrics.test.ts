@@ -116,6 +116,7 @@ describe("switched on and off", () => {
       "stablegate_bridging_queue_depth",
       "stablegate_http_request_duration_seconds",
       "stablegate_http_requests_total",
+      "stablegate_lease_held",
       "stablegate_payments",
       "stablegate_relayer_gas_balance_wei",
       "stablegate_settlement_queue_depth",
@@ -124,6 +125,8 @@ describe("switched on and off", () => {
       "stablegate_webhook_queue_depth",
     ]);
     for (const family of exposition.families.values()) expect(family.help?.length).toBeGreaterThan(10);
+    // The only server on its store holds the chain lease.
+    expect(exposition.value("stablegate_lease_held", { lease: "chain" })).toBe(1);
   });
 });
 
