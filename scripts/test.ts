@@ -13,7 +13,7 @@ import { PrereqError, requireChromium, requirePostgres } from "./test-prereqs.ts
 
 const ROOT = resolve(import.meta.dir, "..");
 
-/** Suites run a second time on PostgreSQL: the API, webhooks, the chain's settlement and crashes. */
+/** Suites run a second time on PostgreSQL: the API, webhooks, and the chain side (watchers, settlement, crashes). */
 const ON_POSTGRES = [
   "test/payments/",
   "test/payment-links/",
@@ -21,9 +21,7 @@ const ON_POSTGRES = [
   "test/events/",
   "test/accounts/",
   "test/users/",
-  "test/chain/crash.test.ts",
-  "test/chain/payments-onchain.test.ts",
-  "test/chain/settlement-failure.test.ts",
+  "test/chain/",
 ];
 
 let chromium: string;
