@@ -22,53 +22,48 @@ import { waitFor } from "../support/wait.ts";
 
 interface Replica {
   name: string;
-  url: () => string;
-  kill(): Promise<void>;
+  proc: ServeProcess;
+  /** False once killed, or while paused: it answers nothing then. */
   alive: boolean;
 }
 
 let chain: TestChain;
 let stack: Stack;
 let receiver: Receiver;
-const others: ServeProcess[] = [];
 const dirs: string[] = [];
-let replicas: Replica[] = [];
+const replicas: Replica[] = [];
 
 beforeAll(async () => {
   chain = await startChain();
   receiver = startReceiver();
   const databaseUrl = await createTestDatabase();
-  // Replica 0 is the stack's own server process; 1 and 2 share its database and relayer key,
-  // each with a data directory of its own, as on separate machines.
+  // The stack makes the account, pays and mines; its own server is stopped, and three replicas
+  // share its database and relayer key, each with a data directory of its own, as on separate
+  // machines, and one public address, as behind a load balancer.
   stack = await startStack({
     chain,
     subprocess: true,
     relayerKey: await chain.fundedKey(),
-    // One public address for all, as behind a load balancer.
     env: {
       STABLEGATE_DATABASE_URL: databaseUrl,
       STABLEGATE_BASE_URL: "https://pay.example.com",
       STABLEGATE_WEBHOOK_ALLOW_PRIVATE: "true",
     },
   });
-  for (let i = 1; i <= 2; i++) {
+  await stack.crash();
+  for (let i = 0; i < 3; i++) {
     const dataDir = makeTempDir();
     dirs.push(dataDir);
-    others.push(await startServeProcess({ ...stack.env, STABLEGATE_DATA_DIR: dataDir }));
+    const proc = await startServeProcess({ ...stack.env, STABLEGATE_DATA_DIR: dataDir });
+    replicas.push({ name: `replica ${i}`, proc, alive: true });
   }
-  replicas = [
-    { name: "replica 0", url: () => stack.url, kill: () => stack.crash(), alive: true },
-    ...others.map((proc, i) => ({
-      name: `replica ${i + 1}`,
-      url: () => proc.url,
-      kill: () => proc.stop(),
-      alive: true,
-    })),
-  ];
 }, 120_000);
 
 afterAll(async () => {
-  for (const proc of others) await proc.stop();
+  for (const { proc } of replicas) {
+    proc.proc.kill("SIGCONT"); // a paused one cannot die
+    await proc.stop();
+  }
   await stack?.stop();
   receiver?.stop();
   await chain?.stop();
@@ -76,7 +71,7 @@ afterAll(async () => {
 });
 
 async function call(replica: Replica, path: string, body?: unknown): Promise<{ status: number; json: any }> {
-  const res = await fetch(replica.url() + path, {
+  const res = await fetch(replica.proc.url + path, {
     method: body === undefined ? "GET" : "POST",
     headers: { authorization: `Bearer ${stack.apiKey}`, "content-type": "application/json" },
     body: body === undefined ? undefined : JSON.stringify(body),
@@ -84,9 +79,11 @@ async function call(replica: Replica, path: string, body?: unknown): Promise<{ s
   return { status: res.status, json: await res.json() };
 }
 
+const alive = () => replicas.filter((r) => r.alive);
+
 /** The replica whose /readyz says it holds the chain lease, and its token; null while none does. */
 async function leaseHolder(): Promise<{ replica: Replica; token: number } | null> {
-  for (const replica of replicas.filter((r) => r.alive)) {
+  for (const replica of alive()) {
     const readyz = (await call(replica, "/readyz")).json;
     const lease = readyz.leases.find((l: { name: string }) => l.name === "chain");
     if (lease.held) return { replica, token: lease.token };
@@ -94,39 +91,89 @@ async function leaseHolder(): Promise<{ replica: Replica; token: number } | null
   return null;
 }
 
+/** A holder other than `previous`, with a newer token: the lease taken over. */
+const takenOver = (previous: { token: number }) =>
+  waitFor(
+    async () => {
+      const holder = await leaseHolder();
+      return holder && holder.token > previous.token ? holder : null;
+    },
+    30_000,
+    "another replica to take the chain lease over",
+  );
+
+/** `count` payments made round-robin through the replicas alive, each paid in full. */
+async function burst(count: number, amount: string): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const res = await call(alive()[i % alive().length]!, "/api/v1/payments", { amount });
+    expect(res.status).toBe(201);
+    ids.push(res.json.id);
+    await stack.pay(res.json.deposit_address, usdc(amount));
+  }
+  return ids;
+}
+
+/** Mines until every payment of `ids` is settled (status confirmed), as a replica alive reports. */
+const allConfirmed = (ids: string[]) =>
+  stack.mineUntil(
+    async () => {
+      for (const id of ids)
+        if ((await call(alive()[0]!, `/api/v1/payments/${id}`)).json.status !== "confirmed") return false;
+      return true;
+    },
+    90_000,
+    "every payment to be settled and confirmed",
+  );
+
+/**
+ * Each payment of `ids` stored once and settled exactly once (one Settled log, one mined
+ * settlement), and no relayer transaction waiting behind a nonce gap.
+ */
+async function expectSettledOnce(ids: string[]): Promise<void> {
+  expect(new Set(ids).size).toBe(ids.length);
+  await stack.mine(3); // a duplicate would have every chance to be mined
+  const settled = depositFactoryAbi.find((x) => x.type === "event" && x.name === "Settled")!;
+  for (const id of ids) {
+    expect(stack.sql("SELECT id FROM payments WHERE id = ?", id)).toHaveLength(1);
+    const logs = await chain.publicClient.getLogs({
+      address: factoryAddress,
+      event: settled,
+      args: { paymentId: id as Hex },
+      fromBlock: 0n,
+    });
+    expect([id, logs.length]).toEqual([id, 1]);
+    expect(stack.sql("SELECT id FROM settlements WHERE payment_id = ? AND state = 'mined'", id)).toHaveLength(1);
+  }
+  const relayer = privateKeyToAccount(stack.env.STABLEGATE_RELAYER_KEY as Hex).address;
+  const [latest, pending] = await Promise.all([
+    chain.publicClient.getTransactionCount({ address: relayer, blockTag: "latest" }),
+    chain.publicClient.getTransactionCount({ address: relayer, blockTag: "pending" }),
+  ]);
+  expect(pending).toBe(latest);
+}
+
 describe("replicas on one PostgreSQL database", () => {
-  test("a payment made through one replica is read through every other", async () => {
-    const created = await call(replicas[1]!, "/api/v1/payments", { amount: "1.00" });
+  test("a payment made through one replica is read through every other; one holds the lease, all are ready", async () => {
+    const created = await call(alive()[0]!, "/api/v1/payments", { amount: "1.00" });
     expect(created.status).toBe(201);
-    for (const replica of replicas)
+    for (const replica of alive())
       expect((await call(replica, `/api/v1/payments/${created.json.id}`)).json).toEqual(created.json);
-    // One holder, and the others ready all the same (a load balancer keeps them in rotation).
+    await waitFor(leaseHolder, 30_000, "a replica to hold the chain lease");
     const holders = [];
-    for (const replica of replicas) {
+    for (const replica of alive()) {
       const readyz = await call(replica, "/readyz");
       expect(readyz.status).toBe(200);
       if (readyz.json.leases[0].held) holders.push(replica.name);
     }
-    expect(holders.length).toBeLessThanOrEqual(1);
+    expect(holders).toHaveLength(1);
   });
 
   test("kill -9 of the lease holder mid-burst: taken over; every payment once, settled once, each event sent once", async () => {
-    const endpoint = await call(replicas[2]!, "/api/v1/webhook_endpoints", { url: receiver.url });
+    const endpoint = await call(alive()[0]!, "/api/v1/webhook_endpoints", { url: receiver.url });
     expect(endpoint.status).toBe(201);
     const first = await waitFor(leaseHolder, 30_000, "a replica to hold the chain lease");
-
-    const created: Array<{ id: string; deposit_address: string }> = [];
-    const burst = async (count: number, amount: string) => {
-      for (let i = 0; i < count; i++) {
-        const alive = replicas.filter((r) => r.alive);
-        const replica = alive[i % alive.length]!;
-        const res = await call(replica, "/api/v1/payments", { amount });
-        expect(res.status).toBe(201);
-        created.push(res.json);
-        await stack.pay(res.json.deposit_address, usdc(amount));
-      }
-    };
-    await burst(8, "3.00");
+    const ids = await burst(8, "3.00");
     // Some are credited and being settled by the holder when it dies.
     await stack.mineUntil(
       async () => (await call(first.replica, "/api/v1/payments?status=settling")).json.data?.length > 0,
@@ -134,73 +181,56 @@ describe("replicas on one PostgreSQL database", () => {
       "a settlement in flight",
     );
     first.replica.alive = false;
-    await first.replica.kill();
-    // Claims the dead replica held on webhook deliveries: those may be sent twice (see above).
+    await first.replica.proc.stop(); // SIGKILL
+    // Deliveries the dead replica had claimed and not recorded: it may have sent them (see above).
     const claimed: Array<{ event_id: string }> = []; // TODO claims
-    await burst(8, "4.00");
-
-    const next = await waitFor(
-      async () => {
-        const holder = await leaseHolder();
-        return holder && holder.token > first.token ? holder : null;
-      },
-      30_000,
-      "another replica to take the chain lease over",
-    );
+    ids.push(...(await burst(8, "4.00")));
+    const next = await takenOver(first);
     expect(next.replica).not.toBe(first.replica);
+    await allConfirmed(ids);
+    await expectSettledOnce(ids);
 
-    const survivor = replicas.find((r) => r.alive)!;
-    await stack.mineUntil(
-      async () => {
-        for (const payment of created) {
-          if ((await call(survivor, `/api/v1/payments/${payment.id}`)).json.status !== "confirmed") return false;
-        }
-        return true;
-      },
-      90_000,
-      "every payment to be settled and confirmed",
-    );
-
-    // Every 201 exists once.
-    const ids = created.map((p) => p.id);
-    expect(new Set(ids).size).toBe(ids.length);
-    const stored = stack.sql<{ id: string }>("SELECT id FROM payments");
-    for (const id of ids) expect(stored.filter((row) => row.id === id)).toHaveLength(1);
-
-    // Settled exactly once each, on chain and in the store; the relayer has no transaction
-    // waiting behind a nonce gap.
-    await stack.mine(3);
-    for (const id of ids) {
-      const logs = await chain.publicClient.getLogs({
-        address: factoryAddress,
-        event: depositFactoryAbi.find((x) => x.type === "event" && x.name === "Settled")!,
-        args: { paymentId: id as Hex },
-        fromBlock: 0n,
-      });
-      expect(logs).toHaveLength(1);
-      const mined = stack.sql("SELECT id FROM settlements WHERE payment_id = ? AND state = 'mined'", id);
-      expect(mined).toHaveLength(1);
-    }
-    const relayer = privateKeyToAccount(stack.env.STABLEGATE_RELAYER_KEY as Hex).address;
-    const [latest, pending] = await Promise.all([
-      chain.publicClient.getTransactionCount({ address: relayer, blockTag: "latest" }),
-      chain.publicClient.getTransactionCount({ address: relayer, blockTag: "pending" }),
-    ]);
-    expect(pending).toBe(latest);
-
-    // Every event reached the receiver: exactly once, unless the dead replica was sending it.
     await waitFor(
       () => stack.sql("SELECT id FROM webhook_deliveries WHERE state = 'pending'").length === 0,
       60_000,
       "every webhook delivery to be made",
     );
-    const events = stack.sql<{ id: string }>("SELECT id FROM events WHERE account_id = ?", stack.accountId);
+    const events = stack.sql<{ id: string }>(
+      "SELECT e.id FROM events e JOIN webhook_deliveries d ON d.event_id = e.id WHERE d.endpoint_id = ?",
+      endpoint.json.id,
+    );
+    expect(events.length).toBeGreaterThanOrEqual(ids.length * 2); // settling and confirmed, at least
     const mayRepeat = new Set(claimed.map((row) => row.event_id));
     for (const { id } of events) {
       const received = receiver.hits.filter((hit) => hit.id === id).length;
       if (mayRepeat.has(id)) expect(received).toBeGreaterThanOrEqual(1);
       else expect([id, received]).toEqual([id, 1]);
     }
-    expect(events.length).toBeGreaterThanOrEqual(ids.length * 2); // settling and confirmed, at least
+  }, 240_000);
+
+  test("a holder paused past its lease (SIGSTOP) wakes to find it gone: it settles nothing twice, and steps down", async () => {
+    const paused = await waitFor(leaseHolder, 30_000, "a replica to hold the chain lease");
+    // Work in its hands when it stops: payments paid, their credits and settlements under way.
+    const ids = await burst(3, "2.00");
+    paused.replica.alive = false;
+    paused.replica.proc.proc.kill("SIGSTOP");
+    try {
+      await takenOver(paused);
+      ids.push(...(await burst(3, "2.50")));
+      await allConfirmed(ids);
+    } finally {
+      paused.replica.proc.proc.kill("SIGCONT");
+      paused.replica.alive = true;
+    }
+    // Awake, it believes it holds the lease until its next renewal is refused; meanwhile its loops
+    // go on from where they stopped, and every write they try is fenced.
+    await waitFor(
+      async () => (await call(paused.replica, "/readyz")).json.leases[0].held === false,
+      20_000,
+      "the woken replica to step down",
+    );
+    ids.push(...(await burst(2, "2.75")));
+    await allConfirmed(ids);
+    await expectSettledOnce(ids);
   }, 240_000);
 });
