@@ -136,8 +136,11 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
   const webhookStore = createWebhookStore(db);
   const deliveryStore = createDeliveryStore(db);
   const groupCommit = createGroupCommit(db);
+  // This replica, as leases and webhook claims name it.
+  const replica = replicaName(config.dataDir);
   const webhookWorker = createWebhookWorker({
     store: deliveryStore,
+    claimer: replica,
     groupCommit,
     clock,
     log,
@@ -180,7 +183,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
   const lease = createLease({
     store: createLeaseStore(db),
     name: CHAIN_LEASE,
-    holder: replicaName(config.dataDir),
+    holder: replica,
     log,
     work: chainWork,
   });

@@ -4,7 +4,8 @@
 // file of the same number and name in both folders.
 
 import p014 from "../../migrations/postgres/014_schema.sql" with { type: "text" };
-import p017 from "../../migrations/postgres/017_leases.sql" with { type: "text" };
+import p015 from "../../migrations/postgres/015_webhook_claims.sql" with { type: "text" };
+import p016 from "../../migrations/postgres/016_leases.sql" with { type: "text" };
 import s001 from "../../migrations/sqlite/001_core.sql" with { type: "text" };
 import s002 from "../../migrations/sqlite/002_chain.sql" with { type: "text" };
 import s003 from "../../migrations/sqlite/003_webhooks.sql" with { type: "text" };
@@ -19,7 +20,8 @@ import s011 from "../../migrations/sqlite/011_events_by_payment.sql" with { type
 import s012 from "../../migrations/sqlite/012_any_chain.sql" with { type: "text" };
 import s013 from "../../migrations/sqlite/013_bridges.sql" with { type: "text" };
 import s014 from "../../migrations/sqlite/014_recoveries.sql" with { type: "text" };
-import s017 from "../../migrations/sqlite/017_leases.sql" with { type: "text" };
+import s015 from "../../migrations/sqlite/015_webhook_claims.sql" with { type: "text" };
+import s016 from "../../migrations/sqlite/016_leases.sql" with { type: "text" };
 
 export interface Migration {
   version: number;
@@ -42,10 +44,12 @@ export const SQLITE_MIGRATIONS: ReadonlyArray<Migration> = [
   { version: 12, name: "012_any_chain.sql", sql: s012 },
   { version: 13, name: "013_bridges.sql", sql: s013 },
   { version: 14, name: "014_recoveries.sql", sql: s014 },
-  { version: 17, name: "017_leases.sql", sql: s017 },
+  { version: 15, name: "015_webhook_claims.sql", sql: s015 },
+  { version: 16, name: "016_leases.sql", sql: s016 },
 ];
 
 export const POSTGRES_MIGRATIONS: ReadonlyArray<Migration> = [
   { version: 14, name: "014_schema.sql", sql: p014 },
-  { version: 17, name: "017_leases.sql", sql: p017 },
+  { version: 15, name: "015_webhook_claims.sql", sql: p015 },
+  { version: 16, name: "016_leases.sql", sql: p016 },
 ];

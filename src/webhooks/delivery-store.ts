@@ -1,4 +1,4 @@
-import { type Db, sqlFor } from "../db/engine.ts";
+import { type Db, sqlFor, textsIn } from "../db/engine.ts";
 import { inTransaction } from "../db/transaction.ts";
 
 /**
@@ -53,22 +53,29 @@ export type DeliveryStore = ReturnType<typeof createDeliveryStore>;
 
 export function createDeliveryStore(db: Db) {
   // Lists of ids are bound as one JSON array of strings, read as a table of values on either engine.
-  // PostgreSQL gets it as text: a parameter typed json would be sent JSON-encoded, a string scalar.
-  const idsIn = (param: string) =>
-    sqlFor(
-      db,
-      `SELECT value FROM json_each(${param})`,
-      `SELECT value FROM json_array_elements_text(CAST(${param} AS TEXT)::json)`,
-    );
-  const due = db.query<DueDelivery, [number, string, string, string, number]>(
+  const idsIn = (param: string) => textsIn(db, param);
+  // Claimed by moving next_attempt_at past the send, so no worker finds them due meanwhile. On
+  // PostgreSQL, workers of other replicas claiming at the same moment skip each other's rows
+  // rather than wait for them; SQLite has one writer, so its UPDATE is claim enough.
+  const claimDue = db.query<{ id: string }, [number, string, string, number, number, string]>(
+    `UPDATE webhook_deliveries SET next_attempt_at = ?5, claimed_by = ?6
+      WHERE id IN (SELECT d.id FROM webhook_deliveries d
+                    WHERE d.state = 'pending' AND d.next_attempt_at <= ?1
+                      AND d.endpoint_id NOT IN (${idsIn("?2")})
+                      AND d.account_id NOT IN (${idsIn("?3")})
+                    ORDER BY d.next_attempt_at LIMIT ?4${sqlFor(db, "", " FOR UPDATE SKIP LOCKED")})
+      RETURNING id`,
+  );
+  const claimed = db.query<DueDelivery, [string]>(
     `SELECT ${DELIVERY}, e.url, e.secret, ev.payload FROM webhook_deliveries d
        JOIN webhook_endpoints e ON e.id = d.endpoint_id
        JOIN events ev ON ev.id = d.event_id
-      WHERE d.state = 'pending' AND d.next_attempt_at <= ?1
-        AND d.id NOT IN (${idsIn("?2")})
-        AND d.endpoint_id NOT IN (${idsIn("?3")})
-        AND d.account_id NOT IN (${idsIn("?4")})
-      ORDER BY d.next_attempt_at LIMIT ?5`,
+      WHERE d.id IN (${idsIn("?1")}) ORDER BY d.created_at, d.id`,
+  );
+  // What a worker claimed and did not send (it is stopping), or claimed before it restarted.
+  const release = db.query(
+    `UPDATE webhook_deliveries SET next_attempt_at = ?1, claimed_by = NULL
+      WHERE claimed_by = ?2 AND state = 'pending' AND (CAST(?3 AS TEXT) IS NULL OR id IN (${idsIn("?3")}))`,
   );
   const insertAttempt = db.query(
     `INSERT INTO webhook_attempts (delivery_id, attempted_at, response_status, error, duration_ms, next_retry_at)
@@ -76,7 +83,7 @@ export function createDeliveryStore(db: Db) {
   );
   const finishAttempt = db.query(
     `UPDATE webhook_deliveries SET state = $state, attempts = attempts + 1, next_attempt_at = $next_attempt_at,
-       updated_at = $now WHERE id = $id AND state = 'pending'`,
+       claimed_by = NULL, updated_at = $now WHERE id = $id AND state = 'pending'`,
   );
   const disableEndpoint = db.query("UPDATE webhook_endpoints SET disabled_at = coalesce(disabled_at, ?) WHERE id = ?");
   const cancelForEndpoint = db.query(
@@ -133,21 +140,32 @@ export function createDeliveryStore(db: Db) {
 
   return {
     /**
-     * Due deliveries, oldest first, leaving out those being sent and the endpoints and accounts
-     * that may take no more sends now (else one backlog fills every row read and hides the rest).
+     * Claims for `claimer` up to `limit` due deliveries, oldest first, until `until`, and returns
+     * them with what sending needs; leaves out the endpoints and accounts that may take no more
+     * sends now (else one backlog fills every row read and hides the rest).
      */
-    due: (
+    claimDue: (
       now: number,
       limit: number,
-      skip: { deliveries: Iterable<string>; endpoints: Iterable<string>; accounts: Iterable<string> },
-    ) =>
-      due.all(
-        now,
-        JSON.stringify([...skip.deliveries]),
-        JSON.stringify([...skip.endpoints]),
-        JSON.stringify([...skip.accounts]),
-        limit,
-      ),
+      claim: { claimer: string; until: number },
+      skip: { endpoints: Iterable<string>; accounts: Iterable<string> },
+    ): DueDelivery[] =>
+      inTransaction(db, () => {
+        const ids = claimDue
+          .all(
+            now,
+            JSON.stringify([...skip.endpoints]),
+            JSON.stringify([...skip.accounts]),
+            limit,
+            claim.until,
+            claim.claimer,
+          )
+          .map((row) => row.id);
+        return ids.length ? claimed.all(JSON.stringify(ids)) : [];
+      }),
+    /** Makes `claimer`'s claims (those of `ids`, or all) due at `now` and free to claim. */
+    release: (claimer: string, now: number, ids: string[] | null = null) =>
+      release.run(now, claimer, ids && JSON.stringify(ids)).changes,
     /** Deliveries still to send, due now or waiting for a retry; for /metrics. */
     countPending: () => countPending.get()!.n,
     /** Runs inside the caller's transaction (the worker batches them, see group-commit.ts). */

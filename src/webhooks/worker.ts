@@ -11,6 +11,8 @@ import type { Resolver } from "./url-guard.ts";
 
 export interface WebhookWorkerDeps {
   store: DeliveryStore;
+  /** Whose claims this worker's are: the replica, the same across its restarts (src/leases/lease.ts). */
+  claimer: string;
   /** Attempt records share transactions under load. */
   groupCommit: GroupCommit;
   clock: Clock;
@@ -53,17 +55,20 @@ function createCounter(limit: number) {
 }
 
 /**
- * Delivers pending webhooks. Which deliveries are being sent is kept in memory: one server owns
- * its data directory, and after a crash every pending delivery is simply due again (delivery is
- * at least once; receivers de-duplicate on webhook-id).
+ * Delivers pending webhooks. Each due delivery is claimed in the store before it is sent (see
+ * DeliveryStore.claimDue), so workers of several replicas on one database never send the same
+ * one at once. A claim outlives the send's timeout: a replica that dies mid-send leaves its
+ * claims to fall due again after that, or at once when it restarts. Delivery is at least once;
+ * receivers de-duplicate on webhook-id.
  */
 export function createWebhookWorker(deps: WebhookWorkerDeps) {
-  const { store, clock, log } = deps;
+  const { store, clock, log, claimer } = deps;
   const timeoutMs = deps.timeoutMs ?? 15_000;
+  const claimMs = timeoutMs + 15_000;
   const schedule = deps.schedule ?? RETRY_SCHEDULE_MS;
   const concurrency = deps.concurrency ?? 64;
   const pollMs = deps.pollMs ?? 250;
-  const sending = new Set<string>(); // delivery ids
+  const sending = new Set<string>(); // delivery ids, for the claims to give back at shutdown
   const endpoints = createCounter(deps.perEndpoint ?? 4);
   const accounts = createCounter(deps.perAccount ?? 32);
   const running = new Set<Promise<void>>();
@@ -140,27 +145,30 @@ export function createWebhookWorker(deps: WebhookWorkerDeps) {
     running.add(task);
   }
 
-  /** Starts as many due deliveries as the limits allow; returns how many it started. */
+  /** Claims and starts as many due deliveries as the limits allow; returns how many it started. */
   function tick(): number {
     let started = 0;
-    // Endpoints and accounts at their limit are left out of the read; one that fills up within
-    // a read may hide others' rows behind its backlog, so read again while that happens.
+    // Endpoints and accounts at their limit are left out of the claim; one that fills up within
+    // a claim leaves the rest of its rows unsent (given back at once), so claim again while that happens.
     for (let pass = 0; pass < 4 && running.size < concurrency; pass++) {
-      const due = store.due(clock.now(), concurrency - running.size, {
-        deliveries: sending,
-        endpoints: endpoints.fullKeys(),
-        accounts: accounts.fullKeys(),
-      });
-      let skipped = false;
+      const now = clock.now();
+      const due = store.claimDue(
+        now,
+        concurrency - running.size,
+        { claimer, until: now + claimMs },
+        { endpoints: endpoints.fullKeys(), accounts: accounts.fullKeys() },
+      );
+      const skipped: string[] = [];
       for (const delivery of due) {
         if (endpoints.full(delivery.endpoint_id) || accounts.full(delivery.account_id)) {
-          skipped = true;
+          skipped.push(delivery.id);
           continue;
         }
         start(delivery);
         started++;
       }
-      if (!skipped) break;
+      if (skipped.length === 0) break;
+      store.release(claimer, now, skipped);
     }
     rounds++;
     return started;
@@ -176,6 +184,8 @@ export function createWebhookWorker(deps: WebhookWorkerDeps) {
     activity: () => ({ rounds, sending: running.size }),
     /** Runs until `signal` aborts, then gives sends in flight a grace period and abandons the rest. */
     async run(signal: AbortSignal): Promise<void> {
+      // Claims of this replica's previous process (killed mid-send) are due now, not when they lapse.
+      store.release(claimer, clock.now());
       await runEvery("webhook worker", pollMs, tick, { log, signal, wait: waker.wait });
       const finished = Promise.all([...running]);
       let timer: ReturnType<typeof setTimeout> | undefined;
@@ -184,10 +194,19 @@ export function createWebhookWorker(deps: WebhookWorkerDeps) {
         new Promise((resolve) => (timer = setTimeout(resolve, deps.shutdownGraceMs ?? 5_000))),
       ]);
       clearTimeout(timer);
-      if (running.size > 0)
-        log.warn("webhook sends abandoned at shutdown; they are due again after restart", { count: running.size });
+      const abandoned = [...sending];
       abandon.abort();
       await finished;
+      if (abandoned.length > 0) {
+        log.warn("webhook sends abandoned at shutdown; they are due again at once", { count: abandoned.length });
+        try {
+          // Due now: another replica sends them at once, or this one after its restart.
+          store.release(claimer, clock.now(), abandoned);
+        } catch (error) {
+          // The store closed first (the shutdown deadline passed): the claims lapse on their own.
+          log.warn("webhook claims not given back at shutdown", { error });
+        }
+      }
     },
   };
 }

@@ -180,10 +180,14 @@ describe("replicas on one PostgreSQL database", () => {
       20_000,
       "a settlement in flight",
     );
+    const { holder } = stack.sql<{ holder: string }>("SELECT holder FROM leases WHERE name = 'chain'")[0]!;
     first.replica.alive = false;
     await first.replica.proc.stop(); // SIGKILL
     // Deliveries the dead replica had claimed and not recorded: it may have sent them (see above).
-    const claimed: Array<{ event_id: string }> = []; // TODO claims
+    const claimed = stack.sql<{ event_id: string }>(
+      "SELECT event_id FROM webhook_deliveries WHERE claimed_by = ? AND state = 'pending'",
+      holder,
+    );
     ids.push(...(await burst(8, "4.00")));
     const next = await takenOver(first);
     expect(next.replica).not.toBe(first.replica);
@@ -192,7 +196,7 @@ describe("replicas on one PostgreSQL database", () => {
 
     await waitFor(
       () => stack.sql("SELECT id FROM webhook_deliveries WHERE state = 'pending'").length === 0,
-      60_000,
+      90_000, // the dead replica's claims lapse after 30 s
       "every webhook delivery to be made",
     );
     const events = stack.sql<{ id: string }>(

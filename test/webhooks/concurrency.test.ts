@@ -66,6 +66,7 @@ test(`at most ${PER_ENDPOINT} sends are in flight to one endpoint, however many 
 
   const worker = createWebhookWorker({
     store: createDeliveryStore(db),
+    claimer: "the test",
     groupCommit: createGroupCommit(db),
     clock: systemClock,
     log: silentLogger,

@@ -1,9 +1,11 @@
 /**
  * The webhook deliveries store's SQL on both engines (a real SQLite file, a real PostgreSQL
- * database): what is due and what is skipped, attempts, an endpoint's pages, a payment's
+ * database): what is claimed and what is skipped, claims lapsing and given back, attempts, an endpoint's pages, a payment's
  * deliveries, cancelling and the purge of finished ones.
  */
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { SQL } from "bun";
+import { PgDb } from "../../src/db/postgres.ts";
 import { createEventStore } from "../../src/events/store.ts";
 import { randomIds } from "../../src/lib/ids.ts";
 import { createDeliveryStore, type DeliveryStore } from "../../src/webhooks/delivery-store.ts";
@@ -22,7 +24,7 @@ afterEach(() => {
   store = undefined;
 });
 
-const NOTHING = { deliveries: [], endpoints: [], accounts: [] };
+const NOTHING = { endpoints: [], accounts: [] };
 
 describe.each(ENGINES)("webhook deliveries store (%s)", (engine) => {
   let a: string;
@@ -60,7 +62,7 @@ describe.each(ENGINES)("webhook deliveries store (%s)", (engine) => {
     };
   });
 
-  test("due deliveries come oldest first with what sending needs, less the skipped deliveries, endpoints, accounts", () => {
+  test("claimed deliveries come oldest first with what sending needs, less the skipped endpoints and accounts", () => {
     const ea = endpoint(a);
     const eb = endpoint(b);
     const evA = event(a);
@@ -69,31 +71,89 @@ describe.each(ENGINES)("webhook deliveries store (%s)", (engine) => {
     const third = delivery(event(a), ea, a, 30);
     delivery(event(a), ea, a, 40); // not due yet
     const ids = (rows: { id: string }[]) => rows.map((r) => r.id);
+    // Each claim is given back at once (due again at 10), so the next one sees the same rows.
+    const claim = (limit: number, skip: { endpoints: string[]; accounts: string[] } = NOTHING) => {
+      const rows = deliveries.claimDue(30, limit, { claimer: "w", until: 1_000 }, skip);
+      deliveries.release("w", 10);
+      return rows;
+    };
 
-    const due = deliveries.due(30, 10, NOTHING);
-    expect(ids(due)).toEqual([first, second, third]);
-    // The delivery's own columns, nothing more, and what sending it needs.
-    expect(due[0]).toEqual({
+    expect(ids(claim(2))).toEqual([first, second]);
+    const due = claim(10);
+    expect(ids(due).sort()).toEqual([first, second, third].sort());
+    // The delivery's own columns, its next attempt moved to the claim's end, and what sending it needs.
+    expect(due.find((row) => row.id === first)).toEqual({
       id: first,
       event_id: evA,
       endpoint_id: ea,
       account_id: a,
       state: "pending",
       attempts: 0,
-      next_attempt_at: 10,
+      next_attempt_at: 1_000,
       created_at: 10,
       updated_at: 10,
       url: `https://hooks.example.com/${a}`,
       secret: `whsec_${ea}`,
       payload: JSON.stringify({ id: evA, type: "test" }),
     });
-    expect(ids(deliveries.due(30, 2, NOTHING))).toEqual([first, second]);
-    expect(ids(deliveries.due(30, 10, { ...NOTHING, deliveries: [first, third] }))).toEqual([second]);
-    expect(ids(deliveries.due(30, 10, { ...NOTHING, endpoints: [eb] }))).toEqual([first, third]);
-    expect(ids(deliveries.due(30, 10, { ...NOTHING, accounts: new Set([a]) }))).toEqual([second]);
-    expect(ids(deliveries.due(30, 10, { deliveries: [second], endpoints: [ea], accounts: [] }))).toEqual([]);
+    expect(ids(claim(10, { ...NOTHING, endpoints: [eb] })).sort()).toEqual([first, third].sort());
+    expect(ids(claim(10, { ...NOTHING, accounts: [a] }))).toEqual([second]);
+    expect(ids(claim(10, { endpoints: [ea], accounts: [b] }))).toEqual([]);
     expect(deliveries.countPending()).toBe(4);
   });
+
+  test("a claim hides its deliveries until it lapses or is given back; an attempt recorded ends it", () => {
+    const ea = endpoint(a);
+    const first = delivery(event(a), ea, a, 10);
+    const second = delivery(event(a), ea, a, 10);
+    const ids = (rows: { id: string }[]) => rows.map((r) => r.id).sort();
+    const claim = (claimer: string, now: number, limit = 10) =>
+      ids(deliveries.claimDue(now, limit, { claimer, until: now + 100 }, NOTHING));
+
+    expect(claim("w1", 20, 1)).toEqual([first]);
+    expect(claim("w2", 25)).toEqual([second]);
+    expect(claim("w3", 119)).toEqual([]);
+    // w1's claim lapsed (w1 died mid-send): another worker claims it.
+    expect(claim("w3", 120)).toEqual([first]);
+    // w2 gives its claim back (it is stopping): due at once.
+    expect(deliveries.release("w2", 130, [second])).toBe(1);
+    expect(deliveries.release("w2", 130, [second])).toBe(0);
+    expect(claim("w1", 130)).toEqual([second]);
+    // w1 records an attempt: the delivery is no longer its claim, and releasing it changes nothing.
+    deliveries.recordAttempt(
+      { delivery_id: second, attempted_at: 131, response_status: 500, error: null, duration_ms: 1, next_retry_at: 200 },
+      "pending",
+      200,
+      131,
+    );
+    expect(deliveries.release("w1", 140)).toBe(0);
+    expect(claim("w2", 199)).toEqual([]);
+    expect(claim("w2", 200)).toEqual([second]);
+    // A restarted w3 takes back every claim of its previous process at once.
+    expect(deliveries.release("w3", 150)).toBe(1);
+    expect(claim("w1", 150)).toEqual([first]);
+  });
+
+  if (engine === "postgres") {
+    test("a claim passes over rows another replica is claiming this moment, rather than waiting for them", async () => {
+      const ea = endpoint(a);
+      const first = delivery(event(a), ea, a, 10);
+      const second = delivery(event(a), ea, a, 20);
+      // Another replica's claim in progress holds `first` locked; ours must neither wait nor take it.
+      const impatient = PgDb.open(store!.databaseUrl!, { statementTimeoutMs: 1_000, answerWithinMs: 5_000 });
+      const other = new SQL(store!.databaseUrl!, { max: 1 });
+      try {
+        await other.begin(async (tx) => {
+          await tx`SELECT id FROM webhook_deliveries WHERE id = ${first} FOR UPDATE`;
+          const claimed = createDeliveryStore(impatient).claimDue(30, 10, { claimer: "w", until: 1_000 }, NOTHING);
+          expect(claimed.map((row) => row.id)).toEqual([second]);
+        });
+      } finally {
+        await other.close();
+        impatient.close();
+      }
+    });
+  }
 
   test("an attempt moves a pending delivery on and is listed newest first; a finished one stays as it is", () => {
     const ea = endpoint(a);
