@@ -22,6 +22,7 @@ import { createEventFeed } from "./events/feed.ts";
 import { createEventsService } from "./events/service.ts";
 import { createEventStore } from "./events/store.ts";
 import { createRateLimiter } from "./http/rate-limit.ts";
+import { createStoredRateLimiter } from "./http/rate-limit-store.ts";
 import { createIdempotency } from "./idempotency/index.ts";
 import { CHAIN_LEASE, createLease, replicaName } from "./leases/lease.ts";
 import { createLeaseStore } from "./leases/store.ts";
@@ -283,6 +284,10 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
   });
 
   const idempotency = createIdempotency(db, clock);
+  // Replicas on one PostgreSQL database share the buckets, so N of them allow the limit, not N
+  // times it. A SQLite store has one server: its buckets stay in memory, which is as global and faster.
+  const storedLimits = config.databaseUrl ? createStoredRateLimiter(db, clock) : null;
+  const rateLimiter = storedLimits ?? createRateLimiter(clock);
   const paymentLinks = createPaymentLinksService({
     store: createPaymentLinkStore(db),
     payments,
@@ -377,7 +382,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
         : chain.api,
       crossChain: crossChain?.service ?? noCrossChain,
       recoveries,
-      rateLimiter: createRateLimiter(clock),
+      rateLimiter,
       webhookLimits: options.webhookLimits ?? WEBHOOK_LIMITS,
       metrics,
       leases: () => [lease.status()],
@@ -419,6 +424,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
     deliveries: deliveryStore,
     endpoints: webhookStore,
     idempotency,
+    rateLimits: storedLimits ?? undefined,
     clock,
     log,
   });

@@ -17,7 +17,7 @@ export interface RateLimit {
  * and `retry` key them by endpoint id, which bounds what the server can be made to send. At most
  * `maxKeys` buckets are kept: full ones are forgotten first, then the least recently used.
  */
-export function createRateLimiter(clock: Clock, maxKeys = 50_000) {
+export function createRateLimiter(clock: Clock, maxKeys = 50_000): RateLimiter & { readonly size: number } {
   const buckets = new Map<string, { tokens: number; at: number; limit: RateLimit }>();
   const refilled = (bucket: { tokens: number; at: number; limit: RateLimit }, now: number) =>
     Math.min(bucket.limit.burst, bucket.tokens + ((now - bucket.at) / 1000) * bucket.limit.perSecond);
@@ -47,8 +47,7 @@ export function createRateLimiter(clock: Clock, maxKeys = 50_000) {
       bucket.at = now;
       if (bucket.tokens < 1) {
         keep(key, bucket, now);
-        const wait = Math.max(1, Math.ceil((1 - bucket.tokens) / limit.perSecond));
-        throw new TooManyRequestsError(limit.message ?? "too many requests for this payment; try again shortly", wait);
+        throw refused(limit, bucket.tokens);
       }
       bucket.tokens -= 1;
       keep(key, bucket, now);
@@ -60,7 +59,16 @@ export function createRateLimiter(clock: Clock, maxKeys = 50_000) {
   };
 }
 
-export type RateLimiter = ReturnType<typeof createRateLimiter>;
+/** Takes one request from `key`'s bucket, or throws 429 with the seconds until the next. */
+export interface RateLimiter {
+  take(key: string, limit: RateLimit): void;
+}
+
+/** The 429 of a bucket holding `tokens` (fewer than one): Retry-After is when it holds one again. */
+export function refused(limit: RateLimit, tokens: number): TooManyRequestsError {
+  const wait = Math.max(1, Math.ceil((1 - tokens) / limit.perSecond));
+  return new TooManyRequestsError(limit.message ?? "too many requests for this payment; try again shortly", wait);
+}
 
 /** Reads served from the database: a checkout polling every few seconds stays far below. */
 export const READ_LIMIT: RateLimit = { burst: 120, perSecond: 20 };

@@ -8,6 +8,8 @@ import type { WebhookStore } from "../webhooks/store.ts";
 
 /** Events, and webhook deliveries once finished, are kept this long (README.md, Data retention). */
 export const RETENTION_MS = 30 * 24 * 3_600_000;
+/** A rate-limit bucket unused this long is full again: every limit refills within minutes. */
+const IDLE_BUCKET_MS = 3_600_000;
 /** Rows deleted per transaction, so a purge holds the write lock for moments, never long. */
 export const PURGE_BATCH = 500;
 /** Between two batches: requests and the other loops write in the gap. */
@@ -18,6 +20,8 @@ export interface RetentionDeps {
   deliveries: DeliveryStore;
   endpoints: WebhookStore;
   idempotency: Idempotency;
+  /** The rate limits' buckets, when the store keeps them (PostgreSQL); idle ones are full, and go. */
+  rateLimits?: { purgeIdle(before: number, limit: number): number };
   clock: Clock;
   log: Logger;
   batchSize?: number;
@@ -30,11 +34,11 @@ export type Retention = ReturnType<typeof createRetention>;
 /**
  * Deletes what is no longer kept: finished deliveries (with their attempts) and events older
  * than the retention window, deleted endpoints nothing refers to any more, idempotency keys
- * past 24 hours. Payments, their transfers, settlements and burns are never deleted. Order
+ * past 24 hours, rate-limit buckets idle for an hour. Payments, their transfers, settlements and burns are never deleted. Order
  * matters: deliveries go first, which frees their events and endpoints.
  */
 export function createRetention(deps: RetentionDeps) {
-  const { events, deliveries, endpoints, idempotency, clock, log } = deps;
+  const { events, deliveries, endpoints, idempotency, rateLimits, clock, log } = deps;
   const batch = deps.batchSize ?? PURGE_BATCH;
   const pause = deps.pause ?? ((signal: AbortSignal) => sleep(PAUSE_MS, signal));
 
@@ -58,6 +62,9 @@ export function createRetention(deps: RetentionDeps) {
         events: await drain(() => events.purgeOlderThan(before, batch), signal),
         webhook_endpoints: await drain(() => endpoints.purgeDeleted(batch), signal),
         idempotency_keys: await drain(() => idempotency.purgeExpired(batch), signal),
+        rate_limits: rateLimits
+          ? await drain(() => rateLimits.purgeIdle(clock.now() - IDLE_BUCKET_MS, batch), signal)
+          : 0,
       };
       if (Object.values(purged).some((n) => n > 0)) log.info("purged", purged);
       return purged;

@@ -28,7 +28,7 @@ interface Index {
 
 // Created by migrate() itself, not by a migration; sqlite_sequence is SQLite's AUTOINCREMENT bookkeeping.
 const NOT_FROM_MIGRATIONS = ["schema_migrations", "sqlite_sequence"];
-const TYPES: Record<string, string> = { INTEGER: "bigint", TEXT: "text" };
+const TYPES: Record<string, string> = { INTEGER: "bigint", TEXT: "text", REAL: "double precision" };
 const ON_DELETE: Record<string, string> = {
   a: "NO ACTION",
   c: "CASCADE",

@@ -258,12 +258,19 @@ describe.each(ENGINES)("the purge (%s)", (engine) => {
   });
 
   test("it reports what it deleted, and a second run finds nothing", async () => {
-    expect(purged).toEqual({ webhook_deliveries: 4, events: 6, webhook_endpoints: 2, idempotency_keys: 1 });
+    expect(purged).toEqual({
+      webhook_deliveries: 4,
+      events: 6,
+      webhook_endpoints: 2,
+      idempotency_keys: 1,
+      rate_limits: 0,
+    });
     expect(await f.retention().purge(new AbortController().signal)).toEqual({
       webhook_deliveries: 0,
       events: 0,
       webhook_endpoints: 0,
       idempotency_keys: 0,
+      rate_limits: 0,
     });
   });
 });
