@@ -60,7 +60,6 @@ describe("deploy/compose.yaml", () => {
       expect(replica.command).toEqual(["serve"]);
       expect(replica.env_file).toBe("stablegate.env");
       expect(Object.keys(replica.environment!)).toEqual(["STABLEGATE_BASE_URL"]);
-      // biome-ignore lint/suspicious/noTemplateCurlyInString: compose's own ${...}, read as written
       expect(replica.environment!.STABLEGATE_BASE_URL).toStartWith("https://${STABLEGATE_DOMAIN");
     }
     const volumes = replicas.map(([, r]) => r.volumes!.find((v) => v.endsWith(":/data")));
