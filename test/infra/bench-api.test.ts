@@ -1,10 +1,11 @@
 /**
- * bench/api.ts refuses what it cannot measure before it starts anything: the figures are run by
- * hand (README, Development), the refusals are checked here.
+ * bench/api.ts refuses what it cannot measure before it starts anything, and runs with several
+ * replicas on PostgreSQL; the figures themselves are run by hand (README, Development).
  */
 import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { childEnv, REPO_ROOT } from "../support/serve-process.ts";
+import { builtBinary } from "../support/stack.ts";
 
 async function bench(...args: string[]) {
   const proc = Bun.spawn([process.execPath, join(REPO_ROOT, "bench/api.ts"), ...args], {
@@ -21,22 +22,12 @@ async function bench(...args: string[]) {
   return { code, stdout, stderr };
 }
 
-describe("bench/api.ts flags", () => {
-  test("--replicas 2 is refused with the reason, before anything runs", async () => {
-    const run = await bench("--replicas", "2", "--db", "postgres");
-    expect(run).toEqual({
-      code: 2,
-      stdout: "",
-      stderr:
-        "bench: --replicas 2: several replicas on one database need the leases of issue 13, not built yet; only --replicas 1 runs\n",
-    });
-  });
-
-  test("a --replicas that is not a whole number, and an unknown --db, are refused", async () => {
+describe("bench/api.ts", () => {
+  test("a --replicas that is not a whole number from 1, and an unknown --db, are refused", async () => {
     expect(await bench("--replicas", "1.5")).toEqual({
       code: 2,
       stdout: "",
-      stderr: "bench: --replicas needs a whole number\n",
+      stderr: "bench: --replicas needs a whole number from 1\n",
     });
     expect(await bench("--db", "mysql")).toEqual({
       code: 2,
@@ -44,4 +35,13 @@ describe("bench/api.ts flags", () => {
       stderr: 'bench: --db must be sqlite, postgres or both, not "mysql"\n',
     });
   });
+
+  test("--replicas 2 on PostgreSQL runs both replicas and reports their figures without errors", async () => {
+    await builtBinary();
+    const run = await bench("--db", "postgres", "--replicas", "2", "--seconds", "1", "--clients", "4");
+    expect([run.code, run.stderr]).toEqual([0, ""]);
+    expect(run.stdout).toContain("PostgreSQL, 2 replicas");
+    expect(run.stdout).toMatch(/creates: POST \/api\/v1\/payments\s+\d+/);
+    expect(run.stdout).not.toContain("errors, first:");
+  }, 120_000);
 });
