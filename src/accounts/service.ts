@@ -116,16 +116,14 @@ export function createAccountsService({ store, clock, ids }: AccountsDeps) {
       const row = store.findKeyByHash(hash);
       if (!row || !constantTimeEqual(row.key_hash, hash) || row.revoked_at !== null)
         throw new AuthError("invalid API key");
-      const account = store.findAccount(row.account_id);
-      if (!account) throw new AuthError("invalid API key");
       const now = clock.now();
       if (row.last_used_at === null || now - row.last_used_at >= KEY_USE_RESOLUTION_MS)
         store.touchKey(row.id, now, now - KEY_USE_RESOLUTION_MS);
       return {
-        id: account.id,
-        name: account.name,
-        payoutAddress: account.payout_address as Address,
-        feeBps: account.fee_bps,
+        id: row.account_id,
+        name: row.account_name,
+        payoutAddress: row.payout_address as Address,
+        feeBps: row.fee_bps,
       };
     },
 

@@ -19,6 +19,14 @@ export interface ApiKeyRow {
   last_used_at: number | null;
 }
 
+/** A key as authentication needs it, with its account. */
+export interface KeyWithAccount extends Pick<ApiKeyRow, "id" | "key_hash" | "revoked_at" | "last_used_at"> {
+  account_id: string;
+  account_name: string;
+  payout_address: string;
+  fee_bps: number | null;
+}
+
 export type AccountStore = ReturnType<typeof createAccountStore>;
 
 export function createAccountStore(db: Db) {
@@ -32,7 +40,12 @@ export function createAccountStore(db: Db) {
     `INSERT INTO api_keys (id, account_id, key_hash, key_hint, created_at)
      VALUES ($id, $account_id, $key_hash, $key_hint, $created_at)`,
   );
-  const findKeyByHash = db.query<ApiKeyRow, [string]>("SELECT * FROM api_keys WHERE key_hash = ?");
+  // A request's key and its account in one statement: every API request starts with it.
+  const findKeyByHash = db.query<KeyWithAccount, [string]>(
+    `SELECT k.id, k.key_hash, k.revoked_at, k.last_used_at,
+            a.id AS account_id, a.name AS account_name, a.payout_address, a.fee_bps
+       FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.key_hash = ?`,
+  );
   const listAllKeys = db.query<ApiKeyRow, []>("SELECT * FROM api_keys ORDER BY created_at, id");
   const listAccountKeys = db.query<ApiKeyRow, [string]>(
     "SELECT * FROM api_keys WHERE account_id = ? ORDER BY created_at, id",

@@ -5,8 +5,8 @@ export type GroupCommit = ReturnType<typeof createGroupCommit>;
 
 /**
  * Group commit: writes queued within one turn of the event loop share a single transaction,
- * so a burst of concurrent requests pays for one fsync instead of one each. Each write runs in
- * its own savepoint, so one that throws is rolled back alone; every caller's promise settles
+ * so a burst of concurrent requests pays for one fsync instead of one each. Each write of a
+ * batch of several runs in its own savepoint, so one that throws is rolled back alone; every caller's promise settles
  * only after the shared COMMIT, so nothing is acknowledged before it is durable.
  */
 export function createGroupCommit(db: Db) {
@@ -16,6 +16,16 @@ export function createGroupCommit(db: Db) {
   const flush = () => {
     const jobs = queue;
     queue = [];
+    if (jobs.length === 1) {
+      // Alone in its transaction, a job needs no savepoint: a throw rolls back only its own work.
+      const job = jobs[0]!;
+      try {
+        job.resolve(inTransaction(db, job.work));
+      } catch (error) {
+        job.reject(error);
+      }
+      return;
+    }
     const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
     try {
       inTransaction(db, () => {

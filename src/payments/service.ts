@@ -105,13 +105,11 @@ export function createPaymentsService(deps: PaymentsDeps) {
         created_at: now,
         updated_at: now,
       };
-      const created = await deps.groupCommit.run(() => {
-        store.insert(row);
-        const stored = store.findById(id)!;
+      return deps.groupCommit.run(() => {
+        const stored = store.insert(row);
         inTransaction?.(stored);
         return stored;
       });
-      return created;
     },
 
     retrieve(account: Account, id: string): PaymentRow {

@@ -1,7 +1,8 @@
 /**
  * Group commit shares one transaction between the writes queued in one turn of the event loop.
- * Each write runs in a savepoint of its own, so one that throws after writing takes back its
- * own rows and nothing else; the others are committed and acknowledged.
+ * Each write of a batch runs in a savepoint of its own, so one that throws after writing takes
+ * back its own rows and nothing else; the others are committed and acknowledged. A write alone
+ * in its turn needs no savepoint.
  */
 import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, expect, test } from "bun:test";
@@ -64,4 +65,37 @@ test("a job that throws in a batch rolls back its own writes and no other job's"
     { job: "c", n: 1 },
     { job: "c", n: 2 },
   ]);
+});
+
+test("a job alone runs in the transaction itself, without a savepoint: it commits, or rolls back and is refused", async () => {
+  // Every transaction and savepoint goes through db.transaction: count them.
+  let transactions = 0;
+  const counted = new Proxy(db, {
+    get(target, key) {
+      if (key === "transaction") {
+        return (fn: () => unknown) => {
+          transactions++;
+          return target.transaction(fn);
+        };
+      }
+      const value = Reflect.get(target, key);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  const groupCommit = createGroupCommit(counted);
+  const insert = db.query("INSERT INTO notes (job, n) VALUES (?, ?)");
+
+  expect(await groupCommit.run(() => insert.run("alone", 1).changes)).toBe(1);
+  expect(transactions).toBe(1);
+  const failed = groupCommit.run(() => {
+    insert.run("alone-failed", 1);
+    throw new Error("alone and failed");
+  });
+  await expect(failed).rejects.toThrow("alone and failed");
+  expect(transactions).toBe(2);
+  expect(committedRows().filter((row) => row.job.startsWith("alone"))).toEqual([{ job: "alone", n: 1 }]);
+
+  // Two in one turn: the shared transaction and a savepoint each.
+  await Promise.all([groupCommit.run(() => 1), groupCommit.run(() => 2)]);
+  expect(transactions).toBe(5);
 });
