@@ -23,7 +23,7 @@ import { numberFlag, percentile } from "./lib.ts";
 
 const KILLS = numberFlag(process.argv, "kills", 10);
 const HANDOVERS = numberFlag(process.argv, "handovers", 3);
-const limitMs = (KILLS + HANDOVERS) * 40_000 + 120_000;
+const limitMs = (KILLS + HANDOVERS) * 45_000 + 120_000;
 setTimeout(() => {
   console.error(`bench: time limit of ${limitMs / 1000} s reached; stopping`);
   process.exit(1);
@@ -79,6 +79,9 @@ async function rounds(
       return null;
     }, "a replica to hold the lease");
     const other = 1 - holder;
+    // At a random moment of the holder's renewal cycle and the other's cycle of tries, as a crash
+    // would come: stopping right after a restart would line the cycles up the same way every round.
+    await Bun.sleep(Math.random() * 6_000);
     const stopped = Date.now();
     replicas[holder]!.proc.kill(signal);
     await replicas[holder]!.exited;
