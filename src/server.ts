@@ -21,8 +21,8 @@ import { inTransaction } from "./db/transaction.ts";
 import { createEventFeed } from "./events/feed.ts";
 import { createEventsService } from "./events/service.ts";
 import { createEventStore } from "./events/store.ts";
-import { createRateLimiter } from "./http/rate-limit.ts";
-import { createStoredRateLimiter } from "./http/rate-limit-store.ts";
+import { createRateLimiter, createSharedRateLimiter } from "./http/rate-limit.ts";
+import { createRateLimitStore } from "./http/rate-limit-store.ts";
 import { createIdempotency } from "./idempotency/index.ts";
 import { CHAIN_LEASE, createLease, replicaName } from "./leases/lease.ts";
 import { createLeaseStore } from "./leases/store.ts";
@@ -286,8 +286,8 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
   const idempotency = createIdempotency(db, clock);
   // Replicas on one PostgreSQL database share the buckets, so N of them allow the limit, not N
   // times it. A SQLite store has one server: its buckets stay in memory, which is as global and faster.
-  const storedLimits = config.databaseUrl ? createStoredRateLimiter(db, clock) : null;
-  const rateLimiter = storedLimits ?? createRateLimiter(clock);
+  const storedLimits = config.databaseUrl ? createRateLimitStore(db) : null;
+  const rateLimiter = storedLimits ? createSharedRateLimiter(storedLimits, clock) : createRateLimiter(clock);
   const paymentLinks = createPaymentLinksService({
     store: createPaymentLinkStore(db),
     payments,

@@ -1,17 +1,12 @@
 import { type Db, sqlFor } from "../db/engine.ts";
-import type { Clock } from "../lib/clock.ts";
-import { type RateLimit, type RateLimiter, refused } from "./rate-limit.ts";
 
 /**
- * The token buckets of createRateLimiter, kept in the store so that every replica on one
- * PostgreSQL database draws on the same ones: N replicas allow the limit, not N times it. One
- * statement per request refills the bucket, takes a token if there is one, and says whether it
- * did; the row is locked while it does, so concurrent requests never both take the last token.
+ * SQL of the token buckets kept in the store, so that every replica on one PostgreSQL database
+ * draws on the same ones (see createSharedRateLimiter). One statement per request refills the
+ * bucket, takes a token if there is one, and says whether it did; the row is locked while it
+ * does, so concurrent requests never both take the last token.
  */
-export function createStoredRateLimiter(
-  db: Db,
-  clock: Clock,
-): RateLimiter & { purgeIdle(before: number, limit: number): number } {
+export function createRateLimitStore(db: Db) {
   const least = (a: string, b: string) => sqlFor(db, `min(${a}, ${b})`, `least(${a}, ${b})`);
   // What the bucket holds now: what it had, plus what came back since, up to the burst.
   const refilled = least(
@@ -26,18 +21,19 @@ export function createStoredRateLimiter(
        at = ?4
      RETURNING allowed, tokens`,
   );
-  // A bucket untouched for an hour is full again (every limit refills within minutes), and a full
-  // bucket behaves exactly like none.
   const purgeIdle = db.query(
     "DELETE FROM rate_limits WHERE key IN (SELECT key FROM rate_limits WHERE at < ? ORDER BY at LIMIT ?)",
   );
 
   return {
-    take(key: string, limit: RateLimit): void {
-      const { allowed, tokens } = take.get(key, limit.burst, limit.perSecond, clock.now())!;
-      if (!allowed) throw refused(limit, tokens);
+    /** Takes a token from `key`'s bucket if it holds one; what is left either way. */
+    take: (key: string, burst: number, perSecond: number, now: number): { allowed: boolean; tokens: number } => {
+      const row = take.get(key, burst, perSecond, now)!;
+      return { allowed: row.allowed === 1, tokens: row.tokens };
     },
-    /** Deletes up to `limit` buckets last used before `before` (the retention loop's). */
+    /** Deletes up to `limit` buckets last used before `before`. */
     purgeIdle: (before: number, limit: number): number => purgeIdle.run(before, limit).changes,
   };
 }
+
+export type RateLimitStore = ReturnType<typeof createRateLimitStore>;

@@ -1,5 +1,6 @@
 import type { Clock } from "../lib/clock.ts";
 import { TooManyRequestsError } from "../lib/errors.ts";
+import type { RateLimitStore } from "./rate-limit-store.ts";
 
 export interface RateLimit {
   /** Requests allowed at once. */
@@ -83,3 +84,16 @@ export const LINK_PAY_LIMIT: RateLimit = {
   perSecond: 1,
   message: "too many payments started from this payment link; try again shortly",
 };
+
+/**
+ * The same buckets kept in the store: replicas on one PostgreSQL database share them, so N
+ * replicas allow the limit, not N times it.
+ */
+export function createSharedRateLimiter(store: RateLimitStore, clock: Clock): RateLimiter {
+  return {
+    take(key: string, limit: RateLimit): void {
+      const { allowed, tokens } = store.take(key, limit.burst, limit.perSecond, clock.now());
+      if (!allowed) throw refused(limit, tokens);
+    },
+  };
+}

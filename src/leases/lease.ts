@@ -53,7 +53,7 @@ export interface LeaseDeps {
   /** This replica, as the leases table names it. */
   holder: string;
   log: Logger;
-  /** What only the holder does; runs from taking the lease until `signal` aborts (the lease lost or the server stopping). */
+  /** What only the holder does: from taking the lease until `signal` aborts (lease lost, or server stopping). */
   work: (signal: AbortSignal) => Promise<unknown>;
   ttlMs?: number;
   renewEveryMs?: number;

@@ -34,8 +34,8 @@ export type Retention = ReturnType<typeof createRetention>;
 /**
  * Deletes what is no longer kept: finished deliveries (with their attempts) and events older
  * than the retention window, deleted endpoints nothing refers to any more, idempotency keys
- * past 24 hours, rate-limit buckets idle for an hour. Payments, their transfers, settlements and burns are never deleted. Order
- * matters: deliveries go first, which frees their events and endpoints.
+ * past 24 hours, rate-limit buckets idle for an hour. Payments, their transfers, settlements and
+ * burns are never deleted. Order matters: deliveries go first, which frees their events and endpoints.
  */
 export function createRetention(deps: RetentionDeps) {
   const { events, deliveries, endpoints, idempotency, rateLimits, clock, log } = deps;

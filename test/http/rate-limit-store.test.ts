@@ -5,8 +5,13 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { PgDb } from "../../src/db/postgres.ts";
-import { CHAIN_LIMIT, createRateLimiter, type RateLimiter } from "../../src/http/rate-limit.ts";
-import { createStoredRateLimiter } from "../../src/http/rate-limit-store.ts";
+import {
+  CHAIN_LIMIT,
+  createRateLimiter,
+  createSharedRateLimiter,
+  type RateLimiter,
+} from "../../src/http/rate-limit.ts";
+import { createRateLimitStore } from "../../src/http/rate-limit-store.ts";
 import { TooManyRequestsError } from "../../src/lib/errors.ts";
 import { createTestDatabase } from "../support/postgres.ts";
 import { api, startTestServer, type TestServer } from "../support/server.ts";
@@ -48,7 +53,7 @@ describe.each(KINDS)("token buckets (%s)", (kind) => {
   const limiter = (clock: { now(): number }): { limiter: RateLimiter; key: (k: string) => string } => {
     const prefix = `t${++n}:`;
     return {
-      limiter: store ? createStoredRateLimiter(store.db, clock) : createRateLimiter(clock),
+      limiter: store ? createSharedRateLimiter(createRateLimitStore(store.db), clock) : createRateLimiter(clock),
       key: (k) => prefix + k,
     };
   };
@@ -83,12 +88,13 @@ describe.each(KINDS)("token buckets (%s)", (kind) => {
     test("idle buckets are purged, busy ones kept", () => {
       const clock = manualClock();
       clock.advance(1_000_000_000); // after every other test's buckets
-      const stored = createStoredRateLimiter(store!.db, clock);
+      const buckets = createRateLimitStore(store!.db);
+      const stored = createSharedRateLimiter(buckets, clock);
       const limit = { burst: 1, perSecond: 1 };
       stored.take("idle", limit);
       clock.advance(10_000);
       stored.take("busy", limit);
-      expect(stored.purgeIdle(clock.now() - 5_000, 1_000)).toBeGreaterThanOrEqual(1);
+      expect(buckets.purgeIdle(clock.now() - 5_000, 1_000)).toBeGreaterThanOrEqual(1);
       expect(() => stored.take("busy", limit)).toThrow(TooManyRequestsError);
       // Forgotten, it starts full; had it been kept, it would be empty again since the take above.
       expect(retryAfterOf(() => stored.take("idle", limit))).toBeNull();
@@ -103,7 +109,7 @@ describe("replicas on one PostgreSQL database share the buckets", () => {
     const clock = manualClock();
     const second = PgDb.open(store.databaseUrl!);
     try {
-      const limiters = [createStoredRateLimiter(store.db, clock), createStoredRateLimiter(second, clock)];
+      const limiters = [store.db, second].map((db) => createSharedRateLimiter(createRateLimitStore(db), clock));
       const limit = { burst: 10, perSecond: 1 };
       let allowed = 0;
       for (let i = 0; i < 40; i++) if (retryAfterOf(() => limiters[i % 2]!.take("shared", limit)) === null) allowed++;
