@@ -1471,6 +1471,16 @@ export interface components {
             } & {
                 [key: string]: unknown;
             })[];
+            leases: {
+                /** @description `chain`: the watchers, settlements, bridging and redemptions. */
+                name: string;
+                /** @description Whether this replica holds it. */
+                held: boolean;
+                /** @description The fencing token of its term. */
+                token: number | null;
+                /** @description Terms this replica has held it since it started. */
+                terms: number;
+            }[];
         } & {
             [key: string]: unknown;
         };
