@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
+import { SQLITE_MIGRATIONS } from "../../src/db/migrations.ts";
 import { openStore } from "../../src/db/open.ts";
 import { runCli } from "../support/cli.ts";
 import { createTestDatabase } from "../support/postgres.ts";
@@ -83,7 +84,7 @@ describe("stablegate db copy", () => {
     expect(result.stderr).toBe("");
     expect(result.code).toBe(0);
     const report = JSON.parse(result.stdout) as { rows: Record<string, number>; schema_version: number };
-    expect(report.schema_version).toBe(14);
+    expect(report.schema_version).toBe(SQLITE_MIGRATIONS.at(-1)!.version);
     expect(report.rows.payments).toBe(3);
     expect(report.rows.payment_links).toBe(1);
     expect(report.rows.webhook_deliveries).toBe(1);
