@@ -222,6 +222,9 @@ export function createBridger(deps: BridgerDeps) {
     );
     if (receipt.status !== "success" || !bridged) {
       unsend(bridge);
+      // A call to a factory without code "succeeds" without its event: a reorg may have taken the
+      // factory's deployment after it was made. Look again before the next bridge.
+      factoryReady = false;
       return { error: `bridge transaction ${hash} reverted; trying again` };
     }
     const handed = deps.transaction(() => {

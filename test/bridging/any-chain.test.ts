@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createWalletClient, getAddress, type Hex, http, maxUint256 } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { foundry } from "viem/chains";
+import { factoryV2Address, forwarderV2Address } from "../../src/chain/deposit-v2.ts";
 import {
   CCTP_DEPLOYER_KEY,
   cctpAddresses,
@@ -292,6 +293,31 @@ describe("a plain transfer on a source chain", () => {
     }
     const confirmed = await untilStatus(x, payment.id, "confirmed");
     expect(confirmed.amount_received).toBe("1.00");
+  }, 60_000);
+});
+
+describe("a source chain whose deposit factory went away (a reorg took its deployment)", () => {
+  test("the bridge finds no factory, deploys it again, and completes", async () => {
+    // A first bridge: the factory is deployed on the source chain, and the bridger knows it is.
+    const first = await x.stack.createPayment({ amount: "5.00" });
+    await payOnSource(x, first.deposit_address, usdc("5.00"));
+    await untilStatus(x, first.id, "confirmed");
+
+    // Then its deployment is gone, as a reorg past it would leave the chain: no code, no nonce,
+    // for the factory and for the forwarder it created.
+    const rpc = (method: string, params: unknown[]) =>
+      x.source.publicClient.request({ method, params } as never) as Promise<unknown>;
+    for (const address of [factoryV2Address, forwarderV2Address]) {
+      await rpc("anvil_setCode", [address, "0x"]);
+      await rpc("anvil_setNonce", [address, "0x0"]);
+    }
+
+    const second = await x.stack.createPayment({ amount: "6.00" });
+    await payOnSource(x, second.deposit_address, usdc("6.00"));
+    const confirmed = await untilStatus(x, second.id, "confirmed");
+    expect(confirmed.amount_received).toBe("6.00");
+    expect(await x.source.publicClient.getCode({ address: factoryV2Address })).not.toBe("0x");
+    expect(bridgesOf(x, second.id).map((b) => b.state)).toEqual(["settled"]);
   }, 60_000);
 });
 
