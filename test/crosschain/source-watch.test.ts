@@ -82,10 +82,12 @@ describe("a plain transfer on the source chain", () => {
     expect(
       stack.sql("SELECT chain_id, credited_at IS NOT NULL AS credited FROM transfers WHERE tx_hash = ?", txHash),
     ).toEqual([{ chain_id: LOCAL_SOURCE.chainId, credited: 1 }]);
-    // The source chain stands at the transfer's block + 2, and so does its count.
+    // Counted on the source chain: the blocks on top of the transfer there (2, or more once this
+    // payment's bridge transaction lands there too), never the settlement chain's hundreds.
     const view = await stack.waitFor(async () => {
       const v = await stack.publicPayment(payment.id);
-      return v.incoming_transfers[0]?.confirmations === 2 ? v : undefined;
+      const onTop = Number((await x.source.publicClient.getBlockNumber({ cacheTime: 0 })) - block);
+      return onTop >= 2 && v.incoming_transfers[0]?.confirmations === onTop ? v : undefined;
     });
     expect(view.incoming_transfers[0]).toMatchObject({ chain: LOCAL_SOURCE.name, confirmed: true });
     expect(view.amount_received).toBe("25.00");
