@@ -198,7 +198,20 @@ describe("a stuck recovery", () => {
         "the node to hold it",
       );
       stack.clock.advance(31_000); // past the 30 s after which a held transaction counts as stuck
-      await waitFor(() => JSON.parse(row()!.tx_hashes).length === 2, 15_000, "a replacement");
+      const hashes = await waitFor(
+        () => {
+          const sent = JSON.parse(row()!.tx_hashes) as Hex[];
+          return sent.length === 2 && sent;
+        },
+        15_000,
+        "a replacement",
+      );
+      // Stored before it is broadcast: mining on before the node holds it would mine the first.
+      await waitFor(
+        () => x.source.publicClient.getTransaction({ hash: hashes[1]! }),
+        15_000,
+        "the node to hold the replacement",
+      );
     } finally {
       await x.local.source.rpc("evm_setAutomine", [true]);
     }
