@@ -344,7 +344,7 @@ export function createBridger(deps: BridgerDeps) {
 
   async function tick(): Promise<void> {
     if (!factoryReady) {
-      await ensureFactoryV2({ publicClient: client, walletClient: wallet });
+      await ensureFactoryV2({ publicClient: client, walletClient: wallet, nonces });
       factoryReady = true;
     }
     recordAttested();

@@ -34,6 +34,7 @@ import TestTokenMessengerV2Json from "../../contracts/artifacts/TestTokenMesseng
 import TestUSDCJson from "../../contracts/artifacts/TestUSDC.json";
 import { abiParams } from "../lib/abi-params.ts";
 import { keccakBytes } from "./keccak.ts";
+import type { NonceManager } from "./nonces.ts";
 
 /** What scripts/compile-contracts.ts writes to contracts/artifacts/<contractName>.json. */
 export type Artifact = { contractName: string; abi: Abi; bytecode: Hex; deployedBytecode: Hex };
@@ -174,6 +175,8 @@ export function ensureFactory(args: DeployerClients): Promise<Address> {
 type DeployerClients = {
   publicClient: PublicClient;
   walletClient: WalletClient<Transport, Chain | undefined, Account>;
+  /** The relayer's nonces on the chain, when the relayer deploys: its other transactions use them too. */
+  nonces?: NonceManager;
 };
 
 /**
@@ -193,12 +196,19 @@ export async function ensureDeterministic(
         `${DETERMINISTIC_DEPLOYER} is not deployed on this chain`,
     );
   }
-  const hash = await walletClient.sendTransaction({
-    account: walletClient.account,
-    chain: walletClient.chain ?? null,
-    to: DETERMINISTIC_DEPLOYER,
-    data: concat([FACTORY_SALT, artifact.bytecode]),
-  });
+  const nonce = await args.nonces?.claim();
+  const hash = await walletClient
+    .sendTransaction({
+      account: walletClient.account,
+      chain: walletClient.chain ?? null,
+      to: DETERMINISTIC_DEPLOYER,
+      data: concat([FACTORY_SALT, artifact.bytecode]),
+      nonce,
+    })
+    .catch((error) => {
+      args.nonces?.reset();
+      throw error;
+    });
   const receipt = await publicClient.waitForTransactionReceipt({ hash });
   if (!(await hasCode(publicClient, address))) {
     throw new Error(`${artifact.contractName} deployment tx ${hash} (${receipt.status}) left no code at ${address}`);

@@ -321,8 +321,9 @@ export function createSettler(deps: SettlerDeps) {
       state.balanceAt = clock.now();
     }
     if (!factoryReady) {
-      await ensureFactory({ publicClient: client, walletClient: wallet });
-      if (deps.factoryV2) await ensureFactoryV2({ publicClient: client, walletClient: wallet });
+      const deployer = { publicClient: client, walletClient: wallet, nonces: deps.nonces };
+      await ensureFactory(deployer);
+      if (deps.factoryV2) await ensureFactoryV2(deployer);
       factoryReady = true;
     }
     const open = chain.openSettlements();

@@ -58,6 +58,7 @@ export function createRecoverer(deps: RecovererDeps) {
         await ensureFactoryV2({
           publicClient: network.clients.publicClient,
           walletClient: network.clients.walletClient,
+          nonces: network.nonces,
         });
         factoriesReady.add(network.chainId);
       } catch (error) {
@@ -105,7 +106,7 @@ export function createRecoverer(deps: RecovererDeps) {
   async function send(row: RecoveryRow, payment: PaymentRow, network: RecoveryNetwork): Promise<Outcome> {
     const { publicClient, account } = network.clients;
     if (network.settlement && payment.factory_version === 1)
-      await ensureFactory({ publicClient, walletClient: network.clients.walletClient });
+      await ensureFactory({ publicClient, walletClient: network.clients.walletClient, nonces: network.nonces });
     const call = { ...recoverCall(payment, (row.token ?? zeroAddress) as Address), account } as Parameters<
       typeof publicClient.simulateContract
     >[0];

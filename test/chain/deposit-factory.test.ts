@@ -9,6 +9,7 @@ import {
   parseAbi,
   parseEther,
   parseEventLogs,
+  parseGwei,
   toHex,
   zeroAddress,
 } from "viem";
@@ -24,6 +25,7 @@ import {
   factoryAddress,
   forwarderAddress,
 } from "../../src/chain/contracts.ts";
+import { createNonceManager } from "../../src/chain/nonces.ts";
 import { ANVIL_KEY_0, ANVIL_KEY_1, type Anvil, startAnvil } from "../support/anvil.ts";
 import {
   deployTestToken,
@@ -34,6 +36,7 @@ import {
   testTokenAbi,
   walletClientFor,
 } from "../support/chain.ts";
+import { waitFor } from "../support/wait.ts";
 
 const forwarderAbi = parseAbi([
   "function forward(address token, address payout, address feeRecipient, uint16 feeBps) returns (uint256, uint256)",
@@ -158,6 +161,39 @@ describe("ensureFactory", () => {
     const nonce = await publicClient.getTransactionCount({ address: relayer.account.address });
     expect(await ensureFactory({ publicClient, walletClient: relayer })).toBe(factoryAddress);
     expect(await publicClient.getTransactionCount({ address: relayer.account.address })).toBe(nonce);
+  });
+
+  test("the relayer deploys on a nonce from its manager, never one already handed to a transaction not yet sent", async () => {
+    const nonces = createNonceManager(publicClient, relayer.account.address, () => null);
+    const held = await nonces.claim(); // signed and stored, about to be broadcast
+    const signed = await relayer.signTransaction({
+      account: relayer.account,
+      chain: relayer.chain,
+      to: relayer.account.address,
+      value: 0n,
+      nonce: held,
+      gas: 21_000n,
+      maxFeePerGas: parseGwei("10"),
+      maxPriorityFeePerGas: parseGwei("1"),
+    });
+
+    const deploying = ensureFactory({ publicClient, walletClient: relayer, nonces });
+    // The deployment is sent (queued behind the gap, or mined had it taken the held nonce) before the held one.
+    await waitFor(
+      async () => {
+        const pool = await anvil.rpc<{ pending: Hex; queued: Hex }>("txpool_status");
+        const sent = await publicClient.getTransactionCount({ address: relayer.account.address });
+        return Number(pool.pending) + Number(pool.queued) > 0 || sent > held;
+      },
+      10_000,
+      "the deployment to be sent",
+    );
+    const receipt = await mined(publicClient, publicClient.sendRawTransaction({ serializedTransaction: signed }));
+    expect(receipt.status).toBe("success");
+    expect(await deploying).toBe(factoryAddress);
+    expect(await publicClient.getCode({ address: factoryAddress })).toMatch(/^0x[0-9a-f]{100,}$/);
+    expect(await publicClient.getTransactionCount({ address: relayer.account.address })).toBe(held + 2);
+    expect(await nonces.claim()).toBe(held + 2);
   });
 });
 
