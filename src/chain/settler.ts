@@ -266,6 +266,9 @@ export function createSettler(deps: SettlerDeps) {
         recordFailure(settlement.payment_id, `transaction ${hash} reverted`);
       }
     });
+    // A call to a factory without code "succeeds" without its event: a reorg may have taken the
+    // factory's deployment. Look again before the next settlement.
+    if (!ok) factoryReady = false;
     if (ok)
       log.info("settlement confirmed", {
         payment_id: settlement.payment_id,

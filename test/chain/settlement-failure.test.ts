@@ -4,6 +4,9 @@
  * clock jumps past the first retry (30 s) instead of the test sleeping.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { forwarderAddress } from "../../src/chain/contracts.ts";
+import { factoryOf } from "../../src/chain/deposit-terms.ts";
+import { forwarderV2Address } from "../../src/chain/deposit-v2.ts";
 import { testTokenAbi } from "../support/chain.ts";
 import { type Stack, startStack } from "../support/stack.ts";
 import { usdc } from "../support/test-chain.ts";
@@ -119,5 +122,44 @@ test("a settlement that reverts on chain (not in simulation) fails the payment, 
     { state: "mined" },
   ]);
   expect((await stack.usdcBalance(stack.payout)) - before).toBe(usdc("25.00"));
+  expect(await stack.usdcBalance(payment.deposit_address)).toBe(0n);
+});
+
+test("a settlement mined after a reorg took the factory's deployment fails, and the retry deploys the factory again", async () => {
+  const { anvil, publicClient } = stack.chain;
+  const payment = await stack.createPayment({ amount: "7.00" });
+  await stack.pay(payment.deposit_address, usdc("7.00"));
+  const [row] = stack.sql<{ factory_version: 1 | 2 }>("SELECT factory_version FROM payments WHERE id = ?", payment.id);
+  const factory = factoryOf(row!);
+  const implementation = row!.factory_version === 2 ? forwarderV2Address : forwarderAddress;
+
+  await anvil.rpc("evm_setAutomine", [false]);
+  try {
+    await stack.mine(2);
+    await stack.waitForStatus(payment.id, "settling");
+    const sent = await stack.settlementSent(payment.id);
+    // What a reorg leaves behind when the blocks that deployed the factory are gone.
+    for (const address of [factory, implementation]) {
+      await anvil.rpc("anvil_setCode", [address, "0x"]);
+      await anvil.rpc("anvil_setNonce", [address, "0x0"]);
+    }
+    await stack.mine(1);
+    const receipt = await publicClient.getTransactionReceipt({ hash: sent });
+    expect(receipt.status).toBe("success"); // a call to an address without code
+    expect(receipt.logs).toEqual([]);
+  } finally {
+    await anvil.rpc("evm_setAutomine", [true]);
+  }
+
+  await stack.waitForStatus(payment.id, "failed", { mine: true });
+  expect(await stack.usdcBalance(payment.deposit_address)).toBe(usdc("7.00"));
+
+  stack.clock.advance(61_000);
+  await stack.waitForStatus(payment.id, "confirmed", { mine: true });
+  expect(await publicClient.getCode({ address: factory })).toMatch(/^0x[0-9a-f]{100,}$/);
+  expect(stack.sql("SELECT state FROM settlements WHERE payment_id = ? ORDER BY id", payment.id)).toEqual([
+    { state: "reverted" },
+    { state: "mined" },
+  ]);
   expect(await stack.usdcBalance(payment.deposit_address)).toBe(0n);
 });
