@@ -25,6 +25,14 @@ export interface RecovererDeps {
 
 /** How often a sent recovery is looked at (and sent again while unmined). */
 const FOLLOW_MS = 1_000;
+/** How often each source chain's factory is looked for (and deployed again if gone). */
+const FACTORY_CHECK_MS = 60_000;
+
+const deployerOn = (network: RecoveryNetwork) => ({
+  publicClient: network.clients.publicClient,
+  walletClient: network.clients.walletClient,
+  nonces: network.nonces,
+});
 
 type Outcome = Partial<RecoveryRow> & { retryInMs?: number };
 
@@ -40,10 +48,8 @@ export function createRecoverer(deps: RecovererDeps) {
   const { store, clock, log } = deps;
   const networks = new Map(deps.networks.map((n) => [n.chainId, n]));
   const waker = createWaker();
-  /** Chains whose version 2 factory is known deployed (the settler deploys the settlement chain's). */
-  const factoriesReady = new Set<number>();
-  /** When a failed deployment (no gas there, say) is tried again, by chain id: not every round. */
-  const factoryRetryAt = new Map<number, number>();
+  /** When each source chain's factory is next looked for: a reorg there can take its deployment. */
+  const factoryCheckAt = new Map<number, number>();
   let rounds = 0;
 
   /**
@@ -52,17 +58,11 @@ export function createRecoverer(deps: RecovererDeps) {
    */
   async function ensureSourceFactories(): Promise<void> {
     for (const network of deps.networks) {
-      if (network.settlement || factoriesReady.has(network.chainId)) continue;
-      if (clock.now() < (factoryRetryAt.get(network.chainId) ?? 0)) continue;
+      if (network.settlement || clock.now() < (factoryCheckAt.get(network.chainId) ?? 0)) continue;
+      factoryCheckAt.set(network.chainId, clock.now() + FACTORY_CHECK_MS);
       try {
-        await ensureFactoryV2({
-          publicClient: network.clients.publicClient,
-          walletClient: network.clients.walletClient,
-          nonces: network.nonces,
-        });
-        factoriesReady.add(network.chainId);
+        await ensureFactoryV2(deployerOn(network));
       } catch (error) {
-        factoryRetryAt.set(network.chainId, clock.now() + 60_000);
         log.warn("recoveries: cannot deploy the deposit factory", { chain: network.name, error: errorMessage(error) });
       }
     }
@@ -105,8 +105,9 @@ export function createRecoverer(deps: RecovererDeps) {
   /** Simulates, signs, stores, then broadcasts the recovery's transaction. */
   async function send(row: RecoveryRow, payment: PaymentRow, network: RecoveryNetwork): Promise<Outcome> {
     const { publicClient, account } = network.clients;
-    if (network.settlement && payment.factory_version === 1)
-      await ensureFactory({ publicClient, walletClient: network.clients.walletClient, nonces: network.nonces });
+    // The payment's factory may be missing: version 1 is deployed on demand, and a reorg can take any.
+    if (network.settlement && payment.factory_version === 1) await ensureFactory(deployerOn(network));
+    else if (!network.settlement) await ensureFactoryV2(deployerOn(network));
     const call = { ...recoverCall(payment, (row.token ?? zeroAddress) as Address), account } as Parameters<
       typeof publicClient.simulateContract
     >[0];

@@ -18,7 +18,7 @@ import {
 import { privateKeyToAccount } from "viem/accounts";
 import { foundry } from "viem/chains";
 import { factoryAddress } from "../../src/chain/contracts.ts";
-import { factoryV2Address } from "../../src/chain/deposit-v2.ts";
+import { factoryV2Address, forwarderV2Address } from "../../src/chain/deposit-v2.ts";
 import { sentWith } from "../../src/chain/fees.ts";
 import { runAccountCommand } from "../../src/cli/accounts.ts";
 import { CCTP_DEPLOYER_KEY, cctpAddresses, testTokenMessengerV2Abi } from "../../src/dev/cctp-rig.ts";
@@ -353,4 +353,30 @@ describe("a version 1 payment", () => {
     const receipt = await stack.chain.publicClient.getTransactionReceipt({ hash: done.tx_hash as Hex });
     expect(getAddress(receipt.to!)).toBe(factoryAddress);
   }, 90_000);
+});
+
+describe("a source chain reorg that takes the deposit factory", () => {
+  test("requests there wait with a 503 until the recoverer deploys it again, then go through", async () => {
+    const payment = await stack.createPayment({ amount: "5.00" });
+    const deposit = getAddress(payment.deposit_address);
+    const token = await strayTokenOnSource(x, deposit, 4_000n, 6);
+    // What a reorg leaves behind when the blocks that deployed the factory are gone.
+    for (const address of [factoryV2Address, forwarderV2Address]) {
+      await x.local.source.rpc("anvil_setCode", [address, "0x"]);
+      await x.local.source.rpc("anvil_setNonce", [address, "0x0"]);
+    }
+
+    const waiting = await recover(payment.id, { chain: LOCAL_SOURCE.name, token });
+    expect(waiting.status).toBe(503);
+    expect(waiting.json.error).toContain(`not deployed on ${LOCAL_SOURCE.name} yet`);
+    expect(storedRecoveries(payment.id)).toEqual([]);
+
+    stack.clock.advance(61_000); // the recoverer looks for each source chain's factory once a minute
+    await sourceFactoryDeployed(x);
+    const created = await recover(payment.id, { chain: LOCAL_SOURCE.name, token });
+    expect(created.status).toBe(202);
+    const done = await waitRecovery(created.json.id, "succeeded");
+    expect(done.amount_units).toBe("4000");
+    expect(await balanceOn(x.source.publicClient, token, stack.payout)).toBe(4_000n);
+  }, 60_000);
 });
