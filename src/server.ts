@@ -1,17 +1,15 @@
-import type { Address } from "viem";
 import { createAccountsService } from "./accounts/service.ts";
 import { createAccountStore } from "./accounts/store.ts";
 import { createApp } from "./app.ts";
-import { bridgeView, createBridging } from "./bridging/index.ts";
+import { bridgeView } from "./bridging/index.ts";
 import { createBridgeStore } from "./bridging/store.ts";
-import { createChain } from "./chain/index.ts";
 import { createChainStore } from "./chain/store.ts";
+import { type ChainSide, createChainSide } from "./chain-side.ts";
 import { networksOf } from "./checkout/networks.ts";
 import type { IncomingTransfer } from "./checkout/public-view.ts";
 import type { Config } from "./config.ts";
 import { noCrossChain } from "./crosschain/disabled.ts";
 import { feeMarginExcess } from "./crosschain/fee-margin.ts";
-import { createCrossChain } from "./crosschain/index.ts";
 import { burnView } from "./crosschain/service.ts";
 import { createBurnStore } from "./crosschain/store.ts";
 import { createGroupCommit } from "./db/group-commit.ts";
@@ -24,8 +22,7 @@ import { createEventStore } from "./events/store.ts";
 import { createRateLimiter, createSharedRateLimiter } from "./http/rate-limit.ts";
 import { createRateLimitStore } from "./http/rate-limit-store.ts";
 import { createIdempotency } from "./idempotency/index.ts";
-import { CHAIN_LEASE, createLease, replicaName } from "./leases/lease.ts";
-import { createLeaseStore } from "./leases/store.ts";
+import { replicaName } from "./leases/lease.ts";
 import { type Clock, systemClock } from "./lib/clock.ts";
 import { type IdGenerator, randomIds } from "./lib/ids.ts";
 import { hostPort, listenError } from "./lib/listen.ts";
@@ -42,7 +39,6 @@ import { createPaymentSearch } from "./payments/search.ts";
 import { createSearchStore } from "./payments/search-store.ts";
 import { createPaymentsService } from "./payments/service.ts";
 import { createPaymentStore, type PaymentRow } from "./payments/store.ts";
-import { createRecoveries } from "./recoveries/index.ts";
 import { createRecoveryStore } from "./recoveries/store.ts";
 import { createUsersService } from "./users/service.ts";
 import { createUserStore } from "./users/store.ts";
@@ -177,45 +173,6 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
       : undefined,
     overpaymentTolerance: config.crossChain ? (paymentId) => feeMarginExcess(burns.forPayment(paymentId)) : undefined,
   });
-  const recoveryStore = createRecoveryStore(db);
-  // The chain side (watchers, settlements, bridging, redemptions, recoveries) runs on one
-  // replica at a time: the holder of this lease. Every other replica serves the API and
-  // delivers webhooks, and takes the lease over if the holder dies.
-  const lease = createLease({
-    store: createLeaseStore(db),
-    name: CHAIN_LEASE,
-    holder: replica,
-    log,
-    work: chainWork,
-  });
-  /** A write only the lease's holder may make, in one transaction with the check that it still is. */
-  const fenced = <T>(write: () => T): T =>
-    inTransaction(db, () => {
-      lease.assertHeld();
-      return write();
-    });
-  const highest = (...nonces: Array<number | null>) => {
-    const stored = nonces.filter((n): n is number => n !== null);
-    return stored.length ? Math.max(...stored) : null;
-  };
-  let chain: ReturnType<typeof createChain>;
-  try {
-    chain = createChain({
-      config,
-      db,
-      chainStore,
-      payments: paymentStore,
-      lifecycle,
-      clock,
-      log,
-      highestOtherNonce: () => highest(burns.maxRedeemNonce(), recoveryStore.maxNonceOn(config.chain.chainId)),
-      highestStoredOn: (chainId) => highest(bridges.maxNonce(chainId), recoveryStore.maxNonceOn(chainId)),
-      bridges: config.crossChain ? bridges : undefined,
-      fenced,
-    });
-  } catch (error) {
-    abandon(error); // an unreadable relayer.key, say
-  }
   const accounts = createAccountsService({ store: accountStore, clock, ids });
   const payments = createPaymentsService({
     store: paymentStore,
@@ -235,53 +192,23 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
         }
       : null,
   });
-
-  const crossChain = config.crossChain
-    ? createCrossChain({
-        config: config.crossChain,
-        burns,
-        clients: chain.clients,
-        nonces: chain.nonces,
-        stuckAfterMs: chain.stuckAfterMs,
-        depositAddressOf: (paymentId) =>
-          (paymentStore.findById(paymentId)?.deposit_address as Address | undefined) ?? null,
-        clock,
-        ids,
-        log,
-        fenced,
-      })
-    : null;
-
-  const bridging = crossChain
-    ? createBridging({
-        networks: chain.sources,
-        bridges,
-        burns,
-        payments: paymentStore,
-        lifecycle,
-        transaction: fenced,
-        fees: (domain) => crossChain.attestation.fees(domain, config.crossChain!.domain),
-        clock,
-        ids,
-        log,
-        stuckAfterMs: chain.stuckAfterMs,
-        onBurned: crossChain.redeemer.wake,
-        gasProblem: chain.gasProblem,
-      })
-    : null;
-  if (bridging) chain.onSourceCredited((chainId) => bridging.wake(chainId));
-  const { service: recoveries, recoverer } = createRecoveries({
-    config,
-    store: recoveryStore,
-    settlement: { clients: chain.clients, nonces: chain.nonces },
-    sources: chain.sources,
-    payments: { retrieve: payments.retrieve, findById: paymentStore.findById },
-    clock,
-    ids,
-    log,
-    stuckAfterMs: chain.stuckAfterMs,
-    fenced,
-  });
+  let chainSide: ChainSide;
+  try {
+    chainSide = createChainSide({
+      config,
+      db,
+      replica,
+      stores: { payments: paymentStore, chain: chainStore, burns, bridges, recoveries: createRecoveryStore(db) },
+      lifecycle,
+      payments,
+      clock,
+      ids,
+      log,
+    });
+  } catch (error) {
+    abandon(error); // an unreadable relayer.key, say
+  }
+  const { chain, crossChain, bridging, recoveries, recoverer, lease } = chainSide;
 
   const idempotency = createIdempotency(db, clock);
   // Replicas on one PostgreSQL database share the buckets, so N of them allow the limit, not N
@@ -439,8 +366,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
   };
   const abort = new AbortController();
   const loops = Promise.all([
-    lease.run(abort.signal),
-    chain.observe(abort.signal, () => lease.status().held),
+    chainSide.run(abort.signal),
     // Time-driven work that needs no chain, so it runs even while the RPC is down.
     runEvery("expiry", 1_000, expirePayments, { log, signal: abort.signal }),
     runEvery("purge", 60_000, () => retention.purge(abort.signal), { log, signal: abort.signal }),
@@ -449,16 +375,6 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
     config.databaseUrl &&
       runEvery("event streams", 1_000, () => eventFeed.open() > 0 && eventFeed.notify(), { log, signal: abort.signal }),
   ]);
-
-  /** What the chain lease's holder runs, from taking the lease until losing it or stopping. */
-  function chainWork(signal: AbortSignal): Promise<unknown> {
-    return Promise.all([
-      chain.start(signal),
-      crossChain?.redeemer.run(signal),
-      bridging?.run(signal),
-      recoverer.run(signal),
-    ]);
-  }
 
   return {
     url,

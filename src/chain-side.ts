@@ -1,0 +1,152 @@
+import type { Address } from "viem";
+import { createBridging } from "./bridging/index.ts";
+import type { BridgeStore } from "./bridging/store.ts";
+import { createChain } from "./chain/index.ts";
+import type { ChainStore } from "./chain/store.ts";
+import type { Config } from "./config.ts";
+import { createCrossChain } from "./crosschain/index.ts";
+import type { BurnStore } from "./crosschain/store.ts";
+import type { Db } from "./db/index.ts";
+import { inTransaction } from "./db/transaction.ts";
+import { CHAIN_LEASE, createLease } from "./leases/lease.ts";
+import { createLeaseStore } from "./leases/store.ts";
+import type { Clock } from "./lib/clock.ts";
+import type { IdGenerator } from "./lib/ids.ts";
+import type { Logger } from "./lib/log.ts";
+import type { Lifecycle } from "./payments/lifecycle.ts";
+import type { PaymentsService } from "./payments/service.ts";
+import type { PaymentStore } from "./payments/store.ts";
+import { createRecoveries } from "./recoveries/index.ts";
+import type { RecoveryStore } from "./recoveries/store.ts";
+
+export interface ChainSideDeps {
+  config: Config;
+  db: Db;
+  /** This replica, as the lease names its holder. */
+  replica: string;
+  stores: {
+    payments: PaymentStore;
+    chain: ChainStore;
+    burns: BurnStore;
+    bridges: BridgeStore;
+    recoveries: RecoveryStore;
+  };
+  lifecycle: Lifecycle;
+  payments: Pick<PaymentsService, "retrieve">;
+  clock: Clock;
+  ids: IdGenerator;
+  log: Logger;
+}
+
+export type ChainSide = ReturnType<typeof createChainSide>;
+
+/**
+ * The chain side of a server: watchers, settlements, cross-chain redemptions, bridging and
+ * recoveries, which run on one replica at a time, the holder of the chain lease. Every other
+ * replica serves the API and delivers webhooks, follows the chains for what it shows, and takes
+ * the lease over if the holder dies. Throws when the relayer key cannot be read.
+ */
+export function createChainSide(deps: ChainSideDeps) {
+  const { config, db, stores, lifecycle, clock, ids, log } = deps;
+  const { burns, bridges, recoveries: recoveryStore } = stores;
+  const lease = createLease({
+    store: createLeaseStore(db),
+    name: CHAIN_LEASE,
+    holder: deps.replica,
+    log,
+    work,
+  });
+  /** A write only the lease's holder may make, in one transaction with the check that it still is. */
+  const fenced = <T>(write: () => T): T =>
+    inTransaction(db, () => {
+      lease.assertHeld();
+      return write();
+    });
+  const chain = createChain({
+    config,
+    db,
+    chainStore: stores.chain,
+    payments: stores.payments,
+    lifecycle,
+    clock,
+    log,
+    highestOtherNonce: () => highest(burns.maxRedeemNonce(), recoveryStore.maxNonceOn(config.chain.chainId)),
+    highestStoredOn: (chainId) => highest(bridges.maxNonce(chainId), recoveryStore.maxNonceOn(chainId)),
+    bridges: config.crossChain ? bridges : undefined,
+    fenced,
+  });
+
+  const crossChain = config.crossChain
+    ? createCrossChain({
+        config: config.crossChain,
+        burns,
+        clients: chain.clients,
+        nonces: chain.nonces,
+        stuckAfterMs: chain.stuckAfterMs,
+        depositAddressOf: (paymentId) =>
+          (stores.payments.findById(paymentId)?.deposit_address as Address | undefined) ?? null,
+        clock,
+        ids,
+        log,
+        fenced,
+      })
+    : null;
+
+  const bridging = crossChain
+    ? createBridging({
+        networks: chain.sources,
+        bridges,
+        burns,
+        payments: stores.payments,
+        lifecycle,
+        transaction: fenced,
+        fees: (domain) => crossChain.attestation.fees(domain, config.crossChain!.domain),
+        clock,
+        ids,
+        log,
+        stuckAfterMs: chain.stuckAfterMs,
+        onBurned: crossChain.redeemer.wake,
+        gasProblem: chain.gasProblem,
+      })
+    : null;
+  if (bridging) chain.onSourceCredited((chainId) => bridging.wake(chainId));
+
+  const { service: recoveries, recoverer } = createRecoveries({
+    config,
+    store: recoveryStore,
+    settlement: { clients: chain.clients, nonces: chain.nonces },
+    sources: chain.sources,
+    payments: { retrieve: deps.payments.retrieve, findById: stores.payments.findById },
+    clock,
+    ids,
+    log,
+    stuckAfterMs: chain.stuckAfterMs,
+    fenced,
+  });
+
+  /** What the lease's holder runs, from taking the lease until losing it or stopping. */
+  function work(signal: AbortSignal): Promise<unknown> {
+    return Promise.all([
+      chain.start(signal),
+      crossChain?.redeemer.run(signal),
+      bridging?.run(signal),
+      recoverer.run(signal),
+    ]);
+  }
+
+  return {
+    chain,
+    crossChain,
+    bridging,
+    recoveries,
+    recoverer,
+    lease,
+    /** Takes the lease whenever it is free and runs the chain side under it; follows the chains meanwhile. */
+    run: (signal: AbortSignal) => Promise.all([lease.run(signal), chain.observe(signal, () => lease.status().held)]),
+  };
+}
+
+function highest(...nonces: Array<number | null>): number | null {
+  const stored = nonces.filter((n): n is number => n !== null);
+  return stored.length ? Math.max(...stored) : null;
+}
