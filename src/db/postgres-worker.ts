@@ -8,11 +8,12 @@ import { type MessagePort, workerData } from "node:worker_threads";
 import { type ReservedSQL, SQL } from "bun";
 import { LOST_IN_TRANSACTION, type PgReply, type PgRequest } from "./postgres-protocol.ts";
 
-const { url, signal, port, statementTimeoutMs } = workerData as {
+const { url, signal, port, statementTimeoutMs, idleInTransactionMs } = workerData as {
   url: string;
   signal: SharedArrayBuffer;
   port: MessagePort;
   statementTimeoutMs: number;
+  idleInTransactionMs: number;
 };
 const flag = new Int32Array(signal);
 const pool = new SQL(url, { max: 1, bigint: true, idleTimeout: 0, connectionTimeout: 10 });
@@ -45,12 +46,14 @@ async function answer(request: PgRequest): Promise<PgReply> {
 }
 
 /**
- * SQLSTATE class 08 is a connection exception and 57P01-57P03 a server shutting the session
- * down; Bun reports a closed socket with its own codes.
+ * SQLSTATE class 08 is a connection exception, 57P01-57P03 a server shutting the session down and
+ * 25P03 the session ended for idling in a transaction; Bun reports a closed socket with its own codes.
  */
 function isConnectionLoss(error: { errno?: string; code?: string }): boolean {
   const state = error.errno ?? "";
-  return state.startsWith("08") || /^57P0[123]$/.test(state) || /CONNECTION|SOCKET|TIMEOUT/.test(error.code ?? "");
+  return (
+    state.startsWith("08") || /^57P0[123]$|^25P03$/.test(state) || /CONNECTION|SOCKET|TIMEOUT/.test(error.code ?? "")
+  );
 }
 
 function reply(message: unknown): void {
@@ -59,10 +62,14 @@ function reply(message: unknown): void {
   Atomics.notify(flag, 0);
 }
 
-/** A connection whose slow statements PostgreSQL cancels before PgDb stops waiting. */
+/**
+ * A connection whose slow statements PostgreSQL cancels before PgDb stops waiting, and which it
+ * ends when left idle inside a transaction (see PgOptions).
+ */
 async function connect(): Promise<ReservedSQL> {
   const reserved = await pool.reserve();
   await reserved.unsafe(`SET statement_timeout = ${Math.trunc(statementTimeoutMs)}`);
+  await reserved.unsafe(`SET idle_in_transaction_session_timeout = ${Math.trunc(idleInTransactionMs)}`);
   return reserved;
 }
 

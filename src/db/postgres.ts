@@ -21,13 +21,17 @@ const CONNECT_WAIT_MS = 15_000;
 /**
  * PostgreSQL cancels a statement after `statementTimeoutMs` (an error, the connection kept);
  * PgDb gives up on a connection whose statement goes unanswered for `answerWithinMs`, longer, so
- * that is left for a connection or a server that answers nothing at all.
+ * that is left for a connection or a server that answers nothing at all. PostgreSQL ends a session
+ * left in a transaction with no statement for `idleInTransactionMs`: our transactions run without
+ * a pause, so only a process frozen mid-transaction (paused, swapped out) is, and its row locks
+ * must not hold up every other replica (a takeover of its lease, say) until it wakes.
  */
 export interface PgOptions {
   statementTimeoutMs: number;
   answerWithinMs: number;
+  idleInTransactionMs: number;
 }
-const DEFAULTS: PgOptions = { statementTimeoutMs: 25_000, answerWithinMs: 30_000 };
+const DEFAULTS: PgOptions = { statementTimeoutMs: 25_000, answerWithinMs: 30_000, idleInTransactionMs: 5_000 };
 
 /** An error PostgreSQL answered a statement with; `code` is its SQLSTATE (23505: unique violation). */
 export class PostgresError extends Error {
@@ -168,6 +172,7 @@ function startWorker(url: string, options: PgOptions): WorkerLink {
       signal,
       port: port2,
       statementTimeoutMs: options.statementTimeoutMs,
+      idleInTransactionMs: options.idleInTransactionMs,
     },
     transferList: [port2],
   });

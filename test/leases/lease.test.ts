@@ -5,6 +5,7 @@
  * lease get it once, and a takeover waits for a fenced write in progress.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { resolve } from "node:path";
 import type { Db } from "../../src/db/engine.ts";
 import { PgDb } from "../../src/db/postgres.ts";
 import { inTransaction } from "../../src/db/transaction.ts";
@@ -15,6 +16,7 @@ import { ENGINES, openTestStore, type TestStore } from "../support/store-engines
 import { waitFor } from "../support/wait.ts";
 
 const HOUR = 3_600_000;
+const PAUSED_HOLDER = resolve(import.meta.dir, "../support/paused-holder.ts");
 
 describe.each(ENGINES)("leases on %s", (engine) => {
   let store: TestStore;
@@ -174,5 +176,33 @@ describe.each(ENGINES)("leases on %s", (engine) => {
         other.close();
       }
     });
+
+    test("a holder frozen inside a fenced write (SIGSTOP) loses its session: the lease is taken, its write fails", async () => {
+      const name = fresh();
+      const paused = Bun.spawn([process.execPath, PAUSED_HOLDER, store.databaseUrl!, name, "1000"], {
+        stdout: "pipe",
+        stderr: "inherit",
+      });
+      try {
+        const stdout = paused.stdout.getReader();
+        const said = new TextDecoder().decode((await stdout.read()).value);
+        expect(said).toContain("in transaction");
+        await waitFor(() => leases.all().find((row) => row.name === name)!.remaining_ms <= 0, 5_000, "it to expire");
+        // Without PostgreSQL ending the frozen session, this would wait on its row lock until
+        // cancelled (25 s): every other replica's database work held up by one paused process.
+        expect(leases.take(name, "b", HOUR)).toBe(2);
+        expect(leases.holds(name, "b", 2)).toBe(true);
+        // Woken, it finds its session gone: the write it was about to make fails, and nothing changed.
+        paused.kill("SIGCONT");
+        let rest = "";
+        for (let chunk = await stdout.read(); !chunk.done; chunk = await stdout.read())
+          rest += new TextDecoder().decode(chunk.value);
+        expect(rest).toStartWith("failed: ");
+        expect(leases.all().find((row) => row.name === name)).toMatchObject({ holder: "b", token: 2 });
+      } finally {
+        paused.kill("SIGKILL");
+        await paused.exited;
+      }
+    }, 20_000);
   }
 });
