@@ -8,6 +8,7 @@ import { join, resolve } from "node:path";
 import type { Hex } from "viem";
 import { freePort } from "../lib/free-port.ts";
 import { drainTail } from "../lib/stream-tail.ts";
+import { watchChild } from "./watchdog.ts";
 
 // Source checkouts find node_modules beside src/; the compiled binary looks in the working dir.
 const ROOTS = [resolve(import.meta.dir, "../.."), process.cwd()];
@@ -56,6 +57,7 @@ export async function startAnvil(opts: { blockTime?: number; port?: number; chai
       ],
       { stdout: "ignore", stderr: "pipe" },
     );
+    const watchdog = watchChild(proc.pid);
     // Drained as it comes: anvil would block on a full stderr pipe (and every RPC with it).
     const stderrTail = drainTail(proc.stderr);
     const rpcUrl = `http://127.0.0.1:${port}`;
@@ -63,6 +65,7 @@ export async function startAnvil(opts: { blockTime?: number; port?: number; chai
     const stop = async () => {
       proc.kill();
       await proc.exited;
+      watchdog.release();
     };
     if (await waitUntilReady(rpcUrl, chainId, proc, 10_000)) {
       return {
