@@ -23,7 +23,10 @@ test("a settlement rebroadcast while it waits for a block logs no warning", asyn
   const before = await stack.usdcBalance(stack.payout);
   const payment = await stack.createPayment({ amount: "25.00" });
   await stack.pay(payment.deposit_address, usdc("25.00"), { wait: false });
-  await stack.waitForStatus(payment.id, "settling", { mine: true });
+  // The transfer's block and its two confirmations, and no more: mining on until "settling" could
+  // mine the settlement itself, broadcast a moment before the status was read.
+  await stack.mine(3);
+  await stack.waitForStatus(payment.id, "settling");
   const sent = await stack.settlementSent(payment.id); // in the mempool: no block comes by itself
 
   // The settler's next look finds it unmined and sends it again.
@@ -50,7 +53,10 @@ test("a settlement held unmined past the stuck threshold is replaced with higher
   const before = await stack.usdcBalance(stack.payout);
   const payment = await stack.createPayment({ amount: "3.00" });
   await stack.pay(payment.deposit_address, usdc("3.00"), { wait: false });
-  await stack.waitForStatus(payment.id, "settling", { mine: true });
+  // The transfer's block and its two confirmations, and no more: mining on until "settling" could
+  // mine the settlement itself, broadcast a moment before the status was read.
+  await stack.mine(3);
+  await stack.waitForStatus(payment.id, "settling");
   const first = await publicClient.getTransaction({ hash: await stack.settlementSent(payment.id) });
   expect(first.blockNumber).toBeNull();
 
@@ -92,7 +98,6 @@ test("a settlement held unmined past the stuck threshold is replaced with higher
 test("a stuck settlement is not replaced when outbidding it would pay far above the going fees: it is sent again as it is", async () => {
   const { anvil, publicClient } = stack.chain;
   const before = await stack.usdcBalance(stack.payout);
-  const logsBefore = stack.logs().length;
   const payment = await stack.createPayment({ amount: "2.00" });
   await stack.pay(payment.deposit_address, usdc("2.00"), { wait: false });
   await stack.mine(1);
@@ -108,6 +113,10 @@ test("a stuck settlement is not replaced when outbidding it would pay far above 
   await anvil.rpc("anvil_setNextBlockBaseFeePerGas", [toHex(parseGwei("1"))]);
   await stack.mine(1);
   await anvil.rpc("evm_setBlockGasLimit", [toHex(30_000_000n)]);
+  // A rebroadcast that met the small block was refused by the node, with a warning: what this
+  // test holds to is the settler's handling of the stuck settlement from here on.
+  await settlerRanSince(stack);
+  const logsBefore = stack.logs().length;
   expect((await publicClient.getTransaction({ hash: first.hash })).blockNumber).toBeNull();
   const going = await publicClient.estimateFeesPerGas();
   expect((first.maxFeePerGas! * 115n) / 100n).toBeGreaterThan(going.maxFeePerGas * 3n); // else outbidding would be fine
