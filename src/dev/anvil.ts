@@ -65,7 +65,7 @@ export async function startAnvil(opts: { blockTime?: number; port?: number; chai
     const stop = async () => {
       proc.kill();
       await proc.exited;
-      watchdog.release();
+      await watchdog.release();
     };
     if (await waitUntilReady(rpcUrl, chainId, proc, 10_000)) {
       return {

@@ -4,7 +4,7 @@
  * process, to close, then kills the child. `release()` stands it down once the child is stopped,
  * so a pid reused later is never killed.
  */
-export function watchChild(pid: number): { release(): void } {
+export function watchChild(pid: number): { release(): Promise<void> } {
   const guard = Bun.spawn(
     ["sh", "-c", 'trap "" HUP INT TERM; cat >/dev/null; kill "$1" 2>/dev/null', "watchdog", String(pid)],
     {
@@ -15,5 +15,10 @@ export function watchChild(pid: number): { release(): void } {
   );
   // It must not keep this process alive, nor be waited for.
   guard.unref();
-  return { release: () => guard.kill("SIGKILL") };
+  return {
+    release: async () => {
+      guard.kill("SIGKILL");
+      await guard.exited;
+    },
+  };
 }
