@@ -266,15 +266,15 @@ export function createSettler(deps: SettlerDeps) {
         recordFailure(settlement.payment_id, `transaction ${hash} reverted`);
       }
     });
-    // A call to a factory without code "succeeds" without its event: a reorg may have taken the
-    // factory's deployment. Look again before the next settlement.
-    if (!ok) factoryReady = false;
     if (ok)
       log.info("settlement confirmed", {
         payment_id: settlement.payment_id,
         tx_hash: hash,
         amount: settled.args.amount,
       });
+    // A call to a factory without code "succeeds" without its event: a reorg may have taken the
+    // factory's deployment. Look again before the next settlement.
+    else factoryReady = false;
   }
 
   /** A settlement not mined yet: rebroadcast it, or outbid it when it is stuck on its fee. */

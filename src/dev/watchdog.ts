@@ -13,7 +13,7 @@ export function watchChild(pid: number): { release(): Promise<void> } {
       stderr: "ignore",
     },
   );
-  // It must not keep this process alive, nor be waited for.
+  // It must not keep this process alive; only release() waits for it.
   guard.unref();
   return {
     release: async () => {
