@@ -3,7 +3,6 @@ import pkg from "../package.json" with { type: "json" };
 import { runAccountCommand } from "./cli/accounts.ts";
 import { UsageError } from "./cli/args.ts";
 import { runBackup } from "./cli/backup.ts";
-import { runServe } from "./cli/serve.ts";
 import { runUserCommand } from "./cli/users.ts";
 import { ConfigError, DomainError } from "./lib/errors.ts";
 
@@ -44,8 +43,12 @@ Exit codes: 2 usage mistake, 78 configuration error, 1 anything else.`;
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   switch (command) {
-    case "serve":
+    case "serve": {
+      // Imported on use, as the other heavy commands are: the server's modules take most of a
+      // short command's start-up.
+      const { runServe } = await import("./cli/serve.ts");
       return runServe(process.env);
+    }
     case "dev": {
       const { runDev } = await import("./cli/dev.ts");
       return runDev(rest, process.env);
