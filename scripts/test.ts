@@ -55,11 +55,13 @@ const testEnv = { ...process.env, CHROMIUM_PATH: chromium, [TEST_RUN_MARKER]: ma
 let status = await run([process.execPath, "test", "--timeout", "60000", ...args], testEnv);
 
 // A whole run (no files named) runs the suites that drive servers end to end once more with every
-// test server on PostgreSQL; the store tests already run on both engines in the first pass.
+// test server on PostgreSQL. Tests that name their engine (`describe.each(ENGINES)("%s", ...)`)
+// already ran on both in the first pass, so the name pattern leaves them out.
 const namesFiles = args.some((a) => !a.startsWith("-") && !/^\d+$/.test(a));
 if (status === 0 && !namesFiles) {
   console.log(`\nagain on PostgreSQL (STABLEGATE_TEST_ENGINE=postgres): ${ON_POSTGRES.join(" ")}`);
-  status = await run([process.execPath, "test", "--timeout", "60000", ...args, ...ON_POSTGRES], {
+  const notPerEngine = ["--test-name-pattern", "^(?!(sqlite|postgres) )"];
+  status = await run([process.execPath, "test", "--timeout", "60000", ...args, ...notPerEngine, ...ON_POSTGRES], {
     ...testEnv,
     STABLEGATE_TEST_ENGINE: "postgres",
   });
