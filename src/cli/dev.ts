@@ -54,7 +54,8 @@ async function devStack(env: Env): Promise<number> {
 }
 
 async function startDevStack(env: Env, onStop: (step: () => unknown) => void): Promise<void> {
-  const anvil = await startAnvil({ blockTime: 1, port: 8545 });
+  // Blocks come with each transaction while the contracts are deployed, then every second.
+  const anvil = await startAnvil({ port: 8545 });
   onStop(() => anvil.stop());
   const transport = http(anvil.rpcUrl);
   const publicClient = createPublicClient({ chain: foundry, transport, pollingInterval: 100 });
@@ -80,10 +81,10 @@ async function startDevStack(env: Env, onStop: (step: () => unknown) => void): P
     deployerKey: DEPLOYER_KEY,
     payer,
     port: 8546,
-    // Blocks keep coming, so a plain transfer there gets its confirmation (`dev pay --chain`).
-    blockTime: 1,
   });
   onStop(() => crossChain.stop());
+  // On the source chain too, so a plain transfer there gets its confirmations (`dev pay --chain`).
+  for (const chain of [anvil, crossChain.source]) await chain.rpc("evm_setIntervalMining", [1]);
 
   const dataDir = env.STABLEGATE_DATA_DIR ?? mkdtempSync(join(tmpdir(), "stablegate-dev-"));
   const config = loadConfig({

@@ -26,8 +26,6 @@ export interface LocalCrossChainOptions {
   payer: Address;
   attestationDelayMs?: number;
   port?: number;
-  /** Seconds between the source chain's blocks (anvil's --block-time); default: a block per transaction. */
-  blockTime?: number;
 }
 
 /**
@@ -37,7 +35,7 @@ export interface LocalCrossChainOptions {
  */
 export function startLocalCrossChain(args: LocalCrossChainOptions): Promise<LocalCrossChain> {
   return settingUp(async (undo) => {
-    const source = await startAnvil({ chainId: LOCAL_SOURCE.chainId, port: args.port, blockTime: args.blockTime });
+    const source = await startAnvil({ chainId: LOCAL_SOURCE.chainId, port: args.port });
     undo(() => source.stop());
     return deployOnto(source, args);
   });
