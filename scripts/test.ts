@@ -56,11 +56,12 @@ let status = await run([process.execPath, "test", "--timeout", "60000", ...args]
 
 // A whole run (no files named) runs the suites that drive servers end to end once more with every
 // test server on PostgreSQL. Tests that name their engine (`describe.each(ENGINES)("%s", ...)`)
-// already ran on both in the first pass, so the name pattern leaves them out.
+// already ran on both in the first pass, so a name pattern leaves them out, unless one was given.
 const namesFiles = args.some((a) => !a.startsWith("-") && !/^\d+$/.test(a));
 if (status === 0 && !namesFiles) {
   console.log(`\nagain on PostgreSQL (STABLEGATE_TEST_ENGINE=postgres): ${ON_POSTGRES.join(" ")}`);
-  const notPerEngine = ["--test-name-pattern", "^(?!(sqlite|postgres) )"];
+  const namesTests = args.some((a) => a === "-t" || a.startsWith("--test-name-pattern"));
+  const notPerEngine = namesTests ? [] : ["--test-name-pattern", "^(?!(sqlite|postgres) )"];
   status = await run([process.execPath, "test", "--timeout", "60000", ...args, ...notPerEngine, ...ON_POSTGRES], {
     ...testEnv,
     STABLEGATE_TEST_ENGINE: "postgres",
