@@ -85,11 +85,15 @@ export function createBridger(deps: BridgerDeps) {
   /**
    * Saves what this loop did to a bridge it still owns: the watcher may have seen its mint in the
    * meantime (someone else relayed the message), and that must not be undone. Whether it saved.
+   * In `deps.transaction`, which the chain side fences with its lease: a replica that lost the
+   * lease throws here, before it broadcasts what it would have saved.
    */
   function saveWhileCredited(bridge: BridgeRow): boolean {
-    if (bridges.find(bridge.id)?.state !== "credited") return false;
-    bridges.save(bridge, clock.now());
-    return true;
+    return deps.transaction(() => {
+      if (bridges.find(bridge.id)?.state !== "credited") return false;
+      bridges.save(bridge, clock.now());
+      return true;
+    });
   }
 
   async function broadcast(serialized: Hex): Promise<void> {
