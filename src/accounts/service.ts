@@ -11,6 +11,8 @@ export interface Account {
   payoutAddress: Address;
   /** null: the server-wide STABLEGATE_FEE_BPS applies. */
   feeBps: number | null;
+  /** The API key that authenticated the request; absent where the account was reached otherwise (a session, the CLI). */
+  keyId?: string;
 }
 
 export interface ApiKeyInfo {
@@ -124,7 +126,16 @@ export function createAccountsService({ store, clock, ids }: AccountsDeps) {
         name: row.account_name,
         payoutAddress: row.payout_address as Address,
         feeBps: row.fee_bps,
+        keyId: row.id,
       };
+    },
+
+    /**
+     * Whether a key still authenticates (exists and is not revoked), read from the store each
+     * time: what holds a connection open on a key asks again, so a revocation by any process ends it.
+     */
+    keyIsLive(keyId: string): boolean {
+      return store.isKeyLive(keyId);
     },
 
     findAccount(id: string): Account | null {

@@ -56,6 +56,7 @@ export function createAccountStore(db: Db) {
   const revokeForAccount = db.query<ApiKeyRow, [number, string, string]>(
     "UPDATE api_keys SET revoked_at = coalesce(revoked_at, ?) WHERE id = ? AND account_id = ? RETURNING *",
   );
+  const liveKey = db.query<{ id: string }, [string]>("SELECT id FROM api_keys WHERE id = ? AND revoked_at IS NULL");
   const touchKey = db.query(
     "UPDATE api_keys SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at <= ?)",
   );
@@ -74,6 +75,8 @@ export function createAccountStore(db: Db) {
     /** With `accountId`, only that account's key: another account's is as unknown as a missing one. */
     revokeKey: (id: string, now: number, accountId?: string) =>
       accountId === undefined ? revoke.get(now, id) : revokeForAccount.get(now, id, accountId),
+    /** Whether the key exists and is not revoked. */
+    isKeyLive: (id: string) => liveKey.get(id) != null,
     /** Records a use at `now` unless one at or after `staleBefore` is recorded already. */
     touchKey: (id: string, now: number, staleBefore: number) => touchKey.run(now, id, staleBefore).changes > 0,
     setPayoutAddress: (id: string, address: string) => setPayout.get(address, id),

@@ -51,7 +51,17 @@ export function eventRoutes(ctx: AppContext, authed: AuthPlugin) {
           throw new ValidationError("Last-Event-ID must be the id of an event");
         const after = query.after ?? header ?? undefined;
         const cursor = events.streamCursor(account, after, query.after !== undefined ? "after" : "Last-Event-ID");
-        const body = eventStream({ events, feed: ctx.eventFeed, account, cursor, signal: request.signal });
+        // Merchant routes are reached with a key only, so the account always names one.
+        const keyId = account.keyId!;
+        const body = eventStream({
+          events,
+          feed: ctx.eventFeed,
+          account,
+          keyId,
+          keyIsLive: () => ctx.accounts.keyIsLive(keyId),
+          cursor,
+          signal: request.signal,
+        });
         return new Response(body, {
           headers: {
             "content-type": "text/event-stream; charset=utf-8",

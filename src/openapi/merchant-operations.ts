@@ -242,7 +242,8 @@ export const MERCHANT_OPERATIONS: Operation[] = [
     description:
       "Server-Sent Events: each event is a message whose `id` is the event id, `event` its type and `data` " +
       "the event as webhooks send it; a comment every 15 seconds keeps the connection open. Resume with " +
-      "`Last-Event-ID` (or `after`). At most 5 streams per account.",
+      "`Last-Event-ID` (or `after`). At most 2 streams per API key and 5 per account. The stream ends " +
+      "once its key is revoked (within 2 seconds; nothing written after goes out).",
     auth: true,
     query: StreamQuery,
     headers: [

@@ -4,9 +4,10 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { runAccountCommand } from "../../src/cli/accounts.ts";
-import { MAX_STREAMS_PER_ACCOUNT } from "../../src/events/feed.ts";
+import { HEARTBEAT_MS, MAX_STREAMS_PER_ACCOUNT, MAX_STREAMS_PER_KEY } from "../../src/events/feed.ts";
 import { createLogger } from "../../src/lib/log.ts";
-import { openEventStream } from "../support/event-stream.ts";
+import { runCli } from "../support/cli.ts";
+import { type EventStreamClient, openEventStream } from "../support/event-stream.ts";
 import { type Receiver, startReceiver } from "../support/receiver.ts";
 import { api, isErrorBody, startTestServer, type TestAccount, type TestServer } from "../support/server.ts";
 import { waitFor } from "../support/wait.ts";
@@ -30,8 +31,9 @@ async function merchant(name: string) {
   const call = api(server.url, account.apiKey);
   const endpoint = await call("/api/v1/webhook_endpoints", { body: { url: receiver.url } });
   expect(endpoint.status).toBe(201);
-  const ping = async (): Promise<string> => {
-    const sent = await call(`/api/v1/webhook_endpoints/${endpoint.json.id}/test`, { method: "POST" });
+  /** A test ping; `key` another key of the account than its first. */
+  const ping = async (key = account.apiKey): Promise<string> => {
+    const sent = await api(server.url, key)(`/api/v1/webhook_endpoints/${endpoint.json.id}/test`, { method: "POST" });
     expect(sent.status).toBe(202);
     return sent.json.event_id;
   };
@@ -40,6 +42,33 @@ async function merchant(name: string) {
 }
 
 const streamsClosed = () => waitFor(() => server.running.activity().eventStreams === 0, 10_000, "no open streams");
+
+/** Another API key of the account, issued as an operator does: `stablegate key create`. */
+function newKey(accountId: string): { id: string; apiKey: string } {
+  const key = runAccountCommand("key", ["create", "--account", accountId], server.env) as {
+    id: string;
+    api_key: string;
+  };
+  return { id: key.id, apiKey: key.api_key };
+}
+
+/** A stream with `key` once a place is free again (a closed stream is let go a moment after the client leaves). */
+const reopened = (key: string) =>
+  waitFor(async () => {
+    const res = await openEventStream(server.url, key);
+    if (res.status === 200) return res;
+    await res.close();
+    return null;
+  });
+
+/** Resolves true once the server has ended `stream`, false if it is still open after `ms`. */
+async function endsWithin(stream: EventStreamClient, ms: number): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  const ended = await Promise.race([stream.ended.then(() => true as const), late]);
+  clearTimeout(timer);
+  return ended;
+}
 
 describe("the event stream", () => {
   test("pushes new events in order, each as id, type and the exact JSON the API serves", async () => {
@@ -140,11 +169,35 @@ describe("the event stream", () => {
     await stream.close();
   });
 
-  test(`at most ${MAX_STREAMS_PER_ACCOUNT} open streams per account; closing one frees its place`, async () => {
-    const shop = await merchant("Busy Shop");
+  test(`at most ${MAX_STREAMS_PER_KEY} open streams per key, another key of the account may open more`, async () => {
+    const shop = await merchant("Keyed Shop");
     const open = [];
-    for (let i = 0; i < MAX_STREAMS_PER_ACCOUNT; i++) open.push(await openEventStream(server.url, shop.account.apiKey));
+    for (let i = 0; i < MAX_STREAMS_PER_KEY; i++) open.push(await openEventStream(server.url, shop.account.apiKey));
+    expect(open.map((s) => s.status)).toEqual(Array(MAX_STREAMS_PER_KEY).fill(200));
     const refused = await openEventStream(server.url, shop.account.apiKey);
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get("retry-after")).not.toBeNull();
+    expect(JSON.parse(refused.text).error).toBe(
+      `at most ${MAX_STREAMS_PER_KEY} event streams may be open per API key; close one first`,
+    );
+    const other = await openEventStream(server.url, newKey(shop.account.accountId).apiKey);
+    expect(other.status).toBe(200);
+
+    await open.pop()!.close();
+    const again = await reopened(shop.account.apiKey);
+    await Promise.all([...open, other, again].map((s) => s.close()));
+    await streamsClosed();
+  });
+
+  test(`at most ${MAX_STREAMS_PER_ACCOUNT} open streams per account, whatever its keys; closing one frees its place`, async () => {
+    const shop = await merchant("Busy Shop");
+    const keys = [shop.account.apiKey, newKey(shop.account.accountId).apiKey, newKey(shop.account.accountId).apiKey];
+    const open = [];
+    for (let i = 0; i < MAX_STREAMS_PER_ACCOUNT; i++)
+      open.push(await openEventStream(server.url, keys[Math.floor(i / MAX_STREAMS_PER_KEY)]!));
+    expect(open.map((s) => s.status)).toEqual(Array(MAX_STREAMS_PER_ACCOUNT).fill(200));
+    const fresh = newKey(shop.account.accountId).apiKey;
+    const refused = await openEventStream(server.url, fresh);
     expect(refused.status).toBe(429);
     expect(refused.headers.get("retry-after")).not.toBeNull();
     expect(JSON.parse(refused.text).error).toContain(`at most ${MAX_STREAMS_PER_ACCOUNT} event streams`);
@@ -154,23 +207,79 @@ describe("the event stream", () => {
     expect(theirs.status).toBe(200);
 
     await open.pop()!.close();
-    const again = await waitFor(async () => {
-      const res = await openEventStream(server.url, shop.account.apiKey);
-      if (res.status === 200) return res;
-      await res.close();
-      return null;
-    });
+    const again = await reopened(fresh);
     await Promise.all([...open, again, theirs].map((s) => s.close()));
   });
 
   test("a client that disconnects leaves no stream, timer or listener behind", async () => {
     const shop = await merchant("Leaving Shop");
-    const streams = await Promise.all([1, 2, 3].map(() => openEventStream(server.url, shop.account.apiKey)));
+    const keys = [shop.account.apiKey, shop.account.apiKey, newKey(shop.account.accountId).apiKey];
+    const streams = await Promise.all(keys.map((key) => openEventStream(server.url, key)));
+    expect(streams.map((s) => s.status)).toEqual([200, 200, 200]);
     expect(server.running.activity().eventStreams).toBeGreaterThanOrEqual(3);
     await Promise.all(streams.map((s) => s.close()));
     await streamsClosed();
     // And the server goes on writing events without anyone to wake.
     await shop.ping();
+  });
+});
+
+describe("a revoked key", () => {
+  test("ends its stream when another process revokes it: nothing written after goes out, the key is refused, its place is free", async () => {
+    const shop = await merchant("Revoked Shop");
+    const other = newKey(shop.account.accountId);
+    const stream = await openEventStream(server.url, shop.account.apiKey);
+    const before = await shop.ping();
+    expect((await stream.waitForEvents(1)).map((f) => f.id)).toEqual([before]);
+
+    // `stablegate key revoke` beside the server, as an operator runs it: only the database knows.
+    const revoked = await runCli(["key", "revoke", shop.account.keyId], server.env);
+    expect(revoked.code).toBe(0);
+    // An event of the account written after that (through its other key) wakes the stream at once.
+    const after = await shop.ping(other.apiKey);
+
+    expect(await endsWithin(stream, 10_000)).toBe(true);
+    expect(stream.events().map((f) => f.id)).toEqual([before]);
+    expect(stream.events().map((f) => f.id)).not.toContain(after);
+
+    const refused = await openEventStream(server.url, shop.account.apiKey);
+    expect(refused.status).toBe(401);
+    expect(JSON.parse(refused.text)).toEqual({ error: "invalid API key" });
+    // Its place is free: the account's every place opens again, through its other keys.
+    await streamsClosed();
+    const keys = [other.apiKey, newKey(shop.account.accountId).apiKey, newKey(shop.account.accountId).apiKey];
+    const all = await Promise.all(
+      Array.from({ length: MAX_STREAMS_PER_ACCOUNT }, (_, i) =>
+        openEventStream(server.url, keys[Math.floor(i / MAX_STREAMS_PER_KEY)]!),
+      ),
+    );
+    expect(all.map((s) => s.status)).toEqual(Array(MAX_STREAMS_PER_ACCOUNT).fill(200));
+    await Promise.all(all.map((s) => s.close()));
+  });
+
+  test(`an idle stream of a revoked key ends too, well before a ${HEARTBEAT_MS / 1000} s heartbeat`, async () => {
+    const shop = await merchant("Idle Revoked Shop");
+    const stream = await openEventStream(server.url, shop.account.apiKey);
+    expect(stream.status).toBe(200);
+    expect((await runCli(["key", "revoke", shop.account.keyId], server.env)).code).toBe(0);
+    expect(await endsWithin(stream, HEARTBEAT_MS / 2)).toBe(true);
+    expect(stream.events()).toEqual([]);
+    await streamsClosed();
+  });
+
+  test("ends with a comment saying why (a client of its own sees it), on a server with a short heartbeat", async () => {
+    const own = await startTestServer({}, { eventHeartbeatMs: 100 });
+    try {
+      const account = own.createAccount("Heartbeat Shop");
+      const stream = await openEventStream(own.url, account.apiKey);
+      await waitFor(() => stream.frames.some((f) => f.comment === "ping"), 10_000, "a heartbeat comment");
+      runAccountCommand("key", ["revoke", account.keyId], own.env);
+      expect(await endsWithin(stream, 10_000)).toBe(true);
+      expect(stream.frames.at(-1)).toEqual({ comment: "the API key no longer authenticates" });
+      await waitFor(() => own.running.activity().eventStreams === 0, 10_000, "the stream let go");
+    } finally {
+      await own.stop();
+    }
   });
 });
 

@@ -238,7 +238,7 @@ export interface paths {
         };
         /**
          * Follow events as they happen
-         * @description Server-Sent Events: each event is a message whose `id` is the event id, `event` its type and `data` the event as webhooks send it; a comment every 15 seconds keeps the connection open. Resume with `Last-Event-ID` (or `after`). At most 5 streams per account.
+         * @description Server-Sent Events: each event is a message whose `id` is the event id, `event` its type and `data` the event as webhooks send it; a comment every 15 seconds keeps the connection open. Resume with `Last-Event-ID` (or `after`). At most 2 streams per API key and 5 per account. The stream ends once its key is revoked (within 2 seconds; nothing written after goes out).
          */
         get: operations["streamEvents"];
         put?: never;
