@@ -32,8 +32,10 @@ Usage:
                                             serve runs; --force replaces an existing FILE
   stablegate db copy [--to postgres://..]   copy the SQLite store into an empty PostgreSQL database
                                             (default: STABLEGATE_DATABASE_URL); stop serve first
-  stablegate listen --url URL --key sk_live_.. --forward-to LOCAL_URL [--events TYPE,TYPE]
-                                            forward a server's events to a local URL, signed
+  stablegate listen --url URL --forward-to LOCAL_URL [--events TYPE,TYPE] [--key-stdin]
+                                            forward a server's events to a local URL, signed; the
+                                            key from STABLEGATE_API_KEY or standard input (never an
+                                            argument); --url is https:// (http:// only to loopback)
   stablegate version
 
 Configuration comes from STABLEGATE_* environment variables (see README.md).
@@ -70,7 +72,7 @@ async function main(argv: string[]): Promise<number> {
     }
     case "listen": {
       const { runListen } = await import("./cli/listen.ts");
-      return runListen(rest);
+      return runListen(rest, process.env);
     }
     case "version":
     case "--version":

@@ -4,14 +4,14 @@
  * develop a webhook handler without a public https endpoint.
  */
 import { EVENT_TYPES } from "../events/service.ts";
-import { randomIds } from "../lib/ids.ts";
+import { API_KEY, randomIds } from "../lib/ids.ts";
 import { signatureHeaders } from "../webhooks/signature.ts";
 import { parseArgs, UsageError } from "./args.ts";
 import { followEvents, type RemoteEvent } from "./event-source.ts";
 
 const FLAGS = {
   url: { type: "string" },
-  key: { type: "string" },
+  "key-stdin": { type: "boolean" },
   "forward-to": { type: "string" },
   events: { type: "string" },
 } as const;
@@ -27,15 +27,31 @@ export interface ListenOptions {
   types: Set<string> | null;
 }
 
-export function parseListenArgs(argv: string[]): ListenOptions {
+/** Where the key may come from: never the command line, which `ps` and shell history show. */
+export interface KeySources {
+  env: Record<string, string | undefined>;
+  /** Whether standard input is a terminal (a person typing), rather than a pipe or a file. */
+  stdinIsTty: boolean;
+  readStdin: () => Promise<string>;
+}
+
+const HOW_TO_PASS_THE_KEY =
+  "set STABLEGATE_API_KEY, or pipe the key to standard input (--key-stdin), e.g. " +
+  "`stablegate listen --key-stdin ... < key.txt`";
+
+export async function parseListenArgs(argv: string[], sources: KeySources): Promise<ListenOptions> {
+  // Refused before anything else, and without repeating the value: it is a secret.
+  if (argv.some((arg) => arg === "--key" || arg.startsWith("--key=")))
+    throw new UsageError(
+      `--key is no longer accepted: a key on the command line shows in \`ps\` and shell history; ${HOW_TO_PASS_THE_KEY}`,
+    );
   const { flags } = parseArgs(argv, FLAGS, 0);
   const required = (name: string): string => {
     const value = flags.get(name);
     if (typeof value !== "string" || value === "") throw new UsageError(`--${name} is required`);
     return value;
   };
-  const url = httpUrl("--url", required("url"));
-  const key = required("key");
+  const url = serverUrl(required("url"));
   const forwardTo = httpUrl("--forward-to", required("forward-to"));
   let types: Set<string> | null = null;
   const wanted = flags.get("events");
@@ -45,7 +61,49 @@ export function parseListenArgs(argv: string[]): ListenOptions {
       if (!EVENT_TYPES.includes(type))
         throw new UsageError(`--events: unknown event type "${type}" (one of ${EVENT_TYPES.join(", ")})`);
   }
+  const key = await apiKey(flags.get("key-stdin") === true, sources);
   return { url, key, forwardTo, types };
+}
+
+/**
+ * The key from standard input with --key-stdin, else STABLEGATE_API_KEY, else standard input
+ * when it is piped. Its first line, without the newline `echo` adds; checked for shape here, so a
+ * wrong paste is a usage mistake rather than a 401 after connecting.
+ */
+async function apiKey(fromStdin: boolean, sources: KeySources): Promise<string> {
+  const env = sources.env.STABLEGATE_API_KEY?.trim();
+  let key: string;
+  let where: string;
+  if (fromStdin || (!env && !sources.stdinIsTty)) {
+    key = ((await sources.readStdin()).split(/\r?\n/)[0] ?? "").trim();
+    where = "the key on standard input";
+    if (!key) throw new UsageError(`no API key on standard input; ${HOW_TO_PASS_THE_KEY}`);
+  } else if (env) {
+    key = env;
+    where = "STABLEGATE_API_KEY";
+  } else throw new UsageError(`no API key: ${HOW_TO_PASS_THE_KEY}`);
+  if (!API_KEY.test(key)) throw new UsageError(`${where} is not an API key (sk_live_ and 32 letters or digits)`);
+  return key;
+}
+
+/**
+ * The server to follow. The key and customers' data travel on this connection, so plain http is
+ * refused unless it stays on this machine.
+ */
+function serverUrl(text: string): string {
+  const href = httpUrl("--url", text);
+  const url = new URL(href);
+  if (url.protocol === "http:" && !isLoopback(url.hostname))
+    throw new UsageError(
+      `--url: http:// would send the API key and customer data unencrypted; use https://, ` +
+        "or http:// only to this machine (localhost, 127.0.0.1, [::1])",
+    );
+  return href;
+}
+
+/** localhost, 127.0.0.0/8 or ::1, as the URL parser normalises them (`127.1` is 127.0.0.1). */
+function isLoopback(hostname: string): boolean {
+  return hostname === "localhost" || hostname === "[::1]" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname);
 }
 
 function httpUrl(flag: string, text: string): string {
@@ -65,8 +123,12 @@ function httpUrl(flag: string, text: string): string {
  * (thrown). Prints the signing secret first, then one line per event on stdout; connection
  * news goes to stderr.
  */
-export async function runListen(argv: string[]): Promise<number> {
-  const opts = parseListenArgs(argv);
+export async function runListen(argv: string[], env: Record<string, string | undefined>): Promise<number> {
+  const opts = await parseListenArgs(argv, {
+    env,
+    stdinIsTty: process.stdin.isTTY === true,
+    readStdin: () => Bun.stdin.text(),
+  });
   const secret = randomIds.webhookSecret();
   const stop = new AbortController();
   const onSignal = () => stop.abort();

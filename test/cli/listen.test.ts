@@ -7,6 +7,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test
 import { createHmac } from "node:crypto";
 import { rmSync } from "node:fs";
 import { runAccountCommand } from "../../src/cli/accounts.ts";
+import { UsageError } from "../../src/cli/args.ts";
+import { parseListenArgs } from "../../src/cli/listen.ts";
 import { freePort } from "../../src/lib/free-port.ts";
 import { drainTail } from "../../src/lib/stream-tail.ts";
 import { type ReceivedHook, type Receiver, startReceiver } from "../support/receiver.ts";
@@ -71,10 +73,21 @@ async function shop(name: string) {
   };
 }
 
-/** `stablegate listen` against `url`, once it has printed its secret and connected (or started polling). */
-async function listen(url: string, key: string, ready = /connected|polling/, forwardTo = local.url) {
-  const proc = Bun.spawn([process.execPath, MAIN, "listen", "--url", url, "--key", key, "--forward-to", forwardTo], {
-    env: childEnv({}),
+/**
+ * `stablegate listen` against `url`, once it has printed its secret and connected (or started
+ * polling). The key goes in STABLEGATE_API_KEY, or with `stdin` as the text piped to it.
+ */
+async function listen(
+  url: string,
+  key: string,
+  ready = /connected|polling/,
+  forwardTo = local.url,
+  stdin?: { text: string; flag: boolean },
+) {
+  const args = ["listen", "--url", url, "--forward-to", forwardTo, ...(stdin?.flag ? ["--key-stdin"] : [])];
+  const proc = Bun.spawn([process.execPath, MAIN, ...args], {
+    env: childEnv(stdin ? {} : { STABLEGATE_API_KEY: key }),
+    stdin: stdin ? new TextEncoder().encode(stdin.text) : "ignore",
     stdout: "pipe",
     stderr: "pipe",
   });
@@ -223,28 +236,137 @@ describe("stablegate listen", () => {
   });
 
   test("a refused key stops it with the server's error (exit 1); a usage mistake is exit 2", async () => {
-    const run = async (args: string[]) => {
-      const proc = Bun.spawn([process.execPath, MAIN, "listen", ...args], {
-        env: childEnv({}),
-        stdout: "pipe",
-        stderr: "pipe",
-      });
-      listeners.push(proc);
-      const [stderr, code] = await Promise.all([new Response(proc.stderr).text(), proc.exited]);
-      return { code, stderr: stderr.trim().split("\n").at(-1) };
-    };
-    const bad = await run(["--url", server.url, "--key", `sk_live_${"A".repeat(32)}`, "--forward-to", local.url]);
+    const bad = await run(["--url", server.url, "--forward-to", local.url], {
+      STABLEGATE_API_KEY: `sk_live_${"A".repeat(32)}`,
+    });
     expect(bad).toEqual({ code: 1, stderr: "stablegate: the server answered 401 invalid API key" });
-    expect(await run(["--key", "k", "--forward-to", local.url])).toEqual({
+    expect(await run(["--forward-to", local.url], { STABLEGATE_API_KEY: KEY })).toEqual({
       code: 2,
       stderr: "stablegate: --url is required (see stablegate --help)",
     });
-    expect(await run(["--url", "ftp://x", "--key", "k", "--forward-to", local.url])).toEqual({
+    expect(await run(["--url", "ftp://x", "--forward-to", local.url], { STABLEGATE_API_KEY: KEY })).toEqual({
       code: 2,
       stderr: "stablegate: --url must be an http:// or https:// URL (see stablegate --help)",
     });
-    expect((await run(["--url", server.url, "--key", "k", "--forward-to", local.url, "--events", "nope"])).code).toBe(
-      2,
+    const events = ["--url", server.url, "--forward-to", local.url, "--events", "nope"];
+    expect((await run(events, { STABLEGATE_API_KEY: KEY })).code).toBe(2);
+  });
+});
+
+/** A `stablegate listen` that is expected to stop on its own: its exit code and last stderr line. */
+async function run(args: string[], env: Record<string, string> = {}, stdin?: string) {
+  const proc = Bun.spawn([process.execPath, MAIN, "listen", ...args], {
+    env: childEnv(env),
+    stdin: stdin === undefined ? "ignore" : new TextEncoder().encode(stdin),
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  listeners.push(proc);
+  const [stderr, code] = await Promise.all([new Response(proc.stderr).text(), proc.exited]);
+  return { code, stderr: stderr.trim().split("\n").at(-1) };
+}
+
+/** Well-formed, and no account's: where the key is read from is all these tests look at. */
+const KEY = `sk_live_${"K".repeat(32)}`;
+
+describe("the API key stays off the command line", () => {
+  test("--key is refused (exit 2) with how to pass the key now, and the value is never repeated", async () => {
+    for (const args of [
+      ["--url", server.url, "--key", KEY, "--forward-to", local.url],
+      ["--url", server.url, `--key=${KEY}`, "--forward-to", local.url],
+    ]) {
+      const refused = await run(args);
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toStartWith("stablegate: --key is no longer accepted");
+      expect(refused.stderr).toContain("STABLEGATE_API_KEY");
+      expect(refused.stderr).toContain("--key-stdin");
+      expect(refused.stderr).not.toContain(KEY);
+    }
+  });
+
+  test("from STABLEGATE_API_KEY, nothing on the command line names it", async () => {
+    const merchant = await shop("Env Key Shop");
+    const { proc } = await listen(server.url, merchant.key);
+    const cmdline = await Bun.file(`/proc/${proc.pid}/cmdline`).text();
+    expect(cmdline).not.toContain(merchant.key);
+    const id = await merchant.ping();
+    expect((await arrived(1)).map((h) => h.id)).toEqual([id]);
+  });
+
+  test("from standard input with --key-stdin, even where STABLEGATE_API_KEY is set", async () => {
+    const merchant = await shop("Stdin Key Shop");
+    await listen(server.url, merchant.key, /connected/, local.url, { text: `${merchant.key}\n`, flag: true });
+    const id = await merchant.ping();
+    expect((await arrived(1)).map((h) => h.id)).toEqual([id]);
+    // The flag wins over the environment: a wrong key there is not the one used.
+    const refused = await run(
+      ["--url", server.url, "--forward-to", local.url, "--key-stdin"],
+      {
+        STABLEGATE_API_KEY: KEY,
+      },
+      `sk_live_${"A".repeat(32)}\n`,
     );
+    expect(refused).toEqual({ code: 1, stderr: "stablegate: the server answered 401 invalid API key" });
+  });
+
+  test("from standard input when it is piped and STABLEGATE_API_KEY is not set", async () => {
+    const merchant = await shop("Piped Key Shop");
+    await listen(server.url, merchant.key, /connected/, local.url, { text: merchant.key, flag: false });
+    const id = await merchant.ping();
+    expect((await arrived(1)).map((h) => h.id)).toEqual([id]);
+  });
+
+  test("no key, an empty one or a malformed one is a usage mistake saying where it looked", async () => {
+    const args = ["--url", server.url, "--forward-to", local.url];
+    const none = await run(args);
+    expect(none.code).toBe(2);
+    expect(none.stderr).toStartWith("stablegate: no API key on standard input; set STABLEGATE_API_KEY");
+    expect(await run([...args, "--key-stdin"], {}, "\n")).toEqual({
+      code: 2,
+      stderr: expect.stringContaining("no API key on standard input"),
+    });
+    expect(await run(args, { STABLEGATE_API_KEY: "sk_live_short" })).toEqual({
+      code: 2,
+      stderr:
+        "stablegate: STABLEGATE_API_KEY is not an API key (sk_live_ and 32 letters or digits) (see stablegate --help)",
+    });
+  });
+});
+
+describe("the server's address", () => {
+  const sources = { env: { STABLEGATE_API_KEY: KEY }, stdinIsTty: true, readStdin: async () => "" };
+  const parse = (url: string) =>
+    parseListenArgs(["--url", url, "--forward-to", "http://localhost:3000/hooks"], sources);
+
+  test("plain http:// to another machine is refused (exit 2), https:// is not", async () => {
+    const refused = await run(["--url", "http://pay.example.com", "--forward-to", local.url], {
+      STABLEGATE_API_KEY: KEY,
+    });
+    expect(refused).toEqual({
+      code: 2,
+      stderr:
+        "stablegate: --url: http:// would send the API key and customer data unencrypted; use https://, " +
+        "or http:// only to this machine (localhost, 127.0.0.1, [::1]) (see stablegate --help)",
+    });
+    for (const url of [
+      "http://10.0.0.5:8080",
+      "http://192.168.1.2",
+      "http://[fd00::1]",
+      "http://localhost.example.com",
+      "http://128.0.0.1",
+    ])
+      await expect(parse(url)).rejects.toThrow(UsageError);
+    expect((await parse("https://pay.example.com")).url).toBe("https://pay.example.com/");
+  });
+
+  test("http:// to this machine is accepted: localhost, 127.0.0.0/8 and ::1", async () => {
+    for (const url of [
+      "http://localhost:8080",
+      "http://127.0.0.1:8080",
+      "http://127.8.9.10",
+      "http://[::1]:8080",
+      "http://LOCALHOST",
+    ])
+      expect((await parse(url)).key).toBe(KEY);
   });
 });
