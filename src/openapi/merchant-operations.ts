@@ -5,6 +5,8 @@ import { CreatePaymentLinkSchema, UpdatePaymentLinkSchema } from "../payment-lin
 import { ExportQuery } from "../payments/export-routes.ts";
 import { ListPaymentsQuery, PaymentParams } from "../payments/routes.ts";
 import { CreatePaymentSchema } from "../payments/schema.ts";
+import { RECOVERY_GAS_CAP } from "../recoveries/gas.ts";
+import { RECOVERIES_PER_ACCOUNT } from "../recoveries/limits.ts";
 import { RecoveryParams } from "../recoveries/routes.ts";
 import { RecoverSchema } from "../recoveries/schema.ts";
 import { CreateEndpointSchema, DeliveryParams, EndpointParams, ListDeliveriesQuery } from "../webhooks/routes.ts";
@@ -275,7 +277,10 @@ export const MERCHANT_OPERATIONS: Operation[] = [
     summary: "Recover a token sent by mistake",
     description:
       "Returns another token, or the native coin, that reached the deposit address to the payout address on " +
-      "that chain. 202 with a new recovery; 200 with the one already under way for that token and chain.",
+      "that chain. 202 with a new recovery; 200 with the one already under way for that token and chain. " +
+      "429 (with Retry-After) once the payment's token on that chain was recovered in the last 24 hours, or " +
+      `the account has asked for ${RECOVERIES_PER_ACCOUNT} recoveries in that time; 422 for a token that never ` +
+      `sent anything to the deposit address, or whose recovery would take more than ${RECOVERY_GAS_CAP} gas.`,
     auth: true,
     idempotent: true,
     params: PaymentParams,
@@ -292,7 +297,7 @@ export const MERCHANT_OPERATIONS: Operation[] = [
       },
       202: { description: "The recovery, accepted.", schema: Recovery },
     },
-    errors: [400, 404, 409, 413, 422, 503],
+    errors: [400, 404, 409, 413, 422, 429, 503],
   },
   {
     method: "get",

@@ -9,6 +9,7 @@ import type { Logger } from "../lib/log.ts";
 import { runEvery } from "../lib/loop.ts";
 import { createWaker } from "../lib/sleep.ts";
 import type { PaymentRow } from "../payments/store.ts";
+import { overGasCap, recoveryGasLimit } from "./gas.ts";
 import type { RecoveryNetwork } from "./networks.ts";
 import { reasonOf } from "./service.ts";
 import type { RecoveryRow, RecoveryStore } from "./store.ts";
@@ -40,8 +41,8 @@ export type Recoverer = ReturnType<typeof createRecoverer>;
 
 /**
  * Carries out recoveries: signs `recover` through the payment's factory on the recovery's chain,
- * stores the signed transaction, then broadcasts it, and follows it to its receipt with that
- * chain's confirmations. A crash anywhere leads to the same transaction being sent again, never
+ * with a gas limit never above the cap of ./gas.ts, stores the signed transaction, then broadcasts
+ * it, and follows it to its receipt with that chain's confirmations. A crash anywhere leads to the same transaction being sent again, never
  * a second one; an unmined one is replaced on its nonce with higher fees once stuck.
  */
 export function createRecoverer(deps: RecovererDeps) {
@@ -120,10 +121,13 @@ export function createRecoverer(deps: RecovererDeps) {
       if (revertOf(error)) return { state: "failed", error: `recover would revert: ${reasonOf(error)}` };
       throw error;
     }
+    // Checked when asked, and again now: the token's contract may have changed what its transfer costs.
+    const over = overGasCap(gas, row.token ? `token ${row.token}` : "the native coin", network.name);
+    if (over) return { state: "failed", error: over };
     const nonce = await network.nonces.claim();
     let signed: Awaited<ReturnType<typeof sign>>;
     try {
-      signed = await sign(network, payment, row, nonce, (gas * 12n) / 10n, await goingFees(publicClient));
+      signed = await sign(network, payment, row, nonce, recoveryGasLimit(gas), await goingFees(publicClient));
     } catch (error) {
       network.nonces.reset();
       throw error;

@@ -3,12 +3,15 @@ import type { Account } from "../accounts/service.ts";
 import { factoryOf, recoverCall } from "../chain/deposit-terms.ts";
 import { errorMessage, revertOf } from "../chain/rpc-errors.ts";
 import type { Clock } from "../lib/clock.ts";
-import { NotFoundError, UnavailableError, UnprocessableError, ValidationError } from "../lib/errors.ts";
+import { DomainError, NotFoundError, UnavailableError, UnprocessableError, ValidationError } from "../lib/errors.ts";
 import type { IdGenerator } from "../lib/ids.ts";
 import type { Logger } from "../lib/log.ts";
 import type { PaymentRow } from "../payments/store.ts";
+import { overGasCap } from "./gas.ts";
+import { checkRecoveryLimits } from "./limits.ts";
 import type { RecoveryNetwork } from "./networks.ts";
 import type { RecoveryRow, RecoveryStore } from "./store.ts";
+import { MAX_LOG_QUERIES, transferToDeposit } from "./transfer-proof.ts";
 
 export interface RecoverInput {
   chain: string;
@@ -36,8 +39,9 @@ export type RecoveriesService = ReturnType<typeof createRecoveriesService>;
 
 /**
  * Requests to return tokens or native coin sent to a deposit address by mistake. A request is
- * checked against the chain (a simulation of `recover`) before anything is stored, so a refusal
- * changes nothing; the recoverer (./recoverer.ts) then sends and follows the transaction.
+ * checked against the limits (./limits.ts) and the chain (a simulation of `recover`, the token's
+ * Transfer to the deposit address, the gas cap of ./gas.ts) before anything is stored, so a
+ * refusal changes nothing; the recoverer (./recoverer.ts) then sends and follows the transaction.
  */
 export function createRecoveriesService(deps: RecoveriesDeps) {
   const { store, networks, clock, ids } = deps;
@@ -49,10 +53,17 @@ export function createRecoveriesService(deps: RecoveriesDeps) {
     return network;
   }
 
-  /** What `recover` would move now: refusals in words, RPC trouble as 503. */
-  async function simulate(payment: PaymentRow, network: RecoveryNetwork, token: Address | null): Promise<bigint> {
+  /**
+   * What `recover` would move now, and the gas it would take: refusals in words, RPC trouble as 503.
+   * A token must also have been sent to the deposit address (its own Transfer log says so), and
+   * its recovery must fit the gas cap: the relayer pays for whatever the token's `transfer` does.
+   */
+  async function check(payment: PaymentRow, network: RecoveryNetwork, token: Address | null): Promise<bigint> {
     const { publicClient, account } = network.clients;
     const what = token ? `token ${token}` : "the native coin";
+    const call = { ...recoverCall(payment, token ?? zeroAddress), account } as Parameters<
+      typeof publicClient.simulateContract
+    >[0];
     try {
       const code = await publicClient.getCode({ address: factoryOf(payment) });
       if (!code || code === "0x")
@@ -60,19 +71,40 @@ export function createRecoveriesService(deps: RecoveriesDeps) {
           `the deposit contracts are not deployed on ${network.name} yet; try again shortly`,
           5,
         );
-      const { result } = await publicClient.simulateContract({
-        ...recoverCall(payment, token ?? zeroAddress),
-        account,
-      } as Parameters<typeof publicClient.simulateContract>[0]);
+      const { result } = await publicClient.simulateContract(call);
+      if (result === 0n)
+        throw new UnprocessableError(
+          `nothing to recover: the deposit address holds no ${token ? `token ${token}` : "native coin"} on ${network.name}`,
+        );
+      if (token) {
+        const deposit = getAddress(payment.deposit_address);
+        const search = await transferToDeposit(publicClient, token, deposit, payment.created_at);
+        if (search === "none")
+          throw new UnprocessableError(
+            `${what} has logged no Transfer to the deposit address ${deposit} on ${network.name} since the ` +
+              "payment was created: only a token sent there can be recovered",
+          );
+        if (search === "too_far")
+          throw new UnprocessableError(
+            `no Transfer of ${what} to the deposit address ${deposit} found in the ${MAX_LOG_QUERIES} log queries ` +
+              `a request may make on ${network.name}, which do not reach back to the payment's creation: ` +
+              "its RPC endpoint answers narrow block ranges only",
+          );
+      }
+      const gas = await publicClient.estimateContractGas(
+        call as Parameters<typeof publicClient.estimateContractGas>[0],
+      );
+      const over = overGasCap(gas, what, network.name);
+      if (over) throw new UnprocessableError(over);
       return result as bigint;
     } catch (error) {
-      if (error instanceof UnavailableError) throw error;
+      if (error instanceof DomainError) throw error;
       const revert = revertOf(error);
       if (revert?.data?.errorName === "BridgeableToken" || revert?.data?.errorName === "CommittedToken")
         throw refusedUsdc(network, token!);
       if (revert)
         throw new UnprocessableError(`recovering ${what} on ${network.name} would revert: ${reasonOf(error)}`);
-      deps.log.warn("recover simulation: chain unreachable", { chain: network.name, error: errorMessage(error) });
+      deps.log.warn("recover check: chain unreachable", { chain: network.name, error: errorMessage(error) });
       throw new UnavailableError(`${network.name} cannot be reached right now; try again shortly`, 5);
     }
   }
@@ -99,7 +131,8 @@ export function createRecoveriesService(deps: RecoveriesDeps) {
     /**
      * Checks and records a request; `commit(row, created)` runs in the insert's transaction (for
      * the idempotency key). A recovery of the same token on the same chain still under way is
-     * answered instead of a second one (`created` false): its transaction will move it all.
+     * answered instead of a second one (`created` false): its transaction will move it all. The
+     * limits come before the chain is asked anything, and again in the insert's transaction.
      */
     async request(
       account: Account,
@@ -123,18 +156,18 @@ export function createRecoveriesService(deps: RecoveriesDeps) {
         commit(earlier, false);
         return { row: earlier, created: false };
       }
-      const amount = await simulate(payment, network, token);
-      const what = token ? `token ${token}` : "native coin";
-      if (amount === 0n)
-        throw new UnprocessableError(`nothing to recover: the deposit address holds no ${what} on ${network.name}`);
+      const limits = { account, paymentId: payment.id, chainId: network.chainId, chainName: network.name, token };
+      checkRecoveryLimits(store, { ...limits, now: clock.now() });
+      await check(payment, network, token);
       const decimals = await decimalsOf(network, token);
       const outcome = store.transaction(() => {
-        // Asked twice at once: the second finds the first's row here.
+        // Asked twice at once: the second finds the first's row here, or its count.
         const raced = open();
         if (raced) {
           commit(raced, false);
           return { row: raced, created: false };
         }
+        checkRecoveryLimits(store, { ...limits, now: clock.now() });
         const id = ids.prefixed("rcv");
         store.insert({
           id,

@@ -56,6 +56,19 @@ export function createRecoveryStore(db: Db) {
        error = $error, attempts = $attempts, next_attempt_at = $next_attempt_at, updated_at = $now
      WHERE id = $id`,
   );
+  // The limits on requests (./limits.ts): the newest request for a payment's token on a chain, and
+  // every request of an account's payments, since a time. The second reads the recoveries, each
+  // with its payment by key, rather than every payment the account ever made: the limits keep
+  // the table small.
+  const latestFor = db.query<{ at: number | null }, [string, number, string, number]>(
+    `SELECT max(created_at) AS at FROM recoveries
+     WHERE payment_id = ? AND chain_id = ? AND coalesce(token, '') = ? AND created_at > ?`,
+  );
+  const accountSince = db.query<{ created_at: number }, [number, string]>(
+    `SELECT created_at FROM recoveries r
+     WHERE created_at > ? AND EXISTS (SELECT 1 FROM payments p WHERE p.id = r.payment_id AND p.account_id = ?)
+     ORDER BY created_at`,
+  );
   // Every nonce ever signed counts: a failed or replaced row's transaction may still be in a mempool.
   const maxNonceOn = db.query<{ n: number | null }, [number]>(
     "SELECT max(nonce) AS n FROM recoveries WHERE chain_id = ?",
@@ -77,6 +90,12 @@ export function createRecoveryStore(db: Db) {
     /** The recovery of this token on this chain still under way, if any. */
     openFor: (paymentId: string, chainId: number, token: string | null) => openFor.get(paymentId, chainId, token ?? ""),
     due: (now: number) => due.all(now),
+    /** When this token of the payment was last asked for on this chain after `since` (ms), if it was. */
+    latestFor: (paymentId: string, chainId: number, token: string | null, since: number) =>
+      latestFor.get(paymentId, chainId, token ?? "", since)?.at ?? null,
+    /** When each of the account's recoveries asked after `since` (ms) was asked, oldest first. */
+    askedByAccountSince: (accountId: string, since: number) =>
+      accountSince.all(since, accountId).map((row) => row.created_at),
     save: (row: RecoveryRow, now: number) =>
       void update.run({
         id: row.id,

@@ -96,6 +96,14 @@ describe("the recovery form on the payment page", () => {
     expect(card).toContain(`<td>${LOCAL_SOURCE.name}</td>`);
     expect(card).toContain('<span class="badge confirmed">succeeded</span>');
     expect(card).toContain('<td class="num">1.5</td>');
+
+    // The same token again within 24 hours: refused on the page with the limit's reason, as the API's 429.
+    const again = await client.post(`/dashboard/payments/${payment.id}/recover`, { chain: LOCAL_SOURCE.name, token });
+    expect(again.status).toBe(429);
+    expect(await again.text()).toContain(
+      `A recovery of token ${token} on ${LOCAL_SOURCE.name} was asked for this payment`,
+    );
+    expect(recoveriesOf(payment.id)).toHaveLength(1);
   });
 
   test("in a browser, at desktop and phone width", async () => {

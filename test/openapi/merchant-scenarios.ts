@@ -122,6 +122,16 @@ export const MERCHANT_SCENARIOS: Record<OperationKey, Scenario> = {
       });
       expect(down.status).toBe(503);
       await commonRefusals(w, op, { key: w.key, params, body: { chain } });
+      // Once it is done, the same coin of the same payment within 24 hours: 429 with Retry-After.
+      await w.stack.mineUntil(
+        async () =>
+          (await w.contract.call("GET /api/v1/payments/{id}/recoveries", { key: w.key, params })).json.data[0]
+            ?.state === "succeeded",
+        30_000,
+        "the recovery to be mined",
+      );
+      await w.stack.chain.setBalance(payment.deposit_address, 10n ** 15n);
+      expect((await w.contract.call(op, { key: w.key, params, body: { chain } })).status).toBe(429);
     },
     unreachable: { 500: INTERNAL },
   },

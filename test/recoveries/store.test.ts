@@ -1,6 +1,7 @@
 /**
  * The recoveries store's SQL on both engines (a real SQLite file, a real PostgreSQL database):
- * a payment's requests, the one under way per token and chain, what is due, and nonces.
+ * a payment's requests, the one under way per token and chain, what is due, nonces, and what the
+ * limits on requests count.
  */
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { createRecoveryStore, type RecoveryStore } from "../../src/recoveries/store.ts";
@@ -84,5 +85,36 @@ describe.each(ENGINES)("recoveries store (%s)", (engine) => {
     expect(recoveries.due(100).map((r) => r.id)).toEqual(["rcv_3", "rcv_2"]);
     expect(recoveries.maxNonceOn(31337)).toBe(8); // the failed one's nonce too
     expect(recoveries.maxNonceOn(1)).toBeNull();
+  });
+
+  test("the limits count: the newest request of a payment's token on a chain, and an account's requests, since a time", () => {
+    const other = insertPayment(createPaymentStore(store!.db), paymentRow(insertAccount(store!.db, "acct_o"), 0)).id;
+    request("rcv_1", 31337, TOKEN, 10);
+    request("rcv_2", 31337, TOKEN, 30);
+    request("rcv_3", 31337, null, 20);
+    request("rcv_4", 1, TOKEN, 40);
+    // Finished ones count as much as those under way.
+    recoveries.save({ ...recoveries.findById("rcv_2")!, state: "failed", error: "reverted" }, 50);
+    recoveries.insert({
+      id: "rcv_other",
+      payment_id: other,
+      chain_id: 31337,
+      token: TOKEN,
+      decimals: 6,
+      payout_address: "0xpayout",
+      now: 35,
+    });
+
+    expect(recoveries.latestFor(payment, 31337, TOKEN, 0)).toBe(30);
+    expect(recoveries.latestFor(payment, 31337, TOKEN, 30)).toBeNull(); // after the time only
+    expect(recoveries.latestFor(payment, 31337, null, 0)).toBe(20);
+    expect(recoveries.latestFor(payment, 1, TOKEN, 0)).toBe(40);
+    expect(recoveries.latestFor(payment, 1, null, 0)).toBeNull();
+    expect(recoveries.latestFor(other, 31337, TOKEN, 0)).toBe(35);
+
+    expect(recoveries.askedByAccountSince("acct_r", 0)).toEqual([10, 20, 30, 40]);
+    expect(recoveries.askedByAccountSince("acct_r", 20)).toEqual([30, 40]);
+    expect(recoveries.askedByAccountSince("acct_o", 0)).toEqual([35]);
+    expect(recoveries.askedByAccountSince("acct_none", 0)).toEqual([]);
   });
 });

@@ -21,3 +21,27 @@ export function insertPendingRecovery(env: Record<string, string>, paymentId: st
   }
   return id;
 }
+
+/**
+ * A pending recovery of `token` on `chainId`, due at once, written into the server's store as if
+ * the API had accepted it then: for the recoverer's own checks, which a request that the API
+ * refuses never reaches. Returns its id.
+ */
+export function insertDueRecovery(
+  env: Record<string, string>,
+  row: { paymentId: string; chainId: number; token: string | null; now: number },
+): string {
+  const id = `rcv_${crypto.randomUUID().replaceAll("-", "").slice(0, 24)}`;
+  const db = openStore(storeLocationFrom(env));
+  try {
+    db.query(
+      `INSERT INTO recoveries (id, payment_id, chain_id, token, decimals, payout_address, state,
+         next_attempt_at, created_at, updated_at)
+       SELECT ?, id, ?, ?, 18, payout_address, 'pending', 0, ?, ?
+       FROM payments WHERE id = ?`,
+    ).run(id, row.chainId, row.token, row.now, row.now, row.paymentId);
+  } finally {
+    db.close();
+  }
+  return id;
+}

@@ -277,7 +277,7 @@ export interface paths {
         put?: never;
         /**
          * Recover a token sent by mistake
-         * @description Returns another token, or the native coin, that reached the deposit address to the payout address on that chain. 202 with a new recovery; 200 with the one already under way for that token and chain.
+         * @description Returns another token, or the native coin, that reached the deposit address to the payout address on that chain. 202 with a new recovery; 200 with the one already under way for that token and chain. 429 (with Retry-After) once the payment's token on that chain was recovered in the last 24 hours, or the account has asked for 10 recoveries in that time; 422 for a token that never sent anything to the deposit address, or whose recovery would take more than 300000 gas.
          */
         post: operations["recoverPayment"];
         delete?: never;
@@ -2236,6 +2236,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
         };
