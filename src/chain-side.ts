@@ -73,6 +73,8 @@ export function createChainSide(deps: ChainSideDeps) {
     highestOtherNonce: () => highest(burns.maxRedeemNonce(), recoveryStore.maxNonceOn(config.chain.chainId)),
     highestStoredOn: (chainId) => highest(bridges.maxNonce(chainId), recoveryStore.maxNonceOn(chainId)),
     bridges: config.crossChain ? bridges : undefined,
+    burns,
+    ids,
     fenced,
   });
 

@@ -7,7 +7,7 @@ import {
   parseEventLogs,
   parseTransaction,
 } from "viem";
-import { termsOf } from "../chain/deposit-terms.ts";
+import { factoryOf, termsOf } from "../chain/deposit-terms.ts";
 import { depositFactoryV2Abi, depositTermsArg, ensureFactoryV2, factoryV2Address } from "../chain/deposit-v2.ts";
 import { type Fees, goingFees, outbid, sentWith } from "../chain/fees.ts";
 import type { SourceNetwork } from "../chain/networks.ts";
@@ -20,7 +20,7 @@ import type { IdGenerator } from "../lib/ids.ts";
 import type { Logger } from "../lib/log.ts";
 import { createWaker } from "../lib/sleep.ts";
 import type { Lifecycle } from "../payments/lifecycle.ts";
-import type { PaymentStore } from "../payments/store.ts";
+import type { PaymentRow, PaymentStore } from "../payments/store.ts";
 import { bridgeFeeTerms } from "./fee.ts";
 import type { BridgeRow, BridgeStore } from "./store.ts";
 
@@ -119,9 +119,14 @@ export function createBridger(deps: BridgerDeps) {
     });
   }
 
-  /** Simulates bridge() for the deposit address's balance; signs, stores, then sends it. */
+  /**
+   * Simulates bridge() for the deposit address's balance; signs, stores, then sends it. A burn
+   * of the address that no bridge recorded (someone else called bridge(), or a lagging receipt
+   * read made this loop forget its own) is taken as this bridge's first.
+   */
   async function send(bridge: BridgeRow): Promise<Outcome> {
     const row = payments.findById(bridge.payment_id)!;
+    if (await adoptUnrecordedBurn(bridge, row)) return { error: null };
     const deposit = row.deposit_address as Address;
     const balance = await client.readContract({
       address: source.usdc,
@@ -231,24 +236,38 @@ export function createBridger(deps: BridgerDeps) {
       factoryReady = false;
       return { error: `bridge transaction ${hash} reverted; trying again` };
     }
-    const handed = deps.transaction(() => {
+    if (!markBurned(bridge, { hash, amount: bridged.args.amount, blockNumber: receipt.blockNumber }))
+      return { error: null };
+    log.info("bridge burned", { bridge_id: bridge.id, chain: source.name, tx_hash: hash, amount: bridged.args.amount });
+    deps.onBurned();
+    return { error: null };
+  }
+
+  /**
+   * Records a mined burn of the deposit address as the bridge's and hands it to the redeemer,
+   * unless the bridge moved on meanwhile (its mint seen). Whether it recorded.
+   */
+  function markBurned(bridge: BridgeRow, burn: { hash: Hex; amount: bigint; blockNumber: bigint }): boolean {
+    return deps.transaction(() => {
       if (bridges.find(bridge.id)?.state !== "credited") return false;
-      const burn = burns.record({
+      const recorded = burns.record({
         id: deps.ids.prefixed("burn"),
         payment_id: bridge.payment_id,
         source_chain: source.name,
         source_domain: source.domain,
-        tx_hash: hash,
-        amount: bridged.args.amount,
+        tx_hash: burn.hash,
+        amount: burn.amount,
         bridge_id: bridge.id,
         now: clock.now(),
       });
+      // Posted to the public cross-chain endpoint before it was found here: the same burn, now this bridge's.
+      if (recorded.bridge_id === null) burns.attachBridge(recorded.id, bridge.id, clock.now());
       Object.assign(bridge, {
         state: "burned",
-        amount: bridged.args.amount,
-        block_number: Number(receipt.blockNumber),
-        burn_tx_hash: hash,
-        burn_id: burn.id,
+        amount: burn.amount,
+        block_number: Number(burn.blockNumber),
+        burn_tx_hash: burn.hash,
+        burn_id: recorded.id,
         error: null,
         attempts: 0,
       });
@@ -260,10 +279,47 @@ export function createBridger(deps: BridgerDeps) {
       lifecycle.apply(bridge.payment_id, "settlement_submitted");
       return true;
     });
-    if (!handed) return { error: null };
-    log.info("bridge burned", { bridge_id: bridge.id, chain: source.name, tx_hash: hash, amount: bridged.args.amount });
+  }
+
+  /**
+   * The deposit address's confirmed Bridged events on this chain since its first credit here,
+   * when they add up to more than its bridges recorded: the oldest one no bridge names is taken
+   * as `bridge`'s burn. Whether it took one.
+   */
+  async function adoptUnrecordedBurn(bridge: BridgeRow, row: PaymentRow): Promise<boolean> {
+    const since = bridges.firstCreditBlock(row.id, source.chainId);
+    if (since === null) return false;
+    const head = await client.getBlockNumber({ cacheTime: 0 });
+    const to = head - BigInt(source.confirmations);
+    if (to < BigInt(since)) return false;
+    const logs = await client.getContractEvents({
+      address: factoryOf(row),
+      abi: depositFactoryV2Abi,
+      eventName: "Bridged",
+      args: { paymentId: row.id as Hex, depositAddress: row.deposit_address as Address },
+      fromBlock: BigInt(since),
+      toBlock: to,
+    });
+    const recorded = bridges.forPayment(row.id).filter((b) => b.chain_id === source.chainId);
+    const onChain = logs.reduce((sum, l) => sum + l.args.amount!, 0n);
+    if (onChain <= recorded.reduce((sum, b) => sum + (b.amount ?? 0n), 0n)) return false;
+    const known = new Set(recorded.map((b) => b.burn_tx_hash?.toLowerCase()));
+    const unrecorded = logs.find((l) => !known.has(l.transactionHash.toLowerCase()));
+    if (!unrecorded) return false;
+    const burn = {
+      hash: unrecorded.transactionHash,
+      amount: unrecorded.args.amount!,
+      blockNumber: unrecorded.blockNumber,
+    };
+    if (!markBurned(bridge, burn)) return true;
+    log.info("bridge: took a burn of the deposit address this server did not record", {
+      bridge_id: bridge.id,
+      chain: source.name,
+      tx_hash: burn.hash,
+      amount: burn.amount,
+    });
     deps.onBurned();
-    return { error: null };
+    return true;
   }
 
   /** Sent again unchanged, or, once the node has held it for `stuckAfterMs`, outbid on the same nonce. */

@@ -2,7 +2,9 @@ import { type Address, type Hex, type PublicClient, parseEventLogs, zeroAddress 
 import type { ObservedTransfer } from "../chain/ledger.ts";
 import { messageTransmitterAbi } from "../crosschain/abi.ts";
 import { addressToBytes32, decodeBurnBody } from "../crosschain/message.ts";
+import type { BurnStore } from "../crosschain/store.ts";
 import type { Clock } from "../lib/clock.ts";
+import type { IdGenerator } from "../lib/ids.ts";
 import type { Logger } from "../lib/log.ts";
 import type { Lifecycle } from "../payments/lifecycle.ts";
 import type { PaymentStore } from "../payments/store.ts";
@@ -30,9 +32,11 @@ export function createOwnMints(deps: {
   client: PublicClient;
   messageTransmitter: Address;
   bridges: BridgeStore;
+  burns: Pick<BurnStore, "findByMessageNonce" | "attachBridge">;
   payments: PaymentStore;
   lifecycle: Lifecycle;
   clock: Clock;
+  ids: IdGenerator;
   log: Logger;
   /** The source chain of a CCTP domain, when it is enabled. */
   chainOfDomain: (domain: number) => number | null;
@@ -75,10 +79,12 @@ export function createOwnMints(deps: {
     if (bridges.isMintRecorded(transfer.txHash)) return false;
     const paymentId = payments.findIdByDepositAddress(transfer.to);
     if (!paymentId) return false;
-    const bridge = bridges.forMint(paymentId, deps.chainOfDomain(mint.sourceDomain), mint.nonce, mint.burned);
+    const chainId = deps.chainOfDomain(mint.sourceDomain);
+    const bridge = bridges.forMint(paymentId, chainId, mint.nonce, mint.burned);
     if (!bridge || bridge.state === "minted" || bridge.state === "settled") {
-      // Bridged by hand (cast, another relayer) from funds credited there: still not a payment here.
-      log.warn("mint of a deposit address's own burn that no open bridge expects; not credited", {
+      if (chainId !== null) return recordUnexpected(transfer, mint, paymentId, chainId);
+      // From a chain that is not enabled: nothing there was credited, and nothing here is.
+      log.warn("mint of a deposit address's own burn from a chain that is not enabled; not credited", {
         payment_id: paymentId,
         tx_hash: transfer.txHash,
         amount: transfer.amount.toString(),
@@ -99,6 +105,41 @@ export function createOwnMints(deps: {
     payments.addBridgeFee(paymentId, mint.fee, clock.now());
     lifecycle.apply(paymentId, "settlement_submitted");
     log.info("bridge minted", { bridge_id: bridge.id, payment_id: paymentId, tx_hash: transfer.txHash, fee: mint.fee });
+    return true;
+  }
+
+  /**
+   * A mint of the address's own burn that no bridge expects: someone else called bridge() there
+   * (anyone may) and the message was relayed before this server took the burn as a bridge's. It
+   * is recorded as a minted bridge of its own, so the server neither bridges those funds again
+   * nor waits for a mint that already landed: the credits on that chain join it (the bridger's
+   * openBridges), and the settlement sweeps it. Still not a payment: nothing is credited here.
+   */
+  function recordUnexpected(transfer: ObservedTransfer, mint: OwnMint, paymentId: string, chainId: number): true {
+    const posted = deps.burns.findByMessageNonce(paymentId, mint.nonce);
+    const bridge = bridges.createMinted({
+      id: deps.ids.prefixed("brg"),
+      payment_id: paymentId,
+      chain_id: chainId,
+      amount: mint.burned,
+      fee: mint.fee,
+      message_nonce: mint.nonce,
+      burn_tx_hash: posted?.tx_hash ?? null,
+      burn_id: posted?.id ?? null,
+      mint_tx_hash: transfer.txHash,
+      mint_block_number: transfer.blockNumber,
+      mint_log_index: transfer.logIndex,
+      now: clock.now(),
+    });
+    if (posted) deps.burns.attachBridge(posted.id, bridge.id, clock.now());
+    payments.addBridgeFee(paymentId, mint.fee, clock.now());
+    lifecycle.apply(paymentId, "settlement_submitted");
+    log.info("mint of a burn of the deposit address this server did not send; recorded as its bridge", {
+      bridge_id: bridge.id,
+      payment_id: paymentId,
+      tx_hash: transfer.txHash,
+      fee: mint.fee,
+    });
     return true;
   }
 

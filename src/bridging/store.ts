@@ -48,6 +48,12 @@ export function createBridgeStore(db: Db) {
     `INSERT INTO bridges (id, payment_id, chain_id, state, next_attempt_at, created_at, updated_at)
      VALUES ($id, $payment_id, $chain_id, 'credited', $now, $now, $now)`,
   );
+  const insertMinted = db.query(
+    `INSERT INTO bridges (id, payment_id, chain_id, state, amount, fee, message_nonce, burn_tx_hash, burn_id,
+       mint_tx_hash, mint_block_number, mint_log_index, next_attempt_at, created_at, updated_at)
+     VALUES ($id, $payment_id, $chain_id, 'minted', $amount, $fee, $message_nonce, $burn_tx_hash, $burn_id,
+       $mint_tx_hash, $mint_block_number, $mint_log_index, $now, $now, $now)`,
+  );
   const link = db.query(
     `UPDATE transfers SET bridge_id = ?1
      WHERE payment_id = ?2 AND chain_id = ?3 AND credited_at IS NOT NULL AND bridge_id IS NULL`,
@@ -119,15 +125,20 @@ export function createBridgeStore(db: Db) {
     )
     .safeIntegers(true);
   // A mint nobody told us the nonce of yet (the message attested, relayed by someone else): the
-  // oldest open bridge of the payment on that chain, of that amount when it is known.
+  // oldest open bridge of the payment on that chain, of that amount when it is known. A bridge
+  // that sent nothing counts too: anyone may call bridge() for the address before it does.
   const oldestOpen = db
     .query<BridgeRow, [string, number, bigint]>(
       `SELECT * FROM bridges WHERE payment_id = ?1 AND chain_id = ?2 AND state IN ('credited', 'burned', 'attested')
-         AND (amount IS NULL OR amount = ?3) AND (state != 'credited' OR tx_hash IS NOT NULL)
+         AND (amount IS NULL OR amount = ?3)
        ORDER BY created_at, id LIMIT 1`,
     )
     .safeIntegers(true);
   const byMint = db.query<{ id: string }, [string]>("SELECT id FROM bridges WHERE mint_tx_hash = ?");
+  const firstCredit = db.query<{ n: number | null }, [string, number]>(
+    `SELECT min(block_number) AS n FROM transfers
+     WHERE payment_id = ? AND chain_id = ? AND credited_at IS NOT NULL`,
+  );
   const forPayment = db
     .query<BridgeRow, [string]>("SELECT * FROM bridges WHERE payment_id = ? ORDER BY created_at, id")
     .safeIntegers(true);
@@ -159,6 +170,24 @@ export function createBridgeStore(db: Db) {
       link.run(row.id, row.payment_id, row.chain_id);
       return one(byId.get(row.id))!;
     },
+    /** A bridge that starts minted: a burn of the address made and relayed by someone else, found by its mint. */
+    createMinted(row: {
+      id: string;
+      payment_id: string;
+      chain_id: number;
+      amount: bigint;
+      fee: bigint;
+      message_nonce: string;
+      burn_tx_hash: string | null;
+      burn_id: string | null;
+      mint_tx_hash: string;
+      mint_block_number: number;
+      mint_log_index: number;
+      now: number;
+    }): BridgeRow {
+      insertMinted.run({ ...row, amount: int64(row.amount, "bridge amount"), fee: int64(row.fee, "bridge fee") });
+      return one(byId.get(row.id))!;
+    },
     /** Transfers credited after a burn that already took their funds: carried by that burn's bridge. */
     linkTransfers: (bridgeId: string, paymentId: string, chainId: number) => link.run(bridgeId, paymentId, chainId),
     unbridgedPayments: (chainId: number) => unbridged.all(chainId).map((r) => r.payment_id),
@@ -183,6 +212,8 @@ export function createBridgeStore(db: Db) {
       return chainId === null ? null : one(oldestOpen.get(paymentId, chainId, burned));
     },
     isMintRecorded: (txHash: string) => byMint.get(txHash) !== null,
+    /** The block of the payment's first credited transfer on `chainId`: no burn of its funds there is older. */
+    firstCreditBlock: (paymentId: string, chainId: number) => numberOrNull(firstCredit.get(paymentId, chainId)?.n),
     forPayment: (paymentId: string) => forPayment.all(paymentId).map((r) => normalise(r)),
     find: (id: string) => one(byId.get(id)),
     /** The payment's minted bridges whose mint is at or before `block`: swept by a settlement mined there. */

@@ -2,10 +2,12 @@ import type { Hex } from "viem";
 import { createOwnMints } from "../bridging/mints.ts";
 import type { BridgeStore } from "../bridging/store.ts";
 import type { Config } from "../config.ts";
+import type { BurnStore } from "../crosschain/store.ts";
 import type { Db } from "../db/index.ts";
 import { INT64_MAX } from "../db/int64.ts";
 import type { Clock } from "../lib/clock.ts";
 import { UnavailableError, UnprocessableError, ValidationError } from "../lib/errors.ts";
+import type { IdGenerator } from "../lib/ids.ts";
 import type { Logger } from "../lib/log.ts";
 import { formatExact } from "../lib/money.ts";
 import type { Lifecycle } from "../payments/lifecycle.ts";
@@ -37,6 +39,9 @@ export interface ChainDeps {
   highestStoredOn?: (chainId: number) => number | null;
   /** Bridges from source chains (when they are enabled): their mints are recognised, their funds gate settlement. */
   bridges?: BridgeStore;
+  /** With `bridges`: burns posted to the public endpoint, which a mint of the address's own burn may answer. */
+  burns?: BurnStore;
+  ids: IdGenerator;
   /**
    * Runs a write only the chain lease's holder may make (a cursor move, a settlement recorded
    * before it is sent) in one transaction with the check that this replica still holds it.
@@ -70,9 +75,11 @@ export function createChain(deps: ChainDeps) {
           client: clients.publicClient,
           messageTransmitter: config.crossChain.messageTransmitter,
           bridges,
+          burns: deps.burns!,
           payments,
           lifecycle,
           clock,
+          ids: deps.ids,
           log,
           chainOfDomain: (domain) => config.crossChain?.sources.find((s) => s.domain === domain)?.chainId ?? null,
         })

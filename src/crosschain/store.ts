@@ -43,6 +43,12 @@ export function createBurnStore(db: Db) {
       "SELECT * FROM crosschain_burns WHERE source_domain = ? AND tx_hash = ? AND payment_id = ?",
     )
     .safeIntegers(true);
+  const byMessageNonce = db
+    .query<BurnRow, [string, string]>("SELECT * FROM crosschain_burns WHERE payment_id = ? AND message_nonce = ?")
+    .safeIntegers(true);
+  const attachBridge = db.query(
+    "UPDATE crosschain_burns SET bridge_id = ?, updated_at = ? WHERE id = ? AND bridge_id IS NULL",
+  );
   const maxRedeemNonce = db.query<{ n: number | null }, []>("SELECT max(redeem_nonce) AS n FROM crosschain_burns");
   const countUnchecked = db.query<{ n: number }, [string]>(
     `SELECT count(*) AS n FROM crosschain_burns
@@ -90,6 +96,13 @@ export function createBurnStore(db: Db) {
       });
       return normalise(find.get(row.source_domain, row.tx_hash, row.payment_id)!);
     },
+    /** The payment's burn whose attested message has `nonce`, if one was posted and attested. */
+    findByMessageNonce: (paymentId: string, nonce: string) => {
+      const row = byMessageNonce.get(paymentId, nonce);
+      return row ? normalise(row) : null;
+    },
+    /** A burn posted as a payer's that is the deposit address's own: carried by `bridgeId` from now on. */
+    attachBridge: (id: string, bridgeId: string, now: number) => attachBridge.run(bridgeId, now, id),
     /** The burns payers made for a payment (a deposit address's own are shown with its transfers). */
     forPayment: (paymentId: string) => forPayment.all(paymentId).map(normalise),
     /** Relayer nonces signed for redemptions, so the nonce manager never hands one out twice. */

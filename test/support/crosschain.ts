@@ -113,7 +113,7 @@ export interface CrossChainStack {
   /** Polls (100 ms) until the payment's only burn is in `state`; returns its row. */
   waitBurn(paymentId: string, state: BurnState, timeoutMs?: number): Promise<BurnDbRow>;
   /** The attestation service's messages for a source transaction (404 as an empty list). */
-  attested(txHash: Hex): Promise<Array<{ message: Hex; eventNonce: Hex; status: string }>>;
+  attested(txHash: Hex): Promise<Array<{ message: Hex; eventNonce: Hex; attestation: Hex | null; status: string }>>;
   /** MessageReceived events on the settlement chain's transmitter, for one nonce or all. */
   messagesReceived(nonce?: Hex): Promise<Array<{ nonce: Hex; transactionHash: Hex }>>;
   /** USDC minted (Transfer from 0x0) to `to` on the settlement chain. */
@@ -330,7 +330,8 @@ function wrap(chain: TestChain, local: LocalCrossChain, stack: Stack, tap: RpcTa
       const res = await fetch(`${local.attestation.url}/v2/messages/${LOCAL_SOURCE.domain}?transactionHash=${txHash}`);
       if (res.status === 404) return [];
       if (!res.ok) throw new Error(`attestation service answered ${res.status}`);
-      return ((await res.json()) as { messages: Array<{ message: Hex; eventNonce: Hex; status: string }> }).messages;
+      type Message = { message: Hex; eventNonce: Hex; attestation: Hex | null; status: string };
+      return ((await res.json()) as { messages: Message[] }).messages;
     },
     async messagesReceived(nonce) {
       const logs = await chain.publicClient.getContractEvents({
