@@ -54,11 +54,11 @@ export function createRecoveriesService(deps: RecoveriesDeps) {
   }
 
   /**
-   * What `recover` would move now, and the gas it would take: refusals in words, RPC trouble as 503.
-   * A token must also have been sent to the deposit address (its own Transfer log says so), and
-   * its recovery must fit the gas cap: the relayer pays for whatever the token's `transfer` does.
+   * Refuses in words what `recover` could not or must not do now, RPC trouble as 503: it must
+   * move something; a token must have been sent to the deposit address (its own Transfer log says
+   * so); and it must fit the gas cap, since the relayer pays for whatever the token's `transfer` does.
    */
-  async function check(payment: PaymentRow, network: RecoveryNetwork, token: Address | null): Promise<bigint> {
+  async function check(payment: PaymentRow, network: RecoveryNetwork, token: Address | null): Promise<void> {
     const { publicClient, account } = network.clients;
     const what = token ? `token ${token}` : "the native coin";
     const call = { ...recoverCall(payment, token ?? zeroAddress), account } as Parameters<
@@ -96,7 +96,6 @@ export function createRecoveriesService(deps: RecoveriesDeps) {
       );
       const over = overGasCap(gas, what, network.name);
       if (over) throw new UnprocessableError(over);
-      return result as bigint;
     } catch (error) {
       if (error instanceof DomainError) throw error;
       const revert = revertOf(error);
