@@ -18,6 +18,7 @@ import { LEASE_TTL_MS } from "../src/leases/lease.ts";
 import { createTestDatabase } from "../test/support/postgres.ts";
 import { type ServeProcess, startServeProcess } from "../test/support/serve-process.ts";
 import { makeTempDir } from "../test/support/server.ts";
+import { TEST_METRICS_TOKEN } from "../test/support/stack.ts";
 import { startChain } from "../test/support/test-chain.ts";
 import { numberFlag, percentile } from "./lib.ts";
 
@@ -43,6 +44,8 @@ try {
     STABLEGATE_RPC_URL: chain.rpcUrl,
     STABLEGATE_POLL_INTERVAL_MS: "500",
     STABLEGATE_LOG_LEVEL: "error",
+    // /readyz shows the leases only to a caller with the metrics token.
+    STABLEGATE_METRICS_TOKEN: TEST_METRICS_TOKEN,
   };
   const start = (i: number) => startServeProcess({ ...env, STABLEGATE_DATA_DIR: dirs[i]! });
   for (let i = 0; i < 2; i++) replicas.push(await start(i));
@@ -98,7 +101,10 @@ async function rounds(
 
 async function lease(i: number): Promise<{ held: boolean } | null> {
   try {
-    const readyz = (await (await fetch(`${replicas[i]!.url}/readyz`)).json()) as { leases: Array<{ held: boolean }> };
+    const res = await fetch(`${replicas[i]!.url}/readyz`, {
+      headers: { authorization: `Bearer ${TEST_METRICS_TOKEN}` },
+    });
+    const readyz = (await res.json()) as { leases: Array<{ held: boolean }> };
     return readyz.leases[0] ?? null;
   } catch {
     return null; // stopped, or starting

@@ -35,6 +35,11 @@ export interface Config {
   crossChain: CrossChainConfig | null;
   /** GET /metrics (Prometheus); null when off. */
   metrics: MetricsConfig | null;
+  /**
+   * STABLEGATE_METRICS_TOKEN whether or not /metrics is on: it also unlocks /readyz's details.
+   * null: those details are never served over HTTP.
+   */
+  metricsToken: string | null;
 }
 
 export interface MetricsConfig {
@@ -70,6 +75,7 @@ export function loadConfig(env: Env): Config {
       throw new ConfigError(variable, problem);
     }),
     metrics: metricsConfig(env),
+    metricsToken: metricsToken(env),
   };
 }
 
@@ -87,13 +93,7 @@ function metricsConfig(env: Env): MetricsConfig | null {
   if (listen && switchedOff)
     throw new ConfigError("STABLEGATE_METRICS_ADDR", "is set while STABLEGATE_METRICS is off; unset one of them");
   if (!listen && !flag(env, "STABLEGATE_METRICS")) return null;
-  const token = nonEmpty(env, "STABLEGATE_METRICS_TOKEN") ?? null;
-  // The value is a secret: the messages never repeat it.
-  if (token !== null && (token.length < MIN_METRICS_TOKEN || !/^[\x21-\x7e]+$/.test(token)))
-    throw new ConfigError(
-      "STABLEGATE_METRICS_TOKEN",
-      `must be at least ${MIN_METRICS_TOKEN} printable characters with no spaces`,
-    );
+  const token = metricsToken(env);
   if (token === null && !listen)
     throw new ConfigError(
       "STABLEGATE_METRICS_TOKEN",
@@ -101,6 +101,18 @@ function metricsConfig(env: Env): MetricsConfig | null {
         "or serve it on a private address with STABLEGATE_METRICS_ADDR",
     );
   return { listen, token };
+}
+
+/** The operator's bearer token for /metrics and /readyz's details, checked whenever it is set. */
+function metricsToken(env: Env): string | null {
+  const token = nonEmpty(env, "STABLEGATE_METRICS_TOKEN") ?? null;
+  // The value is a secret: the messages never repeat it.
+  if (token !== null && (token.length < MIN_METRICS_TOKEN || !/^[\x21-\x7e]+$/.test(token)))
+    throw new ConfigError(
+      "STABLEGATE_METRICS_TOKEN",
+      `must be at least ${MIN_METRICS_TOKEN} printable characters with no spaces`,
+    );
+  return token;
 }
 
 /** `host:port`, an IPv6 host in brackets (`[::1]:9464`). */

@@ -13,7 +13,10 @@ export const OPERATIONS: readonly Operation[] = [...MERCHANT_OPERATIONS, ...PUBL
 
 const ERRORS: Record<ErrorStatus | 500, { name: string; description: string; retryAfter?: boolean }> = {
   400: { name: "BadRequest", description: "The request is invalid: the message names the field and the rule." },
-  401: { name: "Unauthorized", description: "Missing, malformed, unknown or revoked API key." },
+  401: {
+    name: "Unauthorized",
+    description: "Missing, malformed, unknown or revoked API key (on /readyz: a bearer that is not the metrics token).",
+  },
   404: {
     name: "NotFound",
     description: "No such object: unknown, another account's, or a malformed id (all answered alike).",

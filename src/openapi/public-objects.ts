@@ -84,27 +84,45 @@ export const OpenApiDocument = Type.Object(
   { description: "An OpenAPI 3.1 document." },
 );
 
-/** Readiness is for operators: the chains' entries are listed loosely, as they grow with the deployment. */
+/**
+ * Readiness: `status` for anyone; the rest, for operators, only with the metrics token. The
+ * details are listed loosely, as they grow with the deployment (source chains, bridging).
+ */
 export const Readiness = Type.Object(
   {
-    ok: Type.Boolean(),
-    store: Type.Union([Type.Literal("ok"), Type.Literal("unavailable")]),
-    chain: Type.Object({ ok: Type.Boolean() }, { additionalProperties: true }),
-    chains: Type.Array(
+    status: Type.Union([Type.Literal("ready"), Type.Literal("not_ready")], {
+      description:
+        "`ready` (200) or `not_ready` (503, the store cannot be reached). All a caller without the token sees.",
+    }),
+    ok: Type.Optional(Type.Boolean({ description: "With the metrics token: the same as `status`, as a boolean." })),
+    store: Type.Optional(Type.Union([Type.Literal("ok"), Type.Literal("unavailable")])),
+    chain: Type.Optional(
       Type.Object(
-        { name: Type.String(), chain_id: Type.Integer(), role: Type.String(), ok: Type.Boolean() },
-        { additionalProperties: true },
+        { ok: Type.Boolean() },
+        { additionalProperties: true, description: "With the metrics token: the settlement chain's loops." },
       ),
     ),
-    leases: Type.Array(
-      Type.Object(
-        {
-          name: Type.String({ description: "`chain`: the watchers, settlements, bridging and redemptions." }),
-          held: Type.Boolean({ description: "Whether this replica holds it." }),
-          token: Type.Union([Type.Integer(), Type.Null()], { description: "The fencing token of its term." }),
-          terms: Type.Integer({ description: "Terms this replica has held it since it started." }),
-        },
-        { description: "Work one replica at a time does, and whether this replica does it." },
+    chains: Type.Optional(
+      Type.Array(
+        Type.Object(
+          { name: Type.String(), chain_id: Type.Integer(), role: Type.String(), ok: Type.Boolean() },
+          { additionalProperties: true },
+        ),
+        { description: "With the metrics token: every watched chain, the settlement chain first." },
+      ),
+    ),
+    leases: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            name: Type.String({ description: "`chain`: the watchers, settlements, bridging and redemptions." }),
+            held: Type.Boolean({ description: "Whether this replica holds it." }),
+            token: Type.Union([Type.Integer(), Type.Null()], { description: "The fencing token of its term." }),
+            terms: Type.Integer({ description: "Terms this replica has held it since it started." }),
+          },
+          { description: "Work one replica at a time does, and whether this replica does it." },
+        ),
+        { description: "With the metrics token: the leases and whether this replica holds them." },
       ),
     ),
   },

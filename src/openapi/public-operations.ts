@@ -115,13 +115,18 @@ export const PUBLIC_OPERATIONS: Operation[] = [
     operationId: "readiness",
     tag: "Operations",
     summary: "Readiness",
-    description: "503 when the store cannot be reached; a degraded chain is reported, never fatal.",
+    description:
+      'Without credentials only `{"status":"ready"}` (200) or `{"status":"not_ready"}` (503: the store ' +
+      "cannot be reached). With `Authorization: Bearer <STABLEGATE_METRICS_TOKEN>` also the details: " +
+      "the relayer and its gas on every chain, each chain's loops and last RPC error, bridging, the " +
+      "leases; a degraded chain is reported, never fatal. Another bearer, or any when the server has no " +
+      "metrics token, is 401.",
     auth: false,
     responses: {
-      200: { description: "Ready, with the state of every watched chain.", schema: Readiness },
+      200: { description: "Ready; with the metrics token, the state of every watched chain.", schema: Readiness },
       503: { description: "The store cannot be reached.", schema: Readiness },
     },
-    errors: [],
+    errors: [401],
   },
   {
     method: "get",

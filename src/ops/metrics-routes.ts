@@ -49,7 +49,7 @@ async function scrape(metrics: Metrics, token: string | null, request: Request, 
 }
 
 /** Hashed first, so the comparison takes the same time whatever the guess and its length. */
-function bearerMatches(header: string | null, token: string): boolean {
+export function bearerMatches(header: string | null, token: string): boolean {
   const given = /^Bearer +(\S+)\s*$/i.exec(header ?? "")?.[1] ?? "";
   return constantTimeEqual(sha256Hex(given), sha256Hex(token));
 }

@@ -12,7 +12,7 @@ import { runCli } from "../support/cli.ts";
 import { createTestDatabase } from "../support/postgres.ts";
 import { childEnv, spawnServe, startServeProcess } from "../support/serve-process.ts";
 import { api, makeTempDir, testEnv } from "../support/server.ts";
-import { builtBinary } from "../support/stack.ts";
+import { builtBinary, TEST_METRICS_TOKEN } from "../support/stack.ts";
 import { waitFor } from "../support/wait.ts";
 
 const dirs: string[] = [];
@@ -23,7 +23,8 @@ afterAll(() => {
 async function postgresEnv(): Promise<Record<string, string>> {
   const dir = makeTempDir();
   dirs.push(dir);
-  return testEnv(dir, await createTestDatabase());
+  // The token shows /readyz's details (the leases), read below.
+  return { ...testEnv(dir, await createTestDatabase()), STABLEGATE_METRICS_TOKEN: TEST_METRICS_TOKEN };
 }
 
 describe("on PostgreSQL", () => {
@@ -72,8 +73,11 @@ describe("on PostgreSQL", () => {
       expect(await twin.exited).toBe(1);
       expect(await twin.stderr()).toContain("in use by another stablegate serve");
       const held = async (serve: { url: string }) =>
-        ((await (await fetch(`${serve.url}/readyz`)).json()) as { leases: Array<{ held: boolean; token: number }> })
-          .leases[0]!;
+        (
+          (await (
+            await fetch(`${serve.url}/readyz`, { headers: { authorization: `Bearer ${TEST_METRICS_TOKEN}` } })
+          ).json()) as { leases: Array<{ held: boolean; token: number }> }
+        ).leases[0]!;
       const holder = await waitFor(
         async () => ((await held(first)).held ? first : (await held(second)).held ? second : null),
         20_000,

@@ -14,6 +14,7 @@ import { runCli } from "../support/cli.ts";
 import { createTestDatabase } from "../support/postgres.ts";
 import { REPO_ROOT, type ServeProcess, startServeProcess } from "../support/serve-process.ts";
 import { makeTempDir } from "../support/server.ts";
+import { TEST_METRICS_TOKEN } from "../support/stack.ts";
 import { startChain, type TestChain } from "../support/test-chain.ts";
 import { waitFor } from "../support/wait.ts";
 
@@ -113,6 +114,8 @@ describe("the same topology as processes", () => {
       STABLEGATE_USDC_ADDRESS: chain.usdc,
       STABLEGATE_RPC_URL: chain.rpcUrl,
       STABLEGATE_LOG_LEVEL: "error",
+      // The operator's token for /readyz's details (the leases below); Caddy's health check sends none.
+      STABLEGATE_METRICS_TOKEN: TEST_METRICS_TOKEN,
     };
     for (const [name] of replicas) {
       const dataDir = makeTempDir();
@@ -185,10 +188,18 @@ describe("the same topology as processes", () => {
     }
     expect(new Set(servedBy).size).toBe(processes.length);
 
+    // What the health check sees: ready, and nothing about the relayer, its chains or leases.
+    for (const p of processes) {
+      const probe = await fetch(`${p.url}/readyz`);
+      expect({ status: probe.status, body: await probe.json() }).toEqual({ status: 200, body: { status: "ready" } });
+    }
+    const details = { headers: { authorization: `Bearer ${TEST_METRICS_TOKEN}` } };
     const held = await waitFor(
       async () => {
         const leases = await Promise.all(
-          processes.map(async (p) => (await (await fetch(`${p.url}/readyz`)).json()).leases[0].held as boolean),
+          processes.map(
+            async (p) => (await (await fetch(`${p.url}/readyz`, details)).json()).leases[0].held as boolean,
+          ),
         );
         return leases.filter(Boolean).length === 1 && leases;
       },

@@ -105,7 +105,12 @@ export const PUBLIC_SCENARIOS: Record<OperationKey, Scenario> = {
 
   "GET /readyz": {
     async run(w) {
-      expect((await w.contract.call("GET /readyz")).status).toBe(200);
+      const open = await w.contract.call("GET /readyz");
+      expect({ status: open.status, json: open.json }).toEqual({ status: 200, json: { status: "ready" } });
+      const details = await w.contract.call("GET /readyz", { key: w.stack.env.STABLEGATE_METRICS_TOKEN });
+      expect(details.status).toBe(200);
+      expect(details.json).toMatchObject({ status: "ready", store: "ok", leases: [{ name: "chain" }] });
+      expect((await w.contract.call("GET /readyz", { key: w.stack.apiKey })).status).toBe(401);
     },
     unreachable: {
       500: INTERNAL,

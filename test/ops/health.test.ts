@@ -2,10 +2,14 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createLogger } from "../../src/lib/log.ts";
 import { api, isErrorBody, startTestServer, type TestServer, toApiResponse } from "../support/server.ts";
 
+/** The operator's token: it unlocks /readyz's details (and would guard /metrics). */
+const TOKEN = "ops-token-for-readiness-0123";
+const withToken = (token: string) => ({ headers: { authorization: `Bearer ${token}` } });
+
 let server: TestServer;
 
 beforeAll(async () => {
-  server = await startTestServer();
+  server = await startTestServer({ metricsToken: TOKEN });
 });
 afterAll(() => server.stop());
 
@@ -16,12 +20,51 @@ describe("health", () => {
     expect(res.json.ok).toBe(true);
   });
 
-  test("/readyz is 200 with the store ok, whatever the chain", async () => {
+  test("/readyz without credentials says ready and nothing else, whatever the chain", async () => {
     // The RPC of the test config (127.0.0.1:1) is unreachable: that must not fail readiness.
     const res = await toApiResponse(await fetch(`${server.url}/readyz`));
     expect(res.status).toBe(200);
-    expect(res.json.store).toBe("ok");
-    expect(res.json).toHaveProperty("chain");
+    expect(res.text).toBe('{"status":"ready"}');
+  });
+
+  test("/readyz with the metrics token adds the details: store, relayer and its gas, chains, RPC errors, leases", async () => {
+    const res = await toApiResponse(await fetch(`${server.url}/readyz`, withToken(TOKEN)));
+    expect(res.status).toBe(200);
+    expect(res.json).toMatchObject({ status: "ready", ok: true, store: "ok" });
+    const relayer = res.json.chain.settlement.relayer;
+    expect(relayer).toMatch(/^0x[0-9a-fA-F]{40}$/);
+    expect(res.json.chains[0]).toMatchObject({ role: "settlement", relayer_gas: expect.any(Object) });
+    expect(res.json.chains[0].last_error).toEqual(expect.any(String));
+    expect(res.json.leases[0]).toMatchObject({ name: "chain" });
+    // None of it reaches a caller without the token.
+    const open = await (await fetch(`${server.url}/readyz`)).text();
+    expect(open.toLowerCase()).not.toContain(relayer.toLowerCase().slice(2));
+  });
+
+  test("/readyz with any other bearer is 401 and shows nothing", async () => {
+    for (const guess of ["wrong", `${TOKEN}x`, TOKEN.slice(0, -1), `sk_live_${"A".repeat(32)}`]) {
+      const res = await toApiResponse(await fetch(`${server.url}/readyz`, withToken(guess)));
+      expect(res.status).toBe(401);
+      expect(res.json).toEqual({ error: "readiness details need the metrics token (Authorization: Bearer <token>)" });
+      expect(res.headers.get("www-authenticate")).toBe('Bearer realm="metrics"');
+    }
+  });
+
+  test("/readyz on a server without a metrics token never shows the details over HTTP", async () => {
+    const bare = await startTestServer({ metricsToken: null });
+    try {
+      const open = await toApiResponse(await fetch(`${bare.url}/readyz`));
+      expect({ status: open.status, text: open.text }).toEqual({ status: 200, text: '{"status":"ready"}' });
+      for (const guess of [TOKEN, ""]) {
+        const res = await toApiResponse(await fetch(`${bare.url}/readyz`, withToken(guess)));
+        expect(res.status).toBe(401);
+        expect(res.json.error).toBe(
+          "readiness details are not served over HTTP on this server: STABLEGATE_METRICS_TOKEN is not set",
+        );
+      }
+    } finally {
+      await bare.stop();
+    }
   });
 });
 
@@ -59,7 +102,10 @@ describe("unknown routes", () => {
 describe("internal errors", () => {
   test('a failing store answers 500 {"error":"internal error"}, logs the cause, leaks nothing', async () => {
     const logged: string[] = [];
-    const broken = await startTestServer({}, { log: createLogger("error", (line) => logged.push(line)) });
+    const broken = await startTestServer(
+      { metricsToken: TOKEN },
+      { log: createLogger("error", (line) => logged.push(line)) },
+    );
     try {
       const key = broken.createAccount("Broken").apiKey;
       const merchant = api(broken.url, key);
@@ -88,9 +134,11 @@ describe("internal errors", () => {
       expect(logged.join("\n")).toMatch(/unhandled error/);
 
       const ready = await toApiResponse(await fetch(`${broken.url}/readyz`));
-      expect(ready.status).toBe(503);
-      expect(ready.json.store).not.toBe("ok");
-      expect(ready.text).not.toMatch(/sqlite|stack/i);
+      expect({ status: ready.status, text: ready.text }).toEqual({ status: 503, text: '{"status":"not_ready"}' });
+      const details = await toApiResponse(await fetch(`${broken.url}/readyz`, withToken(TOKEN)));
+      expect(details.status).toBe(503);
+      expect(details.json).toMatchObject({ status: "not_ready", ok: false, store: "unavailable" });
+      expect(details.text).not.toMatch(/sqlite|stack/i);
     } finally {
       await broken.stop();
     }

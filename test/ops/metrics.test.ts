@@ -394,6 +394,15 @@ describe("configuration", () => {
     expect(loadConfig(env({ STABLEGATE_METRICS: "off", STABLEGATE_METRICS_TOKEN: TOKEN })).metrics).toBeNull();
   });
 
+  test("the token is read and checked with /metrics off too: it also unlocks /readyz's details", () => {
+    expect(loadConfig(env({ STABLEGATE_METRICS_TOKEN: TOKEN })).metricsToken).toBe(TOKEN);
+    expect(loadConfig(env({ STABLEGATE_METRICS: "on", STABLEGATE_METRICS_TOKEN: TOKEN })).metricsToken).toBe(TOKEN);
+    expect(loadConfig(env({})).metricsToken).toBeNull();
+    expect(refusal({ STABLEGATE_METRICS_TOKEN: "tooShort1234567" })).toBe(
+      "STABLEGATE_METRICS_TOKEN: must be at least 16 printable characters with no spaces",
+    );
+  });
+
   test("STABLEGATE_METRICS_ADDR: host:port or [ipv6]:port, token optional, not with STABLEGATE_METRICS=off", () => {
     expect(loadConfig(env({ STABLEGATE_METRICS_ADDR: "127.0.0.1:9464" })).metrics).toEqual({
       listen: { host: "127.0.0.1", port: 9464 },

@@ -70,10 +70,12 @@ afterAll(async () => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
+/** A request to one replica, with the API key (or, for /readyz, the metrics token that shows its details). */
 async function call(replica: Replica, path: string, body?: unknown): Promise<{ status: number; json: any }> {
+  const bearer = path === "/readyz" ? stack.env.STABLEGATE_METRICS_TOKEN : stack.apiKey;
   const res = await fetch(replica.proc.url + path, {
     method: body === undefined ? "GET" : "POST",
-    headers: { authorization: `Bearer ${stack.apiKey}`, "content-type": "application/json" },
+    headers: { authorization: `Bearer ${bearer}`, "content-type": "application/json" },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   return { status: res.status, json: await res.json() };

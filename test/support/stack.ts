@@ -24,6 +24,12 @@ import { defaultTestDatabaseUrl } from "./store-engines.ts";
 import { randomAddress, startChain, type TestChain } from "./test-chain.ts";
 import { waitFor } from "./wait.ts";
 
+/**
+ * The metrics token every stack's server is given (unless its `env` says otherwise): /readyz
+ * shows its details, which the tests read, only to a caller who sends it.
+ */
+export const TEST_METRICS_TOKEN = "test-metrics-token-0123456789";
+
 export interface StackOptions {
   /** Share a chain (one anvil per test file); without it the stack starts and owns one. */
   chain?: TestChain;
@@ -73,6 +79,7 @@ export interface Stack {
   publicPayment(id: string): Promise<any>;
   /** POST .../sync; `chain` names the chain the transaction is on (the settlement chain when omitted). */
   sync(id: string, txHash: unknown, chain?: string): Promise<{ status: number; json: any }>;
+  /** /readyz with its details: sent with the server's metrics token (STABLEGATE_METRICS_TOKEN in `env`). */
   readyz(): Promise<any>;
 
   pay(depositAddress: string, units: bigint, opts?: { wait?: boolean }): Promise<Hex>;
@@ -141,6 +148,7 @@ async function createStack(opts: StackOptions, chain: TestChain, dataDir: string
     STABLEGATE_POLL_INTERVAL_MS: String(opts.pollIntervalMs ?? 100),
     STABLEGATE_RELAYER_KEY: opts.relayerKey ?? ANVIL_KEY_2,
     STABLEGATE_LOG_LEVEL: opts.logLevel ?? "error",
+    STABLEGATE_METRICS_TOKEN: TEST_METRICS_TOKEN,
     ...(opts.paymentWindow ? { STABLEGATE_PAYMENT_WINDOW: opts.paymentWindow } : {}),
     ...(opts.feeBps !== undefined ? { STABLEGATE_FEE_BPS: String(opts.feeBps) } : {}),
     ...(opts.feeRecipient ? { STABLEGATE_FEE_RECIPIENT: opts.feeRecipient } : {}),
@@ -267,7 +275,14 @@ async function createStack(opts: StackOptions, chain: TestChain, dataDir: string
         body: chain === undefined ? { tx_hash: txHash } : { tx_hash: txHash, chain },
         auth: false,
       }),
-    readyz: () => request("/readyz", { auth: false }).then((r) => r.json),
+    async readyz() {
+      const res = await fetch(`${url}/readyz`, {
+        headers: { authorization: `Bearer ${env.STABLEGATE_METRICS_TOKEN}` },
+      });
+      const body = await res.json();
+      if (res.status === 401) throw new Error(`/readyz refused the metrics token: ${JSON.stringify(body)}`);
+      return body;
+    },
 
     pay: (depositAddress, units, payOpts) => chain.pay(getAddress(depositAddress), units, payOpts),
     mine: (n) => chain.mine(n),

@@ -430,7 +430,7 @@ export interface paths {
         };
         /**
          * Readiness
-         * @description 503 when the store cannot be reached; a degraded chain is reported, never fatal.
+         * @description Without credentials only `{"status":"ready"}` (200) or `{"status":"not_ready"}` (503: the store cannot be reached). With `Authorization: Bearer <STABLEGATE_METRICS_TOKEN>` also the details: the relayer and its gas on every chain, each chain's loops and last RPC error, bridging, the leases; a degraded chain is reported, never fatal. Another bearer, or any when the server has no metrics token, is 401.
          */
         get: operations["readiness"];
         put?: never;
@@ -1456,14 +1456,19 @@ export interface components {
             ok: true;
         };
         Readiness: {
-            ok: boolean;
-            store: "ok" | "unavailable";
-            chain: {
+            /** @description `ready` (200) or `not_ready` (503, the store cannot be reached). All a caller without the token sees. */
+            status: "ready" | "not_ready";
+            /** @description With the metrics token: the same as `status`, as a boolean. */
+            ok?: boolean;
+            store?: "ok" | "unavailable";
+            /** @description With the metrics token: the settlement chain's loops. */
+            chain?: {
                 ok: boolean;
             } & {
                 [key: string]: unknown;
             };
-            chains: ({
+            /** @description With the metrics token: every watched chain, the settlement chain first. */
+            chains?: ({
                 name: string;
                 chain_id: number;
                 role: string;
@@ -1471,7 +1476,8 @@ export interface components {
             } & {
                 [key: string]: unknown;
             })[];
-            leases: {
+            /** @description With the metrics token: the leases and whether this replica holds them. */
+            leases?: {
                 /** @description `chain`: the watchers, settlements, bridging and redemptions. */
                 name: string;
                 /** @description Whether this replica holds it. */
@@ -1559,7 +1565,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Missing, malformed, unknown or revoked API key. */
+        /** @description Missing, malformed, unknown or revoked API key (on /readyz: a bearer that is not the metrics token). */
         Unauthorized: {
             headers: {
                 [name: string]: unknown;
@@ -2493,7 +2499,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Ready, with the state of every watched chain. */
+            /** @description Ready; with the metrics token, the state of every watched chain. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2502,6 +2508,7 @@ export interface operations {
                     "application/json": components["schemas"]["Readiness"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
             500: components["responses"]["InternalError"];
             /** @description The store cannot be reached. */
             503: {
