@@ -11,6 +11,7 @@ import { UsageError } from "../../src/cli/args.ts";
 import { parseListenArgs } from "../../src/cli/listen.ts";
 import { freePort } from "../../src/lib/free-port.ts";
 import { drainTail } from "../../src/lib/stream-tail.ts";
+import { runCli } from "../support/cli.ts";
 import { type ReceivedHook, type Receiver, startReceiver } from "../support/receiver.ts";
 import { childEnv, MAIN, type ServeProcess, spawnServe } from "../support/serve-process.ts";
 import { api, makeTempDir, testEnv } from "../support/server.ts";
@@ -270,6 +271,15 @@ async function run(args: string[], env: Record<string, string> = {}, stdin?: str
 const KEY = `sk_live_${"K".repeat(32)}`;
 
 describe("the API key stays off the command line", () => {
+  test("stablegate --help says where the key comes from, and offers no --key", async () => {
+    const help = await runCli(["--help"], {});
+    expect(help.code).toBe(0);
+    const usage = help.stdout.slice(help.stdout.indexOf("stablegate listen"));
+    expect(usage).toStartWith("stablegate listen --url URL --forward-to LOCAL_URL [--events TYPE,TYPE] [--key-stdin]");
+    expect(usage).toContain("STABLEGATE_API_KEY");
+    expect(help.stdout).not.toMatch(/--key sk_live|--key </);
+  });
+
   test("--key is refused (exit 2) with how to pass the key now, and the value is never repeated", async () => {
     for (const args of [
       ["--url", server.url, "--key", KEY, "--forward-to", local.url],
