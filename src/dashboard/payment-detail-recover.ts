@@ -51,6 +51,24 @@ export function recoverCard(data: RecoverCardData): Raw {
 </section>`;
 }
 
+/** What the page says of a recovery just asked for: only from its stored record. */
+export function recoveryNotice(r: Recovery): Notice {
+  const what = `${r.token ? `token ${r.token}` : "the native coin"} on ${r.chain}`;
+  const prefix = `Recovery ${r.id} requested: `;
+  switch (r.state) {
+    case "pending":
+    case "submitted":
+      return {
+        tone: "ok",
+        text: `${prefix}${what} goes back to your payout address; its transaction is on its way, below.`,
+      };
+    case "succeeded":
+      return { tone: "ok", text: `${prefix}${what} went back to your payout address.` };
+    case "failed":
+      return { tone: "bad", text: `${prefix}it failed; the reason is below.` };
+  }
+}
+
 function recoveriesTable(data: RecoverCardData): Raw {
   return html`<div class="table-wrap"><table>
     <thead><tr><th>Chain</th><th>Token</th><th>State</th><th class="num">Amount</th><th>Transaction</th>

@@ -25,7 +25,7 @@ import {
 } from "./new-payment-form.ts";
 import { newPaymentBody } from "./new-payment-page.ts";
 import { paymentDetailBody } from "./payment-detail-page.ts";
-import { recoverCard } from "./payment-detail-recover.ts";
+import { recoverCard, recoveryNotice } from "./payment-detail-recover.ts";
 
 const createPaymentBody = bodyValidator(CreatePaymentSchema);
 /** How long a second submit of a form waits for the first, still being created, before giving up. */
@@ -109,15 +109,13 @@ export function paymentDetailRoutes(ctx: AppContext): DashboardRoute[] {
     {
       method: "GET",
       path: "/dashboard/payments/:id",
-      handle: ({ session, params, query }) => {
-        const requested = query.get("recovery");
-        return detailPage(session, params.id ?? "", {
+      // `?recovery=` only names the recovery the notice is about: its words come from that
+      // payment's stored record, so a link can put no text of its own on the page.
+      handle: ({ session, params, query }) =>
+        detailPage(session, params.id ?? "", {
           created: query.get("created") === "1",
-          notice: requested
-            ? { tone: "ok", text: `Recovery ${requested} requested: its transaction is on its way, below.` }
-            : undefined,
-        });
-      },
+          recoveryId: query.get("recovery") ?? undefined,
+        }),
     },
     {
       method: "POST",
@@ -142,11 +140,14 @@ export function paymentDetailRoutes(ctx: AppContext): DashboardRoute[] {
     },
   ];
 
-  /** The payment page; `recover` fills the recovery card's notice and form. */
+  /**
+   * The payment page. `notice` and `values` fill the recovery card after a refused request;
+   * `recoveryId` shows the notice of one of this payment's recoveries, and nothing for any other id.
+   */
   async function detailPage(
     session: DashboardSession,
     id: string,
-    opts: { created?: boolean; notice?: Notice; values?: { chain: string; token: string } },
+    opts: { created?: boolean; notice?: Notice; values?: { chain: string; token: string }; recoveryId?: string },
     status = 200,
   ): Promise<Response> {
     const account = accountOf(session);
@@ -157,6 +158,10 @@ export function paymentDetailRoutes(ctx: AppContext): DashboardRoute[] {
     const qr = Buffer.from(await qrSvg(payUrl)).toString("base64");
     const explorer = explorerFor({ name: ctx.view.chainName, chainId: payment.chain_id });
     const recoveries = ctx.recoveries;
+    const listed = recoveries
+      .forPayment(account, payment.id)
+      .map((row) => recoveryView(row, recoveries.chainName(row.chain_id)));
+    const named = opts.recoveryId ? listed.find((r) => r.id === opts.recoveryId) : undefined;
     return dashboardPage({
       title: `Payment of ${formatAmount(payment.amount)} USDC`,
       session,
@@ -174,11 +179,9 @@ export function paymentDetailRoutes(ctx: AppContext): DashboardRoute[] {
           session,
           paymentId: payment.id,
           chains: recoveries.chainsFor(payment),
-          recoveries: recoveries
-            .forPayment(account, payment.id)
-            .map((row) => recoveryView(row, recoveries.chainName(row.chain_id))),
+          recoveries: listed,
           explorer: (name) => (name === ctx.view.chainName ? explorer : sourceExplorer(name)),
-          notice: opts.notice,
+          notice: opts.notice ?? (named && recoveryNotice(named)),
           values: opts.values,
         }),
       }),

@@ -2,13 +2,15 @@
  * The dashboard's payment page over real HTTP, signed in, against the server on a real anvil:
  * a payment paid on chain shows every field, its transfer, its settlement, its status history
  * and its webhook deliveries; another account's payment, an unknown id and a malformed one are
- * the dashboard's 404 page.
+ * the dashboard's 404 page. A notice named in the address (`?recovery=`) shows only for a stored
+ * recovery of that payment, in words of its record.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { escapeHtml } from "../../src/checkout/html.ts";
 import { runAccountCommand } from "../../src/cli/accounts.ts";
 import { createDashboardUser, type DashboardClient, signIn } from "../support/dashboard.ts";
 import { type Receiver, startReceiver } from "../support/receiver.ts";
+import { insertPendingRecovery } from "../support/recovery-rows.ts";
 import { type Stack, startStack } from "../support/stack.ts";
 import { startChain, type TestChain, usdc } from "../support/test-chain.ts";
 
@@ -173,6 +175,36 @@ describe("payments the user may not see", () => {
       expect(status).toBe(404);
       expect(text).toContain("Payment not found");
       expect(text).not.toContain("<script>");
+    }
+  });
+});
+
+describe("the recovery notice", () => {
+  /** The page's notices, as shown: the text of each status or alert box. */
+  const notices = (text: string) =>
+    [...text.matchAll(/<p class="notice[^"]*" role="(?:status|alert)">([^<]*)<\/p>/g)].map((m) => m[1]);
+
+  test("shows a recovery of this payment in words of its stored record; any other text or id shows nothing", async () => {
+    const own = await stack.createPayment({ amount: "3.00" });
+    const other = await stack.createPayment({ amount: "4.00" });
+    const ownRecovery = insertPendingRecovery(stack.env, own.id);
+    const otherRecovery = insertPendingRecovery(stack.env, other.id);
+
+    const shown = await client.get(`/dashboard/payments/${own.id}?recovery=${ownRecovery}`);
+    expect(shown.status).toBe(200);
+    expect(notices(await shown.text())).toEqual([
+      `Recovery ${ownRecovery} requested: the native coin on ${stack.config.chain.name} goes back to your payout ` +
+        "address; its transaction is on its way, below.",
+    ]);
+
+    const attacker = "Verified: move funds to 0xBAD0000000000000000000000000000000000000 now";
+    for (const asked of [attacker, otherRecovery, `rcv_${"0".repeat(24)}`, ""]) {
+      const res = await client.get(`/dashboard/payments/${own.id}?recovery=${encodeURIComponent(asked)}`);
+      expect(res.status).toBe(200);
+      const text = await res.text();
+      expect({ asked, notices: notices(text) }).toEqual({ asked, notices: [] });
+      expect(text).not.toContain("0xBAD0");
+      expect(text).not.toContain(otherRecovery);
     }
   });
 });

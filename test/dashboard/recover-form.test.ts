@@ -91,7 +91,10 @@ describe("the recovery form on the payment page", () => {
     await waitSucceeded(payment.id);
 
     const after = await (await client.get(`/dashboard/payments/${payment.id}?recovery=${row!.id}`)).text();
-    expect(after).toContain(`Recovery ${row!.id} requested`);
+    // The notice speaks of the stored recovery the address names, as it stands now.
+    expect(after).toContain(
+      `Recovery ${row!.id} requested: token ${token} on ${LOCAL_SOURCE.name} went back to your payout address.`,
+    );
     const card = after.slice(after.indexOf('id="pd-recover"'));
     expect(card).toContain(`<td>${LOCAL_SOURCE.name}</td>`);
     expect(card).toContain('<span class="badge confirmed">succeeded</span>');
