@@ -5,6 +5,7 @@ import { type CrossChainConfig, crossChainConfig } from "./crosschain/config.ts"
 import { storeLocationFrom } from "./db/open.ts";
 import { parseDuration } from "./lib/duration.ts";
 import { ConfigError } from "./lib/errors.ts";
+import { type IpRange, parseIpRange } from "./lib/ip-address.ts";
 import type { LogLevel } from "./lib/log.ts";
 import { urlProblem } from "./lib/url-check.ts";
 
@@ -40,6 +41,8 @@ export interface Config {
    * null: those details are never served over HTTP.
    */
   metricsToken: string | null;
+  /** Peers whose X-Forwarded-For is believed (src/http/client-address.ts); none by default. */
+  trustedProxies: IpRange[];
 }
 
 export interface MetricsConfig {
@@ -76,6 +79,7 @@ export function loadConfig(env: Env): Config {
     }),
     metrics: metricsConfig(env),
     metricsToken: metricsToken(env),
+    trustedProxies: ipRanges(env, "STABLEGATE_TRUSTED_PROXIES"),
   };
 }
 
@@ -174,6 +178,21 @@ function checkedHost(name: string, raw: string): string {
   const hostname = raw.length <= 253 && raw.split(".").every((part) => label.test(part)) && !/^[\d.]+$/.test(raw);
   if (isIP(raw) === 0 && !hostname) throw new ConfigError(name, `must be an IP address or a host name, got "${raw}"`);
   return raw;
+}
+
+/** Comma-separated addresses and CIDR ranges, IPv4 or IPv6 (`172.30.0.0/24, ::1`). */
+function ipRanges(env: Env, name: string): IpRange[] {
+  const raw = nonEmpty(env, name);
+  if (raw === undefined) return [];
+  return raw.split(",").map((entry) => {
+    const range = parseIpRange(entry.trim());
+    if (!range)
+      throw new ConfigError(
+        name,
+        `must be IP addresses or CIDR ranges separated by commas (such as 172.30.0.0/24,::1), got "${entry.trim()}"`,
+      );
+    return range;
+  });
 }
 
 function nonEmpty(env: Env, name: string): string | undefined {

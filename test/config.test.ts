@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { loadConfig } from "../src/config.ts";
 import { ConfigError } from "../src/lib/errors.ts";
+import { parseIpRange } from "../src/lib/ip-address.ts";
 
 const CUSTOM = {
   STABLEGATE_CHAIN: "custom",
@@ -128,6 +129,13 @@ describe("loadConfig: each bad value names its variable first", () => {
     ["bad flag", { STABLEGATE_WEBHOOK_ALLOW_PRIVATE: "maybe" }, "STABLEGATE_WEBHOOK_ALLOW_PRIVATE"],
     ["bad log level", { STABLEGATE_LOG_LEVEL: "loud" }, "STABLEGATE_LOG_LEVEL"],
     ["bad confirmations", { STABLEGATE_CONFIRMATIONS: "many" }, "STABLEGATE_CONFIRMATIONS"],
+    ["trusted proxy not an address", { STABLEGATE_TRUSTED_PROXIES: "caddy" }, "STABLEGATE_TRUSTED_PROXIES"],
+    ["trusted proxy prefix too long", { STABLEGATE_TRUSTED_PROXIES: "10.0.0.0/33" }, "STABLEGATE_TRUSTED_PROXIES"],
+    [
+      "trusted proxies with an empty entry",
+      { STABLEGATE_TRUSTED_PROXIES: "10.0.0.1,,::1" },
+      "STABLEGATE_TRUSTED_PROXIES",
+    ],
     ["bad poll interval", { STABLEGATE_POLL_INTERVAL_MS: "10" }, "STABLEGATE_POLL_INTERVAL_MS"],
     ["bad relayer key", { STABLEGATE_RELAYER_KEY: "0x1234" }, "STABLEGATE_RELAYER_KEY"],
     ["host with an underscore", { STABLEGATE_HOST: "not_a_host" }, "STABLEGATE_HOST"],
@@ -206,6 +214,17 @@ describe("loadConfig accepts what it should", () => {
   test("hosts: IPv4, IPv6 and names", () => {
     for (const host of ["0.0.0.0", "127.0.0.1", "::", "::1", "localhost", "stablegate-1.internal"])
       expect(loadConfig({ STABLEGATE_HOST: host }).host).toBe(host);
+  });
+
+  test("trusted proxies: none by default; IPv4 and IPv6 addresses and CIDR ranges, comma-separated", () => {
+    expect(loadConfig({}).trustedProxies).toEqual([]);
+    const { trustedProxies } = loadConfig({ STABLEGATE_TRUSTED_PROXIES: " 172.30.0.0/24, 10.1.2.3 ,fd00::/8,::1" });
+    expect(trustedProxies).toEqual([
+      parseIpRange("172.30.0.0/24")!,
+      parseIpRange("10.1.2.3/32")!,
+      parseIpRange("fd00::/8")!,
+      parseIpRange("::1/128")!,
+    ]);
   });
 
   test("an all-lower-case fee recipient has no checksum to check and is stored checksummed", () => {

@@ -1,4 +1,5 @@
 import { Elysia } from "elysia";
+import { clientAddressOf } from "../http/client-address.ts";
 import type { AppContext } from "../http/context.ts";
 import { AuthError, TooManyRequestsError } from "../lib/errors.ts";
 import { constantTimeEqual } from "../lib/secrets.ts";
@@ -24,6 +25,7 @@ const SIGN_IN = "/dashboard/login";
 export function signInRoutes(ctx: AppContext) {
   const cookies: CookieOptions = { secure: ctx.config.baseUrl.startsWith("https:") };
   const gate = createSessionGate(ctx.users);
+  const clientOf = clientAddressOf(ctx.config.trustedProxies);
 
   return new Elysia()
     .get(SIGN_IN, ({ request }) => {
@@ -48,8 +50,7 @@ export function signInRoutes(ctx: AppContext) {
       const again = (error: string, status: number) => signInPage({ csrf: cookieToken, next, email, error, status });
       if (!email || !password) return again("Enter your email and password.", 400);
       try {
-        const client = server?.requestIP(request)?.address ?? "unknown";
-        const { token } = await ctx.users.signIn({ email, password, client });
+        const { token } = await ctx.users.signIn({ email, password, client: clientOf(request, server) });
         // A session this browser held already (another user's, say) ends: the cookie is replaced anyway.
         const previous = readCookie(request, SESSION_COOKIE);
         if (previous) ctx.users.signOut(previous);

@@ -10,9 +10,21 @@ export const SESSION_MAX_MS = 7 * 24 * 60 * 60 * 1000;
 /** last_seen_at is written at most this often, so browsing is not a database write per page. */
 const TOUCH_EVERY_MS = 60 * 1000;
 
-/** After this many failed sign-ins in the window, per email and per client, sign-in answers 429. */
-export const SIGN_IN_MAX_FAILURES = 5;
-export const SIGN_IN_WINDOW_MS = 15 * 60 * 1000;
+/**
+ * The sign-in throttle, per email and per client: failures are counted over the window; past
+ * the free ones, each failure makes the next attempt wait, 1 s after the 6th, doubling with each
+ * one after (2 s, 4 s, ...) up to 15 minutes. A success clears its email's count. An email that
+ * must wait is refused before its password is checked; a client that must wait still has its
+ * password checked, and a right one signs in (the client may be a whole office behind one
+ * address), a wrong one is answered 429.
+ */
+export const SIGN_IN_WINDOW_MS = 24 * 60 * 60 * 1000;
+export const SIGN_IN_FREE_FAILURES = 5;
+export const SIGN_IN_FIRST_WAIT_MS = 1000;
+export const SIGN_IN_MAX_WAIT_MS = 15 * 60 * 1000;
+/** Failures kept per email or client: enough to reach the longest wait, which more would not lengthen. */
+export const SIGN_IN_FAILURES_KEPT =
+  SIGN_IN_FREE_FAILURES + Math.ceil(Math.log2(SIGN_IN_MAX_WAIT_MS / SIGN_IN_FIRST_WAIT_MS)) + 1;
 
 export const PASSWORD_MIN_LENGTH = 12;
 /** Long enough for any passphrase, short enough that a request cannot make hashing expensive. */
@@ -58,15 +70,27 @@ export function createUsersService({ store, clock, ids, accountExists }: UsersDe
     return { password, hash: await hashPassword(password) };
   }
 
-  function throttled(keys: string[], now: number): number | null {
-    let retryAt = 0;
-    for (const key of keys) {
-      const failures = store.failuresSince(key, now - SIGN_IN_WINDOW_MS);
-      // Sign-in opens again once the oldest failure that keeps the count at the limit leaves the window.
-      if (failures.length >= SIGN_IN_MAX_FAILURES)
-        retryAt = Math.max(retryAt, failures[SIGN_IN_MAX_FAILURES - 1]! + SIGN_IN_WINDOW_MS);
-    }
-    return retryAt > 0 ? Math.max(1, Math.ceil((retryAt - now) / 1000)) : null;
+  /** How long `key` must wait before its next attempt, in ms; 0 when it need not. */
+  function waitOf(key: string, now: number): number {
+    const failures = store.failuresSince(key, now - SIGN_IN_WINDOW_MS);
+    if (failures.length < SIGN_IN_FREE_FAILURES) return 0;
+    const doublings = failures.length - SIGN_IN_FREE_FAILURES;
+    const wait = Math.min(SIGN_IN_MAX_WAIT_MS, SIGN_IN_FIRST_WAIT_MS * 2 ** doublings);
+    return Math.max(0, failures[0]! + wait - now);
+  }
+
+  // Password checks of one client run one after another: its guesses queue instead of taking
+  // every core (and Argon2id's memory) at once. Another client's checks never wait for them.
+  const checking = new Map<string, Promise<unknown>>();
+  function oneAtATime<T>(client: string, check: () => Promise<T>): Promise<T> {
+    const run = (checking.get(client) ?? Promise.resolve()).then(check, check);
+    const settled = run.then(
+      () => {},
+      () => {},
+    );
+    checking.set(client, settled);
+    void settled.then(() => checking.get(client) === settled && checking.delete(client));
+    return run;
   }
 
   return {
@@ -121,33 +145,55 @@ export function createUsersService({ store, clock, ids, accountExists }: UsersDe
 
     /**
      * Checks an email and password and opens a session, whose token goes into the cookie and is
-     * stored only as its hash. Throws TooManyRequestsError while `client` or the email is
-     * throttled, and AuthError (SIGN_IN_REFUSED, whatever was wrong) otherwise.
+     * stored only as its hash. Throws TooManyRequestsError while the email must wait (see
+     * SIGN_IN_WINDOW_MS), or for a wrong password while `client` must; AuthError
+     * (SIGN_IN_REFUSED, whatever was wrong) otherwise. A right password is never refused for
+     * what `client` did.
      */
     async signIn(input: { email: string; password: string; client: string }) {
       const now = clock.now();
       const email = input.email.trim().toLowerCase().slice(0, 320);
-      const keys = [`email:${email}`, `client:${input.client}`];
-      const retryAfter = throttled(keys, now);
-      if (retryAfter !== null) {
-        throw new TooManyRequestsError("Too many failed sign-ins. Wait a few minutes, then try again.", retryAfter);
-      }
+      const keys = [`email:${email}`, `client:${input.client}`] as const;
       // Counted as failed before the (slow) check, so parallel guesses cannot all slip under the limit.
       const attempt = store.transaction(() => {
+        const emailWait = waitOf(keys[0], now);
+        if (emailWait > 0) return { emailWait };
+        const clientWaited = waitOf(keys[1], now) > 0;
         store.purgeFailuresUpTo(now - SIGN_IN_WINDOW_MS);
-        return keys.map((key) => store.recordFailure(key, now));
+        const rowids = keys.map((key) => {
+          const rowid = store.recordFailure(key, now);
+          store.trimFailures(key, SIGN_IN_FAILURES_KEPT);
+          return rowid;
+        });
+        return { emailWait: 0, clientWaited, rowids };
       });
+      if (!attempt.rowids) {
+        const seconds = waitSeconds(attempt.emailWait);
+        throw new TooManyRequestsError(
+          `Too many failed sign-ins for this email. Try again in ${inWords(seconds)}.`,
+          seconds,
+        );
+      }
       const user = store.findUserByEmail(email);
       const password = input.password.slice(0, PASSWORD_MAX_LENGTH + 1);
-      const valid = await Bun.password.verify(password, user?.password_hash ?? (await decoy()));
-      if (!user || !valid) throw new AuthError(SIGN_IN_REFUSED);
+      const valid = await oneAtATime(input.client, async () =>
+        Bun.password.verify(password, user?.password_hash ?? (await decoy())),
+      );
+      if (!user || !valid) {
+        if (!attempt.clientWaited) throw new AuthError(SIGN_IN_REFUSED);
+        const seconds = waitSeconds(waitOf(keys[1], clock.now()));
+        throw new TooManyRequestsError(
+          `${SIGN_IN_REFUSED} Many sign-ins from your network have failed: wait ${inWords(seconds)} before trying again.`,
+          seconds,
+        );
+      }
 
       const token = randomToken();
       const session = store.transaction(() => {
         // A reset or deletion that landed during the check wins: the old password opens nothing.
         if (store.findUser(user.id)?.password_hash !== user.password_hash) return null;
-        store.clearFailures(keys[0]!);
-        store.deleteFailure(attempt[1]!);
+        store.clearFailures(keys[0]);
+        store.deleteFailure(attempt.rowids[1]!);
         // Sessions that ended without a sign-out are never read again: they go here.
         store.deleteExpiredSessions(now - SESSION_IDLE_MS, now - SESSION_MAX_MS);
         const row = {
@@ -189,6 +235,16 @@ export function createUsersService({ store, clock, ids, accountExists }: UsersDe
 }
 
 export type UsersService = ReturnType<typeof createUsersService>;
+
+/** Whole seconds, at least 1, as Retry-After gives them. */
+const waitSeconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
+
+/** "1 second", "40 seconds", "3 minutes". */
+function inWords(seconds: number): string {
+  if (seconds < 60) return seconds === 1 ? "1 second" : `${seconds} seconds`;
+  const minutes = Math.ceil(seconds / 60);
+  return minutes === 1 ? "1 minute" : `${minutes} minutes`;
+}
 
 /** 32 random bytes, base64url: session tokens and CSRF tokens. */
 export function randomToken(): string {

@@ -68,6 +68,10 @@ export function createUserStore(db: Db) {
   const clearFailures = db.query<null, [string]>("DELETE FROM sign_in_failures WHERE key = ?");
   const deleteFailure = db.query<null, [number]>("DELETE FROM sign_in_failures WHERE rowid = ?");
   const purgeFailures = db.query<null, [number]>("DELETE FROM sign_in_failures WHERE at <= ?");
+  const trimFailures = db.query<null, [string, number]>(
+    `DELETE FROM sign_in_failures WHERE key = ?1 AND rowid NOT IN
+       (SELECT rowid FROM sign_in_failures WHERE key = ?1 ORDER BY at DESC, rowid DESC LIMIT ?2)`,
+  );
 
   return {
     insertUser: (row: UserRow) => insertUser.run({ ...row }),
@@ -95,6 +99,8 @@ export function createUserStore(db: Db) {
     /** One failure, by the rowid recordFailure gave. */
     deleteFailure: (rowid: number) => deleteFailure.run(rowid),
     purgeFailuresUpTo: (at: number) => purgeFailures.run(at),
+    /** Keeps only the newest `keep` failures of `key`. */
+    trimFailures: (key: string, keep: number) => trimFailures.run(key, keep),
 
     transaction: <T>(fn: () => T): T => inTransaction(db, fn),
   };

@@ -6,6 +6,7 @@
  */
 import { promises as dns } from "node:dns";
 import { ValidationError } from "../lib/errors.ts";
+import { parseIPv4, parseIPv6 } from "../lib/ip-address.ts";
 
 /** Every address a hostname resolves to; throws or returns [] when it does not resolve. */
 export type Resolver = (hostname: string) => Promise<string[]>;
@@ -15,53 +16,6 @@ const systemResolver: Resolver = async (hostname) => {
   const answers = await dns.lookup(hostname, { all: true, verbatim: true });
   return answers.map((a) => a.address);
 };
-
-// ---------------------------------------------------------------------------------------------
-// Address parsing. Strict on purpose: only canonical dotted quads (no octal/hex/short forms, which
-// the URL parser has already normalised) and RFC 4291 IPv6 text. Anything else is "not an IP".
-
-const DOTTED_QUAD = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/;
-const HEXTET = /^[0-9a-f]{1,4}$/i;
-
-function parseIPv4(text: string): bigint | null {
-  const m = DOTTED_QUAD.exec(text);
-  if (!m) return null;
-  let value = 0n;
-  for (const part of m.slice(1)) {
-    // A leading zero would mean octal to inet_aton: refuse the ambiguity instead of guessing.
-    if ((part.length > 1 && part.startsWith("0")) || Number(part) > 255) return null;
-    value = (value << 8n) | BigInt(part);
-  }
-  return value;
-}
-
-function parseIPv6(text: string): bigint | null {
-  let s = text;
-  const zone = s.indexOf("%"); // fe80::1%eth0: the zone picks an interface, not an address
-  if (zone >= 0) s = s.slice(0, zone);
-  // Mixed notation (::ffff:1.2.3.4): turn the trailing dotted quad into two hextets.
-  const lastColon = s.lastIndexOf(":");
-  if (lastColon < 0) return null;
-  const tail = s.slice(lastColon + 1);
-  if (tail.includes(".")) {
-    const v4 = parseIPv4(tail);
-    if (v4 === null) return null;
-    s = `${s.slice(0, lastColon + 1)}${(v4 >> 16n).toString(16)}:${(v4 & 0xffffn).toString(16)}`;
-  }
-  const halves = s.split("::");
-  if (halves.length > 2) return null;
-  const groups = (half: string) => (half === "" ? [] : half.split(":"));
-  const head = groups(halves[0]!);
-  const rest = halves.length === 2 ? groups(halves[1]!) : [];
-  const missing = 8 - head.length - rest.length;
-  if (halves.length === 2 ? missing < 1 : missing !== 0) return null;
-  let value = 0n;
-  for (const g of [...head, ...Array<string>(halves.length === 2 ? missing : 0).fill("0"), ...rest]) {
-    if (!HEXTET.test(g)) return null;
-    value = (value << 16n) | BigInt(parseInt(g, 16));
-  }
-  return value;
-}
 
 // ---------------------------------------------------------------------------------------------
 // Ranges (IANA special-purpose registries, RFC 6890 and successors).

@@ -1,7 +1,8 @@
 /**
  * The sign-in throttle over real HTTP, with the server's clock injected: the 429 page, its
- * Retry-After, and the same answer for an unknown email as for a wrong password. Every request
- * here comes from 127.0.0.1, so each test first moves the clock past the previous one's failures.
+ * Retry-After and the wait it names, and the same answer for an unknown email as for a wrong
+ * password. Every request here comes from 127.0.0.1, so each test first moves the clock past the
+ * previous one's failures. Behind a proxy: sign-in-proxy.test.ts.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import { SIGN_IN_WINDOW_MS } from "../../src/users/service.ts";
@@ -24,20 +25,26 @@ const wrong = (email: string) => postSignIn(server.url, { email, password: "not 
 const noticeOf = (page: string) => /<p class="notice bad" role="alert">([^<]*)<\/p>/.exec(page)?.[1];
 
 describe("sign-in throttle over HTTP", () => {
-  test("the 6th attempt in 15 minutes is a 429 page with Retry-After, even with the right password", async () => {
+  test("past 5 failures for an email, a 429 page with Retry-After, even with the right password, for a wait that doubles", async () => {
     for (let i = 0; i < 5; i++) expect((await wrong(user.email)).status).toBe(401);
     const res = await postSignIn(server.url, user);
     expect(res.status).toBe(429);
-    expect(res.headers.get("retry-after")).toBe("900");
+    expect(res.headers.get("retry-after")).toBe("1");
     expect(res.headers.get("content-security-policy")).toContain("default-src 'none'");
     expect(res.headers.getSetCookie().some((c) => c.startsWith("stablegate_session="))).toBe(false);
     const page = await res.text();
-    expect(noticeOf(page)).toBe("Too many failed sign-ins. Wait a few minutes, then try again.");
+    expect(noticeOf(page)).toBe("Too many failed sign-ins for this email. Try again in 1 second.");
     expect(page).toContain('<button class="btn" type="submit">Sign in</button>');
 
-    clock.advance(10 * 60_000);
-    expect((await postSignIn(server.url, user)).headers.get("retry-after")).toBe("300");
-    clock.advance(5 * 60_000);
+    // Each further failure doubles the wait: 2 s, 4 s, ... the page says it in minutes once it is long.
+    for (let wait = 1; wait < 256; wait *= 2) {
+      clock.advance(wait * 1000);
+      expect((await wrong(user.email)).status).toBe(401);
+    }
+    const long = await postSignIn(server.url, user);
+    expect(long.headers.get("retry-after")).toBe("256");
+    expect(noticeOf(await long.text())).toBe("Too many failed sign-ins for this email. Try again in 5 minutes.");
+    clock.advance(256_000);
     expect((await postSignIn(server.url, user)).status).toBe(303);
   });
 
@@ -56,11 +63,16 @@ describe("sign-in throttle over HTTP", () => {
     expect(unknown).toEqual(known);
     expect(known[0]).toEqual([401, "That email and password do not match a dashboard user."]);
     const throttled = await wrong("nobody@shop.example");
-    expect([throttled.status, throttled.headers.get("retry-after")]).toEqual([429, "900"]);
+    expect([throttled.status, throttled.headers.get("retry-after")]).toEqual([429, "1"]);
   });
 
-  test("5 failures from one client lock it out whatever emails it tries", async () => {
+  test("5 failures from one client, whatever emails it tries: its wrong passwords wait, its right one signs in", async () => {
     for (let i = 0; i < 5; i++) expect((await wrong(`guess${i}@shop.example`)).status).toBe(401);
-    expect((await postSignIn(server.url, user)).status).toBe(429);
+    const slowed = await wrong("guess5@shop.example");
+    expect([slowed.status, slowed.headers.get("retry-after")]).toEqual([429, "2"]);
+    expect(noticeOf(await slowed.text())).toBe(
+      "That email and password do not match a dashboard user. Many sign-ins from your network have failed: wait 2 seconds before trying again.",
+    );
+    expect((await postSignIn(server.url, user)).status).toBe(303);
   });
 });

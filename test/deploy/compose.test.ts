@@ -10,6 +10,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { parseIpRange } from "../../src/lib/ip-address.ts";
 import { runCli } from "../support/cli.ts";
 import { createTestDatabase } from "../support/postgres.ts";
 import { REPO_ROOT, type ServeProcess, startServeProcess } from "../support/serve-process.ts";
@@ -31,7 +32,10 @@ interface Service {
   depends_on?: string[] | Record<string, unknown>;
   ports?: string[];
 }
-const compose = Bun.YAML.parse(read("compose.yaml")) as { services: Record<string, Service> };
+const compose = Bun.YAML.parse(read("compose.yaml")) as {
+  services: Record<string, Service>;
+  networks?: { default?: { ipam?: { config?: Array<{ subnet: string }> } } };
+};
 const services = Object.entries(compose.services);
 const replicas = services.filter(([, s]) => s.image === "stablegate");
 /** `KEY=value` lines of the env file the replicas share, as its example gives them. */
@@ -60,7 +64,7 @@ describe("deploy/compose.yaml", () => {
     for (const [, replica] of replicas) {
       expect(replica.command).toEqual(["serve"]);
       expect(replica.env_file).toBe("stablegate.env");
-      expect(Object.keys(replica.environment!)).toEqual(["STABLEGATE_BASE_URL"]);
+      expect(Object.keys(replica.environment!)).toEqual(["STABLEGATE_BASE_URL", "STABLEGATE_TRUSTED_PROXIES"]);
       expect(replica.environment!.STABLEGATE_BASE_URL).toStartWith("https://${STABLEGATE_DOMAIN");
     }
     const volumes = replicas.map(([, r]) => r.volumes!.find((v) => v.endsWith(":/data")));
@@ -90,6 +94,15 @@ describe("deploy/compose.yaml", () => {
       .split(/\s+/);
     expect(upstreams).toEqual(replicas.map(([name]) => `${name}:8080`));
     expect(caddyfile).toMatch(/health_uri \/readyz/);
+  });
+
+  test("the replicas believe X-Forwarded-For from Caddy's network alone, a range fixed in the file", () => {
+    const subnets = compose.networks?.default?.ipam?.config?.map((c) => c.subnet);
+    expect(subnets).toHaveLength(1);
+    expect(parseIpRange(subnets![0]!)).not.toBeNull();
+    for (const [, replica] of replicas) expect(replica.environment!.STABLEGATE_TRUSTED_PROXIES).toBe(subnets![0]!);
+    // No service picks a network of its own: Caddy and the replicas meet on that one.
+    for (const [, service] of services) expect((service as { networks?: unknown }).networks).toBeUndefined();
   });
 });
 

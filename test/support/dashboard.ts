@@ -58,12 +58,14 @@ export async function postSignIn(
   form: { email: string; password: string; next?: string },
   /** Cookies the browser holds already, such as a session's (`stablegate_session=...`). */
   cookie?: string,
+  /** How requests are sent: a client at another address, say (forwarding-proxy.ts's fetchFrom). */
+  send: (url: string, init?: RequestInit) => Promise<Response> = fetch,
 ): Promise<Response> {
-  const page = await fetch(`${url}/dashboard/login`);
+  const page = await send(`${url}/dashboard/login`);
   const cookies = [...[...setCookies(page)].map(([k, v]) => `${k}=${v}`), ...(cookie ? [cookie] : [])];
   const body = new URLSearchParams({ ...form, csrf: csrfOf(await page.text()) });
   if (form.next === undefined) body.delete("next");
-  return fetch(`${url}/dashboard/login`, {
+  return send(`${url}/dashboard/login`, {
     method: "POST",
     body,
     headers: { cookie: cookies.join("; ") },

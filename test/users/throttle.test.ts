@@ -1,7 +1,8 @@
 /**
- * The sign-in throttle over a real SQLite file with the clock injected: 5 failures in 15 minutes
- * per email and per client, the same answer and the same work for an unknown email, and no way
- * around the limit by guessing in parallel.
+ * The sign-in throttle over a real SQLite file and PostgreSQL with the clock injected: past 5
+ * failures in a day, per email, a wait before each attempt that doubles up to 15 minutes; per
+ * client, the same wait for wrong passwords but never for a right one; the same answer and the
+ * same work for an unknown email, and no way around the limit by guessing in parallel.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, spyOn, test } from "bun:test";
 import { createAccountsService } from "../../src/accounts/service.ts";
@@ -9,7 +10,14 @@ import { createAccountStore } from "../../src/accounts/store.ts";
 import type { Db } from "../../src/db/engine.ts";
 import { AuthError, TooManyRequestsError } from "../../src/lib/errors.ts";
 import { randomIds } from "../../src/lib/ids.ts";
-import { createUsersService, SIGN_IN_WINDOW_MS, type UsersService } from "../../src/users/service.ts";
+import {
+  createUsersService,
+  SIGN_IN_FAILURES_KEPT,
+  SIGN_IN_FREE_FAILURES,
+  SIGN_IN_MAX_WAIT_MS,
+  SIGN_IN_WINDOW_MS,
+  type UsersService,
+} from "../../src/users/service.ts";
 import { createUserStore } from "../../src/users/store.ts";
 import { TEST_PAYOUT } from "../support/server.ts";
 import { ENGINES, openTestStore, type TestStore } from "../support/store-engines.ts";
@@ -67,34 +75,55 @@ describe.each(ENGINES)("%s", (engine) => {
   afterAll(() => store?.close());
 
   describe("sign-in throttle", () => {
-    test("5 wrong passwords for an email, from anywhere, lock that email for 15 minutes, right password or not", async () => {
+    test("past 5 wrong passwords for an email, from anywhere, each attempt waits 1 s, 2 s, 4 s... up to 15 minutes, right password or not", async () => {
       const user = await newUser();
-      for (let i = 0; i < 5; i++)
+      for (let i = 0; i < SIGN_IN_FREE_FAILURES; i++)
         expect(await attempt({ email: user.email, password: "wrong password", client: client() })).toBe("refused");
-      expect(await attempt({ ...user, client: client() })).toBe(900);
+      const waits: Array<string | number> = [];
+      for (let i = 0; i < 12; i++) {
+        // Refused before the check, so the right password is refused too, and the wait does not grow.
+        const wait = await attempt({ ...user, client: client() });
+        waits.push(wait);
+        clock.at += Number(wait) * 1000;
+        expect(await attempt({ email: user.email, password: "wrong password", client: client() })).toBe("refused");
+      }
+      expect(waits).toEqual([1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 900, 900]);
+      expect(SIGN_IN_MAX_WAIT_MS).toBe(900_000);
       clock.at += 10 * MINUTE;
       expect(await attempt({ ...user, client: client() })).toBe(300);
       clock.at += 5 * MINUTE;
       expect(await attempt({ ...user, client: client() })).toBe("ok");
+      // The success cleared the count: five more mistakes are free again.
+      for (let i = 0; i < SIGN_IN_FREE_FAILURES; i++)
+        expect(await attempt({ email: user.email, password: "wrong password", client: client() })).toBe("refused");
+      expect(await attempt({ ...user, client: client() })).toBe(1);
     });
 
-    test("5 failures from one client, whatever the emails, lock that client out of every account", async () => {
+    test("failures older than a day no longer count", async () => {
       const user = await newUser();
-      const from = client();
-      for (let i = 0; i < 5; i++)
-        expect(await attempt({ email: email(), password: "wrong password", client: from })).toBe("refused");
-      expect(await attempt({ ...user, client: from })).toBe(900);
+      for (let i = 0; i < SIGN_IN_FREE_FAILURES; i++)
+        expect(await attempt({ email: user.email, password: "wrong password", client: client() })).toBe("refused");
+      clock.at += SIGN_IN_WINDOW_MS - 1;
+      expect(await attempt({ email: user.email, password: "wrong password", client: client() })).toBe("refused");
+      expect(await attempt({ ...user, client: client() })).toBe(2);
+      clock.at += 2_000;
+      // The first five are over a day old: one failure in the window, no wait.
+      expect(await attempt({ email: user.email, password: "wrong password", client: client() })).toBe("refused");
       expect(await attempt({ ...user, client: client() })).toBe("ok");
     });
 
-    test("Retry-After counts down to when the failure that keeps the count at 5 leaves the window", async () => {
+    test("5 failures from one client, whatever the emails: its wrong passwords then get a growing wait, its right one still signs in", async () => {
       const user = await newUser();
-      for (let i = 0; i < 5; i++) {
-        expect(await attempt({ email: user.email, password: "wrong password", client: client() })).toBe("refused");
-        clock.at += MINUTE;
-      }
-      // Failures at 0..4 min, now 5 min: the first leaves the window at 15 min.
-      expect(await attempt({ ...user, client: client() })).toBe(600);
+      const from = client();
+      for (let i = 0; i < SIGN_IN_FREE_FAILURES; i++)
+        expect(await attempt({ email: email(), password: "wrong password", client: from })).toBe("refused");
+      const waits = [];
+      for (let i = 0; i < 4; i++)
+        waits.push(await attempt({ email: email(), password: "wrong password", client: from }));
+      expect(waits).toEqual([2, 4, 8, 16]);
+      // Checked all the same: the right password signs in, from that client, at once.
+      expect(await attempt({ ...user, client: from })).toBe("ok");
+      expect(await attempt({ ...user, client: client() })).toBe("ok");
     });
 
     test("an unknown email gets the same answers as a wrong password, after the same password check", async () => {
@@ -108,7 +137,7 @@ describe.each(ENGINES)("%s", (engine) => {
           answers.unknown.push(await attempt({ email: unknown, password: "wrong password", client: client() }));
         }
         expect(answers.unknown).toEqual(answers.known);
-        expect(answers.known).toEqual(["refused", "refused", "refused", "refused", "refused", 900]);
+        expect(answers.known).toEqual(["refused", "refused", "refused", "refused", "refused", 1]);
         // One Argon2id verification per attempt that was not throttled, the unknown email's included.
         expect(verify).toHaveBeenCalledTimes(10);
       } finally {
@@ -126,7 +155,7 @@ describe.each(ENGINES)("%s", (engine) => {
           ),
         );
         expect(answers.filter((a) => a === "refused")).toHaveLength(5);
-        expect(answers.filter((a) => a === 900)).toHaveLength(7);
+        expect(answers.filter((a) => a === 1)).toHaveLength(7);
         expect(verify).toHaveBeenCalledTimes(5);
       } finally {
         verify.mockRestore();
@@ -137,15 +166,52 @@ describe.each(ENGINES)("%s", (engine) => {
       const user = await newUser();
       const from = client();
       for (let i = 0; i < 4; i++)
-        expect(await attempt({ email: user.email, password: "wrong password", client: client() })).toBe("refused");
+        expect(await attempt({ email: user.email, password: "wrong password", client: from })).toBe("refused");
       expect(await attempt({ ...user, client: from })).toBe("ok");
       for (let i = 0; i < 4; i++)
         expect(await attempt({ email: user.email, password: "wrong password", client: client() })).toBe("refused");
       expect(await attempt({ ...user, client: client() })).toBe("ok");
 
-      for (let i = 0; i < 5; i++)
-        expect(await attempt({ email: email(), password: "wrong password", client: from })).toBe("refused");
-      expect(await attempt({ ...user, client: from })).toBe(900);
+      // The client still has its 4: one more is free, the next wrong one waits.
+      expect(await attempt({ email: email(), password: "wrong password", client: from })).toBe("refused");
+      expect(await attempt({ email: email(), password: "wrong password", client: from })).toBe(2);
+    });
+
+    test("one client's password checks run one at a time; different clients' side by side", async () => {
+      const verify = Bun.password.verify;
+      let running = 0;
+      let most = 0;
+      const spy = spyOn(Bun.password, "verify").mockImplementation(async (...args) => {
+        most = Math.max(most, ++running);
+        try {
+          return await verify(...args);
+        } finally {
+          running--;
+        }
+      });
+      try {
+        const from = client();
+        await Promise.all([1, 2, 3].map(() => attempt({ email: email(), password: "wrong password", client: from })));
+        expect(most).toBe(1);
+        most = 0;
+        await Promise.all(
+          [1, 2, 3].map(() => attempt({ email: email(), password: "wrong password", client: client() })),
+        );
+        expect(most).toBeGreaterThan(1);
+      } finally {
+        spy.mockRestore();
+      }
+    });
+
+    test("at most SIGN_IN_FAILURES_KEPT failures are kept per client, enough for the longest wait", async () => {
+      const from = client();
+      for (let i = 0; i < SIGN_IN_FAILURES_KEPT + 6; i++)
+        await attempt({ email: email(), password: "wrong password", client: from });
+      const kept = db
+        .query<{ n: number }, [string]>("SELECT count(*) AS n FROM sign_in_failures WHERE key = ?")
+        .get(`client:${from}`)!.n;
+      expect(Number(kept)).toBe(SIGN_IN_FAILURES_KEPT);
+      expect(await attempt({ email: email(), password: "wrong password", client: from })).toBe(900);
     });
 
     test("failures older than the window are purged as new ones are recorded", async () => {
