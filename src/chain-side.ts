@@ -87,6 +87,7 @@ export function createChainSide(deps: ChainSideDeps) {
         stuckAfterMs: chain.stuckAfterMs,
         depositAddressOf: (paymentId) =>
           (stores.payments.findById(paymentId)?.deposit_address as Address | undefined) ?? null,
+        paymentOf: (paymentId) => stores.payments.findById(paymentId),
         clock,
         ids,
         log,

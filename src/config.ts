@@ -1,6 +1,7 @@
 import { isIP } from "node:net";
 import { type Address, getAddress, type Hex, isAddress, isHex } from "viem";
 import { CHAINS, defaultRpcUrl } from "./chain/chains.ts";
+import { SWEEP_FLOOR_VARIABLE, sweepFloors } from "./chain/sweep-floor.ts";
 import { type CrossChainConfig, crossChainConfig } from "./crosschain/config.ts";
 import { storeLocationFrom } from "./db/open.ts";
 import { parseDuration } from "./lib/duration.ts";
@@ -24,6 +25,8 @@ export interface Config {
     usdc: Address;
     confirmations: number;
     pollIntervalMs: number;
+    /** Micro-USDC below which late funds are not swept at the relayer's cost (src/chain/sweep-floor.ts). */
+    sweepFloor: bigint;
   };
   /** Hex private key that pays settlement gas; undefined: generated into the data dir. */
   relayerKey: Hex | undefined;
@@ -138,11 +141,22 @@ function chainConfig(env: Env): Config["chain"] {
   const rpcUrl = url(env, "STABLEGATE_RPC_URL", RPC_PROTOCOLS);
   const confirmations = integer(env, "STABLEGATE_CONFIRMATIONS", 0, 10_000);
   const pollIntervalMs = integer(env, "STABLEGATE_POLL_INTERVAL_MS", 50, 3_600_000);
+  const floorOf = sweepFloors(env[SWEEP_FLOOR_VARIABLE], (variable, problem) => {
+    throw new ConfigError(variable, problem);
+  });
   if (name === "custom") {
     if (chainId === undefined) throw new ConfigError("STABLEGATE_CHAIN_ID", "required when STABLEGATE_CHAIN is custom");
     if (!usdc) throw new ConfigError("STABLEGATE_USDC_ADDRESS", "required when STABLEGATE_CHAIN is custom");
     if (!rpcUrl) throw new ConfigError("STABLEGATE_RPC_URL", "required when STABLEGATE_CHAIN is custom");
-    return { name, chainId, usdc, rpcUrl, confirmations: confirmations ?? 1, pollIntervalMs: pollIntervalMs ?? 1_000 };
+    return {
+      name,
+      chainId,
+      usdc,
+      rpcUrl,
+      confirmations: confirmations ?? 1,
+      pollIntervalMs: pollIntervalMs ?? 1_000,
+      sweepFloor: floorOf(name),
+    };
   }
   const known = CHAINS.get(name);
   if (!known) {
@@ -158,6 +172,7 @@ function chainConfig(env: Env): Config["chain"] {
     rpcUrl: rpcUrl ?? defaultRpcUrl(known),
     confirmations: confirmations ?? known.confirmations,
     pollIntervalMs: pollIntervalMs ?? known.blockTimeMs,
+    sweepFloor: floorOf(name),
   };
 }
 

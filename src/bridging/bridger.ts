@@ -13,6 +13,7 @@ import { type Fees, goingFees, outbid, sentWith } from "../chain/fees.ts";
 import type { SourceNetwork } from "../chain/networks.ts";
 import { runRelayerLoop } from "../chain/relayer-loop.ts";
 import { backoffMs, errorMessage, isAlreadySent, isRevert, nodeMessage, unlessNotFound } from "../chain/rpc-errors.ts";
+import { LATE_SWEEPS_PER_DAY } from "../chain/sweep-floor.ts";
 import { decodeBurnMessage } from "../crosschain/message.ts";
 import type { BurnStore } from "../crosschain/store.ts";
 import type { Clock } from "../lib/clock.ts";
@@ -359,12 +360,14 @@ export function createBridger(deps: BridgerDeps) {
   }
 
   /**
-   * A bridge for each payment with credited funds on this chain that no bridge carries yet,
+   * A bridge for each payment with credited funds on this chain that no bridge carries yet and
+   * that are worth one (the store's query: needed by the payment, or from the sweep floor up),
    * unless an earlier burn already took them (bridge() burns the whole balance, funds not yet
    * credited too): then that burn's bridge carries them.
    */
   function openBridges(): void {
-    for (const paymentId of bridges.unbridgedPayments(source.chainId)) {
+    const lateFunds = { floor: source.sweepFloor, perDay: LATE_SWEEPS_PER_DAY };
+    for (const paymentId of bridges.unbridgedPayments(source.chainId, clock.now(), lateFunds)) {
       deps.transaction(() => {
         const { credited, burned } = bridges.totals(paymentId, source.chainId);
         const latest = bridges.latestBurned(paymentId, source.chainId);

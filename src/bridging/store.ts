@@ -42,6 +42,8 @@ export interface BridgeRow {
 
 export type BridgeStore = ReturnType<typeof createBridgeStore>;
 
+const DAY_MS = 86_400_000;
+
 /** SQL of bridging: the bridges table and the transfers each carries. */
 export function createBridgeStore(db: Db) {
   const insert = db.query(
@@ -58,22 +60,29 @@ export function createBridgeStore(db: Db) {
     `UPDATE transfers SET bridge_id = ?1
      WHERE payment_id = ?2 AND chain_id = ?3 AND credited_at IS NOT NULL AND bridge_id IS NULL`,
   );
-  // Payments with credited source-chain funds no bridge carries yet, and no burn of theirs in flight there.
+  // Payments with credited source-chain funds no bridge carries yet, and no burn of theirs in flight
+  // there, whose funds are worth a bridge: already burned by an earlier one (only linked then), or
+  // needed to complete a payment that waits for funds, or at least the chain's sweep floor (?2) and
+  // then, for a finished payment, only while it had fewer than ?4 bridges there since ?3. A
+  // stranger's dust to an old deposit address stays where it is, credited.
   // SQLite is told to use the partial index; PostgreSQL's planner takes no hints and picks it alone.
-  const unbridged = db.query<{ payment_id: string }, [number]>(
-    sqlFor(
-      db,
-      `SELECT DISTINCT t.payment_id FROM transfers t INDEXED BY transfers_unbridged
-       WHERE t.chain_id = ?1 AND t.bridge_id IS NULL AND t.credited_at IS NOT NULL
-         AND NOT EXISTS (SELECT 1 FROM bridges b WHERE b.payment_id = t.payment_id AND b.chain_id = ?1
-                           AND b.state = 'credited')
-       LIMIT 100`,
-      `SELECT DISTINCT t.payment_id FROM transfers t
-       WHERE t.chain_id = ?1 AND t.bridge_id IS NULL AND t.credited_at IS NOT NULL
-         AND NOT EXISTS (SELECT 1 FROM bridges b WHERE b.payment_id = t.payment_id AND b.chain_id = ?1
-                           AND b.state = 'credited')
-       LIMIT 100`,
-    ),
+  const unbridgedSql = (hint: string) => `
+    SELECT t.payment_id FROM transfers t${hint} JOIN payments p ON p.id = t.payment_id
+     WHERE t.chain_id = ?1 AND t.bridge_id IS NULL AND t.credited_at IS NOT NULL
+       AND NOT EXISTS (SELECT 1 FROM bridges b WHERE b.payment_id = t.payment_id AND b.chain_id = ?1
+                         AND b.state = 'credited')
+     GROUP BY t.payment_id, p.status, p.amount_received, p.amount
+    HAVING (SELECT coalesce(sum(b.amount), 0) FROM bridges b WHERE b.payment_id = t.payment_id AND b.chain_id = ?1)
+             >= (SELECT sum(c.amount) FROM transfers c
+                  WHERE c.payment_id = t.payment_id AND c.chain_id = ?1 AND c.credited_at IS NOT NULL)
+        OR (p.status IN ('pending', 'underpaid', 'expired') AND p.amount_received >= p.amount)
+        OR (sum(t.amount) >= ?2
+            AND (p.status != 'confirmed'
+                 OR (SELECT count(*) FROM bridges b WHERE b.payment_id = t.payment_id AND b.chain_id = ?1
+                       AND b.created_at > ?3) < ?4))
+     LIMIT 100`;
+  const unbridged = db.query<{ payment_id: string }, [number, bigint, number, number]>(
+    sqlFor(db, unbridgedSql(" INDEXED BY transfers_unbridged"), unbridgedSql("")),
   );
   // PostgreSQL sums BIGINT as NUMERIC; the cast gives back the int64 SQLite's sum is (both fail past it).
   const credited = db
@@ -190,7 +199,9 @@ export function createBridgeStore(db: Db) {
     },
     /** Transfers credited after a burn that already took their funds: carried by that burn's bridge. */
     linkTransfers: (bridgeId: string, paymentId: string, chainId: number) => link.run(bridgeId, paymentId, chainId),
-    unbridgedPayments: (chainId: number) => unbridged.all(chainId).map((r) => r.payment_id),
+    /** Payments whose credited funds on `chainId` a bridge should take now (see the query). */
+    unbridgedPayments: (chainId: number, now: number, lateFunds: { floor: bigint; perDay: number }) =>
+      unbridged.all(chainId, lateFunds.floor, now - DAY_MS, lateFunds.perDay).map((r) => r.payment_id),
     /** What was credited on `chainId` for the payment, and what its bridges burned there. */
     totals(paymentId: string, chainId: number): { credited: bigint; burned: bigint } {
       return {

@@ -6,12 +6,21 @@ import * as viemChains from "viem/chains";
  * Confirmations trade speed against reorg risk: about a minute of blocks on L2s, 12 on
  * Ethereum, a few minutes on Polygon PoS; override with STABLEGATE_CONFIRMATIONS.
  */
+/** The floor of a custom chain, whose gas nothing here knows: one cent. */
+export const CUSTOM_SWEEP_FLOOR = 10_000n;
+
 export interface ChainInfo {
   name: string;
   chainId: number;
   usdc: Address;
   confirmations: number;
   blockTimeMs: number;
+  /**
+   * Micro-USDC below which a deposit address's funds here are not worth the relayer's gas to
+   * move (sweep or bridge): about twenty times a settlement's cost at ordinary gas prices, so
+   * a stranger's dust cannot make the operator pay. STABLEGATE_SWEEP_FLOOR overrides it.
+   */
+  sweepFloor: bigint;
   cctpDomain: number;
   testnet: boolean;
   /** CCTP fast transfer is only offered from chains whose finality is slow enough to need it. */
@@ -31,6 +40,7 @@ const MAINNETS: Array<[Row, Chain]> = [
       usdc: "0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48",
       confirmations: 12,
       blockTimeMs: 12_000,
+      sweepFloor: 5_000_000n,
       cctpDomain: 0,
       fastSource: true,
       explorer: "https://etherscan.io",
@@ -44,6 +54,7 @@ const MAINNETS: Array<[Row, Chain]> = [
       usdc: "0xB97EF9Ef8734C71904D8002F8b6Bc66Dd9c48a6E",
       confirmations: 3,
       blockTimeMs: 2_000,
+      sweepFloor: 100_000n,
       cctpDomain: 1,
       fastSource: false,
       explorer: "https://snowtrace.io",
@@ -57,6 +68,7 @@ const MAINNETS: Array<[Row, Chain]> = [
       usdc: "0x0b2C639c533813f4Aa9D7837CAf62653d097Ff85",
       confirmations: 30,
       blockTimeMs: 2_000,
+      sweepFloor: 100_000n,
       cctpDomain: 2,
       fastSource: true,
       explorer: "https://optimistic.etherscan.io",
@@ -70,6 +82,7 @@ const MAINNETS: Array<[Row, Chain]> = [
       usdc: "0xaf88d065e77c8cC2239327C5EDb3A432268e5831",
       confirmations: 240,
       blockTimeMs: 1_000,
+      sweepFloor: 100_000n,
       cctpDomain: 3,
       fastSource: true,
       explorer: "https://arbiscan.io",
@@ -83,6 +96,7 @@ const MAINNETS: Array<[Row, Chain]> = [
       usdc: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",
       confirmations: 30,
       blockTimeMs: 2_000,
+      sweepFloor: 100_000n,
       cctpDomain: 6,
       fastSource: true,
       explorer: "https://basescan.org",
@@ -96,6 +110,7 @@ const MAINNETS: Array<[Row, Chain]> = [
       usdc: "0x3c499c542cEF5E3811e1192ce70d8cC03d5c3359",
       confirmations: 128,
       blockTimeMs: 2_000,
+      sweepFloor: 100_000n,
       cctpDomain: 7,
       fastSource: false,
       explorer: "https://polygonscan.com",
@@ -112,6 +127,7 @@ const TESTNETS: Array<[Row, Chain]> = [
       usdc: "0x1c7D4B196Cb0C7B01d743Fbc6116a902379C7238",
       confirmations: 12,
       blockTimeMs: 12_000,
+      sweepFloor: 5_000_000n,
       cctpDomain: 0,
       fastSource: true,
       explorer: "https://sepolia.etherscan.io",
@@ -125,6 +141,7 @@ const TESTNETS: Array<[Row, Chain]> = [
       usdc: "0x5425890298aed601595a70AB815c96711a31Bc65",
       confirmations: 3,
       blockTimeMs: 2_000,
+      sweepFloor: 100_000n,
       cctpDomain: 1,
       fastSource: false,
       explorer: "https://testnet.snowtrace.io",
@@ -138,6 +155,7 @@ const TESTNETS: Array<[Row, Chain]> = [
       usdc: "0x5fd84259d66Cd46123540766Be93DFE6D43130D7",
       confirmations: 30,
       blockTimeMs: 2_000,
+      sweepFloor: 100_000n,
       cctpDomain: 2,
       fastSource: true,
       explorer: "https://optimism-sepolia.blockscout.com",
@@ -151,6 +169,7 @@ const TESTNETS: Array<[Row, Chain]> = [
       usdc: "0x75faf114eafb1BDbe2F0316DF893fd58CE46AA4d",
       confirmations: 240,
       blockTimeMs: 1_000,
+      sweepFloor: 100_000n,
       cctpDomain: 3,
       fastSource: true,
       explorer: "https://sepolia.arbiscan.io",
@@ -164,6 +183,7 @@ const TESTNETS: Array<[Row, Chain]> = [
       usdc: "0x036CbD53842c5426634e7929541eC2318f3dCF7e",
       confirmations: 30,
       blockTimeMs: 2_000,
+      sweepFloor: 100_000n,
       cctpDomain: 6,
       fastSource: true,
       explorer: "https://sepolia.basescan.org",
@@ -177,6 +197,7 @@ const TESTNETS: Array<[Row, Chain]> = [
       usdc: "0x41E94Eb019C0762f9Bfcf9Fb1E58725BfB0e7582",
       confirmations: 128,
       blockTimeMs: 2_000,
+      sweepFloor: 100_000n,
       cctpDomain: 7,
       fastSource: false,
       explorer: "https://amoy.polygonscan.com",

@@ -98,6 +98,7 @@ export function createChain(deps: ChainDeps) {
     chainId: config.chain.chainId,
     confirmations: config.chain.confirmations,
     stuckAfterMs,
+    sweepFloor: config.chain.sweepFloor,
     factoryV2: config.crossChain !== null,
     bridged: bridges && {
       newestMint: bridges.newestMint,

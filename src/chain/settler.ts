@@ -22,6 +22,7 @@ import { runRelayerLoop } from "./relayer-loop.ts";
 import { errorMessage, isAlreadySent, isRevert, nodeMessage, unlessNotFound } from "./rpc-errors.ts";
 import { settledAfter } from "./settlement-proof.ts";
 import type { ChainStore, SettlementRow } from "./store.ts";
+import { LATE_SWEEPS_PER_DAY } from "./sweep-floor.ts";
 
 export interface SettlerDeps {
   client: PublicClient;
@@ -37,6 +38,8 @@ export interface SettlerDeps {
   confirmations: number;
   /** A transaction unmined for this long is replaced with higher fees. */
   stuckAfterMs: number;
+  /** Micro-USDC below which a confirmed payment's late funds are left at its address (chain table, STABLEGATE_SWEEP_FLOOR). */
+  sweepFloor: bigint;
   /** Deploy the version 2 factory too: new payments use it (source chains are enabled). */
   factoryV2?: boolean;
   /** Bridged funds of a payment (src/bridging/): where its newest mint landed, and marking them swept. */
@@ -334,7 +337,8 @@ export function createSettler(deps: SettlerDeps) {
       const head = await client.getBlockNumber({ cacheTime: 0 });
       for (const settlement of open) await follow(settlement, head);
     }
-    for (const row of payments.awaitingSettlement(clock.now())) await submit(row);
+    for (const row of payments.awaitingSettlement(clock.now(), { floor: deps.sweepFloor, perDay: LATE_SWEEPS_PER_DAY }))
+      await submit(row);
   }
 
   return {

@@ -1,5 +1,6 @@
 import { type Address, getAddress, isAddress } from "viem";
 import { CHAINS, type ChainInfo, defaultRpcUrl } from "../chain/chains.ts";
+import { SWEEP_FLOOR_VARIABLE, sweepFloors } from "../chain/sweep-floor.ts";
 import { urlProblem } from "../lib/url-check.ts";
 
 /** Source chains and the attestation service are reached over HTTP. */
@@ -37,6 +38,8 @@ export interface CctpSource {
   pollIntervalMs: number;
   /** How deposit addresses' funds on it are bridged: fast where Circle offers it, unless the operator says standard. */
   finality: "fast" | "standard";
+  /** Micro-USDC below which a deposit address's funds here are not bridged at the relayer's cost. */
+  sweepFloor: bigint;
 }
 
 export interface CrossChainConfig {
@@ -51,6 +54,8 @@ export interface CrossChainConfig {
    * settlement chain, in basis points; committed in the address's salt (DepositFactoryV2).
    */
   maxBridgeFeeBps: number;
+  /** The settlement chain's sweep floor: a payer's burn smaller than this (and than what is due) is not redeemed at the relayer's cost. */
+  redeemFloor: bigint;
 }
 
 /** Default bridge-fee bound: above Circle's highest fast-transfer fee (14 bps, from Linea). */
@@ -80,7 +85,11 @@ export function crossChainConfig(
   if (listed.length === 0 && custom.length === 0) return null;
 
   const destination = CHAINS.get(settlement.name);
-  const sources: CctpSource[] = [...listed.map((entry) => listedSource(entry, fail)), ...custom];
+  const floorOf = sweepFloors(env[SWEEP_FLOOR_VARIABLE], fail);
+  const sources: CctpSource[] = [...listed.map((entry) => listedSource(entry, fail)), ...custom].map((s) => ({
+    ...s,
+    sweepFloor: floorOf(s.name),
+  }));
   const testnet = destination ? destination.testnet : !sources.some((s) => CHAINS.get(s.name)?.testnet === false);
   for (const source of sources) {
     const info = CHAINS.get(source.name);
@@ -133,10 +142,11 @@ export function crossChainConfig(
       CCTP_CONTRACTS[network].messageTransmitter,
       fail,
     ),
+    redeemFloor: floorOf(settlement.name),
   };
 }
 
-function listedSource(entry: string, fail: Fail): CctpSource {
+function listedSource(entry: string, fail: Fail): Omit<CctpSource, "sweepFloor"> {
   const eq = entry.indexOf("=");
   const name = eq < 0 ? entry : entry.slice(0, eq).trim();
   const info = CHAINS.get(name);
@@ -163,7 +173,7 @@ function typicalSeconds(info: ChainInfo): { fastSeconds: number | null; standard
   return { fastSeconds: info.cctpDomain === 0 ? 20 : 8, standardSeconds: 16 * 60 };
 }
 
-function customSources(env: Env, fail: Fail): CctpSource[] {
+function customSources(env: Env, fail: Fail): Array<Omit<CctpSource, "sweepFloor">> {
   const raw = env.STABLEGATE_CCTP_CUSTOM_SOURCES?.trim();
   if (!raw) return [];
   let parsed: unknown;

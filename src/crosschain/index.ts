@@ -4,10 +4,11 @@ import type { NonceManager } from "../chain/nonces.ts";
 import type { Clock } from "../lib/clock.ts";
 import type { IdGenerator } from "../lib/ids.ts";
 import type { Logger } from "../lib/log.ts";
+import type { PaymentRow } from "../payments/store.ts";
 import { createAttestationApi } from "./attestation-api.ts";
 import type { CrossChainConfig } from "./config.ts";
 import { createRedeemer } from "./redeemer.ts";
-import { createCrossChainService } from "./service.ts";
+import { createCrossChainService, worthRedeeming } from "./service.ts";
 import { createSourceBurns } from "./source-burn.ts";
 import type { BurnStore } from "./store.ts";
 
@@ -17,6 +18,7 @@ export interface CrossChainWiring {
   clients: ReturnType<typeof createChainClients>;
   nonces: NonceManager;
   depositAddressOf: (paymentId: string) => Address | null;
+  paymentOf: (paymentId: string) => PaymentRow | null;
   clock: Clock;
   ids: IdGenerator;
   log: Logger;
@@ -38,6 +40,10 @@ export function createCrossChain(w: CrossChainWiring) {
     api,
     destination: { client: w.clients.publicClient, wallet: w.clients.walletClient, nonces: w.nonces },
     depositAddressOf: w.depositAddressOf,
+    worthRedeeming: (paymentId, amount) => {
+      const row = w.paymentOf(paymentId);
+      return row !== null && worthRedeeming(row, amount, w.config.redeemFloor);
+    },
     sourceBurns,
     clock: w.clock,
     log: w.log,

@@ -16,6 +16,7 @@ import type { Clock } from "../lib/clock.ts";
 import { RetryableError } from "../lib/errors.ts";
 import type { Logger } from "../lib/log.ts";
 import { runEvery } from "../lib/loop.ts";
+import { formatExact } from "../lib/money.ts";
 import { createWaker } from "../lib/sleep.ts";
 import { messageTransmitterAbi } from "./abi.ts";
 import type { AttestationApi } from "./attestation-api.ts";
@@ -35,6 +36,8 @@ export interface RedeemerDeps {
     nonces: NonceManager;
   };
   depositAddressOf: (paymentId: string) => Address | null;
+  /** Whether a payer's burn of `amount` for the payment is worth a redemption (service.ts `worthRedeeming`). */
+  worthRedeeming: (paymentId: string, amount: bigint) => boolean;
   sourceBurns: SourceBurns;
   clock: Clock;
   log: Logger;
@@ -88,6 +91,12 @@ export function createRedeemer(deps: RedeemerDeps) {
       if ("failure" in verified) return { state: "failed", error: verified.failure };
       burn.amount = verified.amount;
     }
+    // A payer's burn posted before it was mined is checked here, as the public endpoint checks a mined one.
+    if (burn.bridge_id === null && !deps.worthRedeeming(burn.payment_id, burn.amount))
+      return {
+        state: "failed",
+        error: `burns ${formatExact(burn.amount)} USDC, too little to redeem at this server's cost; anyone may relay its attested message`,
+      };
     const messages = await api.messages(burn.source_domain, burn.tx_hash as Hex);
     const mine = messages.find((m) => {
       const decoded = decodeBurnMessage(m.message);

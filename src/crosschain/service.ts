@@ -19,6 +19,18 @@ const MAX_UNCHECKED_BURNS = 20;
 /** Statuses in which more funds are not needed; a quote then says so instead of offering calls. */
 const SETTLED_OR_SETTLING = new Set(["settling", "overpaid", "confirmed"]);
 
+/** The statuses in which a payment waits for funds: only then does a payer's burn get redeemed for it. */
+const WAITING_FOR_FUNDS = new Set(["pending", "underpaid", "expired"]);
+
+/**
+ * Whether a payer's burn of `amount` for the payment is worth redeeming at the relayer's cost:
+ * at least the settlement chain's sweep floor, or everything the payment still needs. A smaller
+ * burn is not lost: its attested message can be relayed by anyone, the payer included.
+ */
+export function worthRedeeming(row: PaymentRow, amount: bigint, floor: bigint): boolean {
+  return amount >= floor || (amount > 0n && amount >= amountDue(row));
+}
+
 export interface CrossChainDeps {
   config: CrossChainConfig;
   burns: BurnStore;
@@ -133,6 +145,8 @@ export function createCrossChainService(deps: CrossChainDeps): CrossChainApi {
       const hash = txHash.toLowerCase() as Hex;
       const known = burns.find(from.domain, hash, row.id);
       if (known) return burnView(known);
+      if (!WAITING_FOR_FUNDS.has(row.status))
+        throw new ConflictError(`this payment is ${row.status} and waits for no funds; burns for it are not redeemed`);
       let onSource: SourceBurn = null;
       try {
         onSource = await sourceBurns.read(from.name, hash, row.deposit_address as Address);
@@ -142,6 +156,12 @@ export function createCrossChainService(deps: CrossChainDeps): CrossChainApi {
       }
       if (onSource !== null && "failure" in onSource)
         throw new UnprocessableError(`transaction ${hash}: ${onSource.failure}`);
+      if (onSource !== null && !worthRedeeming(row, onSource.amount, config.redeemFloor))
+        throw new UnprocessableError(
+          `transaction ${hash} burns ${formatExact(onSource.amount)} USDC; this server redeems burns of at least ` +
+            `${formatExact(config.redeemFloor)} USDC, or of everything the payment still needs ` +
+            `(${formatExact(amountDue(row))} USDC)`,
+        );
       // Hashes nothing can check yet are capped, as past a handful they are noise; a mined burn
       // to this deposit address is money and always recorded, so that noise never blocks it.
       if (onSource === null && burns.countUnchecked(row.id) >= MAX_UNCHECKED_BURNS) {

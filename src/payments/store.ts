@@ -105,6 +105,8 @@ export interface ListFilter {
 
 export type PaymentStore = ReturnType<typeof createPaymentStore>;
 
+const DAY_MS = 86_400_000;
+
 /**
  * Payments holding funds owed to the merchant and not yet swept (less what bridging them cost):
  * funded and open, confirmed with a later top-up, or settling, overpaid or failed (a settlement
@@ -168,11 +170,16 @@ export function createPaymentStore(db: Db) {
   );
   // The unswept payments with no settlement in flight; failed ones only once their retry is due;
   // none while funds credited on a source chain are still on their way (no bridge carries them
-  // yet, or one does and its mint has not landed).
+  // yet, or one does and its mint has not landed). Late funds of a confirmed payment only from
+  // the sweep floor (?2) up, and only while the payment had fewer than ?4 settlements since ?3:
+  // dust sent by a stranger to a finished payment must not spend the relayer's gas.
   const awaitingSettlement = db
-    .query<PaymentRow, [number]>(
+    .query<PaymentRow, [number, bigint, number, number]>(
       `SELECT * FROM (${UNSWEPT}) p
        WHERE (settle_retry_at IS NULL OR settle_retry_at <= ?1)
+         AND (status != 'confirmed'
+              OR (amount_received - amount_settled - bridge_fee >= ?2
+                  AND (SELECT count(*) FROM settlements s WHERE s.payment_id = p.id AND s.submitted_at > ?3) < ?4))
          AND NOT EXISTS (SELECT 1 FROM settlements s WHERE s.payment_id = p.id AND s.state = 'submitted')
          AND NOT EXISTS (SELECT 1 FROM bridges b WHERE b.payment_id = p.id
                            AND b.state IN ('credited', 'burned', 'attested'))
@@ -247,7 +254,9 @@ export function createPaymentStore(db: Db) {
     updateStatus: (id: string, from: PaymentStatus, to: PaymentStatus, now: number) =>
       updateStatus.run(to, now, id, from).changes > 0,
     dueForExpiry: (now: number, limit: number) => dueForExpiry.all(now, limit).map((r) => r.id),
-    awaitingSettlement: (now: number) => awaitingSettlement.all(now).map((row) => normalise(row)!),
+    /** See the query: `lateFunds` bounds what a confirmed payment's late funds may cost the relayer. */
+    awaitingSettlement: (now: number, lateFunds: { floor: bigint; perDay: number }) =>
+      awaitingSettlement.all(now, lateFunds.floor, now - DAY_MS, lateFunds.perDay).map((row) => normalise(row)!),
     /** Payments with funds the settler has still to sweep: waiting, retrying or sent and not mined yet. */
     countUnswept: () => countUnswept.get()!.n,
     /** Payments of every account by status; a status no payment has is absent. */

@@ -6,7 +6,13 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { type BridgeStore, createBridgeStore } from "../../src/bridging/store.ts";
 import { type ChainStore, createChainStore } from "../../src/chain/store.ts";
-import { createPaymentStore, insertAccount, insertPayment, paymentRow } from "../support/payment-rows.ts";
+import {
+  ANY_LATE_FUNDS,
+  createPaymentStore,
+  insertAccount,
+  insertPayment,
+  paymentRow,
+} from "../support/payment-rows.ts";
 import { ENGINES, openTestStore, type TestStore } from "../support/store-engines.ts";
 
 const SOURCE = 31338;
@@ -55,39 +61,79 @@ describe.each(ENGINES)("bridges store (%s)", (engine) => {
   test("a payment needs a bridge for credited source transfers no bridge carries, once per burn in flight", () => {
     transfer(31337, 1_000_000n); // the settlement chain's: never bridged
     transfer(SOURCE, 2_000_000n, false); // not credited yet
-    expect(bridges.unbridgedPayments(SOURCE)).toEqual([]);
+    expect(bridges.unbridgedPayments(SOURCE, 1, ANY_LATE_FUNDS)).toEqual([]);
     transfer(SOURCE, 3_000_000n);
-    expect(bridges.unbridgedPayments(SOURCE)).toEqual([paymentId]);
+    expect(bridges.unbridgedPayments(SOURCE, 1, ANY_LATE_FUNDS)).toEqual([paymentId]);
     const first = open("brg_1");
     // It carries the credited one only.
     expect(chain.transfersForPayment(paymentId).map((t) => t.bridge_id ?? null)).toEqual([null, null, first.id]);
     transfer(SOURCE, 4_000_000n);
     // Credited while the first burn is in flight: waits for it (it may take these funds too).
-    expect(bridges.unbridgedPayments(SOURCE)).toEqual([]);
+    expect(bridges.unbridgedPayments(SOURCE, 1, ANY_LATE_FUNDS)).toEqual([]);
     bridges.save({ ...first, state: "burned", amount: 7_000_000n }, 2);
-    expect(bridges.unbridgedPayments(SOURCE)).toEqual([paymentId]);
+    expect(bridges.unbridgedPayments(SOURCE, 1, ANY_LATE_FUNDS)).toEqual([paymentId]);
     expect(bridges.totals(paymentId, SOURCE)).toEqual({ credited: 7_000_000n, burned: 7_000_000n });
+  });
+
+  test("a bridge only for funds worth one: from the floor up, needed to complete the payment, or burned already", () => {
+    const lateFunds = { floor: 100_000n, perDay: 2 };
+    const worth = () => bridges.unbridgedPayments(SOURCE, 10, lateFunds);
+    transfer(SOURCE, 50_000n); // a stranger's dust to a payment waiting for 10.00
+    expect(worth()).toEqual([]);
+    transfer(SOURCE, 49_999n);
+    expect(worth()).toEqual([]);
+    transfer(SOURCE, 1n); // together at the floor
+    expect(worth()).toEqual([paymentId]);
+    const first = open("brg_1");
+    bridges.save({ ...first, state: "minted", amount: 100_000n }, 2);
+
+    // Paid in full on the settlement chain, with dust here: the dust completes nothing, but the
+    // payment waits for funds and has them all, so whatever is here goes with it.
+    transfer(SOURCE, 10n);
+    expect(worth()).toEqual([]);
+    transfer(31337, 9_899_990n);
+    expect(worth()).toEqual([paymentId]);
+  });
+
+  test("a finished payment's late funds here: at most the daily number of bridges, but always linked to a burn that took them", () => {
+    const lateFunds = { floor: 100_000n, perDay: 2 };
+    payments.updateStatus(paymentId, "pending", "confirmed", 1);
+    for (const [i, at] of [
+      [1, 5],
+      [2, 6],
+    ] as const) {
+      transfer(SOURCE, 1_000_000n);
+      const bridge = bridges.create({ id: `brg_${i}`, payment_id: paymentId, chain_id: SOURCE, now: at });
+      bridges.save({ ...bridge, state: "minted", amount: 1_000_000n }, at);
+    }
+    transfer(SOURCE, 1_000_000n);
+    // Two bridges since the day began (created at 5 and 6): the third waits until the first is a day old.
+    expect(bridges.unbridgedPayments(SOURCE, 100, lateFunds)).toEqual([]);
+    expect(bridges.unbridgedPayments(SOURCE, 5 + 86_400_000, lateFunds)).toEqual([paymentId]);
+    // Funds a burn already took (it burns the whole balance) are linked to it whatever the count.
+    bridges.save({ ...bridges.find("brg_2")!, amount: 2_000_000n }, 7);
+    expect(bridges.unbridgedPayments(SOURCE, 100, lateFunds)).toEqual([paymentId]);
   });
 
   test("the settler leaves a payment alone while source funds are credited but unbridged, or a bridge is open", () => {
     payments.updateStatus(paymentId, "pending", "settling", 1);
     transfer(SOURCE, 10_000_000n);
-    expect(payments.awaitingSettlement(1).map((p) => p.id)).toEqual([]);
+    expect(payments.awaitingSettlement(1, ANY_LATE_FUNDS).map((p) => p.id)).toEqual([]);
     const bridge = open("brg_1");
     for (const state of ["credited", "burned", "attested"] as const) {
       bridges.save({ ...bridge, state }, 2);
-      expect(payments.awaitingSettlement(1).map((p) => p.id)).toEqual([]);
+      expect(payments.awaitingSettlement(1, ANY_LATE_FUNDS).map((p) => p.id)).toEqual([]);
     }
     bridges.save({ ...bridge, state: "minted", mint_block_number: 5, mint_log_index: 0 }, 2);
-    expect(payments.awaitingSettlement(1).map((p) => p.id)).toEqual([paymentId]);
+    expect(payments.awaitingSettlement(1, ANY_LATE_FUNDS).map((p) => p.id)).toEqual([paymentId]);
   });
 
-  test("a mint is matched by its message nonce, else to the oldest open bridge of its amount that was sent", () => {
+  test("a mint is matched by its message nonce, else to the oldest open bridge of its amount, sent or not", () => {
     transfer(SOURCE, 10_000_000n);
     const first = open("brg_1");
     const second = bridges.create({ id: "brg_2", payment_id: paymentId, chain_id: SOURCE, now: 2 });
-    // Neither sent yet: no bridge can have minted.
-    expect(bridges.forMint(paymentId, SOURCE, "0xn1", 5n)).toBeNull();
+    // Neither sent yet, but anyone may call bridge() for the address: its mint is the oldest bridge's.
+    expect(bridges.forMint(paymentId, SOURCE, "0xn1", 5n)?.id).toBe("brg_1");
     bridges.save({ ...first, tx_hash: "0xt1", state: "credited" }, 3);
     bridges.save({ ...second, state: "burned", amount: 5n, message_nonce: "0xn2" }, 3);
     expect(bridges.forMint(paymentId, SOURCE, "0xn2", 5n)?.id).toBe("brg_2");

@@ -4,10 +4,11 @@
  * read, and amounts past 2^53 kept exact.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { createChainStore } from "../../src/chain/store.ts";
 import { INT64_MAX } from "../../src/db/int64.ts";
 import { createPaymentLinkStore } from "../../src/payment-links/store.ts";
 import { createPaymentStore, type PaymentStore } from "../../src/payments/store.ts";
-import { insertAccount, insertPayment, paymentRow } from "../support/payment-rows.ts";
+import { ANY_LATE_FUNDS, insertAccount, insertPayment, paymentRow } from "../support/payment-rows.ts";
 import { ENGINES, openTestStore, type TestStore } from "../support/store-engines.ts";
 
 const T0 = Date.parse("2031-03-01T00:00:00.000Z");
@@ -90,13 +91,56 @@ describe.each(ENGINES)("%s", (engine) => {
     const failed = insertPayment(store, paymentRow(shop, at(5), { status: "failed", amount_received: 25_000_000n }));
     store.recordSettleFailure(failed.id, at(60), at(5));
 
-    const before = store.awaitingSettlement(at(59)).map((row) => row.id);
+    const before = store.awaitingSettlement(at(59), ANY_LATE_FUNDS).map((row) => row.id);
     expect(before).toEqual(expect.arrayContaining([funded.id, toppedUp.id, settling.id]));
     expect(before.filter((id) => [swept.id, failed.id].includes(id))).toEqual([]);
-    expect(store.awaitingSettlement(at(60)).map((row) => row.id)).toContain(failed.id);
+    expect(store.awaitingSettlement(at(60), ANY_LATE_FUNDS).map((row) => row.id)).toContain(failed.id);
     // Counted whether or not a retry is due; the swept and the underfunded are not.
     expect(store.countUnswept()).toBe(before.length + 1);
     expect(typeof store.countUnswept()).toBe("number");
+  });
+
+  test("late funds of a confirmed payment: swept from the floor up, and at most the daily number of times", () => {
+    const shop = newShop();
+    const at = (i: number) => T0 + i * MINUTE;
+    const lateFunds = { floor: 100_000n, perDay: 2 };
+    const confirmedWith = (late: bigint, i: number) => {
+      const row = insertPayment(
+        store,
+        paymentRow(shop, at(i), { status: "confirmed", amount_received: 25_000_000n + late }),
+      );
+      store.recordSettled(row.id, 25_000_000n, at(i));
+      return row.id;
+    };
+    const dust = confirmedWith(99_999n, 0);
+    const worth = confirmedWith(100_000n, 1);
+    const busy = confirmedWith(5_000_000n, 2);
+    const chain = createChainStore(opened.db);
+    // Two sweeps of `busy`, mined: sent at(10) and at(11).
+    for (const i of [0, 1]) {
+      const id = chain.insertSettlement({
+        payment_id: busy,
+        nonce: 9_000 + i,
+        tx_hash: `0x${"ab".repeat(31)}${i.toString(16).padStart(2, "0")}`,
+        raw_tx: "0x00",
+        max_fee: "1",
+        priority_fee: "1",
+        now: at(10 + i),
+      });
+      chain.finishSettlement(id, "mined", 0n, 1, `0x${"ab".repeat(32)}`, at(10 + i));
+    }
+    const due = (now: number) =>
+      ids(store.awaitingSettlement(now, lateFunds)).filter((id) => [dust, worth, busy].includes(id));
+
+    // Two sweeps of `busy` within the last day: its late funds wait; dust below the floor waits for ever.
+    expect(due(at(20))).toEqual([worth]);
+    expect(due(at(10) + 86_400_000 - 1)).toEqual([worth]);
+    // A day after the first, one sweep is left in the window: `busy` is swept again.
+    expect(due(at(10) + 86_400_000)).toEqual([worth, busy]);
+    // Unbounded, all three would go.
+    expect(
+      ids(store.awaitingSettlement(at(20), ANY_LATE_FUNDS)).filter((id) => [dust, worth, busy].includes(id)),
+    ).toEqual([dust, worth, busy]);
   });
 
   test("counts by status over every account are integers, summed across accounts", () => {

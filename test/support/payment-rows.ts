@@ -58,3 +58,6 @@ export function insertPayment(store: PaymentStore, row: NewPaymentRow): NewPayme
 }
 
 export { createPaymentStore };
+
+/** Late funds bounded by nothing: store tests that are not about the sweep floor or its daily limit. */
+export const ANY_LATE_FUNDS = { floor: 0n, perDay: Number.MAX_SAFE_INTEGER } as const;
