@@ -239,7 +239,8 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
       },
     }));
 
-  const networks = (row: PaymentRow) => networksOf(row, view.chainName, config.crossChain?.sources ?? []);
+  // Only source chains whose deposit factory is there: funds sent elsewhere could not move.
+  const networks = (row: PaymentRow) => networksOf(row, view.chainName, chain.offeredSources());
 
   const deliveries = createDeliveriesService({
     deliveries: deliveryStore,

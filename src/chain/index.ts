@@ -23,6 +23,7 @@ import { createRelayerGas } from "./relayer-gas.ts";
 import { errorMessage } from "./rpc-errors.ts";
 import { createSettler } from "./settler.ts";
 import type { ChainStore } from "./store.ts";
+import { createSourceReadiness, type SourceReadiness } from "./source-readiness.ts";
 import { createWatcher, type Watcher } from "./watcher.ts";
 
 export interface ChainDeps {
@@ -63,6 +64,21 @@ export function createChain(deps: ChainDeps) {
     deps.highestStoredOn ?? (() => null),
   );
   const ledger = createLedger({ chain: chainStore, payments, lifecycle, clock, log });
+  const crossChain = config.crossChain;
+  /** Each source chain's deposit factories and Circle's contracts there, as last seen, by chain id. */
+  const readiness = new Map<number, SourceReadiness>(
+    [...sources.values()].map((network) => [
+      network.source.chainId,
+      createSourceReadiness({
+        network,
+        settlement: { name: config.chain.name, domain: crossChain!.domain, usdc: config.chain.usdc },
+        tokenMessenger: crossChain!.tokenMessenger,
+        maxBridgeFeeBps: crossChain!.maxBridgeFeeBps,
+        clock,
+        log,
+      }),
+    ]),
+  );
   const nonces = createNonceManager(clients.publicClient, clients.account.address, () => {
     const stored = [chainStore.maxNonce(), deps.highestOtherNonce?.() ?? null].filter((n): n is number => n !== null);
     return stored.length ? Math.max(...stored) : null;
@@ -131,6 +147,7 @@ export function createChain(deps: ChainDeps) {
   ];
   for (const { source, clients: sourceClients } of sources.values()) {
     const onSource = createWatcher({
+    const ready = readiness.get(source.chainId)!;
       ...watcherDeps,
       client: sourceClients.publicClient,
       name: source.name,
@@ -142,8 +159,9 @@ export function createChain(deps: ChainDeps) {
         for (const listener of sourceCredited) listener(source.chainId);
       },
     });
+      ready: ready.isReady,
     const gas = gasOn(source.name, sourceClients.publicClient, source.pollIntervalMs);
-    watched.push({ role: "source", name: source.name, watcher: onSource, gas });
+    watched.push({ role: "source", name: source.name, watcher: onSource, gas, readiness: ready });
   }
   const watchers = new Map(watched.map((w) => [w.name, w.watcher]));
   const watchedOn = (chainId: number) => watched.find((w) => w.watcher.chainId === chainId);
@@ -166,6 +184,15 @@ export function createChain(deps: ChainDeps) {
             `funds sent to it on ${chainName} are not credited`,
         );
       let outcome: Awaited<ReturnType<typeof watcher.syncTransaction>>;
+      const notReady = on === watcher ? null : readiness.get(on.chainId)!.problem();
+      if (notReady) {
+        log.info("sync: source chain not ready", { chain: chainName, reason: notReady });
+        throw new UnavailableError(
+          `the deposit contracts are not on ${chainName} yet, so transfers there are not credited yet; ` +
+            "they are once the contracts are there",
+          60,
+        );
+      }
       try {
         outcome = await on.syncTransaction(row.deposit_address, txHash);
       } catch (error) {
@@ -232,6 +259,14 @@ export function createChain(deps: ChainDeps) {
     /** The enabled source chains, by chain id: where version 2 deposit addresses are valid too. */
     sources,
     /** Every chain's watcher by chain name, the settlement chain's first. */
+    /**
+     * Each enabled source chain's readiness, by chain id: `isReady()` while its deposit factories
+     * are there (the chain is then offered, watched and bridged from), `problem()` why not, and
+     * `recheck()` to look again at once.
+     */
+    sourceReadiness: readiness as ReadonlyMap<number, SourceReadiness>,
+    /** The source chains offered to payers now: those whose deposit factories are there. */
+    offeredSources: () => (crossChain?.sources ?? []).filter((s) => readiness.get(s.chainId)?.isReady()),
     watchers: watchers as ReadonlyMap<string, Watcher>,
     /**
      * Why the relayer cannot send on `chainId` now (no gas as last read, or its balance never
@@ -259,17 +294,23 @@ export function createChain(deps: ChainDeps) {
       nonces.reset();
       for (const { nonces: onSource } of sources.values()) onSource.reset();
       // Each chain's loop on its own: a source chain's dead RPC never holds up the settlement chain.
+      // Now the holder: a missing deposit factory is deployed at the next look, which is now.
+      for (const ready of readiness.values()) ready.recheck();
       return Promise.all([
         ...watched.map((w) => w.watcher.run(signal)),
         settler.run(signal, config.chain.pollIntervalMs),
       ]);
     },
     /**
-     * Starts the loops every replica runs: relayer gas, and, while `holding` says this replica
+     * Starts the loops every replica runs: relayer gas, each source chain's readiness (whose
+     * missing factories only the lease's holder deploys), and, while `holding` says this replica
      * does not hold the lease, following each chain's head and the holder's cursor.
      */
     observe(signal: AbortSignal, holding: () => boolean): Promise<unknown> {
-      return Promise.all(watched.flatMap((w) => [w.gas.run(signal), w.watcher.follow(signal, holding)]));
+      return Promise.all([
+        ...watched.flatMap((w) => [w.gas.run(signal), w.watcher.follow(signal, holding)]),
+        ...[...readiness.values()].map((r) => r.run(signal, holding)),
+      ]);
     },
     /** Blocks on top of a transfer (credited or still waiting) on its own chain, for the payer's page. */
     confirmationsOf(chainId: number, blockNumber: number): number {

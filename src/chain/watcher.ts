@@ -43,6 +43,12 @@ export interface WatcherDeps {
    * credited on their source chain) from payments, and records them instead of crediting them.
    */
   ownMints?: OwnMints;
+  /**
+   * On a source chain: whether its deposit factory is there. Until then nothing is scanned or
+   * credited; the cursor is placed (or kept) where it would start anyway, so the blocks in
+   * between are scanned once it is.
+   */
+  ready?: () => boolean;
 }
 
 const MAX_CHUNK = 5_000n;
@@ -115,7 +121,7 @@ export function createWatcher(deps: WatcherDeps) {
       cursor = back;
     }
     state.cursor = cursor;
-    if (cursor >= safe) return false;
+    if (cursor >= safe || (deps.ready && !deps.ready())) return false;
 
     const from = cursor + 1n;
     const to = from + chunk - 1n < safe ? from + chunk - 1n : safe;

@@ -1,7 +1,9 @@
 /**
  * The networks a payer may use, as the public view, the QR endpoint and the page show them: a
- * server with two source chains (a built-in one and a custom one), a version 2 payment created
- * through the API, and a version 1 payment (made before cross-chain was on) in the same database.
+ * server with two source chains offered (a built-in one and a custom one, both served by one real
+ * anvil holding the deposit factory) and one whose RPC is dead (its factory cannot be seen, so it
+ * is not offered), a version 2 payment created through the API, and a version 1 payment (made
+ * before cross-chain was on) in the same database.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { CHAINS } from "../../src/chain/chains.ts";
@@ -9,10 +11,13 @@ import { qrSvg } from "../../src/checkout/qr.ts";
 import { crossChainConfig } from "../../src/crosschain/config.ts";
 import { createPaymentStore, insertPayment, paymentRow } from "../support/payment-rows.ts";
 import { type Api, api, isErrorBody, startTestServer, TEST_USDC, type TestServer } from "../support/server.ts";
+import { startChain, type TestChain } from "../support/test-chain.ts";
+import { waitFor } from "../support/wait.ts";
 
 const LOCAL_USDC = "0x5FbDB2315678afecb367f032d93F642f64180aa3";
 const ARBITRUM_SEPOLIA = CHAINS.get("arbitrum-sepolia")!;
 
+let chain: TestChain;
 let server: TestServer;
 let merchant: Api;
 const anon = () => api(server.url, null);
@@ -22,11 +27,14 @@ let v2: Record<string, any>;
 let v1: { id: string; deposit_address: string };
 
 beforeAll(async () => {
+  // Whatever chain id they claim, both offered sources are this anvil, where the factory is.
+  chain = await startChain();
   const crossChain = crossChainConfig(
     {
-      STABLEGATE_CCTP_SOURCES: "arbitrum-sepolia",
+      STABLEGATE_CCTP_SOURCES: `arbitrum-sepolia=${chain.rpcUrl}`,
       STABLEGATE_CCTP_CUSTOM_SOURCES: JSON.stringify([
-        { name: "local-source", chain_id: 31338, domain: 9, usdc: LOCAL_USDC, rpc_url: "http://127.0.0.1:1" },
+        { name: "local-source", chain_id: 31338, domain: 9, usdc: LOCAL_USDC, rpc_url: chain.rpcUrl },
+        { name: "dead-source", chain_id: 31339, domain: 11, usdc: LOCAL_USDC, rpc_url: "http://127.0.0.1:1" },
       ]),
       STABLEGATE_CCTP_DOMAIN: "10",
     },
@@ -42,8 +50,17 @@ beforeAll(async () => {
   expect(created.status).toBe(201);
   v2 = created.json;
   v1 = insertPayment(createPaymentStore(server.running.db), paymentRow(account.accountId, Date.now()));
+  // Offered once the server has looked for the factory on each.
+  await waitFor(
+    async () => (await anon()(path(v2.id))).json.networks.length === 3,
+    10_000,
+    "the source chains to be offered",
+  );
 });
-afterAll(() => server.stop());
+afterAll(async () => {
+  await server?.stop();
+  await chain?.stop();
+});
 
 const path = (id: string, rest = "") => `/api/public/payments/${id}${rest}`;
 const uri = (usdc: string, chainId: number, deposit: string, units: string) =>
@@ -56,7 +73,7 @@ const qr = async (id: string, query: string) => {
 };
 
 describe("the public view's networks", () => {
-  test("a version 2 payment: the settlement chain first, then every enabled source chain, one address", async () => {
+  test("a version 2 payment: the settlement chain first, then every source chain offered, one address", async () => {
     const res = await anon()(path(v2.id));
     expect(res.status).toBe(200);
     const deposit = v2.deposit_address;
@@ -129,11 +146,13 @@ describe("GET .../qr?chain=", () => {
     expect(await qr(v2.id, "?chain=local-source")).toBe(await qrSvg(v2.deposit_address));
   });
 
-  test("an unknown chain is a 400 naming the payment's chains", async () => {
-    const res = await anon()(path(v2.id, "/qr?format=eip681&chain=ethereum"));
-    expect(res.status).toBe(400);
-    expect(isErrorBody(res.json)).toBe(true);
-    expect(res.json.error).toBe("chain must be one of custom, arbitrum-sepolia, local-source");
+  test("an unknown chain, or an enabled one not offered, is a 400 naming the payment's chains", async () => {
+    for (const chain of ["ethereum", "dead-source"]) {
+      const res = await anon()(path(v2.id, `/qr?format=eip681&chain=${chain}`));
+      expect(res.status).toBe(400);
+      expect(isErrorBody(res.json)).toBe(true);
+      expect(res.json.error).toBe("chain must be one of custom, arbitrum-sepolia, local-source");
+    }
   });
 
   test("a source chain is unknown to a version 1 payment: its address holds nothing there", async () => {

@@ -25,6 +25,7 @@ import {
 } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { foundry } from "viem/chains";
+import { DETERMINISTIC_DEPLOYER } from "../../src/chain/contracts.ts";
 import { tokenMessengerAbi } from "../../src/crosschain/abi.ts";
 import { decodeCctpMessage } from "../../src/dev/attestation-service.ts";
 import { cctpAddresses, testMessageTransmitterV2Abi, testTokenMessengerV2Abi } from "../../src/dev/cctp-rig.ts";
@@ -97,6 +98,15 @@ export interface CrossChainStack {
   sendCalls(calls: ReadonlyArray<{ to: Address; data: Hex }>): Promise<Hex>;
   /** A plain USDC transfer on the source chain: a transaction that is not a burn. */
   sourceTransfer(to: Address, amount: bigint): Promise<Hex>;
+  /**
+   * The deterministic deployment proxy on the source chain: removed (anvil_setCode to 0x) or put
+   * back with the runtime code it had at first.
+   */
+  deploymentProxy(present: boolean): Promise<void>;
+  /** The source chain's entry in /readyz's `chains`. */
+  sourceReadiness(): Promise<any>;
+  /** Waits until /readyz says the source chain is offered (its deposit factory is there). */
+  sourceOffered(timeoutMs?: number): Promise<void>;
   /** anvil_mine on the source chain: `n` empty blocks. */
   mineSource(n?: number): Promise<void>;
   /** The server's cursor on the source chain (null before its watcher's first scan). */
@@ -137,6 +147,11 @@ export function startCrossChainStack(
     tapRpc?: boolean;
     source?: SourceSettings;
     logLevel?: LogLevel;
+    /**
+     * The source chain without the deterministic deployment proxy when the server first serves it
+     * (its code removed), so no deposit factory can be deployed there until `deploymentProxy(true)`.
+     */
+    withoutDeploymentProxy?: boolean;
   } = {},
 ): Promise<CrossChainStack> {
   return settingUp(async (undo) => {
@@ -155,7 +170,10 @@ export function startCrossChainStack(
     undo(() => stack.stop());
     // The stack starts without cross-chain; the same server comes back with the rig's env.
     const x = wrap(chain, local, stack, tap);
+    if (opts.withoutDeploymentProxy) await x.deploymentProxy(false);
     await stack.restart({ ...local.env, ...x.sourceEnv(opts.source) });
+    // Offered once the server has deployed its deposit factory there (not through a dead RPC).
+    if (!opts.withoutDeploymentProxy && opts.source?.rpcUrl === undefined) await x.sourceOffered();
     return x;
   });
 }
@@ -181,6 +199,10 @@ function wrap(chain: TestChain, local: LocalCrossChain, stack: Stack, tap: RpcTa
   const burns = (paymentId: string) =>
     stack.sql<BurnDbRow>("SELECT * FROM crosschain_burns WHERE payment_id = ? ORDER BY created_at", paymentId);
   const path = (paymentId: string) => `/api/public/payments/${paymentId}/cross-chain`;
+  /** The proxy's runtime code as anvil ships it, kept when it is removed. */
+  let proxyCode: Hex | null = null;
+  const sourceReadiness = async () =>
+    (await stack.readyz()).chains.find((c: { chain_id: number }) => c.chain_id === LOCAL_SOURCE.chainId);
 
   return {
     chain,
@@ -287,6 +309,24 @@ function wrap(chain: TestChain, local: LocalCrossChain, stack: Stack, tap: RpcTa
           args: [to, amount],
         }),
       ),
+    async deploymentProxy(present) {
+      proxyCode ??= (await publicClient.getCode({ address: DETERMINISTIC_DEPLOYER })) ?? null;
+      if (!proxyCode || proxyCode === "0x") throw new Error("the source anvil has no deterministic deployment proxy");
+      await local.source.rpc("anvil_setCode", [DETERMINISTIC_DEPLOYER, present ? proxyCode : "0x"]);
+    },
+    sourceReadiness,
+    sourceOffered: async (timeoutMs = 15_000) => {
+      await waitFor(
+        async () => {
+          const entry = await sourceReadiness();
+          if (entry?.offered !== true) throw new Error(JSON.stringify(entry?.deposit_factory ?? entry));
+          return true;
+        },
+        timeoutMs,
+        "the source chain to be offered",
+        50,
+      );
+    },
     mineSource: async (n = 1) => void (await local.source.rpc("anvil_mine", [toHex(n)])),
     sourceCursor,
     sourceScanned: async (block, { mine = true } = {}) => {
