@@ -22,8 +22,8 @@ import { loadRelayerKey } from "./relayer.ts";
 import { createRelayerGas } from "./relayer-gas.ts";
 import { errorMessage } from "./rpc-errors.ts";
 import { createSettler } from "./settler.ts";
-import type { ChainStore } from "./store.ts";
 import { createSourceReadiness, type SourceReadiness } from "./source-readiness.ts";
+import type { ChainStore } from "./store.ts";
 import { createWatcher, type Watcher } from "./watcher.ts";
 
 export interface ChainDeps {
@@ -63,7 +63,6 @@ export function createChain(deps: ChainDeps) {
     relayerKey,
     deps.highestStoredOn ?? (() => null),
   );
-  const ledger = createLedger({ chain: chainStore, payments, lifecycle, clock, log });
   const crossChain = config.crossChain;
   /** Each source chain's deposit factories and Circle's contracts there, as last seen, by chain id. */
   const readiness = new Map<number, SourceReadiness>(
@@ -79,6 +78,7 @@ export function createChain(deps: ChainDeps) {
       }),
     ]),
   );
+  const ledger = createLedger({ chain: chainStore, payments, lifecycle, clock, log });
   const nonces = createNonceManager(clients.publicClient, clients.account.address, () => {
     const stored = [chainStore.maxNonce(), deps.highestOtherNonce?.() ?? null].filter((n): n is number => n !== null);
     return stored.length ? Math.max(...stored) : null;
@@ -146,8 +146,8 @@ export function createChain(deps: ChainDeps) {
     },
   ];
   for (const { source, clients: sourceClients } of sources.values()) {
-    const onSource = createWatcher({
     const ready = readiness.get(source.chainId)!;
+    const onSource = createWatcher({
       ...watcherDeps,
       client: sourceClients.publicClient,
       name: source.name,
@@ -158,8 +158,8 @@ export function createChain(deps: ChainDeps) {
       onCredited: () => {
         for (const listener of sourceCredited) listener(source.chainId);
       },
-    });
       ready: ready.isReady,
+    });
     const gas = gasOn(source.name, sourceClients.publicClient, source.pollIntervalMs);
     watched.push({ role: "source", name: source.name, watcher: onSource, gas, readiness: ready });
   }
@@ -183,7 +183,6 @@ export function createChain(deps: ChainDeps) {
           `this payment's deposit address is valid only on ${config.chain.name}; ` +
             `funds sent to it on ${chainName} are not credited`,
         );
-      let outcome: Awaited<ReturnType<typeof watcher.syncTransaction>>;
       const notReady = on === watcher ? null : readiness.get(on.chainId)!.problem();
       if (notReady) {
         log.info("sync: source chain not ready", { chain: chainName, reason: notReady });
@@ -193,6 +192,7 @@ export function createChain(deps: ChainDeps) {
           60,
         );
       }
+      let outcome: Awaited<ReturnType<typeof watcher.syncTransaction>>;
       try {
         outcome = await on.syncTransaction(row.deposit_address, txHash);
       } catch (error) {
@@ -258,7 +258,6 @@ export function createChain(deps: ChainDeps) {
     nonces,
     /** The enabled source chains, by chain id: where version 2 deposit addresses are valid too. */
     sources,
-    /** Every chain's watcher by chain name, the settlement chain's first. */
     /**
      * Each enabled source chain's readiness, by chain id: `isReady()` while its deposit factories
      * are there (the chain is then offered, watched and bridged from), `problem()` why not, and
@@ -267,6 +266,7 @@ export function createChain(deps: ChainDeps) {
     sourceReadiness: readiness as ReadonlyMap<number, SourceReadiness>,
     /** The source chains offered to payers now: those whose deposit factories are there. */
     offeredSources: () => (crossChain?.sources ?? []).filter((s) => readiness.get(s.chainId)?.isReady()),
+    /** Every chain's watcher by chain name, the settlement chain's first. */
     watchers: watchers as ReadonlyMap<string, Watcher>,
     /**
      * Why the relayer cannot send on `chainId` now (no gas as last read, or its balance never
@@ -293,9 +293,9 @@ export function createChain(deps: ChainDeps) {
     start(signal: AbortSignal): Promise<unknown> {
       nonces.reset();
       for (const { nonces: onSource } of sources.values()) onSource.reset();
-      // Each chain's loop on its own: a source chain's dead RPC never holds up the settlement chain.
       // Now the holder: a missing deposit factory is deployed at the next look, which is now.
       for (const ready of readiness.values()) ready.recheck();
+      // Each chain's loop on its own: a source chain's dead RPC never holds up the settlement chain.
       return Promise.all([
         ...watched.map((w) => w.watcher.run(signal)),
         settler.run(signal, config.chain.pollIntervalMs),
