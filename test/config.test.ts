@@ -68,6 +68,24 @@ describe("loadConfig defaults", () => {
     });
   });
 
+  test("sweep floors: the chain table's (Ethereum above L2s), one cent on a custom chain, overridden for all or per chain", () => {
+    expect(loadConfig({ STABLEGATE_CHAIN: "ethereum" }).chain.sweepFloor).toBe(5_000_000n);
+    expect(loadConfig({ STABLEGATE_CHAIN: "base" }).chain.sweepFloor).toBe(100_000n);
+    expect(loadConfig(CUSTOM).chain.sweepFloor).toBe(10_000n);
+    expect(loadConfig({ ...CUSTOM, STABLEGATE_SWEEP_FLOOR: "2" }).chain.sweepFloor).toBe(2_000_000n);
+    const perChain = {
+      STABLEGATE_SWEEP_FLOOR: "base=0.5, ethereum=20.00",
+      STABLEGATE_CCTP_SOURCES: "ethereum,arbitrum",
+    };
+    const config = loadConfig({ STABLEGATE_CHAIN: "base", ...perChain });
+    expect(config.chain.sweepFloor).toBe(500_000n);
+    expect(config.crossChain!.redeemFloor).toBe(500_000n);
+    expect(config.crossChain!.sources.map((s) => [s.name, s.sweepFloor])).toEqual([
+      ["ethereum", 20_000_000n],
+      ["arbitrum", 100_000n],
+    ]);
+  });
+
   test("built-in chains can be overridden", () => {
     const config = loadConfig({
       STABLEGATE_CHAIN: "base",
@@ -129,6 +147,10 @@ describe("loadConfig: each bad value names its variable first", () => {
     ["bad flag", { STABLEGATE_WEBHOOK_ALLOW_PRIVATE: "maybe" }, "STABLEGATE_WEBHOOK_ALLOW_PRIVATE"],
     ["bad log level", { STABLEGATE_LOG_LEVEL: "loud" }, "STABLEGATE_LOG_LEVEL"],
     ["bad confirmations", { STABLEGATE_CONFIRMATIONS: "many" }, "STABLEGATE_CONFIRMATIONS"],
+    ["sweep floor not an amount", { STABLEGATE_SWEEP_FLOOR: "cheap" }, "STABLEGATE_SWEEP_FLOOR"],
+    ["sweep floor with three decimals", { STABLEGATE_SWEEP_FLOOR: "0.001" }, "STABLEGATE_SWEEP_FLOOR"],
+    ["sweep floor entry without a chain", { STABLEGATE_SWEEP_FLOOR: "base=0.10,=1" }, "STABLEGATE_SWEEP_FLOOR"],
+    ["sweep floor entry with a bad amount", { STABLEGATE_SWEEP_FLOOR: "base=-1" }, "STABLEGATE_SWEEP_FLOOR"],
     ["trusted proxy not an address", { STABLEGATE_TRUSTED_PROXIES: "caddy" }, "STABLEGATE_TRUSTED_PROXIES"],
     ["trusted proxy prefix too long", { STABLEGATE_TRUSTED_PROXIES: "10.0.0.0/33" }, "STABLEGATE_TRUSTED_PROXIES"],
     [
