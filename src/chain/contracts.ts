@@ -26,8 +26,10 @@ import {
 // JSON imports, so that `bun build --compile` embeds the artifacts in the binary.
 import DepositFactoryJson from "../../contracts/artifacts/DepositFactory.json";
 import DepositFactoryV2Json from "../../contracts/artifacts/DepositFactoryV2.json";
+import DepositFactoryV3Json from "../../contracts/artifacts/DepositFactoryV3.json";
 import DepositForwarderJson from "../../contracts/artifacts/DepositForwarder.json";
 import DepositForwarderV2Json from "../../contracts/artifacts/DepositForwarderV2.json";
+import DepositForwarderV3Json from "../../contracts/artifacts/DepositForwarderV3.json";
 import TestMessageTransmitterV2Json from "../../contracts/artifacts/TestMessageTransmitterV2.json";
 import TestTokenJson from "../../contracts/artifacts/TestToken.json";
 import TestTokenMessengerV2Json from "../../contracts/artifacts/TestTokenMessengerV2.json";
@@ -42,8 +44,10 @@ export type Artifact = { contractName: string; abi: Abi; bytecode: Hex; deployed
 export const artifacts = {
   DepositFactory: DepositFactoryJson as Artifact,
   DepositFactoryV2: DepositFactoryV2Json as Artifact,
+  DepositFactoryV3: DepositFactoryV3Json as Artifact,
   DepositForwarder: DepositForwarderJson as Artifact,
   DepositForwarderV2: DepositForwarderV2Json as Artifact,
+  DepositForwarderV3: DepositForwarderV3Json as Artifact,
   TestMessageTransmitterV2: TestMessageTransmitterV2Json as Artifact,
   TestToken: TestTokenJson as Artifact,
   TestTokenMessengerV2: TestTokenMessengerV2Json as Artifact,

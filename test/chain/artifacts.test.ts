@@ -5,6 +5,7 @@ import type { Abi } from "viem";
 import { ARTIFACTS_DIR, compileContracts, serializeArtifact } from "../../scripts/compile-contracts.ts";
 import { artifacts, depositFactoryAbi } from "../../src/chain/contracts.ts";
 import { depositFactoryV2Abi } from "../../src/chain/deposit-v2.ts";
+import { depositFactoryV3Abi } from "../../src/chain/deposit-v3.ts";
 
 describe("contract artifacts", () => {
   test("recompiling the sources yields exactly the committed artifacts", () => {
@@ -34,6 +35,8 @@ describe("contract artifacts", () => {
     expect(sorted(depositFactoryAbi)).toEqual(sorted([...artifacts.DepositFactory.abi, ...forwarderErrors]));
     const forwarderV2Errors = artifacts.DepositForwarderV2.abi.filter((item) => item.type === "error");
     expect(sorted(depositFactoryV2Abi)).toEqual(sorted([...artifacts.DepositFactoryV2.abi, ...forwarderV2Errors]));
+    const forwarderV3Errors = artifacts.DepositForwarderV3.abi.filter((item) => item.type === "error");
+    expect(sorted(depositFactoryV3Abi)).toEqual(sorted([...artifacts.DepositFactoryV3.abi, ...forwarderV3Errors]));
   });
 });
 

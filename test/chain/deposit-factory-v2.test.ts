@@ -4,24 +4,7 @@
  * TokenMessengerV2 at the same address on both, and the local attestation service.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import {
-  type Address,
-  BaseError,
-  ContractFunctionRevertedError,
-  createPublicClient,
-  createWalletClient,
-  getAddress,
-  type Hex,
-  http,
-  maxUint256,
-  type PublicClient,
-  parseEther,
-  parseEventLogs,
-  toHex,
-  zeroAddress,
-} from "viem";
-import { privateKeyToAccount } from "viem/accounts";
-import { foundry } from "viem/chains";
+import { type Address, BaseError, maxUint256, parseEther, parseEventLogs, zeroAddress } from "viem";
 import {
   type DepositTerms,
   depositAddressV2,
@@ -32,79 +15,37 @@ import {
   factoryV2Address,
   forwarderV2Address,
 } from "../../src/chain/deposit-v2.ts";
+import { cctpAddresses, testMessageTransmitterV2Abi } from "../../src/dev/cctp-rig.ts";
+import { LOCAL_DESTINATION_DOMAIN } from "../../src/dev/crosschain-stack.ts";
+import { deployTestToken, mined } from "../support/chain.ts";
 import {
-  CCTP_DEPLOYER_KEY,
-  cctpAddresses,
-  testMessageTransmitterV2Abi,
-  testTokenMessengerV2Abi,
-} from "../../src/dev/cctp-rig.ts";
-import {
-  LOCAL_DESTINATION_DOMAIN,
-  LOCAL_SOURCE,
-  type LocalCrossChain,
-  startLocalCrossChain,
-} from "../../src/dev/crosschain-stack.ts";
-import { stopAll } from "../../src/lib/teardown.ts";
-import { ANVIL_KEY_0, ANVIL_KEY_1, type Anvil, startAnvil } from "../support/anvil.ts";
-import {
-  deployTestToken,
-  deployTestUsdc,
-  mined,
-  publicClientFor,
-  testTokenAbi,
-  walletClientFor,
-} from "../support/chain.ts";
-import { waitFor } from "../support/wait.ts";
+  attestation,
+  balanceOf,
+  type ContractChains,
+  expectRevert,
+  mint,
+  randomAddress,
+  randomHex,
+  type Side,
+  startContractChains,
+  withSourceMessenger,
+} from "../support/contract-chains.ts";
 
 const FAST = 1000;
 
-/** One chain as the tests use it: a public client, the deployer (key 0) and a stranger (key 1). */
-function clientsOn(rpcUrl: string, chainId: number) {
-  const chain = { ...foundry, id: chainId };
-  const transport = http(rpcUrl);
-  return {
-    publicClient: createPublicClient({ chain, transport, pollingInterval: 20 }) as PublicClient,
-    deployer: createWalletClient({ chain, transport, account: privateKeyToAccount(ANVIL_KEY_0) }),
-    stranger: createWalletClient({ chain, transport, account: privateKeyToAccount(ANVIL_KEY_1) }),
-  };
-}
-type Side = ReturnType<typeof clientsOn> & { usdc: Address };
-
-let settlementAnvil: Anvil;
-let local: LocalCrossChain;
+let chains: ContractChains;
 let settlement: Side;
 let source: Side;
 
 beforeAll(async () => {
-  settlementAnvil = await startAnvil();
-  const publicClient = publicClientFor(settlementAnvil.rpcUrl);
-  const deployer = walletClientFor(settlementAnvil.rpcUrl, ANVIL_KEY_0);
-  // As on real chains, the two USDCs get different addresses (the rig deploys the source one at
-  // the deployer's nonce 0 there).
-  await mined(publicClient, deployer.sendTransaction({ to: deployer.account.address, value: 0n }));
-  const usdc = await deployTestUsdc(publicClient, deployer);
-  local = await startLocalCrossChain({
-    destination: { rpcUrl: settlementAnvil.rpcUrl, usdc },
-    deployerKey: ANVIL_KEY_0,
-    payer: privateKeyToAccount(ANVIL_KEY_1).address,
-    attestationDelayMs: 0,
-  });
-  settlement = { ...clientsOn(settlementAnvil.rpcUrl, foundry.id), usdc };
-  source = { ...clientsOn(local.source.rpcUrl, LOCAL_SOURCE.chainId), usdc: getAddress(local.sourceUsdc) };
+  chains = await startContractChains();
+  ({ settlement, source } = chains);
   for (const side of [settlement, source]) {
     await ensureFactoryV2({ publicClient: side.publicClient, walletClient: side.deployer });
   }
 }, 60_000);
 
-afterAll(() =>
-  stopAll(
-    () => local?.stop(),
-    () => settlementAnvil?.stop(),
-  ),
-);
-
-const randomHex = (bytes: number): Hex => toHex(crypto.getRandomValues(new Uint8Array(bytes)));
-const randomAddress = (): Address => getAddress(randomHex(20));
+afterAll(() => chains?.stop());
 
 /** Fresh terms settling in the settlement chain's USDC, with fresh (empty) recipients. */
 function terms(overrides: Partial<DepositTerms> = {}): DepositTerms {
@@ -122,15 +63,6 @@ function terms(overrides: Partial<DepositTerms> = {}): DepositTerms {
 }
 
 const factory = { address: factoryV2Address, abi: depositFactoryV2Abi } as const;
-
-const balanceOf = (side: Side, token: Address, account: Address) =>
-  side.publicClient.readContract({ address: token, abi: testTokenAbi, functionName: "balanceOf", args: [account] });
-
-const mint = (side: Side, token: Address, to: Address, amount: bigint) =>
-  mined(
-    side.publicClient,
-    side.deployer.writeContract({ address: token, abi: testTokenAbi, functionName: "mint", args: [to, amount] }),
-  );
 
 const bridge = (t: DepositTerms, maxFee: bigint, burnToken = source.usdc) =>
   mined(
@@ -169,58 +101,6 @@ const recover = (side: Side, t: DepositTerms, otherToken: Address) =>
     side.publicClient,
     side.stranger.writeContract({ ...factory, functionName: "recover", args: [depositTermsArg(t), otherToken] }),
   );
-
-type MessengerSetting = {
-  functionName: "setMaxBurnAmountPerMessage" | "setMinFee" | "removeLocalMinter" | "addLocalMinter";
-  args: readonly unknown[];
-};
-
-/** Runs `body` with the source chain's messenger set as Circle's owner may set it, then sets it back. */
-async function withSourceMessenger(change: MessengerSetting, restore: MessengerSetting, body: () => Promise<void>) {
-  const owner = createWalletClient({
-    chain: { ...foundry, id: LOCAL_SOURCE.chainId },
-    transport: http(local.source.rpcUrl),
-    account: privateKeyToAccount(CCTP_DEPLOYER_KEY),
-  });
-  const messenger = { address: cctpAddresses.tokenMessenger, abi: testTokenMessengerV2Abi } as const;
-  const write = (s: MessengerSetting) =>
-    mined(source.publicClient, owner.writeContract({ ...messenger, ...s } as never));
-  await write(change);
-  try {
-    await body();
-  } finally {
-    await write(restore);
-  }
-}
-
-/** Expects a contract call to revert; with `errorName`, with that custom error, else with `reason`. */
-async function expectRevert(call: Promise<unknown>, expected: { errorName: string } | { reason: string }) {
-  const error = await call.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(BaseError);
-  const reverted = (error as BaseError).walk((e) => e instanceof ContractFunctionRevertedError);
-  expect(reverted).toBeInstanceOf(ContractFunctionRevertedError);
-  const { data, reason } = reverted as ContractFunctionRevertedError;
-  if ("errorName" in expected) expect(data?.errorName).toBe(expected.errorName);
-  else expect(reason).toBe(expected.reason);
-}
-
-/** The attested message for a source transaction, once the local attestation service has signed it. */
-async function attestation(txHash: Hex): Promise<{ message: Hex; attestation: Hex }> {
-  const url = `${local.attestation.url}/v2/messages/${LOCAL_SOURCE.domain}?transactionHash=${txHash}`;
-  return waitFor(
-    async () => {
-      const res = await fetch(url);
-      if (!res.ok) return undefined;
-      const { messages } = (await res.json()) as { messages: { message: Hex; attestation: Hex; status: string }[] };
-      return messages[0]?.status === "complete" ? messages[0] : undefined;
-    },
-    30_000,
-    `the attestation of ${txHash}`,
-  );
-}
 
 describe("DepositFactoryV2 across two chains", () => {
   test("the factory and a payment's deposit address are the same on both chains", async () => {
@@ -273,7 +153,7 @@ describe("DepositFactoryV2 across two chains", () => {
       minFinalityThreshold: FAST,
     });
 
-    const signed = await attestation(receipt.transactionHash);
+    const signed = await attestation(chains, receipt.transactionHash);
     await mined(
       settlement.publicClient,
       settlement.stranger.writeContract({
@@ -408,6 +288,7 @@ describe("DepositFactoryV2 across two chains", () => {
     const limit = 4_000_000n;
     await mint(source, source.usdc, deposit, 10_000_000n);
     await withSourceMessenger(
+      chains,
       { functionName: "setMaxBurnAmountPerMessage", args: [source.usdc, limit] },
       { functionName: "setMaxBurnAmountPerMessage", args: [source.usdc, maxUint256] },
       async () => {
@@ -444,6 +325,7 @@ describe("DepositFactoryV2 across two chains", () => {
     const deposit = depositAddressV2(t);
     await mint(source, source.usdc, deposit, 2_000_000n);
     await withSourceMessenger(
+      chains,
       { functionName: "removeLocalMinter", args: [] },
       { functionName: "addLocalMinter", args: [cctpAddresses.tokenMessenger] },
       async () => {
@@ -464,6 +346,7 @@ describe("DepositFactoryV2 across two chains", () => {
     await mint(source, source.usdc, deposit, amount);
     // 15 bp in Circle's 1/1000 bp: the bound still pays it, so the USDC only leaves by bridge.
     await withSourceMessenger(
+      chains,
       { functionName: "setMinFee", args: [15_000n] },
       { functionName: "setMinFee", args: [0n] },
       async () => {
@@ -472,6 +355,7 @@ describe("DepositFactoryV2 across two chains", () => {
       },
     );
     await withSourceMessenger(
+      chains,
       { functionName: "setMinFee", args: [15_001n] },
       { functionName: "setMinFee", args: [0n] },
       async () => {
