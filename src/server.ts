@@ -8,6 +8,7 @@ import { type ChainSide, createChainSide } from "./chain-side.ts";
 import { networksOf } from "./checkout/networks.ts";
 import type { IncomingTransfer } from "./checkout/public-view.ts";
 import type { Config } from "./config.ts";
+import { newDepositTerms } from "./crosschain/config.ts";
 import { noCrossChain } from "./crosschain/disabled.ts";
 import { feeMarginExcess } from "./crosschain/fee-margin.ts";
 import { burnView } from "./crosschain/service.ts";
@@ -184,13 +185,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
     defaultFeeBps: config.feeBps,
     feeRecipient: config.feeRecipient,
     paymentWindowMs: config.paymentWindowMs,
-    bridge: config.crossChain
-      ? {
-          settlementDomain: config.crossChain.domain,
-          tokenMessenger: config.crossChain.tokenMessenger,
-          maxBridgeFeeBps: config.crossChain.maxBridgeFeeBps,
-        }
-      : null,
+    depositTerms: newDepositTerms(config.crossChain, config.chain.name),
   });
   let chainSide: ChainSide;
   try {

@@ -14,6 +14,7 @@ import type { Lifecycle } from "../payments/lifecycle.ts";
 import type { PaymentRow, PaymentStore } from "../payments/store.ts";
 import type { ChainApi } from "./api.ts";
 import { createChainClients } from "./client.ts";
+import { bridgesFromSources } from "./deposit-terms.ts";
 import { createLedger } from "./ledger.ts";
 import { createSourceNetworks } from "./networks.ts";
 import { createNonceManager } from "./nonces.ts";
@@ -178,7 +179,7 @@ export function createChain(deps: ChainDeps) {
   const api: ChainApi = {
     async sync(row: PaymentRow, txHash: Hex, chainName?: string) {
       const on = watcherNamed(chainName);
-      if (on !== watcher && row.factory_version !== 2)
+      if (on !== watcher && !bridgesFromSources(row))
         throw new UnprocessableError(
           `this payment's deposit address is valid only on ${config.chain.name}; ` +
             `funds sent to it on ${chainName} are not credited`,

@@ -3,6 +3,7 @@ import type { Clock } from "../lib/clock.ts";
 import type { Logger } from "../lib/log.ts";
 import type { Lifecycle } from "../payments/lifecycle.ts";
 import type { PaymentStore } from "../payments/store.ts";
+import { bridgesFromSources } from "./deposit-terms.ts";
 import type { ChainStore } from "./store.ts";
 
 /** One USDC transfer to a deposit address, as found by the watcher or a payer's /sync. */
@@ -44,15 +45,17 @@ export function createLedger(deps: {
   }
 
   /**
-   * Off the settlement chain only a version 2 deposit address can move its funds (it bridges
-   * them); a version 1 address is a contract nowhere else, so USDC sent to it on a source chain
-   * is not the payment's to credit. It stays there, and the operator hears of it.
+   * Off the settlement chain only a deposit address that bridges (version 2 and later, issued
+   * with source chains) can move its funds to the payout; a version 1 address is a contract
+   * nowhere else, and one issued without source chains commits to no messenger, so USDC sent to
+   * it on a source chain is not the payment's to credit. It stays there (recoverable where the
+   * address is a contract), and the operator hears of it.
    */
   function reachable(paymentId: string, transfer: ObservedTransfer): boolean {
     const row = payments.findById(paymentId)!;
-    if (transfer.chainId === row.chain_id || row.factory_version === 2) return true;
+    if (transfer.chainId === row.chain_id || bridgesFromSources(row)) return true;
     deps.log?.warn(
-      "transfer on a source chain to a version 1 deposit address (valid only on the settlement chain); not credited",
+      "transfer on a source chain to a deposit address that cannot bridge from there (valid only on the settlement chain); not credited",
       {
         payment_id: paymentId,
         chain_id: transfer.chainId,

@@ -5,6 +5,7 @@ import type { Logger } from "../lib/log.ts";
 import { createWaker } from "../lib/sleep.ts";
 import { type Artifact, artifacts, DETERMINISTIC_DEPLOYER, ensureDeterministic } from "./contracts.ts";
 import { factoryV2Address } from "./deposit-v2.ts";
+import { factoryV3Address } from "./deposit-v3.ts";
 import type { SourceNetwork } from "./networks.ts";
 import { errorMessage, isRevert, nodeMessage } from "./rpc-errors.ts";
 
@@ -14,6 +15,7 @@ import { errorMessage, isRevert, nodeMessage } from "./rpc-errors.ts";
  */
 export const SOURCE_FACTORIES: ReadonlyArray<{ address: Address; artifact: Artifact }> = [
   { address: factoryV2Address, artifact: artifacts.DepositFactoryV2 },
+  { address: factoryV3Address, artifact: artifacts.DepositFactoryV3 },
 ];
 
 /** How often a source chain whose factories are there is looked at again: a reorg can take a deployment. */

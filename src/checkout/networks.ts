@@ -1,3 +1,4 @@
+import { bridgesFromSources } from "../chain/deposit-terms.ts";
 import { explorerOrigin } from "../chain/explorer.ts";
 import { ValidationError } from "../lib/errors.ts";
 import type { PaymentRow } from "../payments/store.ts";
@@ -16,12 +17,13 @@ export interface PayNetwork {
 /** A payment's networks: its settlement chain, then the source chains it can be paid on. */
 export type Networks = [settlement: PayNetwork, ...sources: PayNetwork[]];
 
-type NetworkRow = Pick<PaymentRow, "factory_version" | "chain_id" | "token_address">;
+type NetworkRow = Pick<PaymentRow, "factory_version" | "chain_id" | "token_address" | "token_messenger">;
 
 /**
- * The networks a payment can be paid on, the settlement chain first. A version 2 deposit address
- * exists on every enabled source chain too; a version 1 address only on the settlement chain,
- * where the funds are reachable.
+ * The networks a payment can be paid on, the settlement chain first. A deposit address that
+ * bridges (version 2 and later, issued with source chains) exists on every enabled source chain
+ * too; any other only on the settlement chain, where the funds are reachable. `sources` are the
+ * source chains offered now: those whose deposit factory is there, so funds sent on them can move.
  */
 export function networksOf(
   row: NetworkRow,
@@ -35,7 +37,7 @@ export function networksOf(
     explorer: explorerOrigin({ name, chainId }),
   });
   const settlement = network(settlementName, row.chain_id, row.token_address);
-  if (row.factory_version !== 2) return [settlement];
+  if (!bridgesFromSources(row)) return [settlement];
   return [settlement, ...sources.map((s) => network(s.name, s.chainId, s.usdc))];
 }
 

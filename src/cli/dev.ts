@@ -8,6 +8,7 @@ import { createAccountsService } from "../accounts/service.ts";
 import { createAccountStore } from "../accounts/store.ts";
 import { artifacts, ensureFactory } from "../chain/contracts.ts";
 import { ensureFactoryV2 } from "../chain/deposit-v2.ts";
+import { ensureFactoryV3 } from "../chain/deposit-v3.ts";
 import { loadConfig } from "../config.ts";
 import { openDb } from "../db/index.ts";
 import { ANVIL_KEYS, startAnvil } from "../dev/anvil.ts";
@@ -76,6 +77,7 @@ async function startDevStack(env: Env, onStop: (step: () => unknown) => void): P
   });
   await ensureFactory({ publicClient, walletClient: deployer });
   await ensureFactoryV2({ publicClient, walletClient: deployer });
+  await ensureFactoryV3({ publicClient, walletClient: deployer });
   const crossChain = await startLocalCrossChain({
     destination: { rpcUrl: anvil.rpcUrl, usdc },
     deployerKey: DEPLOYER_KEY,

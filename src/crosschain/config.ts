@@ -1,5 +1,7 @@
 import { type Address, getAddress, isAddress } from "viem";
 import { CHAINS, type ChainInfo, defaultRpcUrl } from "../chain/chains.ts";
+import { type BridgeTerms, withoutBridging } from "../chain/deposit-terms.ts";
+import { fastDomainsOf } from "../chain/deposit-v3.ts";
 import { SWEEP_FLOOR_VARIABLE, sweepFloors } from "../chain/sweep-floor.ts";
 import { urlProblem } from "../lib/url-check.ts";
 
@@ -51,11 +53,28 @@ export interface CrossChainConfig {
   messageTransmitter: Address;
   /**
    * Bound on the CCTP fee a new payment's deposit address may pay to bridge itself to the
-   * settlement chain, in basis points; committed in the address's salt (DepositFactoryV2).
+   * settlement chain, in basis points; committed in the address's salt (DepositFactoryV2, V3).
    */
   maxBridgeFeeBps: number;
   /** The settlement chain's sweep floor: a payer's burn smaller than this (and than what is due) is not redeemed at the relayer's cost. */
   redeemFloor: bigint;
+}
+
+/**
+ * The bridge terms new payments' deposit addresses commit to (version 3, src/chain/deposit-terms.ts):
+ * with source chains, the settlement domain, messenger and fee bound, and fast finality from
+ * exactly the sources bridged fast (fast-capable and not in STABLEGATE_BRIDGE_STANDARD), so
+ * nobody can make an address pay the fast fee from anywhere else. Without source chains, no
+ * messenger: the addresses never bridge.
+ */
+export function newDepositTerms(crossChain: CrossChainConfig | null, settlementName: string): BridgeTerms {
+  if (!crossChain) return withoutBridging(CHAINS.get(settlementName)?.cctpDomain ?? 0);
+  return {
+    settlementDomain: crossChain.domain,
+    tokenMessenger: crossChain.tokenMessenger,
+    maxBridgeFeeBps: crossChain.maxBridgeFeeBps,
+    fastDomains: fastDomainsOf(crossChain.sources.filter((s) => s.finality === "fast").map((s) => s.domain)),
+  };
 }
 
 /** Default bridge-fee bound: above Circle's highest fast-transfer fee (14 bps, from Linea). */
@@ -211,10 +230,11 @@ function customSources(env: Env, fail: Fail): Array<Omit<CctpSource, "sweepFloor
       rpcProblem === null
         ? (item.rpc_url as string)
         : fail("STABLEGATE_CCTP_CUSTOM_SOURCES", `${where}: rpc_url ${rpcProblem}`);
+    const domain = int("domain");
     return {
       name,
       chainId: int("chain_id"),
-      domain: int("domain"),
+      domain,
       usdc,
       rpcUrl,
       fastSeconds: 8,
@@ -223,7 +243,8 @@ function customSources(env: Env, fail: Fail): Array<Omit<CctpSource, "sweepFloor
       // watcher polling every 0 ms would spin.
       confirmations: item.confirmations === undefined ? 1 : within("confirmations", 0, 10_000),
       pollIntervalMs: item.poll_interval_ms === undefined ? 1_000 : within("poll_interval_ms", 50, 3_600_000),
-      finality: "fast",
+      // A deposit address commits its fast domains as a 256-bit map: a higher domain bridges standard.
+      finality: domain < 256 ? "fast" : "standard",
     };
   });
 }

@@ -26,8 +26,8 @@ export interface PaymentsDeps {
   defaultFeeBps: number;
   feeRecipient: Address | undefined;
   paymentWindowMs: number;
-  /** Set when source chains are enabled: new deposit addresses are then valid on every one of them. */
-  bridge: BridgeTerms | null;
+  /** How new deposit addresses bridge from source chains, if any (src/crosschain/config.ts: newDepositTerms). */
+  depositTerms: BridgeTerms;
 }
 
 /** A list request, already validated and decoded (src/payments/routes.ts holds its schema). */
@@ -75,7 +75,7 @@ export function createPaymentsService(deps: PaymentsDeps) {
       const id = ids.paymentId();
       const { deposit, fields } = issueDeposit(
         { paymentId: id as Hex, token: deps.usdc, payout: account.payoutAddress, feeRecipient, feeBps },
-        deps.bridge,
+        deps.depositTerms,
       );
 
       const row: NewPaymentRow = {

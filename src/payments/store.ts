@@ -27,12 +27,17 @@ export interface PaymentRow {
   line_items: string | null;
   /** The payment link it was created through (`plink_...`), or null. */
   payment_link: string | null;
-  /** Which deposit factory made the address: 1 (settlement chain only) or 2 (every enabled chain). */
-  factory_version: 1 | 2;
-  /** Version 2 only (else null): the rest of what the deposit address commits to (src/chain/deposit-terms.ts). */
+  /**
+   * Which deposit factory made the address: 1 (settlement chain only), 2 (every enabled chain),
+   * 3 (every chain, a fee that cannot stop the payout: every payment issued since).
+   */
+  factory_version: 1 | 2 | 3;
+  /** Versions 2 and 3 (else null): the rest of what the deposit address commits to (src/chain/deposit-terms.ts). */
   settlement_domain: number | null;
   token_messenger: string | null;
   max_bridge_fee_bps: number | null;
+  /** Version 3 only (else null): the source domains `bridge` may ask fast finality from, a decimal bitmap. */
+  fast_domains: string | null;
   expires_at: number;
   created_at: number;
   updated_at: number;
@@ -83,6 +88,7 @@ const COLUMNS = [
   "settlement_domain",
   "token_messenger",
   "max_bridge_fee_bps",
+  "fast_domains",
   "expires_at",
   "created_at",
   "updated_at",
@@ -263,13 +269,16 @@ export function createPaymentStore(db: Db) {
     countByStatus: (): Map<PaymentStatus, number> => new Map(countByStatus.all().map((r) => [r.status, r.n])),
     /**
      * A mined sweep of `amount` from the payment's deposit address: added to what was settled,
-     * with its fee as the forwarder took it (splitFee), and to the account's total for the UTC
-     * day of `now`. Runs inside the caller's transaction.
+     * with its fee as the forwarder took it (splitFee) or, when given, as the settlement says it
+     * paid (`paidFee`: zero where a version 3 address skipped the fee), and to the account's
+     * total for the UTC day of `now`. Runs inside the caller's transaction.
      */
-    recordSettled(id: string, amount: bigint, now: number) {
+    recordSettled(id: string, amount: bigint, now: number, paidFee?: bigint) {
       const row = findById.get(id)!;
       const counted = amount > INT64_MAX ? INT64_MAX : amount;
-      const { fee } = splitFee(counted, Number(row.fee_bps));
+      const { fee: due } = splitFee(counted, Number(row.fee_bps));
+      // Never more than the terms' fee on what is counted: the event is read from the chain.
+      const fee = paidFee === undefined || paidFee > due ? due : paidFee;
       recordSettled.run({ id, amount: counted, fee, now });
       addSettledDaily.run({ account_id: row.account_id, day: utcDay(now), amount: counted, fee });
     },
@@ -300,7 +309,7 @@ export function normalise(row: PaymentRow | null): PaymentRow | null {
     updated_at: Number(row.updated_at),
     settle_attempts: Number(row.settle_attempts),
     settle_retry_at: row.settle_retry_at === null ? null : Number(row.settle_retry_at),
-    factory_version: Number(row.factory_version) as 1 | 2,
+    factory_version: Number(row.factory_version) as 1 | 2 | 3,
     settlement_domain: row.settlement_domain === null ? null : Number(row.settlement_domain),
     max_bridge_fee_bps: row.max_bridge_fee_bps === null ? null : Number(row.max_bridge_fee_bps),
   };

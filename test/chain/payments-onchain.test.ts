@@ -5,7 +5,13 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { type Address, type Hex, zeroAddress } from "viem";
 import { generatePrivateKey } from "viem/accounts";
-import { depositFactoryAbi, factoryAddress } from "../../src/chain/contracts.ts";
+import {
+  type DepositTermsV3,
+  depositAddressV3,
+  depositFactoryV3Abi,
+  depositTermsV3Arg,
+  factoryV3Address,
+} from "../../src/chain/deposit-v3.ts";
 import { ANVIL_KEY_3, ANVIL_KEY_4 } from "../support/anvil.ts";
 import { deployTestToken, mined, testTokenAbi, walletClientFor } from "../support/chain.ts";
 import { startRpcTap } from "../support/rpc-tap.ts";
@@ -242,6 +248,27 @@ describe("a platform fee", () => {
   });
 });
 
+/**
+ * The terms of a payment's deposit address as its merchant would write them (README: a server
+ * without source chains on a chain with no CCTP domain commits to domain 0, no messenger, no
+ * bound and no fast domains), checked against the address the server gave.
+ */
+function termsOf(stack: Stack, payment: { id: string; token_address: string; deposit_address: string }) {
+  const terms: DepositTermsV3 = {
+    paymentId: payment.id as Hex,
+    token: payment.token_address as Address,
+    payout: stack.payout,
+    feeRecipient: zeroAddress,
+    feeBps: 0,
+    settlementDomain: 0,
+    tokenMessenger: zeroAddress,
+    maxBridgeFeeBps: 0,
+    fastDomains: 0n,
+  };
+  expect(depositAddressV3(terms)).toBe(payment.deposit_address as Address);
+  return terms;
+}
+
 describe("a payment settled by someone else", () => {
   test("the merchant calls settle() by hand while the relayer has no gas: the server confirms it without sending", async () => {
     // A relayer with no gas: the server signs settle() but the node refuses it.
@@ -257,10 +284,10 @@ describe("a payment settled by someone else", () => {
       await mined(
         chain.publicClient,
         merchant.writeContract({
-          address: factoryAddress,
-          abi: depositFactoryAbi,
+          address: factoryV3Address,
+          abi: depositFactoryV3Abi,
           functionName: "settle",
-          args: [payment.id as Hex, payment.token_address as Address, own.payout, zeroAddress, 0],
+          args: [depositTermsV3Arg(termsOf(own, payment))],
         }),
       );
       expect(await own.usdcBalance(own.payout)).toBe(usdc("7.00"));
@@ -291,10 +318,10 @@ describe("a payment settled by someone else", () => {
       await mined(
         chain.publicClient,
         merchant.writeContract({
-          address: factoryAddress,
-          abi: depositFactoryAbi,
+          address: factoryV3Address,
+          abi: depositFactoryV3Abi,
           functionName: "settle",
-          args: [payment.id as Hex, payment.token_address as Address, own.payout, zeroAddress, 0],
+          args: [depositTermsV3Arg(termsOf(own, payment))],
         }),
       );
       expect(own.sql("SELECT id FROM settlements WHERE payment_id = ?", payment.id)).toEqual([]);

@@ -4,9 +4,8 @@
  * clock jumps past the first retry (30 s) instead of the test sleeping.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { forwarderAddress } from "../../src/chain/contracts.ts";
 import { factoryOf } from "../../src/chain/deposit-terms.ts";
-import { forwarderV2Address } from "../../src/chain/deposit-v2.ts";
+import { forwarderV3Address } from "../../src/chain/deposit-v3.ts";
 import { testTokenAbi } from "../support/chain.ts";
 import { type Stack, startStack } from "../support/stack.ts";
 import { usdc } from "../support/test-chain.ts";
@@ -129,9 +128,13 @@ test("a settlement mined after a reorg took the factory's deployment fails, and 
   const { anvil, publicClient } = stack.chain;
   const payment = await stack.createPayment({ amount: "7.00" });
   await stack.pay(payment.deposit_address, usdc("7.00"));
-  const [row] = stack.sql<{ factory_version: 1 | 2 }>("SELECT factory_version FROM payments WHERE id = ?", payment.id);
+  const [row] = stack.sql<{ factory_version: 1 | 2 | 3 }>(
+    "SELECT factory_version FROM payments WHERE id = ?",
+    payment.id,
+  );
+  expect(row!.factory_version).toBe(3);
   const factory = factoryOf(row!);
-  const implementation = row!.factory_version === 2 ? forwarderV2Address : forwarderAddress;
+  const implementation = forwarderV3Address;
 
   await anvil.rpc("evm_setAutomine", [false]);
   try {

@@ -1,17 +1,18 @@
 /**
  * Plain USDC transfers on a source chain, found by that chain's own watcher: credited after its
  * confirmations through the same ledger, added to what the settlement chain brought, forgotten
- * when reorged away, refused for a version 1 address, and never in the way of the settlement
+ * when reorged away, refused for an address that cannot bridge, and never in the way of the settlement
  * chain when the source RPC hangs. Two real anvils, the real server.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { getAddress } from "viem";
+import { getAddress, zeroAddress } from "viem";
 import {
   type CrossChainStack,
   LOCAL_SOURCE,
   type SourceSettings,
   startCrossChainStack,
 } from "../support/crosschain.ts";
+import { asVersion1 } from "../support/legacy-payments.ts";
 import type { Stack } from "../support/stack.ts";
 import { usdc } from "../support/test-chain.ts";
 
@@ -151,43 +152,58 @@ describe("a plain transfer on the source chain", () => {
   }, 30_000);
 });
 
-describe("a version 1 deposit address", () => {
-  test("is not credited for a transfer on the source chain, and the operator is warned", async () => {
-    // Made while cross-chain funding was off: a version 1 address, a contract only on the settlement chain.
-    await stack.restart({ STABLEGATE_CCTP_CUSTOM_SOURCES: "" });
-    let payment: any;
-    try {
-      payment = await stack.createPayment({ amount: "25.00" });
-    } finally {
-      await stack.restart(x.sourceEnv(SOURCE));
-    }
-    expect(stack.sql("SELECT factory_version FROM payments WHERE id = ?", payment.id)).toEqual([
-      { factory_version: 1 },
-    ]);
+describe("a deposit address that cannot bridge from the source chain", () => {
+  const kinds = {
+    /** Version 3 with no messenger: made while cross-chain funding was off. */
+    "issued while no source chain was enabled": async () => {
+      await stack.restart({ STABLEGATE_CCTP_CUSTOM_SOURCES: "" });
+      let payment: any;
+      try {
+        payment = await stack.createPayment({ amount: "25.00" });
+      } finally {
+        await stack.restart(x.sourceEnv(SOURCE));
+      }
+      expect(stack.sql("SELECT factory_version, token_messenger FROM payments WHERE id = ?", payment.id)).toEqual([
+        { factory_version: 3, token_messenger: zeroAddress },
+      ]);
+      return payment;
+    },
+    /** Version 1, a contract only on the settlement chain. */
+    "of version 1, from an older build": async () => {
+      const payment = await asVersion1(stack, await stack.createPayment({ amount: "25.00" }));
+      expect(stack.sql("SELECT factory_version FROM payments WHERE id = ?", payment.id)).toEqual([
+        { factory_version: 1 },
+      ]);
+      return payment;
+    },
+  };
 
-    const txHash = await x.sourceTransfer(getAddress(payment.deposit_address), usdc("25.00"));
-    const block = await sourceBlock(txHash);
-    await x.sourceScanned(block + 1n);
-    expect(await stack.getPayment(payment.id)).toMatchObject({
-      status: "pending",
-      amount_received: null,
-      transfers: [],
-    });
-    expect(stack.sql("SELECT * FROM transfers WHERE payment_id = ?", payment.id)).toEqual([]);
-    expect(
-      stack
-        .logs()
-        .filter((line) => line.level === "warn" && line.tx_hash === txHash)
-        .map((line) => [line.msg, line.payment_id, line.chain_id]),
-    ).toEqual([[expect.stringContaining("version 1 deposit address"), payment.id, LOCAL_SOURCE.chainId]]);
+  for (const [kind, issue] of Object.entries(kinds))
+    test(`${kind}: is not credited for a transfer on the source chain, and the operator is warned`, async () => {
+      const payment = await issue();
+      const txHash = await x.sourceTransfer(getAddress(payment.deposit_address), usdc("25.00"));
+      const block = await sourceBlock(txHash);
+      await x.sourceScanned(block + 1n);
+      expect(await stack.getPayment(payment.id)).toMatchObject({
+        status: "pending",
+        amount_received: null,
+        transfers: [],
+      });
+      expect(stack.sql("SELECT * FROM transfers WHERE payment_id = ?", payment.id)).toEqual([]);
+      expect(
+        stack
+          .logs()
+          .filter((line) => line.level === "warn" && line.tx_hash === txHash)
+          .map((line) => [line.msg, line.payment_id, line.chain_id]),
+      ).toEqual([[expect.stringContaining("cannot bridge from there"), payment.id, LOCAL_SOURCE.chainId]]);
 
-    const synced = await stack.sync(payment.id, txHash, LOCAL_SOURCE.name);
-    expect(synced.status).toBe(422);
-    expect(synced.json.error).toBe(
-      `this payment's deposit address is valid only on ${stack.config.chain.name}; funds sent to it on ${LOCAL_SOURCE.name} are not credited`,
-    );
-    expect(stack.sql("SELECT * FROM transfers WHERE payment_id = ?", payment.id)).toEqual([]);
-  }, 60_000);
+      const synced = await stack.sync(payment.id, txHash, LOCAL_SOURCE.name);
+      expect(synced.status).toBe(422);
+      expect(synced.json.error).toBe(
+        `this payment's deposit address is valid only on ${stack.config.chain.name}; funds sent to it on ${LOCAL_SOURCE.name} are not credited`,
+      );
+      expect(stack.sql("SELECT * FROM transfers WHERE payment_id = ?", payment.id)).toEqual([]);
+    }, 60_000);
 });
 
 describe("POST /api/public/payments/{id}/sync with a chain", () => {

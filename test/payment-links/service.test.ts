@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createAccountsService } from "../../src/accounts/service.ts";
 import { createAccountStore } from "../../src/accounts/store.ts";
+import { withoutBridging } from "../../src/chain/deposit-terms.ts";
 import { createChainStore } from "../../src/chain/store.ts";
 import type { Db } from "../../src/db/engine.ts";
 import { createGroupCommit } from "../../src/db/group-commit.ts";
@@ -47,7 +48,7 @@ function linksService() {
       defaultFeeBps: 0,
       feeRecipient: undefined,
       paymentWindowMs: WINDOW_MS,
-      bridge: null,
+      depositTerms: withoutBridging(0),
     }),
     findAccount: accounts.findAccount,
     idempotency: createIdempotency(db, clock),

@@ -18,12 +18,13 @@ import {
 import { privateKeyToAccount } from "viem/accounts";
 import { foundry } from "viem/chains";
 import { factoryAddress } from "../../src/chain/contracts.ts";
-import { factoryV2Address, forwarderV2Address } from "../../src/chain/deposit-v2.ts";
+import { factoryV3Address, forwarderV3Address } from "../../src/chain/deposit-v3.ts";
 import { sentWith } from "../../src/chain/fees.ts";
 import { runAccountCommand } from "../../src/cli/accounts.ts";
 import { CCTP_DEPLOYER_KEY, cctpAddresses, testTokenMessengerV2Abi } from "../../src/dev/cctp-rig.ts";
 import { mined } from "../support/chain.ts";
 import { type CrossChainStack, LOCAL_SOURCE, startCrossChainStack } from "../support/crosschain.ts";
+import { asVersion1 } from "../support/legacy-payments.ts";
 import type { Stack } from "../support/stack.ts";
 import { sourceFactoryDeployed, strayTokenOnSource } from "../support/stray-tokens.ts";
 import { waitFor } from "../support/wait.ts";
@@ -100,7 +101,7 @@ describe("POST /api/v1/payments/{id}/recover", () => {
     expect(await balanceOn(x.source.publicClient, token, stack.payout)).toBe(units);
     expect(await balanceOn(x.source.publicClient, token, deposit)).toBe(0n);
     const receipt = await x.source.publicClient.getTransactionReceipt({ hash: done.tx_hash as Hex });
-    expect(getAddress(receipt.to!)).toBe(factoryV2Address);
+    expect(getAddress(receipt.to!)).toBe(factoryV3Address);
 
     const list = await stack.request(`/api/v1/payments/${payment.id}/recoveries`);
     expect(list.status).toBe(200);
@@ -327,11 +328,8 @@ describe("refusals change nothing", () => {
 
 describe("a version 1 payment", () => {
   test("is refused on a source chain, and recovers through the version 1 factory on the settlement chain", async () => {
-    // Made while no source chain is enabled, as before cross-chain was configured.
-    const crossChainEnv = { ...x.local.env };
-    await stack.restart({ STABLEGATE_CCTP_CUSTOM_SOURCES: "" });
-    const payment = await stack.createPayment({ amount: "5.00" });
-    await stack.restart(crossChainEnv);
+    // As an older build issued it: new payments get version 3.
+    const payment = await asVersion1(stack, await stack.createPayment({ amount: "5.00" }));
     expect(stack.sql("SELECT factory_version FROM payments WHERE id = ?", payment.id)).toEqual([
       { factory_version: 1 },
     ]);
@@ -361,7 +359,7 @@ describe("a source chain reorg that takes the deposit factory", () => {
     const deposit = getAddress(payment.deposit_address);
     const token = await strayTokenOnSource(x, deposit, 4_000n, 6);
     // What a reorg leaves behind when the blocks that deployed the factory are gone.
-    for (const address of [factoryV2Address, forwarderV2Address]) {
+    for (const address of [factoryV3Address, forwarderV3Address]) {
       await x.local.source.rpc("anvil_setCode", [address, "0x"]);
       await x.local.source.rpc("anvil_setNonce", [address, "0x0"]);
     }

@@ -44,6 +44,7 @@ export function paymentRow(accountId: string, createdAt: number, fields: Partial
     settlement_domain: null,
     token_messenger: null,
     max_bridge_fee_bps: null,
+    fast_domains: null,
     expires_at: createdAt + 3_600_000,
     created_at: createdAt,
     updated_at: createdAt,

@@ -9,7 +9,7 @@ import { privateKeyToAccount } from "viem/accounts";
 import { foundry } from "viem/chains";
 import GasBurnerTokenJson from "../../contracts/artifacts/GasBurnerToken.json";
 import { type Artifact, artifacts } from "../../src/chain/contracts.ts";
-import { factoryV2Address } from "../../src/chain/deposit-v2.ts";
+import { SOURCE_FACTORIES } from "../../src/chain/source-readiness.ts";
 import { ANVIL_KEY_3 } from "./anvil.ts";
 import { deployArtifact, mined, type TestWallet, testTokenAbi } from "./chain.ts";
 import { type CrossChainStack, LOCAL_SOURCE } from "./crosschain.ts";
@@ -75,11 +75,15 @@ export async function unsentTokenOnSource(x: CrossChainStack, owner: Address, un
   return token;
 }
 
-/** Waits until the server has deployed the version 2 factory on the source chain (its recoverer does at start). */
+/** Waits until the server has deployed the deposit factories on the source chain (it does at start). */
 export function sourceFactoryDeployed(x: CrossChainStack): Promise<true> {
   return waitFor(
-    async () => (await x.source.publicClient.getCode({ address: factoryV2Address })) !== undefined,
+    async () => {
+      for (const { address } of SOURCE_FACTORIES)
+        if ((await x.source.publicClient.getCode({ address })) === undefined) return false;
+      return true;
+    },
     30_000,
-    "the version 2 factory on the source chain",
+    "the deposit factories on the source chain",
   );
 }

@@ -10,6 +10,7 @@ import { type Address, getAddress, type Hex, type PublicClient, toHex } from "vi
 import { generatePrivateKey } from "viem/accounts";
 import { ensureFactory } from "../../src/chain/contracts.ts";
 import { ensureFactoryV2 } from "../../src/chain/deposit-v2.ts";
+import { ensureFactoryV3 } from "../../src/chain/deposit-v3.ts";
 import { ANVIL_KEY_0, ANVIL_KEY_1, type Anvil, startAnvil } from "./anvil.ts";
 import { deployTestUsdc, mined, publicClientFor, type TestWallet, testTokenAbi, walletClientFor } from "./chain.ts";
 
@@ -44,7 +45,7 @@ export interface TestChain {
 }
 
 /**
- * anvil, TestUSDC, both deposit factories (unless `factory` is false: a fresh chain, where the server
+ * anvil, TestUSDC, every deposit factory (unless `factory` is false: a fresh chain, where the server
  * deploys them) and a funded payer (anvil key 1). Blocks come with each transaction (automine)
  * unless `automine` is false or a `blockTime` (seconds) is given.
  */
@@ -60,6 +61,7 @@ export async function startChain(
     if (opts.factory !== false) {
       await ensureFactory({ publicClient, walletClient: deployer });
       await ensureFactoryV2({ publicClient, walletClient: deployer });
+      await ensureFactoryV3({ publicClient, walletClient: deployer });
     }
     await mined(
       publicClient,
