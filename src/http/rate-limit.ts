@@ -15,8 +15,10 @@ export interface RateLimit {
  * Token buckets keyed by what a request costs us: the public endpoints key them by payment id,
  * which bounds the work (RPC calls, attestation-service calls) anyone holding one id can cause,
  * and stays fair behind a reverse proxy where every client shares one address; webhook `test`
- * and `retry` key them by endpoint id, which bounds what the server can be made to send. At most
- * `maxKeys` buckets are kept: full ones are forgotten first, then the least recently used.
+ * and `retry` key them by endpoint id, which bounds what the server can be made to send; payment
+ * link pages key them by client (src/http/client-address.ts), so one client cannot close a link
+ * for everyone. At most `maxKeys` buckets are kept: full ones are forgotten first, then the
+ * least recently used.
  */
 export function createRateLimiter(clock: Clock, maxKeys = 50_000): RateLimiter & { readonly size: number } {
   const buckets = new Map<string, { tokens: number; at: number; limit: RateLimit }>();
@@ -76,13 +78,14 @@ export const READ_LIMIT: RateLimit = { burst: 120, perSecond: 20 };
 /** Calls that reach the chain or the attestation service. */
 export const CHAIN_LIMIT: RateLimit = { burst: 20, perSecond: 0.5 };
 /**
- * Payments started from one payment link's page: each is a stored payment and a watched deposit
- * address, so one link cannot be made to create them without bound.
+ * Payments started from payment links' pages by one client (src/http/client-address.ts), across
+ * all links: a payer starts one or two, and no one client can fill a link with payments that
+ * nobody pays (the link's own cap, LINK_OPEN_PAYMENTS_MAX, bounds what many clients can do).
  */
 export const LINK_PAY_LIMIT: RateLimit = {
-  burst: 30,
-  perSecond: 1,
-  message: "too many payments started from this payment link; try again shortly",
+  burst: 5,
+  perSecond: 1 / 120,
+  message: "you have started several payments just now; wait a minute or two",
 };
 
 /**

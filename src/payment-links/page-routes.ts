@@ -1,10 +1,10 @@
 import { Elysia } from "elysia";
 import { pageHeaders } from "../checkout/page.ts";
+import { clientAddressOf } from "../http/client-address.ts";
 import type { AppContext } from "../http/context.ts";
 import { LINK_PAY_LIMIT, READ_LIMIT } from "../http/rate-limit.ts";
 import { bodyValidator } from "../http/validate.ts";
 import { DomainError, type ErrorKind, TooManyRequestsError } from "../lib/errors.ts";
-import { randomBase62 } from "../lib/ids.ts";
 import { typedAmount } from "../lib/money.ts";
 import { linkBusyPage, linkNotFoundPage, linkPage } from "./page.ts";
 import { PayThroughLinkSchema } from "./schema.ts";
@@ -20,53 +20,60 @@ const page = (body: string, status = 200, headers: Record<string, string> = {}) 
   new Response(body, { status, headers: { ...LINK_PAGE_HEADERS, ...headers } });
 const notFound = () => page(linkNotFoundPage(), 404);
 const busy = (error: TooManyRequestsError) =>
-  page(linkBusyPage(), 429, { "retry-after": String(error.retryAfterSeconds) });
+  page(linkBusyPage(error.message), 429, { "retry-after": String(error.retryAfterSeconds) });
 
 /**
  * The public page of a payment link, /l/<id>, and its form. Unknown, malformed and deactivated
- * links are the same 404 page; requests are rate-limited per link; every refusal is a page.
+ * links are the same 404 page; views and payments started are limited per client, never per
+ * link, so no one client can close a link for everyone; every refusal is a page.
  */
 export function linkPageRoutes(ctx: AppContext) {
   const links = ctx.paymentLinks;
+  const clientOf = clientAddressOf(ctx.config.trustedProxies);
   const form = (
     link: PaymentLinkRow,
     status = 200,
     entered: { error?: string; amount?: string; email?: string } = {},
-  ) => page(linkPage(link, { merchantName: links.merchantName(link), nonce: randomBase62(24), ...entered }), status);
+  ) =>
+    page(
+      linkPage(link, { merchantName: links.merchantName(link), nonce: links.formToken(link.id), ...entered }),
+      status,
+    );
 
   return new Elysia()
-    .get("/l/:id", ({ params }) => {
+    .get("/l/:id", ({ params, request, server }) => {
       const link = links.findActive(params.id);
       if (!link) return notFound();
       try {
-        ctx.rateLimiter.take(`link:${link.id}`, READ_LIMIT);
+        ctx.rateLimiter.take(`link-view:${clientOf(request, server)}`, READ_LIMIT);
       } catch (error) {
         if (error instanceof TooManyRequestsError) return busy(error);
         throw error;
       }
       return form(link);
     })
-    .post("/l/:id", async ({ params, body }) => {
+    .post("/l/:id", async ({ params, body, request, server }) => {
       const link = links.findActive(params.id);
       if (!link) return notFound();
       const fields = body instanceof URLSearchParams ? body : new URLSearchParams();
       const entered = { amount: fields.get("amount") ?? undefined, email: fields.get("email") ?? undefined };
       try {
-        ctx.rateLimiter.take(`link-pay:${link.id}`, LINK_PAY_LIMIT);
         const input = payForm({
           nonce: fields.get("nonce") ?? "",
           amount: typedAmount(entered.amount),
           email: entered.email?.trim() || undefined,
         });
-        return redirect(`/pay/${await links.pay(link.id, input)}`);
+        // Taken only for a payment about to be created: sending a form again costs nothing.
+        const admit = () => ctx.rateLimiter.take(`link-pay:${clientOf(request, server)}`, LINK_PAY_LIMIT);
+        return redirect(`/pay/${await links.pay(link.id, input, admit)}`);
       } catch (error) {
         if (error instanceof TooManyRequestsError) return busy(error);
         if (!(error instanceof DomainError)) throw error;
         if (error.kind === "not_found") return notFound(); // deactivated meanwhile
         const status = FORM_REFUSALS[error.kind];
         if (status === undefined) throw error;
-        // Refused input, or this form's nonce met again: the form again, as it was filled in,
-        // with a fresh nonce and the reason. Nothing was created.
+        // Refused input, an expired form, or this form's token met again: the form again, as it
+        // was filled in, with a fresh token and the reason. Nothing was created.
         return form(link, status, { error: payerMessage(error), ...entered });
       }
     });

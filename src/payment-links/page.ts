@@ -8,7 +8,7 @@ import type { PaymentLinkRow } from "./store.ts";
 
 export interface LinkPageOptions {
   merchantName: string;
-  /** One-time token for this rendering of the form: the same form sent twice makes one payment. */
+  /** One-time token for this rendering of the form (form-token.ts): the same form sent twice makes one payment. */
   nonce: string;
   /** What was wrong with the last submit, and what the payer had entered. */
   error?: string;
@@ -88,10 +88,8 @@ export const linkNotFoundPage = (): string =>
     "This payment link does not exist or is no longer active. Ask the merchant for a current one.",
   );
 
-export const linkBusyPage = (): string =>
-  messagePage(
-    "Please try again shortly",
-    "Many payments were started from this link just now. Wait a few seconds, then go back and press Pay again.",
-  );
+/** A refusal that lifts with time: `reason` says why and how long, in the payer's words. */
+export const linkBusyPage = (reason: string): string =>
+  messagePage("Please try again shortly", `${asSentence(reason)} Then go back and press Pay again.`);
 
 const initial = (name: string) => (name.trim()[0] ?? "S").toUpperCase();

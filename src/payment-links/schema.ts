@@ -1,5 +1,6 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { PAYMENT_FIELDS } from "../payments/schema.ts";
+import { FORM_TOKEN } from "./form-token.ts";
 
 // The create-payment-link request: the payment's own field rules, so both refuse the same input
 // with the same words. A 400 says "<field> <rule>" (src/http/validate.ts).
@@ -24,7 +25,7 @@ export const UpdatePaymentLinkSchema = Type.Object(
 /** What a payer submits on the link's page: the amount when they choose it, and an optional email. */
 export const PayThroughLinkSchema = Type.Object(
   {
-    nonce: Type.String({ pattern: "^[0-9A-Za-z]{24}$", rule: "is missing or damaged; reload the page" }),
+    nonce: Type.String({ pattern: FORM_TOKEN.source, rule: "is missing or damaged; reload the page" }),
     amount: PAYMENT_FIELDS.amount,
     email: PAYMENT_FIELDS.customer_email,
   },

@@ -2,8 +2,8 @@ import type { Account } from "../accounts/service.ts";
 import type { GroupCommit } from "../db/group-commit.ts";
 import type { Idempotency } from "../idempotency/index.ts";
 import type { Clock } from "../lib/clock.ts";
-import { NotFoundError, ValidationError } from "../lib/errors.ts";
-import { type IdGenerator, prefixedIdPattern } from "../lib/ids.ts";
+import { NotFoundError, TooManyRequestsError, ValidationError } from "../lib/errors.ts";
+import { type IdGenerator, prefixedIdPattern, randomHex } from "../lib/ids.ts";
 import { formatAmount, MAX_AMOUNT, parseAmount } from "../lib/money.ts";
 import type { CreatePaymentInput } from "../payments/schema.ts";
 import {
@@ -14,17 +14,29 @@ import {
   storedMetadata,
 } from "../payments/service.ts";
 import { lineItemsView } from "../payments/view.ts";
+import { createFormTokens } from "./form-token.ts";
 import type { CreatePaymentLinkInput, PayThroughLinkInput } from "./schema.ts";
 import type { NewPaymentLinkRow, PaymentLinkRow, PaymentLinkStore } from "./store.ts";
 
 export const PAYMENT_LINK_ID = new RegExp(prefixedIdPattern("plink"));
+
+/**
+ * The most payments a link may hold that wait for money with their window open. Anyone may start
+ * one; this bounds what strangers can make the server store and watch per link (with the default
+ * 60-minute window, 2,400 a day), while a link of a small shop rarely has more than a few payers
+ * at once. Once a payment is paid or its window closes, its place is free again.
+ */
+export const LINK_OPEN_PAYMENTS_MAX = 100;
+
+/** What a payer is told when the form they sent was not one this server rendered in the last day. */
+export const FORM_EXPIRED = "this form has expired; check the details and press Pay again";
 
 export interface PaymentLinksDeps {
   store: PaymentLinkStore;
   payments: PaymentsService;
   /** The link's owner, whose payout address and fee its payments commit to. */
   findAccount: (id: string) => Account | null;
-  /** Keeps each page's one-time nonce, so a form sent twice creates one payment. */
+  /** Keeps each page's one-time token, so a form sent twice creates one payment. */
   idempotency: Idempotency;
   groupCommit: GroupCommit;
   clock: Clock;
@@ -37,6 +49,22 @@ export function createPaymentLinksService(deps: PaymentLinksDeps) {
   const { store, clock, ids } = deps;
   /** Payments being created per link and nonce: a second submit while the first runs waits for it. */
   const inFlight = new Map<string, Promise<string>>();
+  // One key for every replica on the database: a form one renders, another accepts.
+  const tokens = createFormTokens(store.secret("payment_link_forms", randomHex(32), clock.now()), clock);
+
+  /** Refuses a new payment (in its insert's transaction) that would take the link past LINK_OPEN_PAYMENTS_MAX. */
+  function ensureRoom(linkId: string): void {
+    const now = clock.now();
+    const { open, soonest } = store.openPayments(linkId, now);
+    if (open <= LINK_OPEN_PAYMENTS_MAX) return;
+    const seconds = Math.max(1, Math.ceil(((soonest ?? now) - now) / 1000));
+    const minutes = Math.ceil(seconds / 60);
+    throw new TooManyRequestsError(
+      "too many payments started from this link are still waiting to be paid; " +
+        `one frees up within ${minutes === 1 ? "a minute" : `${minutes} minutes`}`,
+      seconds,
+    );
+  }
 
   function findActive(id: string): PaymentLinkRow | null {
     const row = PAYMENT_LINK_ID.test(id) ? store.findById(id) : null;
@@ -177,15 +205,22 @@ export function createPaymentLinksService(deps: PaymentLinksDeps) {
     /** The merchant's name, for the link's public page. */
     merchantName: (link: PaymentLinkRow): string => deps.findAccount(link.account_id)?.name ?? "",
 
+    /** The one-time token for one rendering of the link's form (see form-token.ts). */
+    formToken: (linkId: string): string => tokens.issue(linkId),
+
     /**
      * A payer's submit on the link's page: creates the payment (the link's amount or the one
      * chosen, its description, line items, success_url and metadata; `payment_link` set) and
-     * returns its id. The page's nonce is an idempotency key scoped to the link, so the same
-     * form sent again, at once or later, returns the same payment instead of a second one.
+     * returns its id. The form's token must be one this server issued for the link within a day;
+     * it is an idempotency key scoped to the link, so the same form sent again, at once or later,
+     * returns the same payment instead of a second one. `admit` runs only when a payment is
+     * about to be created (a resend costs nothing): the caller's per-client limit, which refuses
+     * by throwing. A link holding LINK_OPEN_PAYMENTS_MAX payments that wait for money takes no more.
      */
-    async pay(linkId: string, input: PayThroughLinkInput): Promise<string> {
+    async pay(linkId: string, input: PayThroughLinkInput, admit: () => void = () => {}): Promise<string> {
       const link = findActive(linkId);
       if (!link) throw new NotFoundError("no such payment link");
+      if (!tokens.valid(link.id, input.nonce)) throw new ValidationError(FORM_EXPIRED);
       const amount = amountToPay(link, input.amount);
       const key = `${link.id}:${input.nonce}`;
       const running = inFlight.get(key);
@@ -193,8 +228,12 @@ export function createPaymentLinksService(deps: PaymentLinksDeps) {
       const request = { amount: input.amount ?? null, email: input.email ?? null };
       const work = deps.idempotency
         .run(link.id, input.nonce, request, async (commit) => {
+          admit();
           // The nonce is completed in the payment's own transaction: both are kept, or neither.
-          const paymentId = await createPayment(link, amount, input.email ?? null, (id) => commit(303, id));
+          const paymentId = await createPayment(link, amount, input.email ?? null, (id) => {
+            ensureRoom(link.id);
+            commit(303, id);
+          });
           return { status: 303, body: paymentId };
         })
         .then((result) => result.body)

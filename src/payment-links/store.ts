@@ -55,6 +55,15 @@ export function createPaymentLinkStore(db: Db) {
     )
     .safeIntegers(true);
   const setActive = db.query("UPDATE payment_links SET active = ?, updated_at = ? WHERE id = ? AND account_id = ?");
+  // Through the partial index payments_link_pending: a link's pending payments, not all it ever had.
+  const openPayments = db.query<{ open: number; soonest: number | null }, [string, number]>(
+    `SELECT count(*) AS open, min(expires_at) AS soonest FROM payments
+      WHERE payment_link = ? AND status = 'pending' AND payment_link IS NOT NULL AND expires_at > ?`,
+  );
+  const keepSecret = db.query(
+    "INSERT INTO server_secrets (name, secret, created_at) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING",
+  );
+  const findSecret = db.query<{ secret: string }, [string]>("SELECT secret FROM server_secrets WHERE name = ?");
 
   return {
     insert(row: NewPaymentLinkRow) {
@@ -70,6 +79,19 @@ export function createPaymentLinkStore(db: Db) {
     /** Newest first; asks for one row more than `limit` so the caller can tell has_more. */
     list: (accountId: string, limit: number, beforeSeq?: number) =>
       list.all(accountId, beforeSeq ?? null, limit + 1).map((row) => normalise(row)!),
+    /** How many of the link's payments wait for money with their window open, and when the first closes. */
+    openPayments(linkId: string, now: number): { open: number; soonest: number | null } {
+      const row = openPayments.get(linkId, now)!;
+      return { open: Number(row.open), soonest: row.soonest === null ? null : Number(row.soonest) };
+    },
+    /**
+     * The secret stored under `name`; `candidate` becomes it when there is none yet. Replicas
+     * racing to store one all end with the first one stored.
+     */
+    secret(name: string, candidate: string, now: number): string {
+      keepSecret.run(name, candidate, now);
+      return findSecret.get(name)!.secret;
+    },
     /** Changes nothing (and says so) for another account's link. */
     setActive: (id: string, accountId: string, active: boolean, now: number) =>
       setActive.run(active ? 1 : 0, now, id, accountId).changes > 0,

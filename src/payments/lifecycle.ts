@@ -27,6 +27,13 @@ export interface LifecycleDeps {
 export type Lifecycle = ReturnType<typeof createLifecycle>;
 
 /**
+ * A payment started from a payment link's page whose window closed with nothing received: anyone
+ * can start those by opening the link, so they are not announced (no event, no webhook). Its
+ * status is still `expired`, and funds arriving later are announced as for any payment.
+ */
+const unannounced = (row: PaymentRow) => row.status === "expired" && row.payment_link !== null;
+
+/**
  * Status changes and the events they emit, always together: every method here must run inside
  * the caller's transaction, so a change and its event commit or vanish as one (the outbox).
  */
@@ -77,7 +84,7 @@ export function createLifecycle(deps: LifecycleDeps) {
     if (to === null) return row;
     if (!payments.updateStatus(row.id, row.status, to, clock.now())) return payments.findById(paymentId)!;
     const updated = payments.findById(paymentId)!;
-    emit(updated, `payment.${to}`);
+    if (!unannounced(updated)) emit(updated, `payment.${to}`);
     return updated;
   }
 

@@ -1,7 +1,8 @@
 /**
  * Who a request comes from (src/http/client-address.ts), as a table: the peer unless it is a
  * trusted proxy, then X-Forwarded-For read from the right past every trusted hop. The same rules
- * over real sockets and a real proxy process: test/dashboard/sign-in-proxy.test.ts.
+ * over real sockets and a real proxy process: test/dashboard/sign-in-proxy.test.ts and
+ * test/payment-links/page-proxy.test.ts.
  */
 import { describe, expect, test } from "bun:test";
 import { clientAddressOf } from "../../src/http/client-address.ts";

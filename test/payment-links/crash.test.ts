@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { runAccountCommand } from "../../src/cli/accounts.ts";
+import { fetchFrom } from "../support/forwarding-proxy.ts";
 import { type ServeProcess, startServeProcess } from "../support/serve-process.ts";
 import { api, makeTempDir, testEnv } from "../support/server.ts";
 
@@ -22,12 +23,20 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-/** Submits a link's form with `nonce`, as a browser does; answers the Location of the 303. */
-async function submit(url: string, linkId: string, nonce: string, amount: string): Promise<string | null> {
-  const res = await fetch(`${url}/l/${linkId}`, {
+/** The token of one rendering of a link's page, as a browser reads it from the form. */
+async function formToken(url: string, linkId: string): Promise<string> {
+  const page = await (await fetch(`${url}/l/${linkId}`)).text();
+  return /name="nonce" value="([^"]+)"/.exec(page)![1]!;
+}
+
+/**
+ * Submits a link's form with `nonce`, as a browser does, from the `i`th payer's own address (one
+ * client may start only a few payments at once); answers the Location of the 303.
+ */
+async function submit(url: string, linkId: string, nonce: string, amount: string, i: number): Promise<string | null> {
+  const res = await fetchFrom(`127.0.3.${i + 1}`, `${url}/l/${linkId}`, {
     method: "POST",
     body: new URLSearchParams({ nonce, amount }),
-    redirect: "manual",
   });
   return res.status === 303 ? res.headers.get("location") : null;
 }
@@ -46,8 +55,10 @@ test("acknowledged links and link payments survive kill -9; a resent form finds 
     Array.from({ length: 8 }, (_, i) => before("/api/v1/payment_links", { body: { description: `Jar ${i}` } })),
   );
   expect(links.map((r) => r.status)).toEqual(Array(8).fill(201));
-  const forms = links.map((r, i) => ({ linkId: r.json.id as string, nonce: `${"n".repeat(23)}${i}` }));
-  const locations = await Promise.all(forms.map((f, i) => submit(server!.url, f.linkId, f.nonce, `${i + 1}.00`)));
+  const forms = await Promise.all(
+    links.map(async (r) => ({ linkId: r.json.id as string, nonce: await formToken(server!.url, r.json.id) })),
+  );
+  const locations = await Promise.all(forms.map((f, i) => submit(server!.url, f.linkId, f.nonce, `${i + 1}.00`, i)));
   expect(locations.every((l) => l?.startsWith("/pay/0x"))).toBe(true);
 
   await server.stop(); // SIGKILL, straight after the last answer
@@ -59,7 +70,7 @@ test("acknowledged links and link payments survive kill -9; a resent form finds 
   for (const [i, f] of forms.entries()) {
     const payment = await after(`/api/v1/payments/${locations[i]!.slice("/pay/".length)}`);
     expect(payment.json).toMatchObject({ payment_link: f.linkId, amount: `${i + 1}.00` });
-    expect(await submit(server.url, f.linkId, f.nonce, `${i + 1}.00`)).toBe(locations[i]!);
+    expect(await submit(server.url, f.linkId, f.nonce, `${i + 1}.00`, i)).toBe(locations[i]!);
   }
   const all = await after("/api/v1/payments?limit=100");
   expect(all.json.data).toHaveLength(forms.length);

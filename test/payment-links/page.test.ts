@@ -1,15 +1,20 @@
 /**
  * A payment link's public page, /l/<id>, over real HTTP against the real server: what it shows,
  * its headers, the POST that creates exactly one payment (payment_link, metadata and the rest
- * copied), resubmits, refusals that re-render the form and create nothing, deactivated and
- * unknown links, and the per-link rate limit.
+ * copied), resubmits, refusals that re-render the form and create nothing, forms the server did
+ * not render, deactivated and unknown links, the per-client limits and the most payments waiting
+ * for money a link holds. Each payer connects from a loopback address of its own, as payers do;
+ * behind a proxy: page-proxy.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { LINK_PAY_LIMIT } from "../../src/http/rate-limit.ts";
+import { FORM_TOKEN, FORM_TOKEN_TTL_MS } from "../../src/payment-links/form-token.ts";
+import { LINK_OPEN_PAYMENTS_MAX } from "../../src/payment-links/service.ts";
+import { fetchFrom } from "../support/forwarding-proxy.ts";
 import { type Api, api, startTestServer, type TestServer } from "../support/server.ts";
 
-// Frozen: the rate limit's buckets refill only when the test says so.
-const clock = { now: () => Date.parse("2031-05-01T10:00:00.000Z") };
+// Stopped: the rate limits' buckets refill, and forms age, only when a test moves it.
+const clock = { at: Date.parse("2031-05-01T10:00:00.000Z"), now: () => clock.at };
 
 let server: TestServer;
 let merchant: Api;
@@ -26,21 +31,25 @@ async function newLink(body: Record<string, unknown>): Promise<{ id: string; url
   return res.json;
 }
 
-const openPage = (id: string) => fetch(`${server.url}/l/${id}`);
+let payers = 0;
+/** A payer of its own: a loopback address no other request of this file comes from. */
+const newPayer = () => `127.0.${Math.floor(++payers / 250) + 1}.${(payers % 250) + 1}`;
 
-/** The page's one-time nonce, as a browser would read it from the form. */
+const openPage = (id: string, from = newPayer()) => fetchFrom(from, `${server.url}/l/${id}`);
+
+/** The page's one-time token, as a browser would read it from the form. */
 async function nonceOf(id: string): Promise<string> {
   const html = await (await openPage(id)).text();
-  return /name="nonce" value="([0-9A-Za-z]{24})"/.exec(html)![1]!;
+  return tokenIn(html)!;
 }
+const tokenIn = (html: string) => /name="nonce" value="([^"]*)"/.exec(html)?.[1];
 
-/** Submits the link's form as a browser does: urlencoded, redirects not followed. */
-const submit = (id: string, fields: Record<string, string>) =>
-  fetch(`${server.url}/l/${id}`, {
+/** Submits the link's form as a browser does (urlencoded, redirects not followed), from a new payer unless `from`. */
+const submit = (id: string, fields: Record<string, string>, from = newPayer()) =>
+  fetchFrom(from, `${server.url}/l/${id}`, {
     method: "POST",
     headers: { "content-type": "application/x-www-form-urlencoded" },
     body: new URLSearchParams(fields).toString(),
-    redirect: "manual",
   });
 
 const paymentsOf = (linkId: string) =>
@@ -98,9 +107,11 @@ describe("GET /l/{id}", () => {
     expect(html).toContain('<span id="amount">23.00</span>');
   });
 
-  test("every rendering carries a fresh nonce", async () => {
+  test("every rendering carries a fresh token, signed by the server", async () => {
     const link = await newLink({ amount: "1.00" });
-    expect(await nonceOf(link.id)).not.toBe(await nonceOf(link.id));
+    const [one, two] = [await nonceOf(link.id), await nonceOf(link.id)];
+    expect(one).not.toBe(two);
+    expect(one).toMatch(FORM_TOKEN);
   });
 
   test("unknown and malformed ids are the same 404 page", async () => {
@@ -225,7 +236,7 @@ describe("POST /l/{id}", () => {
       expect(html).toContain('role="alert"');
       expect(html).toContain(message);
       if (fields.email) expect(html).toContain(`value="${fields.email}"`);
-      expect(html).toMatch(/name="nonce" value="[0-9A-Za-z]{24}"/);
+      expect(tokenIn(html)).toMatch(FORM_TOKEN);
       expect(paymentsOf(link.id)).toEqual([]);
     },
   );
@@ -254,33 +265,88 @@ describe("POST /l/{id}", () => {
     expect((await submit(link.id, { nonce })).status).toBe(303);
   });
 
+  test("a form this server did not render, or rendered over a day ago: the form again, with a fresh token; nothing created", async () => {
+    const link = await newLink({ description: "Tips" });
+    const real = await nonceOf(link.id);
+    const other = await newLink({ description: "Other tips" });
+    for (const nonce of [`${real.slice(0, 24)}${"f".repeat(32)}`, await nonceOf(other.id)]) {
+      const res = await submit(link.id, { nonce, amount: "3.00", email: "late@example.org" });
+      expect(res.status).toBe(400);
+      const html = await res.text();
+      expect(html).toContain("This form has expired; check the details and press Pay again.");
+      expect(html).toContain('value="late@example.org"');
+      // The fresh token in the page goes through.
+      const again = await submit(link.id, { nonce: tokenIn(html)!, amount: "3.00" });
+      expect(again.status).toBe(303);
+    }
+    clock.at += FORM_TOKEN_TTL_MS;
+    expect((await submit(link.id, { nonce: real, amount: "3.00" })).status).toBe(400);
+    expect(paymentsOf(link.id)).toHaveLength(2);
+  });
+
   test("an unknown link's form is a 404 page", async () => {
-    const res = await submit("plink_000000000000000000000000", { nonce: "a".repeat(24) });
+    const res = await submit("plink_000000000000000000000000", { nonce: "a".repeat(56) });
     expect(res.status).toBe(404);
     expect(await res.text()).toContain("Payment link not found");
   });
 });
 
-describe("rate limit, per link", () => {
-  test("a flood of submits to one link gets the 429 page with Retry-After; other links are unaffected", async () => {
-    const flooded = await newLink({ amount: "1.00" });
-    const other = await newLink({ amount: "1.00" });
-    const nonce = "n".repeat(24); // one form sent again and again: each send still costs a token
-    for (let i = 0; i < LINK_PAY_LIMIT.burst; i++) expect((await submit(flooded.id, { nonce })).status).toBe(303);
-    const refused = await submit(flooded.id, { nonce });
+describe("limits: per client, and per link only on payments waiting for money", () => {
+  test("one client starting payment after payment gets the 429 page; other payers are unaffected, and resending costs nothing", async () => {
+    const link = await newLink({ amount: "1.00" });
+    const flooder = newPayer();
+    const firstForm = await nonceOf(link.id);
+    const first = await submit(link.id, { nonce: firstForm }, flooder);
+    expect(first.status).toBe(303);
+    for (let i = 1; i < LINK_PAY_LIMIT.burst; i++)
+      expect((await submit(link.id, { nonce: await nonceOf(link.id) }, flooder)).status).toBe(303);
+    const refused = await submit(link.id, { nonce: await nonceOf(link.id) }, flooder);
     expect(refused.status).toBe(429);
     expect(Number(refused.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+    expect(Number(refused.headers.get("retry-after"))).toBeLessThanOrEqual(120);
     expect(refused.headers.get("content-type")).toBe("text/html; charset=utf-8");
-    expect(await refused.text()).toContain("Please try again shortly");
-    expect(paymentsOf(flooded.id)).toHaveLength(1);
-    expect((await submit(other.id, { nonce })).status).toBe(303);
+    const page = await refused.text();
+    expect(page).toContain("Please try again shortly");
+    expect(page).toContain(
+      "You have started several payments just now; wait a minute or two. Then go back and press Pay again.",
+    );
+    expect(paymentsOf(link.id)).toHaveLength(LINK_PAY_LIMIT.burst);
+
+    // The next real payer, on the same link.
+    expect((await submit(link.id, { nonce: await nonceOf(link.id) })).status).toBe(303);
+    // The flooder's first form sent again still leads to its payment: a resend creates nothing, so costs nothing.
+    const resent = await submit(link.id, { nonce: firstForm }, flooder);
+    expect(resent.status).toBe(303);
+    expect(resent.headers.get("location")).toBe(first.headers.get("location"));
   });
 
-  test("a flood of page views gets the 429 page; unknown links are 404 and cost nothing", async () => {
+  test(`a link holding ${LINK_OPEN_PAYMENTS_MAX} payments waiting for money refuses the next payer with a page saying when one frees up`, async () => {
+    const link = await newLink({ amount: "2.00" });
+    for (let i = 0; i < LINK_OPEN_PAYMENTS_MAX; i++)
+      expect((await submit(link.id, { nonce: await nonceOf(link.id) })).status).toBe(303);
+    const full = await submit(link.id, { nonce: await nonceOf(link.id) });
+    expect(full.status).toBe(429);
+    expect(full.headers.get("retry-after")).toBe("3600");
+    expect(await full.text()).toContain(
+      "Too many payments started from this link are still waiting to be paid; one frees up within 60 minutes. Then go back and press Pay again.",
+    );
+    expect(paymentsOf(link.id)).toHaveLength(LINK_OPEN_PAYMENTS_MAX);
+    // Other links are open as ever.
+    const other = await newLink({ amount: "2.00" });
+    expect((await submit(other.id, { nonce: await nonceOf(other.id) })).status).toBe(303);
+    // The window of the first ones closes: the link takes payments again.
+    clock.at += 60 * 60_000;
+    expect((await submit(link.id, { nonce: await nonceOf(link.id) })).status).toBe(303);
+  });
+
+  test("a client flooding a link's page gets the 429 page; other payers still see it; unknown links are 404 and cost nothing", async () => {
     const viewed = await newLink({ amount: "1.00" });
+    const flooder = newPayer();
     let status = 200;
-    for (let i = 0; i < 1_000 && status === 200; i++) status = (await openPage(viewed.id)).status;
+    for (let i = 0; i < 1_000 && status === 200; i++) status = (await openPage(viewed.id, flooder)).status;
     expect(status).toBe(429);
-    for (let i = 0; i < 200; i++) expect((await openPage("plink_000000000000000000000001")).status).toBe(404);
+    expect((await openPage(viewed.id)).status).toBe(200);
+    const prober = newPayer();
+    for (let i = 0; i < 200; i++) expect((await openPage("plink_000000000000000000000001", prober)).status).toBe(404);
   });
 });

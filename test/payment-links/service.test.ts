@@ -1,8 +1,8 @@
 /**
- * The payment links service and store over a real SQLite file, without HTTP: what is stored,
- * scoping, the one-payment-per-nonce rule (in turn, at once, and after a crash-free restart of
- * the service), the payer's amount bounds, and that the events a link's payment emits carry
- * `payment_link` in the merchant payment object.
+ * The payment links service and store over a real SQLite file and PostgreSQL, without HTTP: what
+ * is stored, scoping, the one-payment-per-form rule (in turn, at once, and after a crash-free
+ * restart of the service), forms only this server issued, the payer's amount bounds, the most
+ * payments waiting for money a link may hold, and which of a link's payments are announced.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createAccountsService } from "../../src/accounts/service.ts";
@@ -14,9 +14,10 @@ import { createGroupCommit } from "../../src/db/group-commit.ts";
 import { inTransaction } from "../../src/db/transaction.ts";
 import { createEventStore } from "../../src/events/store.ts";
 import { createIdempotency } from "../../src/idempotency/index.ts";
-import { NotFoundError, UnprocessableError, ValidationError } from "../../src/lib/errors.ts";
+import { NotFoundError, TooManyRequestsError, UnprocessableError, ValidationError } from "../../src/lib/errors.ts";
 import { randomIds } from "../../src/lib/ids.ts";
-import { createPaymentLinksService } from "../../src/payment-links/service.ts";
+import { FORM_TOKEN_TTL_MS } from "../../src/payment-links/form-token.ts";
+import { createPaymentLinksService, FORM_EXPIRED, LINK_OPEN_PAYMENTS_MAX } from "../../src/payment-links/service.ts";
 import { createPaymentLinkStore } from "../../src/payment-links/store.ts";
 import { createLifecycle } from "../../src/payments/lifecycle.ts";
 import { createPaymentsService } from "../../src/payments/service.ts";
@@ -33,23 +34,28 @@ let accounts: ReturnType<typeof createAccountsService>;
 let payments: ReturnType<typeof createPaymentStore>;
 let events: ReturnType<typeof createEventStore>;
 
+/** The payments service as server.ts builds it (what the API creates payments with). */
+function paymentsService(groupCommit = createGroupCommit(db)) {
+  return createPaymentsService({
+    store: payments,
+    groupCommit,
+    clock,
+    ids: randomIds,
+    chainId: 31337,
+    usdc: TEST_USDC,
+    defaultFeeBps: 0,
+    feeRecipient: undefined,
+    paymentWindowMs: WINDOW_MS,
+    depositTerms: withoutBridging(0),
+  });
+}
+
 /** The service as server.ts builds it; a second one built on the same file behaves as a restart. */
 function linksService() {
   const groupCommit = createGroupCommit(db);
   return createPaymentLinksService({
     store: createPaymentLinkStore(db),
-    payments: createPaymentsService({
-      store: payments,
-      groupCommit,
-      clock,
-      ids: randomIds,
-      chainId: 31337,
-      usdc: TEST_USDC,
-      defaultFeeBps: 0,
-      feeRecipient: undefined,
-      paymentWindowMs: WINDOW_MS,
-      depositTerms: withoutBridging(0),
-    }),
+    payments: paymentsService(groupCommit),
     findAccount: accounts.findAccount,
     idempotency: createIdempotency(db, clock),
     groupCommit,
@@ -58,6 +64,25 @@ function linksService() {
   });
 }
 let links: ReturnType<typeof linksService>;
+
+/** The lifecycle as server.ts builds it: what credits transfers and expires payments. */
+function lifecycleFor() {
+  return createLifecycle({
+    payments,
+    chain: createChainStore(db),
+    events,
+    clock,
+    ids: randomIds,
+    view: { baseUrl: "https://pay.example.test", chainName: "custom" },
+  });
+}
+
+const eventsOf = (paymentId: string) =>
+  db
+    .query<{ type: string }, [string]>("SELECT type FROM events WHERE payment_id = ? ORDER BY seq")
+    .all(paymentId)
+    .map((r) => r.type);
+
 function newAccount(name: string) {
   return accounts.findAccount(accounts.createAccount({ name, payoutAddress: TEST_PAYOUT }).account.id)!;
 }
@@ -68,7 +93,8 @@ const paymentsOf = (linkId: string) =>
     .all(linkId)
     .map((r) => r.id);
 
-const nonce = () => randomIds.prefixed("plink").slice(-24);
+/** The token a rendering of `linkId`'s page carries. */
+const nonce = (linkId: string) => links.formToken(linkId);
 
 describe.each(ENGINES)("%s", (engine) => {
   beforeAll(async () => {
@@ -157,7 +183,7 @@ describe.each(ENGINES)("%s", (engine) => {
         { amount: "19.99", description: "Class", success_url: "https://shop.example/ok", metadata: JSON.parse(text) },
         text,
       );
-      const id = await links.pay(link.id, { nonce: nonce(), email: "p@example.org" });
+      const id = await links.pay(link.id, { nonce: nonce(link.id), email: "p@example.org" });
       const row = payments.findById(id)!;
       expect(row).toMatchObject({
         account_id: account.id,
@@ -173,27 +199,33 @@ describe.each(ENGINES)("%s", (engine) => {
 
     test("one payment per nonce: sent again, sent at once, and after the service is built anew", async () => {
       const link = await links.create(newAccount("Nonce Shop"), { amount: "3.00" }, null);
-      const n = nonce();
+      const n = nonce(link.id);
       const first = await links.pay(link.id, { nonce: n });
       expect(await links.pay(link.id, { nonce: n })).toBe(first);
       const together = await Promise.all([1, 2, 3].map(() => links.pay(link.id, { nonce: n })));
       expect(together).toEqual([first, first, first]);
-      const racing = nonce();
+      const racing = nonce(link.id);
       const raced = await Promise.all([1, 2, 3].map(() => links.pay(link.id, { nonce: racing })));
       expect(new Set(raced).size).toBe(1);
-      expect(await linksService().pay(link.id, { nonce: n })).toBe(first);
-      expect(paymentsOf(link.id)).toEqual([first, raced[0]!]);
+      // Built anew on the same database (a restart, or another replica): the same key, so the
+      // same form finds its payment, and a form either renders is good on the other.
+      const anew = linksService();
+      expect(await anew.pay(link.id, { nonce: n })).toBe(first);
+      expect(await links.pay(link.id, { nonce: anew.formToken(link.id) })).not.toBe(first);
+      expect(paymentsOf(link.id)).toHaveLength(3);
+      expect(paymentsOf(link.id).slice(0, 2)).toEqual([first, raced[0]!]);
     });
 
-    test("the same nonce with other details is refused; another link's same nonce is its own", async () => {
+    test("the same form with other details is refused; one link's form is refused by another", async () => {
       const account = newAccount("Reuse Shop");
       const tips = await links.create(account, {}, null);
       const other = await links.create(account, {}, null);
-      const n = nonce();
+      const n = nonce(tips.id);
       const paid = await links.pay(tips.id, { nonce: n, amount: "2.00" });
       await expect(links.pay(tips.id, { nonce: n, amount: "3.00" })).rejects.toBeInstanceOf(UnprocessableError);
-      expect(await links.pay(other.id, { nonce: n, amount: "3.00" })).not.toBe(paid);
+      await expect(links.pay(other.id, { nonce: n, amount: "3.00" })).rejects.toThrow(FORM_EXPIRED);
       expect(paymentsOf(tips.id)).toEqual([paid]);
+      expect(paymentsOf(other.id)).toEqual([]);
     });
 
     test("the payer's amount must be given and within the link's bounds; a fixed link takes none", async () => {
@@ -208,14 +240,14 @@ describe.each(ENGINES)("%s", (engine) => {
         [fixed.id, "7.00", "amount is fixed by this link and cannot be chosen"],
       ];
       for (const [id, amount, message] of refused) {
-        await expect(links.pay(id, { nonce: nonce(), amount })).rejects.toThrow(message);
+        await expect(links.pay(id, { nonce: nonce(id), amount })).rejects.toThrow(message);
       }
       expect([...paymentsOf(ranged.id), ...paymentsOf(fixed.id)]).toEqual([]);
       for (const [edge, micro] of [
         ["10.00", 10_000_000n],
         ["5.00", 5_000_000n],
       ] as const) {
-        const id = await links.pay(ranged.id, { nonce: nonce(), amount: edge });
+        const id = await links.pay(ranged.id, { nonce: nonce(ranged.id), amount: edge });
         expect(payments.findById(id)!.amount).toBe(micro);
       }
     });
@@ -223,11 +255,11 @@ describe.each(ENGINES)("%s", (engine) => {
     test("without bounds the payer may ask up to the largest amount a payment may, and no more", async () => {
       const open = await links.create(newAccount("Open Shop"), {}, null);
       for (const amount of ["1000000000.01", "99999999999999.00"]) {
-        await expect(links.pay(open.id, { nonce: nonce(), amount })).rejects.toThrow(
+        await expect(links.pay(open.id, { nonce: nonce(open.id), amount })).rejects.toThrow(
           "amount must be at most 1000000000.00 USDC",
         );
       }
-      const largest = await links.pay(open.id, { nonce: nonce(), amount: "1000000000.00" });
+      const largest = await links.pay(open.id, { nonce: nonce(open.id), amount: "1000000000.00" });
       expect(payments.findById(largest)!.amount).toBe(1_000_000_000_000_000n);
     });
 
@@ -235,8 +267,9 @@ describe.each(ENGINES)("%s", (engine) => {
       const account = newAccount("Exact Shop");
       const exact = await links.create(account, { min_amount: "5.00", max_amount: "5.00" }, null);
       expect([exact.min_amount, exact.max_amount]).toEqual([5_000_000n, 5_000_000n]);
-      await expect(links.pay(exact.id, { nonce: nonce(), amount: "5.01" })).rejects.toThrow(ValidationError);
-      expect(payments.findById(await links.pay(exact.id, { nonce: nonce(), amount: "5.00" }))!.amount).toBe(5_000_000n);
+      await expect(links.pay(exact.id, { nonce: nonce(exact.id), amount: "5.01" })).rejects.toThrow(ValidationError);
+      const id = await links.pay(exact.id, { nonce: nonce(exact.id), amount: "5.00" });
+      expect(payments.findById(id)!.amount).toBe(5_000_000n);
     });
 
     test("a deactivated, unknown or malformed link creates nothing", async () => {
@@ -244,30 +277,115 @@ describe.each(ENGINES)("%s", (engine) => {
       const link = await links.create(account, { amount: "1.00" }, null);
       await links.setActive(account, link.id, false);
       for (const id of [link.id, "plink_000000000000000000000000", "nope"]) {
-        await expect(links.pay(id, { nonce: nonce() })).rejects.toBeInstanceOf(NotFoundError);
+        await expect(links.pay(id, { nonce: nonce(id) })).rejects.toBeInstanceOf(NotFoundError);
       }
       expect(paymentsOf(link.id)).toEqual([]);
     });
   });
 
-  test("events of a link's payment carry payment_link in the merchant payment object", async () => {
-    const link = await links.create(newAccount("Event Shop"), { amount: "2.00" }, null);
-    const id = await links.pay(link.id, { nonce: nonce() });
-    const lifecycle = createLifecycle({
-      payments,
-      chain: createChainStore(db),
-      events,
-      clock,
-      ids: randomIds,
-      view: { baseUrl: "https://pay.example.test", chainName: "custom" },
+  describe("forms", () => {
+    test("a token this server did not issue, or issued over a day ago, is refused and creates nothing", async () => {
+      const link = await links.create(newAccount("Token Shop"), { amount: "1.00" }, null);
+      const good = nonce(link.id);
+      const refused = [
+        `${good.slice(0, 24)}${"0".repeat(32)}`, // the MAC made up
+        `${good.slice(0, 8)}${"A".repeat(16)}${good.slice(24)}`, // another random part under the same MAC
+        `${(Number.parseInt(good.slice(0, 8), 36) + 60).toString(36).padStart(8, "0")}${good.slice(8)}`, // issued "later"
+        "a".repeat(24), // the old page's shape
+      ];
+      for (const token of refused) await expect(links.pay(link.id, { nonce: token })).rejects.toThrow(FORM_EXPIRED);
+      expect(paymentsOf(link.id)).toEqual([]);
+
+      const old = nonce(link.id);
+      clock.at += FORM_TOKEN_TTL_MS;
+      await expect(links.pay(link.id, { nonce: old })).rejects.toThrow(FORM_EXPIRED);
+      clock.at -= 1;
+      expect(await links.pay(link.id, { nonce: old })).toStartWith("0x");
+      clock.at += 1;
     });
-    clock.at += WINDOW_MS; // the window closes with nothing received: payment.expired
-    inTransaction(db, () => lifecycle.expireDue());
-    const payload = db
-      .query<{ payload: string }, [string]>(
-        "SELECT payload FROM events WHERE payment_id = ? AND type = 'payment.expired'",
-      )
-      .get(id)!.payload;
-    expect(JSON.parse(payload).data.payment).toMatchObject({ id, payment_link: link.id, status: "expired" });
+
+    test("admit is asked only before a new payment: a resend costs nothing, a refusal creates nothing", async () => {
+      const link = await links.create(newAccount("Admit Shop"), { amount: "1.00" }, null);
+      let asked = 0;
+      const admit = () => void asked++;
+      const n = nonce(link.id);
+      const first = await links.pay(link.id, { nonce: n }, admit);
+      expect(await links.pay(link.id, { nonce: n }, admit)).toBe(first);
+      expect(asked).toBe(1);
+
+      const refusing = () => {
+        throw new TooManyRequestsError("slow down", 60);
+      };
+      const later = nonce(link.id);
+      await expect(links.pay(link.id, { nonce: later }, refusing)).rejects.toThrow("slow down");
+      expect(paymentsOf(link.id)).toEqual([first]);
+      // The refused form was not used up: sent again once allowed, it makes its payment.
+      expect(await links.pay(link.id, { nonce: later }, admit)).not.toBe(first);
+    });
+
+    test(`a link holds at most ${LINK_OPEN_PAYMENTS_MAX} payments waiting for money; each paid or expired one frees a place`, async () => {
+      const account = newAccount("Full Shop");
+      const link = await links.create(account, { amount: "1.00" }, null);
+      const other = await links.create(account, { amount: "1.00" }, null);
+      const started = clock.at;
+      const ids: string[] = [];
+      for (let i = 0; i < LINK_OPEN_PAYMENTS_MAX; i++) {
+        ids.push(await links.pay(link.id, { nonce: nonce(link.id) }));
+        clock.at += 1_000;
+      }
+      const form = nonce(link.id);
+      const full = await links.pay(link.id, { nonce: form }).catch((error) => error);
+      expect(full).toBeInstanceOf(TooManyRequestsError);
+      expect(full.message).toBe(
+        "too many payments started from this link are still waiting to be paid; one frees up within 59 minutes",
+      );
+      // Until the first of them expires: 60 minutes after it was started.
+      expect(full.retryAfterSeconds).toBe((started + WINDOW_MS - clock.at) / 1000);
+      expect(paymentsOf(link.id)).toHaveLength(LINK_OPEN_PAYMENTS_MAX);
+      // Another link of the same account is not affected.
+      expect(await links.pay(other.id, { nonce: nonce(other.id) })).toStartWith("0x");
+
+      // Money arrives for one: it no longer waits, and the refused form now goes through.
+      inTransaction(db, () => lifecycleFor().credit(ids[0]!, 400_000n));
+      const paid = await links.pay(link.id, { nonce: form });
+      expect(paymentsOf(link.id)).toHaveLength(LINK_OPEN_PAYMENTS_MAX + 1);
+      await expect(links.pay(link.id, { nonce: nonce(link.id) })).rejects.toBeInstanceOf(TooManyRequestsError);
+
+      // The oldest unpaid one's window closes: its place is free, whether or not it was marked expired yet.
+      clock.at = started + 1_000 + WINDOW_MS;
+      expect(await links.pay(link.id, { nonce: nonce(link.id) })).not.toBe(paid);
+      await expect(links.pay(link.id, { nonce: nonce(link.id) })).rejects.toBeInstanceOf(TooManyRequestsError);
+    });
+  });
+
+  describe("events", () => {
+    test("a link's payment that expires with nothing received is not announced; an API payment's is", async () => {
+      const account = newAccount("Quiet Shop");
+      const link = await links.create(account, { amount: "2.00" }, null);
+      const viaLink = await links.pay(link.id, { nonce: nonce(link.id) });
+      const viaApi = (await paymentsService().create(account, { amount: "2.00" }, null)).id;
+      clock.at += WINDOW_MS; // both windows close with nothing received
+      inTransaction(db, () => lifecycleFor().expireDue());
+      expect(payments.findById(viaLink)!.status).toBe("expired");
+      expect(payments.findById(viaApi)!.status).toBe("expired");
+      expect(eventsOf(viaLink)).toEqual([]);
+      expect(eventsOf(viaApi)).toEqual(["payment.expired"]);
+    });
+
+    test("once money arrives, a link's payment is announced, payment_link in the merchant payment object", async () => {
+      const link = await links.create(newAccount("Event Shop"), { amount: "2.00" }, null);
+      const id = await links.pay(link.id, { nonce: nonce(link.id) });
+      clock.at += WINDOW_MS;
+      inTransaction(db, () => lifecycleFor().expireDue());
+      // A late payment to the address still counts, and is announced as for any payment.
+      inTransaction(db, () => lifecycleFor().credit(id, 1_000_000n));
+      expect(eventsOf(id)).toEqual(["payment.underpaid"]);
+      const payload = db
+        .query<{ payload: string }, [string]>(
+          "SELECT payload FROM events WHERE payment_id = ? AND type = 'payment.underpaid'",
+        )
+        .get(id)!.payload;
+      expect(JSON.parse(payload).data.payment).toMatchObject({ id, payment_link: link.id, status: "underpaid" });
+    });
   });
 });
