@@ -13,14 +13,14 @@ import type { Logger } from "../lib/log.ts";
 import { createWaker } from "../lib/sleep.ts";
 import type { Lifecycle } from "../payments/lifecycle.ts";
 import type { PaymentRow, PaymentStore } from "../payments/store.ts";
-import { depositFactoryAbi, ensureFactory } from "./contracts.ts";
-import { factoryOf, settleCall, settleData } from "./deposit-terms.ts";
-import { ensureFactoryV2 } from "./deposit-v2.ts";
+import { depositFactoryAbi } from "./contracts.ts";
+import { ensureFactoryFor, factoryOf, settleCall, settleData } from "./deposit-terms.ts";
+import { depositFactoryV3Abi } from "./deposit-v3.ts";
 import { type Fees, goingFees, outbid, sentWith } from "./fees.ts";
 import type { NonceManager } from "./nonces.ts";
 import { runRelayerLoop } from "./relayer-loop.ts";
 import { errorMessage, isAlreadySent, isRevert, nodeMessage, unlessNotFound } from "./rpc-errors.ts";
-import { settledAfter } from "./settlement-proof.ts";
+import { sweptAfter } from "./settlement-proof.ts";
 import type { ChainStore, SettlementRow } from "./store.ts";
 import { LATE_SWEEPS_PER_DAY } from "./sweep-floor.ts";
 
@@ -40,7 +40,7 @@ export interface SettlerDeps {
   stuckAfterMs: number;
   /** Micro-USDC below which a confirmed payment's late funds are left at its address (chain table, STABLEGATE_SWEEP_FLOOR). */
   sweepFloor: bigint;
-  /** Deploy the version 2 factory too: new payments use it (source chains are enabled). */
+  /** Deploy the version 2 factory too: payments issued before version 3 with source chains use it. */
   factoryV2?: boolean;
   /** Bridged funds of a payment (src/bridging/): where its newest mint landed, and marking them swept. */
   bridged?: {
@@ -116,9 +116,9 @@ export function createSettler(deps: SettlerDeps) {
   /**
    * What someone else swept from the deposit address (anyone may call settle, and it pays only
    * the committed recipients) after the newest credited transfer, in blocks with the configured
-   * confirmations; zero until that is proven.
+   * confirmations, and the fee it paid; zero until that is proven.
    */
-  async function settledByOthers(row: PaymentRow): Promise<bigint> {
+  async function settledByOthers(row: PaymentRow): Promise<{ amount: bigint; fee: bigint }> {
     // Funds that reached the address on this chain: credited transfers here, and mints of its bridges.
     const credited = chain
       .transfersForPayment(row.id)
@@ -127,9 +127,9 @@ export function createSettler(deps: SettlerDeps) {
     const mint = deps.bridged?.newestMint(row.id);
     if (mint) credited.push({ blockNumber: mint.block, logIndex: mint.log });
     const newest = credited.sort((a, b) => a.blockNumber - b.blockNumber || a.logIndex - b.logIndex).at(-1);
-    if (!newest) return 0n;
+    if (!newest) return { amount: 0n, fee: 0n };
     const head = await client.getBlockNumber({ cacheTime: 0 });
-    return settledAfter(client, {
+    return sweptAfter(client, {
       factory: factoryOf(row),
       paymentId: row.id as Hex,
       deposit: row.deposit_address as Address,
@@ -144,7 +144,7 @@ export function createSettler(deps: SettlerDeps) {
    * node answering from an older block, which a later look sees past. Whether it recorded.
    */
   async function recordSweptByOthers(row: PaymentRow, alsoInTx: () => void = () => {}): Promise<boolean> {
-    const swept = await settledByOthers(row);
+    const { amount: swept, fee } = await settledByOthers(row);
     if (swept === 0n) {
       log.debug("credited funds not at the deposit address, and no settlement of it seen yet", { payment_id: row.id });
       return false;
@@ -157,7 +157,7 @@ export function createSettler(deps: SettlerDeps) {
       const owed = owedOn(fresh);
       // biome-ignore lint/complexity/useMathMinMax: bigints, which Math.min does not take
       const amount = swept < owed ? swept : owed;
-      if (amount > 0n) payments.recordSettled(row.id, amount, clock.now());
+      if (amount > 0n) payments.recordSettled(row.id, amount, clock.now(), fee);
       deps.bridged?.swept(row.id, Number.MAX_SAFE_INTEGER);
       lifecycle.apply(row.id, "settlement_submitted");
       lifecycle.apply(row.id, "settlement_mined");
@@ -245,11 +245,14 @@ export function createSettler(deps: SettlerDeps) {
     }
     const { hash, receipt } = found;
     if (receipt.blockNumber + BigInt(confirmations) > head) return; // mined, not yet confirmed
-    // Both factory versions emit the same Settled event; only the payment's own factory counts.
+    // Every factory version emits the same Settled event; only the payment's own factory counts.
     const factory = factoryOf(payments.findById(settlement.payment_id)!);
-    const settled = parseEventLogs({ abi: depositFactoryAbi, eventName: "Settled", logs: receipt.logs }).find(
-      (entry) =>
-        entry.address.toLowerCase() === factory.toLowerCase() && entry.args.paymentId === settlement.payment_id,
+    const ours = (entry: { address: string; args: { paymentId: Hex } }) =>
+      entry.address.toLowerCase() === factory.toLowerCase() && entry.args.paymentId === settlement.payment_id;
+    const settled = parseEventLogs({ abi: depositFactoryAbi, eventName: "Settled", logs: receipt.logs }).find(ours);
+    // Version 3: the fee transfer failed (USDC's blocklist holds the fee recipient), so the payout got it all.
+    const skipped = parseEventLogs({ abi: depositFactoryV3Abi, eventName: "FeeSkipped", logs: receipt.logs }).find(
+      ours,
     );
     const ok = receipt.status === "success" && settled !== undefined;
     chain.transaction(() => {
@@ -262,7 +265,7 @@ export function createSettler(deps: SettlerDeps) {
         clock.now(),
       );
       if (ok) {
-        payments.recordSettled(settlement.payment_id, settled.args.amount, clock.now());
+        payments.recordSettled(settlement.payment_id, settled.args.amount, clock.now(), settled.args.fee);
         deps.bridged?.swept(settlement.payment_id, Number(receipt.blockNumber));
         lifecycle.apply(settlement.payment_id, "settlement_mined");
       } else {
@@ -274,6 +277,13 @@ export function createSettler(deps: SettlerDeps) {
         payment_id: settlement.payment_id,
         tx_hash: hash,
         amount: settled.args.amount,
+      });
+    if (ok && skipped)
+      log.warn("settlement paid the payout without the fee: the fee transfer failed (fee recipient blocked?)", {
+        payment_id: settlement.payment_id,
+        tx_hash: hash,
+        fee: skipped.args.fee,
+        fee_recipient: skipped.args.feeRecipient,
       });
     // A call to a factory without code "succeeds" without its event: a reorg may have taken the
     // factory's deployment. Look again before the next settlement.
@@ -328,8 +338,10 @@ export function createSettler(deps: SettlerDeps) {
     }
     if (!factoryReady) {
       const deployer = { publicClient: client, walletClient: wallet, nonces: deps.nonces };
-      await ensureFactory(deployer);
-      if (deps.factoryV2) await ensureFactoryV2(deployer);
+      // Version 3 makes every new payment's address; older payments still settle through theirs.
+      await ensureFactoryFor(3, deployer);
+      await ensureFactoryFor(1, deployer);
+      if (deps.factoryV2) await ensureFactoryFor(2, deployer);
       factoryReady = true;
     }
     const open = chain.openSettlements();
@@ -351,6 +363,7 @@ export function createSettler(deps: SettlerDeps) {
         gas_balance_wei: state.balance?.toString() ?? null,
         factory: factoryOf({ factory_version: 1 }),
         factory_v2: deps.factoryV2 ? factoryOf({ factory_version: 2 }) : null,
+        factory_v3: factoryOf({ factory_version: 3 }),
         factory_ready: factoryReady,
         last_error: state.lastError,
         rounds: state.rounds,
