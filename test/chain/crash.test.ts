@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { type Hex, parseEventLogs } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { depositFactoryAbi, factoryAddress } from "../../src/chain/contracts.ts";
+import { depositFactoryV3Abi, factoryV3Address } from "../../src/chain/deposit-v3.ts";
 import { type Stack, startStack } from "../support/stack.ts";
 import { startChain, type TestChain, usdc } from "../support/test-chain.ts";
 import { settlerRanSince, waitFor } from "../support/wait.ts";
@@ -81,7 +81,9 @@ describe("kill -9", () => {
     expect(rows.filter((r) => r.state === "submitted")).toHaveLength(0);
     const logs = await settledLogs(payment.id);
     expect(logs).toHaveLength(1);
-    expect(parseEventLogs({ abi: depositFactoryAbi, logs, eventName: "Settled" })[0]!.args.amount).toBe(usdc("25.00"));
+    expect(parseEventLogs({ abi: depositFactoryV3Abi, logs, eventName: "Settled" })[0]!.args.amount).toBe(
+      usdc("25.00"),
+    );
     expect(await stack.usdcBalance(stack.payout)).toBe(usdc("25.00"));
     expect(stack.events(payment.id)).toEqual(["payment.settling", "payment.confirmed"]);
   });
@@ -188,8 +190,8 @@ describe("RPC outage", () => {
 
 function settledLogs(paymentId: string) {
   return chain.publicClient.getLogs({
-    address: factoryAddress,
-    event: depositFactoryAbi.find((x) => x.type === "event" && x.name === "Settled")!,
+    address: factoryV3Address,
+    event: depositFactoryV3Abi.find((x) => x.type === "event" && x.name === "Settled")!,
     args: { paymentId: paymentId as Hex },
     fromBlock: 0n,
     toBlock: "latest",

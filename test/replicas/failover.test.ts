@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import type { Hex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
-import { depositFactoryAbi, factoryAddress } from "../../src/chain/contracts.ts";
+import { depositFactoryV3Abi, factoryV3Address } from "../../src/chain/deposit-v3.ts";
 import { createTestDatabase } from "../support/postgres.ts";
 import { type Receiver, startReceiver } from "../support/receiver.ts";
 import { type ServeProcess, startServeProcess } from "../support/serve-process.ts";
@@ -135,11 +135,11 @@ const allConfirmed = (ids: string[]) =>
 async function expectSettledOnce(ids: string[]): Promise<void> {
   expect(new Set(ids).size).toBe(ids.length);
   await stack.mine(3); // a duplicate would have every chance to be mined
-  const settled = depositFactoryAbi.find((x) => x.type === "event" && x.name === "Settled")!;
+  const settled = depositFactoryV3Abi.find((x) => x.type === "event" && x.name === "Settled")!;
   for (const id of ids) {
     expect(stack.sql("SELECT id FROM payments WHERE id = ?", id)).toHaveLength(1);
     const logs = await chain.publicClient.getLogs({
-      address: factoryAddress,
+      address: factoryV3Address,
       event: settled,
       args: { paymentId: id as Hex },
       fromBlock: 0n,
