@@ -1,11 +1,12 @@
 /**
  * What the settlement loop does for itself and shows in /readyz: on a fresh chain it deploys the
- * deposit factory before anything can settle, and it reports the relayer's gas balance, read
+ * deposit factories before anything can settle, and it reports the relayer's gas balance, read
  * again once a minute has passed on the injected clock.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { type Address, parseEther } from "viem";
 import { factoryAddress } from "../../src/chain/contracts.ts";
+import { factoryV3Address } from "../../src/chain/deposit-v3.ts";
 import { type Stack, startStack } from "../support/stack.ts";
 import { startChain, type TestChain, usdc } from "../support/test-chain.ts";
 import { settlerRanSince, waitFor } from "../support/wait.ts";
@@ -27,7 +28,10 @@ const settlement = async () => (await stack.readyz()).chain.settlement;
 
 test("on a chain without the factory, the settler deploys it, /readyz says so, and payments settle through it", async () => {
   await waitFor(async () => (await settlement()).factory_ready === true, 15_000, "/readyz to report the factory ready");
-  expect(await chain.publicClient.getCode({ address: factoryAddress })).toMatch(/^0x[0-9a-f]{2,}$/);
+  // Version 3 makes every new payment's address; version 1 is there for payments of older builds.
+  for (const address of [factoryV3Address, factoryAddress])
+    expect(await chain.publicClient.getCode({ address })).toMatch(/^0x[0-9a-f]{2,}$/);
+  expect(await settlement()).toMatchObject({ factory: factoryAddress, factory_v3: factoryV3Address });
 
   const payment = await stack.createPayment({ amount: "6.00" });
   await stack.pay(payment.deposit_address, usdc("6.00"));
