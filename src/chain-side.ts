@@ -110,6 +110,7 @@ export function createChainSide(deps: ChainSideDeps) {
         stuckAfterMs: chain.stuckAfterMs,
         onBurned: crossChain.redeemer.wake,
         gasProblem: chain.gasProblem,
+        readiness: (chainId) => chain.sourceReadiness.get(chainId)!,
       })
     : null;
   if (bridging) chain.onSourceCredited((chainId) => bridging.wake(chainId));

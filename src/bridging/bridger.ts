@@ -1,18 +1,12 @@
-import {
-  type Address,
-  encodeFunctionData,
-  erc20Abi,
-  type Hex,
-  keccak256,
-  parseEventLogs,
-  parseTransaction,
-} from "viem";
-import { factoryOf, termsOf } from "../chain/deposit-terms.ts";
-import { depositFactoryV2Abi, depositTermsArg, ensureFactoryV2, factoryV2Address } from "../chain/deposit-v2.ts";
+import { type Address, erc20Abi, type Hex, keccak256, parseEventLogs, parseTransaction } from "viem";
+import { bridgeCall, factoryOf } from "../chain/deposit-terms.ts";
+// Every factory version that bridges emits the same Bridged event; the row's own factory is the one that counts.
+import { depositFactoryV2Abi as bridgedEventAbi } from "../chain/deposit-v2.ts";
 import { type Fees, goingFees, outbid, sentWith } from "../chain/fees.ts";
 import type { SourceNetwork } from "../chain/networks.ts";
 import { runRelayerLoop } from "../chain/relayer-loop.ts";
 import { backoffMs, errorMessage, isAlreadySent, isRevert, nodeMessage, unlessNotFound } from "../chain/rpc-errors.ts";
+import type { SourceReadiness } from "../chain/source-readiness.ts";
 import { LATE_SWEEPS_PER_DAY } from "../chain/sweep-floor.ts";
 import { decodeBurnMessage } from "../crosschain/message.ts";
 import type { BurnStore } from "../crosschain/store.ts";
@@ -44,6 +38,8 @@ export interface BridgerDeps {
   onBurned: () => void;
   /** Why the relayer cannot send on this chain now (no gas as last read), or null. */
   gasProblem: () => string | null;
+  /** Whether the chain's deposit factory is there (src/chain/source-readiness.ts), and a way to look again. */
+  readiness: Pick<SourceReadiness, "problem" | "recheck">;
 }
 
 /** Circle's minter, through the messenger: what one burn may take at most. */
@@ -80,7 +76,6 @@ export function createBridger(deps: BridgerDeps) {
   const { source, nonces } = network;
   const { publicClient: client, walletClient: wallet, account } = network.clients;
   const waker = createWaker();
-  let factoryReady = false;
   const state = { lastError: null as string | null, rounds: 0 };
 
   /**
@@ -106,14 +101,13 @@ export function createBridger(deps: BridgerDeps) {
     }
   }
 
-  async function sign(data: Hex, gas: bigint, nonce: number, fees: Fees): Promise<Hex> {
+  async function sign(call: { to: Address; data: Hex }, gas: bigint, nonce: number, fees: Fees): Promise<Hex> {
     return wallet.signTransaction({
       account,
       chain: undefined,
       chainId: source.chainId,
       type: "eip1559",
-      to: factoryV2Address,
-      data,
+      ...call,
       gas,
       nonce,
       ...fees,
@@ -141,14 +135,10 @@ export function createBridger(deps: BridgerDeps) {
     const amount = await burnable(row.token_messenger as Address, balance);
     const fastBps = source.finality === "fast" ? await deps.fastFeeBps(source.domain) : null;
     const fee = bridgeFeeTerms(amount, fastBps, row.max_bridge_fee_bps ?? 0);
-    const data = encodeFunctionData({
-      abi: depositFactoryV2Abi,
-      functionName: "bridge",
-      args: [depositTermsArg(termsOf(row)), source.usdc, fee.maxFee, fee.minFinality],
-    });
+    const call = bridgeCall(row, source.usdc, fee.maxFee, fee.minFinality);
     let gas: bigint;
     try {
-      gas = await client.estimateGas({ account, to: factoryV2Address, data });
+      gas = await client.estimateGas({ account, ...call });
     } catch (error) {
       if (isRevert(error) || /revert/i.test(nodeMessage(error)))
         return { error: `bridge would revert: ${errorMessage(error)}` };
@@ -158,7 +148,7 @@ export function createBridger(deps: BridgerDeps) {
     const nonce = await nonces.claim();
     let serialized: Hex;
     try {
-      serialized = await sign(data, (gas * 12n) / 10n, nonce, await goingFees(client));
+      serialized = await sign(call, (gas * 12n) / 10n, nonce, await goingFees(client));
     } catch (error) {
       nonces.reset();
       throw error;
@@ -227,14 +217,15 @@ export function createBridger(deps: BridgerDeps) {
     const head = await client.getBlockNumber({ cacheTime: 0 });
     if (receipt.blockNumber + BigInt(source.confirmations) > head)
       return { error: null, retryInMs: source.pollIntervalMs };
-    const bridged = parseEventLogs({ abi: depositFactoryV2Abi, eventName: "Bridged", logs: receipt.logs }).find(
-      (e) => e.address.toLowerCase() === factoryV2Address.toLowerCase() && e.args.paymentId === bridge.payment_id,
+    const factory = factoryOf(payments.findById(bridge.payment_id)!).toLowerCase();
+    const bridged = parseEventLogs({ abi: bridgedEventAbi, eventName: "Bridged", logs: receipt.logs }).find(
+      (e) => e.address.toLowerCase() === factory && e.args.paymentId === bridge.payment_id,
     );
     if (receipt.status !== "success" || !bridged) {
       unsend(bridge);
       // A call to a factory without code "succeeds" without its event: a reorg may have taken the
       // factory's deployment after it was made. Look again before the next bridge.
-      factoryReady = false;
+      deps.readiness.recheck();
       return { error: `bridge transaction ${hash} reverted; trying again` };
     }
     if (!markBurned(bridge, { hash, amount: bridged.args.amount, blockNumber: receipt.blockNumber }))
@@ -295,7 +286,7 @@ export function createBridger(deps: BridgerDeps) {
     if (to < BigInt(since)) return false;
     const logs = await client.getContractEvents({
       address: factoryOf(row),
-      abi: depositFactoryV2Abi,
+      abi: bridgedEventAbi,
       eventName: "Bridged",
       args: { paymentId: row.id as Hex, depositAddress: row.deposit_address as Address },
       fromBlock: BigInt(since),
@@ -331,7 +322,8 @@ export function createBridger(deps: BridgerDeps) {
     const previous = sentWith(raw);
     const fees = await outbid(client, previous);
     if (!fees) return broadcast(raw);
-    const serialized = await sign(parseTransaction(raw).data!, previous.gas, bridge.nonce!, fees);
+    const sent = parseTransaction(raw);
+    const serialized = await sign({ to: sent.to!, data: sent.data! }, previous.gas, bridge.nonce!, fees);
     const hash = keccak256(serialized);
     Object.assign(bridge, {
       raw_tx: serialized,
@@ -406,10 +398,13 @@ export function createBridger(deps: BridgerDeps) {
   }
 
   async function tick(): Promise<void> {
-    if (!factoryReady) {
-      await ensureFactoryV2({ publicClient: client, walletClient: wallet, nonces });
-      factoryReady = true;
+    // The deposit factory is deployed and watched for by the chain's readiness; without it no bridge() can work.
+    const notReady = deps.readiness.problem();
+    if (notReady) {
+      state.lastError = notReady;
+      return;
     }
+    state.lastError = null;
     recordAttested();
     openBridges();
     for (const bridge of bridges.due(source.chainId, clock.now())) await step(bridge);

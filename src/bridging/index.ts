@@ -1,4 +1,5 @@
 import type { SourceNetwork } from "../chain/networks.ts";
+import type { SourceReadiness } from "../chain/source-readiness.ts";
 import type { BurnStore } from "../crosschain/store.ts";
 import type { Clock } from "../lib/clock.ts";
 import type { IdGenerator } from "../lib/ids.ts";
@@ -27,6 +28,8 @@ export interface BridgingWiring {
   onBurned: () => void;
   /** Why the relayer cannot send on a chain now (no gas as last read), or null. */
   gasProblem: (chainId: number) => string | null;
+  /** Each source chain's readiness (its deposit factory there), by chain id. */
+  readiness: (chainId: number) => Pick<SourceReadiness, "problem" | "recheck">;
 }
 
 /** One bridger per enabled source chain, each its own loop, so one chain's trouble never holds up another. */
@@ -46,6 +49,7 @@ export function createBridging(w: BridgingWiring) {
       stuckAfterMs: w.stuckAfterMs,
       onBurned: w.onBurned,
       gasProblem: () => w.gasProblem(network.source.chainId),
+      readiness: w.readiness(network.source.chainId),
     }),
   );
   const byChain = new Map([...w.networks.keys()].map((chainId, i) => [chainId, bridgers[i]!]));

@@ -68,6 +68,8 @@ function bridgerBeside(transaction: <T>(fn: () => T) => T, db: ReturnType<typeof
     stuckAfterMs: 60_000,
     onBurned: () => {},
     gasProblem: () => null,
+    // The test deploys the factory itself (deployFactory, below) before any tick: the chain is ready.
+    readiness: { problem: () => null, recheck: () => {} },
   });
   const nonce = () =>
     network.clients.publicClient.getTransactionCount({ address: network.clients.account.address, blockTag: "pending" });

@@ -12,6 +12,7 @@ import { privateKeyToAccount } from "viem/accounts";
 import { foundry } from "viem/chains";
 import { recoverCall, type TermsRow } from "../../src/chain/deposit-terms.ts";
 import { factoryV2Address } from "../../src/chain/deposit-v2.ts";
+import { factoryV3Address } from "../../src/chain/deposit-v3.ts";
 import { revertOf } from "../../src/chain/rpc-errors.ts";
 import { CCTP_DEPLOYER_KEY, cctpAddresses, testTokenMessengerV2Abi } from "../../src/dev/cctp-rig.ts";
 import { untilStatus } from "../support/bridging.ts";
@@ -76,9 +77,10 @@ describe("a source chain without the deterministic deployment proxy", () => {
       role: "source",
       ok: false,
       offered: false,
-      deposit_factory: { present: false, addresses: [factoryV2Address], problem: NO_PROXY },
+      deposit_factory: { present: false, addresses: [factoryV2Address, factoryV3Address], problem: NO_PROXY },
     });
-    expect(await x.source.publicClient.getCode({ address: factoryV2Address })).toBeUndefined();
+    for (const address of [factoryV2Address, factoryV3Address])
+      expect(await x.source.publicClient.getCode({ address })).toBeUndefined();
 
     const payment = await x.stack.createPayment({ amount: "7.00" });
     // Not offered to the payer: only the settlement chain, and no QR request for the source chain.
@@ -120,7 +122,8 @@ describe("a source chain without the deterministic deployment proxy", () => {
 
     // With gas, the next look deploys it: offered, and the blocks it waited over are scanned.
     await x.sourceOffered();
-    expect(await x.source.publicClient.getCode({ address: factoryV2Address })).not.toBeUndefined();
+    for (const address of [factoryV2Address, factoryV3Address])
+      expect(await x.source.publicClient.getCode({ address })).not.toBeUndefined();
     const ready = await x.sourceReadiness();
     expect(ready).toMatchObject({ offered: true, deposit_factory: { present: true, problem: null } });
     expect(await networkNames(payment.id)).toEqual([x.stack.config.chain.name, LOCAL_SOURCE.name]);
