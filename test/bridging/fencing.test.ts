@@ -10,7 +10,7 @@ import { type Address, getAddress, type Hex, toHex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { createBridger } from "../../src/bridging/bridger.ts";
 import { createBridgeStore } from "../../src/bridging/store.ts";
-import { ensureFactoryV2 } from "../../src/chain/deposit-v2.ts";
+import { ensureFactoryFor } from "../../src/chain/deposit-terms.ts";
 import { createSourceNetworks } from "../../src/chain/networks.ts";
 import { createChainStore } from "../../src/chain/store.ts";
 import { createBurnStore } from "../../src/crosschain/store.ts";
@@ -74,7 +74,7 @@ function bridgerBeside(transaction: <T>(fn: () => T) => T, db: ReturnType<typeof
   const nonce = () =>
     network.clients.publicClient.getTransactionCount({ address: network.clients.account.address, blockTag: "pending" });
   const { publicClient, walletClient } = network.clients;
-  const deployFactory = () => ensureFactoryV2({ publicClient, walletClient, nonces: network.nonces });
+  const deployFactory = () => ensureFactoryFor(3, { publicClient, walletClient, nonces: network.nonces });
   return { bridger, nonce, deployFactory };
 }
 
@@ -120,7 +120,8 @@ test("a bridger whose lease is gone saves nothing and broadcasts nothing; holdin
         }),
       db,
     );
-    // The server never reached this chain: its factory is deployed first, by the stale key itself.
+    // The server never reached this chain: the payment's factory is made sure of first, so no deployment
+    // moves the nonce read next.
     await stale.deployFactory();
     const before = await stale.nonce();
     await expect(stale.bridger.tick()).rejects.toBeInstanceOf(LeaseLostError);
