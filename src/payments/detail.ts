@@ -20,6 +20,13 @@ export interface PaymentDetailDeps {
 }
 
 export type PaymentDetails = ReturnType<typeof createPaymentDetails>;
+
+function splitOf(payment: PaymentRow, received: bigint): { fee: bigint; net: bigint } {
+  const owed = received - payment.bridge_fee;
+  const unswept = owed - payment.amount_settled;
+  const fee = payment.fee_settled + (unswept > 0n ? splitFee(unswept, payment.fee_bps).fee : 0n);
+  return { fee, net: owed - fee };
+}
 export type PaymentDetail = ReturnType<PaymentDetails["find"]>;
 
 /**
@@ -37,10 +44,11 @@ export function createPaymentDetails(deps: PaymentDetailDeps) {
         payment,
         lineItems: lineItemsView(payment),
         /**
-         * Of what was received so far, less what bridging it from other chains cost, as the
-         * forwarder splits it on chain; null while nothing was.
+         * Of what was received so far, less what bridging it from other chains cost: the fee
+         * settlements actually paid (none where a fee was skipped) and, on what is not swept yet,
+         * the fee the forwarder will take; null while nothing was.
          */
-        split: received === null ? null : splitFee(received - payment.bridge_fee, payment.fee_bps),
+        split: received === null ? null : splitOf(payment, received),
         transfers: deps.chain.transfersForPayment(payment.id).map((t) => ({
           chain: chainNameOf(t.chain_id, deps.view),
           onSettlementChain: t.chain_id === payment.chain_id,

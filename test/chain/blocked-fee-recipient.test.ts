@@ -2,12 +2,14 @@
  * A fee recipient on USDC's blocklist (TestUSDC blocks as Circle's FiatToken does: see
  * test/chain/deposit-factory-v3.test.ts) no longer stops settlements: the real server settles a
  * fee-bearing payment through its version 3 deposit address, the payout gets everything, the
- * operator is warned, and the merchant's figures show no fee taken. Real anvil, real server.
+ * operator is warned, and the merchant's figures (export, dashboard) show no fee taken. Real anvil,
+ * real server.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { type Address, parseAbi } from "viem";
 import { CSV_COLUMNS } from "../../src/payments/csv.ts";
 import { mined } from "../support/chain.ts";
+import { createDashboardUser, signIn } from "../support/dashboard.ts";
 import { type Stack, startStack } from "../support/stack.ts";
 import { randomAddress, usdc } from "../support/test-chain.ts";
 
@@ -49,6 +51,18 @@ async function exportedLine(paymentId: string): Promise<Record<string, string>> 
   return Object.fromEntries(CSV_COLUMNS.map((name, i) => [name, fields[i]!]));
 }
 
+/** The Fee and Net rows of the payment's dashboard page, signed in as a user of the stack's account. */
+async function dashboardSplit(paymentId: string): Promise<{ fee: string; net: string }> {
+  const client = await signIn(stack.url, await createDashboardUser(stack.env, stack.accountId));
+  const res = await client.get(`/dashboard/payments/${paymentId}`);
+  expect(res.status).toBe(200);
+  const page = await res.text();
+  const fee = /<dt>Fee<\/dt><dd>([0-9.]+) USDC <span class="muted">\(1\.00%\)<\/span><\/dd>/.exec(page)?.[1];
+  const net = /<dt>Net to you<\/dt><dd>([0-9.]+) USDC<\/dd>/.exec(page)?.[1];
+  if (!fee || !net) throw new Error(`no Fee or Net row on the payment page of ${paymentId}`);
+  return { fee, net };
+}
+
 test("with the fee recipient blocked, a fee-bearing payment is confirmed and the payout paid in full", async () => {
   await blacklist(FEE_RECIPIENT, true);
   const payment = await stack.createPayment({ amount: "25.00" });
@@ -71,6 +85,7 @@ test("with the fee recipient blocked, a fee-bearing payment is confirmed and the
     ),
   ).toEqual([{ settled: String(usdc("25.00")), fee: "0" }]);
   expect(await exportedLine(payment.id)).toMatchObject({ fee: "0.00", net: "25.00" });
+  expect(await dashboardSplit(payment.id)).toEqual({ fee: "0.00", net: "25.00" });
   // The operator hears of it, with the payment and the fee that was not paid.
   const [skipped, ...more] = stack.logs().filter((line) => line.level === "warn" && line.payment_id === payment.id);
   expect(more).toEqual([]);
@@ -83,4 +98,5 @@ test("with the fee recipient blocked, a fee-bearing payment is confirmed and the
   await stack.waitForStatus(next.id, "confirmed", { mine: true });
   expect(await stack.usdcBalance(FEE_RECIPIENT)).toBe(usdc("0.10"));
   expect(await exportedLine(next.id)).toMatchObject({ fee: "0.10", net: "9.90" });
+  expect(await dashboardSplit(next.id)).toEqual({ fee: "0.10", net: "9.90" });
 }, 60_000);
