@@ -21,13 +21,15 @@ export interface PaymentDetailDeps {
 
 export type PaymentDetails = ReturnType<typeof createPaymentDetails>;
 
+export type PaymentDetail = ReturnType<PaymentDetails["find"]>;
+
+/** The fee and net of what a payment received (less bridging): as settled so far, then as the forwarder splits the rest. */
 function splitOf(payment: PaymentRow, received: bigint): { fee: bigint; net: bigint } {
   const owed = received - payment.bridge_fee;
   const unswept = owed - payment.amount_settled;
   const fee = payment.fee_settled + (unswept > 0n ? splitFee(unswept, payment.fee_bps).fee : 0n);
   return { fee, net: owed - fee };
 }
-export type PaymentDetail = ReturnType<PaymentDetails["find"]>;
 
 /**
  * Everything known about one payment of an account, for the dashboard's payment page: the row,
