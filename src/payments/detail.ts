@@ -20,7 +20,6 @@ export interface PaymentDetailDeps {
 }
 
 export type PaymentDetails = ReturnType<typeof createPaymentDetails>;
-
 export type PaymentDetail = ReturnType<PaymentDetails["find"]>;
 
 /** The fee and net of what a payment received (less bridging): as settled so far, then as the forwarder splits the rest. */
