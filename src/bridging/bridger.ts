@@ -1,5 +1,5 @@
 import { type Address, erc20Abi, type Hex, keccak256, parseEventLogs, parseTransaction } from "viem";
-import { bridgeCall, factoryOf } from "../chain/deposit-terms.ts";
+import { bridgeCall, factoryOf, fastBridgeAllowed } from "../chain/deposit-terms.ts";
 // Every factory version that bridges emits the same Bridged event; the row's own factory is the one that counts.
 import { depositFactoryV2Abi as bridgedEventAbi } from "../chain/deposit-v2.ts";
 import { type Fees, goingFees, outbid, sentWith } from "../chain/fees.ts";
@@ -133,7 +133,10 @@ export function createBridger(deps: BridgerDeps) {
     const noGas = deps.gasProblem();
     if (noGas) return { error: noGas };
     const amount = await burnable(row.token_messenger as Address, balance);
-    const fastBps = source.finality === "fast" ? await deps.fastFeeBps(source.domain) : null;
+    // Fast only where the address's terms allow it from here: they are fixed when the payment is made,
+    // and the operator may have set this chain to standard (or back) since.
+    const fast = source.finality === "fast" && fastBridgeAllowed(row, source.domain);
+    const fastBps = fast ? await deps.fastFeeBps(source.domain) : null;
     const fee = bridgeFeeTerms(amount, fastBps, row.max_bridge_fee_bps ?? 0);
     const call = bridgeCall(row, source.usdc, fee.maxFee, fee.minFinality);
     let gas: bigint;

@@ -1,7 +1,6 @@
 import { type Address, type Hex, keccak256, parseEventLogs, zeroAddress } from "viem";
-import { ensureFactory } from "../chain/contracts.ts";
-import { factoryOf, recoverCall, recoverData } from "../chain/deposit-terms.ts";
-import { depositFactoryV2Abi, ensureFactoryV2 } from "../chain/deposit-v2.ts";
+import { ensureFactoryFor, factoryOf, recoverCall, recoverData } from "../chain/deposit-terms.ts";
+import { depositFactoryV2Abi } from "../chain/deposit-v2.ts";
 import { type Fees, goingFees, outbid, sentWith } from "../chain/fees.ts";
 import { backoffMs, errorMessage, isAlreadySent, nodeMessage, revertOf, unlessNotFound } from "../chain/rpc-errors.ts";
 import type { Clock } from "../lib/clock.ts";
@@ -54,7 +53,7 @@ export function createRecoverer(deps: RecovererDeps) {
   let rounds = 0;
 
   /**
-   * Version 2 deposit addresses exist on every source chain, so their factory must too, before a
+   * Version 2 and 3 deposit addresses exist on every source chain, so their factories must too, before a
    * request there can even be simulated. Deterministic: the same address whoever deploys it.
    */
   async function ensureSourceFactories(): Promise<void> {
@@ -62,7 +61,7 @@ export function createRecoverer(deps: RecovererDeps) {
       if (network.settlement || clock.now() < (factoryCheckAt.get(network.chainId) ?? 0)) continue;
       factoryCheckAt.set(network.chainId, clock.now() + FACTORY_CHECK_MS);
       try {
-        await ensureFactoryV2(deployerOn(network));
+        for (const version of [2, 3] as const) await ensureFactoryFor(version, deployerOn(network));
       } catch (error) {
         log.warn("recoveries: cannot deploy the deposit factory", { chain: network.name, error: errorMessage(error) });
       }
@@ -107,8 +106,7 @@ export function createRecoverer(deps: RecovererDeps) {
   async function send(row: RecoveryRow, payment: PaymentRow, network: RecoveryNetwork): Promise<Outcome> {
     const { publicClient, account } = network.clients;
     // The payment's factory may be missing: version 1 is deployed on demand, and a reorg can take any.
-    if (network.settlement && payment.factory_version === 1) await ensureFactory(deployerOn(network));
-    else if (!network.settlement) await ensureFactoryV2(deployerOn(network));
+    await ensureFactoryFor(payment.factory_version, deployerOn(network));
     const call = { ...recoverCall(payment, (row.token ?? zeroAddress) as Address), account } as Parameters<
       typeof publicClient.simulateContract
     >[0];
@@ -180,7 +178,7 @@ export function createRecoverer(deps: RecovererDeps) {
     const { hash, receipt } = found;
     const head = await publicClient.getBlockNumber({ cacheTime: 0 });
     if (receipt.blockNumber + BigInt(network.confirmations) > head) return { tx_hash: hash, retryInMs: FOLLOW_MS };
-    // Both factory versions emit the same Recovered event; only the payment's own factory counts.
+    // Every factory version emits the same Recovered event; only the payment's own factory counts.
     const factory = factoryOf(payment).toLowerCase();
     const recovered = parseEventLogs({ abi: depositFactoryV2Abi, eventName: "Recovered", logs: receipt.logs }).find(
       (entry) => entry.address.toLowerCase() === factory && entry.args.paymentId === payment.id,

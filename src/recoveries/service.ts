@@ -201,7 +201,8 @@ export function createRecoveriesService(deps: RecoveriesDeps) {
     chainName: (chainId: number) => networks.find((n) => n.chainId === chainId)?.name ?? `chain ${chainId}`,
     /** The chains a recovery of the payment may be asked on, the settlement chain first. */
     chainsFor: (payment: Pick<PaymentRow, "factory_version">) =>
-      networks.filter((n) => n.settlement || payment.factory_version === 2).map((n) => n.name),
+      // Version 1 addresses exist on the settlement chain only; versions 2 and 3 on every chain.
+      networks.filter((n) => n.settlement || payment.factory_version !== 1).map((n) => n.name),
   };
 }
 
