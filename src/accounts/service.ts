@@ -11,7 +11,10 @@ export interface Account {
   payoutAddress: Address;
   /** null: the server-wide STABLEGATE_FEE_BPS applies. */
   feeBps: number | null;
-  /** The API key that authenticated the request; absent where the account was reached otherwise (a session, the CLI). */
+  /**
+   * The API key that authenticated the request; absent where the account was reached otherwise
+   * (a session, the CLI).
+   */
   keyId?: string;
 }
 

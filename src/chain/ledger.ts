@@ -55,7 +55,8 @@ export function createLedger(deps: {
     const row = payments.findById(paymentId)!;
     if (transfer.chainId === row.chain_id || bridgesFromSources(row)) return true;
     deps.log?.warn(
-      "transfer on a source chain to a deposit address that cannot bridge from there (valid only on the settlement chain); not credited",
+      "transfer on a source chain to a deposit address that cannot bridge from there " +
+        "(valid only on the settlement chain); not credited",
       {
         payment_id: paymentId,
         chain_id: transfer.chainId,

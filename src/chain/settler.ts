@@ -38,7 +38,10 @@ export interface SettlerDeps {
   confirmations: number;
   /** A transaction unmined for this long is replaced with higher fees. */
   stuckAfterMs: number;
-  /** Micro-USDC below which a confirmed payment's late funds are left at its address (chain table, STABLEGATE_SWEEP_FLOOR). */
+  /**
+   * Micro-USDC below which a confirmed payment's late funds are left at its address (chain table,
+   * STABLEGATE_SWEEP_FLOOR).
+   */
   sweepFloor: bigint;
   /** Deploy the version 2 factory too: payments issued before version 3 with source chains use it. */
   factoryV2?: boolean;

@@ -43,7 +43,7 @@ export async function parseListenArgs(argv: string[], sources: KeySources): Prom
   // Refused before anything else, and without repeating the value: it is a secret.
   if (argv.some((arg) => arg === "--key" || arg.startsWith("--key=")))
     throw new UsageError(
-      `--key is no longer accepted: a key on the command line shows in \`ps\` and shell history; ${HOW_TO_PASS_THE_KEY}`,
+      "--key is no longer accepted: a key on the command line shows in `ps` and shell history; " + HOW_TO_PASS_THE_KEY,
     );
   const { flags } = parseArgs(argv, FLAGS, 0);
   const required = (name: string): string => {

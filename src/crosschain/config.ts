@@ -56,7 +56,10 @@ export interface CrossChainConfig {
    * settlement chain, in basis points; committed in the address's salt (DepositFactoryV2, V3).
    */
   maxBridgeFeeBps: number;
-  /** The settlement chain's sweep floor: a payer's burn smaller than this (and than what is due) is not redeemed at the relayer's cost. */
+  /**
+   * The settlement chain's sweep floor: a payer's burn smaller than this (and than what is due) is
+   * not redeemed at the relayer's cost.
+   */
   redeemFloor: bigint;
 }
 

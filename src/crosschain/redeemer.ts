@@ -95,7 +95,9 @@ export function createRedeemer(deps: RedeemerDeps) {
     if (burn.bridge_id === null && !deps.worthRedeeming(burn.payment_id, burn.amount))
       return {
         state: "failed",
-        error: `burns ${formatExact(burn.amount)} USDC, too little to redeem at this server's cost; anyone may relay its attested message`,
+        error:
+          `burns ${formatExact(burn.amount)} USDC, too little to redeem at this server's cost; ` +
+          "anyone may relay its attested message",
       };
     const messages = await api.messages(burn.source_domain, burn.tx_hash as Hex);
     const mine = messages.find((m) => {

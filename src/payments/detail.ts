@@ -22,7 +22,10 @@ export interface PaymentDetailDeps {
 export type PaymentDetails = ReturnType<typeof createPaymentDetails>;
 export type PaymentDetail = ReturnType<PaymentDetails["find"]>;
 
-/** The fee and net of what a payment received (less bridging): as settled so far, then as the forwarder splits the rest. */
+/**
+ * The fee and net of what a payment received (less bridging): as settled so far, then as the
+ * forwarder splits the rest.
+ */
 function splitOf(payment: PaymentRow, received: bigint): { fee: bigint; net: bigint } {
   const owed = received - payment.bridge_fee;
   const unswept = owed - payment.amount_settled;

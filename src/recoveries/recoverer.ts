@@ -41,8 +41,9 @@ export type Recoverer = ReturnType<typeof createRecoverer>;
 /**
  * Carries out recoveries: signs `recover` through the payment's factory on the recovery's chain,
  * with a gas limit never above the cap of ./gas.ts, stores the signed transaction, then broadcasts
- * it, and follows it to its receipt with that chain's confirmations. A crash anywhere leads to the same transaction being sent again, never
- * a second one; an unmined one is replaced on its nonce with higher fees once stuck.
+ * it, and follows it to its receipt with that chain's confirmations. A crash anywhere leads to the
+ * same transaction being sent again, never a second one; an unmined one is replaced on its nonce
+ * with higher fees once stuck.
  */
 export function createRecoverer(deps: RecovererDeps) {
   const { store, clock, log } = deps;

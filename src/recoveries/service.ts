@@ -74,7 +74,8 @@ export function createRecoveriesService(deps: RecoveriesDeps) {
       const { result } = await publicClient.simulateContract(call);
       if (result === 0n)
         throw new UnprocessableError(
-          `nothing to recover: the deposit address holds no ${token ? `token ${token}` : "native coin"} on ${network.name}`,
+          `nothing to recover: the deposit address holds no ${token ? `token ${token}` : "native coin"} ` +
+            `on ${network.name}`,
         );
       if (token) {
         const deposit = getAddress(payment.deposit_address);

@@ -183,7 +183,8 @@ export function createUsersService({ store, clock, ids, accountExists }: UsersDe
         if (!attempt.clientWaited) throw new AuthError(SIGN_IN_REFUSED);
         const seconds = waitSeconds(waitOf(keys[1], clock.now()));
         throw new TooManyRequestsError(
-          `${SIGN_IN_REFUSED} Many sign-ins from your network have failed: wait ${inWords(seconds)} before trying again.`,
+          `${SIGN_IN_REFUSED} Many sign-ins from your network have failed: ` +
+            `wait ${inWords(seconds)} before trying again.`,
           seconds,
         );
       }

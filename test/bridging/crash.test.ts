@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Address } from "viem";
-import { factoryV2Address } from "../../src/chain/deposit-v2.ts";
+import { factoryV3Address } from "../../src/chain/deposit-v3.ts";
 import { cctpAddresses } from "../../src/dev/cctp-rig.ts";
 import {
   bridgedOnSource,
@@ -72,7 +72,7 @@ async function expectExactlyOnce(payment: { id: string; deposit_address: Address
 describe("kill -9 while bridging", () => {
   test("the bridge transaction stored, killed before it reached the node: the same one is sent after the restart", async () => {
     const payment = await stack.createPayment({ amount: "7.00" });
-    const withheld = sourceTap.withholdNextSendTo(factoryV2Address, () => stack.crash());
+    const withheld = sourceTap.withholdNextSendTo(factoryV3Address, () => stack.crash());
     await payOnSource(x, payment.deposit_address, usdc("7.00"));
     const hash = await withheld;
     expect(bridgesOf(x, payment.id)).toEqual([expect.objectContaining({ state: "credited", tx_hash: hash })]);
@@ -86,7 +86,7 @@ describe("kill -9 while bridging", () => {
 
   test("the bridge transaction sent, killed before the server heard back: followed to its burn after the restart", async () => {
     const payment = await stack.createPayment({ amount: "6.00" });
-    const killed = sourceTap.onNextSendTo(factoryV2Address, () => stack.crash());
+    const killed = sourceTap.onNextSendTo(factoryV3Address, () => stack.crash());
     await payOnSource(x, payment.deposit_address, usdc("6.00"));
     const hash = await killed;
 

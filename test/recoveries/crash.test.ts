@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { erc20Abi, getAddress, type Hex } from "viem";
-import { depositFactoryV2Abi, factoryV2Address } from "../../src/chain/deposit-v2.ts";
+import { depositFactoryV3Abi, factoryV3Address } from "../../src/chain/deposit-v3.ts";
 import { type CrossChainStack, LOCAL_SOURCE, startCrossChainStack } from "../support/crosschain.ts";
 import { sourceFactoryDeployed, strayTokenOnSource } from "../support/stray-tokens.ts";
 import { waitFor } from "../support/wait.ts";
@@ -67,8 +67,8 @@ test("a recovery stored before a kill -9 is sent again after the restart and rec
   expect(rows()).toHaveLength(1);
   expect(done).toMatchObject({ tx_hash: stored.tx_hash, nonce: stored.nonce, amount_units: "4200000" });
   const recovered = await client.getContractEvents({
-    address: factoryV2Address,
-    abi: depositFactoryV2Abi,
+    address: factoryV3Address,
+    abi: depositFactoryV3Abi,
     eventName: "Recovered",
     args: { paymentId: payment.id as Hex },
     fromBlock: 0n,

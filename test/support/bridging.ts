@@ -8,7 +8,8 @@
  *   await untilStatus(x, payment.id, "confirmed");
  */
 import { type Address, erc20Abi, getAddress, type Hex } from "viem";
-import { depositFactoryV2Abi, factoryV2Address } from "../../src/chain/deposit-v2.ts";
+import { factoryOf, type TermsRow } from "../../src/chain/deposit-terms.ts";
+import { depositFactoryV2Abi } from "../../src/chain/deposit-v2.ts";
 import { type CrossChainStack, LOCAL_SOURCE } from "./crosschain.ts";
 import { waitFor } from "./wait.ts";
 
@@ -113,10 +114,14 @@ export async function payOnSource(x: CrossChainStack, to: string, amount: bigint
   return txHash;
 }
 
-/** Every `Bridged` event of the payment's deposit address on the source chain: one per burn. */
+/**
+ * Every `Bridged` event of the payment's deposit address on the source chain: one per burn. Its
+ * factory's (the event is the same in every version that bridges).
+ */
 export function bridgedOnSource(x: CrossChainStack, paymentId: string) {
+  const [row] = x.stack.sql<TermsRow>("SELECT factory_version FROM payments WHERE id = ?", paymentId);
   return x.source.publicClient.getContractEvents({
-    address: factoryV2Address,
+    address: factoryOf(row!),
     abi: depositFactoryV2Abi,
     eventName: "Bridged",
     args: { paymentId: paymentId as Hex },
