@@ -7,10 +7,23 @@
  *   await payOnSource(x, payment.deposit_address, 25_000_000n);
  *   await untilStatus(x, payment.id, "confirmed");
  */
-import { type Address, erc20Abi, getAddress, type Hex } from "viem";
-import { factoryOf, type TermsRow } from "../../src/chain/deposit-terms.ts";
+import { expect } from "bun:test";
+import {
+  type Address,
+  createWalletClient,
+  erc20Abi,
+  getAddress,
+  type Hex,
+  http,
+  type LocalAccount,
+  type PublicClient,
+  toHex,
+} from "viem";
+import { foundry } from "viem/chains";
+import { bridgeCall, factoryOf, type TermsRow } from "../../src/chain/deposit-terms.ts";
 import { depositFactoryV2Abi } from "../../src/chain/deposit-v2.ts";
 import { type CrossChainStack, LOCAL_SOURCE } from "./crosschain.ts";
+import { usdc } from "./test-chain.ts";
 import { waitFor } from "./wait.ts";
 
 export type BridgeState = "credited" | "burned" | "attested" | "minted" | "settled";
@@ -138,4 +151,111 @@ export function sourceBalance(x: CrossChainStack, address: string): Promise<bigi
     functionName: "balanceOf",
     args: [address as Address],
   });
+}
+
+/** Gas for `account` on both chains: anyone may call a deposit address's bridge() or relay a mint. */
+export async function fundStranger(x: CrossChainStack, account: LocalAccount): Promise<void> {
+  await x.chain.anvil.rpc("anvil_setBalance", [account.address, toHex(10n ** 18n)]);
+  await x.local.source.rpc("anvil_setBalance", [account.address, toHex(10n ** 18n)]);
+}
+
+/**
+ * `account` (not the relayer) calls bridge() for the payment's deposit address on the source
+ * chain, with standard finality and no fee.
+ */
+export async function strangerBridges(x: CrossChainStack, account: LocalAccount, paymentId: string): Promise<Hex> {
+  const wallet = createWalletClient({
+    chain: { ...foundry, id: LOCAL_SOURCE.chainId },
+    transport: http(x.local.source.rpcUrl),
+    account,
+  });
+  const [row] = x.stack.sql<TermsRow>("SELECT * FROM payments WHERE id = ?", paymentId);
+  const hash = await wallet.sendTransaction(bridgeCall(row!, x.source.usdc, 0n, 2000));
+  const receipt = await x.source.publicClient.waitForTransactionReceipt({ hash, pollingInterval: 20 });
+  expect(receipt.status).toBe("success");
+  return hash;
+}
+
+/** A payment paid on the source chain and bridged there by `account` before the server credits the transfer. */
+export async function paidThenBridgedByStranger(x: CrossChainStack, account: LocalAccount, amount: string) {
+  const payment = await x.stack.createPayment({ amount });
+  await x.sourceTransfer(getAddress(payment.deposit_address), usdc(amount));
+  const burnTx = await strangerBridges(x, account, payment.id);
+  const payoutBefore = await x.stack.usdcBalance(x.stack.payout);
+  return { payment, burnTx, payoutBefore };
+}
+
+/**
+ * Confirmed with the payout paid less the bridge fee, the stranger's burn the only one, carried
+ * by the payment's one bridge (which names the burn when the server learned its hash).
+ */
+export async function expectSettledThroughStrangersBurn(
+  x: CrossChainStack,
+  payment: { id: string },
+  burnTx: Hex,
+  payoutBefore: bigint,
+  amount: string,
+  bridgeNames: Hex | null = burnTx,
+): Promise<void> {
+  const confirmed = await untilStatus(x, payment.id, "confirmed", 15_000).catch((e) => {
+    const warnings = x.stack.logs().filter((l) => l.level !== "debug");
+    console.log(JSON.stringify(warnings.slice(-40), null, 0));
+    console.log(
+      JSON.stringify(
+        x.stack.sql(
+          "SELECT id, state, amount, tx_hash, bridge_id, error, message_nonce, redeem_tx_hash FROM crosschain_burns",
+        ),
+      ),
+    );
+    console.log(
+      JSON.stringify(
+        x.stack.sql("SELECT id, state, amount, burn_tx_hash, burn_id, message_nonce, mint_tx_hash, error FROM bridges"),
+      ),
+    );
+    throw e;
+  });
+  expect(confirmed.amount_received).toBe(amount);
+  const paid = (await x.stack.usdcBalance(x.stack.payout)) - payoutBefore;
+  expect(paid).toBe(usdc(amount) - usdc(confirmed.bridge_fee));
+  expect((await bridgedOnSource(x, payment.id)).map((e) => e.transactionHash)).toEqual([burnTx]);
+  expect(bridgesOf(x, payment.id)).toEqual([
+    expect.objectContaining({ state: "settled", burn_tx_hash: bridgeNames, nonce: null }),
+  ]);
+}
+
+/** The relayer's address, as /readyz shows it (with the metrics token): the same key sends on every chain. */
+export async function relayerOf(x: CrossChainStack): Promise<Address> {
+  return getAddress((await x.stack.readyz()).chain.settlement.relayer);
+}
+
+/** The relayer's next nonce on the settlement chain and on the source chain, its unmined transactions counted. */
+export async function relayerNonces(x: CrossChainStack, relayer: Address) {
+  const count = (client: PublicClient) => client.getTransactionCount({ address: relayer, blockTag: "pending" });
+  return { settlement: await count(x.chain.publicClient), source: await count(x.source.publicClient) };
+}
+
+/**
+ * Rounds the settler (settlement chain) and the source chain's bridger have finished, as
+ * /readyz shows them: a subprocess's loops are seen nowhere else.
+ */
+export async function relayerRounds(x: CrossChainStack): Promise<{ settler: number; bridger: number }> {
+  const { chain } = await x.stack.readyz();
+  const bridging = (chain.bridging as Array<{ chain_id: number; rounds: number }>).find(
+    (b) => b.chain_id === LOCAL_SOURCE.chainId,
+  );
+  if (!bridging) throw new Error(`/readyz shows no bridging on the source chain: ${JSON.stringify(chain.bridging)}`);
+  return { settler: chain.settlement.rounds, bridger: bridging.rounds };
+}
+
+/** Mines both chains until the settler and the bridger have each finished `rounds` more rounds than now. */
+export async function loopsGoRound(x: CrossChainStack, rounds = 3): Promise<void> {
+  const from = await relayerRounds(x);
+  await mineBothUntil(
+    x,
+    async () => {
+      const now = await relayerRounds(x);
+      return now.settler >= from.settler + rounds && now.bridger >= from.bridger + rounds;
+    },
+    `${rounds} more rounds of the settler and the bridger`,
+  );
 }

@@ -9,7 +9,7 @@
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { type Address, getAddress, type Hex } from "viem";
 import { runAccountCommand } from "../../src/cli/accounts.ts";
 import { type Config, loadConfig } from "../../src/config.ts";
@@ -48,8 +48,11 @@ export interface StackOptions {
   pollIntervalMs?: number;
   /** Run `bun src/main.ts serve` as a child process instead of in-process. */
   subprocess?: boolean;
-  /** With `subprocess`: run the built single executable (`dist/stablegate serve`), built once per test run. */
-  binary?: boolean;
+  /**
+   * With `subprocess`: run the built single executable (`dist/stablegate serve`), built once per
+   * test run (see `builtBinary`), or the executable at this path (another build, to compare).
+   */
+  binary?: boolean | string;
   /** STABLEGATE_LOG_LEVEL; in-process, lines are kept for `logs()` and printed when STACK_LOG=1 is set. */
   logLevel?: LogLevel;
   /** More environment for the server, such as STABLEGATE_WEBHOOK_ALLOW_PRIVATE for a local receiver. */
@@ -178,7 +181,7 @@ async function createStack(opts: StackOptions, chain: TestChain, dataDir: string
       return;
     }
     const started = await startServeProcess(env, {
-      command: opts.binary ? [await builtBinary(), "serve"] : undefined,
+      command: opts.binary ? [typeof opts.binary === "string" ? opts.binary : await builtBinary(), "serve"] : undefined,
     });
     child = started.proc;
     url = started.url;
@@ -364,8 +367,14 @@ async function createStack(opts: StackOptions, chain: TestChain, dataDir: string
 
 let building: Promise<string> | null = null;
 
-/** `bun run build`, once per test process: the tests that need the shipped binary share it. */
+/**
+ * `bun run build`, once per test process: the tests that need the shipped binary share it.
+ * STABLEGATE_TEST_BINARY names another executable to run instead (an older build, to see a test
+ * fail without a fix: `git worktree add /tmp/before <commit>`, `bun install && bun run build` there).
+ */
 export function builtBinary(): Promise<string> {
+  const other = process.env.STABLEGATE_TEST_BINARY;
+  if (other) return Promise.resolve(resolve(other));
   building ??= (async () => {
     const build = Bun.spawn([process.execPath, "run", "build"], { cwd: REPO_ROOT, stdout: "ignore", stderr: "pipe" });
     if ((await build.exited) !== 0) throw new Error(`bun run build failed: ${await new Response(build.stderr).text()}`);
