@@ -91,6 +91,13 @@ export function createOwnMints(deps: {
       });
       return false;
     }
+    // A burn of the address also posted to the public endpoint: the same burn, now this bridge's.
+    const posted = deps.burns.findByMessageNonce(paymentId, mint.nonce);
+    if (posted && posted.bridge_id === null) {
+      deps.burns.attachBridge(posted.id, bridge.id, clock.now());
+      bridge.burn_id ??= posted.id;
+      bridge.burn_tx_hash ??= posted.tx_hash;
+    }
     Object.assign(bridge, {
       state: "minted",
       amount: bridge.amount ?? mint.burned,

@@ -62,7 +62,8 @@ export function createBridgeStore(db: Db) {
   );
   // Payments with credited source-chain funds no bridge carries yet, and no burn of theirs in flight
   // there, whose funds are worth a bridge: already burned by an earlier one (only linked then), or
-  // needed to complete a payment that waits for funds, or at least the chain's sweep floor (?2) and
+  // needed to complete a payment that waits for funds (it has them all, but not without these), or
+  // at least the chain's sweep floor (?2) and
   // then, for a finished payment, only while it had fewer than ?4 bridges there since ?3. A
   // stranger's dust to an old deposit address stays where it is, credited.
   // SQLite is told to use the partial index; PostgreSQL's planner takes no hints and picks it alone.
@@ -75,7 +76,8 @@ export function createBridgeStore(db: Db) {
     HAVING (SELECT coalesce(sum(b.amount), 0) FROM bridges b WHERE b.payment_id = t.payment_id AND b.chain_id = ?1)
              >= (SELECT sum(c.amount) FROM transfers c
                   WHERE c.payment_id = t.payment_id AND c.chain_id = ?1 AND c.credited_at IS NOT NULL)
-        OR (p.status IN ('pending', 'underpaid', 'expired') AND p.amount_received >= p.amount)
+        OR (p.status IN ('pending', 'underpaid', 'expired') AND p.amount_received >= p.amount
+            AND p.amount_received - sum(t.amount) < p.amount)
         OR (sum(t.amount) >= ?2
             AND (p.status != 'confirmed'
                  OR (SELECT count(*) FROM bridges b WHERE b.payment_id = t.payment_id AND b.chain_id = ?1

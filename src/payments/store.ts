@@ -175,8 +175,9 @@ export function createPaymentStore(db: Db) {
     "SELECT id FROM payments WHERE status = 'pending' AND expires_at <= ? AND amount_received IS NULL LIMIT ?",
   );
   // The unswept payments with no settlement in flight; failed ones only once their retry is due;
-  // none while funds credited on a source chain are still on their way (no bridge carries them
-  // yet, or one does and its mint has not landed). Late funds of a confirmed payment only from
+  // none while a bridge is on its way, nor while the payment needs funds credited on a source
+  // chain that no bridge carries yet (source dust it does not need, which is never bridged, holds
+  // nothing up; a confirmed payment needs nothing). Late funds of a confirmed payment only from
   // the sweep floor (?2) up, and only while the payment had fewer than ?4 settlements since ?3:
   // dust sent by a stranger to a finished payment must not spend the relayer's gas.
   const awaitingSettlement = db
@@ -189,8 +190,10 @@ export function createPaymentStore(db: Db) {
          AND NOT EXISTS (SELECT 1 FROM settlements s WHERE s.payment_id = p.id AND s.state = 'submitted')
          AND NOT EXISTS (SELECT 1 FROM bridges b WHERE b.payment_id = p.id
                            AND b.state IN ('credited', 'burned', 'attested'))
-         AND NOT EXISTS (SELECT 1 FROM transfers t WHERE t.payment_id = p.id AND t.chain_id != p.chain_id
-                           AND t.credited_at IS NOT NULL AND t.bridge_id IS NULL)
+         AND (status = 'confirmed'
+              OR amount_received - (SELECT coalesce(sum(t.amount), 0) FROM transfers t
+                                     WHERE t.payment_id = p.id AND t.chain_id != p.chain_id
+                                       AND t.credited_at IS NOT NULL AND t.bridge_id IS NULL) >= amount)
        ORDER BY seq LIMIT 100`,
     )
     .safeIntegers(true);

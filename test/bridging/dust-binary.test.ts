@@ -155,9 +155,8 @@ describe("late funds from the sweep floor (0.01 USDC on a custom chain) up", () 
     expect(await relayerNonces(x, relayer)).toEqual({ settlement: nonces.settlement + 2, source: nonces.source + 1 });
   }, 90_000);
 
-  // Fails today: the settler waits for every credited source-chain transfer to be bridged, and
-  // dust below the floor on a confirmed payment never is, so these late funds stay unswept.
-  test.failing("on the settlement chain, where the source chain's dust waits at the same address: still swept", async () => {
+  // Source dust below the floor is never bridged: the settler must not wait for it.
+  test("on the settlement chain, where the source chain's dust waits at the same address: still swept", async () => {
     const payment = await confirmedPayment();
     const deposit = getAddress(payment.deposit_address);
     await x.sourceTransfer(deposit, 1n);
@@ -179,9 +178,9 @@ describe("late funds from the sweep floor (0.01 USDC on a custom chain) up", () 
   }, 90_000);
 });
 
-// Fails today: a payment paid in full on the settlement chain also bridges the dust a stranger
-// sent to its address on a source chain (a bridge, a redemption), and settles only after its mint.
-test.failing("dust on a source chain to a pending payment then paid in full on the settlement chain: settled without moving the dust", async () => {
+// Dust a stranger sent on a source chain is not needed by a payment paid in full on the settlement
+// chain: it is neither bridged nor waited for.
+test("dust on a source chain to a pending payment then paid in full on the settlement chain: settled without moving the dust", async () => {
   const payment = await x.stack.createPayment({ amount: "1.00" });
   const deposit = getAddress(payment.deposit_address);
   await x.sourceTransfer(deposit, 1n);

@@ -87,12 +87,21 @@ describe.each(ENGINES)("bridges store (%s)", (engine) => {
     const first = open("brg_1");
     bridges.save({ ...first, state: "minted", amount: 100_000n }, 2);
 
-    // Paid in full on the settlement chain, with dust here: the dust completes nothing, but the
-    // payment waits for funds and has them all, so whatever is here goes with it.
+    // Paid in full on the settlement chain, with dust here: the payment has all it needs without
+    // the dust, which stays, and its settlement does not wait for it.
     transfer(SOURCE, 10n);
     expect(worth()).toEqual([]);
-    transfer(31337, 9_899_990n);
-    expect(worth()).toEqual([paymentId]);
+    transfer(31337, 9_900_000n);
+    expect(worth()).toEqual([]);
+    expect(payments.awaitingSettlement(10, lateFunds).map((p) => p.id)).toEqual([paymentId]);
+  });
+
+  test("funds below the floor that the payment needs to be paid in full are bridged, and its settlement waits for them", () => {
+    const lateFunds = { floor: 100_000n, perDay: 2 };
+    transfer(31337, 9_950_000n);
+    transfer(SOURCE, 50_000n); // the last 0.05 of 10.00, paid here
+    expect(bridges.unbridgedPayments(SOURCE, 10, lateFunds)).toEqual([paymentId]);
+    expect(payments.awaitingSettlement(10, lateFunds).map((p) => p.id)).toEqual([]);
   });
 
   test("a finished payment's late funds here: at most the daily number of bridges, but always linked to a burn that took them", () => {
