@@ -38,11 +38,11 @@ afterAll(() => x?.stop());
 
 const NO_PROXY = "no deterministic deployment proxy on this chain";
 
-/** Waits until the source chain's /readyz entry satisfies `ok`; returns it. */
-function sourceEntryWhere(ok: (entry: any) => boolean, what: string) {
-  return x.stack.waitFor(
+/** Waits until the source chain's /readyz entry (of `on`'s server) satisfies `ok`; returns it. */
+function sourceEntryWhere(ok: (entry: any) => boolean, what: string, on: CrossChainStack = x) {
+  return on.stack.waitFor(
     async () => {
-      const entry = await x.sourceReadiness();
+      const entry = await on.sourceReadiness();
       return entry && ok(entry) ? entry : undefined;
     },
     15_000,
@@ -135,11 +135,18 @@ describe("a source chain without the deterministic deployment proxy", () => {
   }, 90_000);
 });
 
+// A stack of its own, with the proxy in place: the first describe's removes it, and tests run in any order.
 describe("Circle's contracts on the source chain, in /readyz", () => {
+  let c: CrossChainStack;
+  beforeAll(async () => {
+    c = await startCrossChainStack({ attestationDelayMs: 0, source: { pollIntervalMs: 200 } });
+  }, 60_000);
+  afterAll(() => c?.stop());
+
   const owner = () =>
     createWalletClient({
       chain: { ...foundry, id: LOCAL_SOURCE.chainId },
-      transport: http(x.local.source.rpcUrl),
+      transport: http(c.local.source.rpcUrl),
       account: privateKeyToAccount(CCTP_DEPLOYER_KEY),
     });
   /** An owner's call on the source chain's TokenMessengerV2, mined. */
@@ -155,11 +162,11 @@ describe("Circle's contracts on the source chain, in /readyz", () => {
       abi: testTokenMessengerV2Abi,
       ...call,
     } as Parameters<ReturnType<typeof owner>["writeContract"]>[0]);
-    const receipt = await x.source.publicClient.waitForTransactionReceipt({ hash });
+    const receipt = await c.source.publicClient.waitForTransactionReceipt({ hash });
     expect(receipt.status).toBe("success");
   }
   const read = <T>(functionName: "remoteTokenMessengers" | "minFee" | "burnLimitsPerMessage", args: unknown[] = []) =>
-    x.source.publicClient.readContract({
+    c.source.publicClient.readContract({
       address: cctpAddresses.tokenMessenger,
       abi: testTokenMessengerV2Abi,
       functionName,
@@ -168,18 +175,18 @@ describe("Circle's contracts on the source chain, in /readyz", () => {
 
   /** Lets the once-a-minute look come (by the stack's clock) and returns the entry it left. */
   async function lookedAgain() {
-    const before = (await x.sourceReadiness()).circle.read_at;
-    x.stack.clock.advance(61_000);
-    return sourceEntryWhere((e) => e.circle.read_at !== before, "Circle's contracts read again");
+    const before = (await c.sourceReadiness()).circle.read_at;
+    c.stack.clock.advance(61_000);
+    return sourceEntryWhere((e) => e.circle.read_at !== before, "Circle's contracts read again", c);
   }
 
   /** `recover` of the source chain's USDC at the payment's deposit address, simulated there. */
   async function simulateRecover(paymentId: string): Promise<string> {
-    const [row] = x.stack.sql<TermsRow>("SELECT * FROM payments WHERE id = ?", paymentId);
+    const [row] = c.stack.sql<TermsRow>("SELECT * FROM payments WHERE id = ?", paymentId);
     try {
-      await x.source.publicClient.simulateContract({
-        ...recoverCall(row!, x.source.usdc),
-        account: x.source.payer,
+      await c.source.publicClient.simulateContract({
+        ...recoverCall(row!, c.source.usdc),
+        account: c.source.payer,
       } as never);
       return "ok";
     } catch (error) {
@@ -188,10 +195,9 @@ describe("Circle's contracts on the source chain, in /readyz", () => {
   }
 
   test("a removed route, a minimum fee above the bound or no burn limit: still offered, USDC not bridged, and why", async () => {
-    await x.deploymentProxy(true);
-    await x.sourceOffered();
-    const settlementName = x.stack.config.chain.name;
-    const bound = x.stack.config.crossChain!.maxBridgeFeeBps;
+    await c.sourceOffered();
+    const settlementName = c.stack.config.chain.name;
+    const bound = c.stack.config.crossChain!.maxBridgeFeeBps;
     const open = await lookedAgain();
     expect(open.circle).toMatchObject({
       bridgeable: true,
@@ -217,7 +223,7 @@ describe("Circle's contracts on the source chain, in /readyz", () => {
         `credited, but not bridged: it stays at the deposit address on ${LOCAL_SOURCE.name}, ` +
           "and recover refuses it there (it has the address of the settlement chain's USDC)",
       );
-      const payment = await x.stack.createPayment({ amount: "1.00" });
+      const payment = await c.stack.createPayment({ amount: "1.00" });
       expect(await simulateRecover(payment.id)).toBe("CommittedToken");
     } finally {
       await onMessenger({ functionName: "addRemoteTokenMessenger", args: [LOCAL_DESTINATION_DOMAIN, remote] });
@@ -236,15 +242,15 @@ describe("Circle's contracts on the source chain, in /readyz", () => {
       await onMessenger({ functionName: "setMinFee", args: [minFee] });
     }
 
-    const limit = await read<bigint>("burnLimitsPerMessage", [x.source.usdc]);
-    await onMessenger({ functionName: "setMaxBurnAmountPerMessage", args: [x.source.usdc, 0n] });
+    const limit = await read<bigint>("burnLimitsPerMessage", [c.source.usdc]);
+    await onMessenger({ functionName: "setMaxBurnAmountPerMessage", args: [c.source.usdc, 0n] });
     try {
       expect((await lookedAgain()).circle).toMatchObject({
         bridgeable: false,
-        problem: `Circle's minter here does not burn this chain's USDC (${x.source.usdc})`,
+        problem: `Circle's minter here does not burn this chain's USDC (${c.source.usdc})`,
       });
     } finally {
-      await onMessenger({ functionName: "setMaxBurnAmountPerMessage", args: [x.source.usdc, limit] });
+      await onMessenger({ functionName: "setMaxBurnAmountPerMessage", args: [c.source.usdc, limit] });
     }
     expect((await lookedAgain()).circle).toMatchObject({ bridgeable: true, problem: null });
   }, 60_000);
