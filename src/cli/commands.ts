@@ -65,7 +65,7 @@ export const COMMANDS: Command[] = [
     usage: ["stablegate serve"],
     options: [],
     notes: [
-      "Configuration comes from STABLEGATE_* environment variables (README.md: Configuration); a missing " +
+      "Configuration comes from STABLEGATE_* environment variables (docs/configuration.md); a missing " +
         "or bad value exits 78 with one line naming it. One serve runs per data directory. It runs until " +
         "SIGTERM or SIGINT, then stops its loops and its listener.",
     ],

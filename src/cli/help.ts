@@ -29,7 +29,7 @@ export function overview(): string {
     ...columns([HELP_OPTION, ["--version", "print the version and exit"]], SUMMARY_COLUMN),
     "",
     "Run `stablegate COMMAND --help` (or -h) for a command's options and examples.",
-    "Configuration comes from STABLEGATE_* environment variables (see README.md).",
+    "Configuration comes from STABLEGATE_* environment variables (see docs/configuration.md).",
     "Account, key, user and backup commands print JSON and work while the server runs.",
     "Exit codes: 2 usage mistake, 78 configuration error, 1 anything else.",
     "",

@@ -1,8 +1,8 @@
 /**
- * deploy/compose.yaml, the README's "Scaling out" topology, checked as far as a machine without a
+ * deploy/compose.yaml, the "Scaling out" topology of docs/postgresql.md, checked as far as a machine without a
  * container engine allows: the file parses, and describes PostgreSQL, two or more replicas with
  * one database, relayer key and public address and a data volume each, and Caddy in front
- * balancing on /readyz; every STABLEGATE_* variable it sets is one the README documents. Then
+ * balancing on /readyz; every STABLEGATE_* variable it sets is one docs/configuration.md documents. Then
  * the same topology runs as processes: the suite's PostgreSQL, anvil, two `serve` replicas with
  * the environment the compose file gives them, and a TLS proxy balancing between them the way
  * the Caddyfile does. Through it, a payment is made and read back, served by both replicas.
@@ -46,7 +46,9 @@ const envExample = Object.fromEntries(
     .map((line) => [line.slice(0, line.indexOf("=")), line.slice(line.indexOf("=") + 1)]),
 );
 const documented = new Set(
-  [...readFileSync(join(REPO_ROOT, "README.md"), "utf8").matchAll(/^\| `(STABLEGATE_[A-Z0-9_]+)`/gm)].map((m) => m[1]),
+  [
+    ...readFileSync(join(REPO_ROOT, "docs", "configuration.md"), "utf8").matchAll(/^\| `(STABLEGATE_[A-Z0-9_]+)`/gm),
+  ].map((m) => m[1]),
 );
 
 describe("deploy/compose.yaml", () => {
@@ -76,7 +78,7 @@ describe("deploy/compose.yaml", () => {
     );
   });
 
-  test("every STABLEGATE_* variable it sets is one the README documents", () => {
+  test("every STABLEGATE_* variable it sets is one docs/configuration.md documents", () => {
     const set = [...replicas.flatMap(([, r]) => Object.keys(r.environment ?? {})), ...Object.keys(envExample)];
     expect(set.length).toBeGreaterThan(3);
     for (const name of set) expect([name, documented.has(name)]).toEqual([name, true]);
