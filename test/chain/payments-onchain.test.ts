@@ -249,7 +249,7 @@ describe("a platform fee", () => {
 });
 
 /**
- * The terms of a payment's deposit address as its merchant would write them (README: a server
+ * The terms of a payment's deposit address as its merchant would write them (docs/deposit-addresses.md: a server
  * without source chains on a chain with no CCTP domain commits to domain 0, no messenger, no
  * bound and no fast domains), checked against the address the server gave.
  */

@@ -161,7 +161,7 @@ describe("errors from the server", () => {
     const client = new Stablegate({ apiKey, baseUrl: server.url });
     const endpoint = await client.webhookEndpoints.create({ url: receiver.url });
     let error: StablegateError | undefined;
-    // The burst is 10 (README, Webhooks), refilled one every 6 s: sends soon after it are refused.
+    // The burst is 10 (docs/webhooks.md), refilled one every 6 s: sends soon after it are refused.
     for (let sent = 0; sent < 20 && !error; sent++)
       await client.webhookEndpoints.test(endpoint.id).catch((e) => {
         error = e;

@@ -1,6 +1,6 @@
 /**
  * Every field of every request body, broken one way at a time: the 400 names the field and the
- * rule (as the README promises), and nothing about the value leaks into it.
+ * rule (as docs/api.md promises), and nothing about the value leaks into it.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { type Api, api, isErrorBody, startTestServer, type TestServer } from "../support/server.ts";

@@ -1,6 +1,6 @@
 /**
  * bench/api.ts refuses what it cannot measure before it starts anything, and runs with several
- * replicas on PostgreSQL; the figures themselves are run by hand (README, Development).
+ * replicas on PostgreSQL; the figures themselves are run by hand (docs/development.md).
  */
 import { describe, expect, test } from "bun:test";
 import { join } from "node:path";

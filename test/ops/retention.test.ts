@@ -1,5 +1,5 @@
 /**
- * Data retention (README.md, Data retention): the purge over a real SQLite file and a real
+ * Data retention (docs/data-retention.md): the purge over a real SQLite file and a real
  * PostgreSQL database with the clock injected, then the server's own periodic loop doing it. What must go goes, what must stay stays.
  */
 

@@ -17,7 +17,7 @@ import { type Receiver, startReceiver } from "../support/receiver.ts";
 import { makeTempDir } from "../support/server.ts";
 import { waitFor } from "../support/wait.ts";
 
-/** The number README.md promises under Webhooks, Delivery. */
+/** The number docs/webhooks.md promises under Delivery. */
 const PER_ENDPOINT = 4;
 
 let dataDir: string;

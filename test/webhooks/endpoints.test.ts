@@ -82,7 +82,7 @@ describe("POST /api/v1/webhook_endpoints", () => {
     expect(list.json.data.filter((e: { url: string }) => e.url === "https://hooks.example.com/idem")).toHaveLength(1);
   });
 
-  test("the replay carries the signing secret again (README: the only copy when the first answer was lost); the list never does", async () => {
+  test("the replay carries the signing secret again (docs/webhooks.md: the only copy when the first answer was lost); the list never does", async () => {
     const key = `we-${crypto.randomUUID()}`;
     const create = () =>
       alice("/api/v1/webhook_endpoints", {

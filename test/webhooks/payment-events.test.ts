@@ -40,7 +40,7 @@ describe("payment events", () => {
     const hook = newHook();
     const endpoint = await register(m, hook.url);
     // Key order, escapes and string contents the server must keep byte for byte; only the
-    // whitespace between tokens goes (README: metadata).
+    // whitespace between tokens goes (docs/api.md: metadata).
     const metadataText = `{ "zeta" : "last",\n  "alpha": "caf\\u00e9 \\"quoted\\"", "emoji": "😀", "n": "007" }`;
     const storedMetadata = `{"zeta":"last","alpha":"caf\\u00e9 \\"quoted\\"","emoji":"😀","n":"007"}`;
     const created = await m.api("/api/v1/payments", {
