@@ -19,7 +19,7 @@ export function runBackup(argv: string[], env: Env): BackupReport {
     throw new ConfigError(
       "STABLEGATE_DATABASE_URL",
       "selects PostgreSQL, and stablegate backup copies only the embedded SQLite store; back up PostgreSQL " +
-        "with pg_dump or a streaming replica (README: Backups)",
+        "with pg_dump or a streaming replica (docs/backups.md)",
     );
   return backupDatabase(dataDirFrom(env), file, { force: flags.get("force") === true });
 }

@@ -6,7 +6,7 @@ import { PAYMENT_STATUSES } from "../payments/store.ts";
 import type { EventStore } from "./store.ts";
 
 /**
- * Every type an event can have (README.md, Webhooks): a payment entering a status (creation is
+ * Every type an event can have (docs/webhooks.md): a payment entering a status (creation is
  * `pending` and sends none), funds after confirmation, a change to the account (its payout
  * address, from the CLI), and the on-demand `test` ping.
  */

@@ -1,5 +1,5 @@
 /**
- * A pattern admitting `min` to `max` characters counted as code points, as the README counts
+ * A pattern admitting `min` to `max` characters counted as code points, as docs/api.md counts
  * them: TypeBox's minLength/maxLength count UTF-16 units, so an emoji would count twice. The
  * three alternatives never overlap (a pair, a lone high surrogate, anything else), so a failing
  * match backtracks linearly.

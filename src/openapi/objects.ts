@@ -143,7 +143,7 @@ const Account = Type.Object(
     id: prefixed("acct"),
     name: Type.String(),
     payout_address: nullable(Address),
-    // null: the account has no fee of its own and STABLEGATE_FEE_BPS applies (README, "Accounts and API keys").
+    // null: the account has no fee of its own and STABLEGATE_FEE_BPS applies (docs/accounts.md).
     fee_bps: nullable(Type.Integer({ minimum: 0, maximum: 10_000 })),
     created_at: Timestamp,
   },

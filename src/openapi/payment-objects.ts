@@ -33,7 +33,7 @@ export const oneOf = <T extends string>(values: readonly T[], options: object = 
 
 export const PaymentStatus = oneOf(PAYMENT_STATUSES, {
   $id: "PaymentStatus",
-  description: 'What has happened to the payment (README, "Payment statuses").',
+  description: "What has happened to the payment (docs/statuses-and-settlement.md).",
 });
 
 export const LineItem = Type.Object(

@@ -6,7 +6,7 @@ import { sleep } from "../lib/sleep.ts";
 import type { DeliveryStore } from "../webhooks/delivery-store.ts";
 import type { WebhookStore } from "../webhooks/store.ts";
 
-/** Events, and webhook deliveries once finished, are kept this long (README.md, Data retention). */
+/** Events, and webhook deliveries once finished, are kept this long (docs/data-retention.md). */
 export const RETENTION_MS = 30 * 24 * 3_600_000;
 /** A rate-limit bucket unused this long is full again: every limit refills within minutes. */
 const IDLE_BUCKET_MS = 3_600_000;

@@ -24,7 +24,7 @@ export interface TransferView {
   bridge: BridgeView | null;
 }
 
-/** A bridged transfer's journey: credited, burned, attested, minted, settled (README, "Any chain in"). */
+/** A bridged transfer's journey: credited, burned, attested, minted, settled (docs/any-chain-in.md). */
 export interface BridgeView {
   state: string;
   /** The CCTP fee its burn paid, once attested (exact decimal). */

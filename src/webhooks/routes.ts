@@ -25,7 +25,7 @@ export const DeliveryParams = Type.Object({
 });
 
 /**
- * Sends a merchant can ask for, per endpoint (README.md, Webhooks): enough to debug a receiver
+ * Sends a merchant can ask for, per endpoint (docs/webhooks.md): enough to debug a receiver
  * or replay a backlog after an outage, too few to turn the server against someone's URL.
  */
 export const WEBHOOK_LIMITS: { test: RateLimit; retry: RateLimit } = {

@@ -24,7 +24,7 @@ export interface WebhookWorkerDeps {
   /** Sends in flight at once, in all. */
   concurrency?: number;
   /**
-   * Sends in flight to one endpoint (4 by default, as README.md promises), so a hanging
+   * Sends in flight to one endpoint (4 by default, as docs/webhooks.md promises), so a hanging
    * receiver cannot take every slot and a small merchant's server is not flooded.
    */
   perEndpoint?: number;

@@ -963,7 +963,7 @@ export interface components {
             error: string;
         };
         /**
-         * @description What has happened to the payment (README, "Payment statuses").
+         * @description What has happened to the payment (docs/statuses-and-settlement.md).
          * @enum {string}
          */
         PaymentStatus: "pending" | "settling" | "confirmed" | "underpaid" | "overpaid" | "expired" | "failed";
