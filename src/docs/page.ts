@@ -26,7 +26,8 @@ export function docsPage(): string {
 <body>
 <div id="docs" data-openapi="${OPENAPI_PATH}">
 <noscript><p class="docs-noscript">This reference needs JavaScript. The API's OpenAPI 3.1 document is at
-<a href="${OPENAPI_PATH}">${OPENAPI_PATH}</a>; docs/api.md in the repository describes every route as well.</p></noscript>
+<a href="${OPENAPI_PATH}">${OPENAPI_PATH}</a>; docs/api.md in the repository describes every route
+as well.</p></noscript>
 </div>
 </body>
 </html>`.toString();
