@@ -1,7 +1,5 @@
 import { type Address, erc20Abi, type Hex, keccak256, parseEventLogs, parseTransaction } from "viem";
 import { bridgeCall, factoryOf, fastBridgeAllowed } from "../chain/deposit-terms.ts";
-// Every factory version that bridges emits the same Bridged event; the row's own factory is the one that counts.
-import { depositFactoryV2Abi as bridgedEventAbi } from "../chain/deposit-v2.ts";
 import { type Fees, goingFees, outbid, sentWith } from "../chain/fees.ts";
 import type { SourceNetwork } from "../chain/networks.ts";
 import { runRelayerLoop } from "../chain/relayer-loop.ts";
@@ -16,6 +14,7 @@ import type { Logger } from "../lib/log.ts";
 import { createWaker } from "../lib/sleep.ts";
 import type { Lifecycle } from "../payments/lifecycle.ts";
 import type { PaymentRow, PaymentStore } from "../payments/store.ts";
+import { bridgedEventAbi, burnable, unrecordedBurn } from "./burn-reads.ts";
 import { bridgeFeeTerms } from "./fee.ts";
 import type { BridgeRow, BridgeStore } from "./store.ts";
 
@@ -41,24 +40,6 @@ export interface BridgerDeps {
   /** Whether the chain's deposit factory is there (src/chain/source-readiness.ts), and a way to look again. */
   readiness: Pick<SourceReadiness, "problem" | "recheck">;
 }
-
-/** Circle's minter, through the messenger: what one burn may take at most. */
-const minterAbi = [
-  {
-    type: "function",
-    name: "localMinter",
-    stateMutability: "view",
-    inputs: [],
-    outputs: [{ type: "address" }],
-  },
-  {
-    type: "function",
-    name: "burnLimitsPerMessage",
-    stateMutability: "view",
-    inputs: [{ type: "address" }],
-    outputs: [{ type: "uint256" }],
-  },
-] as const;
 
 type Outcome = { error: string | null; retryInMs?: number };
 
@@ -132,7 +113,7 @@ export function createBridger(deps: BridgerDeps) {
     if (balance === 0n) return { error: `no USDC at the deposit address on ${source.name} to bridge` };
     const noGas = deps.gasProblem();
     if (noGas) return { error: noGas };
-    const amount = await burnable(row.token_messenger as Address, balance);
+    const amount = await burnable(client, row.token_messenger as Address, source.usdc, balance);
     // Fast only where the address's terms allow it from here: they are fixed when the payment is made,
     // and the operator may have set this chain to standard (or back) since.
     const fast = source.finality === "fast" && fastBridgeAllowed(row, source.domain);
@@ -170,18 +151,6 @@ export function createBridger(deps: BridgerDeps) {
     log.info("bridge sent", { bridge_id: bridge.id, chain: source.name, tx_hash: hash, nonce, amount });
     await broadcast(serialized);
     return { error: null, retryInMs: source.pollIntervalMs };
-  }
-
-  /** The most one burn may take of `balance`: Circle's per-message limit, when the minter has one. */
-  async function burnable(messenger: Address, balance: bigint): Promise<bigint> {
-    const minter = await client.readContract({ address: messenger, abi: minterAbi, functionName: "localMinter" });
-    const limit = await client.readContract({
-      address: minter,
-      abi: minterAbi,
-      functionName: "burnLimitsPerMessage",
-      args: [source.usdc],
-    });
-    return limit > 0n && balance > limit ? limit : balance;
   }
 
   async function receiptOf(hashes: Hex[]) {
@@ -276,36 +245,13 @@ export function createBridger(deps: BridgerDeps) {
     });
   }
 
-  /**
-   * The deposit address's confirmed Bridged events on this chain since its first credit here,
-   * when they add up to more than its bridges recorded: the oldest one no bridge names is taken
-   * as `bridge`'s burn. Whether it took one.
-   */
+  /** A burn of the address here that no bridge recorded (burn-reads.ts) is taken as `bridge`'s. Whether it took one. */
   async function adoptUnrecordedBurn(bridge: BridgeRow, row: PaymentRow): Promise<boolean> {
     const since = bridges.firstCreditBlock(row.id, source.chainId);
     if (since === null) return false;
-    const head = await client.getBlockNumber({ cacheTime: 0 });
-    const to = head - BigInt(source.confirmations);
-    if (to < BigInt(since)) return false;
-    const logs = await client.getContractEvents({
-      address: factoryOf(row),
-      abi: bridgedEventAbi,
-      eventName: "Bridged",
-      args: { paymentId: row.id as Hex, depositAddress: row.deposit_address as Address },
-      fromBlock: BigInt(since),
-      toBlock: to,
-    });
     const recorded = bridges.forPayment(row.id).filter((b) => b.chain_id === source.chainId);
-    const onChain = logs.reduce((sum, l) => sum + l.args.amount!, 0n);
-    if (onChain <= recorded.reduce((sum, b) => sum + (b.amount ?? 0n), 0n)) return false;
-    const known = new Set(recorded.map((b) => b.burn_tx_hash?.toLowerCase()));
-    const unrecorded = logs.find((l) => !known.has(l.transactionHash.toLowerCase()));
-    if (!unrecorded) return false;
-    const burn = {
-      hash: unrecorded.transactionHash,
-      amount: unrecorded.args.amount!,
-      blockNumber: unrecorded.blockNumber,
-    };
+    const burn = await unrecordedBurn(client, { row, since, confirmations: source.confirmations, recorded });
+    if (!burn) return false;
     if (!markBurned(bridge, burn)) return true;
     log.info("bridge: took a burn of the deposit address this server did not record", {
       bridge_id: bridge.id,
