@@ -7,42 +7,24 @@
  * then a right password is never refused for what other clients did.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { loadConfig } from "../../src/config.ts";
 import { SIGN_IN_FREE_FAILURES, SIGN_IN_REFUSED } from "../../src/users/service.ts";
 import { createDashboardUser, type DashboardUser, postSignIn } from "../support/dashboard.ts";
-import { type ForwardingProxy, fetchFrom, startForwardingProxy } from "../support/forwarding-proxy.ts";
-import { startTestServer, type TestServer } from "../support/server.ts";
+import {
+  fetchFrom,
+  PROXY_ADDRESS,
+  type ProxiedServer,
+  startBehindProxy,
+  stopBehindProxy,
+} from "../support/forwarding-proxy.ts";
 
-/** The address the proxy connects to the server from. */
-const PROXY = "127.0.0.2";
+type Rig = ProxiedServer<{ merchant: DashboardUser }>;
 
-interface Rig {
-  server: TestServer;
-  proxy: ForwardingProxy;
-  merchant: DashboardUser;
-}
-
-/**
- * The server (its clock stopped, so a wait the throttle asks for never runs out while a slow
- * machine sends the next guess), the proxy in front, and a dashboard user.
- */
-async function startRig(env: Record<string, string>): Promise<Rig> {
-  const clock = { now: () => Date.parse("2031-05-01T10:00:00.000Z") };
-  const server = await startTestServer({ trustedProxies: loadConfig(env).trustedProxies }, { clock });
-  try {
-    const proxy = await startForwardingProxy(server.url, PROXY);
-    const merchant = await createDashboardUser(server.env, server.createAccount("Proxy Shop").accountId);
-    return { server, proxy, merchant };
-  } catch (error) {
-    await server.stop();
-    throw error;
-  }
-}
-
-async function stopRig(rig: Rig | undefined) {
-  await rig?.proxy.stop();
-  await rig?.server.stop();
-}
+/** The server behind the proxy, and a dashboard user. */
+const startRig = (env: Record<string, string>): Promise<Rig> =>
+  startBehindProxy(env, async (server) => ({
+    merchant: await createDashboardUser(server.env, server.createAccount("Proxy Shop").accountId),
+  }));
+const stopRig = stopBehindProxy;
 
 let guesses = 0;
 
@@ -69,7 +51,7 @@ const noticeOf = (page: string) => /<p class="notice bad" role="alert">([^<]*)<\
 describe("behind a proxy listed in STABLEGATE_TRUSTED_PROXIES", () => {
   let rig: Rig;
   beforeAll(async () => {
-    rig = await startRig({ STABLEGATE_TRUSTED_PROXIES: `${PROXY}/32, 10.0.0.0/8` });
+    rig = await startRig({ STABLEGATE_TRUSTED_PROXIES: `${PROXY_ADDRESS}/32, 10.0.0.0/8` });
   });
   afterAll(() => stopRig(rig));
 

@@ -6,39 +6,26 @@
  * STABLEGATE_TRUSTED_PROXIES its X-Forwarded-For is not believed, and everyone behind it is one.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { loadConfig } from "../../src/config.ts";
 import { LINK_PAY_LIMIT } from "../../src/http/rate-limit.ts";
-import { type ForwardingProxy, fetchFrom, startForwardingProxy } from "../support/forwarding-proxy.ts";
-import { api, startTestServer, type TestServer } from "../support/server.ts";
+import {
+  fetchFrom,
+  PROXY_ADDRESS,
+  type ProxiedServer,
+  startBehindProxy,
+  stopBehindProxy,
+} from "../support/forwarding-proxy.ts";
+import { api } from "../support/server.ts";
 
-/** The address the proxy connects to the server from. */
-const PROXY = "127.0.0.2";
+type Rig = ProxiedServer<{ linkId: string }>;
 
-interface Rig {
-  server: TestServer;
-  proxy: ForwardingProxy;
-  linkId: string;
-}
-
-/** The server (its clock stopped: no bucket refills while a slow machine sends), the proxy, and a link. */
-async function startRig(env: Record<string, string>): Promise<Rig> {
-  const clock = { now: () => Date.parse("2031-05-01T10:00:00.000Z") };
-  const server = await startTestServer({ trustedProxies: loadConfig(env).trustedProxies }, { clock });
-  try {
-    const proxy = await startForwardingProxy(server.url, PROXY);
+/** The server behind the proxy, and a payment link. */
+const startRig = (env: Record<string, string>): Promise<Rig> =>
+  startBehindProxy(env, async (server) => {
     const merchant = api(server.url, server.createAccount("Proxy Shop").apiKey);
     const link = await merchant("/api/v1/payment_links", { body: { amount: "4.00" } });
-    return { server, proxy, linkId: link.json.id };
-  } catch (error) {
-    await server.stop();
-    throw error;
-  }
-}
-
-async function stopRig(rig: Rig | undefined) {
-  await rig?.proxy.stop();
-  await rig?.server.stop();
-}
+    return { linkId: link.json.id as string };
+  });
+const stopRig = stopBehindProxy;
 
 /** Opens the link's page and presses Pay, as `payer`, through the proxy; the POST's status. */
 async function pay(rig: Rig, payer: string, headers: Record<string, string> = {}): Promise<number> {
@@ -62,7 +49,7 @@ const statuses = async (rig: Rig, payer: string, times: number, forge = false) =
 describe("behind a proxy listed in STABLEGATE_TRUSTED_PROXIES", () => {
   let rig: Rig;
   beforeAll(async () => {
-    rig = await startRig({ STABLEGATE_TRUSTED_PROXIES: PROXY });
+    rig = await startRig({ STABLEGATE_TRUSTED_PROXIES: PROXY_ADDRESS });
   });
   afterAll(() => stopRig(rig));
 

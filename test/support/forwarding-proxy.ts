@@ -11,7 +11,9 @@
  *   await proxy.stop();
  */
 import http from "node:http";
+import { loadConfig } from "../../src/config.ts";
 import { drainTail } from "../../src/lib/stream-tail.ts";
+import { startTestServer, type TestServer } from "./server.ts";
 import { waitFor } from "./wait.ts";
 
 export interface ForwardingProxy {
@@ -128,4 +130,36 @@ if (import.meta.main) {
     process.exit(64);
   }
   serveProxy(new URL(upstream), via);
+}
+
+/** The address the proxy connects to the server from. */
+export const PROXY_ADDRESS = "127.0.0.2";
+
+/** A server behind the forwarding proxy, with what a test added to it. */
+export type ProxiedServer<T> = { server: TestServer; proxy: ForwardingProxy } & T;
+
+/**
+ * A server configured from `env` (STABLEGATE_TRUSTED_PROXIES) with its clock stopped, so no wait
+ * or rate-limit bucket runs out while a slow machine sends the next request, the proxy in front,
+ * and what `add` makes on it; the server is stopped again if anything after it fails.
+ */
+export async function startBehindProxy<T>(
+  env: Record<string, string>,
+  add: (server: TestServer) => Promise<T>,
+): Promise<ProxiedServer<T>> {
+  const clock = { now: () => Date.parse("2031-05-01T10:00:00.000Z") };
+  const server = await startTestServer({ trustedProxies: loadConfig(env).trustedProxies }, { clock });
+  try {
+    const proxy = await startForwardingProxy(server.url, PROXY_ADDRESS);
+    return { server, proxy, ...(await add(server)) };
+  } catch (error) {
+    await server.stop();
+    throw error;
+  }
+}
+
+/** Stops what `startBehindProxy` started. */
+export async function stopBehindProxy(rig: { server: TestServer; proxy: ForwardingProxy } | undefined) {
+  await rig?.proxy.stop();
+  await rig?.server.stop();
 }
