@@ -1,3 +1,4 @@
+import { AWAITING_FUNDS } from "../payments/states.ts";
 import type { PaymentStatus } from "../payments/store.ts";
 import { html, type Raw } from "./html.ts";
 import { timeTag } from "./page-summary.ts";
@@ -17,7 +18,7 @@ export const STATUS_LABELS: Record<PaymentStatus | "incoming", string> = {
 };
 
 /** Statuses in which the payer may (still) send funds. */
-export const PAYABLE: PaymentStatus[] = ["pending", "underpaid", "expired"];
+const PAYABLE = AWAITING_FUNDS;
 
 /** A network the payer may send on, as the page shows it. */
 export interface ShownNetwork {
@@ -37,7 +38,7 @@ export interface PayContext {
 }
 
 /** Marks an element as belonging to `states`; hidden unless the payment is in one of them. */
-function when(states: PaymentStatus[], status: PaymentStatus): Raw {
+function when(states: readonly PaymentStatus[], status: PaymentStatus): Raw {
   return html`data-state="${states.join(" ")}"${states.includes(status) ? "" : html` hidden`}`;
 }
 

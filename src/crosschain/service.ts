@@ -5,6 +5,7 @@ import { ConflictError, RetryableError, UnavailableError, UnprocessableError, Va
 import type { IdGenerator } from "../lib/ids.ts";
 import type { Logger } from "../lib/log.ts";
 import { formatExact } from "../lib/money.ts";
+import { AWAITING_FUNDS } from "../payments/states.ts";
 import type { PaymentRow } from "../payments/store.ts";
 import { amountDue } from "../payments/view.ts";
 import type { CrossChainApi } from "./api.ts";
@@ -18,9 +19,6 @@ const MAX_UNCHECKED_BURNS = 20;
 
 /** Statuses in which more funds are not needed; a quote then says so instead of offering calls. */
 const SETTLED_OR_SETTLING = new Set(["settling", "overpaid", "confirmed"]);
-
-/** The statuses in which a payment waits for funds: only then does a payer's burn get redeemed for it. */
-const WAITING_FOR_FUNDS = new Set(["pending", "underpaid", "expired"]);
 
 /**
  * Whether a payer's burn of `amount` for the payment is worth redeeming at the relayer's cost:
@@ -145,7 +143,8 @@ export function createCrossChainService(deps: CrossChainDeps): CrossChainApi {
       const hash = txHash.toLowerCase() as Hex;
       const known = burns.find(from.domain, hash, row.id);
       if (known) return burnView(known);
-      if (!WAITING_FOR_FUNDS.has(row.status))
+      // Only a payment waiting for funds has a payer's burn redeemed for it.
+      if (!AWAITING_FUNDS.includes(row.status))
         throw new ConflictError(`this payment is ${row.status} and waits for no funds; burns for it are not redeemed`);
       let onSource: SourceBurn = null;
       try {

@@ -31,6 +31,9 @@ interface Rule {
 
 const always = () => true;
 
+/** The statuses in which a payment waits for funds: the payer may still pay it. */
+export const AWAITING_FUNDS: readonly PaymentStatus[] = ["pending", "underpaid", "expired"];
+
 export const TRANSITIONS: readonly Rule[] = [
   { from: ["pending", "expired"], on: "credited", when: (r, a) => r > 0n && r < a, to: "underpaid" },
   {
