@@ -45,13 +45,15 @@ const terms = abiParams(
   "address tokenMessenger",
   "uint16 maxBridgeFeeBps",
 );
-const movedFrom = abiParams(
+/** The indexed head of the Settled and Recovered events, the same in every factory version. */
+export const movedFrom = abiParams(
   "bytes32 indexed paymentId",
   "address indexed depositAddress",
   "address token",
   "address payout",
 );
-const bridged = abiParams(
+/** The Bridged event's parameters, the same in every factory version that bridges. */
+export const bridged = abiParams(
   "bytes32 indexed paymentId",
   "address indexed depositAddress",
   "address burnToken",

@@ -17,7 +17,7 @@ import {
 } from "viem";
 import { abiParams } from "../lib/abi-params.ts";
 import { artifacts, cloneAddressFor, DETERMINISTIC_DEPLOYER, ensureDeterministic, FACTORY_SALT } from "./contracts.ts";
-import type { DepositTerms } from "./deposit-v2.ts";
+import { bridged, type DepositTerms, movedFrom } from "./deposit-v2.ts";
 import { keccakBytes } from "./keccak.ts";
 
 /** Everything a v3 deposit address commits to, in the order of the factory's `Terms` struct. */
@@ -40,21 +40,6 @@ const terms = abiParams(
   "address tokenMessenger",
   "uint16 maxBridgeFeeBps",
   "uint256 fastDomains",
-);
-const movedFrom = abiParams(
-  "bytes32 indexed paymentId",
-  "address indexed depositAddress",
-  "address token",
-  "address payout",
-);
-const bridged = abiParams(
-  "bytes32 indexed paymentId",
-  "address indexed depositAddress",
-  "address burnToken",
-  "uint256 amount",
-  "uint32 destinationDomain",
-  "uint256 maxFee",
-  "uint32 minFinalityThreshold",
 );
 const feeSkipped = abiParams(
   "bytes32 indexed paymentId",
