@@ -59,11 +59,7 @@ function isParamRule(error: unknown): error is { type: "query" | "params"; custo
 
 /** The opaque 500; also the last resort when mapping an error fails in turn. */
 export function internalError(error: unknown, log: Logger, request?: Request): Response {
-  try {
-    log.error("unhandled error", { error, path: request ? new URL(request.url).pathname : undefined });
-  } catch {
-    // A log line that cannot be written must not turn the 500 into Bun's error page.
-  }
+  log.error("unhandled error", { error, path: request ? new URL(request.url).pathname : undefined });
   return json(500, "internal error");
 }
 

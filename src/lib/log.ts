@@ -24,7 +24,11 @@ export function createLogger(
     if (RANK[lvl] < RANK[level]) return;
     const line: Record<string, unknown> = { time: isoMillis(Date.now()), level: lvl, msg };
     for (const [key, value] of Object.entries(fields ?? {})) line[RESERVED.has(key) ? `field_${key}` : key] = value;
-    write(`${JSON.stringify(line, jsonSafe)}\n`);
+    try {
+      write(`${JSON.stringify(line, jsonSafe)}\n`);
+    } catch {
+      // A line that cannot be written (stdout gone) is dropped: logging never takes down the work it describes.
+    }
   };
   return { debug: emit("debug"), info: emit("info"), warn: emit("warn"), error: emit("error") };
 }

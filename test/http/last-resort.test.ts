@@ -1,7 +1,7 @@
 /**
- * The last resort: when turning an error into a response fails in turn (here the log line for
- * an internal error cannot be written), the client still gets the opaque JSON 500, never Bun's
- * HTML error page with its stack trace and working directory.
+ * The last resort: when the log line for an internal error cannot be written (stdout is gone),
+ * the client still gets the opaque JSON 500, never Bun's HTML error page with its stack trace and
+ * working directory, and the server's loops, which log too, go on.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { createLogger } from "../../src/lib/log.ts";

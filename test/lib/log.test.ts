@@ -82,4 +82,14 @@ describe("createLogger", () => {
     log.warn("loud", { amount: 25_000_000n });
     expect(lines.map((l) => JSON.parse(l))).toEqual([expect.objectContaining({ msg: "loud", amount: "25000000" })]);
   });
+
+  test("a line the sink cannot take is dropped: logging never throws into the work it describes", () => {
+    let attempts = 0;
+    const log = createLogger("info", () => {
+      attempts++;
+      throw new Error("EPIPE");
+    });
+    expect(() => log.error("settlement failed", { error: new Error("reverted") })).not.toThrow();
+    expect(attempts).toBe(1);
+  });
 });
