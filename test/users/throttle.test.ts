@@ -70,6 +70,8 @@ describe.each(ENGINES)("%s", (engine) => {
       clock,
       ids: randomIds,
       accountExists: (id) => accountStore.findAccount(id) !== null,
+      // The rules around the password check are under test here, not its cost (users/service.test.ts).
+      passwordHashing: { algorithm: "argon2id", memoryCost: 1024, timeCost: 1 },
     });
   });
   afterAll(() => store?.close());
