@@ -14,12 +14,13 @@ import {
 } from "../support/merchant-routes.ts";
 import { insertPendingRecovery } from "../support/recovery-rows.ts";
 import {
+  type ApiRequest,
   api,
   isErrorBody,
+  rawApi,
   startTestServer,
   type TestAccount,
   type TestServer,
-  toApiResponse,
 } from "../support/server.ts";
 
 let server: TestServer;
@@ -38,10 +39,7 @@ const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 const wellFormedKey = () =>
   `sk_live_${Array.from(crypto.getRandomValues(new Uint8Array(32)), (b) => BASE62[b % 62]).join("")}`;
 
-function requestInit(route: MerchantRoute): RequestInit {
-  if (route.body === undefined) return { method: route.method };
-  return { method: route.method, body: JSON.stringify(route.body), headers: { "content-type": "application/json" } };
-}
+const requestOf = (route: MerchantRoute): ApiRequest => ({ method: route.method, body: route.body });
 
 /** A payment, a webhook endpoint, a test event and its delivery, a payment link (made through the API) and a recovery. */
 async function createOwnedObjects(account: TestAccount): Promise<OwnedObjects> {
@@ -61,10 +59,9 @@ async function createOwnedObjects(account: TestAccount): Promise<OwnedObjects> {
   };
 }
 
-async function withAuthorization(authorization: string | null, path = "/api/v1/payments", init: RequestInit = {}) {
-  const headers = new Headers(init.headers);
-  if (authorization !== null) headers.set("authorization", authorization);
-  return toApiResponse(await fetch(server.url + path, { ...init, headers }));
+/** A request with exactly this Authorization header (none when null). */
+function withAuthorization(authorization: string | null, path = "/api/v1/payments", req: ApiRequest = {}) {
+  return api(server.url, null)(path, { ...req, headers: authorization === null ? {} : { authorization } });
 }
 
 describe("merchant API authentication: 401 for every bad key", () => {
@@ -90,7 +87,7 @@ describe("merchant API authentication: 401 for every bad key", () => {
 
   test.each(cases)("%s, on every merchant route", async (_name, header) => {
     for (const route of MERCHANT_ROUTES) {
-      const res = await withAuthorization(header(), concretePath(route, owned), requestInit(route));
+      const res = await withAuthorization(header(), concretePath(route, owned), requestOf(route));
       expect({ route: route.path, status: res.status }).toEqual({ route: route.path, status: 401 });
       expect(isErrorBody(res.json)).toBe(true);
       expect(res.text).not.toContain(merchant.apiKey);
@@ -103,11 +100,7 @@ describe("merchant API authentication: 401 for every bad key", () => {
   });
 
   test("a bad key is 401 before the body is looked at", async () => {
-    const res = await withAuthorization(`Bearer ${wellFormedKey()}`, "/api/v1/payments", {
-      method: "POST",
-      body: "{not json",
-      headers: { "content-type": "application/json" },
-    });
+    const res = await withAuthorization(`Bearer ${wellFormedKey()}`, "/api/v1/payments", { body: "{not json" });
     expect(res.status).toBe(401);
   });
 });
@@ -233,17 +226,14 @@ describe("every merchant route", () => {
         ? await createOwnedObjects(merchant)
         : (unchanged ??= await createOwnedObjects(merchant));
       const path = concretePath(route, objects);
-      const init = requestInit(route);
+      const req = requestOf(route);
       // An open stream never ends by itself: its status is the answer, then the client leaves.
       let status: number;
       if (route.streams) {
-        const res = await fetch(server.url + path, {
-          ...init,
-          headers: { authorization: `Bearer ${merchant.apiKey}` },
-        });
+        const res = await rawApi(server.url, merchant.apiKey)(path, req);
         await res.body?.cancel();
         status = res.status;
-      } else status = (await withAuthorization(`Bearer ${merchant.apiKey}`, path, init)).status;
+      } else status = (await api(server.url, merchant.apiKey)(path, req)).status;
       expect({ route: route.path, ok: status >= 200 && status < 300 }).toEqual({ route: route.path, ok: true });
     }
   });
@@ -257,7 +247,7 @@ describe("every merchant route", () => {
     ]);
     const linkBefore = (await mine(`/api/v1/payment_links/${owned.linkId}`)).text;
     for (const route of MERCHANT_ROUTES.filter(namesAnObject)) {
-      const res = await withAuthorization(`Bearer ${stranger.apiKey}`, concretePath(route, owned), requestInit(route));
+      const res = await withAuthorization(`Bearer ${stranger.apiKey}`, concretePath(route, owned), requestOf(route));
       expect({ route: route.path, status: res.status }).toEqual({ route: route.path, status: 404 });
       expect(isErrorBody(res.json)).toBe(true);
     }

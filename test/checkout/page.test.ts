@@ -11,8 +11,8 @@ beforeAll(async () => {
 afterAll(() => server.stop());
 
 async function page(id: string) {
-  const res = await fetch(`${server.url}/pay/${id}`);
-  return { res, html: await res.text() };
+  const res = await api(server.url, null)(`/pay/${id}`);
+  return { res, html: res.text };
 }
 
 async function createPayment(body: Record<string, unknown>) {
@@ -61,7 +61,7 @@ describe("GET /pay/{id}", () => {
     const b64 = /<img[^>]+src="data:image\/svg\+xml;base64,([A-Za-z0-9+/=]+)"/.exec(html)![1]!;
     const svg = Buffer.from(b64, "base64").toString("utf8");
     expect(svg.trimStart()).toStartWith("<svg");
-    const served = await (await fetch(`${server.url}/api/public/payments/${p.id}/qr`)).text();
+    const served = (await api(server.url, null)(`/api/public/payments/${p.id}/qr`)).text;
     expect(svg).toBe(served);
   });
 
@@ -112,9 +112,9 @@ describe("GET /pay/{id}", () => {
   });
 
   test("the stylesheet it links is served from the binary", async () => {
-    const res = await fetch(`${server.url}/checkout.css`);
+    const res = await api(server.url, null)("/checkout.css");
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toStartWith("text/css");
-    expect((await res.text()).length).toBeGreaterThan(0);
+    expect(res.text.length).toBeGreaterThan(0);
   });
 });

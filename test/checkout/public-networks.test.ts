@@ -66,10 +66,10 @@ const path = (id: string, rest = "") => `/api/public/payments/${id}${rest}`;
 const uri = (usdc: string, chainId: number, deposit: string, units: string) =>
   `ethereum:${usdc}@${chainId}/transfer?address=${deposit}&uint256=${units}`;
 const qr = async (id: string, query: string) => {
-  const res = await fetch(server.url + path(id, `/qr${query}`));
+  const res = await anon()(path(id, `/qr${query}`));
   expect(res.status).toBe(200);
   expect(res.headers.get("content-type")).toStartWith("image/svg+xml");
-  return res.text();
+  return res.text;
 };
 
 describe("the public view's networks", () => {
@@ -180,7 +180,7 @@ describe("the checkout page", () => {
     );
 
   test("a version 2 payment: the address once, then each network with its own EIP-681 QR", async () => {
-    const html = await (await fetch(`${server.url}/pay/${v2.id}`)).text();
+    const html = (await anon()(`/pay/${v2.id}`)).text;
     const shown = html.replace(/<script type="application\/json"[\s\S]*?<\/script>/, "");
     expect(shown.split(v2.deposit_address).length - 1).toBe(1);
     expect(html).toContain("Send USDC on any of these networks");
@@ -201,7 +201,7 @@ describe("the checkout page", () => {
   });
 
   test("a version 1 payment: one network, the deposit address QR, and no network picker", async () => {
-    const html = await (await fetch(`${server.url}/pay/${v1.id}`)).text();
+    const html = (await anon()(`/pay/${v1.id}`)).text;
     expect(qrImages(html)).toEqual([await qrSvg(v1.deposit_address)]);
     expect(html).not.toContain('class="network"');
     expect(html).not.toContain('id="wallet-network"');

@@ -176,7 +176,7 @@ describe("public CORS", () => {
   });
 
   test("the QR and sync responses carry it", async () => {
-    const qr = await fetch(server.url + path(payment.id, "/qr"), { headers: { origin: "https://merchant.example" } });
+    const qr = await anon()(path(payment.id, "/qr"), { headers: { origin: "https://merchant.example" } });
     expect(qr.headers.get("access-control-allow-origin")).toBe("*");
     const sync = await anon()(path(payment.id, "/sync"), {
       body: { tx_hash: "nope" },
@@ -231,21 +231,21 @@ describe("public CORS", () => {
 
 describe("GET /api/public/payments/{id}/qr", () => {
   test("an SVG of the deposit address", async () => {
-    const res = await fetch(server.url + path(payment.id, "/qr"));
+    const res = await anon()(path(payment.id, "/qr"));
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toStartWith("image/svg+xml");
-    const svg = await res.text();
+    const svg = res.text;
     expect(svg.trimStart()).toStartWith("<svg");
     expect(svg.trimEnd()).toEndWith("</svg>");
   });
 
   test("?format=eip681 is a different SVG; ?format=address is the default", async () => {
-    const plain = await (await fetch(server.url + path(payment.id, "/qr"))).text();
-    const explicit = await (await fetch(server.url + path(payment.id, "/qr?format=address"))).text();
-    const res = await fetch(server.url + path(payment.id, "/qr?format=eip681"));
+    const plain = (await anon()(path(payment.id, "/qr"))).text;
+    const explicit = (await anon()(path(payment.id, "/qr?format=address"))).text;
+    const res = await anon()(path(payment.id, "/qr?format=eip681"));
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toStartWith("image/svg+xml");
-    const eip681 = await res.text();
+    const eip681 = res.text;
     expect(eip681.trimStart()).toStartWith("<svg");
     expect(eip681).not.toBe(plain);
     expect(explicit).toBe(plain);

@@ -15,11 +15,7 @@ describe("public endpoints are limited per payment", () => {
     const flooded = (await merchant("/api/v1/payments", { body: { amount: "5.00" } })).json.id as string;
     const other = (await merchant("/api/v1/payments", { body: { amount: "5.00" } })).json.id as string;
     const sync = (id: string) =>
-      fetch(`${server.url}/api/public/payments/${id}/sync`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ tx_hash: `0x${"ab".repeat(32)}` }),
-      });
+      api(server.url, null)(`/api/public/payments/${id}/sync`, { body: { tx_hash: `0x${"ab".repeat(32)}` } });
     const statuses: number[] = [];
     for (let i = 0; i < CHAIN_LIMIT.burst + 1; i++) statuses.push((await sync(flooded)).status);
     // No chain runs behind the test server: each allowed call is a 503 from the RPC.
@@ -27,18 +23,16 @@ describe("public endpoints are limited per payment", () => {
     const refused = await sync(flooded);
     expect(refused.status).toBe(429);
     expect(Number(refused.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
-    expect(await refused.json()).toEqual({ error: "too many requests for this payment; try again shortly" });
+    expect(refused.json).toEqual({ error: "too many requests for this payment; try again shortly" });
     expect((await sync(other)).status).toBe(503);
     // Reads have their own, larger allowance.
-    expect((await fetch(`${server.url}/api/public/payments/${flooded}`)).status).toBe(200);
+    expect((await api(server.url, null)(`/api/public/payments/${flooded}`)).status).toBe(200);
   });
 
   test("unknown ids are 404 and never use up anything", async () => {
     for (let i = 0; i < 30; i++) {
-      const res = await fetch(`${server.url}/api/public/payments/0x${"9e".repeat(32)}/sync`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ tx_hash: `0x${"ab".repeat(32)}` }),
+      const res = await api(server.url, null)(`/api/public/payments/0x${"9e".repeat(32)}/sync`, {
+        body: { tx_hash: `0x${"ab".repeat(32)}` },
       });
       expect(res.status).toBe(404);
     }

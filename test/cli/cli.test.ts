@@ -7,7 +7,7 @@ import { NotFoundError } from "../../src/lib/errors.ts";
 import { freePort } from "../../src/lib/free-port.ts";
 import { runCli } from "../support/cli.ts";
 import { spawnServe, startServeProcess } from "../support/serve-process.ts";
-import { makeTempDir, testEnv } from "../support/server.ts";
+import { api, makeTempDir, testEnv } from "../support/server.ts";
 
 const PAYOUT = "0x1111111111111111111111111111111111111111";
 
@@ -425,13 +425,13 @@ describe("stablegate serve", () => {
       const created = await cli(["account", "create", "--name", "Live", "--payout-address", PAYOUT], env);
       expect(created.code).toBe(0);
       const { account, api_key } = JSON.parse(created.stdout);
-      const auth = { authorization: `Bearer ${api_key}` };
-      expect((await fetch(`${url}/api/v1/payments`, { headers: auth })).status).toBe(200);
+      const merchant = api(url, api_key);
+      expect((await merchant("/api/v1/payments")).status).toBe(200);
       const keyId = (
         JSON.parse((await cli(["key", "list", "--account", account.id], env)).stdout) as Array<{ id: string }>
       )[0]!.id;
       expect((await cli(["key", "revoke", keyId], env)).code).toBe(0);
-      expect((await fetch(`${url}/api/v1/payments`, { headers: auth })).status).toBe(401);
+      expect((await merchant("/api/v1/payments")).status).toBe(401);
 
       // A second server on the same data directory would double-send settlements and webhooks.
       const second = await cli(["serve"], { ...env, STABLEGATE_PORT: String(await freePort()) });

@@ -13,6 +13,7 @@ import { freePort } from "../../src/lib/free-port.ts";
 import { drainTail } from "../../src/lib/stream-tail.ts";
 import { postSignIn, setCookies } from "../support/dashboard.ts";
 import { childEnv, MAIN } from "../support/serve-process.ts";
+import { api } from "../support/server.ts";
 import { waitFor } from "../support/wait.ts";
 
 const cleanups: Array<() => unknown> = [];
@@ -101,12 +102,7 @@ test("dev starts the stack, its example payment reaches confirmed, and Ctrl-C st
   expect(((await (await fetch(documentUrl!)).json()) as { openapi: string }).openapi).toBe("3.1.0");
 
   await waitFor(
-    async () => {
-      const res = await fetch(`${dev.url}/api/v1/payments/${paymentId}`, {
-        headers: { authorization: `Bearer ${apiKey}` },
-      });
-      return ((await res.json()) as { status: string }).status === "confirmed";
-    },
+    async () => (await api(dev.url, apiKey)(`/api/v1/payments/${paymentId}`)).json.status === "confirmed",
     60_000,
     "the example payment to be confirmed",
   );
@@ -136,12 +132,8 @@ test("dev pay --chain local-source pays with a plain transfer on the source chai
   const banner = await bannerOf(dev);
   const apiKey = banner.match(/API key\s+(sk_live_\w+)/)![1]!;
   expect(banner).toContain("--chain local-source");
-  const merchant = (path: string, init: RequestInit = {}) =>
-    fetch(`${dev.url}${path}`, {
-      ...init,
-      headers: { authorization: `Bearer ${apiKey}`, "content-type": "application/json" },
-    }).then((res) => res.json() as Promise<any>);
-  const payment = await merchant("/api/v1/payments", { method: "POST", body: JSON.stringify({ amount: "7.00" }) });
+  const merchant = api(dev.url, apiKey);
+  const payment = (await merchant("/api/v1/payments", { body: { amount: "7.00" } })).json;
 
   const unknown = await devPay(dev, [payment.id, "--chain", "base"]);
   expect(unknown.code).toBe(2);
@@ -156,7 +148,7 @@ test("dev pay --chain local-source pays with a plain transfer on the source chai
 
   const credited = await waitFor(
     async () => {
-      const p = await merchant(`/api/v1/payments/${payment.id}`);
+      const p = (await merchant(`/api/v1/payments/${payment.id}`)).json;
       return p.amount_received === "7.00" ? p : undefined;
     },
     30_000,

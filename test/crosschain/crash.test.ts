@@ -15,6 +15,7 @@ import {
   LOCAL_SOURCE,
   startCrossChainStack,
 } from "../support/crosschain.ts";
+import { api } from "../support/server.ts";
 import type { Stack } from "../support/stack.ts";
 import { usdc } from "../support/test-chain.ts";
 import { waitFor } from "../support/wait.ts";
@@ -188,10 +189,13 @@ describe("the quote endpoint of a running server", () => {
     const payment = await stack.createPayment({ amount: "1.00" });
     x.local.attestation.setMode("down");
     try {
-      const res = await fetch(`${stack.url}/api/public/payments/${payment.id}/cross-chain?chain=${LOCAL_SOURCE.name}`);
+      const res = await api(
+        stack.url,
+        null,
+      )(`/api/public/payments/${payment.id}/cross-chain?chain=${LOCAL_SOURCE.name}`);
       expect(res.status).toBe(503);
       expect(res.headers.get("retry-after")).toBeTruthy();
-      expect(((await res.json()) as { error: string }).error).toMatch(/unavailable/);
+      expect((res.json as { error: string }).error).toMatch(/unavailable/);
     } finally {
       x.local.attestation.setMode("normal");
     }

@@ -151,10 +151,7 @@ describe("GET /dashboard/payments.csv", () => {
     const anonymous = await fetch(`${server.url}/dashboard/payments.csv`, { redirect: "manual" });
     expect(anonymous.status).toBe(303);
     const key = server.createAccount("Keyed").apiKey;
-    const keyed = await fetch(`${server.url}/dashboard/payments.csv`, {
-      headers: { authorization: `Bearer ${key}` },
-      redirect: "manual",
-    });
+    const keyed = await api(server.url, key)("/dashboard/payments.csv", { redirect: "manual" });
     expect(keyed.status).toBe(303);
     expect((await api(server.url, key)("/api/v1/payments.csv")).status).toBe(200);
   });

@@ -11,6 +11,7 @@ import { runAccountCommand } from "../../src/cli/accounts.ts";
 import { createDashboardUser, type DashboardClient, signIn } from "../support/dashboard.ts";
 import { type Receiver, startReceiver } from "../support/receiver.ts";
 import { insertPendingRecovery } from "../support/recovery-rows.ts";
+import { api } from "../support/server.ts";
 import { type Stack, startStack } from "../support/stack.ts";
 import { startChain, type TestChain, usdc } from "../support/test-chain.ts";
 
@@ -155,12 +156,10 @@ describe("payments the user may not see", () => {
       ["create", "--name", "Other Shop", "--payout-address", stack.payout],
       stack.env,
     ) as { api_key: string };
-    const res = await fetch(`${stack.url}/api/v1/payments`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${other.api_key}`, "content-type": "application/json" },
-      body: JSON.stringify({ amount: "7.77", description: "Secret order of another shop" }),
+    const res = await api(stack.url, other.api_key)("/api/v1/payments", {
+      body: { amount: "7.77", description: "Secret order of another shop" },
     });
-    const theirs = (await res.json()) as { id: string; deposit_address: string };
+    const theirs = res.json as { id: string; deposit_address: string };
     const { status, text } = await detailPage(theirs.id);
     expect(status).toBe(404);
     expect(text).toContain("Payment not found");

@@ -74,9 +74,9 @@ describe("on PostgreSQL", () => {
       expect(await twin.stderr()).toContain("in use by another stablegate serve");
       const held = async (serve: { url: string }) =>
         (
-          (await (
-            await fetch(`${serve.url}/readyz`, { headers: { authorization: `Bearer ${TEST_METRICS_TOKEN}` } })
-          ).json()) as { leases: Array<{ held: boolean; token: number }> }
+          (await api(serve.url, TEST_METRICS_TOKEN)("/readyz")).json as {
+            leases: Array<{ held: boolean; token: number }>;
+          }
         ).leases[0]!;
       const holder = await waitFor(
         async () => ((await held(first)).held ? first : (await held(second)).held ? second : null),

@@ -14,7 +14,7 @@ import { parseIpRange } from "../../src/lib/ip-address.ts";
 import { runCli } from "../support/cli.ts";
 import { createTestDatabase } from "../support/postgres.ts";
 import { REPO_ROOT, type ServeProcess, startServeProcess } from "../support/serve-process.ts";
-import { makeTempDir } from "../support/server.ts";
+import { api, makeTempDir } from "../support/server.ts";
 import { TEST_METRICS_TOKEN } from "../support/stack.ts";
 import { startChain, type TestChain } from "../support/test-chain.ts";
 import { waitFor } from "../support/wait.ts";
@@ -205,16 +205,13 @@ describe("the same topology as processes", () => {
 
     // What the health check sees: ready, and nothing about the relayer, its chains or leases.
     for (const p of processes) {
-      const probe = await fetch(`${p.url}/readyz`);
-      expect({ status: probe.status, body: await probe.json() }).toEqual({ status: 200, body: { status: "ready" } });
+      const probe = await api(p.url, null)("/readyz");
+      expect({ status: probe.status, body: probe.json }).toEqual({ status: 200, body: { status: "ready" } });
     }
-    const details = { headers: { authorization: `Bearer ${TEST_METRICS_TOKEN}` } };
     const held = await waitFor(
       async () => {
         const leases = await Promise.all(
-          processes.map(
-            async (p) => (await (await fetch(`${p.url}/readyz`, details)).json()).leases[0].held as boolean,
-          ),
+          processes.map(async (p) => (await api(p.url, TEST_METRICS_TOKEN)("/readyz")).json.leases[0].held as boolean),
         );
         return leases.filter(Boolean).length === 1 && leases;
       },

@@ -157,10 +157,8 @@ describe("replicas on one PostgreSQL database share the buckets", () => {
       const id = (await merchant("/api/v1/payments", { body: { amount: "5.00" } })).json.id as string;
       const statuses: number[] = [];
       for (let i = 0; i < CHAIN_LIMIT.burst + 2; i++) {
-        const res = await fetch(`${servers[i % 2]!.url}/api/public/payments/${id}/sync`, {
-          method: "POST",
-          headers: { "content-type": "application/json" },
-          body: JSON.stringify({ tx_hash: `0x${"ab".repeat(32)}` }),
+        const res = await api(servers[i % 2]!.url, null)(`/api/public/payments/${id}/sync`, {
+          body: { tx_hash: `0x${"ab".repeat(32)}` },
         });
         statuses.push(res.status);
       }

@@ -6,7 +6,7 @@
  */
 import { expect } from "bun:test";
 import type { OperationKey } from "../support/openapi-document.ts";
-import { toApiResponse } from "../support/server.ts";
+import { rawApi, toApiResponse } from "../support/server.ts";
 import { randomAddress } from "../support/test-chain.ts";
 import {
   callUntil,
@@ -345,9 +345,7 @@ export const MERCHANT_SCENARIOS: Record<OperationKey, Scenario> = {
       const held: Response[] = [];
       try {
         for (let i = 0; i < 20; i++) {
-          const res = await fetch(`${w.stack.url}/api/v1/events/stream`, {
-            headers: { authorization: `Bearer ${w.key}` },
-          });
+          const res = await rawApi(w.stack.url, w.key)("/api/v1/events/stream");
           if (res.status === 200) held.push(res);
           else {
             expect(w.contract.check(op, await toApiResponse(res)).status).toBe(429);

@@ -1,10 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createLogger } from "../../src/lib/log.ts";
-import { api, isErrorBody, startTestServer, type TestServer, toApiResponse } from "../support/server.ts";
+import { api, isErrorBody, startTestServer, type TestServer } from "../support/server.ts";
 
 /** The operator's token: it unlocks /readyz's details (and would guard /metrics). */
 const TOKEN = "ops-token-for-readiness-0123";
-const withToken = (token: string) => ({ headers: { authorization: `Bearer ${token}` } });
 
 let server: TestServer;
 
@@ -15,20 +14,20 @@ afterAll(() => server.stop());
 
 describe("health", () => {
   test("/healthz is 200", async () => {
-    const res = await toApiResponse(await fetch(`${server.url}/healthz`));
+    const res = await api(server.url, null)("/healthz");
     expect(res.status).toBe(200);
     expect(res.json.ok).toBe(true);
   });
 
   test("/readyz without credentials says ready and nothing else, whatever the chain", async () => {
     // The RPC of the test config (127.0.0.1:1) is unreachable: that must not fail readiness.
-    const res = await toApiResponse(await fetch(`${server.url}/readyz`));
+    const res = await api(server.url, null)("/readyz");
     expect(res.status).toBe(200);
     expect(res.text).toBe('{"status":"ready"}');
   });
 
   test("/readyz with the metrics token adds the details: store, relayer and its gas, chains, RPC errors, leases", async () => {
-    const res = await toApiResponse(await fetch(`${server.url}/readyz`, withToken(TOKEN)));
+    const res = await api(server.url, TOKEN)("/readyz");
     expect(res.status).toBe(200);
     expect(res.json).toMatchObject({ status: "ready", ok: true, store: "ok" });
     const relayer = res.json.chain.settlement.relayer;
@@ -37,13 +36,13 @@ describe("health", () => {
     expect(res.json.chains[0].last_error).toEqual(expect.any(String));
     expect(res.json.leases[0]).toMatchObject({ name: "chain" });
     // None of it reaches a caller without the token.
-    const open = await (await fetch(`${server.url}/readyz`)).text();
+    const { text: open } = await api(server.url, null)("/readyz");
     expect(open.toLowerCase()).not.toContain(relayer.toLowerCase().slice(2));
   });
 
   test("/readyz with any other bearer is 401 and shows nothing", async () => {
     for (const guess of ["wrong", `${TOKEN}x`, TOKEN.slice(0, -1), `sk_live_${"A".repeat(32)}`]) {
-      const res = await toApiResponse(await fetch(`${server.url}/readyz`, withToken(guess)));
+      const res = await api(server.url, guess)("/readyz");
       expect(res.status).toBe(401);
       expect(res.json).toEqual({ error: "readiness details need the metrics token (Authorization: Bearer <token>)" });
       expect(res.headers.get("www-authenticate")).toBe('Bearer realm="metrics"');
@@ -53,10 +52,10 @@ describe("health", () => {
   test("/readyz on a server without a metrics token never shows the details over HTTP", async () => {
     const bare = await startTestServer({ metricsToken: null });
     try {
-      const open = await toApiResponse(await fetch(`${bare.url}/readyz`));
+      const open = await api(bare.url, null)("/readyz");
       expect({ status: open.status, text: open.text }).toEqual({ status: 200, text: '{"status":"ready"}' });
       for (const guess of [TOKEN, ""]) {
-        const res = await toApiResponse(await fetch(`${bare.url}/readyz`, withToken(guess)));
+        const res = await api(bare.url, guess)("/readyz");
         expect(res.status).toBe(401);
         expect(res.json.error).toBe(
           "readiness details are not served over HTTP on this server: STABLEGATE_METRICS_TOKEN is not set",
@@ -70,7 +69,7 @@ describe("health", () => {
 
 describe("GET /", () => {
   test("points at the docs and the health endpoints, as JSON", async () => {
-    const res = await toApiResponse(await fetch(`${server.url}/`));
+    const res = await api(server.url, null)("/");
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toStartWith("application/json");
     expect(res.json).toEqual({
@@ -93,7 +92,7 @@ describe("unknown routes", () => {
     ["GET", "/pay"],
     ["GET", "/.env"],
   ])("%s %s is 404 {error}", async (method, path) => {
-    const res = await toApiResponse(await fetch(server.url + path, { method }));
+    const res = await api(server.url, null)(path, { method });
     expect(res.status).toBe(404);
     expect(isErrorBody(res.json)).toBe(true);
   });
@@ -125,17 +124,17 @@ describe("internal errors", () => {
         expect(res.text).toBe('{"error":"internal error"}');
         expect(res.text).not.toMatch(/sqlite|database|stack|\.ts:|\bat /i);
       }
-      const page = await fetch(`${broken.url}/pay/${created.json.id}`);
+      const page = await api(broken.url, null)(`/pay/${created.json.id}`);
       expect(page.status).toBe(500);
-      expect(await page.text()).not.toMatch(/sqlite|database|stack|\.ts:/i);
+      expect(page.text).not.toMatch(/sqlite|database|stack|\.ts:/i);
 
       // The cause goes to the log instead.
       expect(logged.length).toBeGreaterThan(0);
       expect(logged.join("\n")).toMatch(/unhandled error/);
 
-      const ready = await toApiResponse(await fetch(`${broken.url}/readyz`));
+      const ready = await api(broken.url, null)("/readyz");
       expect({ status: ready.status, text: ready.text }).toEqual({ status: 503, text: '{"status":"not_ready"}' });
-      const details = await toApiResponse(await fetch(`${broken.url}/readyz`, withToken(TOKEN)));
+      const details = await api(broken.url, TOKEN)("/readyz");
       expect(details.status).toBe(503);
       expect(details.json).toMatchObject({ status: "not_ready", ok: false, store: "unavailable" });
       expect(details.text).not.toMatch(/sqlite|stack/i);

@@ -54,10 +54,9 @@ beforeAll(async () => {
 afterAll(() => server.stop());
 
 async function scrape(url = server.url, token: string | null = TOKEN): Promise<Exposition> {
-  const res = await fetch(`${url}/metrics`, { headers: token === null ? {} : { authorization: `Bearer ${token}` } });
-  const text = await res.text();
-  if (res.status !== 200) throw new Error(`GET /metrics: ${res.status} ${text}`);
-  return parseExposition(text);
+  const res = await api(url, token)("/metrics");
+  if (res.status !== 200) throw new Error(`GET /metrics: ${res.status} ${res.text}`);
+  return parseExposition(res.text);
 }
 
 /** Requests answered so far on `route` (the pattern) with `status`. */
@@ -81,9 +80,9 @@ describe("switched on and off", () => {
     expect(loadConfig(testEnv("/tmp/unused")).metrics).toBeNull();
     const plain = await startTestServer();
     try {
-      const res = await fetch(`${plain.url}/metrics`);
+      const res = await api(plain.url, null)("/metrics");
       expect(res.status).toBe(404);
-      expect(isErrorBody(await res.json())).toBe(true);
+      expect(isErrorBody(res.json)).toBe(true);
     } finally {
       await plain.stop();
     }
@@ -98,20 +97,20 @@ describe("switched on and off", () => {
       `Basic ${btoa(`metrics:${TOKEN}`)}`,
       TOKEN,
     ]) {
-      const res = await fetch(`${server.url}/metrics`, { headers: authorization ? { authorization } : {} });
-      const text = await res.text();
+      const res = await api(server.url, null)("/metrics", { headers: authorization ? { authorization } : {} });
       expect(res.status).toBe(401);
       expect(res.headers.get("www-authenticate")).toBe('Bearer realm="metrics"');
-      expect(isErrorBody(JSON.parse(text))).toBe(true);
-      expect(text).not.toContain("stablegate_");
+      expect(isErrorBody(res.json)).toBe(true);
+      expect(res.text).not.toContain("stablegate_");
     }
   });
 
   test("with the token: 200, text format 0.0.4, every family named stablegate_* with its help", async () => {
-    const res = await fetch(`${server.url}/metrics`, { headers: { authorization: `bearer ${TOKEN}` } });
+    // The scheme is matched whatever its case.
+    const res = await api(server.url, null)("/metrics", { headers: { authorization: `bearer ${TOKEN}` } });
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toBe("text/plain; version=0.0.4; charset=utf-8");
-    const exposition = parseExposition(await res.text());
+    const exposition = parseExposition(res.text);
     expect([...exposition.families.keys()].sort()).toEqual([
       "stablegate_bridging_queue_depth",
       "stablegate_http_request_duration_seconds",
@@ -151,8 +150,7 @@ describe("HTTP requests", () => {
     const id = unknownPaymentId();
     const before = await scrape();
     expect((await merchant(`/api/v1/payments/${id}`)).status).toBe(404);
-    const res = await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } });
-    const text = await res.text();
+    const { text } = await api(server.url, TOKEN)("/metrics");
     expect(text).not.toContain(id);
     const after = parseExposition(text);
     expect(
@@ -163,9 +161,10 @@ describe("HTTP requests", () => {
   test("unknown routes and odd methods count under one label each, whatever the path", async () => {
     const before = await scrape();
     const paths = [`/nope/${unknownPaymentId()}`, `/wp-admin/${randomBytes(8).toString("hex")}.php`];
-    for (const path of paths) expect((await fetch(server.url + path)).status).toBe(404);
-    expect((await fetch(`${server.url}/nope`, { method: "PROPFIND" })).status).toBe(404);
-    const text = await (await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } })).text();
+    const anonymous = api(server.url, null);
+    for (const path of paths) expect((await anonymous(path)).status).toBe(404);
+    expect((await anonymous("/nope", { method: "PROPFIND" })).status).toBe(404);
+    const { text } = await api(server.url, TOKEN)("/metrics");
     for (const path of paths) expect(text).not.toContain(path);
     expect(text).not.toContain("PROPFIND");
     const after = parseExposition(text);
@@ -195,8 +194,8 @@ describe("HTTP requests", () => {
     // Series of its own, so the check holds whichever tests ran before it.
     await merchant("/api/v1/payments");
     await merchant("/api/v1/payments", { body: { amount: "1.00" } });
-    await fetch(`${server.url}/healthz`);
-    await fetch(`${server.url}/no-such-route`);
+    await api(server.url, null)("/healthz");
+    await api(server.url, null)("/no-such-route");
     await scrape();
     const exposition = await scrape();
     const buckets = exposition.samples.filter((s) => s.name === "stablegate_http_request_duration_seconds_bucket");
@@ -239,9 +238,9 @@ describe("streamed answers", () => {
     await waitFor(() => stream.frames.length > 0, 10_000, "a frame on the stream");
     await stream.close();
     await waitFor(() => server.running.activity().eventStreams === 0, 10_000, "the stream closed on the server");
-    const csv = await fetch(`${server.url}/api/v1/payments.csv`, { headers: { authorization: `Bearer ${key}` } });
+    const csv = await api(server.url, key)("/api/v1/payments.csv");
     expect(csv.status).toBe(200);
-    expect(await csv.text()).toContain(created.json.id);
+    expect(csv.text).toContain(created.json.id);
     const after = await scrape();
     const rose = (route: string) => answered(after, "GET", route, 200) - answered(before, "GET", route, 200);
     expect(rose("/api/v1/events/stream")).toBe(1);
@@ -321,8 +320,8 @@ describe("a listener of its own (STABLEGATE_METRICS_ADDR)", () => {
     const own = await startTestServer({ metrics: { listen: { host: "127.0.0.1", port }, token: null } });
     try {
       const metricsUrl = `http://127.0.0.1:${port}`;
-      expect((await fetch(`${own.url}/metrics`)).status).toBe(404);
-      expect((await fetch(`${own.url}/healthz`)).status).toBe(200);
+      expect((await api(own.url, null)("/metrics")).status).toBe(404);
+      expect((await api(own.url, null)("/healthz")).status).toBe(200);
       await scrape(metricsUrl, null);
       const exposition = await scrape(metricsUrl, null);
       expect(answered(exposition, "GET", "/healthz", 200)).toBe(1);
@@ -334,9 +333,9 @@ describe("a listener of its own (STABLEGATE_METRICS_ADDR)", () => {
         ["GET", "/api/v1/payments"],
         ["POST", "/metrics"],
       ] as const) {
-        const res = await fetch(metricsUrl + path, { method });
+        const res = await api(metricsUrl, null)(path, { method });
         expect(res.status).toBe(404);
-        expect(isErrorBody(await res.json())).toBe(true);
+        expect(isErrorBody(res.json)).toBe(true);
       }
     } finally {
       await own.stop();

@@ -161,7 +161,7 @@ describe("POST /l/{id}", () => {
   test("the public view of a link's payment adds nothing private: no payment_link, metadata or email", async () => {
     const link = await newLink({ amount: "4.00", metadata: { secret: "internal-note" } });
     const res = await submit(link.id, { nonce: await nonceOf(link.id), email: "hidden@example.org" });
-    const view = await (await fetch(`${server.url}/api/public/payments/${paymentIdFrom(res)}`)).text();
+    const view = (await api(server.url, null)(`/api/public/payments/${paymentIdFrom(res)}`)).text;
     for (const leaked of ["payment_link", link.id, "internal-note", "hidden@example.org", "metadata"])
       expect(view).not.toContain(leaked);
   });

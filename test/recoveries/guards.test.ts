@@ -14,6 +14,7 @@ import { RECOVERIES_PER_ACCOUNT, RECOVERY_WINDOW_MS } from "../../src/recoveries
 import { mined } from "../support/chain.ts";
 import { type CrossChainStack, LOCAL_SOURCE, startCrossChainStack } from "../support/crosschain.ts";
 import { insertDueRecovery } from "../support/recovery-rows.ts";
+import { api } from "../support/server.ts";
 import type { Stack } from "../support/stack.ts";
 import {
   gasBurnerOnSource,
@@ -47,28 +48,15 @@ function newMerchant() {
     ["create", "--name", "Guarded Shop", "--payout-address", stack.payout],
     stack.env,
   ) as { api_key: string };
-  const call = async (path: string, body?: unknown) => {
-    const res = await fetch(stack.url + path, {
-      method: body === undefined ? "GET" : "POST",
-      headers: { authorization: `Bearer ${created.api_key}`, "content-type": "application/json" },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    return { status: res.status, retryAfter: res.headers.get("retry-after"), json: (await res.json()) as any };
-  };
+  const call = api(stack.url, created.api_key);
   return {
-    createPayment: async () => (await call("/api/v1/payments", { amount: "5.00" })).json,
-    recover: (paymentId: string, body: unknown) => call(`/api/v1/payments/${paymentId}/recover`, body),
+    createPayment: async () => (await call("/api/v1/payments", { body: { amount: "5.00" } })).json,
+    recover: (paymentId: string, body: unknown) => call(`/api/v1/payments/${paymentId}/recover`, { body }),
   };
 }
 
-const recover = async (paymentId: string, body: unknown) => {
-  const res = await fetch(`${stack.url}/api/v1/payments/${paymentId}/recover`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${stack.apiKey}`, "content-type": "application/json" },
-    body: JSON.stringify(body),
-  });
-  return { status: res.status, retryAfter: res.headers.get("retry-after"), json: (await res.json()) as any };
-};
+const recover = (paymentId: string, body: unknown) =>
+  api(stack.url, stack.apiKey)(`/api/v1/payments/${paymentId}/recover`, { body });
 
 const storedRecoveries = (paymentId: string) =>
   stack.sql<{ id: string; state: string; tx_hash: string | null; nonce: number | null; error: string | null }>(
@@ -215,8 +203,8 @@ describe("the limits on requests", () => {
         `${new Date(askedAt).toISOString()}; the same token may be recovered once in 24 hours, next from ` +
         new Date(next).toISOString(),
     });
-    expect(Number(again.retryAfter)).toBe(Math.ceil((next - stack.clock.now()) / 1000));
-    expect(Number(again.retryAfter)).toBeGreaterThan(86_000);
+    expect(Number(again.headers.get("retry-after"))).toBe(Math.ceil((next - stack.clock.now()) / 1000));
+    expect(Number(again.headers.get("retry-after"))).toBeGreaterThan(86_000);
     expect(storedRecoveries(payment.id)).toHaveLength(1);
     await recovererRan();
     expect(await relayerNonces(stack.chain.publicClient)).toEqual(before);
@@ -260,7 +248,7 @@ describe("the limits on requests", () => {
         `this account has asked for ${RECOVERIES_PER_ACCOUNT} recoveries in the last 24 hours, the most allowed ` +
         `is ${RECOVERIES_PER_ACCOUNT}; the next may be asked from ${new Date(until).toISOString()}`,
     });
-    expect(Number(refused.retryAfter)).toBe(Math.ceil((until - stack.clock.now()) / 1000));
+    expect(Number(refused.headers.get("retry-after"))).toBe(Math.ceil((until - stack.clock.now()) / 1000));
     expect(storedRecoveries(last.id)).toEqual([]);
 
     // Another account is not held back by this one's count.

@@ -25,6 +25,7 @@ import { CCTP_DEPLOYER_KEY, cctpAddresses, testTokenMessengerV2Abi } from "../..
 import { mined } from "../support/chain.ts";
 import { type CrossChainStack, LOCAL_SOURCE, startCrossChainStack } from "../support/crosschain.ts";
 import { asVersion1 } from "../support/legacy-payments.ts";
+import { api } from "../support/server.ts";
 import type { Stack } from "../support/stack.ts";
 import { sourceFactoryDeployed, strayTokenOnSource } from "../support/stray-tokens.ts";
 import { waitFor } from "../support/wait.ts";
@@ -115,24 +116,19 @@ describe("POST /api/v1/payments/{id}/recover", () => {
     await mined(stack.chain.publicClient, stack.chain.payer.sendTransaction({ to: deposit, value: wei }));
     const before = await stack.chain.publicClient.getBalance({ address: stack.payout });
 
-    const send = (key?: string) =>
-      fetch(`${stack.url}/api/v1/payments/${payment.id}/recover`, {
-        method: "POST",
-        headers: {
-          authorization: `Bearer ${stack.apiKey}`,
-          "content-type": "application/json",
-          ...(key ? { "idempotency-key": key } : {}),
-        },
-        body: JSON.stringify({ chain: settlementName }),
+    const send = (key: string) =>
+      api(stack.url, stack.apiKey)(`/api/v1/payments/${payment.id}/recover`, {
+        body: { chain: settlementName },
+        headers: { "idempotency-key": key },
       });
     const first = await send("rescue-1");
     expect(first.status).toBe(202);
-    const created = (await first.json()) as { id: string; token: string | null; decimals: number };
+    const created = first.json as { id: string; token: string | null; decimals: number };
     expect(created).toMatchObject({ token: null, decimals: 18, chain: settlementName });
     const replay = await send("rescue-1");
     expect(replay.status).toBe(200);
     expect(replay.headers.get("idempotent-replayed")).toBe("true");
-    expect(((await replay.json()) as { id: string }).id).toBe(created.id);
+    expect((replay.json as { id: string }).id).toBe(created.id);
 
     const done = await waitRecovery(created.id, "succeeded");
     expect(done.amount_units).toBe(wei.toString());
@@ -307,17 +303,16 @@ describe("refusals change nothing", () => {
       ["create", "--name", "Other Shop", "--payout-address", "0x1111111111111111111111111111111111111111"],
       stack.env,
     ) as { api_key: string };
-    const asOther = (path: string, body?: unknown) =>
-      fetch(stack.url + path, {
-        method: body ? "POST" : "GET",
-        headers: { authorization: `Bearer ${other.api_key}`, "content-type": "application/json" },
-        body: body ? JSON.stringify(body) : undefined,
-      }).then(async (res) => ({ status: res.status, json: (await res.json()) as { error?: string } }));
+    const asOther = api(stack.url, other.api_key);
 
-    const post = await asOther(`/api/v1/payments/${payment.id}/recover`, { chain: settlementName });
-    expect(post).toEqual({ status: 404, json: { error: `no payment ${payment.id}` } });
+    const post = await asOther(`/api/v1/payments/${payment.id}/recover`, { body: { chain: settlementName } });
+    expect({ status: post.status, json: post.json }).toEqual({
+      status: 404,
+      json: { error: `no payment ${payment.id}` },
+    });
     expect((await asOther(`/api/v1/payments/${payment.id}/recoveries`)).status).toBe(404);
-    expect(await asOther(`/api/v1/recoveries/${mine.json.id}`)).toEqual({
+    const recovery = await asOther(`/api/v1/recoveries/${mine.json.id}`);
+    expect({ status: recovery.status, json: recovery.json }).toEqual({
       status: 404,
       json: { error: `no recovery ${mine.json.id}` },
     });

@@ -15,7 +15,7 @@ import { depositFactoryV3Abi, factoryV3Address } from "../../src/chain/deposit-v
 import { createTestDatabase } from "../support/postgres.ts";
 import { type Receiver, startReceiver } from "../support/receiver.ts";
 import { type ServeProcess, startServeProcess } from "../support/serve-process.ts";
-import { makeTempDir } from "../support/server.ts";
+import { api, makeTempDir } from "../support/server.ts";
 import { type Stack, startStack } from "../support/stack.ts";
 import { startChain, type TestChain, usdc } from "../support/test-chain.ts";
 import { waitFor } from "../support/wait.ts";
@@ -71,15 +71,8 @@ afterAll(async () => {
 });
 
 /** A request to one replica, with the API key (or, for /readyz, the metrics token that shows its details). */
-async function call(replica: Replica, path: string, body?: unknown): Promise<{ status: number; json: any }> {
-  const bearer = path === "/readyz" ? stack.env.STABLEGATE_METRICS_TOKEN : stack.apiKey;
-  const res = await fetch(replica.proc.url + path, {
-    method: body === undefined ? "GET" : "POST",
-    headers: { authorization: `Bearer ${bearer}`, "content-type": "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return { status: res.status, json: await res.json() };
-}
+const call = (replica: Replica, path: string, body?: unknown) =>
+  api(replica.proc.url, path === "/readyz" ? stack.env.STABLEGATE_METRICS_TOKEN! : stack.apiKey)(path, { body });
 
 const alive = () => replicas.filter((r) => r.alive);
 

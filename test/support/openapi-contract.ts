@@ -21,7 +21,7 @@ import {
   type OperationKey,
   pointerOf,
 } from "./openapi-document.ts";
-import { type ApiResponse, toApiResponse } from "./server.ts";
+import { type ApiResponse, api, rawApi, toApiResponse } from "./server.ts";
 
 type Operation = OpenAPIV3_1.OperationObject;
 type Response = OpenAPIV3_1.ResponseObject;
@@ -49,9 +49,9 @@ export type Contract = Awaited<ReturnType<typeof loadContract>>;
 
 /** Fetches the server's document and builds the checker for it. */
 export async function loadContract(serverUrl: string) {
-  const res = await fetch(`${serverUrl}/openapi.json`);
+  const res = await api(serverUrl, null)("/openapi.json");
   if (res.status !== 200) throw new Error(`GET /openapi.json answered ${res.status}`);
-  return createContract((await res.json()) as Document, serverUrl);
+  return createContract(res.json as Document, serverUrl);
 }
 
 export function createContract(doc: Document, serverUrl: string) {
@@ -237,17 +237,10 @@ export function createContract(doc: Document, serverUrl: string) {
       return encodeURIComponent(value);
     });
     const search = req.query ? `?${new URLSearchParams(req.query)}` : "";
-    const headers: Record<string, string> = { ...req.headers };
-    if (req.key != null) headers.authorization = `Bearer ${req.key}`;
-    let body: string | undefined;
-    if (req.body !== undefined) {
-      body = typeof req.body === "string" ? req.body : JSON.stringify(req.body);
-      headers["content-type"] ??= "application/json";
-    }
-    const res = await fetch(`${req.baseUrl ?? serverUrl}${path}${search}`, {
+    const res = await rawApi(req.baseUrl ?? serverUrl, req.key ?? null)(`${path}${search}`, {
       method: op.method.toUpperCase(),
-      headers,
-      body,
+      headers: req.headers,
+      body: req.body,
     });
     let answer: ApiResponse;
     if (req.streams && res.ok) {

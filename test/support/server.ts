@@ -127,11 +127,23 @@ export interface ApiRequest {
   /** Objects are JSON-encoded; strings are sent as they are (for malformed bodies). */
   body?: unknown;
   headers?: Record<string, string>;
+  /** "manual": the answer is the redirect itself (its status and Location), not the page it points to. */
+  redirect?: RequestRedirect;
 }
 
-/** fetch against the server with the bearer key; `key` null sends no Authorization header. */
+/**
+ * The one way tests call the server over HTTP: `api(url, key)(path, req)` sends `key` as the bearer
+ * (null sends no Authorization header), JSON-encodes an object body, and answers status, headers,
+ * text and parsed JSON. GET without a body, POST with one, unless `req.method` says otherwise.
+ */
 export function api(url: string, key: string | null) {
-  return async (path: string, req: ApiRequest = {}): Promise<ApiResponse> => {
+  const send = rawApi(url, key);
+  return async (path: string, req: ApiRequest = {}): Promise<ApiResponse> => toApiResponse(await send(path, req));
+}
+
+/** As `api`, answering fetch's own Response: for a body read as it streams, or left unread. */
+export function rawApi(url: string, key: string | null) {
+  return (path: string, req: ApiRequest = {}): Promise<Response> => {
     const headers: Record<string, string> = { ...req.headers };
     if (key !== null) headers.authorization = `Bearer ${key}`;
     let body: string | undefined;
@@ -139,8 +151,8 @@ export function api(url: string, key: string | null) {
       body = typeof req.body === "string" ? req.body : JSON.stringify(req.body);
       headers["content-type"] ??= "application/json";
     }
-    const res = await fetch(url + path, { method: req.method ?? (body === undefined ? "GET" : "POST"), headers, body });
-    return toApiResponse(res);
+    const method = req.method ?? (body === undefined ? "GET" : "POST");
+    return fetch(url + path, { method, headers, body, redirect: req.redirect });
   };
 }
 

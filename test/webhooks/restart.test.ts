@@ -9,7 +9,7 @@ import { rmSync } from "node:fs";
 import { Webhook } from "standardwebhooks";
 import { runAccountCommand } from "../../src/cli/accounts.ts";
 import { type ServeProcess, startServeProcess } from "../support/serve-process.ts";
-import { makeTempDir, TEST_PAYOUT, testEnv } from "../support/server.ts";
+import { type ApiRequest, api, makeTempDir, TEST_PAYOUT, testEnv } from "../support/server.ts";
 import { waitFor } from "../support/wait.ts";
 
 const TEST_EVENTS = 5;
@@ -66,14 +66,8 @@ test("events whose first attempt failed are delivered after kill -9 and a restar
     ["create", "--name", "Crashy Shop", "--payout-address", TEST_PAYOUT],
     env,
   ) as { api_key: string };
-  const call = async (path: string, init: { method?: string; body?: unknown } = {}) => {
-    const res = await fetch(url + path, {
-      method: init.method ?? (init.body === undefined ? "GET" : "POST"),
-      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-      body: init.body === undefined ? undefined : JSON.stringify(init.body),
-    });
-    return { status: res.status, json: (await res.json()) as any };
-  };
+  // The server's address changes with the restart: each call goes to where it listens now.
+  const call = (path: string, req?: ApiRequest) => api(url, key)(path, req);
 
   await startServe();
   const endpoint = await call("/api/v1/webhook_endpoints", { body: { url: `http://127.0.0.1:${receiver.port}/hook` } });
