@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createDashboardUser, type DashboardClient, signIn } from "../support/dashboard.ts";
+import { payThroughLink } from "../support/link-form.ts";
 import { type Api, api, startTestServer, TEST_BASE_URL, type TestServer } from "../support/server.ts";
 
 let server: TestServer;
@@ -131,25 +132,13 @@ describe("creating a link from the form", () => {
 });
 
 describe("a link's page lists the payments made through it", () => {
-  /** Pays through the link's public form, as a payer would; returns the payment id. */
-  async function payThrough(id: string, fields: Record<string, string>): Promise<string> {
-    const form = await (await fetch(`${server.url}/l/${id}`)).text();
-    const nonce = /name="nonce" value="([0-9A-Za-z]+)"/.exec(form)![1]!;
-    const res = await fetch(`${server.url}/l/${id}`, {
-      method: "POST",
-      body: new URLSearchParams({ nonce, ...fields }),
-      redirect: "manual",
-    });
-    return res.headers.get("location")!.slice("/pay/".length);
-  }
-
   test("newest first, each with its amount, status, payer's email and a link to it; nothing else", async () => {
     const id = await createThroughForm({ mode: "choose", description: "Tips jar" });
     expect(await (await merchant.get(`/dashboard/links/${id}`)).text()).toContain("None yet.");
-    const first = await payThrough(id, { amount: "3.00", email: "first@example.org" });
-    const second = await payThrough(id, { amount: "4.50" });
+    const first = await payThroughLink(server.url, id, { amount: "3.00", email: "first@example.org" });
+    const second = await payThroughLink(server.url, id, { amount: "4.50" });
     const other = await createThroughForm({ mode: "fixed", amount: "9.99" });
-    const elsewhere = await payThrough(other, {});
+    const elsewhere = await payThroughLink(server.url, other, {});
     const apiPayment = (await merchantApi("/api/v1/payments", { body: { amount: "1.00" } })).json.id;
 
     const page = await (await merchant.get(`/dashboard/links/${id}`)).text();

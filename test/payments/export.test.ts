@@ -4,8 +4,17 @@ import { CSV_COLUMNS, paymentsCsvStream } from "../../src/payments/csv.ts";
 import { createPaymentSearch } from "../../src/payments/search.ts";
 import { createSearchStore, type ExportPayment } from "../../src/payments/search-store.ts";
 import { createPaymentStore } from "../../src/payments/store.ts";
+import { payThroughLink } from "../support/link-form.ts";
 import { insertPayment, paymentRow } from "../support/payment-rows.ts";
-import { type Api, api, isErrorBody, startTestServer, type TestAccount, type TestServer } from "../support/server.ts";
+import {
+  type Api,
+  api,
+  isErrorBody,
+  rawApi,
+  startTestServer,
+  type TestAccount,
+  type TestServer,
+} from "../support/server.ts";
 
 const T0 = Date.parse("2031-04-10T09:00:00.000Z");
 let now = T0;
@@ -173,15 +182,7 @@ describe("GET /api/v1/payments.csv", () => {
     const shop = api(server.url, server.createAccount("Link shop").apiKey);
     const link = await shop("/api/v1/payment_links", { body: { amount: "4.00", description: "Gift card" } });
     expect(link.status).toBe(201);
-    const page = await (await fetch(`${server.url}/l/${link.json.id}`)).text();
-    const nonce = /name="nonce" value="([0-9A-Za-z]+)"/.exec(page)![1]!;
-    const paid = await fetch(`${server.url}/l/${link.json.id}`, {
-      method: "POST",
-      headers: { "content-type": "application/x-www-form-urlencoded" },
-      body: new URLSearchParams({ nonce }).toString(),
-      redirect: "manual",
-    });
-    const paymentId = /\/pay\/(0x[0-9a-f]{64})$/.exec(paid.headers.get("location") ?? "")![1]!;
+    const paymentId = await payThroughLink(server.url, link.json.id);
     const [row] = await exported(shop, `?q=${paymentId}`);
     expect(row).toMatchObject({ id: paymentId, amount: "4.00", payment_link: link.json.id });
   });
@@ -231,9 +232,7 @@ describe("GET /api/v1/payments.csv", () => {
   test("streams thousands of rows in chunks, each once, newest first", async () => {
     const bulk = bulkAccount();
     const count = BULK_ROWS;
-    const res = await fetch(`${server.url}/api/v1/payments.csv`, {
-      headers: { authorization: `Bearer ${bulk.apiKey}` },
-    });
+    const res = await rawApi(server.url, bulk.apiKey)("/api/v1/payments.csv");
     expect(res.status).toBe(200);
     const reader = res.body!.getReader();
     const decoder = new TextDecoder();

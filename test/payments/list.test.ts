@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { payThroughLink } from "../support/link-form.ts";
 import { type Api, api, isErrorBody, startTestServer, type TestServer } from "../support/server.ts";
 
 // A clock the test moves, so each payment has its own created_at a minute after the last.
@@ -191,19 +192,6 @@ describe("GET /api/v1/payments: security", () => {
 });
 
 describe("GET /api/v1/payments?payment_link=", () => {
-  /** A payment made through `linkId`'s public page, as a payer's browser makes it. */
-  async function payThrough(linkId: string): Promise<string> {
-    const page = await (await fetch(`${server.url}/l/${linkId}`)).text();
-    const nonce = /name="nonce" value="([0-9A-Za-z]+)"/.exec(page)![1]!;
-    const res = await fetch(`${server.url}/l/${linkId}`, {
-      method: "POST",
-      headers: { "content-type": "application/x-www-form-urlencoded" },
-      body: new URLSearchParams({ nonce }).toString(),
-      redirect: "manual",
-    });
-    return /\/pay\/(0x[0-9a-f]{64})$/.exec(res.headers.get("location") ?? "")![1]!;
-  }
-
   test("lists only the payments made through that link, newest first", async () => {
     const shop = api(server.url, server.createAccount("Link shop").apiKey);
     const [first, second] = await Promise.all(
@@ -213,9 +201,9 @@ describe("GET /api/v1/payments?payment_link=", () => {
         return res.json.id as string;
       }),
     );
-    const a = await payThrough(first!);
-    const b = await payThrough(first!);
-    await payThrough(second!);
+    const a = await payThroughLink(server.url, first!);
+    const b = await payThroughLink(server.url, first!);
+    await payThroughLink(server.url, second!);
     await shop("/api/v1/payments", { body: { amount: "1.00" } }); // not through any link
 
     const res = await shop(`/api/v1/payments?payment_link=${first}`);
