@@ -5,54 +5,48 @@
  * and a QR each; the payer picks the source chain, the wallet switches to it and sends a plain
  * USDC transfer there.
  */
-import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import type { Browser } from "playwright-core";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { erc20Abi, getAddress, toHex } from "viem";
 import { qrSvg } from "../../src/checkout/qr.ts";
 import { ANVIL_KEY_1 } from "../support/anvil.ts";
 import {
   collectProblems,
   installTestWallet,
-  launchBrowser,
   newContext,
   PHONE,
   screenshot,
+  useBrowserRig,
 } from "../support/browser.ts";
-import { type CrossChainStack, LOCAL_SOURCE, startCrossChainStack } from "../support/crosschain.ts";
+import { LOCAL_SOURCE, startCrossChainStack } from "../support/crosschain.ts";
 import { waitFor } from "../support/wait.ts";
 
 setDefaultTimeout(90_000);
 
-let x: CrossChainStack;
-let browser: Browser;
-/** A merchant page with the widget, on `localhost` while the checkout is on 127.0.0.1: another origin. */
-let shop: ReturnType<typeof Bun.serve>;
-
-beforeAll(async () => {
-  x = await startCrossChainStack();
-  browser = await launchBrowser();
-  shop = Bun.serve({
-    hostname: "127.0.0.1",
-    port: 0,
-    fetch: (req) =>
-      new Response(
-        `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Shop</title>
+const rig = useBrowserRig({
+  start: async (undo) => {
+    const x = await startCrossChainStack();
+    undo(() => x.stop());
+    // A merchant page with the widget, on `localhost` while the checkout is on 127.0.0.1: another origin.
+    const shop = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      fetch: (req) =>
+        new Response(
+          `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Shop</title>
 <script src="${x.stack.url}/checkout.js"></script></head>
 <body><button data-stablegate-payment="${new URL(req.url).searchParams.get("payment")}">Pay with USDC</button></body></html>`,
-        { headers: { "content-type": "text/html" } },
-      ),
-  });
-});
-afterAll(async () => {
-  shop?.stop(true);
-  await browser?.close();
-  await x?.stop();
+          { headers: { "content-type": "text/html" } },
+        ),
+    });
+    undo(() => shop.stop(true));
+    return { x, shop };
+  },
 });
 
 /** USDC sent to `address` on the source chain so far (the deposit address burns what it holds). */
 async function sentOnSource(address: string): Promise<bigint> {
-  const logs = await x.source.publicClient.getContractEvents({
-    address: x.source.usdc,
+  const logs = await rig.x.source.publicClient.getContractEvents({
+    address: rig.x.source.usdc,
     abi: erc20Abi,
     eventName: "Transfer",
     args: { to: getAddress(address) },
@@ -63,16 +57,16 @@ async function sentOnSource(address: string): Promise<bigint> {
 
 describe("paying on any listed network", () => {
   test("both networks with the same address; the wallet pays with a plain USDC transfer on the source chain", async () => {
-    const p = await x.stack.createPayment({ amount: "9.00", description: "Paid on the source chain" });
-    const context = await newContext(browser, [x.stack.url]);
+    const p = await rig.x.stack.createPayment({ amount: "9.00", description: "Paid on the source chain" });
+    const context = await newContext(rig.browser, [rig.x.stack.url]);
     const wallet = await installTestWallet(context, {
-      rpcUrl: x.chain.rpcUrl,
+      rpcUrl: rig.x.chain.rpcUrl,
       privateKey: ANVIL_KEY_1,
-      otherChains: { [LOCAL_SOURCE.chainId]: x.local.source.rpcUrl },
+      otherChains: { [LOCAL_SOURCE.chainId]: rig.x.local.source.rpcUrl },
     });
     const page = await context.newPage();
     const problems = collectProblems(page);
-    await page.goto(`${x.stack.url}/pay/${p.id}`);
+    await page.goto(`${rig.x.stack.url}/pay/${p.id}`);
 
     // The address once, then a card per network, each with its own QR.
     expect(await page.locator("#deposit-address").innerText()).toBe(p.deposit_address);
@@ -84,7 +78,7 @@ describe("paying on any listed network", () => {
     ]);
     expect(await cards.nth(0).innerText()).toContain("Chain 31337");
     expect(await cards.nth(1).innerText()).toContain("Local Source");
-    expect(await cards.nth(1).innerText()).toContain(x.source.usdc);
+    expect(await cards.nth(1).innerText()).toContain(rig.x.source.usdc);
     for (const img of await page.locator("li.network img.qr").all()) {
       expect(await img.evaluate((el: HTMLImageElement) => el.complete && el.naturalWidth > 0)).toBe(true);
     }
@@ -97,9 +91,9 @@ describe("paying on any listed network", () => {
 
     // Part of it sent from an exchange: a plain transfer on the source chain, listed with its chain,
     // and that chain's QR code drawn again for what is left.
-    const first = await x.sourceTransfer(p.deposit_address, 4_000_000n);
-    const firstBlock = (await x.source.publicClient.getTransactionReceipt({ hash: first })).blockNumber;
-    await x.sourceScanned(firstBlock + 1n);
+    const first = await rig.x.sourceTransfer(p.deposit_address, 4_000_000n);
+    const firstBlock = (await rig.x.source.publicClient.getTransactionReceipt({ hash: first })).blockNumber;
+    await rig.x.sourceScanned(firstBlock + 1n);
     await page.locator("#status-label").filter({ hasText: "Partly paid" }).waitFor({ timeout: 20_000 });
     expect(await page.locator('.notice[data-state="underpaid"]').innerText()).toContain(
       "Send the remaining 5.00 USDC to the same address (on any of the networks below) to complete the payment.",
@@ -110,8 +104,8 @@ describe("paying on any listed network", () => {
     const sourceQr = page.locator(`img[data-qr-chain="${LOCAL_SOURCE.name}"]`);
     await waitFor(async () => (await sourceQr.getAttribute("src"))?.startsWith("/api/"), 10_000, "the QR redrawn");
     await waitFor(() => sourceQr.evaluate((el: HTMLImageElement) => el.complete && el.naturalWidth > 0));
-    const redrawn = await (await fetch(x.stack.url + (await sourceQr.getAttribute("src")))).text();
-    const rest = `ethereum:${x.source.usdc}@${LOCAL_SOURCE.chainId}/transfer?address=${p.deposit_address}&uint256=5000000`;
+    const redrawn = await (await fetch(rig.x.stack.url + (await sourceQr.getAttribute("src")))).text();
+    const rest = `ethereum:${rig.x.source.usdc}@${LOCAL_SOURCE.chainId}/transfer?address=${p.deposit_address}&uint256=5000000`;
     expect(redrawn).toBe(await qrSvg(rest));
     await screenshot(page, "anychain-underpaid-phone");
 
@@ -121,7 +115,7 @@ describe("paying on any listed network", () => {
     const syncs: Array<{ tx_hash?: string; chain?: string }> = [];
     page.on("request", (r) => void (r.url().endsWith("/sync") && syncs.push(JSON.parse(r.postData() ?? "{}"))));
     // Both anvils automine only transactions: blocks on top give confirmations on each chain.
-    const miner = setInterval(() => void Promise.all([x.mineSource(1), x.chain.mine(1)]).catch(() => {}), 250);
+    const miner = setInterval(() => void Promise.all([rig.x.mineSource(1), rig.x.chain.mine(1)]).catch(() => {}), 250);
     try {
       await page.getByRole("button", { name: "Pay the remaining 5.00 USDC on Local Source with Test Wallet" }).click();
       await waitFor(
@@ -130,7 +124,7 @@ describe("paying on any listed network", () => {
         "9.00 USDC sent to the deposit address on the source chain",
       );
       await transfers.filter({ hasText: "5.00 USDC on Local Source" }).waitFor({ timeout: 20_000 });
-      const view = () => x.stack.request(`/api/public/payments/${p.id}`, { auth: false });
+      const view = () => rig.x.stack.request(`/api/public/payments/${p.id}`, { auth: false });
       await waitFor(async () => (await view()).json.amount_received === "9.00", 20_000, "both transfers credited");
       // Bridged to the settlement chain by the deposit address and settled there.
       await page
@@ -160,14 +154,14 @@ describe("paying on any listed network", () => {
     expect(switches).toEqual([toHex(LOCAL_SOURCE.chainId)]);
     const sent = wallet.calls.filter((c) => c.method === "eth_sendTransaction");
     expect(sent.length).toBe(1);
-    expect(getAddress((sent[0]!.params[0] as { to: string }).to)).toBe(x.source.usdc);
+    expect(getAddress((sent[0]!.params[0] as { to: string }).to)).toBe(rig.x.source.usdc);
     expect(problems).toEqual([]);
     await context.close();
 
     // Without JavaScript the server lists the same transfers, each with its chain and bridge.
-    const plain = await newContext(browser, [x.stack.url], { javaScriptEnabled: false });
+    const plain = await newContext(rig.browser, [rig.x.stack.url], { javaScriptEnabled: false });
     const still = await plain.newPage();
-    await still.goto(`${x.stack.url}/pay/${p.id}`);
+    await still.goto(`${rig.x.stack.url}/pay/${p.id}`);
     const listed = still.locator("#transfer-list li");
     expect(await listed.evaluateAll((els) => els.map((el) => (el as HTMLElement).dataset.chain))).toEqual([
       LOCAL_SOURCE.name,
@@ -179,9 +173,9 @@ describe("paying on any listed network", () => {
   });
 
   test("the widget shows the same networks, each with its QR, in its iframe", async () => {
-    const p = await x.stack.createPayment({ amount: "4.00" });
-    const shopUrl = `http://localhost:${shop.port}`;
-    const context = await newContext(browser, [x.stack.url, shopUrl], { viewport: PHONE });
+    const p = await rig.x.stack.createPayment({ amount: "4.00" });
+    const shopUrl = `http://localhost:${rig.shop.port}`;
+    const context = await newContext(rig.browser, [rig.x.stack.url, shopUrl], { viewport: PHONE });
     const page = await context.newPage();
     const problems = collectProblems(page);
     await page.goto(`${shopUrl}/?payment=${p.id}`);

@@ -5,41 +5,36 @@
  * source chain, sends approve and depositForBurn, records the burn, shows its state, and ends
  * confirmed once the mint on the settlement chain is credited.
  */
-import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import type { Browser } from "playwright-core";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { toHex } from "viem";
 import { ANVIL_KEY_1 } from "../support/anvil.ts";
-import { collectProblems, installTestWallet, launchBrowser, newContext, screenshot } from "../support/browser.ts";
-import { type CrossChainStack, LOCAL_SOURCE, startCrossChainStack } from "../support/crosschain.ts";
+import { collectProblems, installTestWallet, newContext, screenshot, useBrowserRig } from "../support/browser.ts";
+import { LOCAL_SOURCE, startCrossChainStack } from "../support/crosschain.ts";
 
 setDefaultTimeout(90_000);
 
-let x: CrossChainStack;
-let browser: Browser;
-
-beforeAll(async () => {
-  // A slower attestation leaves time to see the burn's state on the page.
-  x = await startCrossChainStack({ attestationDelayMs: 2_500 });
-  browser = await launchBrowser();
-});
-afterAll(async () => {
-  await browser?.close();
-  await x?.stop();
+const rig = useBrowserRig({
+  start: async (undo) => {
+    // A slower attestation leaves time to see the burn's state on the page.
+    const x = await startCrossChainStack({ attestationDelayMs: 2_500 });
+    undo(() => x.stop());
+    return { x };
+  },
 });
 
 describe("cross-chain funding in the checkout", () => {
   test("quote, approve and burn from the wallet on the source chain, burn state shown, then confirmed", async () => {
-    const p = await x.stack.createPayment({ amount: "9.00", description: "Paid from another chain" });
-    const context = await newContext(browser, [x.stack.url]);
+    const p = await rig.x.stack.createPayment({ amount: "9.00", description: "Paid from another chain" });
+    const context = await newContext(rig.browser, [rig.x.stack.url]);
     // The payer (anvil key 1) holds test USDC on the source chain.
     const wallet = await installTestWallet(context, {
-      rpcUrl: x.chain.rpcUrl,
+      rpcUrl: rig.x.chain.rpcUrl,
       privateKey: ANVIL_KEY_1,
-      otherChains: { [LOCAL_SOURCE.chainId]: x.local.source.rpcUrl },
+      otherChains: { [LOCAL_SOURCE.chainId]: rig.x.local.source.rpcUrl },
     });
     const page = await context.newPage();
     const problems = collectProblems(page);
-    await page.goto(`${x.stack.url}/pay/${p.id}`);
+    await page.goto(`${rig.x.stack.url}/pay/${p.id}`);
 
     await page.locator("#crosschain").waitFor();
     expect(await page.getByLabel("Source network").inputValue()).toBe(LOCAL_SOURCE.name);
@@ -50,7 +45,7 @@ describe("cross-chain funding in the checkout", () => {
     await screenshot(page, "crosschain-quote-desktop");
 
     // The settlement anvil automines: mine along so the mint gets its confirmations.
-    const miner = setInterval(() => void x.chain.mine(1).catch(() => {}), 250);
+    const miner = setInterval(() => void rig.x.chain.mine(1).catch(() => {}), 250);
     try {
       await page.getByRole("button", { name: "Pay from Local Source with wallet" }).click();
       await page.locator("#cc-msg").filter({ hasText: "Transfer started" }).waitFor({ timeout: 30_000 });
@@ -66,7 +61,7 @@ describe("cross-chain funding in the checkout", () => {
       .map((c) => (c.params[0] as { chainId: string }).chainId);
     expect(switches).toContain(toHex(LOCAL_SOURCE.chainId));
     expect(wallet.calls.filter((c) => c.method === "eth_sendTransaction").length).toBe(2); // approve, burn
-    const burns = x.burns(p.id);
+    const burns = rig.x.burns(p.id);
     expect(burns.length).toBe(1);
     expect(burns[0]!.state).toBe("redeemed");
     expect(problems).toEqual([]);

@@ -3,38 +3,23 @@
  * at desktop and phone sizes (screenshots in test/artifacts/), no JavaScript, copy buttons, the
  * 404 page, a failing status poll, live status changes, and the page weight.
  */
-import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import type { Browser } from "playwright-core";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { ANVIL_KEYS } from "../support/anvil.ts";
-import {
-  collectProblems,
-  newContext,
-  PHONE,
-  screenshot,
-  startCheckoutRig,
-  stopCheckoutRig,
-} from "../support/browser.ts";
+import { collectProblems, newContext, PHONE, screenshot, useBrowserRig } from "../support/browser.ts";
 import { testTokenAbi } from "../support/chain.ts";
-import { type Stack, startStack } from "../support/stack.ts";
-import { type TestChain, usdc } from "../support/test-chain.ts";
+import { startStack } from "../support/stack.ts";
+import { usdc } from "../support/test-chain.ts";
 import { waitFor } from "../support/wait.ts";
 
 // A browser, a chain and a payment flow take longer than bun's 5 s default.
 setDefaultTimeout(60_000);
 
-let chain: TestChain;
-let stack: Stack;
-let browser: Browser;
-
-beforeAll(async () => {
-  ({ chain, stack, browser } = await startCheckoutRig());
-});
-afterAll(() => stopCheckoutRig({ chain, stack, browser }));
+const rig = useBrowserRig();
 
 const dueDate = () => new Date(Date.now() + 14 * 86_400_000).toISOString();
 
 function fullPayment() {
-  return stack.createPayment({
+  return rig.stack.createPayment({
     line_items: [
       { description: "Ceramic pour-over set", unit_amount: "12.50", quantity: 2 },
       { description: "Gift wrap", unit_amount: "0.99", quantity: 1 },
@@ -51,10 +36,10 @@ function fullPayment() {
 describe("checkout page in a browser", () => {
   test("renders everything needed to pay at desktop and phone sizes", async () => {
     const p = await fullPayment();
-    const context = await newContext(browser, [stack.url]);
+    const context = await newContext(rig.browser, [rig.stack.url]);
     const page = await context.newPage();
     const problems = collectProblems(page);
-    await page.goto(`${stack.url}/pay/${p.id}`);
+    await page.goto(`${rig.stack.url}/pay/${p.id}`);
 
     await expect(page.locator("h1").innerText()).resolves.toContain("25.99");
     const text = await page.locator("main").innerText();
@@ -99,9 +84,9 @@ describe("checkout page in a browser", () => {
 
   test("dark colour scheme renders (for review in test/artifacts)", async () => {
     const p = await fullPayment();
-    const context = await newContext(browser, [stack.url], { colorScheme: "dark" });
+    const context = await newContext(rig.browser, [rig.stack.url], { colorScheme: "dark" });
     const page = await context.newPage();
-    await page.goto(`${stack.url}/pay/${p.id}`);
+    await page.goto(`${rig.stack.url}/pay/${p.id}`);
     const background = await page.evaluate(() => getComputedStyle(document.documentElement).backgroundColor);
     expect(background).not.toBe("rgb(255, 255, 255)");
     await screenshot(page, "checkout-desktop-dark");
@@ -111,11 +96,11 @@ describe("checkout page in a browser", () => {
   });
 
   test("copy buttons put the address and the amount on the clipboard", async () => {
-    const p = await stack.createPayment({ amount: "7.25" });
-    const context = await newContext(browser, [stack.url]);
-    await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: stack.url });
+    const p = await rig.stack.createPayment({ amount: "7.25" });
+    const context = await newContext(rig.browser, [rig.stack.url]);
+    await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: rig.stack.url });
     const page = await context.newPage();
-    await page.goto(`${stack.url}/pay/${p.id}`);
+    await page.goto(`${rig.stack.url}/pay/${p.id}`);
     await page.getByRole("button", { name: "Copy address" }).click();
     expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(p.deposit_address);
     await page.getByRole("button", { name: "Copy amount" }).click();
@@ -130,9 +115,9 @@ describe("checkout page in a browser", () => {
 
   test("without JavaScript the amount, address, network and QR are all there", async () => {
     const p = await fullPayment();
-    const context = await newContext(browser, [stack.url], { javaScriptEnabled: false });
+    const context = await newContext(rig.browser, [rig.stack.url], { javaScriptEnabled: false });
     const page = await context.newPage();
-    await page.goto(`${stack.url}/pay/${p.id}`);
+    await page.goto(`${rig.stack.url}/pay/${p.id}`);
     expect(await page.locator("#amount").innerText()).toBe("25.99");
     expect(await page.locator("#amount-due").innerText()).toBe("25.99");
     expect(await page.locator("#deposit-address").innerText()).toBe(p.deposit_address);
@@ -151,9 +136,9 @@ describe("checkout page in a browser", () => {
   });
 
   test("an unknown payment id shows the 404 page", async () => {
-    const context = await newContext(browser, [stack.url]);
+    const context = await newContext(rig.browser, [rig.stack.url]);
     const page = await context.newPage();
-    const res = await page.goto(`${stack.url}/pay/0x${"ab".repeat(32)}`);
+    const res = await page.goto(`${rig.stack.url}/pay/0x${"ab".repeat(32)}`);
     expect(res?.status()).toBe(404);
     expect(await page.getByRole("heading", { level: 1 }).innerText()).toBe("Payment not found");
     expect(await page.locator("main").innerText()).toContain("ask the merchant for a new one");
@@ -162,12 +147,12 @@ describe("checkout page in a browser", () => {
   });
 
   test("a failing status poll shows a notice, keeps retrying and recovers", async () => {
-    const p = await stack.createPayment({ amount: "3.00" });
-    const context = await newContext(browser, [stack.url]);
+    const p = await rig.stack.createPayment({ amount: "3.00" });
+    const context = await newContext(rig.browser, [rig.stack.url]);
     const page = await context.newPage();
-    await page.goto(`${stack.url}/pay/${p.id}`);
+    await page.goto(`${rig.stack.url}/pay/${p.id}`);
     let failed = 0;
-    const viewUrl = `${stack.url}/api/public/payments/${p.id}`;
+    const viewUrl = `${rig.stack.url}/api/public/payments/${p.id}`;
     await page.route(viewUrl, (route) => {
       failed++;
       return route.abort("internetdisconnected");
@@ -186,7 +171,7 @@ describe("checkout page in a browser", () => {
 
   test("the page follows the payment live: it shows expired and that a late payment still settles", async () => {
     const short = await startStack({
-      chain,
+      chain: rig.chain,
       confirmations: 1,
       pollIntervalMs: 100,
       paymentWindow: "2s",
@@ -194,7 +179,7 @@ describe("checkout page in a browser", () => {
     });
     try {
       const p = await short.createPayment({ amount: "5.00", description: "Quick order" });
-      const context = await newContext(browser, [short.url]);
+      const context = await newContext(rig.browser, [short.url]);
       const page = await context.newPage();
       await page.goto(`${short.url}/pay/${p.id}`);
       await page.locator("#status-label").filter({ hasText: "Expired" }).waitFor({ timeout: 15_000 });
@@ -211,20 +196,25 @@ describe("checkout page in a browser", () => {
   });
 
   test("a failed settlement says the funds are safe and nothing more is needed", async () => {
-    const blocked = await startStack({ chain, confirmations: 1, pollIntervalMs: 100, relayerKey: ANVIL_KEYS[4] });
+    const blocked = await startStack({
+      chain: rig.chain,
+      confirmations: 1,
+      pollIntervalMs: 100,
+      relayerKey: ANVIL_KEYS[4],
+    });
     try {
       // A blocklisted payout address makes every settlement revert (as USDC's blocklist would).
-      const hash = await chain.deployer.writeContract({
-        address: chain.usdc,
+      const hash = await rig.chain.deployer.writeContract({
+        address: rig.chain.usdc,
         abi: testTokenAbi,
         functionName: "setBlocked",
         args: [blocked.payout, true],
       });
-      await chain.publicClient.waitForTransactionReceipt({ hash });
+      await rig.chain.publicClient.waitForTransactionReceipt({ hash });
       const p = await blocked.createPayment({ amount: "2.50", description: "Blocked payout" });
       await blocked.pay(p.deposit_address, usdc("2.50"));
       await blocked.waitForStatus(p.id, "failed", { timeoutMs: 30_000 });
-      const context = await newContext(browser, [blocked.url]);
+      const context = await newContext(rig.browser, [blocked.url]);
       const page = await context.newPage();
       await page.goto(`${blocked.url}/pay/${p.id}`);
       expect(await page.locator("#status-label").innerText()).toBe("Received, funds safe");
@@ -241,13 +231,13 @@ describe("checkout page in a browser", () => {
 
   test("page weight: HTML, CSS and JavaScript under 100 KB, the QR excluded", async () => {
     const p = await fullPayment();
-    const html = await (await fetch(`${stack.url}/pay/${p.id}`)).text();
+    const html = await (await fetch(`${rig.stack.url}/pay/${p.id}`)).text();
     const htmlWithoutQr = html.replace(/data:image\/svg\+xml;base64,[A-Za-z0-9+/=]+/, "");
     const linked = [...html.matchAll(/<(?:link[^>]+href|script[^>]+src)="(\/[^"]+)"/g)].map((m) => m[1]!);
     expect(linked.length).toBe(4); // one stylesheet, three scripts
     let total = Buffer.byteLength(htmlWithoutQr);
     for (const path of linked) {
-      const res = await fetch(stack.url + path);
+      const res = await fetch(rig.stack.url + path);
       expect(res.status).toBe(200);
       total += (await res.arrayBuffer()).byteLength;
     }

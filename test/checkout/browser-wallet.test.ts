@@ -3,8 +3,7 @@
  * wallet is the EIP-6963 test wallet of ../support/browser.ts: the page's requests are answered
  * in this process, which signs with its own funded key and sends to anvil.
  */
-import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import type { Browser } from "playwright-core";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import {
   collectProblems,
   fundedPayerKey,
@@ -13,23 +12,14 @@ import {
   PHONE,
   REJECTED,
   screenshot,
-  startCheckoutRig,
-  stopCheckoutRig,
+  useBrowserRig,
 } from "../support/browser.ts";
-import type { Stack } from "../support/stack.ts";
-import { type TestChain, usdc } from "../support/test-chain.ts";
+import { usdc } from "../support/test-chain.ts";
 
 setDefaultTimeout(60_000);
 
 const SHOP = "https://shop.example.test";
-let chain: TestChain;
-let stack: Stack;
-let browser: Browser;
-
-beforeAll(async () => {
-  ({ chain, stack, browser } = await startCheckoutRig());
-});
-afterAll(() => stopCheckoutRig({ chain, stack, browser }));
+const rig = useBrowserRig();
 
 /**
  * In the page: sets `window.crossChainListed` once the page has read its list of source chains
@@ -53,21 +43,21 @@ async function openWithWallet(
   paymentId: string,
   opts: { funds?: string; chainId?: number; markCrossChainListed?: boolean } = {},
 ) {
-  const key = await fundedPayerKey(chain, usdc(opts.funds ?? "1000"));
-  const context = await newContext(browser, [stack.url]);
+  const key = await fundedPayerKey(rig.chain, usdc(opts.funds ?? "1000"));
+  const context = await newContext(rig.browser, [rig.stack.url]);
   await context.route(`${SHOP}/**`, (route) =>
     route.fulfill({
       contentType: "text/html",
       body: "<!doctype html><title>Thanks</title><h1>Thanks for your order</h1>",
     }),
   );
-  const wallet = await installTestWallet(context, { rpcUrl: chain.rpcUrl, privateKey: key, chainId: opts.chainId });
+  const wallet = await installTestWallet(context, { rpcUrl: rig.chain.rpcUrl, privateKey: key, chainId: opts.chainId });
   if (opts.markCrossChainListed) await context.addInitScript(markCrossChainListed);
   const page = await context.newPage();
   const problems = collectProblems(page);
   const syncs: string[] = [];
   page.on("request", (req) => req.url().endsWith("/sync") && syncs.push(req.postData() ?? ""));
-  await page.goto(`${stack.url}/pay/${paymentId}`);
+  await page.goto(`${rig.stack.url}/pay/${paymentId}`);
   const payButton = page.getByRole("button", { name: /^Pay .* USDC with Test Wallet$/ });
   await payButton.waitFor();
   return { context, page, wallet, problems, syncs, payButton };
@@ -87,7 +77,7 @@ function transferOf(wallet: { calls: Array<{ method: string; params: unknown[] }
 
 describe("paying with a browser wallet", () => {
   test("the wallet pays: switch chain, balance check, transfer, sync; confirmed, then back to success_url", async () => {
-    const p = await stack.createPayment({
+    const p = await rig.stack.createPayment({
       amount: "12.34",
       description: "Two coffees",
       success_url: `${SHOP}/thanks?order=7`,
@@ -109,21 +99,21 @@ describe("paying with a browser wallet", () => {
     expect(methods).toContain("wallet_switchEthereumChain");
     expect(methods.indexOf("eth_call")).toBeLessThan(methods.indexOf("eth_sendTransaction")); // balance first
     const transfer = transferOf(wallet);
-    expect(transfer.token.toLowerCase()).toBe(chain.usdc.toLowerCase());
+    expect(transfer.token.toLowerCase()).toBe(rig.chain.usdc.toLowerCase());
     expect(transfer.to).toBe(p.deposit_address.toLowerCase());
     expect(transfer.units).toBe(usdc("12.34"));
     expect(syncs.length).toBeGreaterThanOrEqual(1);
     expect(JSON.parse(syncs[0]!).tx_hash).toMatch(/^0x[0-9a-f]{64}$/);
-    expect((await stack.getPayment(p.id)).status).toBe("confirmed");
-    expect(await stack.usdcBalance(stack.payout)).toBeGreaterThanOrEqual(usdc("12.34"));
+    expect((await rig.stack.getPayment(p.id)).status).toBe("confirmed");
+    expect(await rig.stack.usdcBalance(rig.stack.payout)).toBeGreaterThanOrEqual(usdc("12.34"));
     expect(problems).toEqual([]);
     await context.close();
   });
 
   test("after a partial payment the page shows the remainder, and the wallet pays just that", async () => {
-    const p = await stack.createPayment({ amount: "25.99", description: "Partly paid order" });
-    await stack.pay(p.deposit_address, usdc("10.00"));
-    await stack.waitForStatus(p.id, "underpaid");
+    const p = await rig.stack.createPayment({ amount: "25.99", description: "Partly paid order" });
+    await rig.stack.pay(p.deposit_address, usdc("10.00"));
+    await rig.stack.waitForStatus(p.id, "underpaid");
     const { context, page, wallet, payButton } = await openWithWallet(p.id);
 
     expect(await page.locator("#status-label").innerText()).toBe("Partly paid");
@@ -141,13 +131,13 @@ describe("paying with a browser wallet", () => {
       .filter({ hasText: /^(Payment received|Paid)$/ })
       .waitFor({ timeout: 30_000 });
     expect(transferOf(wallet).units).toBe(usdc("15.99"));
-    await stack.waitForStatus(p.id, "confirmed", { timeoutMs: 30_000 });
+    await rig.stack.waitForStatus(p.id, "confirmed", { timeoutMs: 30_000 });
     await page.locator("#status-label").filter({ hasText: "Paid" }).waitFor({ timeout: 15_000 });
     await context.close();
   });
 
   test("a rejected request (4001) says so and the page stays usable: the next try pays", async () => {
-    const p = await stack.createPayment({ amount: "4.00" });
+    const p = await rig.stack.createPayment({ amount: "4.00" });
     const { context, page, wallet, payButton } = await openWithWallet(p.id);
     wallet.failNext("eth_sendTransaction", REJECTED);
     await payButton.click();
@@ -167,7 +157,7 @@ describe("paying with a browser wallet", () => {
   });
 
   test("too little USDC: a plain message, and nothing is sent", async () => {
-    const p = await stack.createPayment({ amount: "5.00" });
+    const p = await rig.stack.createPayment({ amount: "5.00" });
     const { context, page, wallet, payButton } = await openWithWallet(p.id, { funds: "1.5" });
     await payButton.click();
     const message = page.locator("#wallet-msg");
@@ -179,7 +169,7 @@ describe("paying with a browser wallet", () => {
   });
 
   test("a payer who declines the network switch is told which network to use", async () => {
-    const p = await stack.createPayment({ amount: "6.00" });
+    const p = await rig.stack.createPayment({ amount: "6.00" });
     const { context, page, wallet, payButton } = await openWithWallet(p.id, { chainId: 10 });
     wallet.refuseSwitch = true;
     await payButton.click();
@@ -191,7 +181,7 @@ describe("paying with a browser wallet", () => {
   });
 
   test("a wallet that stops answering can be cancelled, and a disconnect is explained", async () => {
-    const p = await stack.createPayment({ amount: "2.00" });
+    const p = await rig.stack.createPayment({ amount: "2.00" });
     const { context, page, wallet, payButton } = await openWithWallet(p.id);
     wallet.hang.add("eth_sendTransaction");
     await payButton.click();
@@ -211,7 +201,7 @@ describe("paying with a browser wallet", () => {
 
   // The cross-chain panel with real source chains: browser-crosschain.test.ts.
   test("cross-chain: hidden while the server lists no source chains", async () => {
-    const p = await stack.createPayment({ amount: "1.00" });
+    const p = await rig.stack.createPayment({ amount: "1.00" });
     const { context, page } = await openWithWallet(p.id, { markCrossChainListed: true });
     await page.waitForFunction(() => (window as any).crossChainListed === true);
     expect(await page.locator("#crosschain").isVisible()).toBe(false);

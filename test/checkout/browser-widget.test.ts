@@ -3,8 +3,8 @@
  * the checkout in an overlay, the test wallet pays inside the iframe, and the merchant page hears
  * `confirmed` through its callback and the `stablegate:confirmed` DOM event, and nothing else.
  */
-import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import type { Browser, Page } from "playwright-core";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
+import type { Page } from "playwright-core";
 import {
   collectProblems,
   fundedPayerKey,
@@ -12,20 +12,13 @@ import {
   newContext,
   PHONE,
   screenshot,
-  startCheckoutRig,
-  stopCheckoutRig,
+  startCheckoutParts,
+  useBrowserRig,
 } from "../support/browser.ts";
-import type { Stack } from "../support/stack.ts";
-import { type TestChain, usdc } from "../support/test-chain.ts";
+import { usdc } from "../support/test-chain.ts";
 
 setDefaultTimeout(60_000);
 
-let chain: TestChain;
-let stack: Stack;
-let browser: Browser;
-let merchant: ReturnType<typeof Bun.serve>;
-/** The merchant site: `localhost`, while the checkout is on 127.0.0.1, so another origin. */
-let shopUrl: string;
 /** Merchant pages by path, one per test. */
 const shopPages = new Map<string, string>();
 
@@ -45,21 +38,21 @@ function merchantPage(checkoutUrl: string, buttonPayment: string, apiPayment: st
 </script></body></html>`;
 }
 
-beforeAll(async () => {
-  ({ chain, stack, browser } = await startCheckoutRig());
-  merchant = Bun.serve({
-    hostname: "127.0.0.1",
-    port: 0,
-    fetch: (req) =>
-      new Response(shopPages.get(new URL(req.url).pathname) ?? "not found", {
-        headers: { "content-type": "text/html" },
-      }),
-  });
-  shopUrl = `http://localhost:${merchant.port}`;
-});
-afterAll(async () => {
-  merchant?.stop(true);
-  await stopCheckoutRig({ chain, stack, browser });
+const rig = useBrowserRig({
+  start: async (undo) => {
+    const parts = await startCheckoutParts(undo);
+    const merchant = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      fetch: (req) =>
+        new Response(shopPages.get(new URL(req.url).pathname) ?? "not found", {
+          headers: { "content-type": "text/html" },
+        }),
+    });
+    undo(() => merchant.stop(true));
+    // The merchant site: `localhost`, while the checkout is on 127.0.0.1, so another origin.
+    return { ...parts, shopUrl: `http://localhost:${merchant.port}` };
+  },
 });
 
 /**
@@ -85,13 +78,16 @@ function countWidgetWork() {
 /** Serves a merchant page at a fresh path and opens it in a context with a funded test wallet. */
 async function openShop(buttonPayment: string, apiPayment: string) {
   const path = `/shop-${crypto.randomUUID()}`;
-  shopPages.set(path, merchantPage(stack.url, buttonPayment, apiPayment));
-  const context = await newContext(browser, [stack.url, shopUrl]);
-  await installTestWallet(context, { rpcUrl: chain.rpcUrl, privateKey: await fundedPayerKey(chain, usdc("100")) });
+  shopPages.set(path, merchantPage(rig.stack.url, buttonPayment, apiPayment));
+  const context = await newContext(rig.browser, [rig.stack.url, rig.shopUrl]);
+  await installTestWallet(context, {
+    rpcUrl: rig.chain.rpcUrl,
+    privateKey: await fundedPayerKey(rig.chain, usdc("100")),
+  });
   await context.addInitScript(countWidgetWork);
   const page = await context.newPage();
   const problems = collectProblems(page);
-  await page.goto(shopUrl + path);
+  await page.goto(rig.shopUrl + path);
   return { context, page, problems };
 }
 
@@ -100,12 +96,12 @@ const events = (page: Page) =>
 
 describe("checkout.js widget on a merchant page", () => {
   test("a data-stablegate-payment button opens the checkout; the wallet pays; the page gets stablegate:confirmed", async () => {
-    const p = await stack.createPayment({
+    const p = await rig.stack.createPayment({
       amount: "8.50",
       description: "Sencha, 100 g",
       success_url: "https://shop.example.test/done",
     });
-    const other = await stack.createPayment({ amount: "1.00" });
+    const other = await rig.stack.createPayment({ amount: "1.00" });
     const { context, page, problems } = await openShop(p.id, other.id);
 
     await page.click("#buy");
@@ -137,7 +133,7 @@ describe("checkout.js widget on a merchant page", () => {
     await page.waitForFunction(() => (window as any).events.length > 0, undefined, { timeout: 15_000 });
     expect(await events(page)).toEqual([{ paymentId: p.id, status: "confirmed" }]);
     // Inside the widget the checkout does not navigate away to success_url.
-    expect(page.frames().some((f) => f.url().startsWith(`${stack.url}/pay/${p.id}?embed=1`))).toBe(true);
+    expect(page.frames().some((f) => f.url().startsWith(`${rig.stack.url}/pay/${p.id}?embed=1`))).toBe(true);
     await screenshot(page, "widget-confirmed-desktop");
 
     await page.getByRole("button", { name: "Close checkout" }).click();
@@ -148,15 +144,15 @@ describe("checkout.js widget on a merchant page", () => {
   });
 
   test("Stablegate.open calls onConfirmed and fires the event once; Escape closes the overlay", async () => {
-    const p = await stack.createPayment({ amount: "3.00" });
-    await stack.pay(p.deposit_address, usdc("3.00"));
+    const p = await rig.stack.createPayment({ amount: "3.00" });
+    await rig.stack.pay(p.deposit_address, usdc("3.00"));
     const { context, page } = await openShop(p.id, p.id);
     await page.setViewportSize(PHONE);
 
     await page.click("#buy-js");
     await page.frameLocator('iframe[title="Stablegate checkout"]').locator("#status-label").waitFor();
     await screenshot(page, "widget-open-phone");
-    await stack.waitForStatus(p.id, "confirmed", { timeoutMs: 30_000 });
+    await rig.stack.waitForStatus(p.id, "confirmed", { timeoutMs: 30_000 });
     await page.waitForFunction(() => (window as any).callbacks.length > 0, undefined, { timeout: 15_000 });
     expect(await page.evaluate(() => (window as any).callbacks)).toEqual([{ paymentId: p.id, status: "confirmed" }]);
     // A later status check (the widget checks every 4 s) must not report it twice.
@@ -170,7 +166,7 @@ describe("checkout.js widget on a merchant page", () => {
   });
 
   test("Stablegate.open rejects a malformed payment id", async () => {
-    const p = await stack.createPayment({ amount: "1.00" });
+    const p = await rig.stack.createPayment({ amount: "1.00" });
     const { context, page } = await openShop(p.id, p.id);
     const error = await page.evaluate(() => {
       try {

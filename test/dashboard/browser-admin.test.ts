@@ -4,39 +4,23 @@
  * and watch a paid payment's deliveries arrive in its log, create and revoke a key, read the
  * settings with the relayer's live gas balance. Screenshots at desktop and phone width.
  */
-import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import type { Browser, BrowserContext, Page } from "playwright-core";
-import { collectProblems, PHONE, screenshot, startCheckoutRig, stopCheckoutRig } from "../support/browser.ts";
-import { createDashboardUser, type DashboardUser, signedInContext } from "../support/dashboard.ts";
-import { type Receiver, startReceiver } from "../support/receiver.ts";
-import type { Stack } from "../support/stack.ts";
-import { type TestChain, usdc } from "../support/test-chain.ts";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
+import type { BrowserContext, Page } from "playwright-core";
+import { collectProblems, PHONE, screenshot, useBrowserRig } from "../support/browser.ts";
+import { signedInContext } from "../support/dashboard.ts";
+import { startDashboardPartsWithReceiver } from "../support/dashboard-rig.ts";
+import { api } from "../support/server.ts";
+import { usdc } from "../support/test-chain.ts";
 import { waitFor } from "../support/wait.ts";
 
 // A browser, a chain and the built binary take longer than bun's 5 s default.
 setDefaultTimeout(90_000);
 
-let chain: TestChain;
-let stack: Stack;
-let browser: Browser;
-let receiver: Receiver;
-let user: DashboardUser;
-
-beforeAll(async () => {
-  ({ chain, stack, browser } = await startCheckoutRig());
-  receiver = startReceiver();
-  // The receiver listens on 127.0.0.1, which production refuses; webhook tests allow it this way.
-  await stack.restart({ STABLEGATE_WEBHOOK_ALLOW_PRIVATE: "on" });
-  user = await createDashboardUser(stack.env, stack.accountId);
-});
-afterAll(async () => {
-  receiver?.stop();
-  await stopCheckoutRig({ chain, stack, browser });
-});
+const rig = useBrowserRig({ start: startDashboardPartsWithReceiver });
 
 async function signedInPage(): Promise<{ context: BrowserContext; page: Page; problems: string[] }> {
-  const context = await signedInContext(browser, stack.url, user);
-  await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: stack.url });
+  const context = await signedInContext(rig.browser, rig.stack.url, rig.user);
+  await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: rig.stack.url });
   const page = await context.newPage();
   return { context, page, problems: collectProblems(page) };
 }
@@ -54,9 +38,9 @@ const clipboard = (page: Page) => page.evaluate(() => navigator.clipboard.readTe
 describe("webhooks in a browser", () => {
   test("add an endpoint, copy its secret, and see a paid payment's deliveries in its log", async () => {
     const { context, page, problems } = await signedInPage();
-    await page.goto(`${stack.url}/dashboard/webhooks`);
+    await page.goto(`${rig.stack.url}/dashboard/webhooks`);
     await screenshot(page, "dashboard-admin-webhooks-empty-desktop");
-    await page.getByLabel("Endpoint URL").fill(receiver.url);
+    await page.getByLabel("Endpoint URL").fill(rig.receiver.url);
     await page.getByRole("button", { name: "Add endpoint" }).click();
     const secret = await page.locator("#endpoint-secret").innerText();
     expect(secret).toMatch(/^whsec_/);
@@ -66,11 +50,11 @@ describe("webhooks in a browser", () => {
     await bothWidths(page, "webhooks");
     await page.setViewportSize({ width: 1280, height: 800 });
 
-    const payment = await stack.createPayment({ amount: "3.00", reference: "order-77" });
-    await stack.pay(payment.deposit_address, usdc("3.00"));
-    await stack.waitForStatus(payment.id, "confirmed", { timeoutMs: 30_000 });
+    const payment = await rig.stack.createPayment({ amount: "3.00", reference: "order-77" });
+    await rig.stack.pay(payment.deposit_address, usdc("3.00"));
+    await rig.stack.waitForStatus(payment.id, "confirmed", { timeoutMs: 30_000 });
     await waitFor(
-      () => receiver.hits.some((h) => h.body.includes('"type":"payment.confirmed"')),
+      () => rig.receiver.hits.some((h) => h.body.includes('"type":"payment.confirmed"')),
       30_000,
       "payment.confirmed at the receiver",
     );
@@ -124,19 +108,19 @@ describe("webhooks in a browser", () => {
 describe("API keys in a browser", () => {
   test("create a key, copy it, use it, and revoke it", async () => {
     const { context, page, problems } = await signedInPage();
-    await page.goto(`${stack.url}/dashboard/keys`);
+    await page.goto(`${rig.stack.url}/dashboard/keys`);
     await page.getByRole("button", { name: "Create key" }).click();
     const key = await page.locator("#new-api-key").innerText();
     expect(key).toMatch(/^sk_live_[0-9A-Za-z]{32}$/);
     await page.locator(".secret-once").getByRole("button", { name: "Copy" }).click();
     await page.locator(".secret-once").getByRole("button", { name: "Copied" }).waitFor();
     expect(await clipboard(page)).toBe(key);
-    const call = () => fetch(`${stack.url}/api/v1/payments`, { headers: { authorization: `Bearer ${key}` } });
+    const call = () => api(rig.stack.url, key)("/api/v1/payments");
     expect((await call()).status).toBe(200);
     await bothWidths(page, "keys");
     await page.setViewportSize({ width: 1280, height: 800 });
 
-    await page.goto(`${stack.url}/dashboard/keys`);
+    await page.goto(`${rig.stack.url}/dashboard/keys`);
     const row = page.locator("tr", { hasText: key.slice(-4) });
     await row.getByLabel("Sure").check();
     await row.getByRole("button", { name: "Revoke" }).click();
@@ -151,8 +135,8 @@ describe("API keys in a browser", () => {
 describe("settings in a browser", () => {
   test("shows the account, the read-only payout address and the relayer's live gas balance", async () => {
     const { context, page, problems } = await signedInPage();
-    await page.goto(`${stack.url}/dashboard/settings`);
-    expect(await page.locator("#payout-address").innerText()).toBe(stack.payout);
+    await page.goto(`${rig.stack.url}/dashboard/settings`);
+    expect(await page.locator("#payout-address").innerText()).toBe(rig.stack.payout);
     expect(await page.locator("#relayer-balance").innerText()).toMatch(/^\d+(\.\d{1,6})? ETH$/);
     await bothWidths(page, "settings");
     expect(problems).toEqual([]);

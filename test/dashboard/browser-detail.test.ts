@@ -5,53 +5,29 @@
  * webhook deliveries (the page left open meanwhile updates itself). Screenshots at desktop and
  * phone width go to test/artifacts/.
  */
-import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import type { Browser } from "playwright-core";
-import {
-  collectProblems,
-  newContext,
-  PHONE,
-  screenshot,
-  startCheckoutRig,
-  stopCheckoutRig,
-} from "../support/browser.ts";
-import { createDashboardUser, type DashboardUser, signedInContext } from "../support/dashboard.ts";
-import { type Receiver, startReceiver } from "../support/receiver.ts";
-import type { Stack } from "../support/stack.ts";
-import { type TestChain, usdc } from "../support/test-chain.ts";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
+import { collectProblems, newContext, PHONE, screenshot, useBrowserRig } from "../support/browser.ts";
+import { signedInContext } from "../support/dashboard.ts";
+import { startDashboardPartsWithReceiver } from "../support/dashboard-rig.ts";
+import { usdc } from "../support/test-chain.ts";
 
 // A browser, a chain, the built binary and a payment flow take longer than bun's 5 s default.
 setDefaultTimeout(90_000);
 
-let chain: TestChain;
-let stack: Stack;
-let browser: Browser;
-let receiver: Receiver;
-let user: DashboardUser;
-
-beforeAll(async () => {
-  // The local receiver is on loopback: allowed only with this test-and-dev setting.
-  ({ chain, stack, browser } = await startCheckoutRig({ env: { STABLEGATE_WEBHOOK_ALLOW_PRIVATE: "on" } }));
-  receiver = startReceiver();
-  user = await createDashboardUser(stack.env, stack.accountId);
-});
-afterAll(async () => {
-  receiver?.stop();
-  await stopCheckoutRig({ chain, stack, browser });
-});
+const rig = useBrowserRig({ start: startDashboardPartsWithReceiver });
 
 describe("a payment from the dashboard, in a browser", () => {
   test("created from the form, paid by the customer, seen confirmed with its transfer, settlement and webhooks", async () => {
-    const endpoint = await stack.request("/api/v1/webhook_endpoints", { body: { url: receiver.url } });
+    const endpoint = await rig.stack.request("/api/v1/webhook_endpoints", { body: { url: rig.receiver.url } });
     expect(endpoint.status).toBe(201);
 
-    const merchant = await signedInContext(browser, stack.url, user);
-    await merchant.grantPermissions(["clipboard-read", "clipboard-write"], { origin: stack.url });
+    const merchant = await signedInContext(rig.browser, rig.stack.url, rig.user);
+    await merchant.grantPermissions(["clipboard-read", "clipboard-write"], { origin: rig.stack.url });
     const page = await merchant.newPage();
     const problems = collectProblems(page);
 
     // The form, empty, at both widths.
-    await page.goto(`${stack.url}/dashboard/payments/new`);
+    await page.goto(`${rig.stack.url}/dashboard/payments/new`);
     await screenshot(page, "dashboard-detail-new-desktop");
     await page.setViewportSize(PHONE);
     await screenshot(page, "dashboard-detail-new-phone");
@@ -92,49 +68,49 @@ describe("a payment from the dashboard, in a browser", () => {
     const id = /0x[0-9a-f]{64}/.exec(page.url())![0];
     expect(await page.locator(".notice.ok").innerText()).toContain("Payment created");
     const payUrl = (await page.locator("#pd-pay-url").getAttribute("href"))!;
-    expect(payUrl).toBe(`${stack.url}/pay/${id}`);
+    expect(payUrl).toBe(`${rig.stack.url}/pay/${id}`);
     expect(await page.locator("img.pd-qr").isVisible()).toBe(true);
     await page.getByRole("button", { name: "Copy link" }).click();
     expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(payUrl);
 
     // The customer opens the link and pays from their own wallet on the local chain.
-    const customer = await newContext(browser, [stack.url]);
+    const customer = await newContext(rig.browser, [rig.stack.url]);
     const checkout = await customer.newPage();
     await checkout.goto(payUrl);
     expect(await checkout.locator("h1").innerText()).toContain("25.99");
     const deposit = (await checkout.locator("#deposit-address").innerText()).trim();
-    await stack.pay(deposit, usdc("25.99"));
-    await stack.waitForStatus(id, "confirmed", { timeoutMs: 30_000 });
+    await rig.stack.pay(deposit, usdc("25.99"));
+    await rig.stack.waitForStatus(id, "confirmed", { timeoutMs: 30_000 });
     await checkout.locator("#status-label").filter({ hasText: "Paid" }).waitFor({ timeout: 15_000 });
     await customer.close();
     // The merchant's page, open all along, brings itself up to date.
     await page.locator("#pd-status").filter({ hasText: "confirmed" }).waitFor({ timeout: 30_000 });
 
     // Every event of the payment delivered to the endpoint, and its attempt recorded.
-    await stack.waitFor(
+    await rig.stack.waitFor(
       () =>
-        stack.sql<{ n: number }>(
+        rig.stack.sql<{ n: number }>(
           `SELECT count(*) AS n FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
            WHERE e.payment_id = ? AND d.state = 'succeeded'`,
           id,
-        )[0]!.n === stack.events(id).length,
+        )[0]!.n === rig.stack.events(id).length,
       20_000,
       "the payment's webhooks delivered",
     );
 
-    await page.goto(`${stack.url}/dashboard/payments/${id}`);
+    await page.goto(`${rig.stack.url}/dashboard/payments/${id}`);
     expect(await page.locator("#pd-status").innerText()).toBe("confirmed");
     const facts = await page.locator("#pd-facts").innerText();
     for (const value of ["25.99 USDC", "order-1042", "ada@example.com", "Order #1042 from the spring collection"])
       expect(facts).toContain(value);
-    const payment = await stack.getPayment(id);
+    const payment = await rig.stack.getPayment(id);
     const transfers = page.locator("#pd-transfers");
     expect(await transfers.locator(`[title="${payment.transfers[0].tx_hash}"]`).count()).toBe(1);
     expect(await transfers.innerText()).toContain("credited");
     expect(await page.locator("#pd-settlements").innerText()).toContain("mined");
     expect(await page.locator("#pd-history").innerText()).toContain("payment.confirmed");
     const deliveries = page.locator(".pd-delivery");
-    expect(await deliveries.count()).toBe(stack.events(id).length);
+    expect(await deliveries.count()).toBe(rig.stack.events(id).length);
     const confirmedDelivery = deliveries.filter({ hasText: "payment.confirmed" });
     expect(await confirmedDelivery.innerText()).toContain("succeeded");
     expect(await confirmedDelivery.locator("td.num").first().innerText()).toBe("200");
@@ -149,12 +125,12 @@ describe("a payment from the dashboard, in a browser", () => {
   });
 
   test("works without JavaScript: the form creates the payment and the page shows it", async () => {
-    const context = await newContext(browser, [stack.url], { javaScriptEnabled: false });
-    const signedIn = await signedInContext(browser, stack.url, user);
+    const context = await newContext(rig.browser, [rig.stack.url], { javaScriptEnabled: false });
+    const signedIn = await signedInContext(rig.browser, rig.stack.url, rig.user);
     await context.addCookies(await signedIn.cookies());
     await signedIn.close();
     const page = await context.newPage();
-    await page.goto(`${stack.url}/dashboard/payments/new`);
+    await page.goto(`${rig.stack.url}/dashboard/payments/new`);
     await page.getByLabel("Amount (USDC)").fill("7.50");
     await page.getByRole("button", { name: "Create payment" }).click();
     await page.waitForURL(/\/dashboard\/payments\/0x[0-9a-f]{64}\?created=1$/);

@@ -4,8 +4,8 @@
  * chooses an amount, pays from a browser wallet on the local chain, and the payment is confirmed
  * with `payment_link` set. Screenshots of every page at desktop and phone width.
  */
-import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import type { Browser, Page } from "playwright-core";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
+import type { Page } from "playwright-core";
 import { runAccountCommand } from "../../src/cli/accounts.ts";
 import {
   collectProblems,
@@ -15,27 +15,17 @@ import {
   newContext,
   PHONE,
   screenshot,
-  startCheckoutRig,
-  stopCheckoutRig,
+  useBrowserRig,
 } from "../support/browser.ts";
-import { createDashboardUser, type DashboardUser, signedInContext } from "../support/dashboard.ts";
+import { signedInContext } from "../support/dashboard.ts";
+import { startDashboardParts } from "../support/dashboard-rig.ts";
 import { api } from "../support/server.ts";
-import type { Stack } from "../support/stack.ts";
-import { type TestChain, usdc } from "../support/test-chain.ts";
+import { usdc } from "../support/test-chain.ts";
 
 // A browser, a chain and the built binary take longer than bun's 5 s default.
 setDefaultTimeout(90_000);
 
-let chain: TestChain;
-let stack: Stack;
-let browser: Browser;
-let user: DashboardUser;
-
-beforeAll(async () => {
-  ({ chain, stack, browser } = await startCheckoutRig());
-  user = await createDashboardUser(stack.env, stack.accountId);
-});
-afterAll(() => stopCheckoutRig({ chain, stack, browser }));
+const rig = useBrowserRig({ start: startDashboardParts });
 
 /** Screenshots `page` at desktop and phone width, checking nothing overflows the phone's width. */
 async function bothWidths(page: Page, name: string): Promise<void> {
@@ -49,15 +39,15 @@ async function bothWidths(page: Page, name: string): Promise<void> {
 
 describe("payment links in a browser", () => {
   test("the merchant creates a link; a customer chooses an amount and pays it on chain; confirmed with payment_link", async () => {
-    const merchant = await signedInContext(browser, stack.url, user);
+    const merchant = await signedInContext(rig.browser, rig.stack.url, rig.user);
     const page = await merchant.newPage();
     const problems = collectProblems(page);
-    await page.goto(`${stack.url}/dashboard/links`);
+    await page.goto(`${rig.stack.url}/dashboard/links`);
     expect(await page.locator("main").innerText()).toContain("No payment links yet.");
     await bothWidths(page, "dashboard-links-empty");
 
     await page.getByRole("link", { name: "New payment link" }).click();
-    await page.waitForURL(`${stack.url}/dashboard/links/new`);
+    await page.waitForURL(`${rig.stack.url}/dashboard/links/new`);
     await page.getByLabel("Description").fill("Support the roastery");
     await page.getByLabel("The payer chooses the amount").check();
     await expect(page.getByLabel("Amount (USDC)").isVisible()).resolves.toBe(false); // the other way's field hides
@@ -69,26 +59,26 @@ describe("payment links in a browser", () => {
 
     const url = await page.getByLabel("Link URL").inputValue();
     const linkId = /\/l\/(plink_[0-9A-Za-z]{24})$/.exec(url)?.[1];
-    expect(url).toBe(`${stack.url}/l/${linkId}`);
+    expect(url).toBe(`${rig.stack.url}/l/${linkId}`);
     expect(await page.locator(".notice.ok").innerText()).toContain("Payment link created.");
     expect(
       await page.locator("img.link-qr").evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth > 0),
     ).toBe(true);
-    await merchant.grantPermissions(["clipboard-read", "clipboard-write"], { origin: stack.url });
+    await merchant.grantPermissions(["clipboard-read", "clipboard-write"], { origin: rig.stack.url });
     await page.getByRole("button", { name: "Copy link" }).click();
     expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(url);
     await bothWidths(page, "dashboard-links-created");
 
-    await page.goto(`${stack.url}/dashboard/links`);
+    await page.goto(`${rig.stack.url}/dashboard/links`);
     expect(await page.locator("tbody tr").count()).toBe(1);
     expect(await page.locator("tbody").innerText()).toContain("Payer chooses, 1.00 to 100.00 USDC");
     await bothWidths(page, "dashboard-links-list");
     expect(problems).toEqual([]);
 
     // The customer, in a browser of their own with a wallet holding USDC on the local chain.
-    const customer = await newContext(browser, [stack.url]);
-    const key = await fundedPayerKey(chain, usdc("50"));
-    await installTestWallet(customer, { rpcUrl: chain.rpcUrl, privateKey: key });
+    const customer = await newContext(rig.browser, [rig.stack.url]);
+    const key = await fundedPayerKey(rig.chain, usdc("50"));
+    await installTestWallet(customer, { rpcUrl: rig.chain.rpcUrl, privateKey: key });
     const payer = await customer.newPage();
     const payerProblems = collectProblems(payer);
     await payer.goto(url);
@@ -117,7 +107,7 @@ describe("payment links in a browser", () => {
     await payer.locator("#status-label").filter({ hasText: "Paid" }).waitFor({ timeout: 45_000 });
     expect(payerProblems).toEqual([]);
 
-    const payment = await stack.getPayment(paymentId);
+    const payment = await rig.stack.getPayment(paymentId);
     expect(payment).toMatchObject({
       status: "confirmed",
       payment_link: linkId,
@@ -129,16 +119,16 @@ describe("payment links in a browser", () => {
     await customer.close();
 
     // The merchant sees it on the link's page, then deactivates the link from the list.
-    await page.goto(`${stack.url}/dashboard/links/${linkId}`);
+    await page.goto(`${rig.stack.url}/dashboard/links/${linkId}`);
     const paid = page.locator("table.link-payments tbody tr");
     expect(await paid.count()).toBe(1);
     expect(await paid.innerText()).toContain("12.50 USDC");
     expect(await paid.innerText()).toContain("confirmed");
     expect(await paid.innerText()).toContain("ada@example.org");
     await bothWidths(page, "dashboard-links-detail-paid");
-    await page.goto(`${stack.url}/dashboard/links`);
+    await page.goto(`${rig.stack.url}/dashboard/links`);
     await page.getByRole("button", { name: "Deactivate Support the roastery" }).click();
-    await page.waitForURL(`${stack.url}/dashboard/links`);
+    await page.waitForURL(`${rig.stack.url}/dashboard/links`);
     expect(await page.locator("tbody").innerText()).toContain("Inactive");
     expect((await fetch(url)).status).toBe(404);
     await merchant.close();
@@ -150,9 +140,9 @@ test("an itemised fixed-amount link's page, and a deactivated link's 404 page (f
   const shop = runAccountCommand(
     "account",
     ["create", "--name", "Tasting Shop", "--payout-address", "0x000000000000000000000000000000000000dEaD"],
-    stack.env,
+    rig.stack.env,
   ) as { api_key: string };
-  const merchantApi = api(stack.url, shop.api_key);
+  const merchantApi = api(rig.stack.url, shop.api_key);
   const created = await merchantApi("/api/v1/payment_links", {
     method: "POST",
     body: {
@@ -164,7 +154,7 @@ test("an itemised fixed-amount link's page, and a deactivated link's 404 page (f
     },
   });
   expect(created.status).toBe(201);
-  const context = await newContext(browser, [stack.url]);
+  const context = await newContext(rig.browser, [rig.stack.url]);
   const page = await context.newPage();
   const problems = collectProblems(page);
   await page.goto(created.json.url);

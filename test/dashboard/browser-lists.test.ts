@@ -3,30 +3,27 @@
  * anvil: a payment paid on the chain shows as confirmed on both, the list filters and searches,
  * and Export CSV downloads a file holding it. Screenshots at desktop and phone width.
  */
-import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { readFileSync } from "node:fs";
-import type { Browser, BrowserContext } from "playwright-core";
+import type { BrowserContext } from "playwright-core";
 import { runAccountCommand } from "../../src/cli/accounts.ts";
-import { collectProblems, PHONE, screenshot, startCheckoutRig, stopCheckoutRig } from "../support/browser.ts";
+import { collectProblems, PHONE, screenshot, useBrowserRig } from "../support/browser.ts";
 import { createDashboardUser, signedInContext } from "../support/dashboard.ts";
-import type { Stack } from "../support/stack.ts";
-import type { TestChain } from "../support/test-chain.ts";
+import { startDashboardParts } from "../support/dashboard-rig.ts";
 import { usdc } from "../support/test-chain.ts";
 
 // A browser, a chain, the built binary and a settlement take longer than bun's 5 s default.
 setDefaultTimeout(90_000);
 
-let chain: TestChain;
-let stack: Stack;
-let browser: Browser;
+const rig = useBrowserRig({ start: startDashboardParts });
+// Closed with the browser when the rig stops.
 let context: BrowserContext;
 let paid: { id: string; reference: string };
 let open: { id: string };
 
 beforeAll(async () => {
-  ({ chain, stack, browser } = await startCheckoutRig());
-  const user = await createDashboardUser(stack.env, stack.accountId);
-  context = await signedInContext(browser, stack.url, user);
+  const { stack } = rig;
+  context = await signedInContext(rig.browser, stack.url, rig.user);
   open = await stack.createPayment({ amount: "4.00", reference: "order-open", customer_email: "sam@example.com" });
   const payment = await stack.createPayment({
     amount: "12.34",
@@ -38,16 +35,12 @@ beforeAll(async () => {
   await stack.waitForStatus(payment.id, "confirmed", { mine: true, timeoutMs: 60_000 });
   paid = { id: payment.id, reference: "order-paid-1" };
 });
-afterAll(async () => {
-  await context?.close();
-  await stopCheckoutRig({ chain, stack, browser });
-});
 
 describe("dashboard lists in a browser", () => {
   test("home shows the settled payment in today's figures, the chart and the counts", async () => {
     const page = await context.newPage();
     const problems = collectProblems(page);
-    await page.goto(`${stack.url}/dashboard`);
+    await page.goto(`${rig.stack.url}/dashboard`);
     const today = page.locator(".figure").filter({ hasText: "Today" });
     expect(await today.locator("dd").first().innerText()).toBe("12.34 USDC"); // gross, no fee configured
     expect(await page.getByText("Confirmed money only").count()).toBe(1);
@@ -67,7 +60,7 @@ describe("dashboard lists in a browser", () => {
   test("the list shows it confirmed; filters and search narrow it; a row leads to its page", async () => {
     const page = await context.newPage();
     const problems = collectProblems(page);
-    await page.goto(`${stack.url}/dashboard/payments`);
+    await page.goto(`${rig.stack.url}/dashboard/payments`);
     const row = page.locator("table.payments tbody tr").filter({ hasText: paid.reference });
     expect(await row.locator(".badge").innerText()).toBe("confirmed");
     expect(await row.locator("td").first().innerText()).toBe("12.34 USDC");
@@ -93,9 +86,9 @@ describe("dashboard lists in a browser", () => {
     await page.getByRole("button", { name: "Filter" }).click();
     await page.getByText("No payments match these filters.").waitFor();
 
-    await page.goto(`${stack.url}/dashboard/payments?q=${paid.id}`);
+    await page.goto(`${rig.stack.url}/dashboard/payments?q=${paid.id}`);
     expect(await page.locator("table.payments a").getAttribute("href")).toBe(`/dashboard/payments/${paid.id}`);
-    await page.goto(`${stack.url}/dashboard/payments`);
+    await page.goto(`${rig.stack.url}/dashboard/payments`);
     await page.setViewportSize(PHONE);
     await screenshot(page, "dashboard-payments-phone");
     expect(await page.evaluate(() => document.documentElement.scrollWidth > window.innerWidth)).toBe(false);
@@ -105,7 +98,7 @@ describe("dashboard lists in a browser", () => {
 
   test("Export CSV downloads the filtered payments, the paid one with its transfer", async () => {
     const page = await context.newPage();
-    await page.goto(`${stack.url}/dashboard/payments?status=confirmed`);
+    await page.goto(`${rig.stack.url}/dashboard/payments?status=confirmed`);
     const [download] = await Promise.all([
       page.waitForEvent("download"),
       page.getByRole("link", { name: "Export CSV" }).click(),
@@ -115,8 +108,11 @@ describe("dashboard lists in a browser", () => {
     const [header, ...rows] = text.trimEnd().split("\r\n");
     expect(header!.split(",")).toContain("transfer_tx_hashes");
     expect(rows).toHaveLength(1);
-    const [transfer] = stack.sql<{ tx_hash: string }>("SELECT tx_hash FROM transfers WHERE payment_id = ?", paid.id);
-    const [settlement] = stack.sql<{ tx_hash: string }>(
+    const [transfer] = rig.stack.sql<{ tx_hash: string }>(
+      "SELECT tx_hash FROM transfers WHERE payment_id = ?",
+      paid.id,
+    );
+    const [settlement] = rig.stack.sql<{ tx_hash: string }>(
       "SELECT tx_hash FROM settlements WHERE payment_id = ? AND state = 'mined'",
       paid.id,
     );
@@ -132,21 +128,25 @@ test("a second account's user sees none of the first account's payments, and its
   const other = runAccountCommand(
     "account",
     ["create", "--name", "Other Shop", "--payout-address", "0x000000000000000000000000000000000000dEaD"],
-    stack.env,
+    rig.stack.env,
   ) as { account: { id: string } };
-  const stranger = await signedInContext(browser, stack.url, await createDashboardUser(stack.env, other.account.id));
+  const stranger = await signedInContext(
+    rig.browser,
+    rig.stack.url,
+    await createDashboardUser(rig.stack.env, other.account.id),
+  );
   try {
     const page = await stranger.newPage();
     for (const path of ["/dashboard", "/dashboard/payments", `/dashboard/payments?q=${paid.id}`]) {
-      await page.goto(`${stack.url}${path}`);
+      await page.goto(`${rig.stack.url}${path}`);
       const text = await page.locator("main").innerText();
       for (const secret of [paid.id, paid.reference, open.id, "order-open", "12.34", "sam@example.com"])
         expect({ path, shows: text.includes(secret) ? secret : null }).toEqual({ path, shows: null });
     }
-    const direct = await page.goto(`${stack.url}/dashboard/payments/${paid.id}`);
+    const direct = await page.goto(`${rig.stack.url}/dashboard/payments/${paid.id}`);
     expect(direct?.status()).toBe(404);
     expect(await page.locator("main").innerText()).not.toContain(paid.reference);
-    const csv = await page.request.get(`${stack.url}/dashboard/payments.csv`);
+    const csv = await page.request.get(`${rig.stack.url}/dashboard/payments.csv`);
     expect(csv.status()).toBe(200);
     expect((await csv.text()).trim().split("\r\n")).toHaveLength(1); // the header row only
   } finally {

@@ -3,35 +3,18 @@
  * anvil, as a merchant does it: the way back to the page asked for, a wrong password, the
  * throttle, and a form posted from another origin.
  */
-import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import type { Browser, Page } from "playwright-core";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
+import type { Page } from "playwright-core";
 import { SIGN_IN_WINDOW_MS } from "../../src/users/service.ts";
-import {
-  collectProblems,
-  newContext,
-  PHONE,
-  screenshot,
-  startCheckoutRig,
-  stopCheckoutRig,
-} from "../support/browser.ts";
-import { createDashboardUser, type DashboardUser, signedInContext } from "../support/dashboard.ts";
+import { collectProblems, newContext, PHONE, screenshot, useBrowserRig } from "../support/browser.ts";
+import { createDashboardUser, signedInContext } from "../support/dashboard.ts";
+import { startDashboardParts } from "../support/dashboard-rig.ts";
 import { startTestServer } from "../support/server.ts";
-import type { Stack } from "../support/stack.ts";
-import type { TestChain } from "../support/test-chain.ts";
 
 // A browser, a chain and the built binary take longer than bun's 5 s default.
 setDefaultTimeout(60_000);
 
-let chain: TestChain;
-let stack: Stack;
-let browser: Browser;
-let user: DashboardUser;
-
-beforeAll(async () => {
-  ({ chain, stack, browser } = await startCheckoutRig());
-  user = await createDashboardUser(stack.env, stack.accountId);
-});
-afterAll(() => stopCheckoutRig({ chain, stack, browser }));
+const rig = useBrowserRig({ start: startDashboardParts });
 
 /** Fills in and submits the sign-in form; resolves with the status of the page it lands on. */
 async function submitSignIn(page: Page, email: string, password: string): Promise<number> {
@@ -47,38 +30,38 @@ async function submitSignIn(page: Page, email: string, password: string): Promis
 
 describe("dashboard sign-in in a browser", () => {
   test("signs in through the form, lands on the page asked for, and signs out, all without JavaScript", async () => {
-    const context = await newContext(browser, [stack.url], { javaScriptEnabled: false });
+    const context = await newContext(rig.browser, [rig.stack.url], { javaScriptEnabled: false });
     const page = await context.newPage();
     const problems = collectProblems(page);
-    await page.goto(`${stack.url}/dashboard?from=bookmark`);
+    await page.goto(`${rig.stack.url}/dashboard?from=bookmark`);
     expect(new URL(page.url()).pathname).toBe("/dashboard/login");
-    await page.getByLabel("Email").fill(user.email);
-    await page.getByLabel("Password").fill(user.password);
+    await page.getByLabel("Email").fill(rig.user.email);
+    await page.getByLabel("Password").fill(rig.user.password);
     await page.getByRole("button", { name: "Sign in" }).click();
-    await page.waitForURL(`${stack.url}/dashboard?from=bookmark`);
-    expect(await page.locator("header.bar").innerText()).toContain(user.email); // the top bar of every page
+    await page.waitForURL(`${rig.stack.url}/dashboard?from=bookmark`);
+    expect(await page.locator("header.bar").innerText()).toContain(rig.user.email); // the top bar of every page
 
     await page.getByRole("button", { name: "Sign out" }).click();
-    await page.waitForURL(`${stack.url}/dashboard/login`);
-    await page.goto(`${stack.url}/dashboard`);
+    await page.waitForURL(`${rig.stack.url}/dashboard/login`);
+    await page.goto(`${rig.stack.url}/dashboard`);
     expect(new URL(page.url()).pathname).toBe("/dashboard/login");
     expect(problems).toEqual([]);
     await context.close();
   });
 
   test("signedInContext gives a context that is signed in already", async () => {
-    const context = await signedInContext(browser, stack.url, user);
+    const context = await signedInContext(rig.browser, rig.stack.url, rig.user);
     const page = await context.newPage();
-    await page.goto(`${stack.url}/dashboard`);
+    await page.goto(`${rig.stack.url}/dashboard`);
     expect(new URL(page.url()).pathname).toBe("/dashboard");
     await context.close();
   });
 
   test("the sign-in page at desktop and phone width", async () => {
-    const context = await newContext(browser, [stack.url]);
+    const context = await newContext(rig.browser, [rig.stack.url]);
     const page = await context.newPage();
     const problems = collectProblems(page);
-    await page.goto(`${stack.url}/dashboard/login`);
+    await page.goto(`${rig.stack.url}/dashboard/login`);
     await screenshot(page, "dashboard-login-desktop");
     await page.setViewportSize(PHONE);
     await screenshot(page, "dashboard-login-phone");
@@ -89,18 +72,18 @@ describe("dashboard sign-in in a browser", () => {
   });
 
   test("a wrong password shows the form again with a message and the email kept", async () => {
-    const context = await newContext(browser, [stack.url]);
+    const context = await newContext(rig.browser, [rig.stack.url]);
     const page = await context.newPage();
     const problems = collectProblems(page);
-    await page.goto(`${stack.url}/dashboard/login`);
-    expect(await submitSignIn(page, user.email, "not the password")).toBe(401);
+    await page.goto(`${rig.stack.url}/dashboard/login`);
+    expect(await submitSignIn(page, rig.user.email, "not the password")).toBe(401);
     expect(await page.getByRole("alert").innerText()).toBe("That email and password do not match a dashboard user.");
-    expect(await page.getByLabel("Email").inputValue()).toBe(user.email);
+    expect(await page.getByLabel("Email").inputValue()).toBe(rig.user.email);
     await screenshot(page, "dashboard-login-refused");
     // The browser logs the 401 itself; the page adds nothing to it.
     expect(problems.filter((p) => !p.includes("401"))).toEqual([]);
     // Then the right one still works.
-    expect(await submitSignIn(page, user.email, user.password)).toBe(303);
+    expect(await submitSignIn(page, rig.user.email, rig.user.password)).toBe(303);
     expect(new URL(page.url()).pathname).toBe("/dashboard");
     await context.close();
   });
@@ -109,7 +92,7 @@ describe("dashboard sign-in in a browser", () => {
     // A server of its own, on a stopped clock: the throttle counts per client, and every test here is 127.0.0.1.
     const clock = { at: Date.now(), now: () => clock.at };
     const server = await startTestServer({ baseUrl: "http://127.0.0.1" }, { clock });
-    const context = await newContext(browser, [server.url]);
+    const context = await newContext(rig.browser, [server.url]);
     try {
       const own = await createDashboardUser(server.env, server.createAccount("Throttled Shop").accountId);
       const page = await context.newPage();
@@ -131,7 +114,7 @@ describe("dashboard sign-in in a browser", () => {
 
   test("a sign-out form posted from another origin, without the session's token, is refused", async () => {
     // Another port is another origin but the same site, so SameSite=Lax sends the cookie: the token must refuse it.
-    const forged = (csrf: string) => `<!doctype html><form method="post" action="${stack.url}/dashboard/logout">
+    const forged = (csrf: string) => `<!doctype html><form method="post" action="${rig.stack.url}/dashboard/logout">
 <input type="hidden" name="csrf" value="${csrf}"><button>Win a prize</button></form>`;
     const evil = Bun.serve({
       port: 0,
@@ -141,19 +124,19 @@ describe("dashboard sign-in in a browser", () => {
           headers: { "content-type": "text/html" },
         }),
     });
-    const context = await signedInContext(browser, stack.url, user);
+    const context = await signedInContext(rig.browser, rig.stack.url, rig.user);
     try {
       await context.route(`${evil.url.origin}/**`, (route) => route.continue());
       const page = await context.newPage();
       for (const csrf of ["", "guessed-token"]) {
         await page.goto(`${evil.url.origin}/?csrf=${csrf}`);
         const [response] = await Promise.all([
-          page.waitForResponse(`${stack.url}/dashboard/logout`),
+          page.waitForResponse(`${rig.stack.url}/dashboard/logout`),
           page.getByRole("button", { name: "Win a prize" }).click(),
         ]);
         expect(response.status()).toBe(403);
       }
-      await page.goto(`${stack.url}/dashboard`);
+      await page.goto(`${rig.stack.url}/dashboard`);
       expect(new URL(page.url()).pathname).toBe("/dashboard");
     } finally {
       await context.close();

@@ -4,38 +4,29 @@
  * goes; a refusal answered on the page with its reason, what was typed kept, nothing stored) and
  * in a real chromium at desktop and phone width, screenshots in test/artifacts/.
  */
-import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import type { Browser } from "playwright-core";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { getAddress, parseEther } from "viem";
-import { collectProblems, launchBrowser, PHONE, screenshot } from "../support/browser.ts";
+import { collectProblems, PHONE, screenshot, useBrowserRig } from "../support/browser.ts";
 import { mined } from "../support/chain.ts";
-import { type CrossChainStack, LOCAL_SOURCE, startCrossChainStack } from "../support/crosschain.ts";
-import { createDashboardUser, type DashboardUser, signedInContext, signIn } from "../support/dashboard.ts";
-import type { Stack } from "../support/stack.ts";
+import { LOCAL_SOURCE, startCrossChainStack } from "../support/crosschain.ts";
+import { createDashboardUser, signedInContext, signIn } from "../support/dashboard.ts";
 import { sourceFactoryDeployed, strayTokenOnSource } from "../support/stray-tokens.ts";
 import { waitFor } from "../support/wait.ts";
 
 setDefaultTimeout(90_000);
 
-let x: CrossChainStack;
-let stack: Stack;
-let user: DashboardUser;
-let browser: Browser | undefined;
-
-beforeAll(async () => {
-  x = await startCrossChainStack();
-  stack = x.stack;
-  user = await createDashboardUser(stack.env, stack.accountId);
-  await sourceFactoryDeployed(x);
-}, 60_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await x?.stop();
+const rig = useBrowserRig({
+  start: async (undo) => {
+    const x = await startCrossChainStack();
+    undo(() => x.stop());
+    const user = await createDashboardUser(x.stack.env, x.stack.accountId);
+    await sourceFactoryDeployed(x);
+    return { x, stack: x.stack, user };
+  },
 });
 
 const recoveriesOf = (paymentId: string) =>
-  stack.sql<{ id: string; state: string }>("SELECT id, state FROM recoveries WHERE payment_id = ?", paymentId);
+  rig.stack.sql<{ id: string; state: string }>("SELECT id, state FROM recoveries WHERE payment_id = ?", paymentId);
 
 /** Mines on both chains until the payment's only recovery has succeeded. */
 function waitSucceeded(paymentId: string) {
@@ -43,7 +34,7 @@ function waitSucceeded(paymentId: string) {
     async () => {
       const rows = recoveriesOf(paymentId);
       if (rows.length === 1 && rows[0]!.state === "succeeded") return rows[0]!;
-      await Promise.all([stack.chain.mine(1), x.local.source.rpc("evm_mine")]);
+      await Promise.all([rig.stack.chain.mine(1), rig.x.local.source.rpc("evm_mine")]);
       return null;
     },
     30_000,
@@ -54,24 +45,24 @@ function waitSucceeded(paymentId: string) {
 
 describe("the recovery form on the payment page", () => {
   test("a request is a 303 back to the page, which then lists the recovery; a refusal says why and stores nothing", async () => {
-    const client = await signIn(stack.url, user);
-    const payment = await stack.createPayment({ amount: "5.00" });
+    const client = await signIn(rig.stack.url, rig.user);
+    const payment = await rig.stack.createPayment({ amount: "5.00" });
     const deposit = getAddress(payment.deposit_address);
-    const token = await strayTokenOnSource(x, deposit, 1_500_000_000_000_000_000n);
+    const token = await strayTokenOnSource(rig.x, deposit, 1_500_000_000_000_000_000n);
 
     const page = await (await client.get(`/dashboard/payments/${payment.id}`)).text();
     expect(page).toContain("Recover a token sent by mistake");
-    expect(page).toContain(`<option value="${stack.config.chain.name}" selected>`);
+    expect(page).toContain(`<option value="${rig.stack.config.chain.name}" selected>`);
     expect(page).toContain(`<option value="${LOCAL_SOURCE.name}">`);
 
     const refused = await client.post(`/dashboard/payments/${payment.id}/recover`, {
-      chain: stack.config.chain.name,
-      token: stack.chain.usdc,
+      chain: rig.stack.config.chain.name,
+      token: rig.stack.chain.usdc,
     });
     expect(refused.status).toBe(400);
     const refusedPage = await refused.text();
-    expect(refusedPage).toContain(`Token ${stack.chain.usdc} is the USDC this payment settles in`);
-    expect(refusedPage).toContain(`value="${stack.chain.usdc}"`);
+    expect(refusedPage).toContain(`Token ${rig.stack.chain.usdc} is the USDC this payment settles in`);
+    expect(refusedPage).toContain(`value="${rig.stack.chain.usdc}"`);
     expect(recoveriesOf(payment.id)).toEqual([]);
 
     const malformed = await client.post(`/dashboard/payments/${payment.id}/recover`, {
@@ -110,19 +101,18 @@ describe("the recovery form on the payment page", () => {
   });
 
   test("in a browser, at desktop and phone width", async () => {
-    browser = await launchBrowser();
-    const payment = await stack.createPayment({ amount: "5.00" });
+    const payment = await rig.stack.createPayment({ amount: "5.00" });
     const deposit = getAddress(payment.deposit_address);
     await mined(
-      stack.chain.publicClient,
-      stack.chain.payer.sendTransaction({ to: deposit, value: parseEther("0.25") }),
+      rig.stack.chain.publicClient,
+      rig.stack.chain.payer.sendTransaction({ to: deposit, value: parseEther("0.25") }),
     );
-    const context = await signedInContext(browser, stack.url, user);
+    const context = await signedInContext(rig.browser, rig.stack.url, rig.user);
     const page = await context.newPage();
     const problems = collectProblems(page);
 
-    await page.goto(`${stack.url}/dashboard/payments/${payment.id}`);
-    await page.getByLabel("Chain").selectOption(stack.config.chain.name);
+    await page.goto(`${rig.stack.url}/dashboard/payments/${payment.id}`);
+    await page.getByLabel("Chain").selectOption(rig.stack.config.chain.name);
     await Promise.all([page.waitForURL(/recovery=rcv_/), page.getByRole("button", { name: "Recover" }).click()]);
     expect(await page.getByRole("status").first().innerText()).toMatch(/^Recovery rcv_\w+ requested/);
     await waitSucceeded(payment.id);

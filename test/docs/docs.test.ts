@@ -3,34 +3,27 @@
  * chromium rendering the server's own /openapi.json under the page's CSP, at desktop and phone
  * sizes (screenshots docs-desktop.png and docs-phone.png in test/artifacts/).
  */
-import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { rmSync } from "node:fs";
 import type { OpenAPIV3_1 } from "openapi-types";
-import type { Browser, BrowserContext, Page } from "playwright-core";
-import { stopAll } from "../../src/lib/teardown.ts";
-import { collectProblems, DESKTOP, launchBrowser, PHONE, screenshot } from "../support/browser.ts";
+import type { BrowserContext, Page } from "playwright-core";
+import { collectProblems, DESKTOP, PHONE, screenshot, useBrowserRig } from "../support/browser.ts";
 import { startServeProcess } from "../support/serve-process.ts";
-import { makeTempDir, startTestServer, TEST_BASE_URL, type TestServer, testEnv } from "../support/server.ts";
+import { api, makeTempDir, startTestServer, TEST_BASE_URL, testEnv } from "../support/server.ts";
 import { builtBinary } from "../support/stack.ts";
 
 // Chromium parses a 1.7 MB bundle on a shared 2-core machine.
 setDefaultTimeout(60_000);
 
-let server: TestServer;
-let browser: Browser;
-
-beforeAll(async () => {
-  server = await startTestServer();
-  browser = await launchBrowser();
+const rig = useBrowserRig({
+  start: async (undo) => {
+    const server = await startTestServer();
+    undo(() => server.stop());
+    return { server };
+  },
 });
-afterAll(() =>
-  stopAll(
-    () => browser?.close(),
-    () => server?.stop(),
-  ),
-);
 
-const get = (path: string) => fetch(`${server.url}${path}`);
+const get = (path: string) => api(rig.server.url, null)(path);
 
 /** The src and href of every script and stylesheet the page links, in order. */
 function linkedFiles(page: string): string[] {
@@ -50,7 +43,7 @@ describe("GET /docs", () => {
     expect(res.headers.get("x-frame-options")).toBe("DENY");
     expect(res.headers.get("x-content-type-options")).toBe("nosniff");
     expect(res.headers.get("cache-control")).toBe("no-store");
-    const page = await res.text();
+    const page = res.text;
     expect(page).toContain("<title>Stablegate API reference</title>");
     // No inline script: every <script> loads a file from this server.
     const scripts = [...page.matchAll(/<script[^>]*>/g)].map((m) => m[0]);
@@ -61,7 +54,7 @@ describe("GET /docs", () => {
   });
 
   test("its files come from the server, versioned, with their content types and a long cache", async () => {
-    const files = linkedFiles(await (await get("/docs")).text());
+    const files = linkedFiles((await get("/docs")).text);
     expect(files.map((f) => f.replace(/\?v=\w+$/, ""))).toEqual([
       "/docs/swagger-ui.css",
       "/docs/docs.css",
@@ -75,20 +68,20 @@ describe("GET /docs", () => {
       expect(res.headers.get("content-type")).toBe(type);
       expect(res.headers.get("cache-control")).toBe("public, max-age=31536000, immutable");
       expect(res.headers.get("x-content-type-options")).toBe("nosniff");
-      expect((await res.text()).length).toBeGreaterThan(0);
+      expect(res.text.length).toBeGreaterThan(0);
     }
     // The renderer is the pinned package's own bundle, byte for byte.
-    const bundle = await (await get(files[2]!)).text();
+    const bundle = (await get(files[2]!)).text;
     expect(bundle).toBe(await Bun.file(require.resolve("swagger-ui-dist/swagger-ui-bundle.js")).text());
   });
 
   test("GET / links the docs and the OpenAPI document, and both answer", async () => {
-    const index = (await (await get("/")).json()) as { docs: string; openapi: string };
+    const index = (await get("/")).json as { docs: string; openapi: string };
     expect(index).toMatchObject({ docs: "/docs", openapi: "/openapi.json" });
     const docs = await get(index.docs);
     expect(docs.status).toBe(200);
-    expect(await docs.text()).toContain("Stablegate API reference");
-    const document = (await (await get(index.openapi)).json()) as OpenAPIV3_1.Document;
+    expect(docs.text).toContain("Stablegate API reference");
+    const document = (await get(index.openapi)).json as OpenAPIV3_1.Document;
     expect(document.openapi).toStartWith("3.1");
   });
 });
@@ -98,14 +91,15 @@ describe("the shipped binary", () => {
     const dataDir = makeTempDir();
     const serve = await startServeProcess(testEnv(dataDir), { command: [await builtBinary(), "serve"] });
     try {
-      const page = await (await fetch(`${serve.url}/docs`)).text();
+      const shipped = api(serve.url, null);
+      const page = (await shipped("/docs")).text;
       expect(page).toContain("<title>Stablegate API reference</title>");
       for (const file of linkedFiles(page)) {
-        const res = await fetch(`${serve.url}${file}`);
+        const res = await shipped(file);
         expect(res.status).toBe(200);
         const local = await get(file);
         expect(res.headers.get("content-type")).toBe(local.headers.get("content-type"));
-        expect(await res.text()).toBe(await local.text());
+        expect(res.text).toBe(local.text);
       }
     } finally {
       await serve.stop();
@@ -130,7 +124,7 @@ async function watchViolations(context: BrowserContext): Promise<() => Promise<s
 
 /** What the document served at /openapi.json names: its operations' summaries and ids, its webhooks. */
 async function documentNames(): Promise<{ summaries: string[]; operationIds: string[]; webhooks: string[] }> {
-  const document = (await (await get("/openapi.json")).json()) as OpenAPIV3_1.Document;
+  const document = (await get("/openapi.json")).json as OpenAPIV3_1.Document;
   const methods = ["get", "post", "put", "patch", "delete"] as const;
   const operations = Object.values(document.paths ?? {}).flatMap((item) => methods.flatMap((m) => item?.[m] ?? []));
   return {
@@ -146,13 +140,13 @@ describe("the reference in a browser", () => {
     // the document) as a merchant's would, not at 127.0.0.1; every request is passed to the real
     // server over HTTP, anything for another origin is refused.
     const origin = new URL(TEST_BASE_URL).origin;
-    const context = await browser.newContext({ viewport: DESKTOP });
+    const context = await rig.browser.newContext({ viewport: DESKTOP });
     const requested: string[] = [];
     await context.route("**/*", async (route) => {
       const url = new URL(route.request().url());
       requested.push(url.href);
       if (url.origin !== origin) return route.abort("blockedbyclient");
-      return route.fulfill({ response: await route.fetch({ url: `${server.url}${url.pathname}${url.search}` }) });
+      return route.fulfill({ response: await route.fetch({ url: `${rig.server.url}${url.pathname}${url.search}` }) });
     });
     const violations = await watchViolations(context);
     const page = await context.newPage();
@@ -185,7 +179,7 @@ describe("the reference in a browser", () => {
       .click();
     const dialog = page.locator(".modal-ux");
     await expect(dialog.innerText()).resolves.toMatch(/bearer/i);
-    await dialog.locator("input").first().fill(server.createAccount().apiKey);
+    await dialog.locator("input").first().fill(rig.server.createAccount().apiKey);
     await dialog.locator("button.authorize").click();
     await dialog.locator(".close-modal").click();
     await expandOperation(page, "List payments");

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startLocalCrossChain } from "../../src/dev/crosschain-stack.ts";
 import { ANVIL_KEY_0 } from "../support/anvil.ts";
-import { startCheckoutRig } from "../support/browser.ts";
+import { startBrowserRig } from "../support/browser.ts";
 import { childrenDuring } from "../support/processes.ts";
 import { startStack } from "../support/stack.ts";
 import { randomAddress } from "../support/test-chain.ts";
@@ -18,12 +18,25 @@ const commands = (started: Array<{ command: string }>) => started.map((p) => p.c
 describe("setup that fails half-way stops what it started", () => {
   test("a checkout rig whose browser cannot launch stops its chain and stack", async () => {
     const badPath = join(tmpdir(), `no-chromium-${crypto.randomUUID()}`);
-    const { error, started, alive } = await childrenDuring(() => startCheckoutRig({ executablePath: badPath }));
+    const { error, started, alive } = await childrenDuring(() => startBrowserRig({ executablePath: badPath }));
     expect((error as Error).message).toStartWith(`no chromium at ${badPath}: install Debian's chromium`);
     expect(commands(started)).toContain("anvil");
     expect(commands(started)).toContain("dist/stablegate serve");
     expect(alive).toEqual([]);
   }, 240_000);
+
+  test("a browser rig whose server cannot start closes the browser it launched beside it", async () => {
+    const { error, started, alive } = await childrenDuring(() =>
+      startBrowserRig({
+        start: async () => {
+          throw new Error("the server would not start");
+        },
+      }),
+    );
+    expect(String(error)).toContain("the server would not start");
+    expect(commands(started)).toContain("chromium");
+    expect(alive).toEqual([]);
+  });
 
   test("a stack whose server cannot start stops the chain it started", async () => {
     // A fee with no recipient is a configuration error: the server refuses to start.

@@ -3,9 +3,9 @@
  * injected EIP-1193 test wallet whose `request` runs in the test process, where it signs with
  * an anvil key through viem and sends to the test chain.
  *
- *   const browser = await launchBrowser();
- *   const context = await newContext(browser, [stack.url]);
- *   const wallet = await installTestWallet(context, { rpcUrl: chain.rpcUrl, privateKey });
+ *   const rig = useBrowserRig();   // a chain, the shipped executable and chromium for the file
+ *   const context = await newContext(rig.browser, [rig.stack.url]);
+ *   const wallet = await installTestWallet(context, { rpcUrl: rig.chain.rpcUrl, privateKey });
  */
 import { mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -16,6 +16,7 @@ import { foundry } from "viem/chains";
 import { isExecutable } from "../../scripts/test-prereqs.ts";
 import { settingUp, stopAll } from "../../src/lib/teardown.ts";
 import { testTokenAbi } from "./chain.ts";
+import { perFile, type Started } from "./per-file.ts";
 import { type Stack, startStack } from "./stack.ts";
 import { startChain, type TestChain } from "./test-chain.ts";
 
@@ -23,43 +24,70 @@ export const ARTIFACTS = resolve(import.meta.dir, "../artifacts");
 export const DESKTOP = { width: 1280, height: 800 };
 export const PHONE = { width: 390, height: 844 };
 
-export interface CheckoutRig {
+/** What the checkout and dashboard browser tests run against, beside chromium. */
+export interface CheckoutParts {
   chain: TestChain;
   stack: Stack;
-  browser: Browser;
+}
+
+/** Registers how to stop a part just started; parts are stopped newest first. */
+export type Undo = (step: () => unknown) => void;
+
+/** A chain with 0.5 s blocks and the shipped single executable on it, as a merchant runs it. */
+export async function startCheckoutParts(undo: Undo, env?: Record<string, string>): Promise<CheckoutParts> {
+  const chain = await startChain({ blockTime: 0.5 });
+  undo(() => chain.stop());
+  const stack = await startStack({ chain, confirmations: 1, pollIntervalMs: 100, subprocess: true, binary: true, env });
+  undo(() => stack.stop());
+  return { chain, stack };
+}
+
+export interface BrowserRigOptions<T extends object> {
+  /** What the pages are served by, started beside chromium. Default: startCheckoutParts. */
+  start?: (undo: Undo) => Promise<T>;
+  /** With the default start: more environment for the server. */
+  env?: Record<string, string>;
+  executablePath?: string;
+}
+
+export type BrowserRig<T extends object = CheckoutParts> = T & { browser: Browser };
+
+/**
+ * Starts `start`'s parts and chromium side by side. When a step fails, what the others started is
+ * stopped before the error is rethrown; `stop` stops every part, even when stopping one fails.
+ */
+export async function startBrowserRig<T extends object = CheckoutParts>(
+  opts: BrowserRigOptions<T> = {},
+): Promise<Started<BrowserRig<T>>> {
+  const start = opts.start ?? ((undo: Undo) => startCheckoutParts(undo, opts.env) as Promise<object> as Promise<T>);
+  const steps: Array<() => unknown> = [];
+  const rig = await settingUp(async (undo) => {
+    const both: Undo = (step) => {
+      undo(step);
+      steps.push(step);
+    };
+    const launched = launchBrowser(opts).then((browser) => {
+      both(() => browser.close());
+      return browser;
+    });
+    launched.catch(() => {}); // its failure is rethrown below, once the parts have started
+    // Settled before anything is undone: a browser that launches after a failed start is closed too.
+    const parts = await start(both).finally(() => launched.catch(() => {}));
+    return { ...parts, browser: await launched };
+  });
+  return { value: rig, stop: () => stopAll(...steps.reverse()) };
 }
 
 /**
- * What every checkout browser test runs against: a chain, the shipped executable and chromium.
- * When a step fails, what the earlier steps started is stopped before the error is rethrown.
+ * The browser rig of a test file (see perFile): its beforeAll starts the rig (startBrowserRig) and its
+ * afterAll stops whatever of it started. Call it at the top level; read its fields inside tests and hooks.
+ *
+ *   const rig = useBrowserRig();   // rig.chain, rig.stack, rig.browser
+ *   const rig = useBrowserRig({ start: async (undo) => { const server = await startTestServer();
+ *     undo(() => server.stop()); return { server }; } });   // rig.server, rig.browser
  */
-export function startCheckoutRig(
-  opts: { executablePath?: string; env?: Record<string, string> } = {},
-): Promise<CheckoutRig> {
-  return settingUp(async (undo) => {
-    const chain = await startChain({ blockTime: 0.5 });
-    undo(() => chain.stop());
-    // The shipped single executable, as a merchant runs it.
-    const stack = await startStack({
-      chain,
-      confirmations: 1,
-      pollIntervalMs: 100,
-      subprocess: true,
-      binary: true,
-      env: opts.env,
-    });
-    undo(() => stack.stop());
-    return { chain, stack, browser: await launchBrowser(opts) };
-  });
-}
-
-/** Stops every part of the rig that was started, even when stopping an earlier one fails. */
-export function stopCheckoutRig(rig: Partial<CheckoutRig>): Promise<void> {
-  return stopAll(
-    () => rig.browser?.close(),
-    () => rig.stack?.stop(),
-    () => rig.chain?.stop(),
-  );
+export function useBrowserRig<T extends object = CheckoutParts>(opts: BrowserRigOptions<T> = {}): BrowserRig<T> {
+  return perFile("useBrowserRig()", () => startBrowserRig(opts));
 }
 
 /** Where `bun run test` found chromium (scripts/test-prereqs.ts), else Debian's path. */
