@@ -5,25 +5,18 @@
  * operator is warned, and the merchant's figures (export, dashboard) show no fee taken. Real anvil,
  * real server.
  */
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { type Address, parseAbi } from "viem";
 import { CSV_COLUMNS } from "../../src/payments/csv.ts";
 import { mined } from "../support/chain.ts";
 import { createDashboardUser, signIn } from "../support/dashboard.ts";
-import { type Stack, startStack } from "../support/stack.ts";
+import { useStack } from "../support/per-file.ts";
+import { api } from "../support/server.ts";
 import { randomAddress, usdc } from "../support/test-chain.ts";
 
 const FEE_RECIPIENT = randomAddress();
 
-let stack: Stack;
-
-beforeAll(async () => {
-  stack = await startStack({ feeBps: 100, feeRecipient: FEE_RECIPIENT, logLevel: "warn" });
-});
-
-afterAll(async () => {
-  await stack?.stop();
-});
+const stack = useStack({ feeBps: 100, feeRecipient: FEE_RECIPIENT, logLevel: "warn" });
 
 const blocklistAbi = parseAbi(["function blacklist(address account)", "function unBlacklist(address account)"]);
 
@@ -43,9 +36,9 @@ async function blacklist(account: Address, on: boolean): Promise<void> {
 
 /** The payment's line of the merchant's CSV export, by column. */
 async function exportedLine(paymentId: string): Promise<Record<string, string>> {
-  const res = await fetch(`${stack.url}/api/v1/payments.csv`, { headers: { authorization: `Bearer ${stack.apiKey}` } });
+  const res = await api(stack.url, stack.apiKey)("/api/v1/payments.csv");
   expect(res.status).toBe(200);
-  const line = (await res.text()).split("\r\n").find((l) => l.startsWith(`${paymentId},`));
+  const line = res.text.split("\r\n").find((l) => l.startsWith(`${paymentId},`));
   expect(line).toBeDefined();
   const fields = line!.split(",");
   return Object.fromEntries(CSV_COLUMNS.map((name, i) => [name, fields[i]!]));

@@ -3,24 +3,16 @@
  * bigint without a word. A custom token can move 2^63 units or more: such transfers are refused
  * (never stored, never credited, never shown negative), found by the watcher or through /sync.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import type { Address, Hex } from "viem";
 import { ANVIL_KEY_3 } from "../support/anvil.ts";
 import { testTokenAbi, walletClientFor } from "../support/chain.ts";
-import { type Stack, startStack } from "../support/stack.ts";
+import { useStack } from "../support/per-file.ts";
 import { usdc } from "../support/test-chain.ts";
 
 const INT64_MAX = 2n ** 63n - 1n;
 
-let stack: Stack;
-
-beforeAll(async () => {
-  stack = await startStack({ confirmations: 1 });
-});
-
-afterAll(async () => {
-  await stack?.stop();
-});
+const stack = useStack({ confirmations: 1 });
 
 /** Mints `units` of the test token to a fresh holder and transfers them to `to`: a real transfer. */
 async function transferMinted(to: string, units: bigint): Promise<Hex> {

@@ -3,20 +3,12 @@
  * and then reorged away is never credited, and a watcher whose cursor block vanished rewinds
  * and still finds what the new chain holds.
  */
-import { afterAll, beforeAll, expect, test } from "bun:test";
-import { type Stack, startStack } from "../support/stack.ts";
+import { expect, test } from "bun:test";
+import { useStack } from "../support/per-file.ts";
 import { usdc } from "../support/test-chain.ts";
 
 const CONFIRMATIONS = 3;
-let stack: Stack;
-
-beforeAll(async () => {
-  stack = await startStack({ confirmations: CONFIRMATIONS });
-});
-
-afterAll(async () => {
-  await stack?.stop();
-});
+const stack = useStack({ confirmations: CONFIRMATIONS });
 
 test("a transfer reorged away before its confirmations is never credited and leaves the public view", async () => {
   const { anvil, publicClient } = stack.chain;

@@ -3,21 +3,13 @@
  * confirmations on the settlement's own block, as it does for the payer's transfer, because a
  * reorg can still drop a block that has fewer.
  */
-import { afterAll, beforeAll, expect, test } from "bun:test";
-import { type Stack, startStack } from "../support/stack.ts";
+import { expect, test } from "bun:test";
+import { useStack } from "../support/per-file.ts";
 import { usdc } from "../support/test-chain.ts";
 import { settlerRanSince } from "../support/wait.ts";
 
 const CONFIRMATIONS = 3;
-let stack: Stack;
-
-beforeAll(async () => {
-  stack = await startStack({ confirmations: CONFIRMATIONS });
-});
-
-afterAll(async () => {
-  await stack?.stop();
-});
+const stack = useStack({ confirmations: CONFIRMATIONS });
 
 test("a mined settlement is confirmed only once its block has the configured confirmations", async () => {
   const { publicClient } = stack.chain;

@@ -3,23 +3,15 @@
  * at the deposit address, and is retried automatically once the cause is gone: the injected
  * clock jumps past the first retry (30 s) instead of the test sleeping.
  */
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { factoryOf } from "../../src/chain/deposit-terms.ts";
 import { forwarderV3Address } from "../../src/chain/deposit-v3.ts";
 import { testTokenAbi } from "../support/chain.ts";
-import { type Stack, startStack } from "../support/stack.ts";
+import { useStack } from "../support/per-file.ts";
 import { usdc } from "../support/test-chain.ts";
 import { settlerRanSince } from "../support/wait.ts";
 
-let stack: Stack;
-
-beforeAll(async () => {
-  stack = await startStack();
-});
-
-afterAll(async () => {
-  await stack?.stop();
-});
+const stack = useStack();
 
 async function setBlocked(address: string, blocked: boolean): Promise<void> {
   const { publicClient, deployer, usdc: token } = stack.chain;

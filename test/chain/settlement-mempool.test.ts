@@ -3,21 +3,13 @@
  * node refuses as a duplicate, "transaction already imported" in anvil) and, once the injected
  * clock passes the stuck threshold, replaced with higher fees.
  */
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { type Hex, parseGwei, toHex } from "viem";
-import { type Stack, startStack } from "../support/stack.ts";
+import { useStack } from "../support/per-file.ts";
 import { usdc } from "../support/test-chain.ts";
 import { settlerRanSince } from "../support/wait.ts";
 
-let stack: Stack;
-
-beforeAll(async () => {
-  stack = await startStack({ automine: false, logLevel: "debug" });
-});
-
-afterAll(async () => {
-  await stack?.stop();
-});
+const stack = useStack({ automine: false, logLevel: "debug" });
 
 test("a settlement rebroadcast while it waits for a block logs no warning", async () => {
   // Only this test's lines: in a random order another test's small block may already have drawn

@@ -3,23 +3,15 @@
  * its USDC transfers to the payment's deposit address (credited once confirmed, exactly once);
  * anything else is refused and writes nothing.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { toHex } from "viem";
 import { ANVIL_KEY_3 } from "../support/anvil.ts";
 import { testTokenAbi, walletClientFor } from "../support/chain.ts";
+import { useStack } from "../support/per-file.ts";
 import { isErrorBody } from "../support/server.ts";
-import { type Stack, startStack } from "../support/stack.ts";
 import { randomAddress, usdc } from "../support/test-chain.ts";
 
-let stack: Stack;
-
-beforeAll(async () => {
-  stack = await startStack({ confirmations: 2 });
-});
-
-afterAll(async () => {
-  await stack?.stop();
-});
+const stack = useStack({ confirmations: 2 });
 
 const transferCount = () => stack.sql<{ n: number }>("SELECT count(*) AS n FROM transfers")[0]!.n;
 
