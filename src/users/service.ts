@@ -63,7 +63,7 @@ export interface UsersDeps {
   passwordHashing?: PasswordHashing;
 }
 
-export type PasswordHashing = Extract<Parameters<typeof Bun.password.hash>[1], { algorithm: "argon2id" }>;
+export type PasswordHashing = Bun.Password.Argon2Algorithm & { algorithm: "argon2id" };
 
 /** argon2id with 64 MiB and 2 passes (OWASP asks for at least 19 MiB and 2): about 0.2 s of one core. */
 export const PASSWORD_HASHING: PasswordHashing = { algorithm: "argon2id", memoryCost: 65_536, timeCost: 2 };
