@@ -18,7 +18,7 @@ const ROOT = resolve(import.meta.dir, "..");
 const TARGETS: Record<string, string[]> = {
   "src/lib/money.ts": [
     "test/lib/money.test.ts",
-    "test/crosschain/quote-property.test.ts",
+    "test/chain/redeeming/quote-property.test.ts",
     "test/payments/create.test.ts",
   ],
   "src/lib/secrets.ts": ["test/accounts/auth.test.ts"],
@@ -28,27 +28,27 @@ const TARGETS: Record<string, string[]> = {
     "test/webhooks/endpoint-removal.test.ts",
     "test/webhooks/payment-events.test.ts",
   ],
-  "src/chain/ledger.ts": [
-    "test/chain/sync.test.ts",
+  "src/chain/watching/ledger.ts": [
+    "test/chain/watching/sync.test.ts",
     "test/chain/payments-onchain.test.ts",
-    "test/chain/large-amounts.test.ts",
-    "test/chain/reorg.test.ts",
+    "test/chain/watching/large-amounts.test.ts",
+    "test/chain/watching/reorg.test.ts",
   ],
-  "src/chain/settlement-proof.ts": [
-    "test/chain/settlement-proof.test.ts",
+  "src/chain/settling/settlement-proof.ts": [
+    "test/chain/settling/settlement-proof.test.ts",
     "test/chain/payments-onchain.test.ts",
-    "test/chain/settlement-mempool.test.ts",
-    "test/chain/settlement-failure.test.ts",
-    "test/chain/hostile-rpc.test.ts",
+    "test/chain/settling/settlement-mempool.test.ts",
+    "test/chain/settling/settlement-failure.test.ts",
+    "test/chain/watching/hostile-rpc.test.ts",
   ],
-  "src/chain/settler.ts": [
-    "test/chain/settlement-confirmations.test.ts",
+  "src/chain/settling/settler.ts": [
+    "test/chain/settling/settlement-confirmations.test.ts",
     "test/chain/relayer-status.test.ts",
-    "test/chain/lagging-receipts.test.ts",
-    "test/chain/settlement-failure.test.ts",
-    "test/chain/settlement-mempool.test.ts",
+    "test/chain/settling/lagging-receipts.test.ts",
+    "test/chain/settling/settlement-failure.test.ts",
+    "test/chain/settling/settlement-mempool.test.ts",
     "test/chain/payments-onchain.test.ts",
-    "test/chain/hostile-rpc.test.ts",
+    "test/chain/watching/hostile-rpc.test.ts",
     "test/chain/crash.test.ts",
   ],
   "src/webhooks/signature.ts": [
@@ -72,8 +72,14 @@ const TARGETS: Record<string, string[]> = {
   "src/http/auth.ts": ["test/accounts/auth.test.ts"],
   "src/accounts/service.ts": ["test/accounts/auth.test.ts", "test/cli/cli.test.ts"],
   "src/idempotency/index.ts": ["test/payments/idempotency.test.ts", "test/idempotency/expiry.test.ts"],
-  "src/crosschain/quote.ts": ["test/crosschain/quote-property.test.ts", "test/crosschain/crosschain.test.ts"],
-  "src/crosschain/service.ts": ["test/crosschain/crosschain.test.ts", "test/crosschain/stuck-redemption.test.ts"],
+  "src/chain/redeeming/quote.ts": [
+    "test/chain/redeeming/quote-property.test.ts",
+    "test/chain/redeeming/payer-burns.test.ts",
+  ],
+  "src/chain/redeeming/service.ts": [
+    "test/chain/redeeming/payer-burns.test.ts",
+    "test/chain/redeeming/stuck-redemption.test.ts",
+  ],
   "src/payment-links/service.ts": [
     "test/payment-links/service.test.ts",
     "test/payment-links/api.test.ts",

@@ -1,4 +1,5 @@
 import { Elysia } from "elysia";
+import { recoveryRoutes } from "./chain/recovering/routes.ts";
 import { pageRoutes } from "./checkout/page-routes.ts";
 import { publicRoutes } from "./checkout/public-routes.ts";
 import { allDashboardRoutes } from "./dashboard/all-routes.ts";
@@ -20,7 +21,6 @@ import { linkPageRoutes } from "./payment-links/page-routes.ts";
 import { paymentLinkRoutes } from "./payment-links/routes.ts";
 import { paymentExportRoutes } from "./payments/export-routes.ts";
 import { paymentRoutes } from "./payments/routes.ts";
-import { recoveryRoutes } from "./recoveries/routes.ts";
 import { webhookEndpointRoutes } from "./webhooks/routes.ts";
 
 /** The HTTP application: body parsing and error mapping once, then each capability's routes. */

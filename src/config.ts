@@ -1,8 +1,8 @@
 import { isIP } from "node:net";
 import { type Address, getAddress, type Hex, isAddress, isHex } from "viem";
 import { CHAINS, defaultRpcUrl } from "./chain/chains.ts";
+import { type CrossChainConfig, crossChainConfig } from "./chain/cross-chain-config.ts";
 import { SWEEP_FLOOR_VARIABLE, sweepFloors } from "./chain/sweep-floor.ts";
-import { type CrossChainConfig, crossChainConfig } from "./crosschain/config.ts";
 import { storeLocationFrom } from "./db/open.ts";
 import { parseDuration } from "./lib/duration.ts";
 import { ConfigError } from "./lib/errors.ts";

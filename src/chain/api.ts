@@ -1,6 +1,6 @@
 import type { Address, Hex } from "viem";
 import type { PaymentRow } from "../payments/store.ts";
-import type { ChainReadiness } from "./readiness.ts";
+import type { ChainReadiness } from "./watching/readiness.ts";
 
 /** What the rest of the server asks of the chain side: the routes, and /readyz. */
 export interface ChainApi {

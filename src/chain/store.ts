@@ -14,7 +14,7 @@ export interface TransferRow {
   block_hash: string;
   credited_at: number | null;
   created_at: number;
-  /** The bridge carrying a credited source-chain transfer to the settlement chain (src/bridging/). */
+  /** The bridge carrying a credited source-chain transfer to the settlement chain (src/chain/bridging/). */
   bridge_id?: string | null;
 }
 

@@ -1,8 +1,8 @@
+import theme from "../html/theme.css" with { type: "text" };
 import css from "./assets/checkout.css" with { type: "text" };
 import crossChainJs from "./assets/pay-crosschain.client.js" with { type: "text" };
 import pageJs from "./assets/pay-page.client.js" with { type: "text" };
 import walletJs from "./assets/pay-wallet.client.js" with { type: "text" };
-import theme from "./assets/theme.css" with { type: "text" };
 import widgetJs from "./assets/widget.client.js" with { type: "text" };
 
 /** A browser file embedded in the binary, served at `path`. */

@@ -1,6 +1,6 @@
+import { html, type Raw } from "../html/template.ts";
 import { AWAITING_FUNDS } from "../payments/states.ts";
 import type { PaymentStatus } from "../payments/store.ts";
-import { html, type Raw } from "./html.ts";
 import { timeTag } from "./page-summary.ts";
 import { transfersList } from "./page-transfers.ts";
 import type { PublicPaymentView } from "./public-view.ts";
@@ -106,7 +106,7 @@ export function paySection(view: PublicPaymentView, ctx: PayContext): Raw {
 </section>`;
 }
 
-/** A cross-chain burn on its way (the list's items come from src/crosschain's burn view). */
+/** A cross-chain burn on its way (the list's items come from src/chain/redeeming's burn view). */
 function burnInFlight(view: PublicPaymentView): boolean {
   return view.cross_chain_transfers.some((b) => {
     const state = (b as { state?: unknown } | null)?.state;

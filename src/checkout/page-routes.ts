@@ -1,10 +1,10 @@
 import { Elysia } from "elysia";
+import { qrSvg } from "../html/qr.ts";
 import type { AppContext } from "../http/context.ts";
 import { READ_LIMIT } from "../http/rate-limit.ts";
 import { ASSETS, assetResponse } from "./assets.ts";
 import { checkoutPage, notFoundPage, PAGE_HEADERS, pageQrTexts } from "./page.ts";
 import { publicPaymentView } from "./public-view.ts";
-import { qrSvg } from "./qr.ts";
 
 /** The hosted checkout page, its assets and the merchant widget, all embedded in the binary. */
 export function pageRoutes(ctx: AppContext) {

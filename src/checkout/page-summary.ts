@@ -1,4 +1,4 @@
-import { html, type Raw } from "./html.ts";
+import { html, type Raw } from "../html/template.ts";
 import type { PublicPaymentView } from "./public-view.ts";
 
 /** "21 Jan 2026, 14:05 UTC": unambiguous everywhere; the page script localises it. */

@@ -1,4 +1,4 @@
-import { html, type Raw } from "./html.ts";
+import { html, type Raw } from "../html/template.ts";
 import type { ShownNetwork } from "./page-pay.ts";
 import type { PublicPaymentView } from "./public-view.ts";
 

@@ -1,6 +1,6 @@
+import { html, type Raw, raw } from "../html/template.ts";
 import { ASSETS, assetUrl, PAGE_SCRIPTS } from "./assets.ts";
 import { type AddChainParams, addChainParams, chainLabel } from "./chain-info.ts";
-import { html, type Raw, raw } from "./html.ts";
 import { paySection, STATUS_LABELS } from "./page-pay.ts";
 import { detailsSection, summaryHead } from "./page-summary.ts";
 import { TRANSFER_STATES } from "./page-transfers.ts";

@@ -1,5 +1,6 @@
 import { Type } from "@sinclair/typebox";
 import { Elysia } from "elysia";
+import { qrSvg } from "../html/qr.ts";
 import type { AppContext } from "../http/context.ts";
 import { idParam } from "../http/params.ts";
 import { oneOfParam } from "../http/query.ts";
@@ -11,7 +12,6 @@ import type { PaymentRow } from "../payments/store.ts";
 import { publicCors } from "./cors.ts";
 import { networkNamed, paymentUri } from "./networks.ts";
 import { publicPaymentView } from "./public-view.ts";
-import { qrSvg } from "./qr.ts";
 
 const LIMITS = { read: READ_LIMIT, chain: CHAIN_LIMIT };
 

@@ -1,4 +1,4 @@
-import { html, type Raw } from "../checkout/html.ts";
+import { html, type Raw } from "../html/template.ts";
 
 /** A one-line message at the top of a page: what just happened, or why a form was refused. */
 export interface Notice {

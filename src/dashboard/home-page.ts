@@ -1,4 +1,4 @@
-import { html, type Raw } from "../checkout/html.ts";
+import { html, type Raw } from "../html/template.ts";
 import { formatExact } from "../lib/money.ts";
 import type { HomeFigures, Totals } from "../payments/search.ts";
 import { PAYMENT_STATUSES } from "../payments/store.ts";

@@ -1,6 +1,6 @@
 import type { ApiKeyInfo } from "../accounts/service.ts";
-import { html, type Raw } from "../checkout/html.ts";
 import { timeTag } from "../checkout/page-summary.ts";
+import { html, type Raw } from "../html/template.ts";
 import { type Notice, noticeBox } from "./admin-page.ts";
 import { csrfField, type DashboardSession } from "./kit.ts";
 

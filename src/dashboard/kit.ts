@@ -1,4 +1,4 @@
-import { html, type Raw } from "../checkout/html.ts";
+import { html, type Raw } from "../html/template.ts";
 
 /**
  * The contract every dashboard page is written against. routes.ts resolves the session before

@@ -1,5 +1,5 @@
-import { html, type Raw } from "../checkout/html.ts";
 import { pageHeaders } from "../checkout/page.ts";
+import { html, type Raw } from "../html/template.ts";
 import { DASHBOARD_ASSETS, dashboardAssetUrl } from "./assets.ts";
 import { csrfField, type DashboardSession, type NavKey } from "./kit.ts";
 

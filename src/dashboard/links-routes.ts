@@ -1,5 +1,5 @@
 import type { Account } from "../accounts/service.ts";
-import { qrSvg } from "../checkout/qr.ts";
+import { qrSvg } from "../html/qr.ts";
 import type { AppContext } from "../http/context.ts";
 import { DEFAULT_LIMIT } from "../http/query.ts";
 import { bodyValidator } from "../http/validate.ts";

@@ -1,4 +1,4 @@
-import { html, type Raw } from "../checkout/html.ts";
+import { html, type Raw } from "../html/template.ts";
 import { formatExact } from "../lib/money.ts";
 
 const WIDTH = 600;

@@ -1,4 +1,4 @@
-import { html } from "../checkout/html.ts";
+import { html } from "../html/template.ts";
 import { publicDashboardPage } from "./layout.ts";
 
 export interface SignInView {

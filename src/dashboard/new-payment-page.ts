@@ -1,4 +1,4 @@
-import { html, type Raw } from "../checkout/html.ts";
+import { html, type Raw } from "../html/template.ts";
 import { csrfField, type DashboardSession } from "./kit.ts";
 import {
   BLANK_ITEM_ROWS,

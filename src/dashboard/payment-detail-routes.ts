@@ -1,6 +1,7 @@
 import type { Account } from "../accounts/service.ts";
 import { explorerFor } from "../chain/explorer.ts";
-import { qrSvg } from "../checkout/qr.ts";
+import { recoveryView } from "../chain/recovering/view.ts";
+import { qrSvg } from "../html/qr.ts";
 import type { AppContext } from "../http/context.ts";
 import { statusOf } from "../http/errors.ts";
 import { bodyValidator } from "../http/validate.ts";
@@ -9,7 +10,6 @@ import { formatAmount } from "../lib/money.ts";
 import { sleep } from "../lib/sleep.ts";
 import { createPaymentOnce } from "../payments/create-once.ts";
 import { CreatePaymentSchema } from "../payments/schema.ts";
-import { recoveryView } from "../recoveries/view.ts";
 import type { Notice } from "./admin-page.ts";
 import type { DashboardRoute, DashboardSession } from "./kit.ts";
 import { seeOther } from "./kit.ts";

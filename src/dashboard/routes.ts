@@ -1,6 +1,6 @@
 import { Elysia } from "elysia";
 import { assetResponse } from "../checkout/assets.ts";
-import { html } from "../checkout/html.ts";
+import { html } from "../html/template.ts";
 import { DASHBOARD_ASSETS } from "./assets.ts";
 import type { DashboardRoute, DashboardSession } from "./kit.ts";
 import { publicDashboardPage } from "./layout.ts";

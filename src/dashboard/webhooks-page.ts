@@ -1,5 +1,5 @@
-import { html, type Raw } from "../checkout/html.ts";
 import { humanTime, timeTag } from "../checkout/page-summary.ts";
+import { html, type Raw } from "../html/template.ts";
 import { type Notice, noticeBox } from "./admin-page.ts";
 import { csrfField, type DashboardSession } from "./kit.ts";
 

@@ -23,8 +23,8 @@ import {
   type WalletClient,
 } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
+import { messageReceivedParams } from "../chain/cctp-abi.ts";
 import { artifacts } from "../chain/contracts.ts";
-import { messageReceivedParams } from "../crosschain/abi.ts";
 import { abiParams } from "../lib/abi-params.ts";
 
 /**

@@ -1,5 +1,5 @@
 import { assetUrl } from "../checkout/assets.ts";
-import { html } from "../checkout/html.ts";
+import { html } from "../html/template.ts";
 import { DOCS_ASSETS } from "./assets.ts";
 
 /** Where the page reads the API's description from. */

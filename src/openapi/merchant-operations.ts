@@ -1,14 +1,14 @@
 import { Type } from "@sinclair/typebox";
+import { RECOVERY_GAS_CAP } from "../chain/recovering/gas.ts";
+import { RECOVERIES_PER_ACCOUNT } from "../chain/recovering/limits.ts";
+import { RecoveryParams } from "../chain/recovering/routes.ts";
+import { RecoverSchema } from "../chain/recovering/schema.ts";
 import { EventParams, ListEventsQuery, StreamQuery } from "../events/routes.ts";
 import { LinkParams, ListLinksQuery } from "../payment-links/routes.ts";
 import { CreatePaymentLinkSchema, UpdatePaymentLinkSchema } from "../payment-links/schema.ts";
 import { ExportQuery } from "../payments/export-routes.ts";
 import { ListPaymentsQuery, PaymentParams } from "../payments/routes.ts";
 import { CreatePaymentSchema } from "../payments/schema.ts";
-import { RECOVERY_GAS_CAP } from "../recoveries/gas.ts";
-import { RECOVERIES_PER_ACCOUNT } from "../recoveries/limits.ts";
-import { RecoveryParams } from "../recoveries/routes.ts";
-import { RecoverSchema } from "../recoveries/schema.ts";
 import { CreateEndpointSchema, DeliveryParams, EndpointParams, ListDeliveriesQuery } from "../webhooks/routes.ts";
 import {
   CreatedWebhookEndpoint,

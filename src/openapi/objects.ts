@@ -171,7 +171,7 @@ export const TestEvent = eventOf(
 /** An event as the events API returns it and webhooks send it, told apart by `type`. */
 export const Event = Type.Union([PaymentEvent, AccountEvent, TestEvent], { $id: "Event" });
 
-/** src/recoveries/view.ts */
+/** src/chain/recovering/view.ts */
 export const Recovery = Type.Object(
   {
     id: prefixed("rcv"),

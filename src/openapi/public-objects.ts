@@ -2,7 +2,7 @@ import { Type } from "@sinclair/typebox";
 import { Address, ExactAmount, nullable } from "./payment-objects.ts";
 
 /**
- * What the cross-chain endpoints of the checkout (src/crosschain/service.ts) and the health
+ * What the cross-chain endpoints of the checkout (src/chain/redeeming/service.ts) and the health
  * endpoints (src/ops/routes.ts) answer, described for the OpenAPI document.
  */
 

@@ -1,5 +1,5 @@
 import { Counter, Gauge, Registry } from "prom-client";
-import type { ChainReadiness } from "../chain/readiness.ts";
+import type { ChainReadiness } from "../chain/watching/readiness.ts";
 import { PAYMENT_STATUSES, type PaymentStatus } from "../payments/store.ts";
 import { createHttpMetrics } from "./http-metrics.ts";
 

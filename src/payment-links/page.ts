@@ -1,6 +1,6 @@
-import { html, type Raw } from "../checkout/html.ts";
 import { layout, messagePage } from "../checkout/page.ts";
 import { itemsTable } from "../checkout/page-summary.ts";
+import { html, type Raw } from "../html/template.ts";
 import { asSentence } from "../lib/errors.ts";
 import { formatAmount } from "../lib/money.ts";
 import { lineItemsView } from "../payments/view.ts";

@@ -1,6 +1,6 @@
 import type { Account } from "../accounts/service.ts";
+import type { burnView } from "../chain/redeeming/service.ts";
 import type { ChainStore } from "../chain/store.ts";
-import type { burnView } from "../crosschain/service.ts";
 import type { EventStore } from "../events/store.ts";
 import { splitFee } from "../lib/money.ts";
 import type { DeliveriesService } from "../webhooks/deliveries.ts";

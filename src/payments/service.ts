@@ -26,7 +26,7 @@ export interface PaymentsDeps {
   defaultFeeBps: number;
   feeRecipient: Address | undefined;
   paymentWindowMs: number;
-  /** How new deposit addresses bridge from source chains, if any (src/crosschain/config.ts: newDepositTerms). */
+  /** How new deposit addresses bridge from source chains, if any (src/chain/cross-chain-config.ts: newDepositTerms). */
   depositTerms: BridgeTerms;
 }
 

@@ -7,7 +7,7 @@
  */
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { erc20Abi, getAddress, toHex } from "viem";
-import { qrSvg } from "../../src/checkout/qr.ts";
+import { qrSvg } from "../../src/html/qr.ts";
 import { ANVIL_KEY_1 } from "../support/anvil.ts";
 import {
   collectProblems,

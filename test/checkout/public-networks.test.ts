@@ -7,8 +7,8 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { CHAINS } from "../../src/chain/chains.ts";
-import { qrSvg } from "../../src/checkout/qr.ts";
-import { crossChainConfig } from "../../src/crosschain/config.ts";
+import { crossChainConfig } from "../../src/chain/cross-chain-config.ts";
+import { qrSvg } from "../../src/html/qr.ts";
 import { createPaymentStore, insertPayment, paymentRow } from "../support/payment-rows.ts";
 import { type Api, api, isErrorBody, startTestServer, TEST_USDC, type TestServer } from "../support/server.ts";
 import { startChain, type TestChain } from "../support/test-chain.ts";

@@ -252,7 +252,7 @@ describe("a form submitted twice", () => {
   });
 });
 
-/** The page's escaping of a message or value (src/checkout/html.ts: numeric entities). */
+/** The page's escaping of a message or value (src/html/template.ts: numeric entities). */
 function escapedLike(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }

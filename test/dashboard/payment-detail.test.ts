@@ -6,8 +6,8 @@
  * recovery of that payment, in words of its record.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { escapeHtml } from "../../src/checkout/html.ts";
 import { runAccountCommand } from "../../src/cli/accounts.ts";
+import { escapeHtml } from "../../src/html/template.ts";
 import { createDashboardUser, type DashboardClient, signIn } from "../support/dashboard.ts";
 import { type Receiver, startReceiver } from "../support/receiver.ts";
 import { insertPendingRecovery } from "../support/recovery-rows.ts";

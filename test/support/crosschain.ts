@@ -25,8 +25,8 @@ import {
 } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { foundry } from "viem/chains";
+import { tokenMessengerAbi } from "../../src/chain/cctp-abi.ts";
 import { DETERMINISTIC_DEPLOYER } from "../../src/chain/contracts.ts";
-import { tokenMessengerAbi } from "../../src/crosschain/abi.ts";
 import { decodeCctpMessage } from "../../src/dev/attestation-service.ts";
 import { cctpAddresses, testMessageTransmitterV2Abi, testTokenMessengerV2Abi } from "../../src/dev/cctp-rig.ts";
 import {

@@ -9,7 +9,7 @@ import { privateKeyToAccount } from "viem/accounts";
 import { foundry } from "viem/chains";
 import GasBurnerTokenJson from "../../contracts/artifacts/GasBurnerToken.json";
 import { type Artifact, artifacts } from "../../src/chain/contracts.ts";
-import { SOURCE_FACTORIES } from "../../src/chain/source-readiness.ts";
+import { SOURCE_FACTORIES } from "../../src/chain/watching/source-readiness.ts";
 import { ANVIL_KEY_3 } from "./anvil.ts";
 import { deployArtifact, mined, type TestWallet, testTokenAbi } from "./chain.ts";
 import { type CrossChainStack, LOCAL_SOURCE } from "./crosschain.ts";

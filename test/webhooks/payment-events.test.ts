@@ -4,8 +4,8 @@
  * test/support/webhook-delivery.ts.
  */
 import { beforeAll, describe, expect, test } from "bun:test";
-import { createLedger } from "../../src/chain/ledger.ts";
 import { createChainStore } from "../../src/chain/store.ts";
+import { createLedger } from "../../src/chain/watching/ledger.ts";
 import { createEventStore } from "../../src/events/store.ts";
 import { systemClock } from "../../src/lib/clock.ts";
 import { randomIds } from "../../src/lib/ids.ts";

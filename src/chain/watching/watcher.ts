@@ -1,0 +1,349 @@
+import {
+  type Address,
+  erc20Abi,
+  formatLog,
+  getAddress,
+  type Hex,
+  type PublicClient,
+  parseEventLogs,
+  toHex,
+} from "viem";
+import type { Clock } from "../../lib/clock.ts";
+import type { Logger } from "../../lib/log.ts";
+import { sleep } from "../../lib/sleep.ts";
+import type { PaymentStore } from "../../payments/store.ts";
+import type { OwnMint, OwnMints } from "../bridging/mints.ts";
+import { backoffMs, errorMessage, isRangeError, unlessNotFound } from "../rpc-errors.ts";
+import type { ChainStore } from "../store.ts";
+import type { Ledger, ObservedTransfer } from "./ledger.ts";
+
+export interface WatcherDeps {
+  client: PublicClient;
+  chain: ChainStore;
+  payments: PaymentStore;
+  ledger: Ledger;
+  clock: Clock;
+  log: Logger;
+  /** The chain's name, for the log. */
+  name: string;
+  chainId: number;
+  usdc: Address;
+  /**
+   * Runs a write that moves the cursor: in one transaction with the check that this replica
+   * still holds the chain lease (src/leases/), so one that lost it moves nothing. A plain
+   * transaction where nothing is leased (tests that drive one watcher).
+   */
+  fenced?: <T>(write: () => T) => T;
+  confirmations: number;
+  pollIntervalMs: number;
+  /** Called after blocks were scanned and something was credited, so settlement starts at once. */
+  onCredited?: () => void;
+  /**
+   * On the settlement chain: tells mints of deposit addresses' own burns (bridged funds, already
+   * credited on their source chain) from payments, and records them instead of crediting them.
+   */
+  ownMints?: OwnMints;
+  /**
+   * On a source chain: whether its deposit factory is there. Until then nothing is scanned or
+   * credited; the cursor is placed (or kept) where it would start anyway, so the blocks in
+   * between are scanned once it is.
+   */
+  ready?: () => boolean;
+}
+
+const MAX_CHUNK = 5_000n;
+/** Logs per eth_getLogs call to aim for: well under providers' result caps. */
+const TARGET_LOGS = 5_000;
+/** keccak256("Transfer(address,address,uint256)") */
+const TRANSFER_TOPIC = "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef";
+
+/** A log as eth_getLogs returns it, before any checking: every field may be missing or wrong. */
+type RpcLog = { topics?: unknown[] } & Record<string, unknown>;
+const MAX_INITIAL_LOOKBACK = 50_000n;
+
+export type Watcher = ReturnType<typeof createWatcher>;
+
+/**
+ * Follows one chain's USDC Transfer logs up to head - confirmations and credits those sent to
+ * any deposit address ever issued. One runs per enabled chain, each on its own loop, so a slow
+ * RPC delays only its own chain. The cursor (block number and hash) moves in the same
+ * transaction as the credits, so a crash repeats at most an uncommitted range, and crediting
+ * is idempotent per (tx hash, log index) anyway.
+ */
+export function createWatcher(deps: WatcherDeps) {
+  const { client, chain, payments, ledger, clock, log, chainId, usdc, confirmations } = deps;
+  const fenced = deps.fenced ?? chain.transaction;
+  let chunk = 1_000n;
+  const state = {
+    head: null as bigint | null,
+    cursor: null as bigint | null,
+    lastError: null as string | null,
+    lastSuccessAt: null as number | null,
+  };
+
+  async function blockHash(blockNumber: bigint): Promise<Hex> {
+    const block = await client.getBlock({ blockNumber });
+    if (!block.hash) throw new Error(`block ${blockNumber} has no hash`);
+    return block.hash;
+  }
+
+  /** Where to start the first time: far enough back to cover payments made before it. */
+  async function initialCursor(safe: bigint): Promise<bigint> {
+    const oldest = payments.oldestCreatedAt();
+    if (oldest === null) return safe;
+    const blocks = BigInt(Math.ceil((clock.now() - oldest) / deps.pollIntervalMs)) + 10n;
+    const back = blocks > MAX_INITIAL_LOOKBACK ? MAX_INITIAL_LOOKBACK : blocks;
+    return safe - back < 0n ? 0n : safe - back;
+  }
+
+  /** Scans one chunk; returns true when more blocks are ready right away. */
+  async function tick(): Promise<boolean> {
+    const head = await client.getBlockNumber({ cacheTime: 0 });
+    state.head = head;
+    const safe = head - BigInt(confirmations);
+    if (safe < 0n) return false;
+
+    let stored = chain.cursor(chainId);
+    if (!stored) {
+      const start = await initialCursor(safe);
+      const hash = await blockHash(start);
+      fenced(() => chain.setCursor(chainId, Number(start), hash, clock.now()));
+      stored = chain.cursor(chainId)!;
+    }
+    let cursor = BigInt(stored.block_number);
+    if ((await blockHash(cursor)) !== stored.block_hash) {
+      // The block we stopped at was reorged away: step back past the reorg and rescan.
+      const depth = BigInt(Math.max(10, confirmations * 2 + 1));
+      const back = cursor - depth < 0n ? 0n : cursor - depth;
+      log.warn("chain reorg below the cursor; rescanning", { chain: deps.name, from_block: back, cursor });
+      const hash = await blockHash(back);
+      fenced(() => chain.setCursor(chainId, Number(back), hash, clock.now()));
+      cursor = back;
+    }
+    state.cursor = cursor;
+    if (cursor >= safe || (deps.ready && !deps.ready())) return false;
+
+    const from = cursor + 1n;
+    const to = from + chunk - 1n < safe ? from + chunk - 1n : safe;
+    const span = to - from + 1n;
+    let logs: RpcLog[];
+    try {
+      // Raw logs: decoding (and checksumming) every USDC transfer on a busy chain costs far more
+      // than picking ours by their `to` topic first and decoding only those.
+      const answer = await client.request({
+        method: "eth_getLogs",
+        params: [{ address: usdc, topics: [TRANSFER_TOPIC], fromBlock: toHex(from), toBlock: toHex(to) }],
+      });
+      if (!Array.isArray(answer)) throw new Error("eth_getLogs did not answer with a list");
+      logs = answer as RpcLog[];
+    } catch (error) {
+      if (span > 1n && isRangeError(error)) {
+        chunk = span / 2n;
+        log.info("narrowing log range", { chain: deps.name, chunk });
+        return true;
+      }
+      throw error;
+    }
+    const toHash = await blockHash(to);
+    const found = matching(logs, from, to);
+    const mints = await ownMintsIn(found);
+    let credited = 0;
+    let minted = 0;
+    fenced(() => {
+      for (const transfer of found) {
+        const mint = mints.get(transfer);
+        if (mint) minted += deps.ownMints!.record(transfer, mint) ? 1 : 0;
+        else if (ledger.record(transfer, true)) credited++;
+      }
+      chain.dropStaleUncredited(chainId, Number(to));
+      chain.setCursor(chainId, Number(to), toHash, clock.now());
+    });
+    state.cursor = to;
+    chunk = nextChunk(span, logs.length);
+    if (credited > 0)
+      log.info("credited transfers", { chain: deps.name, count: credited, from_block: from, to_block: to });
+    // Bridged funds landed: what they complete may be settled now, as for a credit.
+    if (credited + minted > 0) deps.onCredited?.();
+    return to < safe;
+  }
+
+  /** A log's `to` topic as a lower-case address (its last 20 bytes), or null when it cannot hold one. */
+  function recipient(raw: RpcLog): string | null {
+    const topic = raw?.topics?.[2];
+    return typeof topic === "string" && topic.length === 66 ? `0x${topic.slice(-40).toLowerCase()}` : null;
+  }
+
+  /**
+   * Keeps only well-formed USDC transfers to our addresses inside the asked range: whatever a
+   * node answers (logs of other contracts, removed logs, out-of-range blocks, garbage) credits
+   * nothing. Only logs whose `to` topic is one of ours are decoded; other logs are not read.
+   * Ours are looked up in the store, in one query for the range's recipients: an address issued
+   * a moment ago, by any replica, is found by the scan that follows.
+   */
+  function matching(logs: RpcLog[], from: bigint, to: bigint): ObservedTransfer[] {
+    const recipients = new Set<string>();
+    for (const raw of logs) {
+      const address = recipient(raw);
+      if (address) recipients.add(address);
+    }
+    const ours = payments.depositAddressesAmong([...recipients]);
+    const out: ObservedTransfer[] = [];
+    for (const raw of logs) {
+      const address = recipient(raw);
+      if (!address || !ours.has(address)) continue;
+      // A log about one of our addresses that cannot be read fails the whole range, to be asked
+      // again: skipping it could pass over a real payment for good.
+      const [entry] = parseEventLogs({
+        abi: erc20Abi,
+        eventName: "Transfer",
+        logs: [formatLog(raw as Parameters<typeof formatLog>[0])],
+        strict: true,
+      });
+      // Not a well-formed Transfer (another event, short data): no honest node sends one of
+      // those for a USDC transfer, so it is not a payment we could be passing over.
+      if (!entry) continue;
+      if (entry.removed || entry.address.toLowerCase() !== usdc.toLowerCase()) continue;
+      if (entry.blockNumber === null || entry.blockNumber < from || entry.blockNumber > to) continue;
+      if (!entry.transactionHash || entry.logIndex === null || !entry.blockHash) continue;
+      out.push(toObserved(entry, chainId));
+    }
+    return out;
+  }
+
+  /** The transfers among `found` that mint a deposit address's own burn; a failed look fails the range. */
+  async function ownMintsIn(found: ObservedTransfer[]): Promise<Map<ObservedTransfer, OwnMint>> {
+    const mints = new Map<ObservedTransfer, OwnMint>();
+    if (!deps.ownMints) return mints;
+    for (const transfer of found) {
+      const mint = await deps.ownMints.recognise(transfer);
+      if (mint) mints.set(transfer, mint);
+    }
+    return mints;
+  }
+
+  /** Next range: about TARGET_LOGS logs at the density just seen, at most doubling. */
+  function nextChunk(span: bigint, logCount: number): bigint {
+    const perBlock = logCount / Number(span);
+    const fit = perBlock > 0 ? BigInt(Math.max(1, Math.floor(TARGET_LOGS / perBlock))) : MAX_CHUNK;
+    const doubled = span * 2n;
+    return [fit, doubled, MAX_CHUNK].reduce((a, b) => (a < b ? a : b));
+  }
+
+  return {
+    chainId,
+    confirmations,
+    tick,
+    status: () => ({ ...state }),
+
+    /** Polls until `signal` aborts; catches up without pausing, backs off on RPC failure. */
+    async run(signal: AbortSignal): Promise<void> {
+      let failures = 0;
+      while (!signal.aborted) {
+        const started = clock.now();
+        let more = false;
+        try {
+          more = await tick();
+          failures = 0;
+          state.lastError = null;
+          state.lastSuccessAt = clock.now();
+        } catch (error) {
+          failures++;
+          state.lastError = errorMessage(error);
+          log.warn("chain watcher: RPC failed; retrying", {
+            chain: deps.name,
+            error: state.lastError,
+            attempt: failures,
+          });
+        }
+        // Fixed rate: a block that lands just after a poll waits one interval, not interval + tick.
+        const pause = failures
+          ? backoffMs(failures, deps.pollIntervalMs, 30_000)
+          : deps.pollIntervalMs - (clock.now() - started);
+        if (!more) await sleep(Math.max(0, pause), signal);
+      }
+    },
+
+    /**
+     * On a replica without the chain lease: follows the head and the holder's cursor, so its
+     * /readyz and payers' pages show where the chain is, without scanning anything. Rounds for
+     * which `skip` says yes (this replica holds the lease, and `run` does all this) are passed.
+     */
+    async follow(signal: AbortSignal, skip: () => boolean): Promise<void> {
+      while (!signal.aborted) {
+        if (!skip()) {
+          try {
+            state.head = await client.getBlockNumber({ cacheTime: 0 });
+            const stored = chain.cursor(chainId);
+            state.cursor = stored ? BigInt(stored.block_number) : null;
+            state.lastError = null;
+            state.lastSuccessAt = clock.now();
+          } catch (error) {
+            state.lastError = errorMessage(error);
+          }
+        }
+        await sleep(deps.pollIntervalMs, signal);
+      }
+    },
+
+    /**
+     * A payer's hint: reads the transaction's receipt and records its USDC transfers to this
+     * deposit address, crediting them once they have the configured confirmations.
+     */
+    async syncTransaction(
+      depositAddress: string,
+      txHash: Hex,
+    ): Promise<"recorded" | "pending" | "not_found" | "reverted" | "no_transfer" | "too_large"> {
+      const receipt = await unlessNotFound(client.getTransactionReceipt({ hash: txHash }));
+      if (!receipt) {
+        const tx = await unlessNotFound(client.getTransaction({ hash: txHash }));
+        return tx ? "pending" : "not_found";
+      }
+      if (receipt.status !== "success") return "reverted";
+      const logs = parseEventLogs({ abi: erc20Abi, eventName: "Transfer", logs: receipt.logs, strict: true }).filter(
+        (entry) =>
+          entry.address.toLowerCase() === usdc.toLowerCase() &&
+          entry.args.to.toLowerCase() === depositAddress.toLowerCase(),
+      );
+      if (logs.length === 0) return "no_transfer";
+      // A mint of the address's own burn is bridged funds, not a payment: the watcher records it.
+      const observed = logs.map((entry) => toObserved(entry, chainId));
+      const mints = await ownMintsIn(observed);
+      const paid = observed.filter((transfer) => !mints.has(transfer));
+      if (paid.length === 0) return "recorded";
+      const head = await client.getBlockNumber({ cacheTime: 0 });
+      const confirmed = receipt.blockNumber <= head - BigInt(confirmations);
+      let credited = false;
+      let refused = 0;
+      chain.transaction(() => {
+        for (const transfer of paid) {
+          if (!ledger.fits(transfer)) refused++;
+          else credited = ledger.record(transfer, confirmed) || credited;
+        }
+      });
+      if (credited) deps.onCredited?.();
+      return refused === paid.length ? "too_large" : "recorded";
+    },
+  };
+}
+
+function toObserved(
+  entry: {
+    transactionHash: Hex | null;
+    logIndex: number | null;
+    blockNumber: bigint | null;
+    blockHash: Hex | null;
+    args: { from?: Address; to?: Address; value?: bigint };
+  },
+  chainId: number,
+): ObservedTransfer {
+  return {
+    chainId,
+    txHash: entry.transactionHash!,
+    logIndex: entry.logIndex!,
+    from: getAddress(entry.args.from!),
+    to: getAddress(entry.args.to!),
+    amount: entry.args.value!,
+    blockNumber: Number(entry.blockNumber),
+    blockHash: entry.blockHash!,
+  };
+}
