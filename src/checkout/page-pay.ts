@@ -1,7 +1,7 @@
 import { html, type Raw } from "../html/template.ts";
+import { timeTag } from "../html/time.ts";
 import { AWAITING_FUNDS } from "../payments/states.ts";
 import type { PaymentStatus } from "../payments/store.ts";
-import { timeTag } from "./page-summary.ts";
 import { transfersList } from "./page-transfers.ts";
 import type { PublicPaymentView } from "./public-view.ts";
 

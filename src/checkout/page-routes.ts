@@ -1,8 +1,9 @@
 import { Elysia } from "elysia";
+import { assetResponse } from "../html/assets.ts";
 import { qrSvg } from "../html/qr.ts";
 import type { AppContext } from "../http/context.ts";
 import { READ_LIMIT } from "../http/rate-limit.ts";
-import { ASSETS, assetResponse } from "./assets.ts";
+import { ASSETS } from "./assets.ts";
 import { checkoutPage, notFoundPage, PAGE_HEADERS, pageQrTexts } from "./page.ts";
 import { publicPaymentView } from "./public-view.ts";
 

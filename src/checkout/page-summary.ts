@@ -1,15 +1,6 @@
 import { html, type Raw } from "../html/template.ts";
+import { timeTag } from "../html/time.ts";
 import type { PublicPaymentView } from "./public-view.ts";
-
-/** "21 Jan 2026, 14:05 UTC": unambiguous everywhere; the page script localises it. */
-export function humanTime(iso: string): string {
-  const d = new Date(iso);
-  const month = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"][d.getUTCMonth()];
-  return `${d.getUTCDate()} ${month} ${d.getUTCFullYear()}, ${iso.slice(11, 16)} UTC`;
-}
-
-export const timeTag = (iso: string, id?: string): Raw =>
-  html`<time ${id ? html`id="${id}" ` : ""}datetime="${iso}" data-local>${humanTime(iso)}</time>`;
 
 /** Who is paid and how much: first on every screen. */
 export function summaryHead(view: PublicPaymentView): Raw {

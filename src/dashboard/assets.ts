@@ -1,4 +1,4 @@
-import { type Asset, asset, JS, themed } from "../checkout/assets.ts";
+import { type Asset, asset, JS, themed } from "../html/assets.ts";
 import js from "./assets/dashboard.client.js" with { type: "text" };
 import css from "./assets/dashboard.css" with { type: "text" };
 

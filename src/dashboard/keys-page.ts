@@ -1,6 +1,6 @@
 import type { ApiKeyInfo } from "../accounts/service.ts";
-import { timeTag } from "../checkout/page-summary.ts";
 import { html, type Raw } from "../html/template.ts";
+import { timeTag } from "../html/time.ts";
 import { type Notice, noticeBox } from "./admin-page.ts";
 import { csrfField, type DashboardSession } from "./kit.ts";
 

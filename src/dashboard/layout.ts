@@ -1,4 +1,4 @@
-import { pageHeaders } from "../checkout/page.ts";
+import { pageHeaders } from "../html/headers.ts";
 import { html, type Raw } from "../html/template.ts";
 import { DASHBOARD_ASSETS, dashboardAssetUrl } from "./assets.ts";
 import { csrfField, type DashboardSession, type NavKey } from "./kit.ts";

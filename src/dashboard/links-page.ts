@@ -1,5 +1,5 @@
-import { timeTag } from "../checkout/page-summary.ts";
 import { html, type Raw } from "../html/template.ts";
+import { timeTag } from "../html/time.ts";
 import { isoMillis } from "../lib/clock.ts";
 import { asSentence } from "../lib/errors.ts";
 import { formatAmount } from "../lib/money.ts";

@@ -1,6 +1,6 @@
 import type { ExplorerLinks } from "../chain/explorer.ts";
-import { timeTag } from "../checkout/page-summary.ts";
 import { html, type Raw } from "../html/template.ts";
+import { timeTag } from "../html/time.ts";
 import { isoMillis } from "../lib/clock.ts";
 import { formatAmount, formatExact } from "../lib/money.ts";
 import type { PaymentDetail } from "../payments/detail.ts";

@@ -1,8 +1,8 @@
 import { formatUnits } from "viem";
 import type { ExplorerLinks } from "../chain/explorer.ts";
 import type { recoveryView } from "../chain/recovering/view.ts";
-import { timeTag } from "../checkout/page-summary.ts";
 import { html, type Raw } from "../html/template.ts";
+import { timeTag } from "../html/time.ts";
 import { type Notice, noticeBox } from "./admin-page.ts";
 import { csrfField, type DashboardSession } from "./kit.ts";
 import { short, txLink } from "./payment-detail-page.ts";

@@ -1,5 +1,5 @@
 import { Elysia } from "elysia";
-import { assetResponse } from "../checkout/assets.ts";
+import { assetResponse } from "../html/assets.ts";
 import { html } from "../html/template.ts";
 import { DASHBOARD_ASSETS } from "./assets.ts";
 import type { DashboardRoute, DashboardSession } from "./kit.ts";

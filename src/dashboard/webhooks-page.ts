@@ -1,5 +1,5 @@
-import { humanTime, timeTag } from "../checkout/page-summary.ts";
 import { html, type Raw } from "../html/template.ts";
+import { humanTime, timeTag } from "../html/time.ts";
 import { type Notice, noticeBox } from "./admin-page.ts";
 import { csrfField, type DashboardSession } from "./kit.ts";
 

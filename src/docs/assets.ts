@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import swaggerCssFile from "swagger-ui-dist/swagger-ui.css" with { type: "file" };
 import swaggerJsFile from "swagger-ui-dist/swagger-ui-bundle.js" with { type: "file" };
-import { asset, JS } from "../checkout/assets.ts";
+import { asset, JS } from "../html/assets.ts";
 import initJs from "./assets/docs.client.js" with { type: "text" };
 import css from "./assets/docs.css" with { type: "text" };
 

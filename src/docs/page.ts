@@ -1,4 +1,4 @@
-import { assetUrl } from "../checkout/assets.ts";
+import { assetUrl } from "../html/assets.ts";
 import { html } from "../html/template.ts";
 import { DOCS_ASSETS } from "./assets.ts";
 

@@ -1,6 +1,6 @@
 import { Elysia } from "elysia";
-import { assetResponse } from "../checkout/assets.ts";
-import { pageHeaders } from "../checkout/page.ts";
+import { assetResponse } from "../html/assets.ts";
+import { pageHeaders } from "../html/headers.ts";
 import { DOCS_ASSETS } from "./assets.ts";
 import { docsPage } from "./page.ts";
 

@@ -1,5 +1,5 @@
 import { Elysia } from "elysia";
-import { pageHeaders } from "../checkout/page.ts";
+import { pageHeaders } from "../html/headers.ts";
 import { clientAddressOf } from "../http/client-address.ts";
 import type { AppContext } from "../http/context.ts";
 import { LINK_PAY_LIMIT, READ_LIMIT } from "../http/rate-limit.ts";
