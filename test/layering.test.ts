@@ -32,11 +32,18 @@ function importsOf(file: string): string[] {
 const speaksHttp = (file: string) =>
   file.startsWith("src/http/") || /(^|\/|-)routes\.ts$/.test(file) || file === "src/app.ts" || file === "src/server.ts";
 const isStore = (file: string) => /(^|\/|-)store\.ts$/.test(file);
+const isRoutes = (file: string) => /(^|\/|-)routes\.ts$/.test(file);
+/** The chain side's activities, each a folder of src/chain/ beside the plumbing they share. */
+const CHAIN_ACTIVITIES = ["watching", "settling", "bridging", "redeeming", "recovering"];
 
 describe("layers", () => {
   test("the walk sees the source tree (a check over nothing would pass vacuously)", () => {
     expect(SOURCES.length).toBeGreaterThan(50);
     expect(importsOf("src/app.ts")).toContain("src/http/errors.ts");
+    for (const activity of CHAIN_ACTIVITIES) {
+      expect(SOURCES.filter((file) => file.startsWith(`src/chain/${activity}/`)).length).toBeGreaterThan(1);
+    }
+    expect(SOURCES).toContain("src/html/template.ts");
   });
 
   test("nothing outside src/http/, the routes and the app's wiring imports from src/http/", () => {
@@ -64,6 +71,24 @@ describe("layers", () => {
     const offenders = SOURCES.filter(plumbing).flatMap((file) =>
       importsOf(file)
         .filter((target) => target.startsWith("src/") && !plumbing(target))
+        .map((target) => `${file} -> ${target}`),
+    );
+    expect(offenders).toEqual([]);
+  });
+
+  test("the HTML kit in src/html/ depends on no capability: it imports only itself and src/lib/", () => {
+    const offenders = SOURCES.filter((file) => file.startsWith("src/html/")).flatMap((file) =>
+      importsOf(file)
+        .filter((target) => !target.startsWith("src/html/") && !target.startsWith("src/lib/"))
+        .map((target) => `${file} -> ${target}`),
+    );
+    expect(offenders).toEqual([]);
+  });
+
+  test("the chain side's plumbing, loops, services and stores import no HTTP route module, of any capability", () => {
+    const offenders = SOURCES.filter((file) => file.startsWith("src/chain/") && !isRoutes(file)).flatMap((file) =>
+      importsOf(file)
+        .filter(isRoutes)
         .map((target) => `${file} -> ${target}`),
     );
     expect(offenders).toEqual([]);
