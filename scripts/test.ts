@@ -8,6 +8,7 @@
  * The random order is why one run is enough to catch a test that leans on another's leftovers.
  */
 import { resolve } from "node:path";
+import { Glob } from "bun";
 import { killProcesses, leftoverProcesses, TEST_RUN_MARKER } from "./test-leftovers.ts";
 import { PrereqError, requireChromium, requirePostgres } from "./test-prereqs.ts";
 
@@ -21,7 +22,10 @@ const ON_POSTGRES = [
   "test/events/",
   "test/accounts/",
   "test/users/",
-  "test/chain/",
+  // The chain side's own suites (watchers, settlement, crashes); bridging/, redeeming/ and recovering/ run once.
+  ...[...new Glob("test/chain/*.test.ts").scanSync(ROOT)].sort(),
+  "test/chain/watching/",
+  "test/chain/settling/",
 ];
 
 let chromium: string;
