@@ -8,7 +8,7 @@ import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { SQL } from "bun";
 import { markedProcesses, postgresClusterName, TEST_RUN_MARKER } from "../../scripts/test-leftovers.ts";
-import { createTestDatabase, postgresServer } from "../support/postgres.ts";
+import { createTestDatabase, postgresServer, SHARED_POSTGRES } from "../support/postgres.ts";
 import { waitFor } from "../support/wait.ts";
 
 const HELPER = resolve(import.meta.dir, "../support/postgres.ts");
@@ -53,7 +53,7 @@ describe("the tests' PostgreSQL", () => {
       fsync: "off",
       full_page_writes: "off",
       listen_addresses: "127.0.0.1",
-      max_connections: "400",
+      max_connections: "1000",
       synchronous_commit: "off",
     });
     const wrong = new URL(adminUrl);
@@ -102,7 +102,8 @@ describe("the tests' PostgreSQL", () => {
       const child = Bun.spawn([process.execPath, "-e", script], {
         // A process group of its own, to be signalled whole.
         detached: group,
-        env: { ...process.env, [TEST_RUN_MARKER]: marker },
+        // Without the run's shared server, so that the child starts one of its own.
+        env: { ...process.env, [SHARED_POSTGRES]: "", [TEST_RUN_MARKER]: marker },
         stdin: "ignore",
         stdout: "pipe",
         stderr: "pipe",

