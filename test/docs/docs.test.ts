@@ -146,7 +146,12 @@ describe("the reference in a browser", () => {
       const url = new URL(route.request().url());
       requested.push(url.href);
       if (url.origin !== origin) return route.abort("blockedbyclient");
-      return route.fulfill({ response: await route.fetch({ url: `${rig.server.url}${url.pathname}${url.search}` }) });
+      const forward = () => route.fetch({ url: `${rig.server.url}${url.pathname}${url.search}` });
+      // Playwright may reuse a kept-alive connection the server is closing as idle: a reset is sent again once.
+      const response = await forward().catch((error) =>
+        /ECONNRESET/.test(String(error)) ? forward() : Promise.reject(error),
+      );
+      return route.fulfill({ response });
     });
     const violations = await watchViolations(context);
     const page = await context.newPage();

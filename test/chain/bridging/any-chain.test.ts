@@ -394,7 +394,12 @@ describe("a bridge transaction stuck in the source chain's mempool", () => {
       );
       expect(JSON.parse(replaced.tx_hashes!)).toEqual([sent, replaced.tx_hash]);
       expect(replaced.nonce).toBe(bridgesOf(x, payment.id)[0]!.nonce);
-      const replacement = await x.source.publicClient.getTransaction({ hash: replaced.tx_hash as Hex });
+      // Recorded before it is sent (so a crash cannot lose it): wait until the node has it.
+      const replacement = await x.stack.waitFor(
+        () => x.source.publicClient.getTransaction({ hash: replaced.tx_hash as Hex }).catch(() => undefined),
+        15_000,
+        "the replacement to reach the node",
+      );
       expect(replacement.nonce).toBe(original.nonce);
       expect(replacement.maxFeePerGas!).toBeGreaterThan(original.maxFeePerGas!);
     } finally {
