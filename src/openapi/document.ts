@@ -11,7 +11,16 @@ import { WEBHOOKS } from "./webhooks.ts";
 /** Every operation the document describes; the contract test holds it to the server's routes. */
 export const OPERATIONS: readonly Operation[] = [...MERCHANT_OPERATIONS, ...PUBLIC_OPERATIONS];
 
-const ERRORS: Record<ErrorStatus | 500, { name: string; description: string; retryAfter?: boolean }> = {
+/**
+ * Answers any request can get, whatever its route and method: a body over the limit, refused on its
+ * Content-Length before routing (src/app.ts), and the opaque 500.
+ */
+const ANY_REQUEST = [413, 500] as const;
+
+const ERRORS: Record<
+  ErrorStatus | (typeof ANY_REQUEST)[number],
+  { name: string; description: string; retryAfter?: boolean }
+> = {
   400: { name: "BadRequest", description: "The request is invalid: the message names the field and the rule." },
   401: {
     name: "Unauthorized",
@@ -128,7 +137,7 @@ function operationObject(op: Operation, schema: (s: TSchema) => JsonSchema) {
       : { [answer.mediaType ?? "application/json"]: { schema: { type: "string" } } };
     responses[status] = { description: answer.description, ...(headers ? { headers } : {}), content };
   }
-  for (const status of [...(op.auth ? [401 as const] : []), ...op.errors, 500 as const].sort()) {
+  for (const status of [...(op.auth ? [401 as const] : []), ...op.errors, ...ANY_REQUEST].sort()) {
     responses[String(status)] = ref("responses", ERRORS[status].name);
   }
   return {

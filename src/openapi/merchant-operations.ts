@@ -55,7 +55,7 @@ export const MERCHANT_OPERATIONS: Operation[] = [
       },
     },
     responses: { 201: { description: "The payment.", schema: Payment, replayable: true } },
-    errors: [400, 409, 413, 422],
+    errors: [400, 409, 422],
   },
   {
     method: "get",
@@ -107,7 +107,7 @@ export const MERCHANT_OPERATIONS: Operation[] = [
       example: { min_amount: "5.00", description: "Tip jar", success_url: "https://shop.example.com/thanks" },
     },
     responses: { 201: { description: "The payment link.", schema: PaymentLink, replayable: true } },
-    errors: [400, 409, 413, 422],
+    errors: [400, 409, 422],
   },
   {
     method: "get",
@@ -143,7 +143,7 @@ export const MERCHANT_OPERATIONS: Operation[] = [
     params: LinkParams,
     body: { name: "UpdatePaymentLinkRequest", schema: UpdatePaymentLinkSchema, example: { active: false } },
     responses: { 200: { description: "The payment link.", schema: PaymentLink, replayable: true } },
-    errors: [400, 404, 409, 413, 422],
+    errors: [400, 404, 409, 422],
   },
   {
     method: "post",
@@ -162,7 +162,7 @@ export const MERCHANT_OPERATIONS: Operation[] = [
     responses: {
       201: { description: "The endpoint and its secret.", schema: CreatedWebhookEndpoint, replayable: true },
     },
-    errors: [400, 409, 413, 422],
+    errors: [400, 409, 422],
   },
   {
     method: "get",
@@ -297,7 +297,7 @@ export const MERCHANT_OPERATIONS: Operation[] = [
       },
       202: { description: "The recovery, accepted.", schema: Recovery },
     },
-    errors: [400, 404, 409, 413, 422, 429, 503],
+    errors: [400, 404, 409, 422, 429, 503],
   },
   {
     method: "get",

@@ -1,7 +1,7 @@
 import type { TObject, TSchema } from "@sinclair/typebox";
 
 /** An error status an operation can answer, each with its shared meaning (document.ts). */
-export type ErrorStatus = 400 | 401 | 404 | 409 | 413 | 422 | 429 | 503;
+export type ErrorStatus = 400 | 401 | 404 | 409 | 422 | 429 | 503;
 
 /** A success answer: JSON of `schema`, or another media type described in words. */
 export interface Answer {
@@ -37,6 +37,6 @@ export interface Operation {
   body?: { name: string; schema: TSchema; example: unknown };
   /** Successes; and /readyz's 503, which is its own body rather than an error. */
   responses: Partial<Record<200 | 201 | 202 | 503, Answer>>;
-  /** Besides 500, which any operation can answer. */
+  /** Besides 413 and 500, which any request can get (document.ts). */
   errors: ErrorStatus[];
 }

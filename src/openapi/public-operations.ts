@@ -59,7 +59,7 @@ export const PUBLIC_OPERATIONS: Operation[] = [
       200: { description: "The transfer is recorded.", schema: PublicPayment },
       202: { description: "Not mined yet; the view is unchanged.", schema: PublicPayment },
     },
-    errors: [400, 404, 413, 422, 429, 503],
+    errors: [400, 404, 422, 429, 503],
   },
   {
     method: "get",
@@ -97,7 +97,7 @@ export const PUBLIC_OPERATIONS: Operation[] = [
       },
     },
     responses: { 202: { description: "The burn, being followed.", schema: CrossChainBurn } },
-    errors: [400, 404, 413, 422, 429, 503],
+    errors: [400, 404, 422, 429, 503],
   },
   {
     method: "get",

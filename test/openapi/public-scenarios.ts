@@ -99,6 +99,7 @@ export const PUBLIC_SCENARIOS: Record<OperationKey, Scenario> = {
   "GET /healthz": {
     async run(w) {
       expect((await w.contract.call("GET /healthz")).status).toBe(200);
+      await commonRefusals(w, "GET /healthz", {});
     },
     unreachable: { 500: INTERNAL },
   },
@@ -111,6 +112,7 @@ export const PUBLIC_SCENARIOS: Record<OperationKey, Scenario> = {
       expect(details.status).toBe(200);
       expect(details.json).toMatchObject({ status: "ready", store: "ok", leases: [{ name: "chain" }] });
       expect((await w.contract.call("GET /readyz", { key: w.stack.apiKey })).status).toBe(401);
+      await commonRefusals(w, "GET /readyz", {});
     },
     unreachable: {
       500: INTERNAL,
@@ -121,6 +123,7 @@ export const PUBLIC_SCENARIOS: Record<OperationKey, Scenario> = {
   "GET /openapi.json": {
     async run(w) {
       expect((await w.contract.call("GET /openapi.json")).status).toBe(200);
+      await commonRefusals(w, "GET /openapi.json", {});
     },
     unreachable: { 500: INTERNAL },
   },

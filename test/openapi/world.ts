@@ -89,8 +89,9 @@ export const OVERSIZED_BODY = JSON.stringify({ padding: "x".repeat(300 * 1024) }
 /**
  * The refusals every operation of its kind gives, checked against the document: 401 without a
  * key or with an unknown one (merchant API), 404 for an unknown and for a malformed id in each
- * path parameter, and for operations documented with a request body: 400 for malformed JSON and
- * 413 past the limit. `req` is a request that would otherwise succeed.
+ * path parameter, 413 for a body past the limit (any route and method: it is refused on its
+ * Content-Length before routing), and for operations documented with a request body 400 for
+ * malformed JSON. `req` is a request that would otherwise succeed.
  */
 export async function commonRefusals(w: World, op: OperationKey, req: CallRequest): Promise<void> {
   const { contract } = w;
@@ -112,10 +113,9 @@ export async function commonRefusals(w: World, op: OperationKey, req: CallReques
     await expectStatus(404, { params: { ...req.params, [name]: unknownLike(req.params![name]!) } }, `unknown ${name}`);
     await expectStatus(404, { params: { ...req.params, [name]: "not-an-id" } }, `malformed ${name}`);
   }
-  if (method === "POST" && contract.operations.get(op)?.operation.requestBody) {
+  if (method === "POST" && contract.operations.get(op)?.operation.requestBody)
     await expectStatus(400, { body: '{"amount": ' }, "malformed JSON");
-    await expectStatus(413, { body: OVERSIZED_BODY }, "an oversized body");
-  }
+  await expectStatus(413, { body: OVERSIZED_BODY }, "an oversized body");
 }
 
 /** Same key, other body: 422; the key claimed by a request still in flight: 409. */
