@@ -4,7 +4,7 @@ import pkg from "../../package.json" with { type: "json" };
 import { COMPONENTS } from "./components.ts";
 import { type JsonSchema, toJsonSchema } from "./json-schema.ts";
 import { MERCHANT_OPERATIONS } from "./merchant-operations.ts";
-import type { ErrorStatus, Operation } from "./operation.ts";
+import { type ErrorStatus, type Operation, TAGS } from "./operation.ts";
 import { PUBLIC_OPERATIONS } from "./public-operations.ts";
 import { WEBHOOKS } from "./webhooks.ts";
 
@@ -88,7 +88,7 @@ export function openApiDocument(baseUrl: string): OpenAPIV3_1.Document {
       license: { name: "MIT", identifier: "MIT" },
     },
     servers: [{ url: baseUrl }],
-    tags: [...new Set(OPERATIONS.map((op) => op.tag))].map((name) => ({ name })),
+    tags: Object.entries(TAGS).map(([name, description]) => ({ name, description })),
     paths: paths as OpenAPIV3_1.PathsObject,
     webhooks: WEBHOOKS as OpenAPIV3_1.Document["webhooks"],
     components: {

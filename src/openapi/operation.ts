@@ -3,6 +3,19 @@ import type { TObject, TSchema } from "@sinclair/typebox";
 /** An error status an operation can answer, each with its shared meaning (document.ts). */
 export type ErrorStatus = 400 | 401 | 404 | 409 | 422 | 429 | 503;
 
+/** The document's tags, in the order it lists them, each with what its operations are about. */
+export const TAGS = {
+  Payments: "Payments to a deposit address of their own: create, list, retrieve and export them.",
+  "Payment links": "Reusable links where each payer creates a payment of their own.",
+  "Webhook endpoints": "Where signed events are delivered: endpoints, their deliveries, and test events.",
+  Events: "What happened to the account and its payments, as webhooks send it: listed, retrieved or streamed.",
+  Recoveries: "Returning another token, or the native coin, sent to a deposit address by mistake.",
+  Public:
+    "What the checkout page and the widget call, keyed by the payment id alone: no API key, rate limited per " +
+    "payment.",
+  Operations: "Liveness and readiness checks for load balancers and monitoring, and this document.",
+} as const;
+
 /** A success answer: JSON of `schema`, or another media type described in words. */
 export interface Answer {
   description: string;
@@ -22,7 +35,7 @@ export interface Operation {
   /** As Elysia registers it, with `:params`. */
   path: string;
   operationId: string;
-  tag: "Payments" | "Payment links" | "Webhook endpoints" | "Events" | "Recoveries" | "Public" | "Operations";
+  tag: keyof typeof TAGS;
   summary: string;
   description?: string;
   /** Merchant routes take the bearer API key; public ones take none. */
