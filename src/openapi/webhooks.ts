@@ -21,6 +21,22 @@ const SIGNATURE_HEADERS = [
   },
 ].map((header) => ({ ...header, in: "header", required: true }));
 
+/**
+ * How a receiver knows a delivery is Stablegate's: by its signature, not by a credential it holds,
+ * so the operations declare no security scheme (`security: []`) and say this instead.
+ */
+const AUTHENTICATION =
+  "Signed per [Standard Webhooks](https://www.standardwebhooks.com), not sent with a credential: verify " +
+  "`webhook-signature` against the raw body with the endpoint's `whsec_` secret, refuse a `webhook-timestamp` " +
+  "more than 5 minutes away from now, and de-duplicate on `webhook-id`.";
+
+/** `deliverPaymentConfirmedEvent` for `payment.confirmed`: a delivery is what Stablegate calls sending a webhook. */
+const operationIdOf = (type: string) =>
+  `deliver${type
+    .split(/[._]/)
+    .map((word) => `${word[0]!.toUpperCase()}${word.slice(1)}`)
+    .join("")}Event`;
+
 const payloadOf = (type: string) =>
   type.startsWith("payment.") ? "PaymentEvent" : type === "account.updated" ? "AccountEvent" : "TestEvent";
 
@@ -29,6 +45,8 @@ const WHEN: Record<string, string> = {
   "account.updated": "The account's payout address changed.",
   test: "Sent on demand by `POST /api/v1/webhook_endpoints/{id}/test`, to that endpoint only.",
 };
+
+const whenSent = (type: string) => WHEN[type] ?? `The payment entered the status \`${type.slice("payment.".length)}\`.`;
 
 /**
  * What Stablegate POSTs to each webhook endpoint: one entry per event type. Any 2xx within 15 s
@@ -39,8 +57,10 @@ export const WEBHOOKS = Object.fromEntries(
     type,
     {
       post: {
+        operationId: operationIdOf(type),
         summary: type,
-        description: WHEN[type] ?? `The payment entered the status \`${type.slice("payment.".length)}\`.`,
+        description: `${whenSent(type)}\n\n${AUTHENTICATION}`,
+        security: [],
         parameters: SIGNATURE_HEADERS,
         requestBody: {
           required: true,

@@ -78,6 +78,17 @@ describe("the documented webhooks", () => {
       expect({ type, required }).toEqual({ type, required: ["webhook-id", "webhook-timestamp", "webhook-signature"] });
     }
   });
+
+  test("authenticated by their signature, which each says, not by a security scheme", () => {
+    for (const type of EVENT_TYPES) {
+      const operation = contract.webhookFor(type)?.operation;
+      expect({
+        type,
+        security: operation?.security,
+        says: operation?.description?.includes("webhook-signature"),
+      }).toEqual({ type, security: [], says: true });
+    }
+  });
 });
 
 describe("the answer checker (test/support/openapi-contract.ts) refuses what the document does not allow", () => {

@@ -472,43 +472,10 @@ export interface webhooks {
         /**
          * payment.settling
          * @description The payment entered the status `settling`.
+         *
+         *     Signed per [Standard Webhooks](https://www.standardwebhooks.com), not sent with a credential: verify `webhook-signature` against the raw body with the endpoint's `whsec_` secret, refuse a `webhook-timestamp` more than 5 minutes away from now, and de-duplicate on `webhook-id`.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header: {
-                    /** @description The event id: the same on every retry of this event; de-duplicate on it. */
-                    "webhook-id": string;
-                    /** @description When this attempt was signed, in Unix seconds. */
-                    "webhook-timestamp": string;
-                    /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the bytes of the base64 part of the endpoint's `whsec_` secret. */
-                    "webhook-signature": string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["PaymentEvent"];
-                };
-            };
-            responses: {
-                /** @description Gone: the endpoint is disabled and what was queued for it is canceled. */
-                410: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description Received. Answer within 15 seconds; anything else is retried. */
-                "2XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-            };
-        };
+        post: operations["deliverPaymentSettlingEvent"];
         delete?: never;
         options?: never;
         head?: never;
@@ -527,43 +494,10 @@ export interface webhooks {
         /**
          * payment.confirmed
          * @description The payment entered the status `confirmed`.
+         *
+         *     Signed per [Standard Webhooks](https://www.standardwebhooks.com), not sent with a credential: verify `webhook-signature` against the raw body with the endpoint's `whsec_` secret, refuse a `webhook-timestamp` more than 5 minutes away from now, and de-duplicate on `webhook-id`.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header: {
-                    /** @description The event id: the same on every retry of this event; de-duplicate on it. */
-                    "webhook-id": string;
-                    /** @description When this attempt was signed, in Unix seconds. */
-                    "webhook-timestamp": string;
-                    /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the bytes of the base64 part of the endpoint's `whsec_` secret. */
-                    "webhook-signature": string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["PaymentEvent"];
-                };
-            };
-            responses: {
-                /** @description Gone: the endpoint is disabled and what was queued for it is canceled. */
-                410: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description Received. Answer within 15 seconds; anything else is retried. */
-                "2XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-            };
-        };
+        post: operations["deliverPaymentConfirmedEvent"];
         delete?: never;
         options?: never;
         head?: never;
@@ -582,43 +516,10 @@ export interface webhooks {
         /**
          * payment.underpaid
          * @description The payment entered the status `underpaid`.
+         *
+         *     Signed per [Standard Webhooks](https://www.standardwebhooks.com), not sent with a credential: verify `webhook-signature` against the raw body with the endpoint's `whsec_` secret, refuse a `webhook-timestamp` more than 5 minutes away from now, and de-duplicate on `webhook-id`.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header: {
-                    /** @description The event id: the same on every retry of this event; de-duplicate on it. */
-                    "webhook-id": string;
-                    /** @description When this attempt was signed, in Unix seconds. */
-                    "webhook-timestamp": string;
-                    /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the bytes of the base64 part of the endpoint's `whsec_` secret. */
-                    "webhook-signature": string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["PaymentEvent"];
-                };
-            };
-            responses: {
-                /** @description Gone: the endpoint is disabled and what was queued for it is canceled. */
-                410: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description Received. Answer within 15 seconds; anything else is retried. */
-                "2XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-            };
-        };
+        post: operations["deliverPaymentUnderpaidEvent"];
         delete?: never;
         options?: never;
         head?: never;
@@ -637,43 +538,10 @@ export interface webhooks {
         /**
          * payment.overpaid
          * @description The payment entered the status `overpaid`.
+         *
+         *     Signed per [Standard Webhooks](https://www.standardwebhooks.com), not sent with a credential: verify `webhook-signature` against the raw body with the endpoint's `whsec_` secret, refuse a `webhook-timestamp` more than 5 minutes away from now, and de-duplicate on `webhook-id`.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header: {
-                    /** @description The event id: the same on every retry of this event; de-duplicate on it. */
-                    "webhook-id": string;
-                    /** @description When this attempt was signed, in Unix seconds. */
-                    "webhook-timestamp": string;
-                    /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the bytes of the base64 part of the endpoint's `whsec_` secret. */
-                    "webhook-signature": string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["PaymentEvent"];
-                };
-            };
-            responses: {
-                /** @description Gone: the endpoint is disabled and what was queued for it is canceled. */
-                410: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description Received. Answer within 15 seconds; anything else is retried. */
-                "2XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-            };
-        };
+        post: operations["deliverPaymentOverpaidEvent"];
         delete?: never;
         options?: never;
         head?: never;
@@ -692,43 +560,10 @@ export interface webhooks {
         /**
          * payment.expired
          * @description The payment entered the status `expired`.
+         *
+         *     Signed per [Standard Webhooks](https://www.standardwebhooks.com), not sent with a credential: verify `webhook-signature` against the raw body with the endpoint's `whsec_` secret, refuse a `webhook-timestamp` more than 5 minutes away from now, and de-duplicate on `webhook-id`.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header: {
-                    /** @description The event id: the same on every retry of this event; de-duplicate on it. */
-                    "webhook-id": string;
-                    /** @description When this attempt was signed, in Unix seconds. */
-                    "webhook-timestamp": string;
-                    /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the bytes of the base64 part of the endpoint's `whsec_` secret. */
-                    "webhook-signature": string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["PaymentEvent"];
-                };
-            };
-            responses: {
-                /** @description Gone: the endpoint is disabled and what was queued for it is canceled. */
-                410: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description Received. Answer within 15 seconds; anything else is retried. */
-                "2XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-            };
-        };
+        post: operations["deliverPaymentExpiredEvent"];
         delete?: never;
         options?: never;
         head?: never;
@@ -747,43 +582,10 @@ export interface webhooks {
         /**
          * payment.failed
          * @description The payment entered the status `failed`.
+         *
+         *     Signed per [Standard Webhooks](https://www.standardwebhooks.com), not sent with a credential: verify `webhook-signature` against the raw body with the endpoint's `whsec_` secret, refuse a `webhook-timestamp` more than 5 minutes away from now, and de-duplicate on `webhook-id`.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header: {
-                    /** @description The event id: the same on every retry of this event; de-duplicate on it. */
-                    "webhook-id": string;
-                    /** @description When this attempt was signed, in Unix seconds. */
-                    "webhook-timestamp": string;
-                    /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the bytes of the base64 part of the endpoint's `whsec_` secret. */
-                    "webhook-signature": string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["PaymentEvent"];
-                };
-            };
-            responses: {
-                /** @description Gone: the endpoint is disabled and what was queued for it is canceled. */
-                410: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description Received. Answer within 15 seconds; anything else is retried. */
-                "2XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-            };
-        };
+        post: operations["deliverPaymentFailedEvent"];
         delete?: never;
         options?: never;
         head?: never;
@@ -802,43 +604,10 @@ export interface webhooks {
         /**
          * payment.funds_received
          * @description More funds arrived for a payment that is already confirmed (they are forwarded too).
+         *
+         *     Signed per [Standard Webhooks](https://www.standardwebhooks.com), not sent with a credential: verify `webhook-signature` against the raw body with the endpoint's `whsec_` secret, refuse a `webhook-timestamp` more than 5 minutes away from now, and de-duplicate on `webhook-id`.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header: {
-                    /** @description The event id: the same on every retry of this event; de-duplicate on it. */
-                    "webhook-id": string;
-                    /** @description When this attempt was signed, in Unix seconds. */
-                    "webhook-timestamp": string;
-                    /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the bytes of the base64 part of the endpoint's `whsec_` secret. */
-                    "webhook-signature": string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["PaymentEvent"];
-                };
-            };
-            responses: {
-                /** @description Gone: the endpoint is disabled and what was queued for it is canceled. */
-                410: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description Received. Answer within 15 seconds; anything else is retried. */
-                "2XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-            };
-        };
+        post: operations["deliverPaymentFundsReceivedEvent"];
         delete?: never;
         options?: never;
         head?: never;
@@ -857,43 +626,10 @@ export interface webhooks {
         /**
          * account.updated
          * @description The account's payout address changed.
+         *
+         *     Signed per [Standard Webhooks](https://www.standardwebhooks.com), not sent with a credential: verify `webhook-signature` against the raw body with the endpoint's `whsec_` secret, refuse a `webhook-timestamp` more than 5 minutes away from now, and de-duplicate on `webhook-id`.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header: {
-                    /** @description The event id: the same on every retry of this event; de-duplicate on it. */
-                    "webhook-id": string;
-                    /** @description When this attempt was signed, in Unix seconds. */
-                    "webhook-timestamp": string;
-                    /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the bytes of the base64 part of the endpoint's `whsec_` secret. */
-                    "webhook-signature": string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["AccountEvent"];
-                };
-            };
-            responses: {
-                /** @description Gone: the endpoint is disabled and what was queued for it is canceled. */
-                410: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description Received. Answer within 15 seconds; anything else is retried. */
-                "2XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-            };
-        };
+        post: operations["deliverAccountUpdatedEvent"];
         delete?: never;
         options?: never;
         head?: never;
@@ -912,43 +648,10 @@ export interface webhooks {
         /**
          * test
          * @description Sent on demand by `POST /api/v1/webhook_endpoints/{id}/test`, to that endpoint only.
+         *
+         *     Signed per [Standard Webhooks](https://www.standardwebhooks.com), not sent with a credential: verify `webhook-signature` against the raw body with the endpoint's `whsec_` secret, refuse a `webhook-timestamp` more than 5 minutes away from now, and de-duplicate on `webhook-id`.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header: {
-                    /** @description The event id: the same on every retry of this event; de-duplicate on it. */
-                    "webhook-id": string;
-                    /** @description When this attempt was signed, in Unix seconds. */
-                    "webhook-timestamp": string;
-                    /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the bytes of the base64 part of the endpoint's `whsec_` secret. */
-                    "webhook-signature": string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["TestEvent"];
-                };
-            };
-            responses: {
-                /** @description Gone: the endpoint is disabled and what was queued for it is canceled. */
-                410: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description Received. Answer within 15 seconds; anything else is retried. */
-                "2XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-            };
-        };
+        post: operations["deliverTestEvent"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2570,6 +2273,330 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLarge"];
             500: components["responses"]["InternalError"];
+        };
+    };
+    deliverPaymentSettlingEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every retry of this event; de-duplicate on it. */
+                "webhook-id": string;
+                /** @description When this attempt was signed, in Unix seconds. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the bytes of the base64 part of the endpoint's `whsec_` secret. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PaymentEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled and what was queued for it is canceled. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received. Answer within 15 seconds; anything else is retried. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    deliverPaymentConfirmedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every retry of this event; de-duplicate on it. */
+                "webhook-id": string;
+                /** @description When this attempt was signed, in Unix seconds. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the bytes of the base64 part of the endpoint's `whsec_` secret. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PaymentEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled and what was queued for it is canceled. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received. Answer within 15 seconds; anything else is retried. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    deliverPaymentUnderpaidEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every retry of this event; de-duplicate on it. */
+                "webhook-id": string;
+                /** @description When this attempt was signed, in Unix seconds. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the bytes of the base64 part of the endpoint's `whsec_` secret. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PaymentEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled and what was queued for it is canceled. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received. Answer within 15 seconds; anything else is retried. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    deliverPaymentOverpaidEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every retry of this event; de-duplicate on it. */
+                "webhook-id": string;
+                /** @description When this attempt was signed, in Unix seconds. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the bytes of the base64 part of the endpoint's `whsec_` secret. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PaymentEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled and what was queued for it is canceled. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received. Answer within 15 seconds; anything else is retried. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    deliverPaymentExpiredEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every retry of this event; de-duplicate on it. */
+                "webhook-id": string;
+                /** @description When this attempt was signed, in Unix seconds. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the bytes of the base64 part of the endpoint's `whsec_` secret. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PaymentEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled and what was queued for it is canceled. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received. Answer within 15 seconds; anything else is retried. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    deliverPaymentFailedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every retry of this event; de-duplicate on it. */
+                "webhook-id": string;
+                /** @description When this attempt was signed, in Unix seconds. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the bytes of the base64 part of the endpoint's `whsec_` secret. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PaymentEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled and what was queued for it is canceled. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received. Answer within 15 seconds; anything else is retried. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    deliverPaymentFundsReceivedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every retry of this event; de-duplicate on it. */
+                "webhook-id": string;
+                /** @description When this attempt was signed, in Unix seconds. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the bytes of the base64 part of the endpoint's `whsec_` secret. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PaymentEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled and what was queued for it is canceled. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received. Answer within 15 seconds; anything else is retried. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    deliverAccountUpdatedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every retry of this event; de-duplicate on it. */
+                "webhook-id": string;
+                /** @description When this attempt was signed, in Unix seconds. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the bytes of the base64 part of the endpoint's `whsec_` secret. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AccountEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled and what was queued for it is canceled. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received. Answer within 15 seconds; anything else is retried. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    deliverTestEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every retry of this event; de-duplicate on it. */
+                "webhook-id": string;
+                /** @description When this attempt was signed, in Unix seconds. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the bytes of the base64 part of the endpoint's `whsec_` secret. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TestEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled and what was queued for it is canceled. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received. Answer within 15 seconds; anything else is retried. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
         };
     };
 }
