@@ -36,5 +36,8 @@ export async function rawRequest(
     lines.map((line) => [line.slice(0, line.indexOf(":")), line.slice(line.indexOf(":") + 1).trim()]),
   );
   if (headers.get("transfer-encoding")?.includes("chunked")) throw new Error("a chunked answer is not read here");
-  return new Response(received.subarray(end + 4), { status: Number(statusLine!.split(" ")[1]), headers });
+  return new Response(Uint8Array.from(received.subarray(end + 4)), {
+    status: Number(statusLine!.split(" ")[1]),
+    headers,
+  });
 }
