@@ -1,8 +1,8 @@
 /**
  * The documentation kept honest: every relative link and #anchor in README.md, ARCHITECTURE.md and
  * docs/*.md leads somewhere (the file exists; the anchor is a heading's slug as GitHub computes
- * it), and the configuration reference's table lists exactly the STABLEGATE_* variables the code
- * reads.
+ * it), every path of the project a page names in backticks (`src/chain/watching/`) is there, and
+ * the configuration reference's table lists exactly the STABLEGATE_* variables the code reads.
  */
 import { describe, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
@@ -61,7 +61,29 @@ function linksOf(page: string): string[] {
     .filter((target) => !/^[a-z][a-z0-9+.-]*:/i.test(target));
 }
 
+/** The top-level folders whose paths the pages name, as `src/...` or `test/...` in backticks. */
+const PROJECT_FOLDERS = ["src", "test", "scripts", "bench", "contracts", "deploy", "migrations", "clients", "docs"];
+
+/** Paths of the project a page names in backticks, as written; a `*` in one stands for any name. */
+function pathsNamedIn(page: string): string[] {
+  const folders = PROJECT_FOLDERS.join("|");
+  return [...read(page).matchAll(new RegExp(`\`((?:${folders})/[\\w./*-]*)\``, "g"))]
+    .map((m) => m[1]!.replace(/[.:,]$/, ""))
+    .filter((path) => !path.includes("..."));
+}
+
+const pathExists = (path: string) =>
+  path.includes("*")
+    ? [...new Glob(path).scanSync({ cwd: ROOT, onlyFiles: false })].length > 0
+    : existsSync(join(ROOT, path));
+
 describe("documentation links", () => {
+  test("every path of the project a page names is there", () => {
+    const named = PAGES.flatMap((page) => pathsNamedIn(page).map((path) => ({ page, path })));
+    expect(named.length).toBeGreaterThan(50);
+    expect(named.filter(({ path }) => !pathExists(path))).toEqual([]);
+  });
+
   test("the pages are there (a check over nothing would pass vacuously)", () => {
     expect(PAGES).toContain("docs/README.md");
     expect(PAGES).toContain("docs/configuration.md");
