@@ -20,6 +20,7 @@ import { type RunningServer, startServer } from "../../src/server.ts";
 import { ANVIL_KEY_2 } from "./anvil.ts";
 import { createTestClock, type TestClock } from "./clock.ts";
 import { REPO_ROOT, startServeProcess } from "./serve-process.ts";
+import { api } from "./server.ts";
 import { defaultTestDatabaseUrl } from "./store-engines.ts";
 import { randomAddress, startChain, type TestChain } from "./test-chain.ts";
 import { waitFor } from "./wait.ts";
@@ -203,27 +204,10 @@ async function createStack(opts: StackOptions, chain: TestChain, dataDir: string
 
   await launch();
 
+  /** The merchant API with this stack's key (`auth: false` sends none); a body that is not JSON comes back as text. */
   async function request(path: string, init: { method?: string; body?: unknown; auth?: boolean } = {}) {
-    const headers: Record<string, string> = {};
-    if (init.auth !== false) headers.authorization = `Bearer ${created.api_key}`;
-    let body: string | undefined;
-    if (init.body !== undefined) {
-      body = typeof init.body === "string" ? init.body : JSON.stringify(init.body);
-      headers["content-type"] = "application/json";
-    }
-    const res = await fetch(url + path, {
-      method: init.method ?? (body === undefined ? "GET" : "POST"),
-      headers,
-      body,
-    });
-    const text = await res.text();
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      json = text;
-    }
-    return { status: res.status, json: json as any };
+    const res = await api(url, init.auth === false ? null : created.api_key)(path, init);
+    return { status: res.status, json: res.json ?? res.text };
   }
 
   async function ok(path: string, init?: { method?: string; body?: unknown; auth?: boolean }, expected = 200) {
