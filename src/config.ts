@@ -1,87 +1,87 @@
-import { isIP } from "node:net";
-import { type Address, getAddress, type Hex, isAddress, isHex } from "viem";
-import { CHAINS, defaultRpcUrl } from "./chain/chains.ts";
-import { type CrossChainConfig, crossChainConfig } from "./chain/cross-chain-config.ts";
-import { SWEEP_FLOOR_VARIABLE, sweepFloors } from "./chain/sweep-floor.ts";
-import { storeLocationFrom } from "./db/open.ts";
-import { parseDuration } from "./lib/duration.ts";
+/**
+ * The environment, read once at start into one validated object (loadConfig). A bad value stops
+ * start-up with one line that names the variable (a ConfigError, exit 78).
+ *
+ * Where is X configured? Every STABLEGATE_* variable `serve` reads is read in this file, and
+ * docs/configuration.md describes each in its one table. The commands that only open the store
+ * read STABLEGATE_DATA_DIR and STABLEGATE_DATABASE_URL through src/lib/store-location.ts.
+ *
+ * This module depends on no capability and no database code (test/layering.test.ts): it reads
+ * with the typed readers of src/lib/env.ts and looks chains up in src/lib/chains.ts. Each
+ * capability owns the type of the slice it takes, beside its factory: AccountsConfig,
+ * EventsConfig, WebhooksConfig, PaymentsConfig, RateLimitsConfig and OpsConfig in the folders'
+ * index.ts, ChainSideConfig in src/chain/config.ts, CrossChainConfig in src/chain/cross-chain-config.ts.
+ * src/server.ts hands each capability this object, and the type checker holds what is read here
+ * to what each slice declares.
+ */
+import { type Address, getAddress, isAddress } from "viem";
+import {
+  ATTESTATION_API,
+  CCTP_CONTRACTS,
+  CHAINS,
+  type ChainInfo,
+  CUSTOM_SWEEP_FLOOR,
+  defaultRpcUrl,
+} from "./lib/chains.ts";
+import {
+  address,
+  checkedHost,
+  duration,
+  type Env,
+  flag,
+  integer,
+  ipRanges,
+  listenAddress,
+  nonEmpty,
+  oneOf,
+  privateKey,
+  url,
+} from "./lib/env.ts";
 import { ConfigError } from "./lib/errors.ts";
-import { type IpRange, parseIpRange } from "./lib/ip-address.ts";
-import type { LogLevel } from "./lib/log.ts";
+import { parseAmount, typedAmount } from "./lib/money.ts";
+import { storeLocationFrom } from "./lib/store-location.ts";
 import { urlProblem } from "./lib/url-check.ts";
 
 /** Everything the server reads from the environment, validated once at start. */
-export interface Config {
-  dataDir: string;
-  /** PostgreSQL instead of the SQLite file in dataDir (which still holds the generated relayer key). */
-  databaseUrl: string | null;
-  host: string;
-  port: number;
-  baseUrl: string;
-  chain: {
-    name: string;
-    chainId: number;
-    rpcUrl: string;
-    usdc: Address;
-    confirmations: number;
-    pollIntervalMs: number;
-    /** Micro-USDC below which late funds are not swept at the relayer's cost (src/chain/sweep-floor.ts). */
-    sweepFloor: bigint;
-  };
-  /** Hex private key that pays settlement gas; undefined: generated into the data dir. */
-  relayerKey: Hex | undefined;
-  feeBps: number;
-  feeRecipient: Address | undefined;
-  paymentWindowMs: number;
-  webhookAllowPrivate: boolean;
-  logLevel: LogLevel;
-  /** CCTP V2 funding from other chains; null when no source chain is configured. */
-  crossChain: CrossChainConfig | null;
-  /** GET /metrics (Prometheus); null when off. */
-  metrics: MetricsConfig | null;
-  /**
-   * STABLEGATE_METRICS_TOKEN whether or not /metrics is on: it also unlocks /readyz's details.
-   * null: those details are never served over HTTP.
-   */
-  metricsToken: string | null;
-  /** Peers whose X-Forwarded-For is believed (src/http/client-address.ts); none by default. */
-  trustedProxies: IpRange[];
-}
+export type Config = ReturnType<typeof loadConfig>;
 
-export interface MetricsConfig {
-  /** A listener of its own for /metrics; null: on the main port, beside the API. */
-  listen: { host: string; port: number } | null;
-  /** Bearer token a scrape must present; required on the main port, optional on a listener of its own. */
-  token: string | null;
-}
+type Fail = (variable: string, problem: string) => never;
+const fail: Fail = (variable, problem) => {
+  throw new ConfigError(variable, problem);
+};
 
-type Env = Record<string, string | undefined>;
-
-export function loadConfig(env: Env): Config {
+export function loadConfig(env: Env) {
   const port = integer(env, "STABLEGATE_PORT", 1, 65_535) ?? 8080;
-  const chain = chainConfig(env);
+  const chain = settlementChain(env);
   const feeBps = integer(env, "STABLEGATE_FEE_BPS", 0, 10_000) ?? 0;
   const feeRecipient = address(env, "STABLEGATE_FEE_RECIPIENT");
   if (feeBps > 0 && !feeRecipient) {
     throw new ConfigError("STABLEGATE_FEE_RECIPIENT", "required when STABLEGATE_FEE_BPS is above 0");
   }
   return {
+    /** The data directory, and PostgreSQL instead of the SQLite file there (which still holds the relayer key). */
     ...storeLocationFrom(env),
     host: host(env),
     port,
     baseUrl: baseUrl(env, port),
     chain,
+    /** Hex private key that pays settlement gas; undefined: generated into the data dir. */
     relayerKey: privateKey(env, "STABLEGATE_RELAYER_KEY"),
     feeBps,
     feeRecipient,
     paymentWindowMs: duration(env, "STABLEGATE_PAYMENT_WINDOW") ?? 60 * 60_000,
     webhookAllowPrivate: flag(env, "STABLEGATE_WEBHOOK_ALLOW_PRIVATE"),
     logLevel: oneOf(env, "STABLEGATE_LOG_LEVEL", ["debug", "info", "warn", "error"] as const) ?? "info",
-    crossChain: crossChainConfig(env, chain, (variable, problem) => {
-      throw new ConfigError(variable, problem);
-    }),
+    /** CCTP V2 funding from other chains; null when no source chain is configured. */
+    crossChain: crossChainConfig(env, chain, fail),
+    /** GET /metrics (Prometheus); null when off. */
     metrics: metricsConfig(env),
+    /**
+     * STABLEGATE_METRICS_TOKEN whether or not /metrics is on: it also unlocks /readyz's details.
+     * null: those details are never served over HTTP.
+     */
     metricsToken: metricsToken(env),
+    /** Peers whose X-Forwarded-For is believed (src/http/client-address.ts); none by default. */
     trustedProxies: ipRanges(env, "STABLEGATE_TRUSTED_PROXIES"),
   };
 }
@@ -94,7 +94,7 @@ const MIN_METRICS_TOKEN = 16;
  * The main port is public (payers reach the checkout there) and the figures are business data:
  * there, a token is required.
  */
-function metricsConfig(env: Env): MetricsConfig | null {
+function metricsConfig(env: Env) {
   const switchedOff = nonEmpty(env, "STABLEGATE_METRICS") !== undefined && !flag(env, "STABLEGATE_METRICS");
   const listen = listenAddress(env, "STABLEGATE_METRICS_ADDR");
   if (listen && switchedOff)
@@ -122,28 +122,18 @@ function metricsToken(env: Env): string | null {
   return token;
 }
 
-/** `host:port`, an IPv6 host in brackets (`[::1]:9464`). */
-function listenAddress(env: Env, name: string): { host: string; port: number } | null {
-  const raw = nonEmpty(env, name);
-  if (raw === undefined) return null;
-  const match = /^(?:\[([0-9a-f:.]+)\]|([^:[\]]+)):(\d{1,5})$/i.exec(raw);
-  const host = match?.[1] ?? match?.[2];
-  const port = Number(match?.[3]);
-  if (!match || !host || port < 1 || port > 65_535)
-    throw new ConfigError(name, `must be host:port (such as 127.0.0.1:9464 or [::1]:9464), got "${raw}"`);
-  return { host: checkedHost(name, host), port };
-}
+/** Schemes a JSON-RPC endpoint may use. */
+const RPC_PROTOCOLS = ["http:", "https:", "ws:", "wss:"] as const;
 
-function chainConfig(env: Env): Config["chain"] {
+/** STABLEGATE_CHAIN from the chain table, or `custom`, with the overrides of its RPC, confirmations... */
+function settlementChain(env: Env) {
   const name = nonEmpty(env, "STABLEGATE_CHAIN") ?? "base-sepolia";
   const chainId = integer(env, "STABLEGATE_CHAIN_ID", 1, Number.MAX_SAFE_INTEGER);
   const usdc = address(env, "STABLEGATE_USDC_ADDRESS");
   const rpcUrl = url(env, "STABLEGATE_RPC_URL", RPC_PROTOCOLS);
   const confirmations = integer(env, "STABLEGATE_CONFIRMATIONS", 0, 10_000);
   const pollIntervalMs = integer(env, "STABLEGATE_POLL_INTERVAL_MS", 50, 3_600_000);
-  const floorOf = sweepFloors(env[SWEEP_FLOOR_VARIABLE], (variable, problem) => {
-    throw new ConfigError(variable, problem);
-  });
+  const floorOf = sweepFloors(env[SWEEP_FLOOR_VARIABLE], fail);
   if (name === "custom") {
     if (chainId === undefined) throw new ConfigError("STABLEGATE_CHAIN_ID", "required when STABLEGATE_CHAIN is custom");
     if (!usdc) throw new ConfigError("STABLEGATE_USDC_ADDRESS", "required when STABLEGATE_CHAIN is custom");
@@ -172,6 +162,7 @@ function chainConfig(env: Env): Config["chain"] {
     rpcUrl: rpcUrl ?? defaultRpcUrl(known),
     confirmations: confirmations ?? known.confirmations,
     pollIntervalMs: pollIntervalMs ?? known.blockTimeMs,
+    /** Micro-USDC below which late funds are not swept at the relayer's cost (ChainInfo.sweepFloor). */
     sweepFloor: floorOf(name),
   };
 }
@@ -187,95 +178,213 @@ function host(env: Env): string {
   return raw === undefined ? "0.0.0.0" : checkedHost("STABLEGATE_HOST", raw);
 }
 
-/** An IP address or a host name (letters, digits and dashes between dots). */
-function checkedHost(name: string, raw: string): string {
-  const label = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/i;
-  const hostname = raw.length <= 253 && raw.split(".").every((part) => label.test(part)) && !/^[\d.]+$/.test(raw);
-  if (isIP(raw) === 0 && !hostname) throw new ConfigError(name, `must be an IP address or a host name, got "${raw}"`);
-  return raw;
+const SWEEP_FLOOR_VARIABLE = "STABLEGATE_SWEEP_FLOOR";
+
+/**
+ * STABLEGATE_SWEEP_FLOOR: the USDC below which a deposit address's funds are not moved at the
+ * relayer's cost (see `ChainInfo.sweepFloor`). One amount for every chain ("0.50"), or one per
+ * chain name ("ethereum=5.00,base=0.10"), the chain table's (or a custom chain's one cent)
+ * elsewhere. Returns the floor of each chain by name.
+ */
+function sweepFloors(raw: string | undefined, fail: Fail): (chainName: string) => bigint {
+  const text = raw?.trim();
+  const fallback = (name: string) => CHAINS.get(name)?.sweepFloor ?? CUSTOM_SWEEP_FLOOR;
+  if (!text) return fallback;
+  const amount = (value: string, where: string) =>
+    parseAmount(typedAmount(value) ?? "") ??
+    fail(SWEEP_FLOOR_VARIABLE, `${where}must be an amount in USDC such as 0.50, got "${value}"`);
+  if (!text.includes("=")) {
+    const all = amount(text, "");
+    return () => all;
+  }
+  const byName = new Map<string, bigint>();
+  for (const entry of text
+    .split(",")
+    .map((e) => e.trim())
+    .filter(Boolean)) {
+    const eq = entry.indexOf("=");
+    const name = entry.slice(0, eq).trim();
+    if (eq < 0 || !/^[a-z0-9-]{1,40}$/.test(name))
+      fail(SWEEP_FLOOR_VARIABLE, `must be an amount, or chain=amount pairs separated by commas, got "${entry}"`);
+    byName.set(name, amount(entry.slice(eq + 1).trim(), `${name}: `));
+  }
+  return (name) => byName.get(name) ?? fallback(name);
 }
 
-/** Comma-separated addresses and CIDR ranges, IPv4 or IPv6 (`172.30.0.0/24, ::1`). */
-function ipRanges(env: Env, name: string): IpRange[] {
-  const raw = nonEmpty(env, name);
-  if (raw === undefined) return [];
-  return raw.split(",").map((entry) => {
-    const range = parseIpRange(entry.trim());
-    if (!range)
-      throw new ConfigError(
-        name,
-        `must be IP addresses or CIDR ranges separated by commas (such as 172.30.0.0/24,::1), got "${entry.trim()}"`,
+/** Source chains and the attestation service are reached over HTTP. */
+const HTTP = ["http:", "https:"];
+
+/** Default bridge-fee bound: above Circle's highest fast-transfer fee (14 bps, from Linea). */
+export const DEFAULT_MAX_BRIDGE_FEE_BPS = 15;
+
+/** How a source chain's deposit addresses bridge: fast where Circle offers it, unless the operator says standard. */
+const finality = (fast: boolean): "fast" | "standard" => (fast ? "fast" : "standard");
+
+/**
+ * Cross-chain funding (the type is CrossChainConfig, src/chain/cross-chain-config.ts) is on when
+ * STABLEGATE_CCTP_SOURCES names source chains ("base,arbitrum" or "base=https://rpc..." to choose
+ * the RPC) or STABLEGATE_CCTP_CUSTOM_SOURCES defines unlisted ones (local test chains) as JSON.
+ */
+export function crossChainConfig(env: Env, settlement: { name: string; chainId: number }, fail: Fail) {
+  const listed = (env.STABLEGATE_CCTP_SOURCES ?? "")
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
+  const custom = customSources(env, fail);
+  const apiUrlText = env.STABLEGATE_CCTP_API_URL?.trim();
+  const apiUrlProblem = apiUrlText ? urlProblem(apiUrlText, HTTP) : null;
+  if (apiUrlProblem) fail("STABLEGATE_CCTP_API_URL", apiUrlProblem);
+  if (listed.length === 0 && custom.length === 0) return null;
+
+  const destination = CHAINS.get(settlement.name);
+  const floorOf = sweepFloors(env[SWEEP_FLOOR_VARIABLE], fail);
+  const sources = [...listed.map((entry) => listedSource(entry, fail)), ...custom].map((s) => ({
+    ...s,
+    sweepFloor: floorOf(s.name),
+  }));
+  const testnet = destination ? destination.testnet : !sources.some((s) => CHAINS.get(s.name)?.testnet === false);
+  for (const source of sources) {
+    const info = CHAINS.get(source.name);
+    if (info && info.testnet !== testnet)
+      fail(
+        "STABLEGATE_CCTP_SOURCES",
+        `${source.name} is a ${info.testnet ? "testnet" : "mainnet"}, the settlement chain is not`,
       );
-    return range;
+    if (source.chainId === settlement.chainId)
+      fail("STABLEGATE_CCTP_SOURCES", `${source.name} is the settlement chain itself`);
+  }
+  if (new Set(sources.map((s) => s.name)).size !== sources.length)
+    fail("STABLEGATE_CCTP_SOURCES", "a source chain is named twice");
+  for (const name of (env.STABLEGATE_BRIDGE_STANDARD ?? "")
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean)) {
+    const source = sources.find((s) => s.name === name);
+    if (!source) fail("STABLEGATE_BRIDGE_STANDARD", `${name} is not an enabled source chain`);
+    source.finality = "standard";
+  }
+
+  const domainText = env.STABLEGATE_CCTP_DOMAIN?.trim();
+  let domain = destination?.cctpDomain;
+  if (domainText) {
+    if (!/^\d{1,9}$/.test(domainText)) fail("STABLEGATE_CCTP_DOMAIN", `must be a whole number, got "${domainText}"`);
+    domain = Number(domainText);
+  }
+  if (domain === undefined)
+    fail(
+      "STABLEGATE_CCTP_DOMAIN",
+      "required for cross-chain funding when STABLEGATE_CCTP_SOURCES is set on a custom chain",
+    );
+  if (sources.some((s) => s.domain === domain))
+    fail("STABLEGATE_CCTP_SOURCES", "a source chain has the settlement chain's CCTP domain");
+
+  const network = testnet ? "testnet" : "mainnet";
+  const boundText = env.STABLEGATE_BRIDGE_MAX_FEE_BPS?.trim();
+  if (boundText && !(/^\d{1,5}$/.test(boundText) && Number(boundText) <= 10_000))
+    fail("STABLEGATE_BRIDGE_MAX_FEE_BPS", `must be a whole number of basis points from 0 to 10000, got "${boundText}"`);
+  return {
+    maxBridgeFeeBps: boundText ? Number(boundText) : DEFAULT_MAX_BRIDGE_FEE_BPS,
+    sources,
+    apiUrl: apiUrlText ? apiUrlText.replace(/\/+$/, "") : ATTESTATION_API[network],
+    domain,
+    tokenMessenger: addressOr(env, "STABLEGATE_CCTP_TOKEN_MESSENGER", CCTP_CONTRACTS[network].tokenMessenger, fail),
+    messageTransmitter: addressOr(
+      env,
+      "STABLEGATE_CCTP_MESSAGE_TRANSMITTER",
+      CCTP_CONTRACTS[network].messageTransmitter,
+      fail,
+    ),
+    redeemFloor: floorOf(settlement.name),
+  };
+}
+
+function listedSource(entry: string, fail: Fail) {
+  const eq = entry.indexOf("=");
+  const name = eq < 0 ? entry : entry.slice(0, eq).trim();
+  const info = CHAINS.get(name);
+  if (!info) fail("STABLEGATE_CCTP_SOURCES", `unknown chain "${name}"; use names from the chain table`);
+  const rpcUrl = eq < 0 ? defaultRpcUrl(info) : entry.slice(eq + 1).trim();
+  const problem = urlProblem(rpcUrl, HTTP);
+  if (problem) fail("STABLEGATE_CCTP_SOURCES", `the RPC URL for ${name} ${problem}`);
+  return {
+    name,
+    chainId: info.chainId,
+    domain: info.cctpDomain,
+    usdc: info.usdc,
+    rpcUrl,
+    ...typicalSeconds(info),
+    confirmations: info.confirmations,
+    pollIntervalMs: info.blockTimeMs,
+    finality: finality(info.fastSource),
+  };
+}
+
+/** Typical CCTP times (Circle's figures): fast about 8 s from L2s, 20 s from Ethereum. */
+function typicalSeconds(info: ChainInfo): { fastSeconds: number | null; standardSeconds: number } {
+  if (!info.fastSource) return { fastSeconds: null, standardSeconds: 8 };
+  return { fastSeconds: info.cctpDomain === 0 ? 20 : 8, standardSeconds: 16 * 60 };
+}
+
+function customSources(env: Env, fail: Fail) {
+  const raw = env.STABLEGATE_CCTP_CUSTOM_SOURCES?.trim();
+  if (!raw) return [];
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    fail("STABLEGATE_CCTP_CUSTOM_SOURCES", "must be a JSON array");
+  }
+  if (!Array.isArray(parsed)) fail("STABLEGATE_CCTP_CUSTOM_SOURCES", "must be a JSON array");
+  return parsed.map((item: Record<string, unknown>, i) => {
+    const where = `entry ${i + 1}`;
+    const name =
+      typeof item.name === "string" && /^[a-z0-9-]{1,40}$/.test(item.name)
+        ? item.name
+        : fail("STABLEGATE_CCTP_CUSTOM_SOURCES", `${where}: name must be lower-case letters, digits and dashes`);
+    if (CHAINS.has(name))
+      fail(
+        "STABLEGATE_CCTP_CUSTOM_SOURCES",
+        `${where}: ${name} is a built-in chain; list it in STABLEGATE_CCTP_SOURCES`,
+      );
+    const int = (key: string) =>
+      Number.isSafeInteger(item[key]) && (item[key] as number) >= 0
+        ? (item[key] as number)
+        : fail("STABLEGATE_CCTP_CUSTOM_SOURCES", `${where}: ${key} must be a whole number`);
+    const within = (key: string, min: number, max: number) =>
+      Number.isSafeInteger(item[key]) && (item[key] as number) >= min && (item[key] as number) <= max
+        ? (item[key] as number)
+        : fail("STABLEGATE_CCTP_CUSTOM_SOURCES", `${where}: ${key} must be a whole number from ${min} to ${max}`);
+    const usdc =
+      typeof item.usdc === "string" && isAddress(item.usdc, { strict: false })
+        ? getAddress(item.usdc)
+        : fail("STABLEGATE_CCTP_CUSTOM_SOURCES", `${where}: usdc must be an address`);
+    const rpcProblem = typeof item.rpc_url === "string" ? urlProblem(item.rpc_url, HTTP) : "must be a string";
+    const rpcUrl =
+      rpcProblem === null
+        ? (item.rpc_url as string)
+        : fail("STABLEGATE_CCTP_CUSTOM_SOURCES", `${where}: rpc_url ${rpcProblem}`);
+    const domain = int("domain");
+    return {
+      name,
+      chainId: int("chain_id"),
+      domain,
+      usdc,
+      rpcUrl,
+      fastSeconds: 8 as number | null,
+      standardSeconds: 16 * 60,
+      // The settlement chain's bounds (STABLEGATE_CONFIRMATIONS, STABLEGATE_POLL_INTERVAL_MS): a
+      // watcher polling every 0 ms would spin.
+      confirmations: item.confirmations === undefined ? 1 : within("confirmations", 0, 10_000),
+      pollIntervalMs: item.poll_interval_ms === undefined ? 1_000 : within("poll_interval_ms", 50, 3_600_000),
+      // A deposit address commits its fast domains as a 256-bit map: a higher domain bridges standard.
+      finality: finality(domain < 256),
+    };
   });
 }
 
-function nonEmpty(env: Env, name: string): string | undefined {
-  const value = env[name]?.trim();
-  return value ? value : undefined;
-}
-
-function integer(env: Env, name: string, min: number, max: number): number | undefined {
-  const raw = nonEmpty(env, name);
-  if (raw === undefined) return undefined;
-  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
-    throw new ConfigError(name, `must be a whole number from ${min} to ${max}, got "${raw}"`);
-  }
-  return Number(raw);
-}
-
-function address(env: Env, name: string): Address | undefined {
-  const raw = nonEmpty(env, name);
-  if (raw === undefined) return undefined;
-  if (!isAddress(raw, { strict: false }))
-    throw new ConfigError(name, `must be a 0x-prefixed 20-byte address, got "${raw}"`);
-  // Mixed case carries an EIP-55 checksum; a wrong one means a typo, and funds may go there.
-  if (!isAddress(raw, { strict: true }))
-    throw new ConfigError(
-      name,
-      `has mixed case but a wrong EIP-55 checksum, got "${raw}"; check it, or give it in lower case`,
-    );
+function addressOr(env: Env, name: string, fallback: Address, fail: Fail): Address {
+  const raw = env[name]?.trim();
+  if (!raw) return fallback;
+  if (!isAddress(raw, { strict: false })) fail(name, `must be a 0x-prefixed 20-byte address, got "${raw}"`);
   return getAddress(raw);
-}
-
-function privateKey(env: Env, name: string): Hex | undefined {
-  const raw = nonEmpty(env, name);
-  if (raw === undefined) return undefined;
-  const hex = raw.startsWith("0x") ? raw : `0x${raw}`;
-  // The value is a secret: the message never repeats it.
-  if (!isHex(hex) || hex.length !== 66) throw new ConfigError(name, "must be a 32-byte hex private key");
-  return hex.toLowerCase() as Hex;
-}
-
-/** Schemes a JSON-RPC endpoint may use. */
-const RPC_PROTOCOLS = ["http:", "https:", "ws:", "wss:"] as const;
-
-function url(env: Env, name: string, protocols: readonly string[]): string | undefined {
-  const raw = nonEmpty(env, name);
-  if (raw === undefined) return undefined;
-  const problem = urlProblem(raw, protocols);
-  if (problem) throw new ConfigError(name, problem);
-  return raw;
-}
-
-function duration(env: Env, name: string): number | undefined {
-  const raw = nonEmpty(env, name);
-  if (raw === undefined) return undefined;
-  const ms = parseDuration(raw);
-  if (ms === null) throw new ConfigError(name, `must be a duration such as 90s, 60m or 2h, got "${raw}"`);
-  return ms;
-}
-
-function flag(env: Env, name: string): boolean {
-  const raw = nonEmpty(env, name)?.toLowerCase();
-  if (raw === undefined || ["0", "false", "off", "no"].includes(raw)) return false;
-  if (["1", "true", "on", "yes"].includes(raw)) return true;
-  throw new ConfigError(name, `must be on or off, got "${raw}"`);
-}
-
-function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[]): T | undefined {
-  const raw = nonEmpty(env, name);
-  if (raw === undefined) return undefined;
-  if (!allowed.includes(raw as T)) throw new ConfigError(name, `must be one of ${allowed.join(", ")}, got "${raw}"`);
-  return raw as T;
 }

@@ -1,12 +1,12 @@
 import type { Hex } from "viem";
 import { type Chain, createPublicClient, createWalletClient, defineChain, http } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
-import type { Config } from "../config.ts";
-import { CHAINS } from "./chains.ts";
+import { CHAINS } from "../lib/chains.ts";
+import type { SettlementChain } from "./config.ts";
 
 /** viem clients for one chain; loops do their own retrying, so the transport does not. */
 export function createChainClients(
-  config: Pick<Config["chain"], "name" | "chainId" | "rpcUrl" | "pollIntervalMs">,
+  config: Pick<SettlementChain, "name" | "chainId" | "rpcUrl" | "pollIntervalMs">,
   relayerKey: Hex,
 ) {
   const known = CHAINS.get(config.name);

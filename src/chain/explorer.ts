@@ -1,4 +1,4 @@
-import { CHAINS } from "./chains.ts";
+import { CHAINS } from "../lib/chains.ts";
 
 /** Pages of a chain's public block explorer. */
 export interface ExplorerLinks {

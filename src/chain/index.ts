@@ -1,5 +1,4 @@
 import type { Address } from "viem";
-import type { Config } from "../config.ts";
 import type { Db } from "../db/index.ts";
 import { inTransaction } from "../db/transaction.ts";
 import { CHAIN_LEASE, createLease } from "../leases/lease.ts";
@@ -16,11 +15,12 @@ import { createRecoveries } from "./recovering/index.ts";
 import type { RecoveryStore } from "./recovering/store.ts";
 import { createCrossChain } from "./redeeming/index.ts";
 import type { BurnStore } from "./redeeming/store.ts";
+import type { ChainSideConfig } from "./config.ts";
 import type { ChainStore } from "./store.ts";
 import { createChain } from "./watch-and-settle.ts";
 
 export interface ChainSideDeps {
-  config: Config;
+  config: ChainSideConfig;
   db: Db;
   /** This replica, as the lease names its holder. */
   replica: string;

@@ -1,5 +1,4 @@
 import type { Hex } from "viem";
-import type { Config } from "../config.ts";
 import type { Db } from "../db/index.ts";
 import { INT64_MAX } from "../db/int64.ts";
 import type { Clock } from "../lib/clock.ts";
@@ -13,6 +12,7 @@ import type { ChainApi } from "./api.ts";
 import { createOwnMints } from "./bridging/mints.ts";
 import type { BridgeStore } from "./bridging/store.ts";
 import { createChainClients } from "./client.ts";
+import type { ChainSideConfig } from "./config.ts";
 import { bridgesFromSources } from "./deposit-terms.ts";
 import { createNonceManager } from "./nonces.ts";
 import type { BurnStore } from "./redeeming/store.ts";
@@ -28,7 +28,7 @@ import { createSourceReadiness, type SourceReadiness } from "./watching/source-r
 import { createWatcher, type Watcher } from "./watching/watcher.ts";
 
 export interface ChainDeps {
-  config: Config;
+  config: ChainSideConfig;
   db: Db;
   chainStore: ChainStore;
   payments: PaymentStore;

@@ -1,4 +1,4 @@
-import { CHAINS, defaultRpcUrl } from "../chain/chains.ts";
+import { CHAINS, defaultRpcUrl } from "../lib/chains.ts";
 
 /** The parameters of EIP-3085 `wallet_addEthereumChain`. */
 export interface AddChainParams {

@@ -1,6 +1,6 @@
 import { formatUnits } from "viem";
 import type { Account } from "../accounts/service.ts";
-import { CHAINS } from "../chain/chains.ts";
+import { CHAINS } from "../lib/chains.ts";
 import type { AppContext } from "../http/context.ts";
 import { statusOf } from "../http/errors.ts";
 import { ConflictError, DomainError, NotFoundError, ValidationError } from "../lib/errors.ts";

@@ -22,7 +22,7 @@ import {
   toEventSelector,
 } from "viem";
 import { privateKeyToAccount, sign } from "viem/accounts";
-import { CHAINS } from "../chain/chains.ts";
+import { CHAINS } from "../lib/chains.ts";
 import { type Clock, isoMillis, systemClock } from "../lib/clock.ts";
 
 export type AttestationMode = "normal" | "down" | "ratelimit";

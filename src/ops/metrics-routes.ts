@@ -1,10 +1,17 @@
 import { Elysia } from "elysia";
-import type { MetricsConfig } from "../config.ts";
 import { errorResponse, internalError } from "../http/errors.ts";
 import { AuthError, NotFoundError } from "../lib/errors.ts";
 import type { Logger } from "../lib/log.ts";
 import { constantTimeEqual, sha256Hex } from "../lib/secrets.ts";
 import type { Metrics } from "./metrics.ts";
+
+/** GET /metrics (Prometheus), as STABLEGATE_METRICS, _ADDR and _TOKEN set it (read in src/config.ts). */
+export interface MetricsConfig {
+  /** A listener of its own for /metrics; null: on the main port, beside the API. */
+  listen: { host: string; port: number } | null;
+  /** Bearer token a scrape must present; required on the main port, optional on a listener of its own. */
+  token: string | null;
+}
 
 /** `GET /metrics` on the main port: registered only when metrics are on and have no listener of their own. */
 export function metricsRoutes(metrics: Metrics, config: MetricsConfig | null, log: Logger) {

@@ -6,7 +6,7 @@
 import { describe, expect, test } from "bun:test";
 import { type Address, decodeFunctionData, type Hex, zeroAddress } from "viem";
 import { depositFactoryAbi, factoryAddress } from "../../src/chain/contracts.ts";
-import { CCTP_CONTRACTS, DEFAULT_MAX_BRIDGE_FEE_BPS, newDepositTerms } from "../../src/chain/cross-chain-config.ts";
+import { newDepositTerms } from "../../src/chain/cross-chain-config.ts";
 import {
   bridgeCall,
   bridgesFromSources,
@@ -20,7 +20,8 @@ import {
 } from "../../src/chain/deposit-terms.ts";
 import { depositFactoryV2Abi, factoryV2Address } from "../../src/chain/deposit-v2.ts";
 import { depositAddressV3, depositFactoryV3Abi, factoryV3Address, fastDomainsOf } from "../../src/chain/deposit-v3.ts";
-import { loadConfig } from "../../src/config.ts";
+import { DEFAULT_MAX_BRIDGE_FEE_BPS, loadConfig } from "../../src/config.ts";
+import { CCTP_CONTRACTS } from "../../src/lib/chains.ts";
 
 const PAYMENT_ID = `0x${"ab".repeat(32)}` as Hex;
 const USDC = "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913" as Address;

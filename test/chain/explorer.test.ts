@@ -4,8 +4,8 @@
  * explorer can know the chain.
  */
 import { describe, expect, test } from "bun:test";
-import { CHAINS } from "../../src/chain/chains.ts";
 import { explorerFor } from "../../src/chain/explorer.ts";
+import { CHAINS } from "../../src/lib/chains.ts";
 
 const TX = "0x5c504ed432cb51138bcf09aa5e8a410dd4a1e204ef84bfed1be16dfba1b22060";
 const ADDRESS = "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913";

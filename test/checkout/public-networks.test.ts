@@ -6,9 +6,9 @@
  * before cross-chain was on) in the same database.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { CHAINS } from "../../src/chain/chains.ts";
-import { crossChainConfig } from "../../src/chain/cross-chain-config.ts";
+import { crossChainConfig } from "../../src/config.ts";
 import { qrSvg } from "../../src/html/qr.ts";
+import { CHAINS } from "../../src/lib/chains.ts";
 import { createPaymentStore, insertPayment, paymentRow } from "../support/payment-rows.ts";
 import { type Api, api, isErrorBody, startTestServer, TEST_USDC, type TestServer } from "../support/server.ts";
 import { startChain, type TestChain } from "../support/test-chain.ts";

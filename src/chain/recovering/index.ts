@@ -1,10 +1,10 @@
 import type { Account } from "../../accounts/service.ts";
-import type { Config } from "../../config.ts";
 import type { Clock } from "../../lib/clock.ts";
 import type { IdGenerator } from "../../lib/ids.ts";
 import type { Logger } from "../../lib/log.ts";
 import type { PaymentRow } from "../../payments/store.ts";
 import type { ChainClients } from "../client.ts";
+import type { ChainSideConfig } from "../config.ts";
 import type { NonceManager } from "../nonces.ts";
 import type { SourceNetwork } from "../source-networks.ts";
 import type { RecoveryNetwork } from "./networks.ts";
@@ -13,7 +13,7 @@ import { createRecoveriesService } from "./service.ts";
 import type { RecoveryStore } from "./store.ts";
 
 export interface RecoveriesWiring {
-  config: Config;
+  config: Pick<ChainSideConfig, "chain">;
   store: RecoveryStore;
   /** The settlement chain's clients and relayer nonces, and each enabled source chain's. */
   settlement: { clients: ChainClients; nonces: NonceManager };

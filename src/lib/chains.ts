@@ -213,6 +213,24 @@ export const CHAINS: ReadonlyMap<string, ChainInfo> = new Map(
   ].map((info) => [info.name, info]),
 );
 
+/** Circle's CCTP V2 contracts: the same addresses on every supported chain of a network. */
+export const CCTP_CONTRACTS = {
+  mainnet: {
+    tokenMessenger: "0x28b5a0e9C621a5BadaA536219b3a228C8168cf5d",
+    messageTransmitter: "0x81D40F21F12A8F0E3252Bccb954D722d4c464B64",
+  },
+  testnet: {
+    tokenMessenger: "0x8FE6B999Dc680CcFDD5Bf7EB0974218be2542DAA",
+    messageTransmitter: "0xE737e5cEBEEBa77EFE34D4aa090756590b1CE275",
+  },
+} as const satisfies Record<string, { tokenMessenger: Address; messageTransmitter: Address }>;
+
+/** Circle's attestation service for each network. */
+export const ATTESTATION_API = {
+  mainnet: "https://iris-api.circle.com",
+  testnet: "https://iris-api-sandbox.circle.com",
+} as const;
+
 export function defaultRpcUrl(info: ChainInfo): string {
   const url = info.viem.rpcUrls.default.http[0];
   if (!url) throw new Error(`no public RPC known for ${info.name}`);
