@@ -4,7 +4,7 @@ import { qrSvg } from "../html/qr.ts";
 import type { AppContext } from "../http/context.ts";
 import { idParam } from "../http/params.ts";
 import { oneOfParam } from "../http/query.ts";
-import { CHAIN_LIMIT, READ_LIMIT } from "../http/rate-limit.ts";
+import { CHAIN_LIMIT, READ_LIMIT } from "../rate-limits/index.ts";
 import { bodyValidator } from "../http/validate.ts";
 import { NotFoundError } from "../lib/errors.ts";
 import { PAYMENT_ID } from "../lib/ids.ts";

@@ -21,7 +21,7 @@ import type { ViewContext } from "../payments/view.ts";
 import type { UsersService } from "../users/service.ts";
 import type { DeliveriesService } from "../webhooks/deliveries.ts";
 import type { WebhookEndpointsService } from "../webhooks/endpoints.ts";
-import type { RateLimit, RateLimiter } from "./rate-limit.ts";
+import type { RateLimit, RateLimiter } from "../rate-limits/index.ts";
 
 /** Everything the routes need, built once in server.ts and passed down explicitly. */
 export interface AppContext {

@@ -4,7 +4,7 @@ import type { AuthPlugin } from "../http/auth.ts";
 import { type AppContext, idempotentResponse } from "../http/context.ts";
 import { idParam } from "../http/params.ts";
 import { DEFAULT_LIMIT, decoded, listQuery } from "../http/query.ts";
-import type { RateLimit } from "../http/rate-limit.ts";
+import type { RateLimit } from "../rate-limits/index.ts";
 import { bodyValidator } from "../http/validate.ts";
 import { prefixedIdPattern } from "../lib/ids.ts";
 import { MAX_URL_LENGTH, URL_RULE } from "./endpoints.ts";

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { CHAIN_LIMIT } from "../../src/http/rate-limit.ts";
+import { CHAIN_LIMIT } from "../../src/rate-limits/index.ts";
 import { type Api, api, startTestServer, type TestServer } from "../support/server.ts";
 
 describe("public endpoints are limited per payment", () => {

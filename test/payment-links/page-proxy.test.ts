@@ -6,7 +6,7 @@
  * STABLEGATE_TRUSTED_PROXIES its X-Forwarded-For is not believed, and everyone behind it is one.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { LINK_PAY_LIMIT } from "../../src/http/rate-limit.ts";
+import { LINK_PAY_LIMIT } from "../../src/rate-limits/index.ts";
 import {
   fetchFrom,
   PROXY_ADDRESS,

@@ -7,9 +7,9 @@
  * behind a proxy: page-proxy.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { LINK_PAY_LIMIT } from "../../src/http/rate-limit.ts";
 import { FORM_TOKEN, FORM_TOKEN_TTL_MS } from "../../src/payment-links/form-token.ts";
 import { LINK_OPEN_PAYMENTS_MAX } from "../../src/payment-links/service.ts";
+import { LINK_PAY_LIMIT } from "../../src/rate-limits/index.ts";
 import { fetchFrom } from "../support/forwarding-proxy.ts";
 import { type Api, api, startTestServer, type TestServer } from "../support/server.ts";
 

@@ -3,7 +3,7 @@
  * `retry`: what they answer, and how often they may be called.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import type { RateLimit } from "../../src/http/rate-limit.ts";
+import type { RateLimit } from "../../src/rate-limits/index.ts";
 import { WEBHOOK_LIMITS } from "../../src/webhooks/routes.ts";
 import { createTestClock } from "../support/clock.ts";
 import { type Receiver, startReceiver } from "../support/receiver.ts";

@@ -1,6 +1,24 @@
+import type { Db } from "../db/index.ts";
 import type { Clock } from "../lib/clock.ts";
 import { TooManyRequestsError } from "../lib/errors.ts";
-import type { RateLimitStore } from "./rate-limit-store.ts";
+import { createRateLimitStore, type RateLimitStore } from "./store.ts";
+
+/** What rate limiting is configured with: on PostgreSQL the buckets are shared (src/config.ts). */
+export interface RateLimitsConfig {
+  databaseUrl: string | null;
+}
+
+/**
+ * The server's rate limiter. Replicas on one PostgreSQL database share the buckets, so N of them
+ * allow the limit, not N times it. A SQLite store has one server: its buckets stay in memory, which
+ * is as global and faster. `store` is what data retention purges; null when the buckets are in memory.
+ */
+export function createRateLimits(deps: { config: RateLimitsConfig; db: Db; clock: Clock }) {
+  const store = deps.config.databaseUrl ? createRateLimitStore(deps.db) : null;
+  return { limiter: store ? createSharedRateLimiter(store, deps.clock) : createRateLimiter(deps.clock), store };
+}
+
+export type RateLimits = ReturnType<typeof createRateLimits>;
 
 export interface RateLimit {
   /** Requests allowed at once. */

@@ -5,14 +5,14 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { PgDb } from "../../src/db/postgres.ts";
+import { TooManyRequestsError } from "../../src/lib/errors.ts";
 import {
   CHAIN_LIMIT,
   createRateLimiter,
   createSharedRateLimiter,
   type RateLimiter,
-} from "../../src/http/rate-limit.ts";
-import { createRateLimitStore } from "../../src/http/rate-limit-store.ts";
-import { TooManyRequestsError } from "../../src/lib/errors.ts";
+} from "../../src/rate-limits/index.ts";
+import { createRateLimitStore } from "../../src/rate-limits/store.ts";
 import { createTestDatabase } from "../support/postgres.ts";
 import { api, startTestServer, type TestServer } from "../support/server.ts";
 import { ENGINES, openTestStore, type TestStore } from "../support/store-engines.ts";
