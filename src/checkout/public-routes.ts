@@ -1,7 +1,7 @@
 import { Type } from "@sinclair/typebox";
 import { Elysia } from "elysia";
 import { qrSvg } from "../html/qr.ts";
-import type { AppContext } from "../http/context.ts";
+import type { AppContext } from "../context.ts";
 import { idParam } from "../http/params.ts";
 import { oneOfParam } from "../http/query.ts";
 import { CHAIN_LIMIT, READ_LIMIT } from "../rate-limits/index.ts";

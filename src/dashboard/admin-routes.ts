@@ -1,8 +1,8 @@
 import { formatUnits } from "viem";
 import type { Account } from "../accounts/service.ts";
-import { CHAINS } from "../lib/chains.ts";
-import type { AppContext } from "../http/context.ts";
+import type { AppContext } from "../context.ts";
 import { statusOf } from "../http/errors.ts";
+import { CHAINS } from "../lib/chains.ts";
 import { ConflictError, DomainError, NotFoundError, ValidationError } from "../lib/errors.ts";
 import { prefixedIdPattern, randomBase62 } from "../lib/ids.ts";
 import { MAX_ENDPOINTS_PER_ACCOUNT } from "../webhooks/endpoints.ts";

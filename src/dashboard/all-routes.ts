@@ -1,4 +1,4 @@
-import type { AppContext } from "../http/context.ts";
+import type { AppContext } from "../context.ts";
 import { adminRoutes } from "./admin-routes.ts";
 import type { DashboardRoute } from "./kit.ts";
 import { linksRoutes } from "./links-routes.ts";

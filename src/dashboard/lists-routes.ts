@@ -1,4 +1,4 @@
-import type { AppContext } from "../http/context.ts";
+import type { AppContext } from "../context.ts";
 import { ValidationError } from "../lib/errors.ts";
 import { paymentsCsvResponse } from "../payments/export-routes.ts";
 import { homePageBody } from "./home-page.ts";

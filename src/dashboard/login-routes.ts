@@ -1,6 +1,6 @@
 import { Elysia } from "elysia";
+import type { AppContext } from "../context.ts";
 import { clientAddressOf } from "../http/client-address.ts";
-import type { AppContext } from "../http/context.ts";
 import { AuthError, TooManyRequestsError } from "../lib/errors.ts";
 import { constantTimeEqual } from "../lib/secrets.ts";
 import { randomToken, SESSION_TOKEN } from "../users/service.ts";

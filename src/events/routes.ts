@@ -1,7 +1,8 @@
 import { Type } from "@sinclair/typebox";
 import { Elysia } from "elysia";
+import type { AppContext } from "../context.ts";
 import type { AuthPlugin } from "../http/auth.ts";
-import { type AppContext, jsonResponse, listJson } from "../http/context.ts";
+import { jsonResponse, listJson } from "../http/json.ts";
 import { idParam } from "../http/params.ts";
 import { DEFAULT_LIMIT, decoded, listQuery, oneOfParam } from "../http/query.ts";
 import { ValidationError } from "../lib/errors.ts";

@@ -1,5 +1,5 @@
 import { Elysia } from "elysia";
-import type { AppContext } from "../http/context.ts";
+import type { AppContext } from "../context.ts";
 import { openApiDocument } from "./document.ts";
 
 /** `GET /openapi.json`: the API's OpenAPI 3.1 document, for client generators and the docs page. */

@@ -1,6 +1,6 @@
 import { Elysia } from "elysia";
+import type { AppContext } from "../context.ts";
 import type { Db } from "../db/index.ts";
-import type { AppContext } from "../http/context.ts";
 import { errorResponse } from "../http/errors.ts";
 import { type ReadyStatus, readinessAccess } from "./readiness.ts";
 import { createOpsStore } from "./store.ts";

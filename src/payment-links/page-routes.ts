@@ -1,7 +1,7 @@
 import { Elysia } from "elysia";
 import { pageHeaders } from "../html/headers.ts";
 import { clientAddressOf } from "../http/client-address.ts";
-import type { AppContext } from "../http/context.ts";
+import type { AppContext } from "../context.ts";
 import { LINK_PAY_LIMIT, READ_LIMIT } from "../rate-limits/index.ts";
 import { bodyValidator } from "../http/validate.ts";
 import { DomainError, type ErrorKind, TooManyRequestsError } from "../lib/errors.ts";

@@ -1,7 +1,7 @@
 import { Type } from "@sinclair/typebox";
 import { Elysia } from "elysia";
+import type { AppContext } from "../context.ts";
 import type { AuthPlugin } from "../http/auth.ts";
-import type { AppContext } from "../http/context.ts";
 import { decoded, instantParam, oneOfParam } from "../http/query.ts";
 import { csvFileName, paymentsCsvStream } from "./csv.ts";
 import { MAX_SEARCH_LENGTH, type PaymentFilter, type PaymentSearch } from "./search.ts";

@@ -1,8 +1,9 @@
 import { Type } from "@sinclair/typebox";
 import { Elysia } from "elysia";
+import type { AppContext } from "../context.ts";
 import type { AuthPlugin } from "../http/auth.ts";
 import { rawBody } from "../http/body.ts";
-import { type AppContext, idempotentResponse, jsonResponse, listJson } from "../http/context.ts";
+import { idempotentResponse, jsonResponse, listJson } from "../http/json.ts";
 import { idParam } from "../http/params.ts";
 import { DEFAULT_LIMIT, decoded, instantParam, listQuery, oneOfParam } from "../http/query.ts";
 import { bodyValidator } from "../http/validate.ts";

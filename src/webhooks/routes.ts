@@ -1,12 +1,13 @@
 import { Type } from "@sinclair/typebox";
 import { Elysia } from "elysia";
+import type { AppContext } from "../context.ts";
 import type { AuthPlugin } from "../http/auth.ts";
-import { type AppContext, idempotentResponse } from "../http/context.ts";
+import { idempotentResponse } from "../http/json.ts";
 import { idParam } from "../http/params.ts";
 import { DEFAULT_LIMIT, decoded, listQuery } from "../http/query.ts";
-import type { RateLimit } from "../rate-limits/index.ts";
 import { bodyValidator } from "../http/validate.ts";
 import { prefixedIdPattern } from "../lib/ids.ts";
+import type { RateLimit } from "../rate-limits/index.ts";
 import { MAX_URL_LENGTH, URL_RULE } from "./endpoints.ts";
 
 export const CreateEndpointSchema = Type.Object(

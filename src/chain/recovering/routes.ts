@@ -1,7 +1,8 @@
 import { Type } from "@sinclair/typebox";
 import { Elysia } from "elysia";
 import type { AuthPlugin } from "../../http/auth.ts";
-import { type AppContext, jsonResponse } from "../../http/context.ts";
+import type { AppContext } from "../../context.ts";
+import { jsonResponse } from "../../http/json.ts";
 import { idParam } from "../../http/params.ts";
 import { bodyValidator } from "../../http/validate.ts";
 import { prefixedIdPattern } from "../../lib/ids.ts";

@@ -1,0 +1,70 @@
+import type { AccountsService } from "./accounts/service.ts";
+import type { ChainApi } from "./chain/api.ts";
+import type { Networks } from "./checkout/networks.ts";
+import type { PublicExtras } from "./checkout/public-view.ts";
+import type { Config } from "./config.ts";
+import type { CrossChainApi } from "./chain/redeeming/api.ts";
+import type { EventFeed } from "./events/feed.ts";
+import type { EventsService } from "./events/service.ts";
+import type { Idempotency } from "./idempotency/index.ts";
+import type { LeaseStatus } from "./leases/lease.ts";
+import type { Clock } from "./lib/clock.ts";
+import type { Logger } from "./lib/log.ts";
+import type { Metrics } from "./ops/metrics.ts";
+import type { PaymentLinksService } from "./payment-links/service.ts";
+import type { PaymentDetails } from "./payments/detail.ts";
+import type { PaymentSearch } from "./payments/search.ts";
+import type { PaymentsService } from "./payments/service.ts";
+import type { PaymentRow } from "./payments/store.ts";
+import type { ViewContext } from "./payments/view.ts";
+import type { RateLimit, RateLimiter } from "./rate-limits/index.ts";
+import type { RecoveriesService } from "./chain/recovering/service.ts";
+import type { UsersService } from "./users/service.ts";
+import type { DeliveriesService } from "./webhooks/deliveries.ts";
+import type { WebhookEndpointsService } from "./webhooks/endpoints.ts";
+
+/**
+ * The assembled application as its routes see it: each capability's services, built once by
+ * src/server.ts from the capabilities' factories and handed to createApp (src/app.ts). It lives
+ * beside the assembly, not in src/http/: it names every capability, where HTTP plumbing names none.
+ */
+export interface AppContext {
+  config: Config;
+  log: Logger;
+  clock: Clock;
+  accounts: AccountsService;
+  /** Dashboard users and their sign-in sessions. */
+  users: UsersService;
+  payments: PaymentsService;
+  paymentLinks: PaymentLinksService;
+  /** The dashboard's lists, searches, home figures and the CSV export. */
+  paymentSearch: PaymentSearch;
+  /** One payment with everything about it, for the dashboard's payment page. */
+  paymentDetails: PaymentDetails;
+  webhookEndpoints: WebhookEndpointsService;
+  deliveries: DeliveriesService;
+  events: EventsService;
+  /** Wakes the open event streams when an event is written. */
+  eventFeed: EventFeed;
+  idempotency: Idempotency;
+  view: ViewContext;
+  /** The merchant payment object as JSON text (with its transfers), as webhooks carry it too. */
+  renderPayment: (row: PaymentRow) => string;
+  /** The same for a payment created a moment ago, which has nothing on chain yet. */
+  renderNewPayment: (row: PaymentRow) => string;
+  /** What the public view adds to a payment row: merchant name, incoming transfers, burns. */
+  publicExtras: (row: PaymentRow) => PublicExtras;
+  /** Where a payer may send USDC for this payment, the settlement chain first. */
+  networks: (row: PaymentRow) => Networks;
+  chain: ChainApi;
+  crossChain: CrossChainApi;
+  /** Returns tokens or native coin sent to a deposit address by mistake. */
+  recoveries: RecoveriesService;
+  /** Per-payment limits on the public endpoints, per-endpoint ones on webhook test and retry. */
+  rateLimiter: RateLimiter;
+  webhookLimits: { test: RateLimit; retry: RateLimit };
+  /** The Prometheus figures: HTTP counted by app.ts's hooks, the rest read at scrape time. */
+  metrics: Metrics;
+  /** The leases of work one replica at a time does, and whether this replica holds each (/readyz). */
+  leases: () => LeaseStatus[];
+}
