@@ -1,27 +1,33 @@
 import type { AccountsService } from "./accounts/service.ts";
 import type { ChainApi } from "./chain/api.ts";
+import type { ChainSide } from "./chain/index.ts";
+import type { Checkout } from "./checkout/index.ts";
 import type { Networks } from "./checkout/networks.ts";
 import type { PublicExtras } from "./checkout/public-view.ts";
 import type { Config } from "./config.ts";
 import type { CrossChainApi } from "./chain/redeeming/api.ts";
 import type { EventFeed } from "./events/feed.ts";
+import type { Events } from "./events/index.ts";
 import type { EventsService } from "./events/service.ts";
 import type { Idempotency } from "./idempotency/index.ts";
 import type { LeaseStatus } from "./leases/lease.ts";
 import type { Clock } from "./lib/clock.ts";
 import type { Logger } from "./lib/log.ts";
+import type { Ops } from "./ops/index.ts";
 import type { Metrics } from "./ops/metrics.ts";
 import type { PaymentLinksService } from "./payment-links/service.ts";
 import type { PaymentDetails } from "./payments/detail.ts";
+import type { Payments } from "./payments/index.ts";
 import type { PaymentSearch } from "./payments/search.ts";
 import type { PaymentsService } from "./payments/service.ts";
 import type { PaymentRow } from "./payments/store.ts";
 import type { ViewContext } from "./payments/view.ts";
-import type { RateLimit, RateLimiter } from "./rate-limits/index.ts";
+import type { RateLimit, RateLimiter, RateLimits } from "./rate-limits/index.ts";
 import type { RecoveriesService } from "./chain/recovering/service.ts";
 import type { UsersService } from "./users/service.ts";
 import type { DeliveriesService } from "./webhooks/deliveries.ts";
 import type { WebhookEndpointsService } from "./webhooks/endpoints.ts";
+import type { Webhooks } from "./webhooks/index.ts";
 
 /**
  * The assembled application as its routes see it: each capability's services, built once by
@@ -67,4 +73,52 @@ export interface AppContext {
   metrics: Metrics;
   /** The leases of work one replica at a time does, and whether this replica holds each (/readyz). */
   leases: () => LeaseStatus[];
+}
+
+/** The context drawn from the built capabilities, each part under the name the routes know it by. */
+export function appContext(c: {
+  config: Config;
+  log: Logger;
+  clock: Clock;
+  accounts: AccountsService;
+  users: UsersService;
+  payments: Payments;
+  paymentLinks: PaymentLinksService;
+  webhooks: Webhooks;
+  events: Events;
+  idempotency: Idempotency;
+  checkout: Checkout;
+  chainSide: ChainSide;
+  rateLimits: RateLimits;
+  ops: Ops;
+}): AppContext {
+  const { payments, webhooks, chainSide } = c;
+  return {
+    config: c.config,
+    log: c.log,
+    clock: c.clock,
+    accounts: c.accounts,
+    users: c.users,
+    payments: payments.service,
+    paymentLinks: c.paymentLinks,
+    paymentSearch: payments.search,
+    paymentDetails: payments.details,
+    webhookEndpoints: webhooks.endpoints,
+    deliveries: webhooks.deliveries,
+    events: c.events.service,
+    eventFeed: c.events.feed,
+    idempotency: c.idempotency,
+    view: payments.view,
+    renderPayment: payments.lifecycle.paymentJson,
+    renderNewPayment: payments.lifecycle.newPaymentJson,
+    publicExtras: c.checkout.publicExtras,
+    networks: c.checkout.networks,
+    chain: chainSide.api,
+    crossChain: chainSide.crossChainApi,
+    recoveries: chainSide.recoveries,
+    rateLimiter: c.rateLimits.limiter,
+    webhookLimits: webhooks.limits,
+    metrics: c.ops.metrics,
+    leases: chainSide.leases,
+  };
 }

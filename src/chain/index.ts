@@ -9,15 +9,44 @@ import type { Logger } from "../lib/log.ts";
 import type { Lifecycle } from "../payments/lifecycle.ts";
 import type { PaymentsService } from "../payments/service.ts";
 import type { PaymentStore } from "../payments/store.ts";
-import { createBridging } from "./bridging/index.ts";
-import type { BridgeStore } from "./bridging/store.ts";
+import { bridgeView, createBridging } from "./bridging/index.ts";
+import { type BridgeStore, createBridgeStore } from "./bridging/store.ts";
 import { createRecoveries } from "./recovering/index.ts";
-import type { RecoveryStore } from "./recovering/store.ts";
+import { createRecoveryStore, type RecoveryStore } from "./recovering/store.ts";
+import { noCrossChain } from "./redeeming/disabled.ts";
+import { feeMarginExcess } from "./redeeming/fee-margin.ts";
 import { createCrossChain } from "./redeeming/index.ts";
-import type { BurnStore } from "./redeeming/store.ts";
+import { burnView } from "./redeeming/service.ts";
+import { type BurnStore, createBurnStore } from "./redeeming/store.ts";
 import type { ChainSideConfig } from "./config.ts";
-import type { ChainStore } from "./store.ts";
+import { type ChainStore, createChainStore } from "./store.ts";
 import { createChain } from "./watch-and-settle.ts";
+
+/**
+ * The chain side's records, opened before the rest of the server: payments show the transfers,
+ * burns and bridges they hold (`crossChain`, undefined when cross-chain funding is off), and the
+ * chain side, built after payments, writes them.
+ */
+export function openChainRecords(db: Db, config: Pick<ChainSideConfig, "crossChain">) {
+  const burns = createBurnStore(db);
+  const bridges = createBridgeStore(db);
+  const burnsOf = (paymentId: string) => burns.forPayment(paymentId).map(burnView);
+  return {
+    stores: { chain: createChainStore(db), burns, bridges, recoveries: createRecoveryStore(db) },
+    crossChain: config.crossChain
+      ? {
+          burnsOf,
+          bridgeOf(bridgeId: string) {
+            const row = bridges.find(bridgeId);
+            return row ? bridgeView(row) : null;
+          },
+          overpaymentTolerance: (paymentId: string) => feeMarginExcess(burns.forPayment(paymentId)),
+        }
+      : undefined,
+  };
+}
+
+export type ChainRecords = ReturnType<typeof openChainRecords>;
 
 export interface ChainSideDeps {
   config: ChainSideConfig;
@@ -48,6 +77,13 @@ export type ChainSide = ReturnType<typeof createChainSide>;
  */
 export function createChainSide(deps: ChainSideDeps) {
   const { config, db, stores, lifecycle, clock, ids, log } = deps;
+  if (config.databaseUrl && !config.relayerKey) {
+    // Replicas on one database take turns at the chain side: each must sign as the same relayer.
+    log.warn(
+      "STABLEGATE_RELAYER_KEY is not set: this replica signs with the key in its data directory; " +
+        "give every replica sharing the database the same STABLEGATE_RELAYER_KEY",
+    );
+  }
   const { burns, bridges, recoveries: recoveryStore } = stores;
   const lease = createLease({
     store: createLeaseStore(db),
@@ -145,8 +181,25 @@ export function createChainSide(deps: ChainSideDeps) {
     recoveries,
     recoverer,
     lease,
+    /** The chains as the API and /readyz show them, with the bridges per source chain when cross-chain is on. */
+    api: bridging
+      ? { ...chain.api, readiness: async () => ({ ...(await chain.api.readiness()), bridging: bridging.status() }) }
+      : chain.api,
+    /** The public cross-chain endpoints' service: an empty list of sources when cross-chain funding is off. */
+    crossChainApi: crossChain?.service ?? noCrossChain,
+    /** The leases of work one replica at a time does, and whether this replica holds each (/readyz). */
+    leases: () => [lease.status()],
+    /** Rounds the redeemer and the recoverer have completed, so tests wait on them rather than on sleeps. */
+    activity: () => ({ redeemerRounds: crossChain?.redeemer.rounds() ?? 0, recovererRounds: recoverer.rounds() }),
     /** Takes the lease whenever it is free and runs the chain side under it; follows the chains meanwhile. */
-    run: (signal: AbortSignal) => Promise.all([lease.run(signal), chain.observe(signal, () => lease.status().held)]),
+    run(signal: AbortSignal) {
+      if (config.crossChain)
+        log.info("cross-chain funding on", {
+          source_chains: config.crossChain.sources.map((s) => s.name),
+          attestation_api: new URL(config.crossChain.apiUrl).origin,
+        });
+      return Promise.all([lease.run(signal), chain.observe(signal, () => lease.status().held)]);
+    },
   };
 }
 

@@ -1,7 +1,3 @@
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
-import { hostname } from "node:os";
-import { join } from "node:path";
-import { randomHex } from "../lib/ids.ts";
 import type { Logger } from "../lib/log.ts";
 import { sleep } from "../lib/sleep.ts";
 import type { LeaseStore } from "./store.ts";
@@ -11,17 +7,6 @@ import type { LeaseStore } from "./store.ts";
  * chain. One lease for all of them, as they share the relayer's key and, on each chain, its nonces.
  */
 export const CHAIN_LEASE = "chain";
-
-/**
- * This replica as a lease holder: its host name and an id kept in its data directory, made on
- * the first start. The same across restarts, so a replica restarted after kill -9 takes its own
- * lease back at once; never another live replica's, as each holds its data directory's serve lock.
- */
-export function replicaName(dataDir: string): string {
-  const path = join(dataDir, "replica-id");
-  if (!existsSync(path)) writeFileSync(path, `${randomHex(8)}\n`, { mode: 0o600, flag: "wx" });
-  return `${hostname()}:${readFileSync(path, "utf8").trim()}`;
-}
 
 /** How long a lease lasts unrenewed: a dead holder's work resumes elsewhere within this plus TAKE_EVERY_MS. */
 export const LEASE_TTL_MS = 10_000;

@@ -1,0 +1,21 @@
+import type { Address } from "viem";
+import type { Plumbing } from "../lib/plumbing.ts";
+import { createAccountsService } from "./service.ts";
+import { createAccountStore } from "./store.ts";
+
+/** Accounts' slice of the configuration: who receives the fees accounts charge. */
+export interface AccountsConfig {
+  feeRecipient: Address | undefined;
+}
+
+/**
+ * Accounts and their API keys. Refuses to start (throws) when some account charges a fee and no
+ * STABLEGATE_FEE_RECIPIENT would receive it.
+ */
+export function createAccounts(w: Pick<Plumbing, "db" | "clock" | "ids"> & { config: AccountsConfig }) {
+  const store = createAccountStore(w.db);
+  if (!w.config.feeRecipient && store.countAccountsWithFee() > 0) {
+    throw new Error("STABLEGATE_FEE_RECIPIENT: required because some accounts charge a fee");
+  }
+  return createAccountsService({ store, clock: w.clock, ids: w.ids });
+}

@@ -1,0 +1,54 @@
+import type { AccountsService } from "../accounts/service.ts";
+import type { Lifecycle } from "../payments/lifecycle.ts";
+import type { PaymentRow } from "../payments/store.ts";
+import type { ViewContext } from "../payments/view.ts";
+import { type Networks, networksOf } from "./networks.ts";
+import type { IncomingTransfer, PublicExtras } from "./public-view.ts";
+
+/**
+ * The checkout's part of a payment beyond its row, for the public view, the page and the widget:
+ * the merchant's name, the transfers seen so far with their confirmations, the payer's burns on
+ * other chains, and the networks the payer may pay on.
+ */
+export function createCheckout(w: {
+  accounts: Pick<AccountsService, "findAccount">;
+  lifecycle: Pick<Lifecycle, "transfersView">;
+  /** What the chain side's watchers last saw. */
+  chain: {
+    confirmationsOf(chainId: number, blockNumber: number): number;
+    offeredSources(): ReadonlyArray<{ name: string; chainId: number; usdc: string }>;
+  };
+  /** The payment's cross-chain burns, when cross-chain funding is on. */
+  burnsOf?: (paymentId: string) => unknown[];
+  view: ViewContext;
+}) {
+  const incoming = (row: PaymentRow): IncomingTransfer[] =>
+    w.lifecycle.transfersView(row).map((t) => ({
+      chain: t.chain,
+      chain_id: t.chain_id,
+      tx_hash: t.tx_hash,
+      amount: t.amount,
+      confirmations: w.chain.confirmationsOf(t.chain_id, t.block_number),
+      confirmed: t.confirmed,
+      bridge: t.bridge && {
+        state: t.bridge.state,
+        burn_tx_hash: t.bridge.burn_tx_hash,
+        mint_tx_hash: t.bridge.mint_tx_hash,
+      },
+    }));
+
+  // Only source chains whose deposit factory is there: funds sent elsewhere could not move.
+  const networks = (row: PaymentRow): Networks => networksOf(row, w.view.chainName, w.chain.offeredSources());
+
+  return {
+    networks,
+    publicExtras: (row: PaymentRow): PublicExtras => ({
+      merchantName: w.accounts.findAccount(row.account_id)?.name ?? "",
+      incoming: incoming(row),
+      crossChain: w.burnsOf?.(row.id) ?? [],
+      networks: networks(row),
+    }),
+  };
+}
+
+export type Checkout = ReturnType<typeof createCheckout>;

@@ -1,0 +1,114 @@
+import type { Address } from "viem";
+import type { SettlementChain } from "../chain/config.ts";
+import type { ChainRecords } from "../chain/index.ts";
+import { type CrossChainConfig, newDepositTerms } from "../chain/cross-chain-config.ts";
+import { inTransaction } from "../db/transaction.ts";
+import type { Events } from "../events/index.ts";
+import { runEvery } from "../lib/loop.ts";
+import type { Plumbing } from "../lib/plumbing.ts";
+import type { DeliveriesService } from "../webhooks/deliveries.ts";
+import { createPaymentDetails } from "./detail.ts";
+import { createLifecycle } from "./lifecycle.ts";
+import { createPaymentSearch } from "./search.ts";
+import { createSearchStore } from "./search-store.ts";
+import { createPaymentsService } from "./service.ts";
+import { createPaymentStore } from "./store.ts";
+import type { ViewContext } from "./view.ts";
+
+/** Payments' slice of the configuration. */
+export interface PaymentsConfig {
+  /** Where pay_url points. */
+  baseUrl: string;
+  chain: Pick<SettlementChain, "name" | "chainId" | "usdc">;
+  /** The source chains new deposit addresses bridge from, when cross-chain funding is on. */
+  crossChain: CrossChainConfig | null;
+  /** The fee of accounts that set none, and who receives fees. */
+  feeBps: number;
+  feeRecipient: Address | undefined;
+  /** How long a new payment waits for funds before it expires. */
+  paymentWindowMs: number;
+}
+
+/**
+ * Payments: the service behind the API, the lifecycle that moves statuses through the state
+ * machine and writes their events, the views, the dashboard's search and payment page, and the
+ * loop that expires payments past their window. The chain side's records are read for what a
+ * payment shows of the chain (its transfers, burns and bridges).
+ */
+export function createPayments(
+  w: Plumbing & {
+    config: PaymentsConfig;
+    events: Pick<Events, "store" | "written">;
+    records: ChainRecords;
+    /** The webhooks sent about a payment, for its dashboard page. */
+    deliveries: DeliveriesService;
+  },
+) {
+  const { db, clock, ids, log, config, records } = w;
+  const view: ViewContext = {
+    baseUrl: config.baseUrl,
+    chainName: config.chain.name,
+    sourceChainNames: new Map(config.crossChain?.sources.map((s) => [s.chainId, s.name]) ?? []),
+  };
+  const store = createPaymentStore(db);
+  const crossChain = records.crossChain;
+  const lifecycle = createLifecycle({
+    payments: store,
+    chain: records.stores.chain,
+    events: w.events.store,
+    clock,
+    ids,
+    view,
+    onEvent: w.events.written,
+    crossChainFor: crossChain?.burnsOf,
+    bridgeView: crossChain?.bridgeOf,
+    overpaymentTolerance: crossChain?.overpaymentTolerance,
+  });
+  const service = createPaymentsService({
+    store,
+    groupCommit: w.groupCommit,
+    clock,
+    ids,
+    chainId: config.chain.chainId,
+    usdc: config.chain.usdc,
+    defaultFeeBps: config.feeBps,
+    feeRecipient: config.feeRecipient,
+    paymentWindowMs: config.paymentWindowMs,
+    depositTerms: newDepositTerms(config.crossChain, config.chain.name),
+  });
+  let expiryRounds = 0;
+  const expireDue = () => {
+    try {
+      const count = inTransaction(db, () => lifecycle.expireDue());
+      if (count > 0) log.info("payments expired", { count });
+    } finally {
+      expiryRounds++;
+    }
+  };
+  return {
+    store,
+    lifecycle,
+    service,
+    view,
+    /** The dashboard's lists, searches, home figures and the CSV export. */
+    search: createPaymentSearch({ store: createSearchStore(db), clock }),
+    /** One payment with everything about it, for the dashboard's payment page. */
+    details: createPaymentDetails({
+      payments: service,
+      chain: records.stores.chain,
+      events: w.events.store,
+      deliveries: w.deliveries,
+      crossChainFor: crossChain?.burnsOf,
+      view,
+    }),
+    /**
+     * Expires payments past `expires_at` with nothing received, every second. It needs no chain,
+     * so it runs even while the RPC is down.
+     */
+    run: (signal: AbortSignal) => runEvery("expiry", 1_000, expireDue, { log, signal }),
+    /** Expiry rounds completed, so tests wait on them rather than on sleeps. */
+    activity: () => ({ expiryRounds }),
+  };
+}
+
+export type Payments = ReturnType<typeof createPayments>;
