@@ -1,7 +1,7 @@
 import type { Address } from "viem";
+import { CHAINS } from "../lib/chains.ts";
 import { type BridgeTerms, withoutBridging } from "./deposit-terms.ts";
 import { fastDomainsOf } from "./deposit-v3.ts";
-import { CHAINS } from "../lib/chains.ts";
 
 /** One source chain of cross-chain funding, as src/config.ts reads STABLEGATE_CCTP_SOURCES. */
 export interface CctpSource {

@@ -11,6 +11,7 @@ import type { PaymentsService } from "../payments/service.ts";
 import type { PaymentStore } from "../payments/store.ts";
 import { bridgeView, createBridging } from "./bridging/index.ts";
 import { type BridgeStore, createBridgeStore } from "./bridging/store.ts";
+import type { ChainSideConfig } from "./config.ts";
 import { createRecoveries } from "./recovering/index.ts";
 import { createRecoveryStore, type RecoveryStore } from "./recovering/store.ts";
 import { noCrossChain } from "./redeeming/disabled.ts";
@@ -18,7 +19,6 @@ import { feeMarginExcess } from "./redeeming/fee-margin.ts";
 import { createCrossChain } from "./redeeming/index.ts";
 import { burnView } from "./redeeming/service.ts";
 import { type BurnStore, createBurnStore } from "./redeeming/store.ts";
-import type { ChainSideConfig } from "./config.ts";
 import { type ChainStore, createChainStore } from "./store.ts";
 import { createChain } from "./watch-and-settle.ts";
 

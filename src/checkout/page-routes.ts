@@ -1,7 +1,7 @@
 import { Elysia } from "elysia";
+import type { AppContext } from "../context.ts";
 import { assetResponse } from "../html/assets.ts";
 import { qrSvg } from "../html/qr.ts";
-import type { AppContext } from "../context.ts";
 import { READ_LIMIT } from "../rate-limits/index.ts";
 import { ASSETS } from "./assets.ts";
 import { checkoutPage, notFoundPage, PAGE_HEADERS, pageQrTexts } from "./page.ts";

@@ -1,14 +1,14 @@
 import { Type } from "@sinclair/typebox";
 import { Elysia } from "elysia";
-import { qrSvg } from "../html/qr.ts";
 import type { AppContext } from "../context.ts";
+import { qrSvg } from "../html/qr.ts";
 import { idParam } from "../http/params.ts";
 import { oneOfParam } from "../http/query.ts";
-import { CHAIN_LIMIT, READ_LIMIT } from "../rate-limits/index.ts";
 import { bodyValidator } from "../http/validate.ts";
 import { NotFoundError } from "../lib/errors.ts";
 import { PAYMENT_ID } from "../lib/ids.ts";
 import type { PaymentRow } from "../payments/store.ts";
+import { CHAIN_LIMIT, READ_LIMIT } from "../rate-limits/index.ts";
 import { publicCors } from "./cors.ts";
 import { networkNamed, paymentUri } from "./networks.ts";
 import { publicPaymentView } from "./public-view.ts";

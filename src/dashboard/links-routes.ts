@@ -1,6 +1,6 @@
 import type { Account } from "../accounts/service.ts";
-import { qrSvg } from "../html/qr.ts";
 import type { AppContext } from "../context.ts";
+import { qrSvg } from "../html/qr.ts";
 import { DEFAULT_LIMIT } from "../http/query.ts";
 import { bodyValidator } from "../http/validate.ts";
 import { DomainError, NotFoundError, ValidationError } from "../lib/errors.ts";

@@ -1,8 +1,8 @@
 import type { Account } from "../accounts/service.ts";
 import { explorerFor } from "../chain/explorer.ts";
 import { recoveryView } from "../chain/recovering/view.ts";
-import { qrSvg } from "../html/qr.ts";
 import type { AppContext } from "../context.ts";
+import { qrSvg } from "../html/qr.ts";
 import { statusOf } from "../http/errors.ts";
 import { bodyValidator } from "../http/validate.ts";
 import { asSentence, ConflictError, DomainError, UnprocessableError } from "../lib/errors.ts";

@@ -1,11 +1,11 @@
 import { Elysia } from "elysia";
+import type { AppContext } from "../context.ts";
 import { pageHeaders } from "../html/headers.ts";
 import { clientAddressOf } from "../http/client-address.ts";
-import type { AppContext } from "../context.ts";
-import { LINK_PAY_LIMIT, READ_LIMIT } from "../rate-limits/index.ts";
 import { bodyValidator } from "../http/validate.ts";
 import { DomainError, type ErrorKind, TooManyRequestsError } from "../lib/errors.ts";
 import { typedAmount } from "../lib/money.ts";
+import { LINK_PAY_LIMIT, READ_LIMIT } from "../rate-limits/index.ts";
 import { linkBusyPage, linkNotFoundPage, linkPage } from "./page.ts";
 import { PayThroughLinkSchema } from "./schema.ts";
 import type { PaymentLinkRow } from "./store.ts";

@@ -1,7 +1,7 @@
 import type { Address } from "viem";
 import type { SettlementChain } from "../chain/config.ts";
-import type { ChainRecords } from "../chain/index.ts";
 import { type CrossChainConfig, newDepositTerms } from "../chain/cross-chain-config.ts";
+import type { ChainRecords } from "../chain/index.ts";
 import { inTransaction } from "../db/transaction.ts";
 import type { Events } from "../events/index.ts";
 import { runEvery } from "../lib/loop.ts";

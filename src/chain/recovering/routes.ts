@@ -1,7 +1,7 @@
 import { Type } from "@sinclair/typebox";
 import { Elysia } from "elysia";
-import type { AuthPlugin } from "../../http/auth.ts";
 import type { AppContext } from "../../context.ts";
+import type { AuthPlugin } from "../../http/auth.ts";
 import { jsonResponse } from "../../http/json.ts";
 import { idParam } from "../../http/params.ts";
 import { bodyValidator } from "../../http/validate.ts";
