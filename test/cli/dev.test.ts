@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { markedProcesses, TEST_RUN_MARKER } from "../../scripts/test-leftovers.ts";
 import { freePort } from "../../src/lib/free-port.ts";
 import { drainTail } from "../../src/lib/stream-tail.ts";
+import { runToExit } from "../support/cli.ts";
 import { postSignIn, setCookies } from "../support/dashboard.ts";
 import { childEnv, MAIN } from "../support/serve-process.ts";
 import { api } from "../support/server.ts";
@@ -64,19 +65,7 @@ async function bannerOf(dev: Awaited<ReturnType<typeof spawnDev>>): Promise<stri
 
 /** `stablegate dev pay ...` beside a running dev stack (it finds the stack through the working directory). */
 async function devPay(dev: Awaited<ReturnType<typeof spawnDev>>, args: string[]) {
-  const proc = Bun.spawn([process.execPath, MAIN, "dev", "pay", ...args], {
-    cwd: dev.cwd,
-    env: childEnv({}),
-    stdin: "ignore",
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const [code, stdout, stderr] = await Promise.all([
-    proc.exited,
-    new Response(proc.stdout).text(),
-    new Response(proc.stderr).text(),
-  ]);
-  return { code, stdout, stderr };
+  return runToExit([process.execPath, MAIN, "dev", "pay", ...args], { cwd: dev.cwd, env: childEnv({}) });
 }
 
 test("dev starts the stack, its example payment reaches confirmed, and Ctrl-C stops every process it started", async () => {

@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { Glob } from "bun";
 import { COMMANDS, commandsUnder, GROUPS } from "../../src/cli/commands.ts";
+import { runToExit } from "../support/cli.ts";
 import { childEnv, MAIN, REPO_ROOT } from "../support/serve-process.ts";
 
 /** Far more than a help page takes on a loaded machine; a command doing its work runs on past it. */
@@ -41,22 +42,14 @@ async function runIsolated(args: string[]): Promise<Run> {
   const cwd = join(sandbox, "cwd");
   const dataDir = join(sandbox, "data");
   Bun.spawnSync(["mkdir", cwd]);
-  const proc = Bun.spawn([process.execPath, MAIN, ...args], {
+  const { code, stdout, stderr, timedOut } = await runToExit([process.execPath, MAIN, ...args], {
     cwd,
     env: childEnv({ STABLEGATE_DATA_DIR: dataDir }),
-    stdin: "ignore",
-    stdout: "pipe",
-    stderr: "pipe",
+    deadlineMs: DEADLINE_MS,
   });
-  const timer = setTimeout(() => proc.kill("SIGKILL"), DEADLINE_MS);
-  const [stdout, stderr, code] = await Promise.all([
-    new Response(proc.stdout).text(),
-    new Response(proc.stderr).text(),
-    proc.exited,
-  ]).finally(() => clearTimeout(timer));
   return {
     args: args.join(" "),
-    code: proc.signalCode === "SIGKILL" ? "still running" : code,
+    code: timedOut ? "still running" : code,
     stdout,
     stderr,
     cwdEntries: readdirSync(cwd),

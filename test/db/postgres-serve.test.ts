@@ -8,7 +8,7 @@ import { rmSync } from "node:fs";
 import { SQL } from "bun";
 import { POSTGRES_MIGRATIONS } from "../../src/db/migrations.ts";
 import { freePort } from "../../src/lib/free-port.ts";
-import { runCli } from "../support/cli.ts";
+import { runCli, runToExit } from "../support/cli.ts";
 import { createTestDatabase } from "../support/postgres.ts";
 import { childEnv, spawnServe, startServeProcess } from "../support/serve-process.ts";
 import { api, makeTempDir, testEnv } from "../support/server.ts";
@@ -32,12 +32,7 @@ describe("on PostgreSQL", () => {
     const env = await postgresEnv();
     const binary = await builtBinary();
     const run = async (args: string[]) => {
-      const proc = Bun.spawn([binary, ...args], { env: childEnv(env), stdout: "pipe", stderr: "pipe" });
-      const [out, err, code] = await Promise.all([
-        new Response(proc.stdout).text(),
-        new Response(proc.stderr).text(),
-        proc.exited,
-      ]);
+      const { stdout: out, stderr: err, code } = await runToExit([binary, ...args], { env: childEnv(env) });
       if (code !== 0) throw new Error(`stablegate ${args.join(" ")}: ${code} ${err}`);
       return JSON.parse(out);
     };

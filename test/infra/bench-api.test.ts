@@ -4,22 +4,12 @@
  */
 import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
+import { runToExit } from "../support/cli.ts";
 import { childEnv, REPO_ROOT } from "../support/serve-process.ts";
 import { builtBinary } from "../support/stack.ts";
 
 async function bench(...args: string[]) {
-  const proc = Bun.spawn([process.execPath, join(REPO_ROOT, "bench/api.ts"), ...args], {
-    env: childEnv({}),
-    stdin: "ignore",
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const [stdout, stderr, code] = await Promise.all([
-    new Response(proc.stdout).text(),
-    new Response(proc.stderr).text(),
-    proc.exited,
-  ]);
-  return { code, stdout, stderr };
+  return runToExit([process.execPath, join(REPO_ROOT, "bench/api.ts"), ...args], { env: childEnv({}) });
 }
 
 describe("bench/api.ts", () => {
@@ -28,11 +18,13 @@ describe("bench/api.ts", () => {
       code: 2,
       stdout: "",
       stderr: "bench: --replicas needs a whole number from 1\n",
+      timedOut: false,
     });
     expect(await bench("--db", "mysql")).toEqual({
       code: 2,
       stdout: "",
       stderr: 'bench: --db must be sqlite, postgres or both, not "mysql"\n',
+      timedOut: false,
     });
   });
 

@@ -7,6 +7,7 @@ import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { isExecutable, PrereqError, requirePostgres } from "../../scripts/test-prereqs.ts";
+import { runToExit } from "../support/cli.ts";
 import { makeTempDir } from "../support/server.ts";
 
 const SCRIPT = resolve(import.meta.dir, "../../scripts/test-prereqs.ts");
@@ -52,17 +53,9 @@ function stubApt({ fail = false } = {}): void {
 }
 
 async function prereqs(env: Record<string, string> = {}) {
-  const proc = Bun.spawn([process.execPath, SCRIPT], {
+  const { stdout, stderr, code } = await runToExit([process.execPath, SCRIPT], {
     env: { PATH: bin, HOME: dir, CHROMIUM_SEARCH_PATH: chromium, ...env },
-    stdin: "ignore",
-    stdout: "pipe",
-    stderr: "pipe",
   });
-  const [stdout, stderr, code] = await Promise.all([
-    new Response(proc.stdout).text(),
-    new Response(proc.stderr).text(),
-    proc.exited,
-  ]);
   return { code, stdout: stdout.trim(), stderr: stderr.trim().split("\n").filter(Boolean) };
 }
 

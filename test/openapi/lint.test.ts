@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { runToExit } from "../support/cli.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 
 const REDOCLY = resolve(import.meta.dir, "../../node_modules/@redocly/cli/bin/cli.js");
@@ -48,28 +49,23 @@ async function lint(file: string) {
   });
   try {
     const proxyUrl = `http://127.0.0.1:${proxy.port}`;
-    const proc = Bun.spawn([process.execPath, REDOCLY, "lint", "--extends", "recommended", "--format", "json", file], {
-      // An empty folder and home: no redocly.yaml or user settings of anyone's can change the rules.
-      cwd: dir,
-      env: {
-        PATH: process.env.PATH,
-        HOME: dir,
-        REDOCLY_TELEMETRY: "off",
-        REDOCLY_SUPPRESS_UPDATE_NOTICE: "true",
-        HTTPS_PROXY: proxyUrl,
-        HTTP_PROXY: proxyUrl,
-        NO_COLOR: "1",
+    const run = await runToExit(
+      [process.execPath, REDOCLY, "lint", "--extends", "recommended", "--format", "json", file],
+      {
+        // An empty folder and home: no redocly.yaml or user settings of anyone's can change the rules.
+        cwd: dir,
+        env: {
+          PATH: process.env.PATH,
+          HOME: dir,
+          REDOCLY_TELEMETRY: "off",
+          REDOCLY_SUPPRESS_UPDATE_NOTICE: "true",
+          HTTPS_PROXY: proxyUrl,
+          HTTP_PROXY: proxyUrl,
+          NO_COLOR: "1",
+        },
       },
-      stdin: "ignore",
-      stdout: "pipe",
-      stderr: "pipe",
-    });
-    const [stdout, stderr, code] = await Promise.all([
-      new Response(proc.stdout).text(),
-      new Response(proc.stderr).text(),
-      proc.exited,
-    ]);
-    return { code, stdout, stderr, connections };
+    );
+    return { ...run, connections };
   } finally {
     proxy.stop(true);
   }
