@@ -1,8 +1,8 @@
 /**
  * Webhook delivery end to end, for the test/webhooks/ files that watch it happen: the real
  * server in-process, real HTTP to a local receiver (Bun.serve), the real outbox and worker.
- * Timing is shortened through ServerOptions: a 500 ms send timeout and a [0, 200, 400, 800] ms
- * schedule, so a delivery gets four attempts over about 1.4 s. Payments expire after 1 s, which
+ * Timing is shortened through ServerOptions: a 1.5 s send timeout and a [0, 200, 400, 800] ms
+ * schedule, so a delivery gets four attempts over about 1.4 s plus its timeouts. Payments expire after 1 s, which
  * gives payment events without a chain.
  *
  *   const rig = deliveryRig();                        // at the top of a test file
@@ -17,7 +17,8 @@ import { Webhook } from "standardwebhooks";
 import { type Api, api, startTestServer, type TestServer } from "./server.ts";
 import { waitFor, webhookWorkerRanSince } from "./wait.ts";
 
-export const TIMEOUT_MS = 500;
+/** Short, but with room for a local receiver's answer on a loaded machine (20 sends at once took 0.6 s). */
+export const TIMEOUT_MS = 1_500;
 export const SCHEDULE = [0, 200, 400, 800] as const;
 /** Four attempts, the jittered gaps (at most 1.1 x 1.4 s) and a timeout each, with room to spare. */
 export const EXHAUSTED_MS = 1.1 * (200 + 400 + 800) + 4 * TIMEOUT_MS + 1_000;
