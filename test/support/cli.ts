@@ -42,6 +42,7 @@ export async function runToExit(
 }
 
 /** Runs `stablegate <args>` with `env` (no STABLEGATE_* of the parent's) and, if given, `stdin`. */
-export function runCli(args: string[], env: Record<string, string>, stdin?: string): Promise<CliResult> {
-  return runToExit([process.execPath, MAIN, ...args], { env: childEnv(env), stdin });
+export async function runCli(args: string[], env: Record<string, string>, stdin?: string): Promise<CliResult> {
+  const { code, stdout, stderr } = await runToExit([process.execPath, MAIN, ...args], { env: childEnv(env), stdin });
+  return { code, stdout, stderr };
 }
