@@ -11,12 +11,14 @@ import { randomIds } from "../../src/lib/ids.ts";
 import { sha256Hex } from "../../src/lib/secrets.ts";
 import {
   createUsersService,
+  type PasswordHashing,
   SESSION_IDLE_MS,
   SESSION_MAX_MS,
   SIGN_IN_REFUSED,
   type UsersService,
 } from "../../src/users/service.ts";
 import { createUserStore } from "../../src/users/store.ts";
+import { LIGHT_HASHING } from "../support/password-hashing.ts";
 import { TEST_PAYOUT } from "../support/server.ts";
 import { ENGINES, openTestStore, type TestStore } from "../support/store-engines.ts";
 
@@ -26,6 +28,8 @@ const HOUR = 3_600_000;
 let store: TestStore;
 let db: Db;
 let users: UsersService;
+/** The service with that hashing; undefined is the real cost. */
+let usersWith: (passwordHashing: PasswordHashing | undefined) => UsersService;
 let accountId: string;
 let n = 0;
 // Each test signs in from a client of its own, so the throttle of one never touches another.
@@ -41,18 +45,21 @@ describe.each(ENGINES)("%s", (engine) => {
     const accountStore = createAccountStore(db);
     const accounts = createAccountsService({ store: accountStore, clock, ids: randomIds });
     accountId = accounts.createAccount({ name: "Users Shop", payoutAddress: TEST_PAYOUT }).account.id;
-    users = createUsersService({
-      store: createUserStore(db),
-      clock,
-      ids: randomIds,
-      accountExists: (id) => accountStore.findAccount(id) !== null,
-    });
+    usersWith = (passwordHashing) =>
+      createUsersService({
+        store: createUserStore(db),
+        clock,
+        ids: randomIds,
+        accountExists: (id) => accountStore.findAccount(id) !== null,
+        passwordHashing,
+      });
+    users = usersWith(LIGHT_HASHING);
   });
   afterAll(() => store?.close());
 
   describe("users", () => {
-    test("createUser stores an Argon2id hash of a generated password, never the password", async () => {
-      const { user, password } = await users.createUser({ accountId, email: email() });
+    test("createUser stores an Argon2id hash (64 MiB, 2 passes) of a generated password, never the password", async () => {
+      const { user, password } = await usersWith(undefined).createUser({ accountId, email: email() });
       expect(user.id).toMatch(/^usr_[0-9A-Za-z]{24}$/);
       expect(user.account_id).toBe(accountId);
       expect(password.length).toBeGreaterThanOrEqual(20);

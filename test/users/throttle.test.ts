@@ -19,6 +19,7 @@ import {
   type UsersService,
 } from "../../src/users/service.ts";
 import { createUserStore } from "../../src/users/store.ts";
+import { LIGHT_HASHING } from "../support/password-hashing.ts";
 import { TEST_PAYOUT } from "../support/server.ts";
 import { ENGINES, openTestStore, type TestStore } from "../support/store-engines.ts";
 
@@ -70,8 +71,7 @@ describe.each(ENGINES)("%s", (engine) => {
       clock,
       ids: randomIds,
       accountExists: (id) => accountStore.findAccount(id) !== null,
-      // The rules around the password check are under test here, not its cost (users/service.test.ts).
-      passwordHashing: { algorithm: "argon2id", memoryCost: 1024, timeCost: 1 },
+      passwordHashing: LIGHT_HASHING,
     });
   });
   afterAll(() => store?.close());
