@@ -81,7 +81,9 @@ async function exported(client: Api, query = "") {
 }
 
 beforeAll(async () => {
-  server = await startTestServer({}, { clock });
+  // Payments made over four hours of this clock: a day's window keeps the first one pending while
+  // the expiry loop runs meanwhile.
+  server = await startTestServer({ paymentWindowMs: 24 * 3_600_000 }, { clock });
   const a = server.createAccount("Alice");
   alice = api(server.url, a.apiKey);
   bob = api(server.url, server.createAccount("Bob").apiKey);
