@@ -16,6 +16,7 @@ import {
 import { privateKeyToAccount } from "viem/accounts";
 import { foundry } from "viem/chains";
 import { type Artifact, artifacts } from "../../src/chain/contracts.ts";
+import { waitFor } from "./wait.ts";
 
 export type TestWallet = WalletClient<Transport, Chain, Account>;
 
@@ -63,6 +64,18 @@ export async function mined(publicClient: PublicClient, send: Promise<Hex>) {
   const receipt = await publicClient.waitForTransactionReceipt({ hash: await send });
   if (receipt.status !== "success") throw new Error(`tx ${receipt.transactionHash} reverted`);
   return receipt;
+}
+
+/**
+ * The transaction once the node has it. The server records a transaction before it sends it (so
+ * that a crash cannot lose it), so a hash read from its records may not have reached the node yet.
+ */
+export function atNode(publicClient: PublicClient, hash: Hex) {
+  return waitFor(
+    () => publicClient.getTransaction({ hash }).catch(() => undefined),
+    15_000,
+    `transaction ${hash} to reach the node`,
+  );
 }
 
 /** ABI for the test tokens, typed for viem (TestToken and TestUSDC share it). */

@@ -24,6 +24,7 @@ import {
   sourceBalance,
   untilStatus,
 } from "../../support/bridging.ts";
+import { atNode } from "../../support/chain.ts";
 import { attestedBurn, type CrossChainStack, LOCAL_SOURCE, startCrossChainStack } from "../../support/crosschain.ts";
 import { createDashboardUser, signIn } from "../../support/dashboard.ts";
 import { usdc } from "../../support/test-chain.ts";
@@ -383,7 +384,7 @@ describe("a bridge transaction stuck in the source chain's mempool", () => {
     try {
       await x.mineSource(1); // the transfer's confirmation: credited, and the bridge sent into the mempool
       const sent = await x.stack.waitFor(() => bridgesOf(x, payment.id)[0]?.tx_hash, 15_000, "the bridge to be sent");
-      const original = await x.source.publicClient.getTransaction({ hash: sent as Hex });
+      const original = await atNode(x.source.publicClient, sent as Hex);
       expect(original.blockNumber).toBeNull();
       // Held by the node past the stuck threshold (30 s, by the stack's clock): outbid.
       x.stack.clock.advance(31_000);
@@ -394,12 +395,7 @@ describe("a bridge transaction stuck in the source chain's mempool", () => {
       );
       expect(JSON.parse(replaced.tx_hashes!)).toEqual([sent, replaced.tx_hash]);
       expect(replaced.nonce).toBe(bridgesOf(x, payment.id)[0]!.nonce);
-      // Recorded before it is sent (so a crash cannot lose it): wait until the node has it.
-      const replacement = await x.stack.waitFor(
-        () => x.source.publicClient.getTransaction({ hash: replaced.tx_hash as Hex }).catch(() => undefined),
-        15_000,
-        "the replacement to reach the node",
-      );
+      const replacement = await atNode(x.source.publicClient, replaced.tx_hash as Hex);
       expect(replacement.nonce).toBe(original.nonce);
       expect(replacement.maxFeePerGas!).toBeGreaterThan(original.maxFeePerGas!);
     } finally {

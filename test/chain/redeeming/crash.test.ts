@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Hex } from "viem";
 import { cctpAddresses } from "../../../src/dev/cctp-rig.ts";
+import { atNode } from "../../support/chain.ts";
 import {
   attestedBurn,
   type BurnDbRow,
@@ -89,7 +90,7 @@ describe("kill -9 mid-redemption", () => {
       (r) => r.state === "redeeming" && r.redeem_tx_hash !== null,
       "the redemption to be sent",
     );
-    const pending = await x.chain.publicClient.getTransaction({ hash: sent.redeem_tx_hash as Hex });
+    const pending = await atNode(x.chain.publicClient, sent.redeem_tx_hash as Hex);
     expect(pending.blockNumber).toBeNull(); // in the mempool, not mined
 
     await stack.crash();
