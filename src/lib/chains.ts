@@ -1,11 +1,6 @@
 import type { Address, Chain } from "viem";
 import * as viemChains from "viem/chains";
 
-/**
- * Built-in settlement chains (addresses from shared chain data, checked against Circle's docs).
- * Confirmations trade speed against reorg risk: about a minute of blocks on L2s, 12 on
- * Ethereum, a few minutes on Polygon PoS; override with STABLEGATE_CONFIRMATIONS.
- */
 /** The floor of a custom chain, whose gas nothing here knows: one cent. */
 export const CUSTOM_SWEEP_FLOOR = 10_000n;
 
@@ -206,6 +201,11 @@ const TESTNETS: Array<[Row, Chain]> = [
   ],
 ];
 
+/**
+ * Built-in settlement chains (USDC and CCTP addresses checked against Circle's docs).
+ * Confirmations trade speed against reorg risk: about a minute of blocks on L2s, 12 on
+ * Ethereum, a few minutes on Polygon PoS; override with STABLEGATE_CONFIRMATIONS.
+ */
 export const CHAINS: ReadonlyMap<string, ChainInfo> = new Map(
   [
     ...MAINNETS.map(([row, chain]) => ({ ...row, testnet: false, viem: chain })),
