@@ -100,6 +100,7 @@ export function createPaymentsService(deps: PaymentsDeps) {
         metadata,
         line_items: input.line_items == null ? null : JSON.stringify(storedLineItems(input.line_items)),
         payment_link: paymentLink,
+        speed: "standard",
         ...fields,
         expires_at: Math.max(now + deps.paymentWindowMs, dueAt ?? 0),
         created_at: now,

@@ -1,6 +1,7 @@
 import { type Db, sqlFor, textsIn } from "../db/engine.ts";
 import { INT64_MAX } from "../db/int64.ts";
 import { splitFee } from "../lib/money.ts";
+import type { Speed } from "../lib/speed.ts";
 
 /** A payments row as stored. Amounts are bigint micro-USDC; times are epoch milliseconds. */
 export interface PaymentRow {
@@ -38,6 +39,8 @@ export interface PaymentRow {
   max_bridge_fee_bps: number | null;
   /** Version 3 only (else null): the source domains `bridge` may ask fast finality from, a decimal bitmap. */
   fast_domains: string | null;
+  /** The speed policy in effect for it (src/lib/speed.ts), fixed at creation. */
+  speed: Speed;
   expires_at: number;
   created_at: number;
   updated_at: number;
@@ -89,6 +92,7 @@ const COLUMNS = [
   "token_messenger",
   "max_bridge_fee_bps",
   "fast_domains",
+  "speed",
   "expires_at",
   "created_at",
   "updated_at",

@@ -97,7 +97,9 @@ async function postgresColumns(): Promise<Columns> {
   const tables: Columns = new Map();
   for (const c of rows) {
     if (!tables.has(c.table)) tables.set(c.table, new Map());
-    tables.get(c.table)!.set(c.name, { type: c.type, nullable: c.nullable === "YES", default: c.default });
+    // PostgreSQL states a text literal's type ('standard'::text): the same default as SQLite's 'standard'.
+    const fallback = c.default?.replace(/^('[^']*')::text$/, "$1") ?? null;
+    tables.get(c.table)!.set(c.name, { type: c.type, nullable: c.nullable === "YES", default: fallback });
   }
   return tables;
 }

@@ -45,6 +45,7 @@ export function paymentRow(accountId: string, createdAt: number, fields: Partial
     token_messenger: null,
     max_bridge_fee_bps: null,
     fast_domains: null,
+    speed: "standard",
     expires_at: createdAt + 3_600_000,
     created_at: createdAt,
     updated_at: createdAt,
