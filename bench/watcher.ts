@@ -39,6 +39,7 @@ import { generatePrivateKey } from "viem/accounts";
 import { createAccountStore } from "../src/accounts/store.ts";
 import { createChainClients } from "../src/chain/client.ts";
 import { createChainStore } from "../src/chain/store.ts";
+import { createDepthReader } from "../src/chain/watching/depth.ts";
 import { createLedger } from "../src/chain/watching/ledger.ts";
 import { createWatcher } from "../src/chain/watching/watcher.ts";
 import { openDb } from "../src/db/index.ts";
@@ -462,9 +463,9 @@ async function main(): Promise<void> {
     },
     payments: paymentStore,
     ledger: {
-      fits: ledger.fits,
-      record(transfer, confirmed) {
-        const credited = ledger.record(transfer, confirmed);
+      ...ledger,
+      record(transfer, counts) {
+        const credited = ledger.record(transfer, counts);
         if (credited) timing.credited++;
         return credited;
       },
@@ -475,6 +476,13 @@ async function main(): Promise<void> {
     chainId: CHAIN_ID,
     usdc: USDC,
     confirmations: 0,
+    depth: createDepthReader({
+      client: rawClient,
+      confirmations: 0,
+      finalTag: "finalized",
+      log: silentLogger,
+      name: "custom",
+    }),
     pollIntervalMs: POLL_INTERVAL_MS,
     onCredited: () => (lastCreditedAt = performance.now()),
   });

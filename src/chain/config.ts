@@ -1,4 +1,5 @@
 import type { Address, Hex } from "viem";
+import type { FinalTag } from "../lib/speed.ts";
 import type { CrossChainConfig } from "./cross-chain-config.ts";
 
 /** The settlement chain, as STABLEGATE_CHAIN and its overrides name it (read in src/config.ts). */
@@ -22,6 +23,8 @@ export interface ChainSideConfig {
   dataDir: string;
   /** Hex private key that pays settlement gas; undefined: generated into the data dir. */
   relayerKey: Hex | undefined;
+  /** The block tag the `final` speed policy reads (STABLEGATE_FINAL_BLOCK_TAG); default `finalized`. */
+  finalTag?: FinalTag;
   /** Set when replicas share a PostgreSQL database, and so the chain lease. */
   databaseUrl: string | null;
 }

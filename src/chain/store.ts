@@ -1,6 +1,7 @@
 import type { Db } from "../db/index.ts";
 import { fitsInt64, int64 } from "../db/int64.ts";
 import { inTransaction } from "../db/transaction.ts";
+import type { Speed } from "../lib/speed.ts";
 
 export interface TransferRow {
   /** The chain it was made on (the settlement chain, or a source chain for a version 2 address). */
@@ -22,17 +23,38 @@ export interface SettlementRow {
   id: number;
   payment_id: string;
   nonce: number;
-  state: "submitted" | "mined" | "reverted" | "dropped";
+  /** `reorged`: mined, then a reorg took the block it was in (src/chain/settling/young-settlements.ts). */
+  state: "submitted" | "mined" | "reverted" | "dropped" | "reorged";
   tx_hash: string;
   tx_hashes: string;
   raw_tx: string;
   max_fee: string;
   priority_fee: string;
   amount: bigint | null; // null until mined, or when too large to store (see finishSettlement)
+  /** The platform fee its Settled event paid; null until mined. */
+  fee: bigint | null;
   block_number: number | null;
   submitted_at: number;
   updated_at: number;
 }
+
+/** A transfer that a reorg took off the chain, kept for the payment's record. */
+export interface ReversedTransferRow {
+  chain_id: number;
+  tx_hash: string;
+  log_index: number;
+  payment_id: string;
+  from_address: string;
+  amount: bigint;
+  block_number: number;
+  block_hash: string;
+  /** Null when it was only seen, never credited. */
+  credited_at: number | null;
+  reversed_at: number;
+}
+
+/** A transfer still waiting for its payment's speed policy to count it, with that policy. */
+export type WaitingTransfer = TransferRow & { speed: Speed };
 
 export type ChainStore = ReturnType<typeof createChainStore>;
 
@@ -56,9 +78,36 @@ export function createChainStore(db: Db) {
   const transfersForPayment = db
     .query<TransferRow, [string]>("SELECT * FROM transfers WHERE payment_id = ? ORDER BY block_number, log_index")
     .safeIntegers(true);
-  const dropStaleUncredited = db.query(
-    "DELETE FROM transfers WHERE credited_at IS NULL AND chain_id = ? AND block_number <= ?",
+  const transfersBetween = db
+    .query<TransferRow, [number, number, number]>(
+      "SELECT * FROM transfers WHERE chain_id = ? AND block_number BETWEEN ? AND ? ORDER BY block_number, log_index",
+    )
+    .safeIntegers(true);
+  const waitingOn = db
+    .query<WaitingTransfer, [number, number]>(
+      `SELECT t.*, p.speed FROM transfers t JOIN payments p ON p.id = t.payment_id
+       WHERE t.chain_id = ? AND t.credited_at IS NULL AND t.block_number <= ?
+       ORDER BY t.block_number, t.log_index LIMIT 500`,
+    )
+    .safeIntegers(true);
+  const moveTransfer = db.query(
+    "UPDATE transfers SET block_number = ?, block_hash = ? WHERE tx_hash = ? AND log_index = ?",
   );
+  const insertReversed = db.query(
+    `INSERT INTO reversed_transfers
+       (chain_id, tx_hash, log_index, payment_id, from_address, amount, block_number, block_hash, credited_at,
+        reversed_at)
+     SELECT chain_id, tx_hash, log_index, payment_id, from_address, amount, block_number, block_hash, credited_at, ?
+     FROM transfers WHERE tx_hash = ? AND log_index = ?`,
+  );
+  const deleteTransfer = db.query("DELETE FROM transfers WHERE tx_hash = ? AND log_index = ?");
+  const reversedForPayment = db
+    .query<ReversedTransferRow, [string]>(
+      `SELECT chain_id, tx_hash, log_index, payment_id, from_address, amount, block_number, block_hash, credited_at,
+              reversed_at
+       FROM reversed_transfers WHERE payment_id = ? ORDER BY id`,
+    )
+    .safeIntegers(true);
 
   const getCursor = db.query<{ block_number: number; block_hash: string }, [number]>(
     "SELECT block_number, block_hash FROM chain_cursor WHERE chain_id = ?",
@@ -85,7 +134,19 @@ export function createChainStore(db: Db) {
      WHERE id = $id`,
   );
   const finishSettlement = db.query(
-    "UPDATE settlements SET state = ?, amount = ?, block_number = ?, tx_hash = ?, updated_at = ? WHERE id = ?",
+    "UPDATE settlements SET state = ?, amount = ?, fee = ?, block_number = ?, tx_hash = ?, updated_at = ? WHERE id = ?",
+  );
+  const youngSettlements = db
+    .query<SettlementRow, [number]>(
+      "SELECT * FROM settlements WHERE state = 'mined' AND block_number > ? ORDER BY block_number, id",
+    )
+    .safeIntegers(true);
+  const hasYoungSettlement = db.query<{ one: number }, [number]>(
+    "SELECT 1 AS one FROM settlements WHERE state = 'mined' AND block_number > ? LIMIT 1",
+  );
+  const settlementMovedTo = db.query("UPDATE settlements SET block_number = ?, updated_at = ? WHERE id = ?");
+  const settlementReorged = db.query(
+    "UPDATE settlements SET state = 'reorged', updated_at = ? WHERE id = ? AND state = 'mined'",
   );
   const settlementsForPayment = db
     .query<SettlementRow, [string]>("SELECT * FROM settlements WHERE payment_id = ? ORDER BY id")
@@ -100,9 +161,30 @@ export function createChainStore(db: Db) {
     markCredited: (txHash: string, logIndex: number, blockNumber: number, blockHash: string, now: number) =>
       markCredited.run(now, blockNumber, blockHash, txHash, logIndex).changes > 0,
     transfersForPayment: (paymentId: string) => transfersForPayment.all(paymentId).map((r) => normaliseTransfer(r)!),
-    /** Seen through /sync but never found by the watcher once it scanned past them: reorged away. */
-    /** Transfers seen (through /sync) on `chainId` but not found by the watcher up to `upToBlock`. */
-    dropStaleUncredited: (chainId: number, upToBlock: number) => dropStaleUncredited.run(chainId, upToBlock).changes,
+    /** What was recorded on `chainId` in blocks `from` to `to`: what a scan of that range must find again. */
+    transfersBetween: (chainId: number, from: number, to: number) =>
+      transfersBetween.all(chainId, from, to).map((r) => normaliseTransfer(r)!),
+    /** Transfers on `chainId` up to `upToBlock` not credited yet, each with its payment's speed policy. */
+    waitingOn: (chainId: number, upToBlock: number): WaitingTransfer[] =>
+      waitingOn.all(chainId, upToBlock).map((r) => ({ ...normaliseTransfer(r)!, speed: r.speed })),
+    /** The same transfer found again in another block (a reorg put its transaction in a new one). */
+    moveTransfer: (txHash: string, logIndex: number, blockNumber: number, blockHash: string) =>
+      moveTransfer.run(blockNumber, blockHash, txHash, logIndex),
+    /** Takes a transfer that left the chain out of `transfers`, keeping it in `reversed_transfers`. */
+    reverseTransfer(txHash: string, logIndex: number, now: number): void {
+      insertReversed.run(now, txHash, logIndex);
+      deleteTransfer.run(txHash, logIndex);
+    },
+    reversedForPayment: (paymentId: string): ReversedTransferRow[] =>
+      reversedForPayment.all(paymentId).map((r) => ({
+        ...r,
+        chain_id: Number(r.chain_id),
+        log_index: Number(r.log_index),
+        amount: BigInt(r.amount),
+        block_number: Number(r.block_number),
+        credited_at: r.credited_at === null ? null : Number(r.credited_at),
+        reversed_at: Number(r.reversed_at),
+      })),
 
     cursor: (chainId: number) => getCursor.get(chainId),
     setCursor: (chainId: number, blockNumber: number, blockHash: string, now: number) =>
@@ -134,12 +216,27 @@ export function createChainStore(db: Db) {
     finishSettlement: (
       id: number,
       state: SettlementRow["state"],
-      amount: bigint | null,
+      settled: { amount: bigint; fee: bigint } | null,
       blockNumber: number | null,
       txHash: string,
       now: number,
     ) =>
-      finishSettlement.run(state, amount !== null && fitsInt64(amount) ? amount : null, blockNumber, txHash, now, id),
+      finishSettlement.run(
+        state,
+        settled !== null && fitsInt64(settled.amount) ? settled.amount : null,
+        settled !== null && fitsInt64(settled.fee) ? settled.fee : null,
+        blockNumber,
+        txHash,
+        now,
+        id,
+      ),
+    /** Mined settlements in blocks above `aboveBlock`: young enough that a reorg may still take them. */
+    youngSettlements: (aboveBlock: number) => youngSettlements.all(aboveBlock).map(normaliseSettlement),
+    hasYoungSettlement: (aboveBlock: number) => hasYoungSettlement.get(aboveBlock) !== null,
+    /** A mined settlement's transaction found again in another block. */
+    settlementMovedTo: (id: number, blockNumber: number, now: number) => settlementMovedTo.run(blockNumber, now, id),
+    /** A mined settlement whose block a reorg took; whether it was still recorded as mined. */
+    settlementReorged: (id: number, now: number) => settlementReorged.run(now, id).changes > 0,
     /** A payment's settlement transactions, oldest first. */
     settlementsForPayment: (paymentId: string) => settlementsForPayment.all(paymentId).map(normaliseSettlement),
     maxNonce: () => maxNonce.get()?.n ?? null,

@@ -22,6 +22,7 @@ import { errorMessage } from "./rpc-errors.ts";
 import { createSettler } from "./settling/settler.ts";
 import { createSourceNetworks } from "./source-networks.ts";
 import type { ChainStore } from "./store.ts";
+import { createDepthReader } from "./watching/depth.ts";
 import { createLedger } from "./watching/ledger.ts";
 import { chainReadiness, type WatchedChain } from "./watching/readiness.ts";
 import { createSourceReadiness, type SourceReadiness } from "./watching/source-readiness.ts";
@@ -85,6 +86,10 @@ export function createChain(deps: ChainDeps) {
     return stored.length ? Math.max(...stored) : null;
   });
   const stuckAfterMs = Math.max(30_000, config.chain.pollIntervalMs * 10);
+  const depthOn = (name: string, client: typeof clients.publicClient, confirmations: number) =>
+    createDepthReader({ client, confirmations, finalTag: config.finalTag ?? "finalized", log, name });
+  // One reader for the settlement chain: its watcher and the settler see the same head.
+  const depth = depthOn(config.chain.name, clients.publicClient, config.chain.confirmations);
   const { bridges } = deps;
   const ownMints =
     bridges && config.crossChain
@@ -114,6 +119,7 @@ export function createChain(deps: ChainDeps) {
     log,
     chainId: config.chain.chainId,
     confirmations: config.chain.confirmations,
+    depth,
     stuckAfterMs,
     sweepFloor: config.chain.sweepFloor,
     factoryV2: config.crossChain !== null,
@@ -130,8 +136,10 @@ export function createChain(deps: ChainDeps) {
     chainId: config.chain.chainId,
     usdc: config.chain.usdc,
     confirmations: config.chain.confirmations,
+    depth,
     pollIntervalMs: config.chain.pollIntervalMs,
     onCredited: () => settler.wake(),
+    onNewHead: () => settler.wake(),
     ownMints,
   });
   const gasOn = (name: string, client: typeof clients.publicClient, pollIntervalMs: number) =>
@@ -155,6 +163,7 @@ export function createChain(deps: ChainDeps) {
       chainId: source.chainId,
       usdc: source.usdc,
       confirmations: source.confirmations,
+      depth: depthOn(source.name, sourceClients.publicClient, source.confirmations),
       pollIntervalMs: source.pollIntervalMs,
       onCredited: () => {
         for (const listener of sourceCredited) listener(source.chainId);

@@ -211,6 +211,7 @@ const SETTLEMENT_BADGE: Record<PaymentDetail["settlements"][number]["state"], st
   mined: "confirmed",
   reverted: "failed",
   dropped: "",
+  reorged: "failed",
 };
 
 function historyCard(data: PaymentDetailData): Raw {

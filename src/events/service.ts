@@ -7,12 +7,16 @@ import type { EventStore } from "./store.ts";
 
 /**
  * Every type an event can have (docs/webhooks.md): a payment entering a status (creation is
- * `pending` and sends none), funds after confirmation, a change to the account (its payout
- * address, from the CLI), and the on-demand `test` ping.
+ * `pending` and sends none: a payment enters it again only when a reorg takes back all it had),
+ * funds seen before they count, funds after confirmation, funds and settlements a reorg took back,
+ * a change to the account (its payout address, from the CLI), and the on-demand `test` ping.
  */
 export const EVENT_TYPES: readonly string[] = [
-  ...PAYMENT_STATUSES.filter((status) => status !== "pending").map((status) => `payment.${status}`),
+  ...PAYMENT_STATUSES.map((status) => `payment.${status}`),
+  "payment.funds_seen",
   "payment.funds_received",
+  "payment.funds_reversed",
+  "payment.settlement_reversed",
   "account.updated",
   "test",
 ];

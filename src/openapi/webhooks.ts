@@ -41,7 +41,17 @@ const payloadOf = (type: string) =>
   type.startsWith("payment.") ? "PaymentEvent" : type === "account.updated" ? "AccountEvent" : "TestEvent";
 
 const WHEN: Record<string, string> = {
+  "payment.pending":
+    "A reorg took back every transfer credited to the payment before it was confirmed: it waits for funds again.",
+  "payment.funds_seen":
+    "A transfer to the payment is in a block but does not count yet under the payment's speed policy " +
+    "(received, confirming); it is credited once it does.",
   "payment.funds_received": "More funds arrived for a payment that is already confirmed (they are forwarded too).",
+  "payment.funds_reversed":
+    "A reorg took a transfer to the payment off the chain: its credit, if it had one, is taken back " +
+    "(`amount_received`), and a confirmed payment stays confirmed.",
+  "payment.settlement_reversed":
+    "A reorg took a mined settlement off the chain: what it swept counts as unsettled again and is settled again.",
   "account.updated": "The account's payout address changed.",
   test: "Sent on demand by `POST /api/v1/webhook_endpoints/{id}/test`, to that endpoint only.",
 };

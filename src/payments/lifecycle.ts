@@ -106,6 +106,27 @@ export function createLifecycle(deps: LifecycleDeps) {
       return updated;
     },
 
+    /** A transfer recorded before its payment's speed policy counts it: "received, confirming". */
+    seen(paymentId: string): void {
+      emit(payments.findById(paymentId)!, "payment.funds_seen");
+    },
+
+    /**
+     * A transfer a reorg took off the chain: its credit (`amount`, zero when it was only seen) is
+     * taken back, the state machine reacts (a `confirmed` payment stays so), and it is announced.
+     */
+    reverse(paymentId: string, amount: bigint): PaymentRow {
+      if (amount > 0n) payments.takeBackReceived(paymentId, amount, clock.now());
+      const updated = apply(paymentId, "funds_reversed");
+      emit(updated, "payment.funds_reversed");
+      return updated;
+    },
+
+    /** A mined settlement a reorg took off the chain, already taken back from the payment's record. */
+    settlementReversed(paymentId: string): void {
+      emit(payments.findById(paymentId)!, "payment.settlement_reversed");
+    },
+
     /** Moves pending payments whose window closed with nothing received to expired. */
     expireDue(limit = 500): number {
       let changed = 0;

@@ -12,14 +12,19 @@ import type { PaymentStatus } from "./store.ts";
  *
  * An excess up to a cross-chain burn's fee margin counts as R=A (see `nextStatus`).
  *
- * `confirmed` is final: later funds are credited and swept without a status change.
+ * `confirmed` is final: later funds are credited and swept without a status change, and funds a
+ * reorg takes back after it are announced (payment.funds_reversed) without one either.
+ * Before it, a reorg that takes funds back returns the payment to what R now says: pending with
+ * nothing left, underpaid with less than A.
  */
 export type LifecycleEvent =
   | "credited"
   | "settlement_submitted"
   | "settlement_mined"
   | "settlement_reverted"
-  | "window_closed";
+  | "window_closed"
+  /** A reorg took credited funds back (src/chain/watching/ledger.ts): R is already the smaller figure. */
+  | "funds_reversed";
 
 interface Rule {
   from: readonly PaymentStatus[];
@@ -51,6 +56,18 @@ export const TRANSITIONS: readonly Rule[] = [
   { from: ["pending"], on: "window_closed", when: (r) => r === 0n, to: "expired" },
   { from: ["settling", "overpaid"], on: "settlement_mined", when: always, to: "confirmed" },
   { from: ["settling", "overpaid"], on: "settlement_reverted", when: always, to: "failed" },
+  {
+    from: ["underpaid", "settling", "overpaid", "failed"],
+    on: "funds_reversed",
+    when: (r) => r === 0n,
+    to: "pending",
+  },
+  {
+    from: ["settling", "overpaid", "failed"],
+    on: "funds_reversed",
+    when: (r, a) => r > 0n && r < a,
+    to: "underpaid",
+  },
   // A settlement that fails its simulation is never sent; the payment is failed all the same.
   { from: ["pending", "underpaid", "expired"], on: "settlement_reverted", when: (r, a) => r >= a, to: "failed" },
 ];

@@ -173,6 +173,9 @@ export function createPaymentStore(db: Db) {
   const addReceived = db.query(
     "UPDATE payments SET amount_received = coalesce(amount_received, 0) + ?, updated_at = ? WHERE id = ?",
   );
+  const takeBackReceived = db.query(
+    "UPDATE payments SET amount_received = amount_received - ?, updated_at = ? WHERE id = ? AND amount_received >= ?",
+  );
   const oldestCreatedAt = db.query<{ t: number | null }, []>("SELECT min(created_at) AS t FROM payments");
   const updateStatus = db.query("UPDATE payments SET status = ?, updated_at = ? WHERE id = ? AND status = ?");
   const dueForExpiry = db.query<{ id: string }, [number, number]>(
@@ -222,6 +225,13 @@ export function createPaymentStore(db: Db) {
        SET gross = ${saturatingAdd("settled_daily.gross", "excluded.gross")},
          fee = ${saturatingAdd("settled_daily.fee", "excluded.fee")}`,
   );
+  const unrecordSettled = db.query(
+    `UPDATE payments SET amount_settled = amount_settled - $amount, fee_settled = fee_settled - $fee, updated_at = $now
+     WHERE id = $id`,
+  );
+  const takeBackSettledDaily = db.query(
+    "UPDATE settled_daily SET gross = gross - $amount, fee = fee - $fee WHERE account_id = $account_id AND day = $day",
+  );
   const addBridgeFee = db.query("UPDATE payments SET bridge_fee = bridge_fee + ?, updated_at = ? WHERE id = ?");
   const recordSettleFailure = db.query(
     "UPDATE payments SET settle_attempts = settle_attempts + 1, settle_retry_at = ?, updated_at = ? WHERE id = ?",
@@ -262,6 +272,8 @@ export function createPaymentStore(db: Db) {
     depositAddressesAmong: (candidates: string[]): Set<string> =>
       new Set(candidates.length ? depositAddressesAmong.all(JSON.stringify(candidates)).map((row) => row.address) : []),
     addReceived: (id: string, amount: bigint, now: number) => addReceived.run(amount, now, id),
+    /** A credit a reorg took back; never below zero (only what was credited is taken back). */
+    takeBackReceived: (id: string, amount: bigint, now: number) => takeBackReceived.run(amount, now, id, amount),
     oldestCreatedAt: () => oldestCreatedAt.get()?.t ?? null,
     /** Compare-and-set, so a status never moves from a state it is no longer in. */
     updateStatus: (id: string, from: PaymentStatus, to: PaymentStatus, now: number) =>
@@ -278,9 +290,9 @@ export function createPaymentStore(db: Db) {
      * A mined sweep of `amount` from the payment's deposit address: added to what was settled,
      * with its fee as the forwarder took it (splitFee) or, when given, as the settlement says it
      * paid (`paidFee`: zero where a version 3 address skipped the fee), and to the account's
-     * total for the UTC day of `now`. Runs inside the caller's transaction.
+     * total for the UTC day of `now`. Runs inside the caller's transaction. Returns what it counted.
      */
-    recordSettled(id: string, amount: bigint, now: number, paidFee?: bigint) {
+    recordSettled(id: string, amount: bigint, now: number, paidFee?: bigint): { amount: bigint; fee: bigint } {
       const row = findById.get(id)!;
       const counted = amount > INT64_MAX ? INT64_MAX : amount;
       const { fee: due } = splitFee(counted, Number(row.fee_bps));
@@ -288,6 +300,21 @@ export function createPaymentStore(db: Db) {
       const fee = paidFee === undefined || paidFee > due ? due : paidFee;
       recordSettled.run({ id, amount: counted, fee, now });
       addSettledDaily.run({ account_id: row.account_id, day: utcDay(now), amount: counted, fee });
+      return { amount: counted, fee };
+    },
+    /**
+     * Takes back a sweep `recordSettled` counted at `recordedAt` (a reorg took it off the chain):
+     * from what was settled and from that day's total. Inside the caller's transaction.
+     */
+    unrecordSettled(id: string, settled: { amount: bigint; fee: bigint }, recordedAt: number, now: number): void {
+      const row = findById.get(id)!;
+      unrecordSettled.run({ id, amount: settled.amount, fee: settled.fee, now });
+      takeBackSettledDaily.run({
+        account_id: row.account_id,
+        day: utcDay(recordedAt),
+        amount: settled.amount,
+        fee: settled.fee,
+      });
     },
     /** A CCTP fee one of the payment's bridges paid (the merchant's cost); inside the caller's transaction. */
     addBridgeFee: (id: string, fee: bigint, now: number) => addBridgeFee.run(fee, now, id),

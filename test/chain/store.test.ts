@@ -42,7 +42,7 @@ describe.each(ENGINES)("chain store (%s)", (engine) => {
     return row;
   };
 
-  test("a transfer keeps its int64 amount exact and is credited once; one never credited is dropped", () => {
+  test("a transfer keeps its int64 amount exact and is credited once; one that left the chain is kept apart", () => {
     const big = transfer(1, { amount: INT64_MAX, log_index: 3 });
     expect(chain.findTransfer(hash(1), 3)).toEqual({ ...big, bridge_id: null });
     expect(() => transfer(2, { amount: INT64_MAX + 1n })).toThrow(RangeError);
@@ -53,12 +53,26 @@ describe.each(ENGINES)("chain store (%s)", (engine) => {
     transfer(5, { chain_id: 1 });
     transfer(4);
     transfer(6);
-    expect(chain.dropStaleUncredited(31337, 5)).toBe(1); // block 4's; block 6 is past the scan, block 1 is credited
-    // In block order: block 1's transfer was credited in block 7.
+    // What a scan of blocks 4 to 6 on 31337 must find again: not the other chain's, not block 7's.
+    expect(chain.transfersBetween(31337, 4, 6).map((t) => t.block_number)).toEqual([4, 6]);
+    // Waiting for their payment's policy, up to the scanned block: not the credited one.
+    expect(chain.waitingOn(31337, 5).map((t) => [t.block_number, t.speed])).toEqual([[4, "standard"]]);
+
+    chain.reverseTransfer(hash(4), 0, 20);
+    chain.reverseTransfer(hash(1), 3, 21);
+    expect(chain.findTransfer(hash(4), 0)).toBeNull();
+    expect(chain.reversedForPayment(payment).map((t) => [t.tx_hash, t.amount, t.credited_at, t.reversed_at])).toEqual([
+      [hash(4), 1_000_000n, null, 20],
+      [hash(1), INT64_MAX, 9, 21],
+    ]);
+    // The key is free again: the same transaction may land in a new block.
+    transfer(4, { block_number: 8 });
+    chain.moveTransfer(hash(4), 0, 9, "0xb9");
+    // In block order.
     expect(chain.transfersForPayment(payment).map((t) => [t.chain_id, t.block_number])).toEqual([
       [1, 5],
       [31337, 6],
-      [31337, 7],
+      [31337, 9],
     ]);
   });
 
@@ -82,8 +96,9 @@ describe.each(ENGINES)("chain store (%s)", (engine) => {
       [second, 4, '["0xt4"]'],
     ]);
     chain.replaceSettlement({ ...signed, id: first, tx_hash: "0xt3b", tx_hashes: ["0xt3", "0xt3b"], now: 6 });
-    chain.finishSettlement(first, "mined", INT64_MAX, 12, "0xt3b", 7);
-    chain.finishSettlement(second, "dropped", 2n ** 63n, null, "0xt4", 7); // too large to store: left null
+    chain.finishSettlement(first, "mined", { amount: INT64_MAX, fee: 5n }, 12, "0xt3b", 7);
+    // too large to store: left null
+    chain.finishSettlement(second, "dropped", { amount: 2n ** 63n, fee: 2n ** 63n }, null, "0xt4", 7);
     expect(chain.openSettlements()).toEqual([]);
     expect(chain.settlementsForPayment(payment)).toEqual([
       {
@@ -97,6 +112,7 @@ describe.each(ENGINES)("chain store (%s)", (engine) => {
         max_fee: "100",
         priority_fee: "2",
         amount: null,
+        fee: null,
         block_number: null,
         submitted_at: 5,
         updated_at: 7,
@@ -112,12 +128,22 @@ describe.each(ENGINES)("chain store (%s)", (engine) => {
         max_fee: "100",
         priority_fee: "2",
         amount: INT64_MAX,
+        fee: 5n,
         block_number: 12,
         submitted_at: 6,
         updated_at: 7,
       },
     ]);
     expect(chain.maxNonce()).toBe(3);
+    // Young while a reorg may still take it: mined above the given block.
+    expect(chain.hasYoungSettlement(11)).toBe(true);
+    expect(chain.youngSettlements(11).map((s) => s.id)).toEqual([first]);
+    expect(chain.hasYoungSettlement(12)).toBe(false);
+    chain.settlementMovedTo(first, 13, 8);
+    expect(chain.youngSettlements(12).map((s) => s.block_number)).toEqual([13]);
+    expect(chain.settlementReorged(first, 9)).toBe(true);
+    expect(chain.settlementReorged(first, 9)).toBe(false);
+    expect(chain.hasYoungSettlement(0)).toBe(false);
   });
 
   test("a transaction that throws leaves nothing behind", () => {

@@ -127,7 +127,7 @@ describe.each(ENGINES)("%s", (engine) => {
         priority_fee: "1",
         now: at(10 + i),
       });
-      chain.finishSettlement(id, "mined", 0n, 1, `0x${"ab".repeat(32)}`, at(10 + i));
+      chain.finishSettlement(id, "mined", { amount: 0n, fee: 0n }, 1, `0x${"ab".repeat(32)}`, at(10 + i));
     }
     const due = (now: number) =>
       ids(store.awaitingSettlement(now, lateFunds)).filter((id) => [dust, worth, busy].includes(id));

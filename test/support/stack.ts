@@ -91,8 +91,14 @@ export interface Stack {
   usdcBalance(address: string): Promise<bigint>;
   /** The in-process server's log lines so far (at `logLevel`), parsed. */
   logs(): Array<{ level: LogLevel; msg: string } & Record<string, unknown>>;
-  /** Event types of a payment, in the order they were written to the outbox. */
+  /**
+   * Event types of a payment, in the order they were written to the outbox, leaving out
+   * payment.funds_seen: whether a transfer is seen before it counts depends on whether the watcher
+   * polled before the test mined its confirmations. Tests of that event read `allEvents`.
+   */
   events(paymentId: string): string[];
+  /** Every event type of a payment, payment.funds_seen included, in outbox order. */
+  allEvents(paymentId: string): string[];
   /** A read query on the server's SQLite file. */
   sql<T = Record<string, unknown>>(query: string, ...params: Array<string | number | bigint | null>): T[];
   waitFor<T>(
@@ -210,6 +216,9 @@ async function createStack(opts: StackOptions, chain: TestChain, dataDir: string
     return { status: res.status, json: res.json ?? res.text };
   }
 
+  const allEvents = (paymentId: string) =>
+    sql<{ type: string }>("SELECT type FROM events WHERE payment_id = ? ORDER BY seq", paymentId).map((r) => r.type);
+
   async function ok(path: string, init?: { method?: string; body?: unknown; auth?: boolean }, expected = 200) {
     const res = await request(path, init);
     if (res.status !== expected)
@@ -275,8 +284,8 @@ async function createStack(opts: StackOptions, chain: TestChain, dataDir: string
     mine: (n) => chain.mine(n),
     usdcBalance: (address) => chain.usdcBalance(getAddress(address)),
     logs: () => logLines.map((line) => JSON.parse(line)),
-    events: (paymentId) =>
-      sql<{ type: string }>("SELECT type FROM events WHERE payment_id = ? ORDER BY seq", paymentId).map((r) => r.type),
+    events: (paymentId) => allEvents(paymentId).filter((type) => type !== "payment.funds_seen"),
+    allEvents,
     sql,
     waitFor: (fn, timeoutMs, what) => waitFor(fn, timeoutMs, what),
     mineUntil,

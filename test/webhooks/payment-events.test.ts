@@ -93,7 +93,7 @@ describe("payment events", () => {
           blockNumber: 42,
           blockHash: `0x${"cd".repeat(32)}`,
         },
-        true,
+        () => true,
       ),
     )();
     expect(credited).toBe(true);

@@ -22,7 +22,9 @@ import { runRelayerLoop } from "../relayer-loop.ts";
 import { errorMessage, isAlreadySent, isRevert, nodeMessage, unlessNotFound } from "../rpc-errors.ts";
 import type { ChainStore, SettlementRow } from "../store.ts";
 import { LATE_SWEEPS_PER_DAY } from "../sweep-floor.ts";
+import { counts, type Depth, type DepthReader } from "../watching/depth.ts";
 import { sweptAfter } from "./settlement-proof.ts";
+import { createYoungSettlements } from "./young-settlements.ts";
 
 export interface SettlerDeps {
   client: PublicClient;
@@ -35,7 +37,10 @@ export interface SettlerDeps {
   clock: Clock;
   log: Logger;
   chainId: number;
+  /** The standard depth: how long a settlement counted early (`fast`) is watched for a reorg. */
   confirmations: number;
+  /** Reads the settlement chain's head and final block (shared with its watcher). */
+  depth: DepthReader;
   /** A transaction unmined for this long is replaced with higher fees. */
   stuckAfterMs: number;
   /**
@@ -74,6 +79,7 @@ export type Settler = ReturnType<typeof createSettler>;
 export function createSettler(deps: SettlerDeps) {
   const { client, wallet, account, chain, payments, lifecycle, clock, log, chainId, confirmations } = deps;
   let factoryReady = false;
+  const young = createYoungSettlements({ ...deps, factoryOf: (paymentId) => factoryOf(payments.findById(paymentId)!) });
   const state = { lastError: null as string | null, balance: null as bigint | null, balanceAt: 0, rounds: 0 };
   const waker = createWaker();
 
@@ -221,8 +227,11 @@ export function createSettler(deps: SettlerDeps) {
     return null;
   }
 
-  /** Follows a sent settlement: confirmed outcome, rebroadcast, or replacement when stuck. */
-  async function follow(settlement: SettlementRow, head: bigint): Promise<void> {
+  /**
+   * Follows a sent settlement: its outcome once the payment's speed policy counts the block it
+   * is in (src/chain/watching/depth.ts), a rebroadcast, or a replacement when stuck.
+   */
+  async function follow(settlement: SettlementRow, depth: Depth): Promise<void> {
     const hashes = JSON.parse(settlement.tx_hashes) as Hex[];
     let found = await receiptOf(hashes);
     if (!found) {
@@ -247,9 +256,10 @@ export function createSettler(deps: SettlerDeps) {
       }
     }
     const { hash, receipt } = found;
-    if (receipt.blockNumber + BigInt(confirmations) > head) return; // mined, not yet confirmed
+    const row = payments.findById(settlement.payment_id)!;
+    if (!counts(row.speed, receipt.blockNumber, depth)) return; // mined, not deep enough yet
     // Every factory version emits the same Settled event; only the payment's own factory counts.
-    const factory = factoryOf(payments.findById(settlement.payment_id)!);
+    const factory = factoryOf(row);
     const ours = (entry: { address: string; args: { paymentId: Hex } }) =>
       entry.address.toLowerCase() === factory.toLowerCase() && entry.args.paymentId === settlement.payment_id;
     const settled = parseEventLogs({ abi: depositFactoryAbi, eventName: "Settled", logs: receipt.logs }).find(ours);
@@ -259,16 +269,18 @@ export function createSettler(deps: SettlerDeps) {
     );
     const ok = receipt.status === "success" && settled !== undefined;
     chain.transaction(() => {
+      const counted = ok
+        ? payments.recordSettled(settlement.payment_id, settled.args.amount, clock.now(), settled.args.fee)
+        : null;
       chain.finishSettlement(
         settlement.id,
         ok ? "mined" : "reverted",
-        settled?.args.amount ?? null,
+        counted && { amount: settled!.args.amount, fee: counted.fee },
         Number(receipt.blockNumber),
         hash,
         clock.now(),
       );
       if (ok) {
-        payments.recordSettled(settlement.payment_id, settled.args.amount, clock.now(), settled.args.fee);
         deps.bridged?.swept(settlement.payment_id, Number(receipt.blockNumber));
         lifecycle.apply(settlement.payment_id, "settlement_mined");
       } else {
@@ -348,9 +360,10 @@ export function createSettler(deps: SettlerDeps) {
       factoryReady = true;
     }
     const open = chain.openSettlements();
-    if (open.length > 0) {
-      const head = await client.getBlockNumber({ cacheTime: 0 });
-      for (const settlement of open) await follow(settlement, head);
+    if (open.length > 0 || young.any()) {
+      const depth = await deps.depth.read();
+      for (const settlement of open) await follow(settlement, depth);
+      await young.check(depth);
     }
     for (const row of payments.awaitingSettlement(clock.now(), { floor: deps.sweepFloor, perDay: LATE_SWEEPS_PER_DAY }))
       await submit(row);

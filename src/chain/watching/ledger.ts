@@ -1,10 +1,11 @@
 import { INT64_MAX } from "../../db/int64.ts";
 import type { Clock } from "../../lib/clock.ts";
 import type { Logger } from "../../lib/log.ts";
+import type { Speed } from "../../lib/speed.ts";
 import type { Lifecycle } from "../../payments/lifecycle.ts";
 import type { PaymentStore } from "../../payments/store.ts";
 import { bridgesFromSources } from "../deposit-terms.ts";
-import type { ChainStore } from "../store.ts";
+import type { ChainStore, TransferRow } from "../store.ts";
 
 /** One USDC transfer to a deposit address, as found by the watcher or a payer's /sync. */
 export interface ObservedTransfer {
@@ -22,8 +23,8 @@ export interface ObservedTransfer {
 export type Ledger = ReturnType<typeof createLedger>;
 
 /**
- * Records transfers, crediting each (tx hash, log index) exactly once, and only once it is
- * confirmed. Runs inside the caller's transaction (with the cursor move, for the watcher).
+ * Records transfers, crediting each (tx hash, log index) exactly once, and only once its payment's
+ * speed policy counts it. Runs inside the caller's transaction (with the cursor move, for the watcher).
  */
 export function createLedger(deps: {
   chain: ChainStore;
@@ -76,14 +77,21 @@ export function createLedger(deps: {
       return fits(paymentId, transfer);
     },
 
-    /** Returns whether this call credited the transfer. */
-    record(transfer: ObservedTransfer, confirmed: boolean): boolean {
+    /**
+     * Records a transfer found on the chain (by the watcher or a payer's /sync) and credits it once
+     * `counts` says its payment's speed policy counts it (src/chain/watching/depth.ts); one not
+     * counted yet is announced as seen (payment.funds_seen) and credited later (`creditWaiting`).
+     * Found again in another block (a reorg moved it), it is kept with its new block. Returns
+     * whether this call credited the transfer.
+     */
+    record(transfer: ObservedTransfer, counts: (speed: Speed) => boolean): boolean {
       if (transfer.amount <= 0n) return false; // zero-value transfers are address-poisoning noise
       const paymentId = payments.findIdByDepositAddress(transfer.to);
       if (!paymentId) return false;
       if (!reachable(paymentId, transfer)) return false;
-      const now = clock.now();
       const existing = chain.findTransfer(transfer.txHash, transfer.logIndex);
+      if (existing && existing.block_hash !== transfer.blockHash)
+        chain.moveTransfer(transfer.txHash, transfer.logIndex, transfer.blockNumber, transfer.blockHash);
       if (existing?.credited_at != null) return false;
       if (!fits(paymentId, transfer)) {
         deps.log?.warn("transfer too large to account for; not credited", {
@@ -94,6 +102,8 @@ export function createLedger(deps: {
         });
         return false;
       }
+      const now = clock.now();
+      const confirmed = counts(payments.findById(paymentId)!.speed);
       if (existing) {
         if (!confirmed) return false;
         chain.markCredited(transfer.txHash, transfer.logIndex, transfer.blockNumber, transfer.blockHash, now);
@@ -110,10 +120,44 @@ export function createLedger(deps: {
           credited_at: confirmed ? now : null,
           created_at: now,
         });
-        if (!confirmed) return false;
+        if (!confirmed) {
+          lifecycle.seen(paymentId);
+          return false;
+        }
       }
       lifecycle.credit(paymentId, transfer.amount);
       return true;
+    },
+
+    /** Credits a recorded transfer that its payment's policy now counts; whether it did. */
+    creditWaiting(transfer: TransferRow): boolean {
+      const credited = chain.markCredited(
+        transfer.tx_hash,
+        transfer.log_index,
+        transfer.block_number,
+        transfer.block_hash,
+        clock.now(),
+      );
+      if (credited) lifecycle.credit(transfer.payment_id, transfer.amount);
+      return credited;
+    },
+
+    /**
+     * A recorded transfer that is no longer on the chain (a reorg took its block): kept apart for
+     * the payment's record, its credit (if it had one) taken back, and announced
+     * (payment.funds_reversed).
+     */
+    reverse(transfer: TransferRow): void {
+      chain.reverseTransfer(transfer.tx_hash, transfer.log_index, clock.now());
+      lifecycle.reverse(transfer.payment_id, transfer.credited_at === null ? 0n : transfer.amount);
+      deps.log?.warn("a transfer left the chain in a reorg", {
+        payment_id: transfer.payment_id,
+        chain_id: transfer.chain_id,
+        tx_hash: transfer.tx_hash,
+        log_index: transfer.log_index,
+        amount: transfer.amount.toString(),
+        was_credited: transfer.credited_at !== null,
+      });
     },
   };
 }

@@ -11,10 +11,12 @@ import {
 import type { Clock } from "../../lib/clock.ts";
 import type { Logger } from "../../lib/log.ts";
 import { sleep } from "../../lib/sleep.ts";
+import type { Speed } from "../../lib/speed.ts";
 import type { PaymentStore } from "../../payments/store.ts";
 import type { OwnMint, OwnMints } from "../bridging/mints.ts";
 import { backoffMs, errorMessage, isRangeError, unlessNotFound } from "../rpc-errors.ts";
 import type { ChainStore } from "../store.ts";
+import { counts, type Depth, type DepthReader } from "./depth.ts";
 import type { Ledger, ObservedTransfer } from "./ledger.ts";
 
 export interface WatcherDeps {
@@ -34,10 +36,15 @@ export interface WatcherDeps {
    * transaction where nothing is leased (tests that drive one watcher).
    */
   fenced?: <T>(write: () => T) => T;
+  /** The standard depth: a reorg rewinds the scan at least twice this far, so what counted early is looked at again. */
   confirmations: number;
+  /** Reads the head and the final block (shared with the settler on the settlement chain). */
+  depth: DepthReader;
   pollIntervalMs: number;
-  /** Called after blocks were scanned and something was credited, so settlement starts at once. */
+  /** Called after something was credited, so settlement starts at once. */
   onCredited?: () => void;
+  /** Called when a round sees a new head: the settler follows its transactions at the chain's pace. */
+  onNewHead?: () => void;
   /**
    * On the settlement chain: tells mints of deposit addresses' own burns (bridged funds, already
    * credited on their source chain) from payments, and records them instead of crediting them.
@@ -64,11 +71,12 @@ const MAX_INITIAL_LOOKBACK = 50_000n;
 export type Watcher = ReturnType<typeof createWatcher>;
 
 /**
- * Follows one chain's USDC Transfer logs up to head - confirmations and credits those sent to
- * any deposit address ever issued. One runs per enabled chain, each on its own loop, so a slow
- * RPC delays only its own chain. The cursor (block number and hash) moves in the same
- * transaction as the credits, so a crash repeats at most an uncommitted range, and crediting
- * is idempotent per (tx hash, log index) anyway.
+ * Follows one chain's USDC Transfer logs up to its head and records those sent to any deposit
+ * address ever issued, crediting each when its payment's speed policy counts it
+ * (docs/speed.md). One runs per enabled chain, each on its own loop, so a slow RPC delays only
+ * its own chain. The cursor (block number and hash) moves in the same transaction as the
+ * credits, so a crash repeats at most an uncommitted range, and crediting is idempotent per
+ * (tx hash, log index) anyway.
  */
 export function createWatcher(deps: WatcherDeps) {
   const { client, chain, payments, ledger, clock, log, chainId, usdc, confirmations } = deps;
@@ -88,44 +96,62 @@ export function createWatcher(deps: WatcherDeps) {
   }
 
   /** Where to start the first time: far enough back to cover payments made before it. */
-  async function initialCursor(safe: bigint): Promise<bigint> {
+  async function initialCursor(head: bigint): Promise<bigint> {
     const oldest = payments.oldestCreatedAt();
-    if (oldest === null) return safe;
+    if (oldest === null) return head;
     const blocks = BigInt(Math.ceil((clock.now() - oldest) / deps.pollIntervalMs)) + 10n;
     const back = blocks > MAX_INITIAL_LOOKBACK ? MAX_INITIAL_LOOKBACK : blocks;
-    return safe - back < 0n ? 0n : safe - back;
+    return head - back < 0n ? 0n : head - back;
   }
 
-  /** Scans one chunk; returns true when more blocks are ready right away. */
+  /**
+   * One round: follows the head, rewinds past a reorg, scans one chunk up to the head, and credits
+   * what the payments' speed policies now count. Returns true when more blocks are ready right away.
+   */
   async function tick(): Promise<boolean> {
-    const head = await client.getBlockNumber({ cacheTime: 0 });
+    const depth = await deps.depth.read();
+    const { head } = depth;
+    const moved = head !== state.head;
     state.head = head;
-    const safe = head - BigInt(confirmations);
-    if (safe < 0n) return false;
+    if (moved) deps.onNewHead?.();
 
     let stored = chain.cursor(chainId);
     if (!stored) {
-      const start = await initialCursor(safe);
+      const start = await initialCursor(head);
       const hash = await blockHash(start);
       fenced(() => chain.setCursor(chainId, Number(start), hash, clock.now()));
       stored = chain.cursor(chainId)!;
     }
     let cursor = BigInt(stored.block_number);
-    if ((await blockHash(cursor)) !== stored.block_hash) {
-      // The block we stopped at was reorged away: step back past the reorg and rescan.
-      const depth = BigInt(Math.max(10, confirmations * 2 + 1));
-      const back = cursor - depth < 0n ? 0n : cursor - depth;
+    // Nothing new since the last round: the blocks, and so what counts, are as they were.
+    if (!moved && cursor === head) return false;
+    if (cursor > head || (await blockHash(cursor)) !== stored.block_hash) {
+      // The block we stopped at was reorged away: step back past the reorg (at least the standard
+      // depth, so every transfer and settlement counted early is looked at again) and rescan.
+      const rewind = BigInt(Math.max(10, confirmations * 2 + 1));
+      const top = cursor < head ? cursor : head;
+      const back = top - rewind < 0n ? 0n : top - rewind;
       log.warn("chain reorg below the cursor; rescanning", { chain: deps.name, from_block: back, cursor });
       const hash = await blockHash(back);
       fenced(() => chain.setCursor(chainId, Number(back), hash, clock.now()));
       cursor = back;
     }
     state.cursor = cursor;
-    if (cursor >= safe || (deps.ready && !deps.ready())) return false;
+    if (deps.ready && !deps.ready()) return false;
+    const more = cursor < head ? await scan(cursor + 1n, depth) : false;
+    await creditWaiting(depth);
+    return more;
+  }
 
-    const from = cursor + 1n;
-    const to = from + chunk - 1n < safe ? from + chunk - 1n : safe;
+  /**
+   * Scans one chunk from `from` towards the head: records every transfer to our addresses (each
+   * credited once its payment's policy counts it), and takes off the record what was recorded in
+   * the chunk's blocks but is no longer there (a reorg took it). Returns true when more is ready.
+   */
+  async function scan(from: bigint, depth: Depth): Promise<boolean> {
+    const to = from + chunk - 1n < depth.head ? from + chunk - 1n : depth.head;
     const span = to - from + 1n;
+    const toHash = await blockHash(to);
     let logs: RpcLog[];
     try {
       // Raw logs: decoding (and checksumming) every USDC transfer on a busy chain costs far more
@@ -144,18 +170,23 @@ export function createWatcher(deps: WatcherDeps) {
       }
       throw error;
     }
-    const toHash = await blockHash(to);
+    // The logs belong to the chain that ends in `toHash` only if it still does: near the head a
+    // block can be replaced between two calls. Then read the range again.
+    if ((await blockHash(to)) !== toHash) return true;
     const found = matching(logs, from, to);
     const mints = await ownMintsIn(found);
+    const key = (txHash: string, logIndex: number) => `${txHash.toLowerCase()}:${logIndex}`;
+    const there = new Set(found.map((t) => key(t.txHash, t.logIndex)));
     let credited = 0;
     let minted = 0;
     fenced(() => {
+      for (const recorded of chain.transfersBetween(chainId, Number(from), Number(to)))
+        if (!there.has(key(recorded.tx_hash, recorded.log_index))) ledger.reverse(recorded);
       for (const transfer of found) {
         const mint = mints.get(transfer);
         if (mint) minted += deps.ownMints!.record(transfer, mint) ? 1 : 0;
-        else if (ledger.record(transfer, true)) credited++;
+        else if (ledger.record(transfer, (speed) => counts(speed, BigInt(transfer.blockNumber), depth))) credited++;
       }
-      chain.dropStaleUncredited(chainId, Number(to));
       chain.setCursor(chainId, Number(to), toHash, clock.now());
     });
     state.cursor = to;
@@ -164,7 +195,32 @@ export function createWatcher(deps: WatcherDeps) {
       log.info("credited transfers", { chain: deps.name, count: credited, from_block: from, to_block: to });
     // Bridged funds landed: what they complete may be settled now, as for a credit.
     if (credited + minted > 0) deps.onCredited?.();
-    return to < safe;
+    return to < depth.head;
+  }
+
+  /**
+   * Credits the recorded transfers that their payments' policies count now (deeper blocks, a
+   * newer final block). One found in a block the chain no longer has was reorged away from under
+   * a payer's /sync: it is taken off the record, as a rescan would.
+   */
+  async function creditWaiting(depth: Depth): Promise<void> {
+    const upTo = state.cursor ?? -1n;
+    const due = chain.waitingOn(chainId, Number(upTo)).filter((t) => counts(t.speed, BigInt(t.block_number), depth));
+    if (due.length === 0) return;
+    const hashes = new Map<number, Hex>();
+    for (const t of due)
+      if (!hashes.has(t.block_number)) hashes.set(t.block_number, await blockHash(BigInt(t.block_number)));
+    let credited = 0;
+    fenced(() => {
+      for (const t of due) {
+        if (hashes.get(t.block_number) !== t.block_hash) ledger.reverse(t);
+        else if (ledger.creditWaiting(t)) credited++;
+      }
+    });
+    if (credited > 0) {
+      log.info("credited transfers", { chain: deps.name, count: credited });
+      deps.onCredited?.();
+    }
   }
 
   /** A log's `to` topic as a lower-case address (its last 20 bytes), or null when it cannot hold one. */
@@ -287,7 +343,7 @@ export function createWatcher(deps: WatcherDeps) {
 
     /**
      * A payer's hint: reads the transaction's receipt and records its USDC transfers to this
-     * deposit address, crediting them once they have the configured confirmations.
+     * deposit address, credited at once where the payment's speed policy counts them, else later.
      */
     async syncTransaction(
       depositAddress: string,
@@ -310,14 +366,14 @@ export function createWatcher(deps: WatcherDeps) {
       const mints = await ownMintsIn(observed);
       const paid = observed.filter((transfer) => !mints.has(transfer));
       if (paid.length === 0) return "recorded";
-      const head = await client.getBlockNumber({ cacheTime: 0 });
-      const confirmed = receipt.blockNumber <= head - BigInt(confirmations);
+      const depth = await deps.depth.read();
+      const countsNow = (speed: Speed) => counts(speed, receipt.blockNumber, depth);
       let credited = false;
       let refused = 0;
       chain.transaction(() => {
         for (const transfer of paid) {
           if (!ledger.fits(transfer)) refused++;
-          else credited = ledger.record(transfer, confirmed) || credited;
+          else credited = ledger.record(transfer, countsNow) || credited;
         }
       });
       if (credited) deps.onCredited?.();

@@ -25,6 +25,7 @@ import { createAccountsService } from "../../../src/accounts/service.ts";
 import { createAccountStore } from "../../../src/accounts/store.ts";
 import { createChainClients } from "../../../src/chain/client.ts";
 import { createChainStore } from "../../../src/chain/store.ts";
+import { createDepthReader } from "../../../src/chain/watching/depth.ts";
 import { createLedger } from "../../../src/chain/watching/ledger.ts";
 import { createWatcher, type Watcher } from "../../../src/chain/watching/watcher.ts";
 import { type Db, openDb } from "../../../src/db/index.ts";
@@ -304,8 +305,9 @@ beforeEach(() => {
     confirmations: CONFIRMATIONS,
     pollIntervalMs: 1_000,
   };
+  const client = createChainClients(config, generatePrivateKey()).publicClient;
   watcher = createWatcher({
-    client: createChainClients(config, generatePrivateKey()).publicClient,
+    client,
     chain,
     payments: paymentStore,
     ledger: createLedger({ chain, payments: paymentStore, lifecycle, clock }),
@@ -315,6 +317,13 @@ beforeEach(() => {
     chainId: CHAIN_ID,
     usdc: USDC,
     confirmations: CONFIRMATIONS,
+    depth: createDepthReader({
+      client,
+      confirmations: CONFIRMATIONS,
+      finalTag: "finalized",
+      log: silentLogger,
+      name: "custom",
+    }),
     pollIntervalMs: 1_000,
     onCredited: () => credits++,
   });
@@ -325,11 +334,11 @@ afterEach(() => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-/** Ticks (as the loop does, past failures) until the cursor reaches `head` - confirmations. */
+/** Ticks (as the loop does, past failures) until the cursor reaches `head`: the watcher scans to the head. */
 async function scanTo(head: number, maxTicks = 60): Promise<void> {
   node.head = head;
-  for (let i = 0; i < maxTicks && cursor() !== head - CONFIRMATIONS; i++) await ticks(1);
-  expect(cursor()).toBe(head - CONFIRMATIONS);
+  for (let i = 0; i < maxTicks && cursor() !== head; i++) await ticks(1);
+  expect(cursor()).toBe(head);
 }
 
 /** A hostile scan to block 60, then an honest node with the payment's transfer at block 395 caught up to 400. */
@@ -353,8 +362,8 @@ describe("a hostile node", () => {
     node.head = 60;
     const { failed } = await ticks(3);
     expect(failed).toEqual([]);
-    // The range was scanned (the junk came back for it) and the cursor moved to head - confirmations.
-    expect(cursor()).toBe(60 - CONFIRMATIONS);
+    // The range was scanned (the junk came back for it) and the cursor moved to the head.
+    expect(cursor()).toBe(60);
     expect(node.ranges.some(([from, to, ok]) => ok && from <= 1 && to >= 58)).toBe(true);
     expectNothingCredited();
   });
@@ -395,7 +404,7 @@ describe("an honest node with a range limit", () => {
       expect(from).toBe(next);
       next = to + 1;
     }
-    expect(next).toBe(400 - CONFIRMATIONS + 1);
+    expect(next).toBe(400 + 1);
 
     const credited = payments().findById(paymentId)!;
     expect(credited.amount_received).toBe(25_000_000n);
@@ -420,7 +429,7 @@ describe("an honest node with a range limit", () => {
     await scanTo(402, 10);
     // The rewind went below block 395 and the rescan returned the transfer again (twice).
     expect(node.ranges.some(([from, to, ok]) => ok && from <= 395 && to >= 395)).toBe(true);
-    expect(chainStore().cursor(CHAIN_ID)!.block_hash).toBe(blockHash(400));
+    expect(chainStore().cursor(CHAIN_ID)!.block_hash).toBe(blockHash(402));
 
     expect(payments().findById(paymentId)!.amount_received).toBe(25_000_000n);
     expect(chainStore().transfersForPayment(paymentId)).toHaveLength(1);

@@ -35,7 +35,11 @@ test("a transfer reorged away before its confirmations is never credited and lea
   await stack.waitScanned(blockNumber + 2n);
   const after = await stack.getPayment(payment.id);
   expect(after).toMatchObject({ status: "pending", amount_received: null, transfers: [] });
-  expect(stack.events(payment.id)).toEqual([]);
+  // The payer was told it arrived (seen, not counted yet), and then that it left the chain.
+  expect(stack.allEvents(payment.id)).toEqual(["payment.funds_seen", "payment.funds_reversed"]);
+  expect(stack.sql("SELECT tx_hash, credited_at FROM reversed_transfers WHERE payment_id = ?", payment.id)).toEqual([
+    { tx_hash: txHash, credited_at: null },
+  ]);
   const view = await stack.publicPayment(payment.id);
   expect(view.incoming_transfers).toEqual([]);
   expect(view.amount_received).toBeNull();

@@ -58,7 +58,7 @@ describe("a matching transaction", () => {
     await stack.waitScanned(await stack.chain.head());
     expect((await stack.getPayment(payment.id)).amount_received).toBe("25.00");
     expect(stack.sql("SELECT count(*) AS n FROM transfers WHERE payment_id = ?", payment.id)).toEqual([{ n: 1 }]);
-    expect(stack.events(payment.id)).toEqual(["payment.settling", "payment.confirmed"]);
+    expect(stack.allEvents(payment.id)).toEqual(["payment.funds_seen", "payment.settling", "payment.confirmed"]);
     expect((await stack.usdcBalance(stack.payout)) - before).toBe(usdc("25.00"));
   });
 
