@@ -22,6 +22,7 @@ import {
   type ChainInfo,
   CUSTOM_SWEEP_FLOOR,
   defaultRpcUrl,
+  pollIntervalOf,
 } from "./lib/chains.ts";
 import {
   address,
@@ -161,7 +162,7 @@ function settlementChain(env: Env) {
     usdc: usdc ?? known.usdc,
     rpcUrl: rpcUrl ?? defaultRpcUrl(known),
     confirmations: confirmations ?? known.confirmations,
-    pollIntervalMs: pollIntervalMs ?? known.blockTimeMs,
+    pollIntervalMs: pollIntervalMs ?? pollIntervalOf(known),
     /** Micro-USDC below which late funds are not swept at the relayer's cost (ChainInfo.sweepFloor). */
     sweepFloor: floorOf(name),
   };
@@ -314,7 +315,7 @@ function listedSource(entry: string, fail: Fail) {
     rpcUrl,
     ...typicalSeconds(info),
     confirmations: info.confirmations,
-    pollIntervalMs: info.blockTimeMs,
+    pollIntervalMs: pollIntervalOf(info),
     finality: finality(info.fastSource),
   };
 }

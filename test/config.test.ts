@@ -45,6 +45,20 @@ describe("loadConfig defaults", () => {
     expect(config.chain.pollIntervalMs).toBeGreaterThan(0);
   });
 
+  test("each built-in chain's standard depth and watcher poll: the chain table's figures (docs/speed.md)", () => {
+    const of = (name: string) => {
+      const { confirmations, pollIntervalMs } = loadConfig({ STABLEGATE_CHAIN: name }).chain;
+      return { confirmations, pollIntervalMs };
+    };
+    // Twice a block (at least every 250 ms); the depth as docs/speed.md gives its sources.
+    expect(of("base")).toEqual({ confirmations: 30, pollIntervalMs: 1_000 });
+    expect(of("ethereum")).toEqual({ confirmations: 12, pollIntervalMs: 6_000 });
+    expect(of("polygon")).toEqual({ confirmations: 50, pollIntervalMs: 1_000 });
+    expect(of("arbitrum")).toEqual({ confirmations: 300, pollIntervalMs: 500 });
+    expect(of("avalanche")).toEqual({ confirmations: 1, pollIntervalMs: 1_000 });
+    expect(loadConfig({ STABLEGATE_CHAIN: "base", STABLEGATE_CONFIRMATIONS: "4" }).chain.confirmations).toBe(4);
+  });
+
   test("empty and blank variables count as unset", () => {
     expect(loadConfig({ STABLEGATE_PORT: "", STABLEGATE_CHAIN: "  " })).toMatchObject({
       port: 8080,

@@ -8,6 +8,10 @@ export interface ChainInfo {
   name: string;
   chainId: number;
   usdc: Address;
+  /**
+   * The `standard` speed policy's depth: blocks on top of a transfer before it counts
+   * (docs/speed.md says where each figure comes from). STABLEGATE_CONFIRMATIONS overrides it.
+   */
   confirmations: number;
   blockTimeMs: number;
   /**
@@ -47,7 +51,7 @@ const MAINNETS: Array<[Row, Chain]> = [
       name: "avalanche",
       chainId: 43114,
       usdc: "0xB97EF9Ef8734C71904D8002F8b6Bc66Dd9c48a6E",
-      confirmations: 3,
+      confirmations: 1,
       blockTimeMs: 2_000,
       sweepFloor: 100_000n,
       cctpDomain: 1,
@@ -75,7 +79,7 @@ const MAINNETS: Array<[Row, Chain]> = [
       name: "arbitrum",
       chainId: 42161,
       usdc: "0xaf88d065e77c8cC2239327C5EDb3A432268e5831",
-      confirmations: 240,
+      confirmations: 300,
       blockTimeMs: 1_000,
       sweepFloor: 100_000n,
       cctpDomain: 3,
@@ -103,7 +107,7 @@ const MAINNETS: Array<[Row, Chain]> = [
       name: "polygon",
       chainId: 137,
       usdc: "0x3c499c542cEF5E3811e1192ce70d8cC03d5c3359",
-      confirmations: 128,
+      confirmations: 50,
       blockTimeMs: 2_000,
       sweepFloor: 100_000n,
       cctpDomain: 7,
@@ -134,7 +138,7 @@ const TESTNETS: Array<[Row, Chain]> = [
       name: "avalanche-fuji",
       chainId: 43113,
       usdc: "0x5425890298aed601595a70AB815c96711a31Bc65",
-      confirmations: 3,
+      confirmations: 1,
       blockTimeMs: 2_000,
       sweepFloor: 100_000n,
       cctpDomain: 1,
@@ -162,7 +166,7 @@ const TESTNETS: Array<[Row, Chain]> = [
       name: "arbitrum-sepolia",
       chainId: 421614,
       usdc: "0x75faf114eafb1BDbe2F0316DF893fd58CE46AA4d",
-      confirmations: 240,
+      confirmations: 300,
       blockTimeMs: 1_000,
       sweepFloor: 100_000n,
       cctpDomain: 3,
@@ -190,7 +194,7 @@ const TESTNETS: Array<[Row, Chain]> = [
       name: "polygon-amoy",
       chainId: 80002,
       usdc: "0x41E94Eb019C0762f9Bfcf9Fb1E58725BfB0e7582",
-      confirmations: 128,
+      confirmations: 50,
       blockTimeMs: 2_000,
       sweepFloor: 100_000n,
       cctpDomain: 7,
@@ -236,3 +240,6 @@ export function defaultRpcUrl(info: ChainInfo): string {
   if (!url) throw new Error(`no public RPC known for ${info.name}`);
   return url;
 }
+
+/** How often a watcher asks a built-in chain for its head: twice a block, so a block is seen within half of one. */
+export const pollIntervalOf = (info: Pick<ChainInfo, "blockTimeMs">): number => Math.max(250, info.blockTimeMs / 2);
