@@ -40,6 +40,8 @@ export interface RunningServer {
     webhookRounds: number;
     webhookSending: number;
     redeemerRounds: number;
+    /** Rounds of the settlement chain's watcher. */
+    watcherRounds: number;
     /** Event streams open now (GET /api/v1/events/stream). */
     eventStreams: number;
     recovererRounds: number;

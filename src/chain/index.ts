@@ -189,8 +189,12 @@ export function createChainSide(deps: ChainSideDeps) {
     crossChainApi: crossChain?.service ?? noCrossChain,
     /** The leases of work one replica at a time does, and whether this replica holds each (/readyz). */
     leases: () => [lease.status()],
-    /** Rounds the redeemer and the recoverer have completed, so tests wait on them rather than on sleeps. */
-    activity: () => ({ redeemerRounds: crossChain?.redeemer.rounds() ?? 0, recovererRounds: recoverer.rounds() }),
+    /** Rounds the settlement chain's watcher, the redeemer and the recoverer have completed: tests wait on them. */
+    activity: () => ({
+      watcherRounds: chain.watcher.status().rounds,
+      redeemerRounds: crossChain?.redeemer.rounds() ?? 0,
+      recovererRounds: recoverer.rounds(),
+    }),
     /** Takes the lease whenever it is free and runs the chain side under it; follows the chains meanwhile. */
     run(signal: AbortSignal) {
       if (config.crossChain)

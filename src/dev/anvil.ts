@@ -37,8 +37,14 @@ export type Anvil = {
   stop(): Promise<void>;
 };
 
-/** `chainId` (default 31337) lets two anvils stand for two chains, as the CCTP tests need. */
-export async function startAnvil(opts: { blockTime?: number; port?: number; chainId?: number } = {}): Promise<Anvil> {
+/**
+ * `chainId` (default 31337) lets two anvils stand for two chains, as the CCTP tests need.
+ * `slotsInAnEpoch` sets how far anvil's `safe` (one epoch) and `finalized` (two) blocks trail the
+ * head; anvil's own default is 32.
+ */
+export async function startAnvil(
+  opts: { blockTime?: number; port?: number; chainId?: number; slotsInAnEpoch?: number } = {},
+): Promise<Anvil> {
   const chainId = opts.chainId ?? DEFAULT_CHAIN_ID;
   // Anvil cannot pick its own port; another process may grab ours between probe and bind, so retry.
   for (let attempt = 1; ; attempt++) {
@@ -54,6 +60,7 @@ export async function startAnvil(opts: { blockTime?: number; port?: number; chai
         String(chainId),
         "--silent",
         ...(opts.blockTime ? ["--block-time", String(opts.blockTime)] : []),
+        ...(opts.slotsInAnEpoch ? ["--slots-in-an-epoch", String(opts.slotsInAnEpoch)] : []),
       ],
       { stdout: "ignore", stderr: "pipe" },
     );

@@ -75,10 +75,12 @@ describe("webhooks in a browser", () => {
     expect(text).toContain(`${payment.id.slice(0, 10)}…${payment.id.slice(-4)}`);
     expect(text).toContain("200");
     expect(text).toMatch(/\d+ ms/);
-    expect(await page.locator(".delivery .event-type").allInnerTexts()).toEqual([
-      "payment.confirmed",
-      "payment.settling",
-    ]);
+    // Newest first: every event of the payment (payment.funds_seen too when the watcher saw the
+    // transfer before it counted) was sent to the endpoint.
+    expect(await page.locator(".delivery .event-type").allInnerTexts()).toEqual(
+      [...rig.stack.allEvents(payment.id)].reverse(),
+    );
+    expect(rig.stack.events(payment.id)).toEqual(["payment.settling", "payment.confirmed"]);
     await confirmed
       .getByRole("link")
       .first()

@@ -93,7 +93,7 @@ describe("a payment from the dashboard, in a browser", () => {
           `SELECT count(*) AS n FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
            WHERE e.payment_id = ? AND d.state = 'succeeded'`,
           id,
-        )[0]!.n === rig.stack.events(id).length,
+        )[0]!.n === rig.stack.allEvents(id).length,
       20_000,
       "the payment's webhooks delivered",
     );

@@ -123,7 +123,7 @@ describe("a paid payment's page", () => {
     const { text } = await detailPage(paid.id);
     const history = /<ol class="pd-history">([\s\S]*?)<\/ol>/.exec(text)![1]!;
     const types = [...history.matchAll(/<span class="mono">([^<]+)<\/span>/g)].map((m) => m[1]);
-    expect(types).toEqual(["created (pending)", ...stack.events(paid.id)]);
+    expect(types).toEqual(["created (pending)", ...stack.allEvents(paid.id)]);
     expect(types).toContain("payment.confirmed");
   });
 
@@ -131,7 +131,7 @@ describe("a paid payment's page", () => {
     const { text } = await detailPage(paid.id);
     const section = /<section class="card pd-card" id="pd-deliveries"[\s\S]*?<\/section>/.exec(text)![0];
     const deliveries = section.split('<div class="pd-delivery">').slice(1);
-    expect(deliveries.length).toBe(stack.events(paid.id).length);
+    expect(deliveries.length).toBe(stack.allEvents(paid.id).length);
     for (const delivery of deliveries) {
       expect(delivery).toContain(endpointUrl);
       expect(delivery).toContain('<span class="badge confirmed">succeeded</span>');

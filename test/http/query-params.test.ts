@@ -81,8 +81,8 @@ describe("list query parameters", () => {
   test("an event type that no event has is 400 naming type and the types", async () => {
     const res = await merchant("/api/v1/events?type=payment.paid");
     expect(res.status).toBe(400);
-    expect(res.json.error).toStartWith("type must be one of payment.settling, ");
-    expect(res.json.error).toContain("payment.funds_received, account.updated, test");
+    expect(res.json.error).toStartWith("type must be one of payment.pending, payment.settling, ");
+    expect(res.json.error).toContain("payment.funds_reversed, payment.settlement_reversed, account.updated, test");
   });
 
   test("good values pass, decoded: a limit, a date, a type, a status", async () => {

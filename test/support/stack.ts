@@ -37,6 +37,8 @@ export interface StackOptions {
   /** For a chain the stack starts itself (see startChain). */
   blockTime?: number;
   automine?: boolean;
+  /** For a chain the stack starts itself: how far anvil's finalized block trails the head (two epochs). */
+  slotsInAnEpoch?: number;
   confirmations?: number;
   /** STABLEGATE_PAYMENT_WINDOW, such as "2s"; default the server's own. */
   paymentWindow?: string;
@@ -134,7 +136,9 @@ export interface Stack {
 /** A server on the chain (started here unless given); what it started is stopped again if it fails. */
 export function startStack(opts: StackOptions = {}): Promise<Stack> {
   return settingUp(async (undo) => {
-    const chain = opts.chain ?? (await startChain({ blockTime: opts.blockTime, automine: opts.automine }));
+    const chain =
+      opts.chain ??
+      (await startChain({ blockTime: opts.blockTime, automine: opts.automine, slotsInAnEpoch: opts.slotsInAnEpoch }));
     if (!opts.chain) undo(() => chain.stop());
     const dataDir = mkdtempSync(join(tmpdir(), "stablegate-stack-"));
     undo(() => rmSync(dataDir, { recursive: true, force: true }));

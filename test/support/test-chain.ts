@@ -50,9 +50,9 @@ export interface TestChain {
  * unless `automine` is false or a `blockTime` (seconds) is given.
  */
 export async function startChain(
-  opts: { blockTime?: number; automine?: boolean; factory?: boolean } = {},
+  opts: { blockTime?: number; automine?: boolean; factory?: boolean; slotsInAnEpoch?: number } = {},
 ): Promise<TestChain> {
-  const anvil = await startAnvil({ blockTime: opts.blockTime });
+  const anvil = await startAnvil({ blockTime: opts.blockTime, slotsInAnEpoch: opts.slotsInAnEpoch });
   try {
     const publicClient = publicClientFor(anvil.rpcUrl);
     const deployer = walletClientFor(anvil.rpcUrl, ANVIL_KEY_0);

@@ -57,13 +57,17 @@ export async function webhookWorkerRanSince(running: Loops, at = Date.now(), tim
 export const expiryRanSince = (running: Loops, timeoutMs = 15_000) =>
   wholeRoundSince(running, "expiryRounds", timeoutMs);
 
+/** Resolves once the settlement chain's watcher has completed a whole round that began now or later. */
+export const watcherRanSince = (running: Loops, timeoutMs = 15_000) =>
+  wholeRoundSince(running, "watcherRounds", timeoutMs);
+
 /** Resolves once the cross-chain redeemer has completed a whole round that began now or later. */
 export const redeemerRanSince = (running: Loops, timeoutMs = 15_000) =>
   wholeRoundSince(running, "redeemerRounds", timeoutMs);
 
 async function wholeRoundSince(
   running: Loops,
-  loop: "expiryRounds" | "redeemerRounds",
+  loop: "expiryRounds" | "redeemerRounds" | "watcherRounds",
   timeoutMs: number,
 ): Promise<void> {
   // The round in progress now may have begun earlier; the one after it did not.

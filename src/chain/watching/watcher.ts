@@ -87,6 +87,8 @@ export function createWatcher(deps: WatcherDeps) {
     cursor: null as bigint | null,
     lastError: null as string | null,
     lastSuccessAt: null as number | null,
+    /** Rounds `run` has completed, failed ones too. */
+    rounds: 0,
   };
 
   async function blockHash(blockNumber: bigint): Promise<Hex> {
@@ -311,6 +313,7 @@ export function createWatcher(deps: WatcherDeps) {
             attempt: failures,
           });
         }
+        state.rounds++;
         // Fixed rate: a block that lands just after a poll waits one interval, not interval + tick.
         const pause = failures
           ? backoffMs(failures, deps.pollIntervalMs, 30_000)
