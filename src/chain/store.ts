@@ -152,7 +152,8 @@ export function createChainStore(db: Db) {
     .query<SettlementRow, [string]>("SELECT * FROM settlements WHERE payment_id = ? ORDER BY id")
     .safeIntegers(true);
   const maxNonce = db.query<{ n: number | null }, []>(
-    "SELECT max(nonce) AS n FROM settlements WHERE state != 'dropped'",
+    // A reorged settlement's transaction left the chain with its block: its nonce is free again.
+    "SELECT max(nonce) AS n FROM settlements WHERE state NOT IN ('dropped', 'reorged')",
   );
 
   return {

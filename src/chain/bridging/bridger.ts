@@ -115,8 +115,9 @@ export function createBridger(deps: BridgerDeps) {
     if (noGas) return { error: noGas };
     const amount = await burnable(client, row.token_messenger as Address, source.usdc, balance);
     // Fast only where the address's terms allow it from here: they are fixed when the payment is made,
-    // and the operator may have set this chain to standard (or back) since.
-    const fast = source.finality === "fast" && fastBridgeAllowed(row, source.domain);
+    // and the operator may have set this chain to standard (or back) since. A `final` payment waits
+    // for Circle to attest the burn at its chain's finality (docs/speed.md).
+    const fast = row.speed !== "final" && source.finality === "fast" && fastBridgeAllowed(row, source.domain);
     const fastBps = fast ? await deps.fastFeeBps(source.domain) : null;
     const fee = bridgeFeeTerms(amount, fastBps, row.max_bridge_fee_bps ?? 0);
     const call = bridgeCall(row, source.usdc, fee.maxFee, fee.minFinality);

@@ -53,7 +53,7 @@ export function createYoungSettlements(deps: {
     });
     // Its nonce may be free again: the next transaction must not leave a gap before it.
     deps.nonces.reset();
-    log.warn("a mined settlement left the chain in a reorg; its funds are settled again", {
+    log.warn("a mined settlement left the chain in a reorg; what it swept counts as unsettled again", {
       payment_id: settlement.payment_id,
       tx_hash: settlement.tx_hash,
       block_number: settlement.block_number,
