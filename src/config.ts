@@ -40,6 +40,7 @@ import {
 } from "./lib/env.ts";
 import { ConfigError } from "./lib/errors.ts";
 import { parseAmount, typedAmount } from "./lib/money.ts";
+import { FINAL_TAGS, SPEEDS, type Speed } from "./lib/speed.ts";
 import { storeLocationFrom } from "./lib/store-location.ts";
 import { urlProblem } from "./lib/url-check.ts";
 
@@ -73,6 +74,10 @@ export function loadConfig(env: Env) {
     paymentWindowMs: duration(env, "STABLEGATE_PAYMENT_WINDOW") ?? 60 * 60_000,
     webhookAllowPrivate: flag(env, "STABLEGATE_WEBHOOK_ALLOW_PRIVATE"),
     logLevel: oneOf(env, "STABLEGATE_LOG_LEVEL", ["debug", "info", "warn", "error"] as const) ?? "info",
+    /** The speed policy (docs/speed.md) of accounts that set none. */
+    defaultSpeed: defaultSpeed(env),
+    /** The block tag the `final` policy reads: `safe` where the operator prefers it to `finalized`. */
+    finalTag: oneOf(env, "STABLEGATE_FINAL_BLOCK_TAG", FINAL_TAGS) ?? "finalized",
     /** CCTP V2 funding from other chains; null when no source chain is configured. */
     crossChain: crossChainConfig(env, chain, fail),
     /** GET /metrics (Prometheus); null when off. */
@@ -85,6 +90,14 @@ export function loadConfig(env: Env) {
     /** Peers whose X-Forwarded-For is believed (src/http/client-address.ts); none by default. */
     trustedProxies: ipRanges(env, "STABLEGATE_TRUSTED_PROXIES"),
   };
+}
+
+/**
+ * STABLEGATE_SPEED, the operator's default speed policy. Exported for the account commands, which
+ * show the policy in effect for an account that follows it.
+ */
+export function defaultSpeed(env: Env): Speed {
+  return oneOf(env, "STABLEGATE_SPEED", SPEEDS) ?? "standard";
 }
 
 /** A metrics token shorter than this is a password, not a token. */

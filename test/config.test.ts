@@ -36,6 +36,8 @@ describe("loadConfig defaults", () => {
       paymentWindowMs: 60 * 60_000,
       webhookAllowPrivate: false,
       logLevel: "info",
+      defaultSpeed: "standard",
+      finalTag: "finalized",
     });
     expect(config.chain.name).toBe("base-sepolia");
     expect(config.chain.chainId).toBe(84532);
@@ -160,6 +162,9 @@ describe("loadConfig: each bad value names its variable first", () => {
     ["bad base URL", { STABLEGATE_BASE_URL: "pay.example.com" }, "STABLEGATE_BASE_URL"],
     ["bad flag", { STABLEGATE_WEBHOOK_ALLOW_PRIVATE: "maybe" }, "STABLEGATE_WEBHOOK_ALLOW_PRIVATE"],
     ["bad log level", { STABLEGATE_LOG_LEVEL: "loud" }, "STABLEGATE_LOG_LEVEL"],
+    ["speed instant", { STABLEGATE_SPEED: "instant" }, "STABLEGATE_SPEED"],
+    ["speed in capitals", { STABLEGATE_SPEED: "FAST" }, "STABLEGATE_SPEED"],
+    ["final block tag latest", { STABLEGATE_FINAL_BLOCK_TAG: "latest" }, "STABLEGATE_FINAL_BLOCK_TAG"],
     ["bad confirmations", { STABLEGATE_CONFIRMATIONS: "many" }, "STABLEGATE_CONFIRMATIONS"],
     ["sweep floor not an amount", { STABLEGATE_SWEEP_FLOOR: "cheap" }, "STABLEGATE_SWEEP_FLOOR"],
     ["sweep floor with three decimals", { STABLEGATE_SWEEP_FLOOR: "0.001" }, "STABLEGATE_SWEEP_FLOOR"],
@@ -261,6 +266,20 @@ describe("loadConfig accepts what it should", () => {
       parseIpRange("fd00::/8")!,
       parseIpRange("::1/128")!,
     ]);
+  });
+
+  test("each speed policy and final block tag, around spaces", () => {
+    for (const speed of ["fast", "standard", "final"] as const)
+      expect(loadConfig({ STABLEGATE_SPEED: ` ${speed} ` }).defaultSpeed).toBe(speed);
+    for (const tag of ["finalized", "safe"] as const)
+      expect(loadConfig({ STABLEGATE_FINAL_BLOCK_TAG: tag }).finalTag).toBe(tag);
+    // The refusal lists what is allowed.
+    expect(configError({ STABLEGATE_SPEED: "instant" }).message).toBe(
+      'STABLEGATE_SPEED: must be one of fast, standard, final, got "instant"',
+    );
+    expect(configError({ STABLEGATE_FINAL_BLOCK_TAG: "latest" }).message).toBe(
+      'STABLEGATE_FINAL_BLOCK_TAG: must be one of finalized, safe, got "latest"',
+    );
   });
 
   test("an all-lower-case fee recipient has no checksum to check and is stored checksummed", () => {
