@@ -1,11 +1,14 @@
 import type { Address } from "viem";
 import type { Plumbing } from "../lib/plumbing.ts";
+import type { Speed } from "../lib/speed.ts";
 import { createAccountsService } from "./service.ts";
 import { createAccountStore } from "./store.ts";
 
-/** Accounts' slice of the configuration: who receives the fees accounts charge. */
+/** Accounts' slice of the configuration: who receives the fees accounts charge, and the default speed policy. */
 export interface AccountsConfig {
   feeRecipient: Address | undefined;
+  /** STABLEGATE_SPEED: the policy of accounts that set none. */
+  defaultSpeed: Speed;
 }
 
 /**
@@ -17,5 +20,5 @@ export function createAccounts(w: Pick<Plumbing, "db" | "clock" | "ids"> & { con
   if (!w.config.feeRecipient && store.countAccountsWithFee() > 0) {
     throw new Error("STABLEGATE_FEE_RECIPIENT: required because some accounts charge a fee");
   }
-  return createAccountsService({ store, clock: w.clock, ids: w.ids });
+  return createAccountsService({ store, clock: w.clock, ids: w.ids, defaultSpeed: w.config.defaultSpeed });
 }

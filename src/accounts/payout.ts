@@ -2,8 +2,9 @@ import type { EventStore } from "../events/store.ts";
 import { type Clock, isoMillis } from "../lib/clock.ts";
 import { NotFoundError } from "../lib/errors.ts";
 import type { IdGenerator } from "../lib/ids.ts";
+import type { Speed } from "../lib/speed.ts";
 import { payoutAddressFrom, toAccountJson } from "./service.ts";
-import type { AccountStore } from "./store.ts";
+import type { AccountRow, AccountStore } from "./store.ts";
 
 export interface PayoutDeps {
   store: AccountStore;
@@ -11,12 +12,15 @@ export interface PayoutDeps {
   events: EventStore;
   clock: Clock;
   ids: IdGenerator;
+  /** STABLEGATE_SPEED, for the account as it is printed and recorded (toAccountJson). */
+  defaultSpeed: Speed;
 }
 
 export type PayoutService = ReturnType<typeof createPayoutService>;
 
 /** Changing where an account's money goes: a command-line action only, and always on the record. */
-export function createPayoutService({ store, events, clock, ids }: PayoutDeps) {
+export function createPayoutService({ store, events, clock, ids, defaultSpeed }: PayoutDeps) {
+  const toJson = (row: AccountRow) => toAccountJson(row, defaultSpeed);
   return {
     /**
      * Points the account's future payments at a new payout address. Existing payments keep the
@@ -29,7 +33,7 @@ export function createPayoutService({ store, events, clock, ids }: PayoutDeps) {
       return store.transaction(() => {
         const before = store.findAccount(accountId);
         if (!before) throw new NotFoundError(`no account ${accountId}`);
-        if (before.payout_address === payoutAddress) return toAccountJson(before);
+        if (before.payout_address === payoutAddress) return toJson(before);
         const after = store.setPayoutAddress(accountId, payoutAddress)!;
         const now = clock.now();
         const id = ids.prefixed("evt");
@@ -38,7 +42,7 @@ export function createPayoutService({ store, events, clock, ids }: PayoutDeps) {
           object: "event",
           type: "account.updated",
           created_at: isoMillis(now),
-          data: { account: toAccountJson(after), previous_attributes: { payout_address: before.payout_address } },
+          data: { account: toJson(after), previous_attributes: { payout_address: before.payout_address } },
         };
         events.insert({
           id,
@@ -48,7 +52,7 @@ export function createPayoutService({ store, events, clock, ids }: PayoutDeps) {
           payload: JSON.stringify(payload),
           created_at: now,
         });
-        return toAccountJson(after);
+        return toJson(after);
       });
     },
   };

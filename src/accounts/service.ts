@@ -3,6 +3,7 @@ import { type Clock, isoMillis } from "../lib/clock.ts";
 import { AuthError, NotFoundError, ValidationError } from "../lib/errors.ts";
 import { API_KEY, type IdGenerator } from "../lib/ids.ts";
 import { constantTimeEqual, sha256Hex } from "../lib/secrets.ts";
+import { isSpeed, SPEEDS, type Speed } from "../lib/speed.ts";
 import type { AccountRow, AccountStore, ApiKeyRow } from "./store.ts";
 
 export interface Account {
@@ -11,6 +12,8 @@ export interface Account {
   payoutAddress: Address;
   /** null: the server-wide STABLEGATE_FEE_BPS applies. */
   feeBps: number | null;
+  /** Its speed policy; null: the server's STABLEGATE_SPEED applies. */
+  speed: Speed | null;
   /**
    * The API key that authenticated the request; absent where the account was reached otherwise
    * (a session, the CLI).
@@ -32,6 +35,11 @@ export interface AccountsDeps {
   store: AccountStore;
   clock: Clock;
   ids: IdGenerator;
+  /**
+   * The server's STABLEGATE_SPEED, the policy an account without its own shows as in effect;
+   * what never shows an account (a test, `stablegate dev`) may leave it out: standard.
+   */
+  defaultSpeed?: Speed;
 }
 
 /**
@@ -41,7 +49,9 @@ export interface AccountsDeps {
  */
 export const KEY_USE_RESOLUTION_MS = 60_000;
 
-export function createAccountsService({ store, clock, ids }: AccountsDeps) {
+export function createAccountsService({ store, clock, ids, defaultSpeed = "standard" }: AccountsDeps) {
+  const toJson = (row: AccountRow) => toAccountJson(row, defaultSpeed);
+
   function issueKey(accountId: string): { id: string; api_key: string } {
     const apiKey = ids.apiKey();
     const id = ids.prefixed("key");
@@ -70,13 +80,14 @@ export function createAccountsService({ store, clock, ids }: AccountsDeps) {
         name,
         payout_address: payoutAddress,
         fee_bps: feeBps ?? null,
+        speed: null,
         created_at: clock.now(),
       };
       const key = store.transaction(() => {
         store.insertAccount(row);
         return issueKey(row.id);
       });
-      return { account: toAccountJson(row), api_key: key.api_key, key_id: key.id };
+      return { account: toJson(row), api_key: key.api_key, key_id: key.id };
     },
 
     createKey(accountId: string) {
@@ -85,13 +96,25 @@ export function createAccountsService({ store, clock, ids }: AccountsDeps) {
     },
 
     listAccounts() {
-      return store.listAccounts().map(toAccountJson);
+      return store.listAccounts().map(toJson);
     },
 
     showAccount(accountId: string) {
       const row = store.findAccount(accountId);
       if (!row) throw new NotFoundError(`no account ${accountId}`);
-      return toAccountJson(row);
+      return toJson(row);
+    },
+
+    /**
+     * Sets the speed policy of the account's new payments from `text`: fast, standard, final, or
+     * default (follow STABLEGATE_SPEED again). Each payment keeps the policy it was created with.
+     * A bad value or an unknown account changes nothing.
+     */
+    setSpeed(accountId: string, text: string) {
+      const speed = speedSetting(text);
+      const row = store.setSpeed(accountId, speed);
+      if (!row) throw new NotFoundError(`no account ${accountId}`);
+      return toJson(row);
     },
 
     listKeys(accountId?: string): ApiKeyInfo[] {
@@ -129,6 +152,7 @@ export function createAccountsService({ store, clock, ids }: AccountsDeps) {
         name: row.account_name,
         payoutAddress: row.payout_address as Address,
         feeBps: row.fee_bps,
+        speed: row.speed,
         keyId: row.id,
       };
     },
@@ -144,7 +168,13 @@ export function createAccountsService({ store, clock, ids }: AccountsDeps) {
     findAccount(id: string): Account | null {
       const row = store.findAccount(id);
       return row
-        ? { id: row.id, name: row.name, payoutAddress: row.payout_address as Address, feeBps: row.fee_bps }
+        ? {
+            id: row.id,
+            name: row.name,
+            payoutAddress: row.payout_address as Address,
+            feeBps: row.fee_bps,
+            speed: row.speed,
+          }
         : null;
     },
   };
@@ -168,12 +198,31 @@ export function payoutAddressFrom(text: string): Address {
   return getAddress(text);
 }
 
-export function toAccountJson(row: AccountRow) {
+/** What `setSpeed` takes besides a policy: the account follows the server's default again. */
+export const FOLLOW_DEFAULT = "default";
+
+/** A speed setting as the CLI and the dashboard send it; null is `default`. */
+export function speedSetting(text: string): Speed | null {
+  if (text === FOLLOW_DEFAULT) return null;
+  if (isSpeed(text)) return text;
+  throw new ValidationError(
+    `speed must be one of ${SPEEDS.join(", ")}, or ${FOLLOW_DEFAULT} to follow the server's STABLEGATE_SPEED`,
+  );
+}
+
+/**
+ * The account as the CLI prints it and events carry it. `speed` is the policy in effect for its
+ * new payments; `speed_source` says whether it is the account's own or the server's default
+ * (`defaultSpeed`, STABLEGATE_SPEED), as the settings page says of the fee.
+ */
+export function toAccountJson(row: AccountRow, defaultSpeed: Speed) {
   return {
     id: row.id,
     name: row.name,
     payout_address: row.payout_address,
     fee_bps: row.fee_bps,
+    speed: row.speed ?? defaultSpeed,
+    speed_source: (row.speed === null ? "server" : "account") as "server" | "account",
     created_at: isoMillis(row.created_at),
   };
 }

@@ -1,6 +1,7 @@
 import { createPayoutService, type PayoutService } from "../accounts/payout.ts";
 import { type AccountsService, createAccountsService } from "../accounts/service.ts";
 import { createAccountStore } from "../accounts/store.ts";
+import { defaultSpeed } from "../config.ts";
 import { openStore, storeLocationFrom } from "../db/open.ts";
 import { createEventStore } from "../events/store.ts";
 import { systemClock } from "../lib/clock.ts";
@@ -21,8 +22,8 @@ interface Command {
 const text = { type: "string" } as const;
 
 /**
- * `account create|list|show|set-payout` and `key create|list|revoke`: they share the data dir
- * with a running server.
+ * `account create|list|show|set-payout|set-speed` and `key create|list|revoke`: they share the
+ * data dir with a running server.
  */
 const COMMANDS: Record<string, Command> = {
   "account create": {
@@ -54,6 +55,11 @@ const COMMANDS: Record<string, Command> = {
     positionals: ["ACCOUNT_ID", "ADDRESS"],
     run: (service, { positionals }) => service.setPayoutAddress(positionals[0]!, positionals[1]!),
   },
+  "account set-speed": {
+    flags: {},
+    positionals: ["ACCOUNT_ID", "fast|standard|final|default"],
+    run: (service, { positionals }) => service.setSpeed(positionals[0]!, positionals[1]!),
+  },
   "key create": {
     flags: { account: text },
     run: (service, { flags }) => service.createKey(required(flags, "account")),
@@ -77,13 +83,14 @@ export function runAccountCommand(group: "account" | "key", argv: string[], env:
   const wanted = command.positionals ?? [];
   const args = parseArgs(rest, command.flags, wanted.length);
   if (args.positionals.length < wanted.length) throw new UsageError(`usage: stablegate ${name} ${wanted.join(" ")}`);
+  // Read before the store is opened: a bad STABLEGATE_SPEED stops the command as it stops the server.
+  const deps = { clock: systemClock, ids: randomIds, defaultSpeed: defaultSpeed(env) };
   const db = openStore(storeLocationFrom(env));
   try {
     const store = createAccountStore(db);
-    const deps = { store, clock: systemClock, ids: randomIds };
     const service: Service = {
-      ...createAccountsService(deps),
-      ...createPayoutService({ ...deps, events: createEventStore(db, randomIds) }),
+      ...createAccountsService({ ...deps, store }),
+      ...createPayoutService({ ...deps, store, events: createEventStore(db, randomIds) }),
     };
     return command.run(service, args, env);
   } catch (error) {

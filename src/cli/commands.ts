@@ -27,7 +27,7 @@ export interface Command {
 
 /** Words with commands under them and nothing of their own to run: `stablegate account ...`. */
 export const GROUPS: Record<string, string> = {
-  account: "merchant accounts and where their payments pay out",
+  account: "merchant accounts, where their payments pay out and how fast they count",
   key: "the API keys of merchant accounts",
   user: "the dashboard's users",
   db: "the database itself",
@@ -147,7 +147,7 @@ export const COMMANDS: Command[] = [
   },
   {
     path: ["account", "list"],
-    summary: "every account, with its payout address and fee",
+    summary: "every account, with its payout address, fee and speed",
     usage: ["stablegate account list"],
     options: [],
     notes: [STORE],
@@ -156,7 +156,7 @@ export const COMMANDS: Command[] = [
   },
   {
     path: ["account", "show"],
-    summary: "one account, with its payout address and fee",
+    summary: "one account, with its payout address, fee and speed",
     usage: ["stablegate account show ACCOUNT_ID"],
     options: [],
     notes: [STORE],
@@ -177,6 +177,23 @@ export const COMMANDS: Command[] = [
       "stablegate account set-payout acct_hs1BYHqNmEQDzhVF4Tf5NR5U 0x3c44cdddb6a900fa2b585dd299e03d12fa4293bc",
     ],
     run: accountCommand("account", "set-payout"),
+  },
+  {
+    path: ["account", "set-speed"],
+    summary: "how deep a transfer must be before it counts",
+    usage: ["stablegate account set-speed ACCOUNT_ID fast|standard|final|default"],
+    options: [],
+    notes: [
+      "The speed policy of the account's new payments (docs/speed.md): fast counts a transfer once it is in " +
+        "a block (seconds, but a reorg can take it back), standard once it has the chain's confirmations, " +
+        "final once the chain calls its block final (minutes). default follows the server's STABLEGATE_SPEED " +
+        "again. A payment keeps the policy it was created with, and a request's own speed overrides it.",
+      "Prints the account: speed is the policy in effect, speed_source says whether it is the account's own " +
+        "(account) or STABLEGATE_SPEED's (server), read from this command's environment.",
+      STORE,
+    ],
+    examples: ["stablegate account set-speed acct_hs1BYHqNmEQDzhVF4Tf5NR5U fast"],
+    run: accountCommand("account", "set-speed"),
   },
   {
     path: ["key", "create"],

@@ -21,7 +21,7 @@ import {
   TestSend,
   WebhookEndpoint,
 } from "./objects.ts";
-import { CrossChainBurn, LineItem, Payment, PaymentStatus, PublicPayment, Transfer } from "./payment-objects.ts";
+import { CrossChainBurn, LineItem, Payment, PaymentStatus, PublicPayment, Speed, Transfer } from "./payment-objects.ts";
 import { CrossChainQuote, CrossChainSources, Health, Readiness } from "./public-objects.ts";
 
 /**
@@ -32,6 +32,7 @@ import { CrossChainQuote, CrossChainSources, Health, Readiness } from "./public-
 export const COMPONENTS: readonly TSchema[] = [
   ErrorBody,
   PaymentStatus,
+  Speed,
   LineItem,
   Transfer,
   CrossChainBurn,

@@ -9,6 +9,7 @@ import {
   oneOf,
   Payment,
   PaymentId,
+  Speed,
   Timestamp,
   TxHash,
 } from "./payment-objects.ts";
@@ -145,6 +146,10 @@ const Account = Type.Object(
     payout_address: nullable(Address),
     // null: the account has no fee of its own and STABLEGATE_FEE_BPS applies (docs/accounts.md).
     fee_bps: nullable(Type.Integer({ minimum: 0, maximum: 10_000 })),
+    speed: Speed,
+    speed_source: oneOf(["account", "server"], {
+      description: "account: the account's own speed policy; server: it follows the server's STABLEGATE_SPEED.",
+    }),
     created_at: Timestamp,
   },
   { additionalProperties: false },

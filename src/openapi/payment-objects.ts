@@ -1,4 +1,5 @@
 import { type TSchema, Type } from "@sinclair/typebox";
+import { SPEEDS } from "../lib/speed.ts";
 import { PAYMENT_STATUSES } from "../payments/store.ts";
 
 /**
@@ -34,6 +35,13 @@ export const oneOf = <T extends string>(values: readonly T[], options: object = 
 export const PaymentStatus = oneOf(PAYMENT_STATUSES, {
   $id: "PaymentStatus",
   description: "What has happened to the payment (docs/statuses-and-settlement.md).",
+});
+
+export const Speed = oneOf(SPEEDS, {
+  $id: "Speed",
+  description:
+    "A speed policy (docs/speed.md): how deep in the chain a transfer and the settlement must be before " +
+    "they count. fast: in a block; standard: the chain's confirmations; final: at or below its final block.",
 });
 
 export const LineItem = Type.Object(
@@ -97,6 +105,8 @@ export const Payment = Type.Object(
     deposit_address: Address,
     fee_bps: Type.Integer({ minimum: 0, maximum: 10_000 }),
     bridge_fee: ExactAmount,
+    // The policy in effect for it, fixed at creation: the request's, else the account's, else the server's.
+    speed: Speed,
     chain: Type.String({ description: "The settlement chain." }),
     chain_id: Type.Integer(),
     token_address: Address,

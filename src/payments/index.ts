@@ -6,6 +6,7 @@ import { inTransaction } from "../db/transaction.ts";
 import type { Events } from "../events/index.ts";
 import { runEvery } from "../lib/loop.ts";
 import type { Plumbing } from "../lib/plumbing.ts";
+import type { Speed } from "../lib/speed.ts";
 import type { DeliveriesService } from "../webhooks/deliveries.ts";
 import { createPaymentDetails } from "./detail.ts";
 import { createLifecycle } from "./lifecycle.ts";
@@ -27,6 +28,8 @@ export interface PaymentsConfig {
   feeRecipient: Address | undefined;
   /** How long a new payment waits for funds before it expires. */
   paymentWindowMs: number;
+  /** STABLEGATE_SPEED: the speed policy of payments whose request and account name none. */
+  defaultSpeed: Speed;
 }
 
 /**
@@ -74,6 +77,7 @@ export function createPayments(
     defaultFeeBps: config.feeBps,
     feeRecipient: config.feeRecipient,
     paymentWindowMs: config.paymentWindowMs,
+    defaultSpeed: config.defaultSpeed,
     depositTerms: newDepositTerms(config.crossChain, config.chain.name),
   });
   let expiryRounds = 0;

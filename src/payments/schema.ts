@@ -1,6 +1,7 @@
 import { type Static, type TSchema, Type } from "@sinclair/typebox";
 import { codePoints } from "../lib/code-points.ts";
 import { DECIMAL_PATTERN } from "../lib/money.ts";
+import { SPEEDS } from "../lib/speed.ts";
 
 // Field rules of the create-payment request. Each carries its `rule`: a 400 says "<field> <rule>".
 const optional = <T extends TSchema>(schema: T) => Type.Optional(Type.Union([schema, Type.Null()]));
@@ -71,6 +72,19 @@ export const CreatePaymentSchema = Type.Object(
       }),
     ),
     metadata: PAYMENT_FIELDS.metadata,
+    speed: optional(
+      Type.String({
+        pattern: `^(${SPEEDS.join("|")})$`,
+        rule: `must be one of ${SPEEDS.join(", ")}`,
+        // Checked by pattern (validate.ts phrases a union of literals badly), documented as the enum it is.
+        docAs: {
+          type: "string",
+          enum: [...SPEEDS],
+          description:
+            "The speed policy for this payment (docs/speed.md); without it, the account's, else the server's default.",
+        },
+      }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -8,6 +8,7 @@ import { type IdGenerator, PAYMENT_ID } from "../lib/ids.ts";
 import { parseIsoInstant } from "../lib/iso-time.ts";
 import { formatAmount, MAX_AMOUNT, parseAmount } from "../lib/money.ts";
 import { memberNames, withoutSpace } from "../lib/raw-json.ts";
+import { isSpeed, SPEEDS, type Speed } from "../lib/speed.ts";
 import type { CreatePaymentInput } from "./schema.ts";
 import type { NewPaymentRow, PaymentRow, PaymentStatus, PaymentStore } from "./store.ts";
 import type { StoredLineItem } from "./view.ts";
@@ -26,6 +27,8 @@ export interface PaymentsDeps {
   defaultFeeBps: number;
   feeRecipient: Address | undefined;
   paymentWindowMs: number;
+  /** STABLEGATE_SPEED: the policy of a payment whose request and account name none. */
+  defaultSpeed: Speed;
   /** How new deposit addresses bridge from source chains, if any (src/chain/cross-chain-config.ts: newDepositTerms). */
   depositTerms: BridgeTerms;
 }
@@ -67,6 +70,8 @@ export function createPaymentsService(deps: PaymentsDeps) {
       const dueAt = input.due_at == null ? null : parseDueAt(input.due_at, now);
       if (input.success_url != null) requireHttps(input.success_url);
       const metadata = input.metadata == null || metadataText === null ? null : storedMetadata(metadataText);
+      // Fixed now: a later change to the account's or the server's policy leaves this payment as it is.
+      const speed = requestedSpeed(input.speed) ?? account.speed ?? deps.defaultSpeed;
 
       const feeBps = account.feeBps ?? deps.defaultFeeBps;
       const feeRecipient = feeBps > 0 ? deps.feeRecipient : ZERO_ADDRESS;
@@ -100,7 +105,7 @@ export function createPaymentsService(deps: PaymentsDeps) {
         metadata,
         line_items: input.line_items == null ? null : JSON.stringify(storedLineItems(input.line_items)),
         payment_link: paymentLink,
-        speed: "standard",
+        speed,
         ...fields,
         expires_at: Math.max(now + deps.paymentWindowMs, dueAt ?? 0),
         created_at: now,
@@ -201,6 +206,13 @@ export function storedMetadata(text: string): string {
     seen.add(name);
   }
   return withoutSpace(text);
+}
+
+/** The request's own speed policy, if it names one (the API's schema checked it; the dashboard's form sends none). */
+function requestedSpeed(text: string | null | undefined): Speed | null {
+  if (text == null) return null;
+  if (!isSpeed(text)) throw new ValidationError(`speed must be one of ${SPEEDS.join(", ")}`);
+  return text;
 }
 
 export function requireHttps(url: string): void {

@@ -82,6 +82,7 @@ export function merchantPaymentJson(
     deposit_address: row.deposit_address,
     fee_bps: row.fee_bps,
     bridge_fee: formatExact(row.bridge_fee),
+    speed: row.speed,
     chain: ctx.chainName,
     chain_id: row.chain_id,
     token_address: row.token_address,

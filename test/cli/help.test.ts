@@ -186,6 +186,7 @@ describe("the table covers the command line", () => {
     expect(implemented.filter((command) => !names.includes(command))).toEqual([]);
     // And every command the command line has had.
     const known = ["serve", "dev", "dev pay", "account create", "account list", "account show", "account set-payout"];
+    known.push("account set-speed");
     known.push("key create", "key list", "key revoke", "user create", "user list", "user reset-password");
     known.push("user delete", "backup", "db copy", "listen", "version");
     expect(known.filter((command) => !names.includes(command))).toEqual([]);

@@ -46,6 +46,8 @@ function paymentsService(groupCommit = createGroupCommit(db)) {
     defaultFeeBps: 0,
     feeRecipient: undefined,
     paymentWindowMs: WINDOW_MS,
+    // Neither the column's default nor anything an account sets below, so the tests can tell them apart.
+    defaultSpeed: "final",
     depositTerms: withoutBridging(0),
   });
 }
@@ -195,6 +197,15 @@ describe.each(ENGINES)("%s", (engine) => {
         payment_link: link.id,
         status: "pending",
       });
+    });
+
+    test("a link's payment runs under its account's speed policy when it is paid, else the server's default", async () => {
+      const account = newAccount("Speed Link Shop");
+      const link = await links.create(account, { amount: "6.00" }, null);
+      const before = await links.pay(link.id, { nonce: nonce(link.id) });
+      accounts.setSpeed(account.id, "fast");
+      const after = await links.pay(link.id, { nonce: nonce(link.id) });
+      expect([payments.findById(before)!.speed, payments.findById(after)!.speed]).toEqual(["final", "fast"]);
     });
 
     test("one payment per nonce: sent again, sent at once, and after the service is built anew", async () => {

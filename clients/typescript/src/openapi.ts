@@ -670,6 +670,11 @@ export interface components {
          * @enum {string}
          */
         PaymentStatus: "pending" | "settling" | "confirmed" | "underpaid" | "overpaid" | "expired" | "failed";
+        /**
+         * @description A speed policy (docs/speed.md): how deep in the chain a transfer and the settlement must be before they count. fast: in a block; standard: the chain's confirmations; final: at or below its final block.
+         * @enum {string}
+         */
+        Speed: "fast" | "standard" | "final";
         LineItem: {
             description: string;
             /** @description USDC, two decimals: "25.00". */
@@ -740,6 +745,7 @@ export interface components {
             fee_bps: number;
             /** @description USDC, exact to the micro-USDC: "25.00", "25.000001". */
             bridge_fee: string;
+            speed: components["schemas"]["Speed"];
             /** @description The settlement chain. */
             chain: string;
             chain_id: number;
@@ -944,6 +950,12 @@ export interface components {
                     name: string;
                     payout_address: string | null;
                     fee_bps: number | null;
+                    speed: components["schemas"]["Speed"];
+                    /**
+                     * @description account: the account's own speed policy; server: it follows the server's STABLEGATE_SPEED.
+                     * @enum {string}
+                     */
+                    speed_source: "account" | "server";
                     /**
                      * Format: date-time
                      * @description ISO 8601, UTC, millisecond precision.
@@ -1213,6 +1225,7 @@ export interface components {
             metadata?: {
                 [key: string]: string;
             } | null;
+            speed?: ("fast" | "standard" | "final") | null;
         };
         CreatePaymentLinkRequest: {
             amount?: string | null;
