@@ -5,6 +5,7 @@ import { statusOf } from "../http/errors.ts";
 import { CHAINS } from "../lib/chains.ts";
 import { ConflictError, DomainError, NotFoundError, ValidationError } from "../lib/errors.ts";
 import { prefixedIdPattern, randomBase62 } from "../lib/ids.ts";
+import type { Speed } from "../lib/speed.ts";
 import { MAX_ENDPOINTS_PER_ACCOUNT } from "../webhooks/endpoints.ts";
 import { webhookThrottle } from "../webhooks/routes.ts";
 import type { Notice } from "./admin-page.ts";
@@ -30,7 +31,7 @@ const FORM_TOKEN = /^[0-9A-Za-z]{32}$/;
 
 /** The dashboard's webhooks, API keys and settings pages, scoped to the signed-in user's account. */
 export function adminRoutes(ctx: AppContext): DashboardRoute[] {
-  return [...webhookRoutes(ctx), ...keyRoutes(ctx), settingsRoute(ctx)];
+  return [...webhookRoutes(ctx), ...keyRoutes(ctx), ...settingsRoutes(ctx)];
 }
 
 function webhookRoutes(ctx: AppContext): DashboardRoute[] {
@@ -260,40 +261,81 @@ function keyRoutes(ctx: AppContext): DashboardRoute[] {
   ];
 }
 
-function settingsRoute(ctx: AppContext): DashboardRoute {
+function settingsRoutes(ctx: AppContext): DashboardRoute[] {
   const { config } = ctx;
-  return {
-    method: "GET",
-    path: "/dashboard/settings",
-    handle: async ({ session }) => {
-      const account = ctx.accounts.findAccount(session.accountId);
-      if (!account) return notFoundPage(session, "settings", { href: "/dashboard", label: "Back to the dashboard" });
-      const gas = await ctx.chain.relayerGas(BALANCE_TIMEOUT_MS);
-      const native = CHAINS.get(config.chain.name)?.viem.nativeCurrency ?? { symbol: "ETH", decimals: 18 };
-      return dashboardPage({
-        title: "Settings",
+  const back = { href: "/dashboard", label: "Back to the dashboard" };
+
+  const page = async (session: DashboardSession, account: Account, notice?: Notice, status = 200) => {
+    const gas = await ctx.chain.relayerGas(BALANCE_TIMEOUT_MS);
+    const native = CHAINS.get(config.chain.name)?.viem.nativeCurrency ?? { symbol: "ETH", decimals: 18 };
+    return dashboardPage({
+      title: "Settings",
+      session,
+      nav: "settings",
+      status,
+      body: settingsBody({
         session,
-        nav: "settings",
-        body: settingsBody({
-          accountId: account.id,
-          accountName: account.name,
-          payoutAddress: account.payoutAddress,
-          feeBps: account.feeBps ?? config.feeBps,
-          feeSource: account.feeBps === null ? "server" : "account",
-          chain: {
-            name: config.chain.name,
-            chainId: config.chain.chainId,
-            usdc: config.chain.usdc,
-            confirmations: config.chain.confirmations,
-          },
-          relayer: {
-            address: gas.address,
-            balance: gas.balanceWei === null ? null : `${gasAmount(gas.balanceWei, native.decimals)} ${native.symbol}`,
-          },
-        }),
-      });
-    },
+        notice,
+        accountId: account.id,
+        accountName: account.name,
+        payoutAddress: account.payoutAddress,
+        feeBps: account.feeBps ?? config.feeBps,
+        feeSource: account.feeBps === null ? "server" : "account",
+        speed: account.speed,
+        defaultSpeed: config.defaultSpeed,
+        finalTag: config.finalTag,
+        chain: {
+          name: config.chain.name,
+          chainId: config.chain.chainId,
+          usdc: config.chain.usdc,
+          confirmations: config.chain.confirmations,
+        },
+        relayer: {
+          address: gas.address,
+          balance: gas.balanceWei === null ? null : `${gasAmount(gas.balanceWei, native.decimals)} ${native.symbol}`,
+        },
+      }),
+    });
   };
+
+  return [
+    {
+      method: "GET",
+      path: "/dashboard/settings",
+      handle: ({ session, query }) => {
+        const account = ctx.accounts.findAccount(session.accountId);
+        if (!account) return notFoundPage(session, "settings", back);
+        // Only a fixed word is read from the link, so a crafted one cannot put words of its own on the page.
+        const notice: Notice | undefined =
+          query.get("saved") === "speed"
+            ? { tone: "ok", text: speedSaved(account.speed, config.defaultSpeed) }
+            : undefined;
+        return page(session, account, notice);
+      },
+    },
+    {
+      method: "POST",
+      path: "/dashboard/settings/speed",
+      handle: async ({ session, form }) => {
+        const account = ctx.accounts.findAccount(session.accountId);
+        if (!account) return notFoundPage(session, "settings", back);
+        try {
+          ctx.accounts.setSpeed(account.id, form.get("speed") ?? "");
+        } catch (error) {
+          const refused = refusal(error);
+          if (!refused) return notFoundPage(session, "settings", back);
+          return page(session, account, refused.notice, refused.status);
+        }
+        return seeOther("/dashboard/settings?saved=speed");
+      },
+    },
+  ];
+}
+
+/** What the settings page says once the speed form is saved (the 303 lands there). */
+function speedSaved(speed: Speed | null, defaultSpeed: Speed): string {
+  const which = speed === null ? `the server's default, ${defaultSpeed}` : speed;
+  return `Speed saved: payments created from now on run under ${which}. Payments created before keep theirs.`;
 }
 
 /** 0.012345 ETH: six decimals, rounded down, are plenty to judge a gas balance by. */

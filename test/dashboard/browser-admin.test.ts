@@ -2,7 +2,8 @@
  * The dashboard's webhooks, API keys and settings pages in a real chromium against the shipped
  * binary on a real anvil, as a merchant uses them: add an endpoint pointing at a local receiver
  * and watch a paid payment's deliveries arrive in its log, create and revoke a key, read the
- * settings with the relayer's live gas balance. Screenshots at desktop and phone width.
+ * settings with the relayer's live gas balance, and change the account's speed policy and see
+ * the next payment take it. Screenshots at desktop and phone width.
  */
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import type { BrowserContext, Page } from "playwright-core";
@@ -141,6 +142,42 @@ describe("settings in a browser", () => {
     expect(await page.locator("#payout-address").innerText()).toBe(rig.stack.payout);
     expect(await page.locator("#relayer-balance").innerText()).toMatch(/^\d+(\.\d{1,6})? ETH$/);
     await bothWidths(page, "settings");
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+
+  test("change the speed policy: the choices and their risks, saved with a notice, and the next payment takes it", async () => {
+    const { context, page, problems } = await signedInPage();
+    await page.goto(`${rig.stack.url}/dashboard/settings`);
+    const form = page.locator(".speed-form");
+    // The stack's server has no STABLEGATE_SPEED: the account follows standard, the server's default.
+    expect(await page.locator("#speed").innerText()).toBe("standard");
+    expect(await form.getByLabel("Follow the server's default (standard)").isChecked()).toBe(true);
+    expect(await form.locator(".speed-choice").allInnerTexts()).toEqual([
+      expect.stringContaining("could still take it back"),
+      expect.stringContaining("block deep, the margin careful processors wait for"),
+      expect.stringContaining("finalized"),
+      expect.stringContaining("Whatever the server's operator sets"),
+    ]);
+    await bothWidths(page, "settings-speed");
+    await page.setViewportSize({ width: 1280, height: 800 });
+
+    // The label is the whole bordered choice: clicking its risk line picks it.
+    await form.locator(".speed-choice", { hasText: "Fast" }).locator(".hint").click();
+    expect(await form.getByRole("radio", { name: /^Fast/ }).isChecked()).toBe(true);
+    await form.getByRole("button", { name: "Save speed" }).click();
+    await page.waitForURL(`${rig.stack.url}/dashboard/settings?saved=speed`);
+    expect(await page.getByRole("status").innerText()).toContain("run under fast");
+    expect(await page.locator("#speed").innerText()).toBe("fast");
+    expect(await form.getByRole("radio", { name: /^Fast/ }).isChecked()).toBe(true);
+    await bothWidths(page, "settings-speed-saved");
+
+    const payment = await rig.stack.createPayment({ amount: "1.00" });
+    expect(payment.speed).toBe("fast");
+    // Back to the server's default, as the other tests of the file found it.
+    await form.getByRole("radio", { name: /^Follow the server's default/ }).check();
+    await form.getByRole("button", { name: "Save speed" }).click();
+    await page.getByText("run under the server's default, standard").waitFor();
     expect(problems).toEqual([]);
     await context.close();
   });

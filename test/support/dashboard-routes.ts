@@ -58,6 +58,7 @@ export const DASHBOARD_ROUTES: readonly DashboardRouteCase[] = [
   { method: "POST", path: "/dashboard/keys", form: {} },
   { method: "POST", path: "/dashboard/keys/:id/revoke", params: { id: "keyId" }, form: { confirm: "yes" } },
   { method: "GET", path: "/dashboard/settings" },
+  { method: "POST", path: "/dashboard/settings/speed", form: { speed: "fast" } },
   { method: "POST", path: "/dashboard/logout", form: {} },
   { method: "GET", path: "/dashboard/links" },
   { method: "GET", path: "/dashboard/links/new" },
