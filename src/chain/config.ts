@@ -27,6 +27,4 @@ export interface ChainSideConfig {
   finalTag?: FinalTag;
   /** Set when replicas share a PostgreSQL database, and so the chain lease. */
   databaseUrl: string | null;
-  /** The block tag the `final` speed policy reads (STABLEGATE_FINAL_BLOCK_TAG). */
-  finalTag: FinalTag;
 }
