@@ -460,6 +460,28 @@ export interface paths {
     };
 }
 export interface webhooks {
+    "payment.pending": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payment.pending
+         * @description A reorg took back every transfer credited to the payment before it was confirmed: it waits for funds again.
+         *
+         *     Signed per [Standard Webhooks](https://www.standardwebhooks.com), not sent with a credential: verify `webhook-signature` against the raw body with the endpoint's `whsec_` secret, refuse a `webhook-timestamp` more than 5 minutes away from now, and de-duplicate on `webhook-id`.
+         */
+        post: operations["deliverPaymentPendingEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "payment.settling": {
         parameters: {
             query?: never;
@@ -592,6 +614,28 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "payment.funds_seen": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payment.funds_seen
+         * @description A transfer to the payment is in a block but does not count yet under the payment's speed policy (received, confirming); it is credited once it does.
+         *
+         *     Signed per [Standard Webhooks](https://www.standardwebhooks.com), not sent with a credential: verify `webhook-signature` against the raw body with the endpoint's `whsec_` secret, refuse a `webhook-timestamp` more than 5 minutes away from now, and de-duplicate on `webhook-id`.
+         */
+        post: operations["deliverPaymentFundsSeenEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "payment.funds_received": {
         parameters: {
             query?: never;
@@ -608,6 +652,50 @@ export interface webhooks {
          *     Signed per [Standard Webhooks](https://www.standardwebhooks.com), not sent with a credential: verify `webhook-signature` against the raw body with the endpoint's `whsec_` secret, refuse a `webhook-timestamp` more than 5 minutes away from now, and de-duplicate on `webhook-id`.
          */
         post: operations["deliverPaymentFundsReceivedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payment.funds_reversed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payment.funds_reversed
+         * @description A reorg took a transfer to the payment off the chain: its credit, if it had one, is taken back (`amount_received`), and a confirmed payment stays confirmed.
+         *
+         *     Signed per [Standard Webhooks](https://www.standardwebhooks.com), not sent with a credential: verify `webhook-signature` against the raw body with the endpoint's `whsec_` secret, refuse a `webhook-timestamp` more than 5 minutes away from now, and de-duplicate on `webhook-id`.
+         */
+        post: operations["deliverPaymentFundsReversedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payment.settlement_reversed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payment.settlement_reversed
+         * @description A reorg took a mined settlement off the chain: what it swept counts as unsettled again and is settled again.
+         *
+         *     Signed per [Standard Webhooks](https://www.standardwebhooks.com), not sent with a credential: verify `webhook-signature` against the raw body with the endpoint's `whsec_` secret, refuse a `webhook-timestamp` more than 5 minutes away from now, and de-duplicate on `webhook-id`.
+         */
+        post: operations["deliverPaymentSettlementReversedEvent"];
         delete?: never;
         options?: never;
         head?: never;
@@ -923,7 +1011,7 @@ export interface components {
             /** @constant */
             object: "event";
             /** @enum {string} */
-            type: "payment.settling" | "payment.confirmed" | "payment.underpaid" | "payment.overpaid" | "payment.expired" | "payment.failed" | "payment.funds_received";
+            type: "payment.pending" | "payment.settling" | "payment.confirmed" | "payment.underpaid" | "payment.overpaid" | "payment.expired" | "payment.failed" | "payment.funds_seen" | "payment.funds_received" | "payment.funds_reversed" | "payment.settlement_reversed";
             /**
              * Format: date-time
              * @description ISO 8601, UTC, millisecond precision.
@@ -1841,8 +1929,8 @@ export interface operations {
                 limit?: number;
                 /** @description Must be the id of an event. */
                 starting_after?: string;
-                /** @description Must be one of payment.settling, payment.confirmed, payment.underpaid, payment.overpaid, payment.expired, payment.failed, payment.funds_received, account.updated, test. */
-                type?: "payment.settling" | "payment.confirmed" | "payment.underpaid" | "payment.overpaid" | "payment.expired" | "payment.failed" | "payment.funds_received" | "account.updated" | "test";
+                /** @description Must be one of payment.pending, payment.settling, payment.confirmed, payment.underpaid, payment.overpaid, payment.expired, payment.failed, payment.funds_seen, payment.funds_received, payment.funds_reversed, payment.settlement_reversed, account.updated, test. */
+                type?: "payment.pending" | "payment.settling" | "payment.confirmed" | "payment.underpaid" | "payment.overpaid" | "payment.expired" | "payment.failed" | "payment.funds_seen" | "payment.funds_received" | "payment.funds_reversed" | "payment.settlement_reversed" | "account.updated" | "test";
             };
             header?: never;
             path?: never;
@@ -2288,6 +2376,42 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
+    deliverPaymentPendingEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every retry of this event; de-duplicate on it. */
+                "webhook-id": string;
+                /** @description When this attempt was signed, in Unix seconds. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the bytes of the base64 part of the endpoint's `whsec_` secret. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PaymentEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled and what was queued for it is canceled. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received. Answer within 15 seconds; anything else is retried. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     deliverPaymentSettlingEvent: {
         parameters: {
             query?: never;
@@ -2504,7 +2628,115 @@ export interface operations {
             };
         };
     };
+    deliverPaymentFundsSeenEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every retry of this event; de-duplicate on it. */
+                "webhook-id": string;
+                /** @description When this attempt was signed, in Unix seconds. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the bytes of the base64 part of the endpoint's `whsec_` secret. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PaymentEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled and what was queued for it is canceled. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received. Answer within 15 seconds; anything else is retried. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     deliverPaymentFundsReceivedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every retry of this event; de-duplicate on it. */
+                "webhook-id": string;
+                /** @description When this attempt was signed, in Unix seconds. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the bytes of the base64 part of the endpoint's `whsec_` secret. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PaymentEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled and what was queued for it is canceled. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received. Answer within 15 seconds; anything else is retried. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    deliverPaymentFundsReversedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every retry of this event; de-duplicate on it. */
+                "webhook-id": string;
+                /** @description When this attempt was signed, in Unix seconds. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the bytes of the base64 part of the endpoint's `whsec_` secret. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PaymentEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled and what was queued for it is canceled. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received. Answer within 15 seconds; anything else is retried. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    deliverPaymentSettlementReversedEvent: {
         parameters: {
             query?: never;
             header: {
