@@ -23,8 +23,8 @@ export interface ChainSideConfig {
   dataDir: string;
   /** Hex private key that pays settlement gas; undefined: generated into the data dir. */
   relayerKey: Hex | undefined;
-  /** The block tag the `final` speed policy reads (STABLEGATE_FINAL_BLOCK_TAG); default `finalized`. */
-  finalTag?: FinalTag;
+  /** The block tag the `final` speed policy reads (STABLEGATE_FINAL_BLOCK_TAG). */
+  finalTag: FinalTag;
   /** Set when replicas share a PostgreSQL database, and so the chain lease. */
   databaseUrl: string | null;
 }

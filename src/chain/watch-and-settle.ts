@@ -87,7 +87,7 @@ export function createChain(deps: ChainDeps) {
   });
   const stuckAfterMs = Math.max(30_000, config.chain.pollIntervalMs * 10);
   const depthOn = (name: string, client: typeof clients.publicClient, confirmations: number) =>
-    createDepthReader({ client, confirmations, finalTag: config.finalTag ?? "finalized", log, name });
+    createDepthReader({ client, confirmations, finalTag: config.finalTag, log, name });
   // One reader for the settlement chain: its watcher and the settler see the same head.
   const depth = depthOn(config.chain.name, clients.publicClient, config.chain.confirmations);
   const { bridges } = deps;

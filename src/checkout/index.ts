@@ -23,19 +23,23 @@ export function createCheckout(w: {
   view: ViewContext;
 }) {
   const incoming = (row: PaymentRow): IncomingTransfer[] =>
-    w.lifecycle.transfersView(row).map((t) => ({
-      chain: t.chain,
-      chain_id: t.chain_id,
-      tx_hash: t.tx_hash,
-      amount: t.amount,
-      confirmations: w.chain.confirmationsOf(t.chain_id, t.block_number),
-      confirmed: t.confirmed,
-      bridge: t.bridge && {
-        state: t.bridge.state,
-        burn_tx_hash: t.bridge.burn_tx_hash,
-        mint_tx_hash: t.bridge.mint_tx_hash,
-      },
-    }));
+    // What is still on the chain: a transfer a reorg took back is not the payer's to wait for.
+    w.lifecycle
+      .transfersView(row)
+      .filter((t) => !t.reversed)
+      .map((t) => ({
+        chain: t.chain,
+        chain_id: t.chain_id,
+        tx_hash: t.tx_hash,
+        amount: t.amount,
+        confirmations: w.chain.confirmationsOf(t.chain_id, t.block_number),
+        confirmed: t.confirmed,
+        bridge: t.bridge && {
+          state: t.bridge.state,
+          burn_tx_hash: t.bridge.burn_tx_hash,
+          mint_tx_hash: t.bridge.mint_tx_hash,
+        },
+      }));
 
   // Only source chains whose deposit factory is there: funds sent elsewhere could not move.
   const networks = (row: PaymentRow): Networks => networksOf(row, w.view.chainName, w.chain.offeredSources());

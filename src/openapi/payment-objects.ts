@@ -60,6 +60,9 @@ export const Transfer = Type.Object(
     amount: ExactAmount,
     block_number: Type.Integer({ minimum: 0 }),
     confirmed: Type.Boolean(),
+    reversed: Type.Boolean({
+      description: "A reorg took the transfer off the chain: kept for the record, its credit taken back.",
+    }),
     bridge: nullable(
       Type.Object(
         {

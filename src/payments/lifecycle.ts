@@ -40,9 +40,12 @@ const unannounced = (row: PaymentRow) => row.status === "expired" && row.payment
 export function createLifecycle(deps: LifecycleDeps) {
   const { payments, chain, events, clock, ids, view } = deps;
 
-  /** The payment's transfers, each with its chain and, made on a source chain and credited, its bridging. */
+  /**
+   * The payment's transfers, each with its chain and, made on a source chain and credited, its
+   * bridging; then those a reorg took off the chain (`reversed`), which the record keeps.
+   */
   function transfersView(row: Pick<PaymentRow, "id" | "chain_id">): TransferView[] {
-    return chain.transfersForPayment(row.id).map((t) => ({
+    const onChain = chain.transfersForPayment(row.id).map((t) => ({
       chain: chainNameOf(t.chain_id, view),
       chain_id: t.chain_id,
       tx_hash: t.tx_hash,
@@ -50,8 +53,21 @@ export function createLifecycle(deps: LifecycleDeps) {
       amount: formatExact(t.amount),
       block_number: t.block_number,
       confirmed: t.credited_at !== null,
+      reversed: false,
       bridge: t.chain_id === row.chain_id || t.credited_at === null ? null : bridgeOf(t.bridge_id ?? null),
     }));
+    const reversed = chain.reversedForPayment(row.id).map((t) => ({
+      chain: chainNameOf(t.chain_id, view),
+      chain_id: t.chain_id,
+      tx_hash: t.tx_hash,
+      log_index: t.log_index,
+      amount: formatExact(t.amount),
+      block_number: t.block_number,
+      confirmed: false,
+      reversed: true,
+      bridge: null,
+    }));
+    return [...onChain, ...reversed];
   }
 
   /** No bridge yet: credited, waiting for the bridger to burn it. */

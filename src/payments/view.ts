@@ -20,6 +20,8 @@ export interface TransferView {
   amount: string;
   block_number: number;
   confirmed: boolean;
+  /** A reorg took it off the chain: kept for the record, never counted (docs/speed.md). */
+  reversed: boolean;
   /** How a credited transfer on a source chain reaches the settlement chain; null on the settlement chain. */
   bridge: BridgeView | null;
 }

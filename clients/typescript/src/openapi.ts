@@ -782,6 +782,8 @@ export interface components {
             amount: string;
             block_number: number;
             confirmed: boolean;
+            /** @description A reorg took the transfer off the chain: kept for the record, its credit taken back. */
+            reversed: boolean;
             bridge: {
                 /** @enum {string} */
                 state: "credited" | "burned" | "attested" | "minted" | "settled";
