@@ -85,6 +85,7 @@ function summaryCard(data: PaymentDetailData): Raw {
     ["Net to you", split ? `${formatExact(split.net)} USDC` : "Nothing yet"],
     ["Swept to payout", `${formatExact(p.amount_settled)} USDC`],
     ["Status", html`<span class="badge ${p.status}">${p.status}</span>`],
+    ["Speed", p.speed],
     ["Deposit address", address(p.deposit_address)],
     ["Payout address", address(p.payout_address)],
     ["Chain", `${data.chainName} (chain ID ${p.chain_id})`],

@@ -117,6 +117,8 @@ describe("explorer links on the payment page", () => {
     const page = render({ name: "base", chainId: 8453 });
     expect(page).toContain('<dt>Fee</dt><dd>0.375 USDC <span class="muted">(1.50%)</span></dd>');
     expect(page).toContain("<dt>Net to you</dt><dd>24.625 USDC</dd>");
+    // The speed policy it runs under (docs/speed.md).
+    expect(page).toContain("<dt>Speed</dt><dd>standard</dd>");
   });
 
   test("a cross-chain burn links to its source chain's explorer, its mint to the settlement chain's", () => {
