@@ -40,6 +40,8 @@ export interface BridgeDbRow {
   tx_hash: string | null;
   tx_hashes: string | null;
   burn_tx_hash: string | null;
+  /** The finality the burn asked CCTP for: 1000 fast, 2000 standard. */
+  min_finality: number | null;
   burn_id: string | null;
   mint_tx_hash: string | null;
   error: string | null;

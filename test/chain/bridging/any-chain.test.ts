@@ -22,6 +22,7 @@ import {
   mineBothUntil,
   payOnSource,
   sourceBalance,
+  untilBridge,
   untilStatus,
 } from "../../support/bridging.ts";
 import { atNode } from "../../support/chain.ts";
@@ -112,6 +113,21 @@ describe("a plain transfer on a source chain", () => {
     expect(page).toContain(`<dt>Bridge fee</dt><dd>${confirmed.bridge_fee} USDC</dd>`);
     expect(page).toContain(`<dt>Net to you</dt><dd>${formatExact(usdc("25.00") - feeExecuted)} USDC</dd>`);
     expect(page).toContain(`<td>${LOCAL_SOURCE.name}</td>`);
+  }, 60_000);
+
+  test("under the final policy: credited at the source chain's finalized block and burned at standard finality", async () => {
+    const payment = await x.stack.createPayment({ amount: "5.00", speed: "final" });
+    const txHash = await x.sourceTransfer(getAddress(payment.deposit_address), usdc("5.00"));
+    // Anvil's finalized block trails its head by two epochs of 32 slots: 64 blocks at once.
+    await x.mineSource(64);
+    const bridge = await untilBridge(x, payment.id, (row) => row.burn_tx_hash !== null, "the burn");
+    // Circle attests a standard burn once it is final on its chain; the source allows fast, the policy does not.
+    expect(bridge.min_finality).toBe(2000);
+    const [credited] = x.stack.sql<{ credited_at: number | null }>(
+      "SELECT credited_at FROM transfers WHERE tx_hash = ?",
+      txHash,
+    );
+    expect(credited!.credited_at).not.toBeNull();
   }, 60_000);
 
   test("underpaid on the source chain, completed on the settlement chain: both add up, one settlement", async () => {
