@@ -110,7 +110,7 @@ describe("a payment from the dashboard, in a browser", () => {
     expect(await page.locator("#pd-settlements").innerText()).toContain("mined");
     expect(await page.locator("#pd-history").innerText()).toContain("payment.confirmed");
     const deliveries = page.locator(".pd-delivery");
-    expect(await deliveries.count()).toBe(rig.stack.events(id).length);
+    expect(await deliveries.count()).toBe(rig.stack.allEvents(id).length);
     const confirmedDelivery = deliveries.filter({ hasText: "payment.confirmed" });
     expect(await confirmedDelivery.innerText()).toContain("succeeded");
     expect(await confirmedDelivery.locator("td.num").first().innerText()).toBe("200");

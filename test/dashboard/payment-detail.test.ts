@@ -54,7 +54,7 @@ beforeAll(async () => {
         `SELECT count(*) AS n FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
          WHERE e.payment_id = ? AND d.state = 'succeeded'`,
         paid.id,
-      )[0]!.n === stack.events(paid.id).length,
+      )[0]!.n === stack.allEvents(paid.id).length,
     20_000,
     "the payment's webhooks delivered",
   );

@@ -34,7 +34,9 @@ test("a transfer reorged away before its confirmations is never credited and lea
   // The watcher scans the new chain past the old transfer's block and finds nothing there.
   await stack.waitScanned(blockNumber + 2n);
   const after = await stack.getPayment(payment.id);
-  expect(after).toMatchObject({ status: "pending", amount_received: null, transfers: [] });
+  // The merchant's record keeps it, as reversed; nothing was ever credited.
+  expect(after).toMatchObject({ status: "pending", amount_received: null });
+  expect(after.transfers).toEqual([expect.objectContaining({ tx_hash: txHash, confirmed: false, reversed: true })]);
   // The payer was told it arrived (seen, not counted yet), and then that it left the chain.
   expect(stack.allEvents(payment.id)).toEqual(["payment.funds_seen", "payment.funds_reversed"]);
   expect(stack.sql("SELECT tx_hash, credited_at FROM reversed_transfers WHERE payment_id = ?", payment.id)).toEqual([

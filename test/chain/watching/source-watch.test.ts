@@ -145,7 +145,9 @@ describe("a plain transfer on the source chain", () => {
     // The source watcher scans the new chain past the old transfer's block and finds nothing there.
     await x.sourceScanned(block + 1n);
     const after = await stack.getPayment(payment.id);
-    expect(after).toMatchObject({ status: "pending", amount_received: null, transfers: [] });
+    // The merchant's record keeps it, as reversed; nothing was ever credited.
+    expect(after).toMatchObject({ status: "pending", amount_received: null });
+    expect(after.transfers).toEqual([expect.objectContaining({ tx_hash: txHash, confirmed: false, reversed: true })]);
     expect((await stack.publicPayment(payment.id)).incoming_transfers).toEqual([]);
     expect(stack.sql("SELECT * FROM transfers WHERE payment_id = ?", payment.id)).toEqual([]);
     expect(stack.allEvents(payment.id)).toEqual(["payment.funds_seen", "payment.funds_reversed"]);
