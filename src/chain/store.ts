@@ -39,19 +39,10 @@ export interface SettlementRow {
 }
 
 /** A transfer that a reorg took off the chain, kept for the payment's record. */
-export interface ReversedTransferRow {
-  chain_id: number;
-  tx_hash: string;
-  log_index: number;
-  payment_id: string;
-  from_address: string;
-  amount: bigint;
-  block_number: number;
-  block_hash: string;
-  /** Null when it was only seen, never credited. */
-  credited_at: number | null;
+export type ReversedTransferRow = Omit<TransferRow, "created_at" | "bridge_id"> & {
+  /** `credited_at` is null when it was only seen, never credited. */
   reversed_at: number;
-}
+};
 
 /** A transfer still waiting for its payment's speed policy to count it, with that policy. */
 export type WaitingTransfer = TransferRow & { speed: Speed };

@@ -1,4 +1,4 @@
-import type { ChainStore } from "../chain/store.ts";
+import type { ChainStore, ReversedTransferRow, TransferRow } from "../chain/store.ts";
 import type { EventStore } from "../events/store.ts";
 import { type Clock, isoMillis } from "../lib/clock.ts";
 import type { IdGenerator } from "../lib/ids.ts";
@@ -45,29 +45,23 @@ export function createLifecycle(deps: LifecycleDeps) {
    * bridging; then those a reorg took off the chain (`reversed`), which the record keeps.
    */
   function transfersView(row: Pick<PaymentRow, "id" | "chain_id">): TransferView[] {
-    const onChain = chain.transfersForPayment(row.id).map((t) => ({
+    const shown = (t: ReversedTransferRow | TransferRow, reversed: boolean) => ({
       chain: chainNameOf(t.chain_id, view),
       chain_id: t.chain_id,
       tx_hash: t.tx_hash,
       log_index: t.log_index,
       amount: formatExact(t.amount),
       block_number: t.block_number,
-      confirmed: t.credited_at !== null,
-      reversed: false,
-      bridge: t.chain_id === row.chain_id || t.credited_at === null ? null : bridgeOf(t.bridge_id ?? null),
-    }));
-    const reversed = chain.reversedForPayment(row.id).map((t) => ({
-      chain: chainNameOf(t.chain_id, view),
-      chain_id: t.chain_id,
-      tx_hash: t.tx_hash,
-      log_index: t.log_index,
-      amount: formatExact(t.amount),
-      block_number: t.block_number,
-      confirmed: false,
-      reversed: true,
-      bridge: null,
-    }));
-    return [...onChain, ...reversed];
+      confirmed: !reversed && t.credited_at !== null,
+      reversed,
+    });
+    return [
+      ...chain.transfersForPayment(row.id).map((t) => ({
+        ...shown(t, false),
+        bridge: t.chain_id === row.chain_id || t.credited_at === null ? null : bridgeOf(t.bridge_id ?? null),
+      })),
+      ...chain.reversedForPayment(row.id).map((t) => ({ ...shown(t, true), bridge: null })),
+    ];
   }
 
   /** No bridge yet: credited, waiting for the bridger to burn it. */

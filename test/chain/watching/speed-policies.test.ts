@@ -20,6 +20,15 @@ async function blockOf(txHash: `0x${string}`): Promise<bigint> {
   return (await stack.chain.publicClient.getTransactionReceipt({ hash: txHash })).blockNumber;
 }
 
+/** The block the payment's settlement landed in. */
+async function settlementBlock(paymentId: string): Promise<bigint> {
+  const [settlement] = stack.sql<{ tx_hash: `0x${string}` }>(
+    "SELECT tx_hash FROM settlements WHERE payment_id = ?",
+    paymentId,
+  );
+  return blockOf(settlement!.tx_hash);
+}
+
 /** Waits until the watcher has scanned `block` and finished a whole round after it (credits included). */
 async function watcherCaughtUp(block: bigint): Promise<void> {
   await stack.waitScanned(block, { mine: false });
@@ -72,11 +81,7 @@ describe("standard", () => {
     const credited = await stack.waitForStatus(payment.id, "settling", { mine: false });
     expect(credited.amount_received).toBe("25.00");
     // The settlement counts at the same depth: not confirmed until it has the confirmations too.
-    const [settlement] = stack.sql<{ tx_hash: `0x${string}` }>(
-      "SELECT tx_hash FROM settlements WHERE payment_id = ?",
-      payment.id,
-    );
-    const settledIn = await blockOf(settlement!.tx_hash);
+    const settledIn = await settlementBlock(payment.id);
     await stack.mine(CONFIRMATIONS - 1);
     await watcherCaughtUp(settledIn + BigInt(CONFIRMATIONS - 1));
     expect((await stack.getPayment(payment.id)).status).toBe("settling");
@@ -103,11 +108,7 @@ describe("final", () => {
     // Credited, and the settlement sent at once.
     const credited = await stack.waitForStatus(payment.id, "settling", { mine: false });
     expect(credited.amount_received).toBe("25.00");
-    const [settlement] = stack.sql<{ tx_hash: `0x${string}` }>(
-      "SELECT tx_hash FROM settlements WHERE payment_id = ?",
-      payment.id,
-    );
-    const settledIn = await blockOf(settlement!.tx_hash);
+    const settledIn = await settlementBlock(payment.id);
     await stack.mine(1);
     await watcherCaughtUp(settledIn + 1n);
     expect((await stack.getPayment(payment.id)).status).toBe("settling");
