@@ -129,8 +129,12 @@ export function createLedger(deps: {
       return true;
     },
 
-    /** Credits a recorded transfer that its payment's policy now counts; whether it did. */
+    /**
+     * Credits a recorded transfer that its payment's policy now counts; whether it did. One that
+     * no longer fits beside what the payment received since stays recorded, uncredited (see `fits`).
+     */
     creditWaiting(transfer: TransferRow): boolean {
+      if (transfer.amount > INT64_MAX - (payments.findById(transfer.payment_id)!.amount_received ?? 0n)) return false;
       const credited = chain.markCredited(
         transfer.tx_hash,
         transfer.log_index,

@@ -101,6 +101,32 @@ describe("amounts of 2^63 units or more", () => {
     expect((await stack.waitForStatus(next.id, "confirmed", { mine: true })).amount_received).toBe("1.00");
   });
 
+  test("two transfers waiting to count that together pass 2^63 - 1: the first is credited, the second waits, the watcher goes on", async () => {
+    // Under `final` both are recorded before they count (each fits on its own), then counted together.
+    const payment = await stack.createPayment({ amount: "25.00", speed: "final" });
+    await transferMinted(payment.deposit_address, INT64_MAX - 5n);
+    await transferMinted(payment.deposit_address, 10n);
+    await stack.waitFor(() => transfersOf(payment.id).length === 2 || undefined, 15_000, "both transfers recorded");
+    expect(stored(payment.id).received).toBeNull();
+
+    // Anvil's finalized block trails its head by 64 blocks: past both.
+    await stack.mine(70);
+    await stack.waitFor(() => stored(payment.id).received === String(INT64_MAX - 5n) || undefined);
+    expect(
+      stack.sql<{ amount: string; credited: number }>(
+        "SELECT CAST(amount AS TEXT) AS amount, credited_at IS NOT NULL AS credited FROM transfers WHERE payment_id = ? ORDER BY block_number",
+        payment.id,
+      ),
+    ).toEqual([
+      { amount: String(INT64_MAX - 5n), credited: 1 },
+      { amount: "10", credited: 0 },
+    ]);
+    // The watcher moved on past it: a later payment to another address is still credited.
+    const next = await stack.createPayment({ amount: "1.00" });
+    await stack.pay(next.deposit_address, usdc("1.00"));
+    expect((await stack.waitForStatus(next.id, "confirmed", { mine: true })).amount_received).toBe("1.00");
+  });
+
   test("a /sync of a large transfer already credited answers 200 like any repeat: the size check is for new transfers only", async () => {
     const payment = await stack.createPayment({ amount: "25.00" });
     const large = await transferMinted(payment.deposit_address, INT64_MAX); // fits exactly, once
