@@ -26,6 +26,8 @@ export interface LocalCrossChainOptions {
   payer: Address;
   attestationDelayMs?: number;
   port?: number;
+  /** The source anvil's epoch (see startAnvil): how far its finalized block trails the head. */
+  slotsInAnEpoch?: number;
 }
 
 /**
@@ -35,7 +37,11 @@ export interface LocalCrossChainOptions {
  */
 export function startLocalCrossChain(args: LocalCrossChainOptions): Promise<LocalCrossChain> {
   return settingUp(async (undo) => {
-    const source = await startAnvil({ chainId: LOCAL_SOURCE.chainId, port: args.port });
+    const source = await startAnvil({
+      chainId: LOCAL_SOURCE.chainId,
+      port: args.port,
+      slotsInAnEpoch: args.slotsInAnEpoch,
+    });
     undo(() => source.stop());
     return deployOnto(source, args);
   });

@@ -148,6 +148,8 @@ export function startCrossChainStack(
     /** STABLEGATE_PAYMENT_WINDOW, such as "5s"; default the server's own. */
     paymentWindow?: string;
     attestationDelayMs?: number;
+    /** How far anvil's finalized block trails the head (two epochs), on both anvils; default anvil's own. */
+    slotsInAnEpoch?: number;
     tapRpc?: boolean;
     source?: SourceSettings;
     logLevel?: LogLevel;
@@ -159,7 +161,7 @@ export function startCrossChainStack(
   } = {},
 ): Promise<CrossChainStack> {
   return settingUp(async (undo) => {
-    const chain = await startChain();
+    const chain = await startChain({ slotsInAnEpoch: opts.slotsInAnEpoch });
     undo(() => chain.stop());
     const tap = opts.tapRpc ? startRpcTap(chain.rpcUrl) : null;
     undo(() => tap?.stop());
@@ -168,6 +170,7 @@ export function startCrossChainStack(
       deployerKey: ANVIL_KEY_0,
       payer: chain.payer.account.address,
       attestationDelayMs: opts.attestationDelayMs ?? 200,
+      slotsInAnEpoch: opts.slotsInAnEpoch,
     });
     undo(() => local.stop());
     const stack = await startStack({
