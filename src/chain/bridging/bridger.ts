@@ -167,7 +167,7 @@ export function createBridger(deps: BridgerDeps) {
     Object.assign(bridge, { nonce: null, raw_tx: null, tx_hash: null, tx_hashes: null, sent_at: null });
   }
 
-  /** Follows a sent bridge(): burned once mined with the chain's confirmations; resent or outbid meanwhile. */
+  /** Follows a sent bridge(): burned once mined as deep as the payment's policy asks; resent or outbid meanwhile. */
   async function follow(bridge: BridgeRow): Promise<Outcome> {
     const hashes = JSON.parse(bridge.tx_hashes!) as Hex[];
     let found = await receiptOf(hashes);
@@ -187,10 +187,13 @@ export function createBridger(deps: BridgerDeps) {
       }
     }
     const { hash, receipt } = found;
+    const row = payments.findById(bridge.payment_id)!;
+    // Under `fast` the burn counts in a block, as the payer's transfer did; otherwise at the source
+    // chain's confirmations (Circle attests a standard burn only once it is final there anyway).
+    const depth = row.speed === "fast" ? 0n : BigInt(source.confirmations);
     const head = await client.getBlockNumber({ cacheTime: 0 });
-    if (receipt.blockNumber + BigInt(source.confirmations) > head)
-      return { error: null, retryInMs: source.pollIntervalMs };
-    const factory = factoryOf(payments.findById(bridge.payment_id)!).toLowerCase();
+    if (receipt.blockNumber + depth > head) return { error: null, retryInMs: source.pollIntervalMs };
+    const factory = factoryOf(row).toLowerCase();
     const bridged = parseEventLogs({ abi: bridgedEventAbi, eventName: "Bridged", logs: receipt.logs }).find(
       (e) => e.address.toLowerCase() === factory && e.args.paymentId === bridge.payment_id,
     );

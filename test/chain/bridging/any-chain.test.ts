@@ -115,6 +115,18 @@ describe("a plain transfer on a source chain", () => {
     expect(page).toContain(`<td>${LOCAL_SOURCE.name}</td>`);
   }, 60_000);
 
+  test("under the fast policy: from a plain transfer to confirmed without a block mined on top on either chain", async () => {
+    const payment = await x.stack.createPayment({ amount: "5.00", speed: "fast" });
+    const txHash = await x.sourceTransfer(getAddress(payment.deposit_address), usdc("5.00"));
+    const paidIn = (await x.source.publicClient.getTransactionReceipt({ hash: txHash })).blockNumber;
+    // Credited in its block, burned in the next (the bridge), minted and swept on the settlement chain.
+    const confirmed = await x.stack.waitForStatus(payment.id, "confirmed", { mine: false, timeoutMs: 30_000 });
+    expect(confirmed.amount_received).toBe("5.00");
+    const [bridge] = bridgesOf(x, payment.id);
+    expect(bridge).toMatchObject({ state: "settled", min_finality: 1000 });
+    expect(await x.source.publicClient.getBlockNumber({ cacheTime: 0 })).toBe(paidIn + 1n);
+  }, 60_000);
+
   test("under the final policy: credited at the source chain's finalized block and burned at standard finality", async () => {
     const payment = await x.stack.createPayment({ amount: "5.00", speed: "final" });
     const txHash = await x.sourceTransfer(getAddress(payment.deposit_address), usdc("5.00"));
