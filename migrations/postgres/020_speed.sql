@@ -20,6 +20,7 @@ CREATE TABLE reversed_transfers (
   block_number  BIGINT NOT NULL,
   block_hash    TEXT NOT NULL,
   credited_at   BIGINT,                -- NULL: seen, never credited, then gone
+  created_at    BIGINT NOT NULL,
   reversed_at   BIGINT NOT NULL
 );
 CREATE INDEX reversed_transfers_payment ON reversed_transfers(payment_id);

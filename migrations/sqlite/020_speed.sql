@@ -20,6 +20,7 @@ CREATE TABLE reversed_transfers (
   block_number  INTEGER NOT NULL,
   block_hash    TEXT NOT NULL,
   credited_at   INTEGER,                -- NULL: seen, never credited, then gone
+  created_at    INTEGER NOT NULL,
   reversed_at   INTEGER NOT NULL
 ) STRICT;
 CREATE INDEX reversed_transfers_payment ON reversed_transfers(payment_id);

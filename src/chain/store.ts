@@ -39,7 +39,7 @@ export interface SettlementRow {
 }
 
 /** A transfer that a reorg took off the chain, kept for the payment's record. */
-export type ReversedTransferRow = Omit<TransferRow, "created_at" | "bridge_id"> & {
+export type ReversedTransferRow = Omit<TransferRow, "bridge_id"> & {
   /** `credited_at` is null when it was only seen, never credited. */
   reversed_at: number;
 };
@@ -87,15 +87,16 @@ export function createChainStore(db: Db) {
   const insertReversed = db.query(
     `INSERT INTO reversed_transfers
        (chain_id, tx_hash, log_index, payment_id, from_address, amount, block_number, block_hash, credited_at,
-        reversed_at)
-     SELECT chain_id, tx_hash, log_index, payment_id, from_address, amount, block_number, block_hash, credited_at, ?
+        created_at, reversed_at)
+     SELECT chain_id, tx_hash, log_index, payment_id, from_address, amount, block_number, block_hash, credited_at,
+            created_at, ?
      FROM transfers WHERE tx_hash = ? AND log_index = ?`,
   );
   const deleteTransfer = db.query("DELETE FROM transfers WHERE tx_hash = ? AND log_index = ?");
   const reversedForPayment = db
     .query<ReversedTransferRow, [string]>(
       `SELECT chain_id, tx_hash, log_index, payment_id, from_address, amount, block_number, block_hash, credited_at,
-              reversed_at
+              created_at, reversed_at
        FROM reversed_transfers WHERE payment_id = ? ORDER BY id`,
     )
     .safeIntegers(true);
@@ -175,6 +176,7 @@ export function createChainStore(db: Db) {
         amount: BigInt(r.amount),
         block_number: Number(r.block_number),
         credited_at: r.credited_at === null ? null : Number(r.credited_at),
+        created_at: Number(r.created_at),
         reversed_at: Number(r.reversed_at),
       })),
 

@@ -151,7 +151,7 @@ function transfersCard(data: PaymentDetailData): Raw {
         <td>${txLink(t.onSettlementChain ? data.explorer : data.sourceExplorer(t.chain), t.txHash)}</td>
         <td class="mono">${short(t.from)}</td>
         <td class="num">${formatExact(t.amount)}</td><td class="num">${t.blockNumber}</td>
-        <td>${t.confirmed ? CREDITED : AWAITING}</td>
+        <td>${t.reversed ? REVERSED : t.confirmed ? CREDITED : AWAITING}</td>
         <td>${timeTag(isoMillis(t.seenAt))}</td></tr>`,
     )}</tbody>
   </table></div>`;
@@ -206,6 +206,7 @@ const BURN_BADGE: Record<PaymentDetail["crossChain"][number]["state"], string> =
 
 const CREDITED = html`<span class="badge confirmed">credited</span>`;
 const AWAITING = html`<span class="badge">awaiting confirmations</span>`;
+const REVERSED = html`<span class="badge failed" title="A reorg took it off the chain">reversed by a reorg</span>`;
 
 const SETTLEMENT_BADGE: Record<PaymentDetail["settlements"][number]["state"], string> = {
   submitted: "settling",

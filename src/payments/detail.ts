@@ -53,7 +53,11 @@ export function createPaymentDetails(deps: PaymentDetailDeps) {
          * the fee the forwarder will take; null while nothing was.
          */
         split: received === null ? null : splitOf(payment, received),
-        transfers: deps.chain.transfersForPayment(payment.id).map((t) => ({
+        // Then those a reorg took off the chain (docs/speed.md), which the record keeps.
+        transfers: [
+          ...deps.chain.transfersForPayment(payment.id).map((t) => ({ ...t, reversed: false })),
+          ...deps.chain.reversedForPayment(payment.id).map((t) => ({ ...t, reversed: true })),
+        ].map((t) => ({
           chain: chainNameOf(t.chain_id, deps.view),
           onSettlementChain: t.chain_id === payment.chain_id,
           txHash: t.tx_hash,
@@ -61,7 +65,8 @@ export function createPaymentDetails(deps: PaymentDetailDeps) {
           from: t.from_address,
           amount: t.amount,
           blockNumber: t.block_number,
-          confirmed: t.credited_at !== null,
+          confirmed: !t.reversed && t.credited_at !== null,
+          reversed: t.reversed,
           seenAt: t.created_at,
         })),
         settlements: deps.chain.settlementsForPayment(payment.id).map((s) => ({

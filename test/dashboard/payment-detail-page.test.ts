@@ -46,6 +46,7 @@ function detail(): PaymentDetail {
         amount: 25_000_000n,
         blockNumber: 100,
         confirmed: true,
+        reversed: false,
         seenAt: NOW,
       },
     ],
@@ -65,9 +66,13 @@ function detail(): PaymentDetail {
   };
 }
 
-function render(chain: { name: string; chainId: number }, crossChain: PaymentDetail["crossChain"] = []): string {
+function render(
+  chain: { name: string; chainId: number },
+  crossChain: PaymentDetail["crossChain"] = [],
+  changes: Partial<PaymentDetail> = {},
+): string {
   const data: PaymentDetailData = {
-    detail: { ...detail(), crossChain },
+    detail: { ...detail(), crossChain, ...changes },
     payUrl: "https://pay.example.test/pay/x",
     chainName: chain.name,
     explorer: explorerFor(chain),
@@ -111,6 +116,17 @@ describe("explorer links on the payment page", () => {
     expect(page).toContain(`title="${SETTLEMENT_TX}"`);
     expect(page).toContain(DEPOSIT);
     expect(page).not.toMatch(/href="[^"]*\/(tx|address)\//);
+  });
+
+  test("a transfer a reorg took off the chain stays listed, marked as reversed, never as credited", () => {
+    const [transfer] = detail().transfers;
+    const page = render({ name: "base", chainId: 8453 }, [], {
+      transfers: [{ ...transfer!, confirmed: false, reversed: true }],
+    });
+    const row = /<section[^>]*id="pd-transfers"[\s\S]*?<\/section>/.exec(page)![0];
+    expect(row).toContain("reversed by a reorg");
+    expect(row).not.toContain(">credited<");
+    expect(row).toContain(`title="${TRANSFER_TX}"`);
   });
 
   test("fee and net are those of the received amount at the payment's fee", () => {
