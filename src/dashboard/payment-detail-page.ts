@@ -37,6 +37,7 @@ export function paymentDetailBody(data: PaymentDetailData): Raw {
   </div>
   <a class="btn secondary" href="/dashboard/payments">All payments</a>
 </section>
+${reversedNotice(data)}
 ${payLinkCard(data)}
 ${summaryCard(data)}
 ${itemsCard(data)}
@@ -66,6 +67,19 @@ function payLinkCard(data: PaymentDetailData): Raw {
     <p><button class="btn" type="button" data-copy="${data.payUrl}" hidden>Copy link</button></p>
   </div>
 </section>`;
+}
+
+/**
+ * A confirmed payment stays confirmed when a reorg takes its funds back (docs/speed.md): say so
+ * where a merchant who ships on `confirmed` looks first.
+ */
+function reversedNotice(data: PaymentDetailData): Raw | string {
+  const { payment, transfers } = data.detail;
+  const received = payment.amount_received ?? 0n;
+  if (payment.status !== "confirmed" || received >= payment.amount || !transfers.some((t) => t.reversed)) return "";
+  return html`<p class="notice bad" role="alert" id="pd-reversed">A reorg took funds of this payment off the chain
+    after it was confirmed: ${formatExact(received)} of ${formatAmount(payment.amount)} USDC is still received.
+    The reversed transfer is listed below.</p>`;
 }
 
 function summaryCard(data: PaymentDetailData): Raw {

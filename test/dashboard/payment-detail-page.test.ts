@@ -127,6 +127,14 @@ describe("explorer links on the payment page", () => {
     expect(row).toContain("reversed by a reorg");
     expect(row).not.toContain(">credited<");
     expect(row).toContain(`title="${TRANSFER_TX}"`);
+    // Confirmed with less received than asked: said first, where a merchant who ships looks.
+    const short = render({ name: "base", chainId: 8453 }, [], {
+      payment: { ...detail().payment, amount_received: 0n },
+      transfers: [{ ...transfer!, confirmed: false, reversed: true }],
+    });
+    expect(short).toContain("A reorg took funds of this payment off the chain");
+    expect(short).toContain("0.00 of 25.00 USDC is still received");
+    expect(page).not.toContain('id="pd-reversed"');
   });
 
   test("fee and net are those of the received amount at the payment's fee", () => {
