@@ -56,13 +56,21 @@ export function createDepthReader(deps: {
     }
   }
 
+  /** The chain at `head`: the final block is read again only when the head moved. */
+  async function at(head: bigint): Promise<Depth> {
+    if (last?.head === head) return last;
+    const depth = { head, confirmations: deps.confirmations, finalized: await finalized() };
+    if (last === null || head >= last.head) last = depth;
+    return depth;
+  }
+
   return {
+    /** The chain's head: one call. */
+    head: (): Promise<bigint> => deps.client.getBlockNumber({ cacheTime: 0 }),
+    at,
     /** The chain as it stands now: one call while the head stays, two when it moved. */
     async read(): Promise<Depth> {
-      const head = await deps.client.getBlockNumber({ cacheTime: 0 });
-      if (last?.head === head) return last;
-      last = { head, confirmations: deps.confirmations, finalized: await finalized() };
-      return last;
+      return at(await deps.client.getBlockNumber({ cacheTime: 0 }));
     },
     /** What the last read saw, without asking the chain. */
     last: (): Depth | null => last,

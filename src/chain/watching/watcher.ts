@@ -99,8 +99,7 @@ export function createWatcher(deps: WatcherDeps) {
    * what the payments' speed policies now count. Returns true when more blocks are ready right away.
    */
   async function tick(): Promise<boolean> {
-    const depth = await deps.depth.read();
-    const { head } = depth;
+    const head = await deps.depth.head();
     const moved = head !== state.head;
     state.head = head;
     if (moved) deps.onNewHead?.();
@@ -115,7 +114,15 @@ export function createWatcher(deps: WatcherDeps) {
     let cursor = BigInt(stored.block_number);
     // Nothing new since the last round: the blocks, and so what counts, are as they were.
     if (!moved && cursor === head) return false;
-    if (cursor > head || (await blockHash(cursor)) !== stored.block_hash) {
+    // Side by side, each a round trip a new block would otherwise wait for: the final block, the
+    // cursor's hash, and the hash of the last block the next chunk would scan (taken before its logs).
+    const planned = cursor < head ? rangeEnd(cursor + 1n, head) : null;
+    const [depth, cursorHash, plannedHash] = await Promise.all([
+      deps.depth.at(head),
+      cursor > head ? null : blockHash(cursor),
+      planned === null ? null : blockHash(planned).catch(() => null),
+    ]);
+    if (cursorHash !== stored.block_hash) {
       // The block we stopped at was reorged away: step back past the reorg (at least the standard
       // depth, so every transfer and settlement counted early is looked at again) and rescan.
       const rewind = BigInt(Math.max(10, confirmations * 2 + 1));
@@ -128,9 +135,15 @@ export function createWatcher(deps: WatcherDeps) {
     }
     state.cursor = cursor;
     if (deps.ready && !deps.ready()) return false;
-    const more = cursor < head ? await scan(cursor + 1n, depth) : false;
+    const hashOfPlanned = planned !== null && rangeEnd(cursor + 1n, head) === planned ? plannedHash : null;
+    const more = cursor < head ? await scan(cursor + 1n, depth, hashOfPlanned) : false;
     await creditWaiting(depth);
     return more;
+  }
+
+  /** The last block of the chunk that starts at `from`. */
+  function rangeEnd(from: bigint, head: bigint): bigint {
+    return from + chunk - 1n < head ? from + chunk - 1n : head;
   }
 
   /**
@@ -138,10 +151,11 @@ export function createWatcher(deps: WatcherDeps) {
    * credited once its payment's policy counts it), and takes off the record what was recorded in
    * the chunk's blocks but is no longer there (a reorg took it). Returns true when more is ready.
    */
-  async function scan(from: bigint, depth: Depth): Promise<boolean> {
-    const to = from + chunk - 1n < depth.head ? from + chunk - 1n : depth.head;
+  async function scan(from: bigint, depth: Depth, readBefore: Hex | null): Promise<boolean> {
+    const to = rangeEnd(from, depth.head);
     const span = to - from + 1n;
-    const toHash = await blockHash(to);
+    // Read before the logs (here, or by the caller just before) and again after them: see below.
+    const toHash = readBefore ?? (await blockHash(to));
     let logs: RpcLog[];
     try {
       // Raw logs: decoding (and checksumming) every USDC transfer on a busy chain costs far more
