@@ -31,8 +31,11 @@ test("a transfer reorged away before its confirmations is never credited and lea
   expect(await publicClient.getTransactionReceipt({ hash: txHash }).catch(() => null)).toBeNull();
   await stack.mine(10);
 
-  // The watcher scans the new chain past the old transfer's block and finds nothing there.
+  // The watcher scans the new chain past the old transfer's block and finds nothing there. Its
+  // cursor alone cannot tell (before it sees the reorg it may stand past the block, on the old
+  // chain): the transfer taken off the record can.
   await stack.waitScanned(blockNumber + 2n);
+  await stack.waitFor(() => stack.allEvents(payment.id).includes("payment.funds_reversed") || undefined);
   const after = await stack.getPayment(payment.id);
   // The merchant's record keeps it, as reversed; nothing was ever credited.
   expect(after).toMatchObject({ status: "pending", amount_received: null });

@@ -143,7 +143,10 @@ describe("a plain transfer on the source chain", () => {
     expect(await x.source.publicClient.getTransactionReceipt({ hash: txHash }).catch(() => null)).toBeNull();
     await x.mineSource(10);
     // The source watcher scans the new chain past the old transfer's block and finds nothing there.
+    // Its cursor alone cannot tell (before it sees the reorg it may already stand past the block,
+    // on the old chain): the transfer taken off the record can.
     await x.sourceScanned(block + 1n);
+    await stack.waitFor(() => stack.allEvents(payment.id).includes("payment.funds_reversed") || undefined);
     const after = await stack.getPayment(payment.id);
     // The merchant's record keeps it, as reversed; nothing was ever credited.
     expect(after).toMatchObject({ status: "pending", amount_received: null });

@@ -111,11 +111,14 @@ describe("refused transactions write nothing", () => {
     const mine = await stack.createPayment({ amount: "25.00" });
     const theirs = await stack.createPayment({ amount: "3.00" });
     const txHash = await stack.pay(theirs.deposit_address, usdc("3.00"));
-    const before = transferCount();
     const res = await stack.sync(mine.id, txHash);
     expect(res.status).toBe(422);
     expect(isErrorBody(res.json)).toBe(true);
-    expect(transferCount()).toBe(before);
+    // Nothing for this payment; the watcher, scanning to the head, may record it for its own at any
+    // moment, and only there.
+    const recorded = stack.sql<{ payment_id: string }>("SELECT payment_id FROM transfers WHERE tx_hash = ?", txHash);
+    expect(recorded.filter((row) => row.payment_id !== theirs.id)).toEqual([]);
+    expect(recorded.length).toBeLessThanOrEqual(1);
     expect((await stack.publicPayment(mine.id)).incoming_transfers).toEqual([]);
     await stack.waitForStatus(theirs.id, "confirmed", { mine: true });
     expect((await stack.getPayment(mine.id)).amount_received).toBeNull();
