@@ -80,16 +80,21 @@ export async function startServeProcess(
   env: Record<string, string>,
   opts: { command?: string[] } = {},
 ): Promise<ServeProcess> {
-  const port = String(await freePort());
-  const server = spawnServe(
-    { STABLEGATE_BASE_URL: `http://127.0.0.1:${port}`, ...env, STABLEGATE_HOST: "127.0.0.1", STABLEGATE_PORT: port },
-    opts,
-  );
-  try {
-    await server.listening();
-  } catch (error) {
-    await server.stop();
-    throw error;
+  // A free port can be taken by another process between the probe and the server's bind (tests
+  // run side by side): then the server says so and exits, and another port is tried.
+  for (let attempt = 1; ; attempt++) {
+    const port = String(await freePort());
+    const server = spawnServe(
+      { STABLEGATE_BASE_URL: `http://127.0.0.1:${port}`, ...env, STABLEGATE_HOST: "127.0.0.1", STABLEGATE_PORT: port },
+      opts,
+    );
+    try {
+      await server.listening();
+      return server;
+    } catch (error) {
+      await server.stop();
+      if (attempt < 3 && String(error).includes("the port is in use")) continue;
+      throw error;
+    }
   }
-  return server;
 }
