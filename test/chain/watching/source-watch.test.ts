@@ -35,6 +35,25 @@ async function sourceBlock(txHash: `0x${string}`): Promise<bigint> {
   return (await x.source.publicClient.getTransactionReceipt({ hash: txHash })).blockNumber;
 }
 
+/** Mines both chains until every earlier test's bridge has landed and been swept where it can be. */
+function earlierBridgesDone(): Promise<unknown> {
+  return stack.waitFor(
+    async () => {
+      await x.mineSource(1);
+      await stack.mine(1);
+      const open = stack.sql<{ state: string; error: string | null }>(
+        `SELECT b.state, b.error FROM bridges b JOIN payments p ON p.id = b.payment_id
+         WHERE b.state IN ('credited', 'burned', 'attested')
+            OR (b.state = 'minted' AND p.status IN ('settling', 'overpaid', 'confirmed'))`,
+      );
+      if (open.length > 0) throw new Error(JSON.stringify(open));
+      return true;
+    },
+    30_000,
+    "the earlier bridges to be done",
+  );
+}
+
 describe("a plain transfer on the source chain", () => {
   test("is credited after the source chain's confirmations, with its chain and confirmations counted there", async () => {
     const payment = await stack.createPayment({ amount: "25.00" });
@@ -128,6 +147,8 @@ describe("a plain transfer on the source chain", () => {
   }, 30_000);
 
   test("reorged away before its confirmations credits nothing", async () => {
+    // The revert below must not take an earlier test's burn with it.
+    await earlierBridgesDone();
     const payment = await stack.createPayment({ amount: "25.00" });
     const snapshot = await x.local.source.snapshot();
     const txHash = await x.sourceTransfer(getAddress(payment.deposit_address), usdc("25.00"));
@@ -322,21 +343,7 @@ describe("a source chain whose RPC hangs", () => {
     try {
       // The earlier tests' source payments bridged, and swept where paid in full, first: their
       // sweeps would land in the payout below (an underpaid payment's minted funds wait for the rest).
-      await stack.waitFor(
-        async () => {
-          await x.mineSource(1);
-          await stack.mine(1);
-          const open = stack.sql<{ state: string; error: string | null }>(
-            `SELECT b.state, b.error FROM bridges b JOIN payments p ON p.id = b.payment_id
-             WHERE b.state IN ('credited', 'burned', 'attested')
-                OR (b.state = 'minted' AND p.status IN ('settling', 'overpaid', 'confirmed'))`,
-          );
-          if (open.length > 0) throw new Error(JSON.stringify(open));
-          return true;
-        },
-        30_000,
-        "the earlier bridges to be done",
-      );
+      await earlierBridgesDone();
       await stack.restart(x.sourceEnv({ ...SOURCE, rpcUrl: `http://127.0.0.1:${hung.port}` }));
       await stack.waitFor(() => held > 0, 10_000, "the source watcher to call the hung RPC");
       const sourceCursor = x.sourceCursor();
