@@ -339,6 +339,8 @@ export function createBridger(deps: BridgerDeps) {
     for (const { bridge, message } of bridges.attestedBurns(source.chainId)) {
       const decoded = decodeBurnMessage(message as Hex);
       deps.transaction(() => {
+        // The watcher, at the head, may have seen the mint already: a minted bridge stays minted.
+        if (bridges.find(bridge.id)?.state !== bridge.state) return;
         Object.assign(bridge, {
           state: "attested",
           fee: decoded?.feeExecuted ?? null,
