@@ -21,6 +21,7 @@ import { linkPageRoutes } from "./payment-links/page-routes.ts";
 import { paymentLinkRoutes } from "./payment-links/routes.ts";
 import { paymentExportRoutes } from "./payments/export-routes.ts";
 import { paymentRoutes } from "./payments/routes.ts";
+import { refundRoutes } from "./refunds/routes.ts";
 import { webhookEndpointRoutes } from "./webhooks/routes.ts";
 
 /** The HTTP application: body parsing and error mapping once, then each capability's routes. */
@@ -69,6 +70,7 @@ export function createApp(ctx: AppContext, db: Db) {
       .use(paymentRoutes(ctx, authed))
       .use(paymentLinkRoutes(ctx, authed))
       .use(paymentExportRoutes(ctx, authed))
+      .use(refundRoutes(ctx, authed))
       .use(recoveryRoutes(ctx, authed))
       .use(webhookEndpointRoutes(ctx, authed))
       .use(eventRoutes(ctx, authed))

@@ -24,6 +24,7 @@ import type { PaymentsService } from "./payments/service.ts";
 import type { PaymentRow } from "./payments/store.ts";
 import type { ViewContext } from "./payments/view.ts";
 import type { RateLimit, RateLimiter, RateLimits } from "./rate-limits/index.ts";
+import type { RefundsService } from "./refunds/service.ts";
 import type { UsersService } from "./users/service.ts";
 import type { DeliveriesService } from "./webhooks/deliveries.ts";
 import type { WebhookEndpointsService } from "./webhooks/endpoints.ts";
@@ -43,6 +44,8 @@ export interface AppContext {
   users: UsersService;
   payments: PaymentsService;
   paymentLinks: PaymentLinksService;
+  /** Refunds the merchant pays from their own wallet, and the payer's claim links. */
+  refunds: RefundsService;
   /** The dashboard's lists, searches, home figures and the CSV export. */
   paymentSearch: PaymentSearch;
   /** One payment with everything about it, for the dashboard's payment page. */
@@ -84,6 +87,7 @@ export function appContext(c: {
   users: UsersService;
   payments: Payments;
   paymentLinks: PaymentLinksService;
+  refunds: RefundsService;
   webhooks: Webhooks;
   events: Events;
   idempotency: Idempotency;
@@ -101,6 +105,7 @@ export function appContext(c: {
     users: c.users,
     payments: payments.service,
     paymentLinks: c.paymentLinks,
+    refunds: c.refunds,
     paymentSearch: payments.search,
     paymentDetails: payments.details,
     webhookEndpoints: webhooks.endpoints,

@@ -20,6 +20,7 @@ import { createOps, type Ops } from "./ops/index.ts";
 import { createPaymentLinks } from "./payment-links/index.ts";
 import { createPayments } from "./payments/index.ts";
 import { createRateLimits } from "./rate-limits/index.ts";
+import { createRefunds } from "./refunds/index.ts";
 import { createUsers } from "./users/index.ts";
 import { createWebhooks, type WebhookOptions } from "./webhooks/index.ts";
 
@@ -63,6 +64,7 @@ function createCapabilities(config: Config, plumbing: Plumbing, options: ServerO
   const records = openChainRecords(plumbing.db, config);
   const payments = createPayments({ ...plumbing, config, events, records, deliveries: webhooks.deliveries });
   const { store, lifecycle, service, view } = payments;
+  const refunds = createRefunds({ ...plumbing, config, events, payments: store, chain: records.stores.chain });
   const stores = { ...records.stores, payments: store };
   const chainSide = createChainSide({ ...plumbing, config, stores, lifecycle, payments: service });
   const burnsOf = records.crossChain?.burnsOf;
@@ -77,6 +79,7 @@ function createCapabilities(config: Config, plumbing: Plumbing, options: ServerO
     users,
     payments,
     paymentLinks,
+    refunds,
     webhooks,
     events,
     idempotency,

@@ -17,6 +17,10 @@ export const EVENT_TYPES: readonly string[] = [
   "payment.funds_received",
   "payment.funds_reversed",
   "payment.settlement_reversed",
+  "refund.created",
+  "refund.payable",
+  "refund.succeeded",
+  "refund.canceled",
   "account.updated",
   "test",
 ];

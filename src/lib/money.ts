@@ -23,6 +23,19 @@ export function parseAmount(text: string): bigint | null {
   return BigInt(whole) * MICRO_PER_USDC + BigInt(cents) * 10_000n;
 }
 
+/** An exact amount, as received funds are shown: two to six decimals ("25.00", "25.000001"). */
+export const EXACT_DECIMAL_PATTERN = "^(\\d+)\\.(\\d{2,6})$";
+const EXACT_AMOUNT = new RegExp(EXACT_DECIMAL_PATTERN);
+
+/** Parses an exact amount ("25.000001") into micro-USDC; null when not in that shape or too long. */
+export function parseExactAmount(text: string): bigint | null {
+  const match = EXACT_AMOUNT.exec(text);
+  if (!match) return null;
+  const [, whole, fraction] = match as unknown as [string, string, string];
+  if (whole.length > 13) return null;
+  return BigInt(whole) * MICRO_PER_USDC + BigInt(fraction.padEnd(USDC_DECIMALS, "0"));
+}
+
 /**
  * An amount as a person types it into a form, in the request shape: "10" and "10.5" mean 10.00
  * and 10.50. Anything else comes back trimmed, for the request's rules to refuse by name; blank

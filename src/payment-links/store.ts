@@ -1,4 +1,5 @@
 import type { Db } from "../db/index.ts";
+import { serverSecret } from "../db/server-secrets.ts";
 
 /** A payment_links row as stored. Amounts are bigint micro-USDC; times are epoch milliseconds. */
 export interface PaymentLinkRow {
@@ -60,10 +61,6 @@ export function createPaymentLinkStore(db: Db) {
     `SELECT count(*) AS open, min(expires_at) AS soonest FROM payments
       WHERE payment_link = ? AND status = 'pending' AND payment_link IS NOT NULL AND expires_at > ?`,
   );
-  const keepSecret = db.query(
-    "INSERT INTO server_secrets (name, secret, created_at) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING",
-  );
-  const findSecret = db.query<{ secret: string }, [string]>("SELECT secret FROM server_secrets WHERE name = ?");
 
   return {
     insert(row: NewPaymentLinkRow) {
@@ -84,14 +81,8 @@ export function createPaymentLinkStore(db: Db) {
       const row = openPayments.get(linkId, now)!;
       return { open: Number(row.open), soonest: row.soonest === null ? null : Number(row.soonest) };
     },
-    /**
-     * The secret stored under `name`; `candidate` becomes it when there is none yet. Replicas
-     * racing to store one all end with the first one stored.
-     */
-    secret(name: string, candidate: string, now: number): string {
-      keepSecret.run(name, candidate, now);
-      return findSecret.get(name)!.secret;
-    },
+    /** The secret stored under `name` (src/db/server-secrets.ts). */
+    secret: (name: string, candidate: string, now: number): string => serverSecret(db, name, candidate, now),
     /** Changes nothing (and says so) for another account's link. */
     setActive: (id: string, accountId: string, active: boolean, now: number) =>
       setActive.run(active ? 1 : 0, now, id, accountId).changes > 0,

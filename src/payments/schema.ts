@@ -4,7 +4,7 @@ import { DECIMAL_PATTERN } from "../lib/money.ts";
 import { SPEEDS } from "../lib/speed.ts";
 
 // Field rules of the create-payment request. Each carries its `rule`: a 400 says "<field> <rule>".
-const optional = <T extends TSchema>(schema: T) => Type.Optional(Type.Union([schema, Type.Null()]));
+export const optional = <T extends TSchema>(schema: T) => Type.Optional(Type.Union([schema, Type.Null()]));
 
 /** A string of `min` to `max` characters (code points); maxLength bounds the pattern's work. */
 const text = (

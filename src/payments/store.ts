@@ -52,6 +52,10 @@ export interface PaymentRow {
   bridge_fee: bigint;
   settle_attempts: number;
   settle_retry_at: number | null;
+  /** Every refund of it not canceled, added up: what may still be refunded is amount_received less this. */
+  refund_reserved: bigint;
+  /** What its succeeded refunds paid back (src/refunds/). */
+  amount_refunded: bigint;
 }
 
 export type PaymentStatus = "pending" | "settling" | "confirmed" | "underpaid" | "overpaid" | "expired" | "failed";
@@ -100,7 +104,14 @@ const COLUMNS = [
 
 export type NewPaymentRow = Omit<
   PaymentRow,
-  "seq" | "amount_settled" | "fee_settled" | "bridge_fee" | "settle_attempts" | "settle_retry_at"
+  | "seq"
+  | "amount_settled"
+  | "fee_settled"
+  | "bridge_fee"
+  | "settle_attempts"
+  | "settle_retry_at"
+  | "refund_reserved"
+  | "amount_refunded"
 >;
 
 export interface ListFilter {

@@ -79,6 +79,7 @@ export function merchantPaymentJson(
     status: row.status,
     amount: formatAmount(row.amount),
     amount_received: row.amount_received === null ? null : formatExact(row.amount_received),
+    amount_refunded: formatExact(row.amount_refunded),
     currency: "USDC",
     pay_url: `${ctx.baseUrl}/pay/${row.id}`,
     deposit_address: row.deposit_address,

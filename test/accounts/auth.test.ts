@@ -13,6 +13,7 @@ import {
   type OwnedObjects,
 } from "../support/merchant-routes.ts";
 import { insertPendingRecovery } from "../support/recovery-rows.ts";
+import { markReceived } from "../support/refund-rows.ts";
 import {
   type ApiRequest,
   api,
@@ -41,7 +42,10 @@ const wellFormedKey = () =>
 
 const requestOf = (route: MerchantRoute): ApiRequest => ({ method: route.method, body: route.body });
 
-/** A payment, a webhook endpoint, a test event and its delivery, a payment link (made through the API) and a recovery. */
+/**
+ * A payment (with funds received), a webhook endpoint, a test event and its delivery, a payment
+ * link (made through the API), a recovery and a refund.
+ */
 async function createOwnedObjects(account: TestAccount): Promise<OwnedObjects> {
   const call = api(server.url, account.apiKey);
   const payment = await call("/api/v1/payments", { body: { amount: "2.00" } });
@@ -49,7 +53,11 @@ async function createOwnedObjects(account: TestAccount): Promise<OwnedObjects> {
   const sent = await call(`/api/v1/webhook_endpoints/${endpoint.json.id}/test`, { method: "POST" });
   const link = await call("/api/v1/payment_links", { body: { amount: "2.00" } });
   expect([payment.status, endpoint.status, sent.status, link.status]).toEqual([201, 201, 202, 201]);
+  markReceived(server.env, payment.json.id, 2_000_000n);
+  const refund = await call(`/api/v1/payments/${payment.json.id}/refunds`, { body: { amount: "1.00" } });
+  expect(refund.status).toBe(201);
   return {
+    refundId: refund.json.id,
     recoveryId: insertPendingRecovery(server.env, payment.json.id),
     paymentId: payment.json.id,
     endpointId: endpoint.json.id,

@@ -33,6 +33,8 @@ function detail(): PaymentDetail {
       fee_settled: 375_000n,
       settle_attempts: 1,
       settle_retry_at: null,
+      refund_reserved: 0n,
+      amount_refunded: 0n,
     },
     lineItems: null,
     split: { fee: 375_000n, net: 24_625_000n },

@@ -13,6 +13,8 @@ export interface OwnedObjects {
   linkId: string;
   /** A recovery of the payment's native coin on the settlement chain, still pending. */
   recoveryId: string;
+  /** A refund of part of the payment (which received funds), waiting for the payer's address. */
+  refundId: string;
 }
 
 export interface MerchantRoute {
@@ -35,6 +37,11 @@ export const MERCHANT_ROUTES: readonly MerchantRoute[] = [
   { method: "POST", path: "/api/v1/payments/:id/recover", body: { chain: "custom" }, writes: true },
   { method: "GET", path: "/api/v1/payments/:id/recoveries", writes: false },
   { method: "GET", path: "/api/v1/recoveries/:id", writes: false },
+  { method: "POST", path: "/api/v1/payments/:id/refunds", body: { amount: "0.50" }, writes: true },
+  { method: "GET", path: "/api/v1/payments/:id/refunds", writes: false },
+  { method: "GET", path: "/api/v1/refunds", writes: false },
+  { method: "GET", path: "/api/v1/refunds/:id", writes: false },
+  { method: "POST", path: "/api/v1/refunds/:id/cancel", writes: true },
   { method: "POST", path: "/api/v1/webhook_endpoints", body: { url: "https://hooks.example.com/sweep" }, writes: true },
   { method: "GET", path: "/api/v1/webhook_endpoints", writes: false },
   { method: "DELETE", path: "/api/v1/webhook_endpoints/:id", writes: true },
@@ -60,7 +67,9 @@ export function concretePath(route: MerchantRoute, objects: OwnedObjects): strin
         ? objects.linkId
         : route.path.startsWith("/api/v1/recoveries/")
           ? objects.recoveryId
-          : objects.endpointId;
+          : route.path.startsWith("/api/v1/refunds/")
+            ? objects.refundId
+            : objects.endpointId;
   return route.path.replace(":delivery_id", objects.deliveryId).replace(":id", id);
 }
 
