@@ -100,6 +100,11 @@ export function createRefundsService(deps: RefundsDeps) {
     return (payment.amount_received ?? 0n) - payment.refund_reserved;
   }
 
+  /** A refund by its claim link's token; null when the token is malformed or unknown. */
+  function findByClaimToken(token: string): RefundRow | null {
+    return CLAIM_TOKEN.test(token) ? store.findByClaimHash(deps.claimTokens.hashOf(token)) : null;
+  }
+
   function retrieve(account: Account, id: string): RefundRow {
     const row = store.findForAccount(id, account.id);
     if (!row) throw new NotFoundError(`no refund ${id}`);
@@ -208,10 +213,7 @@ export function createRefundsService(deps: RefundsDeps) {
       });
     },
 
-    /** A refund by its claim link's token; null when the token is malformed or unknown. */
-    findByClaimToken(token: string): RefundRow | null {
-      return CLAIM_TOKEN.test(token) ? store.findByClaimHash(deps.claimTokens.hashOf(token)) : null;
-    },
+    findByClaimToken,
 
     /**
      * The payer names the address (from the claim page). Once given it is fixed: a second claim
@@ -220,7 +222,7 @@ export function createRefundsService(deps: RefundsDeps) {
     claim(token: string, addressText: string): RefundRow {
       const address = refundAddress(addressText.trim(), "Refund address");
       return inTransaction(db, () => {
-        const row = this.findByClaimToken(token);
+        const row = findByClaimToken(token);
         if (!row) throw new NotFoundError("no such refund");
         if (row.status !== "awaiting_address")
           throw new ConflictError(
