@@ -22,10 +22,11 @@ import { PrereqError, requireChromium, requirePostgres } from "./test-prereqs.ts
 const ROOT = resolve(import.meta.dir, "..");
 const BUN = process.execPath;
 
-/** Suites run a second time on PostgreSQL: the API, webhooks, and the chain side (watchers, settlement, crashes). */
+/** Suites run a second time on PostgreSQL: the API, refunds, webhooks, and the chain side (watchers, settlement, crashes). */
 const ON_POSTGRES = [
   "test/payments/",
   "test/payment-links/",
+  "test/refunds/api.test.ts",
   "test/webhooks/",
   "test/events/",
   "test/accounts/",

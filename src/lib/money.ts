@@ -10,26 +10,21 @@ export const MAX_AMOUNT = 1_000_000_000n * MICRO_PER_USDC;
 /** The shape of a request amount, shared with the request schemas: digits, a point, two decimals. */
 export const DECIMAL_PATTERN = "^(\\d+)\\.(\\d{2})$";
 const REQUEST_AMOUNT = new RegExp(DECIMAL_PATTERN);
+/** An exact amount, as received funds are shown: two to six decimals ("25.00", "25.000001"). */
+export const EXACT_DECIMAL_PATTERN = "^(\\d+)\\.(\\d{2,6})$";
+const EXACT_AMOUNT = new RegExp(EXACT_DECIMAL_PATTERN);
 
 /**
  * Parses a request amount ("25.00") into micro-USDC; null when it is not in that shape, or has
  * more than 13 whole digits (far above MAX_AMOUNT; spares BigInt a huge string).
  */
-export function parseAmount(text: string): bigint | null {
-  const match = REQUEST_AMOUNT.exec(text);
-  if (!match) return null;
-  const [, whole, cents] = match as unknown as [string, string, string];
-  if (whole.length > 13) return null;
-  return BigInt(whole) * MICRO_PER_USDC + BigInt(cents) * 10_000n;
-}
+export const parseAmount = (text: string): bigint | null => parseDecimal(REQUEST_AMOUNT, text);
 
-/** An exact amount, as received funds are shown: two to six decimals ("25.00", "25.000001"). */
-export const EXACT_DECIMAL_PATTERN = "^(\\d+)\\.(\\d{2,6})$";
-const EXACT_AMOUNT = new RegExp(EXACT_DECIMAL_PATTERN);
+/** Parses an exact amount ("25.000001", as a refund may ask) the same way. */
+export const parseExactAmount = (text: string): bigint | null => parseDecimal(EXACT_AMOUNT, text);
 
-/** Parses an exact amount ("25.000001") into micro-USDC; null when not in that shape or too long. */
-export function parseExactAmount(text: string): bigint | null {
-  const match = EXACT_AMOUNT.exec(text);
+function parseDecimal(shape: RegExp, text: string): bigint | null {
+  const match = shape.exec(text);
   if (!match) return null;
   const [, whole, fraction] = match as unknown as [string, string, string];
   if (whole.length > 13) return null;

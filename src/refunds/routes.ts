@@ -1,5 +1,6 @@
-import { Type } from "@sinclair/typebox";
+import { type StaticDecode, Type } from "@sinclair/typebox";
 import { Elysia } from "elysia";
+import type { Account } from "../accounts/service.ts";
 import type { AppContext } from "../context.ts";
 import type { AuthPlugin } from "../http/auth.ts";
 import { rawBody } from "../http/body.ts";
@@ -34,6 +35,18 @@ const createRefundBody = bodyValidator(CreateRefundSchema);
 /** Merchant refund routes under /api/v1 (docs/refunds.md), with the payments' auth, idempotency and errors. */
 export function refundRoutes(ctx: AppContext, authed: AuthPlugin) {
   const { refunds, idempotency } = ctx;
+  /** One page of the account's refunds (of one payment, when `paymentId` is given). */
+  const page = (account: Account, query: StaticDecode<typeof ListPaymentRefundsQuery>, paymentId?: string) => {
+    const { rows, hasMore } = refunds.list(account, {
+      limit: query.limit ?? DEFAULT_LIMIT,
+      startingAfter: query.starting_after,
+      paymentId,
+      status: query.status,
+      createdGte: query["created[gte]"],
+      createdLt: query["created[lt]"],
+    });
+    return jsonResponse(200, listJson(rows.map(refunds.json), hasMore));
+  };
   return new Elysia()
     .use(authed)
     .post(
@@ -54,18 +67,7 @@ export function refundRoutes(ctx: AppContext, authed: AuthPlugin) {
     )
     .get(
       "/api/v1/payments/:id/refunds",
-      ({ account, params, query: text }) => {
-        const query = decoded(ListPaymentRefundsQuery, text);
-        const { rows, hasMore } = refunds.list(account, {
-          limit: query.limit ?? DEFAULT_LIMIT,
-          startingAfter: query.starting_after,
-          paymentId: params.id,
-          status: query.status,
-          createdGte: query["created[gte]"],
-          createdLt: query["created[lt]"],
-        });
-        return jsonResponse(200, listJson(rows.map(refunds.json), hasMore));
-      },
+      ({ account, params, query }) => page(account, decoded(ListPaymentRefundsQuery, query), params.id),
       { params: PaymentParams, query: ListPaymentRefundsQuery },
     )
     .get(
@@ -89,15 +91,7 @@ export function refundRoutes(ctx: AppContext, authed: AuthPlugin) {
       "/api/v1/refunds",
       ({ account, query: text }) => {
         const query = decoded(ListRefundsQuery, text);
-        const { rows, hasMore } = refunds.list(account, {
-          limit: query.limit ?? DEFAULT_LIMIT,
-          startingAfter: query.starting_after,
-          paymentId: query.payment,
-          status: query.status,
-          createdGte: query["created[gte]"],
-          createdLt: query["created[lt]"],
-        });
-        return jsonResponse(200, listJson(rows.map(refunds.json), hasMore));
+        return page(account, query, query.payment);
       },
       { query: ListRefundsQuery },
     );
