@@ -69,7 +69,7 @@ export function claimPage(view: ClaimView, opts: ClaimPageOptions): string {
         <span>${merchant}</span></span>
       <span class="total"><span id="amount">${view.amount}</span> <span class="unit">USDC</span></span>
     </h1>
-    <p class="description">Refund on ${view.chain}</p>
+    <p class="description">Your refund, paid in USDC on ${view.chain}</p>
   </section>
   <section class="pay" aria-label="Refund">
     ${opts.error ? html`<p class="notice bad" role="alert" id="claim-error">${asSentence(opts.error)}</p>` : ""}
@@ -92,7 +92,7 @@ function claimForm(view: ClaimView, opts: ClaimPageOptions): Raw {
       <input id="refund-address" name="refund_address" type="text" required maxlength="64" autocomplete="off"
         autocapitalize="off" spellcheck="false" placeholder="0x…" value="${opts.address ?? ""}"
         aria-describedby="address-hint">
-      <p class="fine" id="address-hint">A wallet address on ${view.chain} that can receive USDC. The merchant
+      <p class="fine" id="address-hint">A wallet address on ${view.chain} that can receive USDC. ${view.merchantName}
         sends ${view.amount} USDC to it.</p>
     </div>
     <label class="confirm" for="confirm">

@@ -94,7 +94,7 @@ describe("GET /refund/:token", () => {
     const page = await res.text();
     expect(page).toContain('<span id="merchant-name">Bean &#38; Leaf &#60;Roasters&#62;</span>');
     expect(page).toContain('<span id="amount">12.50</span>');
-    expect(page).toContain("Refund on Chain 31337");
+    expect(page).toContain("Your refund, paid in USDC on Chain 31337");
     expect(page).toContain('<span id="payment-description">Espresso machine</span>');
     expect(page).toContain("INV-2031-07");
     expect(page).toContain("ORDER-1188");
