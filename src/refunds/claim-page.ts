@@ -77,7 +77,11 @@ export function claimPage(view: ClaimView, opts: ClaimPageOptions): string {
   </section>
   ${paymentSection(view)}
 </main>`;
-  return layout(`Refund of ${view.amount} USDC from ${view.merchantName}`, body, { embed: false, scripts: false });
+  return layout(`Refund of ${view.amount} USDC from ${view.merchantName}`, body, {
+    embed: false,
+    scripts: false,
+    foot: "Refunds by Stablegate. The merchant sends the refund from their own wallet.",
+  });
 }
 
 function claimForm(view: ClaimView, opts: ClaimPageOptions): Raw {
@@ -91,7 +95,7 @@ function claimForm(view: ClaimView, opts: ClaimPageOptions): Raw {
       <label for="refund-address">Refund address</label>
       <input id="refund-address" name="refund_address" type="text" required maxlength="64" autocomplete="off"
         autocapitalize="off" spellcheck="false" placeholder="0x…" value="${opts.address ?? ""}"
-        aria-describedby="address-hint">
+        ${opts.error ? html`aria-describedby="claim-error address-hint"` : html`aria-describedby="address-hint"`}>
       <p class="fine" id="address-hint">A wallet address on ${view.chain} that can receive USDC. ${view.merchantName}
         sends ${view.amount} USDC to it.</p>
     </div>

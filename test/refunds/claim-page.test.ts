@@ -107,6 +107,8 @@ describe("GET /refund/:token", () => {
     expect(page).toContain("Do not enter an exchange deposit address");
     expect(page).toContain("cannot be changed once given");
     expect(page).not.toContain("<script");
+    expect(page).toContain("The merchant sends the refund from their own wallet.");
+    expect(page).not.toContain("Payments go straight to the merchant");
   });
 
   test("shows nothing private: no reason, metadata, customer email, payout, account, payment or deposit address", async () => {
@@ -192,6 +194,7 @@ describe("POST /refund/:token", () => {
       // The form again, as the payer filled it in (escaped), to be corrected.
       expect(typedIn(page)).toBe((fields.refund_address ?? "").replace("<", "&#60;").replace(">", "&#62;"));
       expect(page).toContain('<button class="btn primary" type="submit">Claim refund</button>');
+      expect(page).toContain('aria-describedby="claim-error address-hint"');
       const after = await refundOf(refund.id);
       expect(after).toMatchObject({ status: "awaiting_address", refund_address: null, payment_instructions: null });
       expect(await payableEventsOf(refund.id)).toEqual([]);
