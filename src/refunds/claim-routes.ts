@@ -4,6 +4,7 @@ import { notFoundPage } from "../checkout/page.ts";
 import type { AppContext } from "../context.ts";
 import { pageHeaders } from "../html/headers.ts";
 import { clientAddressOf } from "../http/client-address.ts";
+import { internalError } from "../http/errors.ts";
 import { ConflictError, DomainError, TooManyRequestsError, ValidationError } from "../lib/errors.ts";
 import { type RateLimit, READ_LIMIT } from "../rate-limits/index.ts";
 import { claimBusyPage, claimPage, claimView } from "./claim-page.ts";
@@ -44,6 +45,8 @@ const busy = (error: TooManyRequestsError) =>
 export function claimRoutes(ctx: AppContext) {
   const refunds = ctx.refunds;
   const clientOf = clientAddressOf(ctx.config.trustedProxies);
+  // Answered here rather than by the app's handler, which logs the path: this one holds the token.
+  const failed = (error: unknown) => internalError(error, ctx.log);
   const render = (row: RefundRow, token: string, status = 200, opts: { error?: string; address?: string } = {}) => {
     const payment = ctx.payments.findPublic(row.payment_id)!;
     const merchant = ctx.accounts.findAccount(row.account_id)?.name ?? "";
@@ -55,12 +58,12 @@ export function claimRoutes(ctx: AppContext) {
     .get("/refund/:token", ({ params, request, server }) => {
       try {
         ctx.rateLimiter.take(`refund-view:${clientOf(request, server)}`, READ_LIMIT);
+        const row = refunds.findByClaimToken(params.token);
+        return row ? render(row, params.token) : notFound();
       } catch (error) {
         if (error instanceof TooManyRequestsError) return busy(error);
-        throw error;
+        return failed(error);
       }
-      const row = refunds.findByClaimToken(params.token);
-      return row ? render(row, params.token) : notFound();
     })
     .post("/refund/:token", ({ params, body, request, server }) => {
       const fields = body instanceof URLSearchParams ? body : new URLSearchParams();
@@ -81,7 +84,7 @@ export function claimRoutes(ctx: AppContext) {
         return redirect(`/refund/${params.token}`);
       } catch (error) {
         if (error instanceof TooManyRequestsError) return busy(error);
-        if (!(error instanceof DomainError) || row === null) throw error;
+        if (!(error instanceof DomainError) || row === null) return failed(error);
         if (error.kind === "not_found") return notFound();
         if (error instanceof ValidationError)
           return render(row, params.token, 400, { error: error.message, address: typed });

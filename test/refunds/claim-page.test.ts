@@ -7,6 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { getAddress } from "viem";
+import { createLogger } from "../../src/lib/log.ts";
 import { READ_LIMIT } from "../../src/rate-limits/index.ts";
 import { CLAIM_CLIENT_LIMIT, CLAIM_REFUND_LIMIT } from "../../src/refunds/claim-routes.ts";
 import { fetchFrom } from "../support/forwarding-proxy.ts";
@@ -304,5 +305,36 @@ describe("limits", () => {
     expect(await res.text()).toContain("You have sent several refund addresses just now");
     expect((await refundOf(refund.id)).status).toBe("awaiting_address");
     expect((await claim(path, { refund_address: PAYER, confirm: "yes" })).status).toBe(303);
+  });
+});
+
+describe("a failure", () => {
+  test("is an opaque 500, and what is logged of it holds no claim token", async () => {
+    const logged: string[] = [];
+    const broken = await startTestServer({}, { log: createLogger("error", (line) => logged.push(line)) });
+    try {
+      const owner = api(broken.url, broken.createAccount().apiKey);
+      const payment = (await owner("/api/v1/payments", { body: { amount: "5.00" } })).json.id as string;
+      markReceived(broken.env, payment, 5_000_000n);
+      const refund = (await owner(`/api/v1/payments/${payment}/refunds`, { body: {} })).json as Refund;
+      const path = new URL(refund.claim_url).pathname;
+      const token = path.split("/").pop()!;
+      broken.running.db.close();
+      const answers = [
+        await api(broken.url, null)(path),
+        await api(broken.url, null)(path, {
+          body: new URLSearchParams({ refund_address: PAYER, confirm: "yes" }).toString(),
+          headers: { "content-type": "application/x-www-form-urlencoded" },
+        }),
+      ];
+      for (const res of answers) {
+        expect(res.status).toBe(500);
+        expect(res.text).toBe('{"error":"internal error"}');
+      }
+      expect(logged.join("\n")).toMatch(/unhandled error/);
+      expect(logged.join("\n")).not.toContain(token);
+    } finally {
+      await broken.stop();
+    }
   });
 });
