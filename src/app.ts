@@ -21,6 +21,7 @@ import { linkPageRoutes } from "./payment-links/page-routes.ts";
 import { paymentLinkRoutes } from "./payment-links/routes.ts";
 import { paymentExportRoutes } from "./payments/export-routes.ts";
 import { paymentRoutes } from "./payments/routes.ts";
+import { claimRoutes } from "./refunds/claim-routes.ts";
 import { refundRoutes } from "./refunds/routes.ts";
 import { webhookEndpointRoutes } from "./webhooks/routes.ts";
 
@@ -67,6 +68,7 @@ export function createApp(ctx: AppContext, db: Db) {
       .use(publicRoutes(ctx))
       .use(pageRoutes(ctx))
       .use(linkPageRoutes(ctx))
+      .use(claimRoutes(ctx))
       .use(paymentRoutes(ctx, authed))
       .use(paymentLinkRoutes(ctx, authed))
       .use(paymentExportRoutes(ctx, authed))

@@ -101,8 +101,8 @@ export function messagePage(title: string, text: string): string {
   return layout(title, body, { embed: false, scripts: false });
 }
 
-/** The checkout's page frame: its stylesheet, optionally its scripts, and the footer. */
-export function layout(title: string, body: Raw, opts: { embed: boolean; scripts: boolean }): string {
+/** The checkout's page frame: its stylesheet, optionally its scripts, and the footer (`foot`, else the checkout's). */
+export function layout(title: string, body: Raw, opts: { embed: boolean; scripts: boolean; foot?: string }): string {
   return html`<!doctype html>
 <html lang="en">
 <head>
@@ -115,7 +115,7 @@ export function layout(title: string, body: Raw, opts: { embed: boolean; scripts
 ${opts.scripts ? PAGE_SCRIPTS.map((s) => html`<script src="${assetUrl(s)}" defer></script>\n`) : ""}</head>
 <body${opts.embed ? html` class="embed"` : ""}>
 ${body}
-<footer class="foot">Checkout by Stablegate. Payments go straight to the merchant's address.</footer>
+<footer class="foot">${opts.foot ?? "Checkout by Stablegate. Payments go straight to the merchant's address."}</footer>
 </body>
 </html>`.toString();
 }

@@ -220,7 +220,6 @@ export function createRefundsService(deps: RefundsDeps) {
      * is refused, and a wrong address is mended by canceling the refund and creating another.
      */
     claim(token: string, addressText: string): RefundRow {
-      const address = refundAddress(addressText.trim(), "Refund address");
       return inTransaction(db, () => {
         const row = findByClaimToken(token);
         if (!row) throw new NotFoundError("no such refund");
@@ -228,6 +227,8 @@ export function createRefundsService(deps: RefundsDeps) {
           throw new ConflictError(
             row.status === "canceled" ? "this refund was canceled" : "this refund's address was given already",
           );
+        // Checked after the status: a refund that is past taking an address says so, whatever was typed.
+        const address = refundAddress(addressText.trim(), "Refund address");
         const now = clock.now();
         const updated = move(row, "address_given", () =>
           store.setAddress(row.id, address, deps.watchedUpTo(row.chain_id), now),

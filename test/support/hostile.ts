@@ -8,6 +8,7 @@
 import fc from "fast-check";
 import { ASSETS } from "../../src/checkout/assets.ts";
 import { MERCHANT_ROUTES } from "./merchant-routes.ts";
+import { markReceived } from "./refund-rows.ts";
 import { api, type TestServer } from "./server.ts";
 
 /** Real things for the generators to aim at: without them every request would be a 404. */
@@ -17,16 +18,25 @@ export interface FuzzTarget {
   endpointId: string;
   /** A payment link's id; without one the link routes are aimed at an unknown link. */
   linkId?: string;
+  /** A refund's claim token (its page, /refund/<token>); without one that page is aimed at an unknown token. */
+  claimToken?: string;
 }
 
-/** A fresh account on `server` with one payment, webhook endpoint and payment link to aim at. */
+/** A fresh account on `server` with one payment, webhook endpoint, payment link and refund claim link to aim at. */
 export async function createFuzzTarget(server: TestServer): Promise<FuzzTarget> {
   const { apiKey } = server.createAccount();
   const call = api(server.url, apiKey);
   const payment = await call("/api/v1/payments", { body: { amount: "5.00" } });
   const endpoint = await call("/api/v1/webhook_endpoints", { body: { url: "https://hooks.example.com/h" } });
   const link = await call("/api/v1/payment_links", { body: { description: "Tips", max_amount: "50.00" } });
-  return { paymentId: payment.json.id, apiKey, endpointId: endpoint.json.id, linkId: link.json.id };
+  // Another account's refund of another payment: the payment aimed at stays pending, and the
+  // account's event list keeps to the kinds of events its checks expect.
+  const refunder = api(server.url, server.createAccount().apiKey);
+  const refunded = await refunder("/api/v1/payments", { body: { amount: "5.00" } });
+  markReceived(server.env, refunded.json.id, 5_000_000n);
+  const refund = await refunder(`/api/v1/payments/${refunded.json.id}/refunds`, { body: {} });
+  const claimToken = new URL(refund.json.claim_url).pathname.split("/").pop();
+  return { paymentId: payment.json.id, apiKey, endpointId: endpoint.json.id, linkId: link.json.id, claimToken };
 }
 
 export interface HostileRequest {
@@ -41,7 +51,7 @@ export interface HostileRequest {
 const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "HEAD"];
 
 /**
- * Every route the app registers, with its methods; `:id`, `:endpoint`, `:link` and `:junk` are filled in.
+ * Every route the app registers, with its methods; `:id`, `:endpoint`, `:link`, `:claim` and `:junk` are filled in.
  * The merchant routes come from their shared table, which a test keeps equal to the server's.
  */
 export const ROUTES: Array<[path: string, methods: string[]]> = [
@@ -50,6 +60,7 @@ export const ROUTES: Array<[path: string, methods: string[]]> = [
   ["/readyz", ["GET"]],
   ["/pay/:id", ["GET"]],
   ["/l/:link", ["GET", "POST"]],
+  ["/refund/:claim", ["GET", "POST"]],
   ["/api/public/payments/:id", ["GET", "OPTIONS"]],
   ["/api/public/payments/:id/qr", ["GET"]],
   ["/api/public/payments/:id/qr?format=:junk", ["GET"]],
@@ -223,6 +234,10 @@ export function hostileRequest(target: FuzzTarget): fc.Arbitrary<HostileRequest>
         fc.constant(target.linkId ?? "plink_000000000000000000000000"),
         fc.constantFrom("plink_nope", "", "%20", "nope"),
       ),
+      claim: fc.oneof(
+        fc.constant(target.claimToken ?? "A".repeat(43)),
+        fc.constantFrom("A".repeat(43), "A".repeat(44), "", "%20", "nope"),
+      ),
       junk: fc.string({ maxLength: 30 }).map(encodeURIComponent),
       auth: fc.oneof(
         fc.constant(`Bearer ${target.apiKey}`),
@@ -252,6 +267,7 @@ export function hostileRequest(target: FuzzTarget): fc.Arbitrary<HostileRequest>
       const path = template
         .replaceAll(":endpoint", r.endpoint)
         .replaceAll(":link", r.link)
+        .replaceAll(":claim", r.claim)
         .replaceAll(":id", r.id)
         .replaceAll(":junk", r.junk);
       const headers: Record<string, string> = {};
@@ -312,11 +328,12 @@ export async function sendHostile(baseUrl: string, req: HostileRequest): Promise
  * What every answer to a hostile request must be: below 500 (a 503 only as the designed
  * "chain unreachable" answer, which these servers give when a request is valid enough to reach
  * the chain), and every error a JSON `{"error": "..."}`. The checkout page is HTML by design,
- * its 404 included, and so is a payment link's page, whose refusals re-render its form.
+ * its 404 included, and so are a payment link's page and a refund's claim page, whose refusals
+ * re-render their forms.
  */
 export function judge(req: HostileRequest, res: HostileOutcome): { serverError: boolean; nonJsonError: boolean } {
   const serverError = res.status >= 500 && !(res.status === 503 && chainUnreachable(res));
-  const isPage = /^\/(pay|l)\//.test(req.path) && res.contentType.startsWith("text/html");
+  const isPage = /^\/(pay|l|refund)\//.test(req.path) && res.contentType.startsWith("text/html");
   const nonJsonError = res.status >= 400 && req.method !== "HEAD" && !isPage && !isJsonError(res);
   return { serverError, nonJsonError };
 }
