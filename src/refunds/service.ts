@@ -83,7 +83,8 @@ export function createRefundsService(deps: RefundsDeps) {
     if (!isAddress(text, { strict: true })) {
       throw new ValidationError(
         isAddress(text, { strict: false })
-          ? `${field} ${text} fails its EIP-55 checksum: check it for a mistyped character, or send it all in lower case`
+          ? `${field} ${text} fails its EIP-55 checksum: ` +
+              "check it for a mistyped character, or send it all in lower case"
           : `${field} must be a 0x address of 40 hex digits`,
       );
     }
@@ -198,7 +199,8 @@ export function createRefundsService(deps: RefundsDeps) {
         const row = retrieve(account, id);
         if (row.tx_hash !== null && row.status === "awaiting_payment")
           throw new ConflictError(
-            `refund ${id} cannot be canceled: a transfer paying it (${row.tx_hash}) is on chain, waiting for confirmations`,
+            `refund ${id} cannot be canceled: a transfer paying it (${row.tx_hash}) is on chain, ` +
+              "waiting for confirmations",
           );
         if (nextRefundStatus(row.status, "canceled") === null)
           throw new ConflictError(

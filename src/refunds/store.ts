@@ -91,7 +91,8 @@ const NEW_COLUMNS = [
 export function createRefundStore(db: Db) {
   const insert = db
     .query<RefundRow, [Record<string, string | number | bigint | null>]>(
-      `INSERT INTO refunds (${NEW_COLUMNS.join(", ")}) VALUES (${NEW_COLUMNS.map((c) => `$${c}`).join(", ")}) RETURNING *`,
+      `INSERT INTO refunds (${NEW_COLUMNS.join(", ")})
+       VALUES (${NEW_COLUMNS.map((c) => `$${c}`).join(", ")}) RETURNING *`,
     )
     .safeIntegers(true);
   const findById = db.query<RefundRow, [string]>("SELECT * FROM refunds WHERE id = ?").safeIntegers(true);
