@@ -1,6 +1,6 @@
 import { Elysia } from "elysia";
 import { chainLabel } from "../checkout/chain-info.ts";
-import { notFoundPage } from "../checkout/page.ts";
+import { messagePage } from "../checkout/page.ts";
 import type { AppContext } from "../context.ts";
 import { pageHeaders } from "../html/headers.ts";
 import { clientAddressOf } from "../http/client-address.ts";
@@ -33,7 +33,14 @@ const TYPED_MAX = 100;
 
 const page = (body: string, status = 200, headers: Record<string, string> = {}) =>
   new Response(body, { status, headers: { ...CLAIM_PAGE_HEADERS, ...headers } });
-const notFound = () => page(notFoundPage(), 404);
+const notFound = () =>
+  page(
+    messagePage(
+      "Refund not found",
+      "This refund link is not valid. Check that you copied the whole link, or ask the merchant for a new one.",
+    ),
+    404,
+  );
 const busy = (error: TooManyRequestsError) =>
   page(claimBusyPage(error.message), 429, { "retry-after": String(error.retryAfterSeconds) });
 

@@ -143,7 +143,7 @@ describe("GET /refund/:token", () => {
       expect({ bad, status: res.status }).toEqual({ bad, status: 404 });
       expect(res.headers.get("cache-control")).toBe("no-store");
       const page = await res.text();
-      expect(page).toContain("<h1>Payment not found</h1>");
+      expect(page).toContain("<h1>Refund not found</h1>");
       expect(page).not.toContain("Roasters");
       expect(page).not.toContain("12.50");
       expect(page).not.toContain("<form");
@@ -235,7 +235,7 @@ describe("POST /refund/:token", () => {
   test("a claim on an unknown token is the 404 page", async () => {
     const res = await claim(`/refund/${"A".repeat(43)}`, { refund_address: PAYER, confirm: "yes" });
     expect(res.status).toBe(404);
-    expect(await res.text()).toContain("<h1>Payment not found</h1>");
+    expect(await res.text()).toContain("<h1>Refund not found</h1>");
   });
 });
 
