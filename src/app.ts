@@ -21,6 +21,7 @@ import { linkPageRoutes } from "./payment-links/page-routes.ts";
 import { paymentLinkRoutes } from "./payment-links/routes.ts";
 import { paymentExportRoutes } from "./payments/export-routes.ts";
 import { paymentRoutes } from "./payments/routes.ts";
+import { refundExportRoutes } from "./refunds/export-routes.ts";
 import { refundRoutes } from "./refunds/routes.ts";
 import { webhookEndpointRoutes } from "./webhooks/routes.ts";
 
@@ -70,6 +71,7 @@ export function createApp(ctx: AppContext, db: Db) {
       .use(paymentRoutes(ctx, authed))
       .use(paymentLinkRoutes(ctx, authed))
       .use(paymentExportRoutes(ctx, authed))
+      .use(refundExportRoutes(ctx, authed))
       .use(refundRoutes(ctx, authed))
       .use(recoveryRoutes(ctx, authed))
       .use(webhookEndpointRoutes(ctx, authed))
