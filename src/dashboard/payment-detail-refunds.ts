@@ -114,7 +114,7 @@ function refundFacts(data: RefundsCardData, item: RefundItem, open: boolean): Ra
 }
 
 function cancelForm(session: DashboardSession, refundId: string): Raw {
-  return html`<form class="inline" method="post" action="/dashboard/refunds/${refundId}/cancel">
+  return html`<form class="inline" method="post" action="/dashboard/refunds/${refundId}/cancel" data-refund-cancel>
     ${csrfField(session)}<button class="btn small secondary" type="submit">Cancel refund</button>
   </form>`;
 }

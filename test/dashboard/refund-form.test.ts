@@ -171,7 +171,9 @@ describe("the refund form on the payment page", () => {
     expect(created.status).toBe(303);
     const [row] = refundsOf(payment);
     const html = await page(payment);
-    expect(html).toContain(`<form class="inline" method="post" action="/dashboard/refunds/${row!.id}/cancel">`);
+    expect(html).toContain(
+      `<form class="inline" method="post" action="/dashboard/refunds/${row!.id}/cancel" data-refund-cancel>`,
+    );
 
     const res = await client.post(`/dashboard/refunds/${row!.id}/cancel`, {});
     expect(res.status).toBe(303);

@@ -90,6 +90,8 @@ if (refundPays.length > 0) {
   // Wallets without EIP-6963 only set window.ethereum; give announcements a moment first.
   setTimeout(() => {
     if (wallets.length === 0 && window.ethereum) addWallet({ uuid: "injected", name: "your wallet" }, window.ethereum);
+    // The search is over (a wallet announcing later still shows the button): say so, for tests to wait on.
+    for (const box of refundPays) box.setAttribute("data-wallet-search", "done");
   }, 400);
 
   const codeOf = (e) => Number(e?.code ?? e?.data?.originalError?.code ?? e?.error?.code);
@@ -146,9 +148,13 @@ if (refundPays.length > 0) {
           method: "eth_sendTransaction",
           params: [{ from: accounts[0], to: box.dataset.token, data: box.dataset.calldata, value: "0x0" }],
         });
-        // Sent: never offer the button again on this page, so the refund cannot be paid twice from here.
+        // Sent: nothing on this page offers to pay it again (button, QR code) or to cancel it while the
+        // transfer is on its way.
         box.setAttribute("data-sent", hash);
         button.hidden = true;
+        for (const form of box.closest("[data-refund]")?.querySelectorAll("form[data-refund-cancel]") ?? [])
+          form.hidden = true;
+        msg.classList.add("sent");
         say(`Sent, waiting for the chain: transaction ${hash}. The refund succeeds once the chain confirms it.`);
       } catch (e) {
         button.disabled = false;
