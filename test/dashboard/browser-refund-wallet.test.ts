@@ -141,7 +141,7 @@ describe("paying a refund from the payment page", () => {
     await context.close();
   });
 
-  test("without a wallet in the browser the button stays hidden; the QR code and the transfer are there", async () => {
+  test("without a wallet, or without JavaScript, there is no button; the QR code and the transfer are there", async () => {
     const paymentId = await confirmedPayment("3.00");
     const payer = privateKeyToAccount(generatePrivateKey()).address;
     const created = await rig.stack.request(`/api/v1/payments/${paymentId}/refunds`, {
@@ -150,7 +150,8 @@ describe("paying a refund from the payment page", () => {
     expect(created.status).toBe(201);
     const signedIn = await signedInContext(rig.browser, rig.stack.url, rig.user);
     const context = await newContext(rig.browser, [rig.stack.url]);
-    await context.addCookies(await signedIn.cookies());
+    const cookies = await signedIn.cookies();
+    await context.addCookies(cookies);
     await signedIn.close();
     const page = await context.newPage();
     const problems = collectProblems(page);
@@ -165,5 +166,17 @@ describe("paying a refund from the payment page", () => {
     expect(await card.getByRole("button", { name: "Copy address" }).isVisible()).toBe(true);
     expect(problems).toEqual([]);
     await context.close();
+
+    // Without JavaScript: no button at all, and everything to pay it by hand.
+    const plain = await newContext(rig.browser, [rig.stack.url], { javaScriptEnabled: false });
+    await plain.addCookies(cookies);
+    const noScript = await plain.newPage();
+    await noScript.goto(`${rig.stack.url}/dashboard/payments/${paymentId}`);
+    const plainCard = noScript.locator(`[data-refund-pay="${created.json.id}"]`);
+    expect(await plainCard.getByRole("button").count()).toBe(0);
+    expect(await plainCard.locator("img.rf-qr").isVisible()).toBe(true);
+    for (const value of ["3.00 USDC", getAddress(payer), created.json.payment_instructions.data])
+      expect(await plainCard.innerText()).toContain(value);
+    await plain.close();
   });
 });

@@ -7,6 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { encodeFunctionData, erc20Abi } from "viem";
+import { createRefundStore } from "../../src/refunds/store.ts";
 import { createDashboardUser, type DashboardClient, signIn } from "../support/dashboard.ts";
 import { markReceived } from "../support/refund-rows.ts";
 import { type Api, api, startTestServer, type TestServer } from "../support/server.ts";
@@ -237,5 +238,43 @@ describe("the refund form on the payment page", () => {
     );
     // Only the page's script shows the wallet button, once it finds a wallet.
     expect(html).toContain('<button class="btn" type="button" data-refund-wallet hidden>Pay with wallet</button>');
+  });
+
+  test("a refund whose transfer is seen, then counted: no Cancel, no transfer to make; then its hash and the payment's amount_refunded", async () => {
+    const payment = await paidPayment();
+    await client.post(`/dashboard/payments/${payment}/refunds`, {
+      amount: "2.00",
+      refund_address: PAYER,
+      nonce: nonceOf(await page(payment)),
+    });
+    const [row] = refundsOf(payment);
+    const store = createRefundStore(server.running.db);
+    const tx = `0x${"cd".repeat(32)}`;
+    // As the watcher leaves it: the transfer seen, not yet at the payment's confirmation depth.
+    expect(store.seeTransfer(row!.id, { txHash: tx, logIndex: 0, blockNumber: 9, blockHash: tx }, Date.now())).toBe(
+      true,
+    );
+    const seen = await page(payment);
+    expect(seen).toContain(
+      "A transfer paying this refund is on chain; it succeeds once\n  the chain has confirmed it.",
+    );
+    expect(seen).toContain(`title="${tx}"`);
+    expect(seen).not.toContain(`data-refund-pay="${row!.id}"`);
+    expect(seen).not.toContain(`/dashboard/refunds/${row!.id}/cancel`);
+    const refused = await client.post(`/dashboard/refunds/${row!.id}/cancel`, {});
+    expect(refused.status).toBe(409);
+    expect(await refused.text()).toContain(`a transfer paying it (${tx}) is on chain`);
+    expect(refundsOf(payment)[0]!.status).toBe("awaiting_payment");
+
+    server.running.db.transaction(() => {
+      expect(store.succeed(row!.id, Date.now())).toBe(true);
+      store.addRefunded(payment, 2_000_000n, Date.now());
+    })();
+    const done = await page(payment);
+    expect(done).toContain(">succeeded</span>");
+    expect(done).toContain(`title="${tx}"`);
+    expect(done).not.toContain("data-claim-url");
+    expect(done).toMatch(/<dt>Refunded<\/dt><dd>2\.00 USDC<\/dd>/);
+    expect(done).toContain('<input id="rf-amount" name="amount" class="mono" value="23.00"');
   });
 });
