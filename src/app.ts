@@ -22,6 +22,7 @@ import { paymentLinkRoutes } from "./payment-links/routes.ts";
 import { paymentExportRoutes } from "./payments/export-routes.ts";
 import { paymentRoutes } from "./payments/routes.ts";
 import { claimRoutes } from "./refunds/claim-routes.ts";
+import { refundExportRoutes } from "./refunds/export-routes.ts";
 import { refundRoutes } from "./refunds/routes.ts";
 import { webhookEndpointRoutes } from "./webhooks/routes.ts";
 
@@ -72,6 +73,7 @@ export function createApp(ctx: AppContext, db: Db) {
       .use(paymentRoutes(ctx, authed))
       .use(paymentLinkRoutes(ctx, authed))
       .use(paymentExportRoutes(ctx, authed))
+      .use(refundExportRoutes(ctx, authed))
       .use(refundRoutes(ctx, authed))
       .use(recoveryRoutes(ctx, authed))
       .use(webhookEndpointRoutes(ctx, authed))

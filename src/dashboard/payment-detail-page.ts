@@ -20,6 +20,8 @@ export interface PaymentDetailData {
   created: boolean;
   /** The card to recover tokens sent by mistake (./payment-detail-recover.ts). */
   recover?: Raw;
+  /** The refunds card: the payment's refunds and the form to make one (./payment-detail-refunds.ts). */
+  refunds?: Raw;
 }
 
 /** The body of /dashboard/payments/{id}: everything about one payment, for its merchant. */
@@ -45,6 +47,7 @@ ${metadataCard(data)}
 ${transfersCard(data)}
 ${crossChainCard(data)}
 ${settlementsCard(data)}
+${data.refunds ?? ""}
 ${data.recover ?? ""}
 ${historyCard(data)}
 ${deliveriesCard(data)}`;
@@ -98,6 +101,7 @@ function summaryCard(data: PaymentDetailData): Raw {
     ["Bridge fee", p.bridge_fee === 0n ? null : `${formatExact(p.bridge_fee)} USDC`],
     ["Net to you", split ? `${formatExact(split.net)} USDC` : "Nothing yet"],
     ["Swept to payout", `${formatExact(p.amount_settled)} USDC`],
+    ["Refunded", p.amount_received === null ? null : `${formatExact(p.amount_refunded)} USDC`],
     ["Status", html`<span class="badge ${p.status}">${p.status}</span>`],
     ["Speed", p.speed],
     ["Deposit address", address(p.deposit_address)],

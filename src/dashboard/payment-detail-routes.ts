@@ -26,12 +26,13 @@ import {
 import { newPaymentBody } from "./new-payment-page.ts";
 import { paymentDetailBody } from "./payment-detail-page.ts";
 import { recoverCard, recoveryNotice } from "./payment-detail-recover.ts";
+import { type RefundCardState, refundRoutes, refundsCardFor } from "./refund-routes.ts";
 
 const createPaymentBody = bodyValidator(CreatePaymentSchema);
 /** How long a second submit of a form waits for the first, still being created, before giving up. */
 const IN_FLIGHT_WAIT_MS = 10_000;
 
-/** The payment page (with its recovery form) and the new-payment form. */
+/** The payment page (with its recovery and refund forms) and the new-payment form. */
 export function paymentDetailRoutes(ctx: AppContext): DashboardRoute[] {
   const createOnce = createPaymentOnce(ctx);
   const accountOf = (session: DashboardSession): Account | null => ctx.accounts.findAccount(session.accountId);
@@ -109,12 +110,13 @@ export function paymentDetailRoutes(ctx: AppContext): DashboardRoute[] {
     {
       method: "GET",
       path: "/dashboard/payments/:id",
-      // `?recovery=` only names the recovery the notice is about: its words come from that
-      // payment's stored record, so a link can put no text of its own on the page.
+      // `?recovery=` and `?refund=` only name the recovery or refund the notice is about: its words
+      // come from that payment's stored record, so a link can put no text of its own on the page.
       handle: ({ session, params, query }) =>
         detailPage(session, params.id ?? "", {
           created: query.get("created") === "1",
           recoveryId: query.get("recovery") ?? undefined,
+          refunds: { refundId: query.get("refund") ?? undefined },
         }),
     },
     {
@@ -138,6 +140,7 @@ export function paymentDetailRoutes(ctx: AppContext): DashboardRoute[] {
         }
       },
     },
+    ...refundRoutes(ctx, (session, id, refunds, status) => detailPage(session, id, { refunds }, status)),
   ];
 
   /**
@@ -147,7 +150,13 @@ export function paymentDetailRoutes(ctx: AppContext): DashboardRoute[] {
   async function detailPage(
     session: DashboardSession,
     id: string,
-    opts: { created?: boolean; notice?: Notice; values?: { chain: string; token: string }; recoveryId?: string },
+    opts: {
+      created?: boolean;
+      notice?: Notice;
+      values?: { chain: string; token: string };
+      recoveryId?: string;
+      refunds?: RefundCardState;
+    },
     status = 200,
   ): Promise<Response> {
     const account = accountOf(session);
@@ -184,6 +193,7 @@ export function paymentDetailRoutes(ctx: AppContext): DashboardRoute[] {
           notice: opts.notice ?? (named && recoveryNotice(named)),
           values: opts.values,
         }),
+        refunds: await refundsCardFor(ctx, session, account, payment, explorer, opts.refunds ?? {}),
       }),
     });
   }

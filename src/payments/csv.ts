@@ -24,6 +24,7 @@ export const CSV_COLUMNS = [
   "payment_link",
   "transfer_tx_hashes",
   "settlement_tx_hash",
+  "amount_refunded",
 ] as const;
 
 const FORMULA_START = /^[=+\-@\t\r]/;
@@ -43,7 +44,8 @@ export function csvLine(values: Array<string | null>): string {
 /**
  * A payment as an export line. Amounts are USDC decimals: amount as asked, amount_received
  * exactly (empty while nothing arrived); fee and net are what settlements have taken and paid out
- * so far (0.00 before the first one), so fee + net = settled.
+ * so far (0.00 before the first one), so fee + net = settled. amount_refunded is what succeeded
+ * refunds paid back (last, so the columns before it keep their places).
  */
 export function paymentCsvLine(row: ExportPayment): string {
   // Ids, times, statuses, amounts and hashes are ours and never need quoting or neutralising;
@@ -54,7 +56,7 @@ export function paymentCsvLine(row: ExportPayment): string {
     `${formatExact(row.fee_settled)},${formatExact(row.amount_settled - row.fee_settled)},USDC,` +
     `${csvField(row.reference)},${csvField(row.invoice_number)},${csvField(row.description)},` +
     `${csvField(row.customer_email)},${row.payment_link ?? ""},` +
-    `${row.transfer_hashes ?? ""},${row.settlement_hashes ?? ""}\r\n`
+    `${row.transfer_hashes ?? ""},${row.settlement_hashes ?? ""},${formatExact(row.amount_refunded)}\r\n`
   );
 }
 

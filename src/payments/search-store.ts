@@ -45,13 +45,15 @@ export interface ExportPayment {
   transfer_hashes: string | null;
   /** Mined settlements' transaction hashes (more than one when late funds were swept again). */
   settlement_hashes: string | null;
+  /** What succeeded refunds paid back. */
+  amount_refunded: bigint;
 }
 
 // The hashes come from correlated subqueries, each one probe of its table's payment index, so a
 // batch is one statement however many transfers and settlements its payments have. SQLite joins
 // them with group_concat, PostgreSQL with string_agg: the same ordered, `;`-joined text.
 const exportColumns = (joined: string) => `seq, id, created_at, status, amount, amount_received, amount_settled,
-  fee_settled, reference, invoice_number, description, customer_email, payment_link,
+  fee_settled, reference, invoice_number, description, customer_email, payment_link, amount_refunded,
   (SELECT ${joined}(t.tx_hash, ';' ORDER BY t.block_number, t.log_index) FROM transfers t
     WHERE t.payment_id = payments.id AND t.credited_at IS NOT NULL) AS transfer_hashes,
   (SELECT ${joined}(s.tx_hash, ';' ORDER BY s.id) FROM settlements s

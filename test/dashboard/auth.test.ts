@@ -17,7 +17,7 @@ import {
   type SweepTarget,
 } from "../support/dashboard-routes.ts";
 import { type Receiver, startReceiver } from "../support/receiver.ts";
-import { startTestServer, type TestAccount, type TestServer } from "../support/server.ts";
+import { api, startTestServer, type TestAccount, type TestServer } from "../support/server.ts";
 
 let server: TestServer;
 let owner: TestAccount;
@@ -46,6 +46,14 @@ afterAll(async () => {
 });
 
 const guarded = DASHBOARD_ROUTES.filter((route) => !route.open);
+
+/** Deletes the owner's endpoints outside the local receiver, which cancels what was still to be sent to them. */
+async function dropUnreachableEndpoints() {
+  const call = api(server.url, owner.apiKey);
+  const endpoints = (await call("/api/v1/webhook_endpoints?limit=100")).json.data as Array<{ id: string; url: string }>;
+  for (const endpoint of endpoints.filter((e) => !e.url.startsWith(receiver.url)))
+    expect((await call(`/api/v1/webhook_endpoints/${endpoint.id}`, { method: "DELETE" })).status).toBe(200);
+}
 const label = (route: DashboardRouteCase) => `${route.method} ${route.path}`;
 
 /**
@@ -106,10 +114,14 @@ describe("every dashboard route", () => {
         status: res.status,
         ok: true,
       });
+      // The endpoint POST /dashboard/webhooks just made is out of reach from here: the refund
+      // events of the next objects would be retried to it meanwhile, so it goes, its sends with it.
+      if (route.method === "POST" && route.path === "/dashboard/webhooks") await dropUnreachableEndpoints();
     }
     // The test events and retries sent above must not land between the snapshots below.
     await deliveriesSettled(target, owner);
-  });
+    // A fresh set of objects per action (a dozen CLI runs and webhook sends each) takes a while.
+  }, 30_000);
 
   test("without a session, a GET is a 303 to the sign-in page and back, a POST a 303 that changes nothing", async () => {
     for (const route of guarded) {

@@ -7,6 +7,7 @@
  */
 import { runAccountCommand } from "../../src/cli/accounts.ts";
 import { insertPendingRecovery } from "./recovery-rows.ts";
+import { markReceived } from "./refund-rows.ts";
 import { api, type TestAccount } from "./server.ts";
 import { waitFor } from "./wait.ts";
 
@@ -19,6 +20,9 @@ export interface DashboardObjects {
   deliveryId: string;
   /** An API key of its own, so revoking it leaves the account's first key working. */
   keyId: string;
+  /** A payment that received 2.00 USDC, and a refund of part of it waiting for the payer's address. */
+  paidPaymentId: string;
+  refundId: string;
   /** Text on the objects that no page of another account may show. */
   marker: string;
 }
@@ -71,6 +75,13 @@ export const DASHBOARD_ROUTES: readonly DashboardRouteCase[] = [
   { method: "GET", path: "/dashboard/payments/:id", params: { id: "paymentId" } },
   // The owner's request names the payment's recovery under way (the sweep's server has no chain).
   { method: "POST", path: "/dashboard/payments/:id/recover", params: { id: "paymentId" }, form: { chain: "custom" } },
+  {
+    method: "POST",
+    path: "/dashboard/payments/:id/refunds",
+    params: { id: "paidPaymentId" },
+    form: { amount: "0.50", nonce: "sweepRefundNonce00000000" },
+  },
+  { method: "POST", path: "/dashboard/refunds/:id/cancel", params: { id: "refundId" }, form: {} },
 ];
 
 /** The concrete path of `route` for `objects`. */
@@ -111,6 +122,13 @@ export async function createDashboardObjects(target: SweepTarget, account: TestA
   if (sent.status !== 202) throw new Error(`test event: ${sent.status} ${sent.text}`);
   const key = runAccountCommand("key", ["create", "--account", account.accountId], target.env) as { id: string };
   insertPendingRecovery(target.env, payment.json.id);
+  const paid = await call("/api/v1/payments", { body: { amount: "2.00", reference: `${marker}-paid` } });
+  if (paid.status !== 201) throw new Error(`paid payment: ${paid.status} ${paid.text}`);
+  markReceived(target.env, paid.json.id, 2_000_000n);
+  const refund = await call(`/api/v1/payments/${paid.json.id}/refunds`, {
+    body: { amount: "0.75", reason: `Refund ${marker}` },
+  });
+  if (refund.status !== 201) throw new Error(`refund: ${refund.status} ${refund.text}`);
   await deliveriesSettled(target, account);
   return {
     paymentId: payment.json.id,
@@ -118,6 +136,8 @@ export async function createDashboardObjects(target: SweepTarget, account: TestA
     endpointId: endpoint.json.id,
     deliveryId: sent.json.delivery.id,
     keyId: key.id,
+    paidPaymentId: paid.json.id,
+    refundId: refund.json.id,
     marker,
   };
 }

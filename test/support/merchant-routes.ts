@@ -41,6 +41,7 @@ export const MERCHANT_ROUTES: readonly MerchantRoute[] = [
   { method: "GET", path: "/api/v1/payments/:id/refunds", writes: false },
   { method: "GET", path: "/api/v1/refunds", writes: false },
   { method: "GET", path: "/api/v1/refunds/:id", writes: false },
+  { method: "GET", path: "/api/v1/refunds.csv", writes: false },
   { method: "POST", path: "/api/v1/refunds/:id/cancel", writes: true },
   { method: "POST", path: "/api/v1/webhook_endpoints", body: { url: "https://hooks.example.com/sweep" }, writes: true },
   { method: "GET", path: "/api/v1/webhook_endpoints", writes: false },
