@@ -83,9 +83,9 @@ describe("the documented webhooks", () => {
     const schemas = contract.doc.components?.schemas ?? {};
     for (const type of EVENT_TYPES) {
       const body = contract.webhookFor(type)?.operation.requestBody as OpenAPIV3_1.RequestBodyObject;
-      const ref = (body.content["application/json"]?.schema as { $ref: string }).$ref;
+      const ref = (body.content["application/json"]!.schema as { $ref: string }).$ref;
       const payload = schemas[ref.replace("#/components/schemas/", "")] as OpenAPIV3_1.SchemaObject;
-      const named = (payload.properties?.type as { enum?: string[] }).enum ?? [];
+      const named = (payload.properties!.type as { enum?: string[] }).enum ?? [];
       expect({ type, payload: ref, names: named.includes(type) }).toEqual({ type, payload: ref, names: true });
     }
     const refund = contract.webhookFor("refund.payable")?.operation.requestBody as OpenAPIV3_1.RequestBodyObject;
