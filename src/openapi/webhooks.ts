@@ -37,7 +37,10 @@ const operationIdOf = (type: string) =>
     .map((word) => `${word[0]!.toUpperCase()}${word.slice(1)}`)
     .join("")}Event`;
 
-/** The payload schema of each kind of event; an event type of no kind here fails the document's test. */
+/**
+ * The payload schema of each kind of event. A new kind of event with no entry here stops the
+ * document from being built, instead of being described as a `test` event.
+ */
 const PAYLOADS: Array<[test: (type: string) => boolean, schema: string]> = [
   [(type) => type.startsWith("payment."), "PaymentEvent"],
   [(type) => type.startsWith("refund."), "RefundEvent"],
