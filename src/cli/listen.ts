@@ -35,6 +35,7 @@ export interface KeySources {
   readStdin: () => Promise<string>;
 }
 
+const KEY_ON_COMMAND_LINE = "a key on the command line shows in `ps` and shell history";
 const HOW_TO_PASS_THE_KEY =
   "set STABLEGATE_API_KEY, or pipe the key to standard input (--key-stdin), e.g. " +
   "`stablegate listen --key-stdin ... < key.txt`";
@@ -42,9 +43,7 @@ const HOW_TO_PASS_THE_KEY =
 export async function parseListenArgs(argv: string[], sources: KeySources): Promise<ListenOptions> {
   // Refused before anything else, and without repeating the value: it is a secret.
   if (argv.some((arg) => arg === "--key" || arg.startsWith("--key=")))
-    throw new UsageError(
-      `--key is no longer accepted: a key on the command line shows in \`ps\` and shell history; ${HOW_TO_PASS_THE_KEY}`,
-    );
+    throw new UsageError(`--key is no longer accepted: ${KEY_ON_COMMAND_LINE}; ${HOW_TO_PASS_THE_KEY}`);
   const { flags } = parseArgs(argv, FLAGS, 0);
   const required = (name: string): string => {
     const value = flags.get(name);
