@@ -329,11 +329,12 @@ export const COMMANDS: Command[] = [
       "The API key comes from STABLEGATE_API_KEY, or from standard input with --key-stdin or when standard " +
         "input is piped; never from an argument, which ps and shell history would keep (--key is refused).",
       "Prints a new whsec_ signing secret first, for the handler, then one line per event with the local " +
-        "answer. Runs until Ctrl-C.",
+        "answer; a payment's or refund's line also names it, its amount and status (and a refund's payment). " +
+        "Runs until Ctrl-C.",
     ],
     examples: [
       "stablegate listen --url https://pay.example.com --forward-to http://localhost:3000/webhooks " +
-        "--events payment.confirmed,payment.failed",
+        "--events payment.confirmed,payment.failed,refund.payable,refund.succeeded",
     ],
     async run(args, env) {
       const { runListen } = await import("./listen.ts");

@@ -35,6 +35,7 @@ export interface KeySources {
   readStdin: () => Promise<string>;
 }
 
+const KEY_ON_COMMAND_LINE = "a key on the command line shows in `ps` and shell history";
 const HOW_TO_PASS_THE_KEY =
   "set STABLEGATE_API_KEY, or pipe the key to standard input (--key-stdin), e.g. " +
   "`stablegate listen --key-stdin ... < key.txt`";
@@ -42,9 +43,7 @@ const HOW_TO_PASS_THE_KEY =
 export async function parseListenArgs(argv: string[], sources: KeySources): Promise<ListenOptions> {
   // Refused before anything else, and without repeating the value: it is a secret.
   if (argv.some((arg) => arg === "--key" || arg.startsWith("--key=")))
-    throw new UsageError(
-      "--key is no longer accepted: a key on the command line shows in `ps` and shell history; " + HOW_TO_PASS_THE_KEY,
-    );
+    throw new UsageError(`--key is no longer accepted: ${KEY_ON_COMMAND_LINE}; ${HOW_TO_PASS_THE_KEY}`);
   const { flags } = parseArgs(argv, FLAGS, 0);
   const required = (name: string): string => {
     const value = flags.get(name);
@@ -146,7 +145,8 @@ export async function runListen(argv: string[], env: Record<string, string | und
     for await (const event of events) {
       if (opts.types && !opts.types.has(event.type)) continue;
       const answer = await forward(opts.forwardTo, secret, event, stop.signal);
-      console.log(`${new Date().toISOString()}  ${event.type}  ${event.id}  ${answer}`);
+      const about = eventSubject(event.payload);
+      console.log(`${new Date().toISOString()}  ${event.type}  ${event.id}  ${about ? `${about}  ` : ""}${answer}`);
     }
   } catch (error) {
     if (!stop.signal.aborted) throw error;
@@ -155,6 +155,27 @@ export async function runListen(argv: string[], env: Record<string, string | und
     process.off("SIGTERM", onSignal);
   }
   return 0;
+}
+
+/**
+ * What a payment or refund event is about, for its line: the object's id, (a refund's) payment,
+ * amount and status, so a merchant can follow a refund without opening each payload. Null for
+ * other events, and for a payload it cannot read (the line still shows the event).
+ */
+export function eventSubject(payload: string): string | null {
+  let data: { payment?: Record<string, unknown>; refund?: Record<string, unknown> } | undefined;
+  try {
+    data = JSON.parse(payload)?.data;
+  } catch {
+    return null;
+  }
+  const text = (value: unknown) => (typeof value === "string" ? value : "?");
+  const refund = data?.refund;
+  if (refund)
+    return `${text(refund.id)}  payment ${text(refund.payment)}  ${text(refund.amount)} USDC  ${text(refund.status)}`;
+  const payment = data?.payment;
+  if (payment) return `payment ${text(payment.id)}  ${text(payment.amount)} USDC  ${text(payment.status)}`;
+  return null;
 }
 
 /** POSTs one event as a webhook delivery would; returns the local answer as the line shows it. */

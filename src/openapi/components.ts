@@ -17,12 +17,15 @@ import {
   PaymentEvent,
   PaymentLink,
   Recovery,
+  RefundEvent,
   TestEvent,
   TestSend,
   WebhookEndpoint,
 } from "./objects.ts";
 import { CrossChainBurn, LineItem, Payment, PaymentStatus, PublicPayment, Speed, Transfer } from "./payment-objects.ts";
 import { CrossChainQuote, CrossChainSources, Health, Readiness } from "./public-objects.ts";
+import { PaymentInstructions, Refund, RefundStatus } from "./refund-objects.ts";
+import { RefundList } from "./refund-operations.ts";
 
 /**
  * The named schemas of the document (`components.schemas`, by their `$id`): wherever one of
@@ -47,7 +50,12 @@ export const COMPONENTS: readonly TSchema[] = [
   Delivery,
   DeliveryList,
   TestSend,
+  RefundStatus,
+  PaymentInstructions,
+  Refund,
+  RefundList,
   PaymentEvent,
+  RefundEvent,
   AccountEvent,
   TestEvent,
   Event,

@@ -6,10 +6,11 @@ import { type JsonSchema, toJsonSchema } from "./json-schema.ts";
 import { MERCHANT_OPERATIONS } from "./merchant-operations.ts";
 import { type ErrorStatus, type Operation, TAGS } from "./operation.ts";
 import { PUBLIC_OPERATIONS } from "./public-operations.ts";
+import { REFUND_OPERATIONS } from "./refund-operations.ts";
 import { WEBHOOKS } from "./webhooks.ts";
 
 /** Every operation the document describes; the contract test holds it to the server's routes. */
-export const OPERATIONS: readonly Operation[] = [...MERCHANT_OPERATIONS, ...PUBLIC_OPERATIONS];
+export const OPERATIONS: readonly Operation[] = [...MERCHANT_OPERATIONS, ...REFUND_OPERATIONS, ...PUBLIC_OPERATIONS];
 
 /**
  * Answers any request can get, whatever its route and method: a body over the limit, refused on its
@@ -30,7 +31,12 @@ const ERRORS: Record<
     name: "NotFound",
     description: "No such object: unknown, another account's, or a malformed id (all answered alike).",
   },
-  409: { name: "Conflict", description: "A request with the same Idempotency-Key is still being processed." },
+  409: {
+    name: "Conflict",
+    description:
+      "A request with the same Idempotency-Key is still being processed, or the object's state refuses the " +
+      "request (a refund already paid, being paid or canceled cannot be canceled).",
+  },
   413: { name: "PayloadTooLarge", description: "The request body is larger than 256 KB." },
   422: {
     name: "Unprocessable",

@@ -9,18 +9,18 @@ import {
   oneOf,
   Payment,
   PaymentId,
+  prefixed,
   Speed,
   Timestamp,
   TxHash,
 } from "./payment-objects.ts";
+import { Refund } from "./refund-objects.ts";
 
 /**
  * Every other object the API answers with (payment links, webhook endpoints and deliveries,
  * events, recoveries, errors, lists), as the document describes them. The views they mirror are
  * named on each; the contract test holds the two together.
  */
-
-const prefixed = (prefix: string) => Type.String({ pattern: `^${prefix}_[0-9A-Za-z]{24}$` });
 
 /** `{"error": "..."}`: every refusal, with a message that names the field and the rule. */
 export const ErrorBody = Type.Object(
@@ -173,8 +173,16 @@ export const TestEvent = eventOf(
   "TestEvent",
 );
 
+const REFUND_EVENTS = EVENT_TYPES.filter((type) => type.startsWith("refund."));
+
+export const RefundEvent = eventOf(
+  REFUND_EVENTS,
+  Type.Object({ refund: Refund }, { additionalProperties: false }),
+  "RefundEvent",
+);
+
 /** An event as the events API returns it and webhooks send it, told apart by `type`. */
-export const Event = Type.Union([PaymentEvent, AccountEvent, TestEvent], { $id: "Event" });
+export const Event = Type.Union([PaymentEvent, RefundEvent, AccountEvent, TestEvent], { $id: "Event" });
 
 /** src/chain/recovering/view.ts */
 export const Recovery = Type.Object(

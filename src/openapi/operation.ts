@@ -6,6 +6,9 @@ export type ErrorStatus = 400 | 401 | 404 | 409 | 422 | 429 | 503;
 /** The document's tags, in the order it lists them, each with what its operations are about. */
 export const TAGS = {
   Payments: "Payments to a deposit address of their own: create, list, retrieve and export them.",
+  Refunds:
+    "Paying a payer back from the merchant's own wallet: the refund's record, its claim link, the exact transfer " +
+    "to make and the chain's word that it was made.",
   "Payment links": "Reusable links where each payer creates a payment of their own.",
   "Webhook endpoints": "Where signed events are delivered: endpoints, their deliveries, and test events.",
   Events: "What happened to the account and its payments, as webhooks send it: listed, retrieved or streamed.",

@@ -11,6 +11,8 @@ import { PAYMENT_STATUSES } from "../payments/store.ts";
 export const nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 export const Timestamp = Type.String({ format: "date-time", description: "ISO 8601, UTC, millisecond precision." });
 export const Address = Type.String({ pattern: "^0x[0-9a-fA-F]{40}$", description: "A 0x-prefixed EVM address." });
+/** An id of ours with its prefix (`re_`, `we_`, `evt_`...): 24 base-62 characters after it. */
+export const prefixed = (prefix: string) => Type.String({ pattern: `^${prefix}_[0-9A-Za-z]{24}$` });
 export const TxHash = Type.String({ pattern: "^0x[0-9a-f]{64}$", description: "A transaction hash." });
 export const PaymentId = Type.String({
   pattern: "^0x[0-9a-f]{64}$",
@@ -103,6 +105,12 @@ export const Payment = Type.Object(
     status: PaymentStatus,
     amount: Amount,
     amount_received: nullable(ExactAmount),
+    amount_refunded: Type.String({
+      pattern: "^[0-9]+\\.[0-9]{2,6}$",
+      description:
+        "What succeeded refunds paid back, exact to the micro-USDC (docs/refunds.md). The payment's status " +
+        "never changes with its refunds.",
+    }),
     currency: Type.Literal("USDC"),
     pay_url: Type.String({ format: "uri", description: "The hosted checkout page." }),
     deposit_address: Address,

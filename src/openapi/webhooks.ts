@@ -37,8 +37,22 @@ const operationIdOf = (type: string) =>
     .map((word) => `${word[0]!.toUpperCase()}${word.slice(1)}`)
     .join("")}Event`;
 
-const payloadOf = (type: string) =>
-  type.startsWith("payment.") ? "PaymentEvent" : type === "account.updated" ? "AccountEvent" : "TestEvent";
+/**
+ * The payload schema of each kind of event. A new kind of event with no entry here stops the
+ * document from being built, instead of being described as a `test` event.
+ */
+const PAYLOADS: Array<[test: (type: string) => boolean, schema: string]> = [
+  [(type) => type.startsWith("payment."), "PaymentEvent"],
+  [(type) => type.startsWith("refund."), "RefundEvent"],
+  [(type) => type === "account.updated", "AccountEvent"],
+  [(type) => type === "test", "TestEvent"],
+];
+
+function payloadOf(type: string): string {
+  const found = PAYLOADS.find(([matches]) => matches(type));
+  if (!found) throw new Error(`no payload schema for the event type ${type}`);
+  return found[1];
+}
 
 const WHEN: Record<string, string> = {
   "payment.pending":
@@ -52,6 +66,17 @@ const WHEN: Record<string, string> = {
     "(`amount_received`), and a confirmed payment stays confirmed.",
   "payment.settlement_reversed":
     "A reorg took a mined settlement off the chain: what it swept counts as unsettled again and is settled again.",
+  "refund.created":
+    "A refund was created (by the API or the dashboard). Its amount counts against what the payment may still " +
+    "refund from now on, until it is canceled.",
+  "refund.payable":
+    "The refund's address is known (the payer named it at the claim link, or the merchant gave it): " +
+    "`payment_instructions` carries the exact transfer for the merchant to make.",
+  "refund.succeeded":
+    "The transfer paying the refund counts under the payment's speed policy: `tx_hash` names it, and the " +
+    "payment's `amount_refunded` includes it.",
+  "refund.canceled":
+    "The refund was canceled before any transfer paying it was seen; what it held may be refunded again.",
   "account.updated": "The account's payout address changed.",
   test: "Sent on demand by `POST /api/v1/webhook_endpoints/{id}/test`, to that endpoint only.",
 };

@@ -8,11 +8,12 @@ import { createHmac } from "node:crypto";
 import { rmSync } from "node:fs";
 import { runAccountCommand } from "../../src/cli/accounts.ts";
 import { UsageError } from "../../src/cli/args.ts";
-import { parseListenArgs } from "../../src/cli/listen.ts";
+import { eventSubject, parseListenArgs } from "../../src/cli/listen.ts";
 import { freePort } from "../../src/lib/free-port.ts";
 import { drainTail } from "../../src/lib/stream-tail.ts";
 import { runCli } from "../support/cli.ts";
 import { type ReceivedHook, type Receiver, startReceiver } from "../support/receiver.ts";
+import { markReceived } from "../support/refund-rows.ts";
 import { childEnv, MAIN, type ServeProcess, spawnServe } from "../support/serve-process.ts";
 import { api, makeTempDir, testEnv } from "../support/server.ts";
 import { waitFor } from "../support/wait.ts";
@@ -134,6 +135,49 @@ describe("stablegate listen", () => {
     const lines = (await stdout()).split("\n").filter((line) => line.includes("evt_"));
     expect(lines).toHaveLength(3);
     for (const [i, line] of lines.entries()) expect(line).toMatch(new RegExp(`^\\S+Z  test  ${ids[i]}  \\[200\\]$`));
+  });
+
+  test("a refund event's line names the refund, its payment, amount and status; each is forwarded signed", async () => {
+    const merchant = await shop("Refund Shop");
+    const call = api(server.url, merchant.key);
+    const payment = (await call("/api/v1/payments", { body: { amount: "25.00" } })).json.id as string;
+    markReceived(env, payment, 25_000_000n);
+    const { secret, stdout } = await listen(server.url, merchant.key);
+    const created = await call(`/api/v1/payments/${payment}/refunds`, {
+      body: { amount: "12.500001", refund_address: "0x8ba1f109551bD432803012645Ac136ddd64DBA72" },
+    });
+    expect(created.status).toBe(201);
+    const refund = created.json.id as string;
+    expect((await call(`/api/v1/refunds/${refund}/cancel`, { method: "POST" })).status).toBe(200);
+
+    const hits = await arrived(3);
+    expect(hits.map((h) => JSON.parse(h.body).type)).toEqual(["refund.created", "refund.payable", "refund.canceled"]);
+    for (const hit of hits) expect(verified(hit, secret)).toBe(true);
+    const lines = await waitFor(
+      async () => {
+        const found = (await stdout()).split("\n").filter((line) => line.includes(refund));
+        return found.length === 3 && found;
+      },
+      30_000,
+      "three refund lines",
+    );
+    const line = (type: string, status: string, i: number) =>
+      new RegExp(
+        `^\\S+Z  ${type.replace(".", "\\.")}  ${hits[i]!.id}  ${refund}  payment ${payment}  12\\.500001 USDC  ${status}  \\[200\\]$`,
+      );
+    expect(lines[0]).toMatch(line("refund.created", "awaiting_payment", 0));
+    expect(lines[1]).toMatch(line("refund.payable", "awaiting_payment", 1));
+    expect(lines[2]).toMatch(line("refund.canceled", "canceled", 2));
+  });
+
+  test("a payment event's line names the payment, its amount and status; other events and unreadable payloads none", async () => {
+    const merchant = await shop("Subject Shop");
+    const payment = (await api(server.url, merchant.key)("/api/v1/payments", { body: { amount: "3.00" } })).json;
+    const event = { id: "evt_1", object: "event", type: "payment.pending", data: { payment } };
+    expect(eventSubject(JSON.stringify(event))).toBe(`payment ${payment.id}  3.00 USDC  pending`);
+    const ping = await merchant.payload(await merchant.ping());
+    expect(eventSubject(ping)).toBeNull();
+    expect(eventSubject("{not json")).toBeNull();
   });
 
   test("a local answer that is not 2xx is printed as it was", async () => {

@@ -17,9 +17,10 @@ import { type Stack, startStack } from "../support/stack.ts";
 import { randomAddress } from "../support/test-chain.ts";
 import { MERCHANT_SCENARIOS } from "./merchant-scenarios.ts";
 import { PUBLIC_SCENARIOS } from "./public-scenarios.ts";
+import { REFUND_SCENARIOS } from "./refund-scenarios.ts";
 import { answerGoneWhenAsked, createOwned, received, type World } from "./world.ts";
 
-const SCENARIOS = { ...MERCHANT_SCENARIOS, ...PUBLIC_SCENARIOS };
+const SCENARIOS = { ...MERCHANT_SCENARIOS, ...REFUND_SCENARIOS, ...PUBLIC_SCENARIOS };
 
 let world: World;
 let contract: Contract;
@@ -174,6 +175,34 @@ describe("every event a payment on anvil and an account can send", () => {
       expect.arrayContaining(["payment.underpaid", "payment.overpaid", "payment.funds_received", "account.updated"]),
     );
   }, 90_000);
+});
+
+describe("a refund of a payment paid on anvil", () => {
+  test("its refund.created, refund.payable and refund.canceled validate as deliveries and in the events API", async () => {
+    const paid = await world.paid();
+    const key = world.key;
+    const created = await contract.call("POST /api/v1/payments/{id}/refunds", {
+      key,
+      params: { id: paid.id },
+      body: { amount: "0.25", refund_address: randomAddress(), metadata: { rma: "7" } },
+    });
+    expect(created.json.status).toBe("awaiting_payment");
+    const refundId = created.json.id;
+    await contract.call("POST /api/v1/refunds/{id}/cancel", { key, params: { id: refundId } });
+    for (const type of ["refund.created", "refund.payable", "refund.canceled"]) {
+      const hit = await received(world, (body) => body.type === type && body.data.refund.id === refundId, type);
+      expect({ type, problems: contract.problemsWithWebhook(hit) }).toEqual({ type, problems: [] });
+    }
+    const events = await contract.call("GET /api/v1/events", { key, query: { type: "refund.payable" } });
+    const event = events.json.data.find((e: any) => e.data.refund.id === refundId);
+    expect(event.data.refund.payment_instructions.amount).toBe("0.25");
+    // The payment's own object: amount_refunded counts succeeded refunds only.
+    const payment = await contract.call("GET /api/v1/payments/{id}", { key, params: { id: paid.id } });
+    expect({ status: payment.json.status, refunded: payment.json.amount_refunded }).toEqual({
+      status: "confirmed",
+      refunded: "0.00",
+    });
+  }, 60_000);
 });
 
 describe("a failed payment", () => {

@@ -79,6 +79,19 @@ describe("the documented webhooks", () => {
     }
   });
 
+  test("each one's payload is the schema of its own kind of event, whose `type` names it", () => {
+    const schemas = contract.doc.components?.schemas ?? {};
+    for (const type of EVENT_TYPES) {
+      const body = contract.webhookFor(type)?.operation.requestBody as OpenAPIV3_1.RequestBodyObject;
+      const ref = (body.content["application/json"]!.schema as { $ref: string }).$ref;
+      const payload = schemas[ref.replace("#/components/schemas/", "")] as OpenAPIV3_1.SchemaObject;
+      const named = (payload.properties!.type as { enum?: string[] }).enum ?? [];
+      expect({ type, payload: ref, names: named.includes(type) }).toEqual({ type, payload: ref, names: true });
+    }
+    const refund = contract.webhookFor("refund.payable")?.operation.requestBody as OpenAPIV3_1.RequestBodyObject;
+    expect(refund.content["application/json"]?.schema).toEqual({ $ref: "#/components/schemas/RefundEvent" });
+  });
+
   test("authenticated by their signature, which each says, not by a security scheme", () => {
     for (const type of EVENT_TYPES) {
       const operation = contract.webhookFor(type)?.operation;

@@ -1,3 +1,4 @@
+import { refunds } from "./refunds.ts";
 import { deliveries, events, paymentLinks, payments, webhookEndpoints } from "./resources.ts";
 import { type ClientOptions, Transport } from "./transport.ts";
 
@@ -9,6 +10,7 @@ import { type ClientOptions, Transport } from "./transport.ts";
  */
 export class Stablegate {
   readonly payments: ReturnType<typeof payments>;
+  readonly refunds: ReturnType<typeof refunds>;
   readonly paymentLinks: ReturnType<typeof paymentLinks>;
   readonly webhookEndpoints: ReturnType<typeof webhookEndpoints>;
   readonly deliveries: ReturnType<typeof deliveries>;
@@ -17,6 +19,7 @@ export class Stablegate {
   constructor(options: ClientOptions) {
     const http = new Transport(options);
     this.payments = payments(http);
+    this.refunds = refunds(http);
     this.paymentLinks = paymentLinks(http);
     this.webhookEndpoints = webhookEndpoints(http);
     this.deliveries = deliveries(http);

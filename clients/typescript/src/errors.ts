@@ -46,6 +46,12 @@ export class ValidationError extends StablegateError {}
  */
 export class IdempotencyError extends StablegateError {}
 
+/**
+ * 409 on a request that carried no Idempotency-Key: the object's state refuses it (a refund that
+ * succeeded, was canceled, or has a transfer paying it on chain cannot be canceled).
+ */
+export class ConflictError extends StablegateError {}
+
 /** 429: too many requests; `retryAfter` says when to ask again. */
 export class RateLimitError extends StablegateError {}
 
@@ -67,6 +73,7 @@ export function errorFromResponse(response: Response, body: string, idempotencyK
   const message = errorMessage(body) ?? `HTTP ${status}${response.statusText ? ` ${response.statusText}` : ""}`;
   if (status === 401) return new AuthenticationError(message, details);
   if (status === 404) return new NotFoundError(message, details);
+  if (status === 409 && idempotencyKey === null) return new ConflictError(message, details);
   if (status === 409 || (status === 422 && idempotencyKey !== null)) return new IdempotencyError(message, details);
   if (status === 400 || status === 413 || status === 422) return new ValidationError(message, details);
   if (status === 429) return new RateLimitError(message, details);

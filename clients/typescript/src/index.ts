@@ -1,6 +1,7 @@
 export { Stablegate } from "./client.ts";
 export {
   AuthenticationError,
+  ConflictError,
   IdempotencyError,
   NotFoundError,
   RateLimitError,

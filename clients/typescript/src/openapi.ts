@@ -323,6 +323,107 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/payments/{id}/refunds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a payment's refunds
+         * @description Newest first.
+         */
+        get: operations["listPaymentRefunds"];
+        put?: never;
+        /**
+         * Refund a payment
+         * @description Records what is owed back; the merchant pays it from their own wallet (Stablegate never holds funds). `amount` defaults to everything received not yet refunded; refunds not canceled never add up to more than `amount_received`, counted from the moment each is created. Without `refund_address` the refund waits for the payer to name one at `claim_url`; with it, it is payable at once and carries `payment_instructions`. At most 100 refunds per payment, canceled ones included.
+         */
+        post: operations["createRefund"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/refunds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List refunds
+         * @description Newest first. `payment` naming a payment that is not the account's is a 404.
+         */
+        get: operations["listRefunds"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/refunds.csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export refunds as CSV
+         * @description Every refund the filters match, newest first, streamed as a CSV attachment. The claim link is not in it.
+         */
+        get: operations["exportRefunds"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/refunds/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Retrieve a refund */
+        get: operations["retrieveRefund"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/refunds/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a refund
+         * @description While it is unpaid: what it held may be refunded again. 409 once a transfer paying it is seen on chain (the money may be on its way), or when it has succeeded or was canceled already. A wrong address is mended this way: cancel, then create another refund.
+         */
+        post: operations["cancelRefund"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/public/payments/{id}": {
         parameters: {
             query?: never;
@@ -702,6 +803,94 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "refund.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * refund.created
+         * @description A refund was created (by the API or the dashboard). Its amount counts against what the payment may still refund from now on, until it is canceled.
+         *
+         *     Signed per [Standard Webhooks](https://www.standardwebhooks.com), not sent with a credential: verify `webhook-signature` against the raw body with the endpoint's `whsec_` secret, refuse a `webhook-timestamp` more than 5 minutes away from now, and de-duplicate on `webhook-id`.
+         */
+        post: operations["deliverRefundCreatedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "refund.payable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * refund.payable
+         * @description The refund's address is known (the payer named it at the claim link, or the merchant gave it): `payment_instructions` carries the exact transfer for the merchant to make.
+         *
+         *     Signed per [Standard Webhooks](https://www.standardwebhooks.com), not sent with a credential: verify `webhook-signature` against the raw body with the endpoint's `whsec_` secret, refuse a `webhook-timestamp` more than 5 minutes away from now, and de-duplicate on `webhook-id`.
+         */
+        post: operations["deliverRefundPayableEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "refund.succeeded": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * refund.succeeded
+         * @description The transfer paying the refund counts under the payment's speed policy: `tx_hash` names it, and the payment's `amount_refunded` includes it.
+         *
+         *     Signed per [Standard Webhooks](https://www.standardwebhooks.com), not sent with a credential: verify `webhook-signature` against the raw body with the endpoint's `whsec_` secret, refuse a `webhook-timestamp` more than 5 minutes away from now, and de-duplicate on `webhook-id`.
+         */
+        post: operations["deliverRefundSucceededEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "refund.canceled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * refund.canceled
+         * @description The refund was canceled before any transfer paying it was seen; what it held may be refunded again.
+         *
+         *     Signed per [Standard Webhooks](https://www.standardwebhooks.com), not sent with a credential: verify `webhook-signature` against the raw body with the endpoint's `whsec_` secret, refuse a `webhook-timestamp` more than 5 minutes away from now, and de-duplicate on `webhook-id`.
+         */
+        post: operations["deliverRefundCanceledEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "account.updated": {
         parameters: {
             query?: never;
@@ -823,6 +1012,8 @@ export interface components {
             /** @description USDC, two decimals: "25.00". */
             amount: string;
             amount_received: string | null;
+            /** @description What succeeded refunds paid back, exact to the micro-USDC (docs/refunds.md). The payment's status never changes with its refunds. */
+            amount_refunded: string;
             /** @constant */
             currency: "USDC";
             /**
@@ -1008,6 +1199,72 @@ export interface components {
             event_id: string;
             delivery: components["schemas"]["Delivery"];
         };
+        /**
+         * @description awaiting_address: the payer has the claim link and has not named an address yet; awaiting_payment: the address is known and the merchant's transfer is awaited; succeeded: the transfer counts under the payment's speed policy; canceled: canceled before any transfer paying it was seen (docs/refunds.md).
+         * @enum {string}
+         */
+        RefundStatus: "awaiting_address" | "awaiting_payment" | "succeeded" | "canceled";
+        /** @description The exact transfer that pays the refund: this token, to this address, for exactly this amount. */
+        PaymentInstructions: {
+            /** @description The settlement chain, where the refund is paid. */
+            chain: string;
+            chain_id: number;
+            /** @description A 0x-prefixed EVM address. */
+            token: string;
+            /** @description A 0x-prefixed EVM address. */
+            to: string;
+            /** @description USDC, exact to the micro-USDC: "12.50", "0.000001". */
+            amount: string;
+            /** @description The ERC-20 `transfer(to, amount)` calldata to send to `token` from any wallet or script. */
+            data: string;
+            /** @description The same transfer as an EIP-681 request, for a wallet's QR scanner. */
+            uri: string;
+        };
+        Refund: {
+            id: string;
+            /** @constant */
+            object: "refund";
+            /** @description 256 random bits: the only key to a payment's public pages, so unguessable. */
+            payment: string;
+            /** @description USDC, exact to the micro-USDC: "12.50", "0.000001". */
+            amount: string;
+            /** @constant */
+            currency: "USDC";
+            status: components["schemas"]["RefundStatus"];
+            reason: string | null;
+            /**
+             * Format: uri
+             * @description The payer's link to name the address the refund goes to. Whoever holds it can name the address: send it to the payer alone.
+             */
+            claim_url: string;
+            refund_address: string | null;
+            payment_instructions: components["schemas"]["PaymentInstructions"] | null;
+            tx_hash: string | null;
+            block_number: number | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601, UTC, millisecond precision.
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601, UTC, millisecond precision.
+             */
+            updated_at: string;
+            payable_at: string | null;
+            succeeded_at: string | null;
+            canceled_at: string | null;
+            metadata: {
+                [key: string]: string;
+            } | null;
+        };
+        RefundList: {
+            /** @constant */
+            object: "list";
+            data: components["schemas"]["Refund"][];
+            /** @description Whether a next page exists. */
+            has_more: boolean;
+        };
         PaymentEvent: {
             id: string;
             /** @constant */
@@ -1021,6 +1278,21 @@ export interface components {
             created_at: string;
             data: {
                 payment: components["schemas"]["Payment"];
+            };
+        };
+        RefundEvent: {
+            id: string;
+            /** @constant */
+            object: "event";
+            /** @enum {string} */
+            type: "refund.created" | "refund.payable" | "refund.succeeded" | "refund.canceled";
+            /**
+             * Format: date-time
+             * @description ISO 8601, UTC, millisecond precision.
+             */
+            created_at: string;
+            data: {
+                refund: components["schemas"]["Refund"];
             };
         };
         AccountEvent: {
@@ -1072,7 +1344,7 @@ export interface components {
                 message: string;
             };
         };
-        Event: components["schemas"]["PaymentEvent"] | components["schemas"]["AccountEvent"] | components["schemas"]["TestEvent"];
+        Event: components["schemas"]["PaymentEvent"] | components["schemas"]["RefundEvent"] | components["schemas"]["AccountEvent"] | components["schemas"]["TestEvent"];
         EventList: {
             /** @constant */
             object: "list";
@@ -1348,6 +1620,14 @@ export interface components {
             chain: string;
             token?: string | null;
         };
+        CreateRefundRequest: {
+            amount?: string | null;
+            reason?: string | null;
+            metadata?: {
+                [key: string]: string;
+            } | null;
+            refund_address?: string | null;
+        };
         SyncRequest: {
             /** @description Must be a 0x-prefixed 32-byte transaction hash. */
             tx_hash: string;
@@ -1389,7 +1669,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description A request with the same Idempotency-Key is still being processed. */
+        /** @description A request with the same Idempotency-Key is still being processed, or the object's state refuses the request (a refund already paid, being paid or canceled cannot be canceled). */
         Conflict: {
             headers: {
                 [name: string]: unknown;
@@ -1931,8 +2211,8 @@ export interface operations {
                 limit?: number;
                 /** @description Must be the id of an event. */
                 starting_after?: string;
-                /** @description Must be one of payment.pending, payment.settling, payment.confirmed, payment.underpaid, payment.overpaid, payment.expired, payment.failed, payment.funds_seen, payment.funds_received, payment.funds_reversed, payment.settlement_reversed, account.updated, test. */
-                type?: "payment.pending" | "payment.settling" | "payment.confirmed" | "payment.underpaid" | "payment.overpaid" | "payment.expired" | "payment.failed" | "payment.funds_seen" | "payment.funds_received" | "payment.funds_reversed" | "payment.settlement_reversed" | "account.updated" | "test";
+                /** @description Must be one of payment.pending, payment.settling, payment.confirmed, payment.underpaid, payment.overpaid, payment.expired, payment.failed, payment.funds_seen, payment.funds_received, payment.funds_reversed, payment.settlement_reversed, refund.created, refund.payable, refund.succeeded, refund.canceled, account.updated, test. */
+                type?: "payment.pending" | "payment.settling" | "payment.confirmed" | "payment.underpaid" | "payment.overpaid" | "payment.expired" | "payment.failed" | "payment.funds_seen" | "payment.funds_received" | "payment.funds_reversed" | "payment.settlement_reversed" | "refund.created" | "refund.payable" | "refund.succeeded" | "refund.canceled" | "account.updated" | "test";
             };
             header?: never;
             path?: never;
@@ -2115,6 +2395,221 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listPaymentRefunds: {
+        parameters: {
+            query?: {
+                /** @description Must be a whole number from 1 to 100. */
+                limit?: number;
+                /** @description Must be the id of a refund. */
+                starting_after?: string;
+                /** @description Must be one of awaiting_address, awaiting_payment, succeeded, canceled. */
+                status?: "awaiting_address" | "awaiting_payment" | "succeeded" | "canceled";
+                /** @description Must be an ISO 8601 date or date-time, such as 2026-11-01 or 2026-11-01T12:00:00Z. */
+                "created[gte]"?: string;
+                /** @description Must be an ISO 8601 date or date-time, such as 2026-11-01 or 2026-11-01T12:00:00Z. */
+                "created[lt]"?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the payment's refunds. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RefundList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createRefund: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the same key with the same body answers the first response again (`Idempotent-Replayed: true`), with another body 422, while the first is running 409. Kept 24 hours. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "amount": "12.50",
+                 *       "reason": "One bag returned",
+                 *       "metadata": {
+                 *         "rma": "1042-1"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateRefundRequest"];
+            };
+        };
+        responses: {
+            /** @description The refund. */
+            201: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refund"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["Unprocessable"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listRefunds: {
+        parameters: {
+            query?: {
+                /** @description Must be a whole number from 1 to 100. */
+                limit?: number;
+                /** @description Must be the id of a refund. */
+                starting_after?: string;
+                /** @description Must be one of awaiting_address, awaiting_payment, succeeded, canceled. */
+                status?: "awaiting_address" | "awaiting_payment" | "succeeded" | "canceled";
+                /** @description Must be an ISO 8601 date or date-time, such as 2026-11-01 or 2026-11-01T12:00:00Z. */
+                "created[gte]"?: string;
+                /** @description Must be an ISO 8601 date or date-time, such as 2026-11-01 or 2026-11-01T12:00:00Z. */
+                "created[lt]"?: string;
+                /** @description Must be the id of a payment. */
+                payment?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of refunds. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RefundList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    exportRefunds: {
+        parameters: {
+            query?: {
+                /** @description Must be one of awaiting_address, awaiting_payment, succeeded, canceled. */
+                status?: "awaiting_address" | "awaiting_payment" | "succeeded" | "canceled";
+                /** @description Must be an ISO 8601 date or date-time, such as 2026-11-01 or 2026-11-01T12:00:00Z. */
+                "created[gte]"?: string;
+                /** @description Must be an ISO 8601 date or date-time, such as 2026-11-01 or 2026-11-01T12:00:00Z. */
+                "created[lt]"?: string;
+                /** @description Must be the id of a payment. */
+                payment?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The CSV file. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    retrieveRefund: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The refund. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refund"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    cancelRefund: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the same key with the same body answers the first response again (`Idempotent-Replayed: true`), with another body 422, while the first is running 409. Kept 24 hours. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The canceled refund. */
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Refund"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["Unprocessable"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -2755,6 +3250,150 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["PaymentEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled and what was queued for it is canceled. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received. Answer within 15 seconds; anything else is retried. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    deliverRefundCreatedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every retry of this event; de-duplicate on it. */
+                "webhook-id": string;
+                /** @description When this attempt was signed, in Unix seconds. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the bytes of the base64 part of the endpoint's `whsec_` secret. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RefundEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled and what was queued for it is canceled. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received. Answer within 15 seconds; anything else is retried. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    deliverRefundPayableEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every retry of this event; de-duplicate on it. */
+                "webhook-id": string;
+                /** @description When this attempt was signed, in Unix seconds. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the bytes of the base64 part of the endpoint's `whsec_` secret. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RefundEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled and what was queued for it is canceled. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received. Answer within 15 seconds; anything else is retried. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    deliverRefundSucceededEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every retry of this event; de-duplicate on it. */
+                "webhook-id": string;
+                /** @description When this attempt was signed, in Unix seconds. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the bytes of the base64 part of the endpoint's `whsec_` secret. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RefundEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled and what was queued for it is canceled. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received. Answer within 15 seconds; anything else is retried. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    deliverRefundCanceledEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every retry of this event; de-duplicate on it. */
+                "webhook-id": string;
+                /** @description When this attempt was signed, in Unix seconds. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the bytes of the base64 part of the endpoint's `whsec_` secret. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RefundEvent"];
             };
         };
         responses: {

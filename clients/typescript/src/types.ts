@@ -18,9 +18,13 @@ export type CreatedWebhookEndpoint = Schemas["CreatedWebhookEndpoint"];
 export type DeletedWebhookEndpoint = Schemas["DeletedWebhookEndpoint"];
 export type Delivery = Schemas["Delivery"];
 export type WebhookEndpointTest = Schemas["TestSend"];
-/** Any event; narrow it by `type` (`payment.*`, `account.updated`, `test`). */
+export type Refund = Schemas["Refund"];
+export type RefundStatus = Schemas["RefundStatus"];
+export type PaymentInstructions = Schemas["PaymentInstructions"];
+/** Any event; narrow it by `type` (`payment.*`, `refund.*`, `account.updated`, `test`). */
 export type Event = Schemas["Event"];
 export type PaymentEvent = Schemas["PaymentEvent"];
+export type RefundEvent = Schemas["RefundEvent"];
 export type AccountEvent = Schemas["AccountEvent"];
 export type TestEvent = Schemas["TestEvent"];
 export type EventType = Event["type"];
@@ -28,9 +32,12 @@ export type EventType = Event["type"];
 export type CreatePaymentParams = JsonBody<operations["createPayment"]["requestBody"]>;
 export type CreatePaymentLinkParams = JsonBody<operations["createPaymentLink"]["requestBody"]>;
 export type UpdatePaymentLinkParams = JsonBody<operations["updatePaymentLink"]["requestBody"]>;
+export type CreateRefundParams = JsonBody<operations["createRefund"]["requestBody"]>;
 export type CreateWebhookEndpointParams = JsonBody<operations["createWebhookEndpoint"]["requestBody"]>;
 
 export type ListPaymentsParams = QueryOf<"listPayments">;
 export type ListPaymentLinksParams = QueryOf<"listPaymentLinks">;
 export type ListDeliveriesParams = QueryOf<"listDeliveries">;
 export type ListEventsParams = QueryOf<"listEvents">;
+export type ListRefundsParams = QueryOf<"listRefunds">;
+export type ListPaymentRefundsParams = QueryOf<"listPaymentRefunds">;
