@@ -19,8 +19,21 @@ import { randomAddress, usdc } from "../support/test-chain.ts";
 import { watcherRanSince } from "../support/wait.ts";
 
 const CONFIRMATIONS = 3;
+/** anvil's finalized block trails the head by two epochs: 16 blocks, further than the watcher's rescan goes back (10). */
+const SLOTS_IN_AN_EPOCH = 8;
+const FINAL_LAG = 2 * SLOTS_IN_AN_EPOCH;
 // Warnings kept: a test reads that the watcher rescanned after a reorg.
-const stack = useStack({ confirmations: CONFIRMATIONS, logLevel: "warn" });
+const stack = useStack({ confirmations: CONFIRMATIONS, slotsInAnEpoch: SLOTS_IN_AN_EPOCH, logLevel: "warn" });
+
+const rescans = () => stack.logs().filter((l) => l.msg === "chain reorg below the cursor; rescanning").length;
+
+/** anvil_reorg of the newest `depth` blocks, leaving every transaction of theirs out, and a block on top. */
+async function reorg(depth: number): Promise<void> {
+  const before = rescans();
+  await stack.chain.anvil.rpc("anvil_reorg", [depth, []]);
+  await stack.mine(1);
+  await stack.waitFor(() => rescans() > before, 15_000, "the watcher to rescan after the reorg");
+}
 
 /** Waits until the watcher has scanned up to the head and then run a whole round: what it would do, it did. */
 async function watcherCaughtUp(): Promise<void> {
@@ -79,11 +92,7 @@ test("a transfer to the address made before the refund was payable does not pay 
   // transfer's block again, now with the refund payable.
   await stack.mine(2);
   await watcherCaughtUp();
-  const rescans = () => stack.logs().filter((l) => l.msg === "chain reorg below the cursor; rescanning").length;
-  const before = rescans();
-  await stack.chain.anvil.rpc("anvil_reorg", [1, []]);
-  await stack.mine(1);
-  await stack.waitFor(() => rescans() > before, 15_000, "the watcher to rescan after the reorg");
+  await reorg(1);
   await stack.mine(CONFIRMATIONS);
   await watcherCaughtUp();
   expect(await getRefund(stack, refund.id)).toMatchObject({ status: "awaiting_payment", tx_hash: null });
@@ -159,15 +168,49 @@ test("under the fast policy a refund succeeds in the round that sees its transfe
   // and the watcher goes on.
   await stack.mine(2);
   await watcherCaughtUp();
-  const rescans = () => stack.logs().filter((l) => l.msg === "chain reorg below the cursor; rescanning").length;
-  const before = rescans();
-  await stack.chain.anvil.rpc("anvil_reorg", [1, []]);
-  await stack.mine(1);
-  await stack.waitFor(() => rescans() > before, 15_000, "the watcher to rescan after the reorg");
+  await reorg(1);
   await stack.mine(CONFIRMATIONS);
   await watcherCaughtUp();
   expect(await getRefund(stack, second.id)).toMatchObject({ status: "awaiting_payment", tx_hash: null });
   expect(await getRefund(stack, first.id)).toMatchObject({ status: "succeeded", tx_hash: sent.hash });
   expect((await stack.getPayment(payment.id)).amount_refunded).toBe("3.00");
   expect(stack.events(payment.id).filter((t) => t === "refund.succeeded")).toHaveLength(1);
+});
+
+test("a reorg deeper than the watcher's rescan that took a seen transfer: found when the policy would count its block, and the refund waits again", async () => {
+  const payment = await stack.createPayment({ amount: "25.00", speed: "final" });
+  await stack.pay(payment.deposit_address, usdc("25.00"));
+  await stack.mine(FINAL_LAG);
+  await stack.waitForStatus(payment.id, "confirmed", { mine: true, timeoutMs: 30_000 });
+  const refund = await createRefund(stack, payment.id, { amount: "4.00" });
+  const merchant = await merchantWallet(stack.chain, usdc("100.00"));
+  const dropped = await payRefund(stack.chain, merchant, refund);
+  await waitForSeen(stack, refund.id);
+
+  // The transfer's block and the twelve above it are replaced: the watcher's rescan goes back ten
+  // blocks, not as far as the transfer's, so the refund still shows it.
+  await stack.mine(12);
+  await watcherCaughtUp();
+  await reorg(13);
+  expect(await stack.chain.publicClient.getTransactionReceipt({ hash: dropped.hash }).catch(() => null)).toBeNull();
+  await watcherCaughtUp();
+  expect(await getRefund(stack, refund.id)).toMatchObject({ status: "awaiting_payment", tx_hash: dropped.hash });
+
+  // Once `final` would count its block, the block's hash is looked at: not the chain's any more.
+  await stack.mine(FINAL_LAG);
+  const waiting = await stack.waitFor(
+    async () => {
+      const r = await getRefund(stack, refund.id);
+      return r.tx_hash === null ? r : undefined;
+    },
+    15_000,
+    "the transfer the reorg took to be forgotten",
+  );
+  expect(waiting.status).toBe("awaiting_payment");
+  expect((await stack.getPayment(payment.id)).amount_refunded).toBe("0.00");
+
+  const paid = await payRefund(stack.chain, merchant, refund);
+  const succeeded = await waitForRefund(stack, refund.id, "succeeded", { mine: true, timeoutMs: 30_000 });
+  expect(succeeded.tx_hash).toBe(paid.hash);
+  expect((await stack.getPayment(payment.id)).amount_refunded).toBe("4.00");
 });
