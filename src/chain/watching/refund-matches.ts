@@ -45,23 +45,18 @@ export function createRefundMatches(deps: {
      * Inside the transaction that moves the cursor over [from, to]: forgets a seen transfer of the
      * range that is no longer among its logs (a reorg took it), and sees each new matching
      * transfer on the oldest payable refund it fits. One query when nothing is payable; then one
-     * Map lookup per log. Returns how many transfers it saw.
+     * lookup per log, by its `to` topic, and only the logs to a refund's address are decoded.
      */
-    scanned(logs: RpcLog[], from: bigint, to: bigint): number {
+    scanned(logs: RpcLog[], from: bigint, to: bigint): { seen: number; forgotten: number } {
       const payable = refunds.payableOn(chainId);
       seenAfterScan = [];
-      if (payable.length === 0) return 0;
-      const byAddress = new Map<string, RefundRow[]>();
-      for (const row of payable) {
-        const address = row.refund_address!.toLowerCase();
-        const list = byAddress.get(address);
-        if (list) list.push(row);
-        else byAddress.set(address, [row]);
-      }
+      const outcome = { seen: 0, forgotten: 0 };
+      if (payable.length === 0) return outcome;
+      const addresses = new Set(payable.map((row) => row.refund_address!.toLowerCase()));
       const found: ObservedTransfer[] = [];
       for (const raw of logs) {
         const address = recipient(raw);
-        if (address === null || !byAddress.has(address)) continue;
+        if (address === null || !addresses.has(address)) continue;
         const transfer = decodeTransfer(raw, { usdc, chainId, from, to });
         if (transfer) found.push(transfer);
       }
@@ -81,14 +76,14 @@ export function createRefundMatches(deps: {
           continue;
         }
         const now = inRange.get(seen);
-        if (now === undefined || now.blockHash !== row.block_hash) refunds.forget(row);
+        if (now === undefined) outcome.forgotten += refunds.forget(row) ? 1 : 0;
+        else if (now.blockHash !== row.block_hash) refunds.forget(row);
         // Still there, maybe in another block (the reorg moved it): held again with its new block.
         if (now !== undefined && (now.blockHash === row.block_hash || refunds.see(row, now))) {
           taken.add(seen);
           holding.set(row, now);
         } else holding.set(row, null);
       }
-      let seen = 0;
       for (const transfer of found) {
         const k = key(transfer.txHash, transfer.logIndex);
         if (taken.has(k)) continue;
@@ -99,7 +94,7 @@ export function createRefundMatches(deps: {
           if (!refunds.see(row, transfer)) continue;
           holding.set(row, transfer);
           taken.add(k);
-          seen++;
+          outcome.seen++;
           break;
         }
       }
@@ -112,7 +107,7 @@ export function createRefundMatches(deps: {
             block_number: holds.blockNumber,
             block_hash: holds.blockHash,
           });
-      return seen;
+      return outcome;
     },
 
     /**

@@ -189,7 +189,7 @@ export function createWatcher(deps: WatcherDeps) {
     const there = new Set(found.map((t) => key(t.txHash, t.logIndex)));
     let credited = 0;
     let minted = 0;
-    let refundsSeen = 0;
+    let refundTransfers = { seen: 0, forgotten: 0 };
     fenced(() => {
       for (const recorded of chain.transfersBetween(chainId, Number(from), Number(to)))
         if (!there.has(key(recorded.tx_hash, recorded.log_index))) ledger.reverse(recorded);
@@ -198,11 +198,11 @@ export function createWatcher(deps: WatcherDeps) {
         if (mint) minted += deps.ownMints!.record(transfer, mint) ? 1 : 0;
         else if (ledger.record(transfer, (speed) => counts(speed, BigInt(transfer.blockNumber), depth))) credited++;
       }
-      if (refunds) refundsSeen = refunds.scanned(logs, from, to);
+      if (refunds) refundTransfers = refunds.scanned(logs, from, to);
       chain.setCursor(chainId, Number(to), toHash, clock.now());
     });
     state.cursor = to;
-    if (refundsSeen > 0) log.info("refund transfers seen", { chain: deps.name, count: refundsSeen, to_block: to });
+    refundsLog(refundTransfers.seen, refundTransfers.forgotten);
     chunk = nextChunk(span, logs.length);
     if (credited > 0)
       log.info("credited transfers", { chain: deps.name, count: credited, from_block: from, to_block: to });
@@ -218,9 +218,11 @@ export function createWatcher(deps: WatcherDeps) {
    */
   async function creditWaiting(depth: Depth): Promise<void> {
     const upTo = state.cursor ?? -1n;
-    const paidBack = await refunds?.countSeen(depth, upTo);
-    if (paidBack && paidBack.succeeded + paidBack.forgotten > 0)
-      log.info("refund transfers counted", { chain: deps.name, ...paidBack });
+    if (refunds) {
+      const { succeeded, forgotten } = await refunds.countSeen(depth, upTo);
+      if (succeeded > 0) log.info("refunds succeeded", { chain: deps.name, count: succeeded });
+      refundsLog(0, forgotten);
+    }
     const due = chain.waitingOn(chainId, Number(upTo)).filter((t) => counts(t.speed, BigInt(t.block_number), depth));
     if (due.length === 0) return;
     const hashes = new Map<number, Hex>();
@@ -237,6 +239,15 @@ export function createWatcher(deps: WatcherDeps) {
       log.info("credited transfers", { chain: deps.name, count: credited });
       deps.onCredited?.();
     }
+  }
+
+  function refundsLog(seen: number, forgotten: number): void {
+    if (seen > 0) log.info("refund transfers seen", { chain: deps.name, count: seen });
+    if (forgotten > 0)
+      log.warn("a refund's transfer left the chain in a reorg; the refund waits for one again", {
+        chain: deps.name,
+        count: forgotten,
+      });
   }
 
   /** The transfers among `found` that mint a deposit address's own burn; a failed look fails the range. */
