@@ -61,6 +61,7 @@ test("pay, refund part by API, the merchant pays it from payment_instructions: s
       to: payer,
       amount: "10.00",
       data: encodeFunctionData(transfer),
+      uri: `ethereum:${getAddress(stack.chain.usdc)}@${stack.chain.anvil.chainId}/transfer?address=${payer}&uint256=10000000`,
     },
   });
 
