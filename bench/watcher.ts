@@ -5,7 +5,7 @@
  * poll interval.
  *
  *   bun bench/watcher.ts [--addresses 1000000] [--blocks 100] [--per-block 2000]
- *                        [--hit-permille 10] [--latency-runs 5] [--max-logs N]
+ *                        [--hit-permille 10] [--latency-runs 5] [--max-logs N] [--refunds 0]
  *
  * Three processes, so the figures are the watcher's own: a seeder fills a fresh data dir
  * (payments rows, real schema, large transactions); a fake JSON-RPC node (Bun.serve on
@@ -13,7 +13,8 @@
  * this process runs the real watcher (viem client, stores, ledger, lifecycle) and is the one
  * timed and measured. The client is the production one, so viem's 10 MB cap on a response
  * body applies (about 8 blocks of 2,000 logs). --max-logs N makes the node refuse eth_getLogs
- * answers of more than N logs, as hosted RPCs do. Loopback only; stops after 180 s (seeding
+ * answers of more than N logs, as hosted RPCs do. --refunds N adds N payable refunds (to addresses
+ * no block pays), which every scan reads and looks each log's recipient up among. Loopback only; stops after 180 s (seeding
  * included) whatever happens.
  */
 import { randomBytes } from "node:crypto";
@@ -49,6 +50,8 @@ import { randomIds } from "../src/lib/ids.ts";
 import { silentLogger } from "../src/lib/log.ts";
 import { createLifecycle } from "../src/payments/lifecycle.ts";
 import { createPaymentStore } from "../src/payments/store.ts";
+import { createRefunds } from "../src/refunds/index.ts";
+import { createRefundStore } from "../src/refunds/store.ts";
 import { numberFlag, percentile, spawnChild, stopChild, waitForHttp } from "./lib.ts";
 
 const ADDRESSES = numberFlag(process.argv, "addresses", 1_000_000);
@@ -57,6 +60,7 @@ const PER_BLOCK = numberFlag(process.argv, "per-block", 2_000);
 const HIT_PERMILLE = numberFlag(process.argv, "hit-permille", 10);
 const LATENCY_RUNS = numberFlag(process.argv, "latency-runs", 5);
 const MAX_LOGS = process.argv.includes("--max-logs") ? numberFlag(process.argv, "max-logs", 10_000) : 0;
+const REFUNDS = numberFlag(process.argv, "refunds", 0);
 const ROLE = flag("role");
 
 const CHAIN_ID = 31337;
@@ -447,6 +451,17 @@ async function main(): Promise<void> {
     view: { baseUrl: "http://127.0.0.1", chainName: "custom" },
   });
   const ledger = createLedger({ chain: chainStore, payments: paymentStore, lifecycle, clock: systemClock });
+  // Refunds as the server wires them (none payable unless --refunds): what each round pays for looking.
+  const refunds = createRefunds({
+    db,
+    clock: systemClock,
+    ids: randomIds,
+    config: { baseUrl: "http://127.0.0.1", chain: { name: "custom", chainId: CHAIN_ID, usdc: USDC } },
+    events: { store: createEventStore(db, randomIds), written: () => {} },
+    payments: paymentStore,
+    chain: chainStore,
+  });
+  seedPayableRefunds(db, REFUNDS);
   let lastCreditedAt = 0;
   const watcher = createWatcher({
     client: timedClient(rawClient),
@@ -485,6 +500,7 @@ async function main(): Promise<void> {
     }),
     pollIntervalMs: POLL_INTERVAL_MS,
     onCredited: () => (lastCreditedAt = performance.now()),
+    refunds,
   });
 
   // The watcher looks its ranges' recipients up in the store: no address is held in memory.
@@ -798,3 +814,34 @@ async function profileDecoding(
 if (ROLE === "seed") seed(flag("dir")!);
 else if (ROLE === "node") serveNode(flag("dir")!);
 else await main();
+
+/** `n` refunds waiting for a transfer to an address no block of the bench pays. */
+function seedPayableRefunds(db: ReturnType<typeof openDb>, n: number): void {
+  if (n === 0) return;
+  const store = createRefundStore(db);
+  const payments = db.query<{ id: string; account_id: string }, [number]>(
+    "SELECT id, account_id FROM payments LIMIT ?",
+  );
+  db.transaction(() => {
+    for (const [i, payment] of payments.all(n).entries()) {
+      const id = `re_bench${i}`;
+      store.insert({
+        id,
+        account_id: payment.account_id,
+        payment_id: payment.id,
+        amount: 1_000_000n,
+        status: "awaiting_payment",
+        reason: null,
+        metadata: null,
+        claim_token_hash: id,
+        chain_id: CHAIN_ID,
+        refund_address: checksumAddress(`0x${randomBytes(20).toString("hex")}`),
+        payable_after_block: 0,
+        created_at: Date.now(),
+        updated_at: Date.now(),
+        payable_at: Date.now(),
+      });
+    }
+  })();
+  console.log(`setup: ${int(n)} payable refunds`);
+}

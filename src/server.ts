@@ -66,7 +66,7 @@ function createCapabilities(config: Config, plumbing: Plumbing, options: ServerO
   const { store, lifecycle, service, view } = payments;
   const refunds = createRefunds({ ...plumbing, config, events, payments: store, chain: records.stores.chain });
   const stores = { ...records.stores, payments: store };
-  const chainSide = createChainSide({ ...plumbing, config, stores, lifecycle, payments: service });
+  const chainSide = createChainSide({ ...plumbing, config, stores, lifecycle, payments: service, refunds });
   const burnsOf = records.crossChain?.burnsOf;
   const checkout = createCheckout({ accounts, lifecycle, chain: chainSide.chain, burnsOf, view });
   const idempotency = createIdempotency(plumbing.db, plumbing.clock);

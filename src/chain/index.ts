@@ -21,6 +21,7 @@ import { burnView } from "./redeeming/service.ts";
 import { type BurnStore, createBurnStore } from "./redeeming/store.ts";
 import { type ChainStore, createChainStore } from "./store.ts";
 import { createChain } from "./watch-and-settle.ts";
+import type { RefundPayouts } from "./watching/refund-matches.ts";
 
 /**
  * The chain side's records, opened before the rest of the server: payments show the transfers,
@@ -65,6 +66,8 @@ export interface ChainSideDeps {
   clock: Clock;
   ids: IdGenerator;
   log: Logger;
+  /** Refunds, whose transfers the settlement chain's watcher matches. */
+  refunds?: RefundPayouts;
 }
 
 export type ChainSide = ReturnType<typeof createChainSide>;
@@ -112,6 +115,7 @@ export function createChainSide(deps: ChainSideDeps) {
     burns,
     ids,
     fenced,
+    refunds: deps.refunds,
   });
 
   const crossChain = config.crossChain

@@ -25,6 +25,7 @@ import type { ChainStore } from "./store.ts";
 import { createDepthReader } from "./watching/depth.ts";
 import { createLedger } from "./watching/ledger.ts";
 import { chainReadiness, type WatchedChain } from "./watching/readiness.ts";
+import type { RefundPayouts } from "./watching/refund-matches.ts";
 import { createSourceReadiness, type SourceReadiness } from "./watching/source-readiness.ts";
 import { createWatcher, type Watcher } from "./watching/watcher.ts";
 
@@ -50,6 +51,8 @@ export interface ChainDeps {
    * before it is sent) in one transaction with the check that this replica still holds it.
    */
   fenced?: <T>(write: () => T) => T;
+  /** Refunds, paid on the settlement chain: its watcher matches their transfers. */
+  refunds?: RefundPayouts;
 }
 
 /**
@@ -141,6 +144,7 @@ export function createChain(deps: ChainDeps) {
     onCredited: () => settler.wake(),
     onNewHead: () => settler.wake(),
     ownMints,
+    refunds: deps.refunds,
   });
   const gasOn = (name: string, client: typeof clients.publicClient, pollIntervalMs: number) =>
     createRelayerGas({ client, name, relayer: clients.account.address, clock, log, pollIntervalMs });

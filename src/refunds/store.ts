@@ -139,9 +139,13 @@ export function createRefundStore(db: Db) {
       "SELECT * FROM refunds WHERE chain_id = ? AND status = 'awaiting_payment' ORDER BY payable_at, seq",
     )
     .safeIntegers(true);
+  // A transfer that paid a refund already (seen again when a rescan passes its block) pays no other:
+  // refused here rather than by the unique index, whose error would fail the watcher's whole range.
   const seeTransfer = db.query(
-    `UPDATE refunds SET tx_hash = ?, log_index = ?, block_number = ?, block_hash = ?, updated_at = ?
-      WHERE id = ? AND status = 'awaiting_payment' AND tx_hash IS NULL`,
+    `UPDATE refunds SET tx_hash = ?1, log_index = ?2, block_number = ?3, block_hash = ?4, updated_at = ?5
+      WHERE id = ?6 AND status = 'awaiting_payment' AND tx_hash IS NULL
+        AND NOT EXISTS (SELECT 1 FROM refunds paid
+                         WHERE paid.chain_id = refunds.chain_id AND paid.tx_hash = ?1 AND paid.log_index = ?2)`,
   );
   const forgetTransfer = db.query(
     `UPDATE refunds SET tx_hash = NULL, log_index = NULL, block_number = NULL, block_hash = NULL, updated_at = ?
@@ -184,7 +188,7 @@ export function createRefundStore(db: Db) {
     cancel: (id: string, now: number) => cancel.run(now, id).changes > 0,
     /** Refunds on `chainId` with an address, waiting for their transfer: the oldest payable first. */
     payable: (chainId: number) => payable.all(chainId).map((row) => normalise(row)!),
-    /** Compare-and-set: a transfer seen for a refund that had none. */
+    /** Compare-and-set: a transfer seen for a refund that had none, unless it paid another refund. */
     seeTransfer: (id: string, t: RefundTransfer, now: number) =>
       seeTransfer.run(t.txHash, t.logIndex, t.blockNumber, t.blockHash, now, id).changes > 0,
     /** A seen transfer a reorg took off the chain: the refund waits for its transfer again. */

@@ -9,7 +9,7 @@ export const TRANSFER_TOPIC = "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11
 export type RpcLog = { topics?: unknown[] } & Record<string, unknown>;
 
 /** A log's `to` topic as a lower-case address (its last 20 bytes), or null when it cannot hold one. */
-function recipient(raw: RpcLog): string | null {
+export function recipient(raw: RpcLog): string | null {
   const topic = raw?.topics?.[2];
   return typeof topic === "string" && topic.length === 66 ? `0x${topic.slice(-40).toLowerCase()}` : null;
 }
@@ -38,24 +38,35 @@ export function matchingTransfers(deps: {
     for (const raw of logs) {
       const address = recipient(raw);
       if (!address || !ours.has(address)) continue;
-      // A log about one of our addresses that cannot be read fails the whole range, to be asked
-      // again: skipping it could pass over a real payment for good.
-      const [entry] = parseEventLogs({
-        abi: erc20Abi,
-        eventName: "Transfer",
-        logs: [formatLog(raw as Parameters<typeof formatLog>[0])],
-        strict: true,
-      });
-      // Not a well-formed Transfer (another event, short data): no honest node sends one of
-      // those for a USDC transfer, so it is not a payment we could be passing over.
-      if (!entry) continue;
-      if (entry.removed || entry.address.toLowerCase() !== usdc.toLowerCase()) continue;
-      if (entry.blockNumber === null || entry.blockNumber < from || entry.blockNumber > to) continue;
-      if (!entry.transactionHash || entry.logIndex === null || !entry.blockHash) continue;
-      out.push(toObserved(entry, chainId));
+      const transfer = decodeTransfer(raw, { usdc, chainId, from, to });
+      if (transfer) out.push(transfer);
     }
     return out;
   };
+}
+
+/**
+ * A raw log, already picked by its `to` topic, as a transfer: null unless it is a well-formed USDC
+ * Transfer inside [from, to], still on the chain. A log that cannot be read at all throws, which
+ * fails the whole range, to be asked again: skipping it could pass over a real payment for good.
+ */
+export function decodeTransfer(
+  raw: RpcLog,
+  range: { usdc: Address; chainId: number; from: bigint; to: bigint },
+): ObservedTransfer | null {
+  const [entry] = parseEventLogs({
+    abi: erc20Abi,
+    eventName: "Transfer",
+    logs: [formatLog(raw as Parameters<typeof formatLog>[0])],
+    strict: true,
+  });
+  // Not a well-formed Transfer (another event, short data): no honest node sends one of
+  // those for a USDC transfer, so it is not a payment we could be passing over.
+  if (!entry) return null;
+  if (entry.removed || entry.address.toLowerCase() !== range.usdc.toLowerCase()) return null;
+  if (entry.blockNumber === null || entry.blockNumber < range.from || entry.blockNumber > range.to) return null;
+  if (!entry.transactionHash || entry.logIndex === null || !entry.blockHash) return null;
+  return toObserved(entry, range.chainId);
 }
 
 /** A decoded Transfer log as the ledger records it. */

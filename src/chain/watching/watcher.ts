@@ -9,6 +9,7 @@ import { backoffMs, errorMessage, isRangeError, unlessNotFound } from "../rpc-er
 import type { ChainStore } from "../store.ts";
 import { counts, type Depth, type DepthReader } from "./depth.ts";
 import type { Ledger, ObservedTransfer } from "./ledger.ts";
+import { createRefundMatches, type RefundPayouts } from "./refund-matches.ts";
 import { matchingTransfers, type RpcLog, TRANSFER_TOPIC, toObserved } from "./transfer-logs.ts";
 
 export interface WatcherDeps {
@@ -48,6 +49,8 @@ export interface WatcherDeps {
    * between are scanned once it is.
    */
   ready?: () => boolean;
+  /** On the settlement chain, where refunds are paid: transfers to payable refunds' addresses pay them. */
+  refunds?: RefundPayouts;
 }
 
 const MAX_CHUNK = 5_000n;
@@ -70,6 +73,8 @@ export function createWatcher(deps: WatcherDeps) {
   const matching = matchingTransfers({ payments, usdc, chainId });
   const fenced = deps.fenced ?? chain.transaction;
   let chunk = 1_000n;
+  const refunds =
+    deps.refunds && createRefundMatches({ refunds: deps.refunds, payments, chainId, usdc, blockHash, fenced });
   const state = {
     head: null as bigint | null,
     cursor: null as bigint | null,
@@ -100,6 +105,7 @@ export function createWatcher(deps: WatcherDeps) {
    */
   async function tick(): Promise<boolean> {
     const head = await deps.depth.head();
+    refunds?.startRound();
     const moved = head !== state.head;
     state.head = head;
     if (moved) deps.onNewHead?.();
@@ -183,6 +189,7 @@ export function createWatcher(deps: WatcherDeps) {
     const there = new Set(found.map((t) => key(t.txHash, t.logIndex)));
     let credited = 0;
     let minted = 0;
+    let refundTransfers = { seen: 0, forgotten: 0 };
     fenced(() => {
       for (const recorded of chain.transfersBetween(chainId, Number(from), Number(to)))
         if (!there.has(key(recorded.tx_hash, recorded.log_index))) ledger.reverse(recorded);
@@ -191,9 +198,11 @@ export function createWatcher(deps: WatcherDeps) {
         if (mint) minted += deps.ownMints!.record(transfer, mint) ? 1 : 0;
         else if (ledger.record(transfer, (speed) => counts(speed, BigInt(transfer.blockNumber), depth))) credited++;
       }
+      if (refunds) refundTransfers = refunds.scanned(logs, from, to);
       chain.setCursor(chainId, Number(to), toHash, clock.now());
     });
     state.cursor = to;
+    refundsLog(refundTransfers.seen, refundTransfers.forgotten);
     chunk = nextChunk(span, logs.length);
     if (credited > 0)
       log.info("credited transfers", { chain: deps.name, count: credited, from_block: from, to_block: to });
@@ -209,6 +218,11 @@ export function createWatcher(deps: WatcherDeps) {
    */
   async function creditWaiting(depth: Depth): Promise<void> {
     const upTo = state.cursor ?? -1n;
+    if (refunds) {
+      const { succeeded, forgotten } = await refunds.countSeen(depth, upTo);
+      if (succeeded > 0) log.info("refunds succeeded", { chain: deps.name, count: succeeded });
+      refundsLog(0, forgotten);
+    }
     const due = chain.waitingOn(chainId, Number(upTo)).filter((t) => counts(t.speed, BigInt(t.block_number), depth));
     if (due.length === 0) return;
     const hashes = new Map<number, Hex>();
@@ -225,6 +239,15 @@ export function createWatcher(deps: WatcherDeps) {
       log.info("credited transfers", { chain: deps.name, count: credited });
       deps.onCredited?.();
     }
+  }
+
+  function refundsLog(seen: number, forgotten: number): void {
+    if (seen > 0) log.info("refund transfers seen", { chain: deps.name, count: seen });
+    if (forgotten > 0)
+      log.warn("a refund's transfer left the chain in a reorg; the refund waits for one again", {
+        chain: deps.name,
+        count: forgotten,
+      });
   }
 
   /** The transfers among `found` that mint a deposit address's own burn; a failed look fails the range. */
