@@ -205,6 +205,44 @@ describe("a refund of a payment paid on anvil", () => {
   }, 60_000);
 });
 
+describe("a refund paid on anvil", () => {
+  test("the merchant's transfer makes it succeeded: refund.succeeded and the payment's amount_refunded validate", async () => {
+    const paid = await world.paid();
+    const key = world.key;
+    const to = randomAddress();
+    const created = await contract.call("POST /api/v1/payments/{id}/refunds", {
+      key,
+      params: { id: paid.id },
+      body: { amount: "0.30", refund_address: to },
+    });
+    const refundId = created.json.id;
+    const before = (await contract.call("GET /api/v1/payments/{id}", { key, params: { id: paid.id } })).json;
+    // The merchant's own transfer, exactly as payment_instructions say.
+    const txHash = await stack.pay(created.json.payment_instructions.to, 300_000n);
+    const succeeded = await stack.mineUntil(
+      async () => {
+        const res = await contract.call("GET /api/v1/refunds/{id}", { key, params: { id: refundId } });
+        return res.json.status === "succeeded" ? res : undefined;
+      },
+      30_000,
+      "the refund to succeed",
+    );
+    expect({ tx: succeeded.json.tx_hash, block: typeof succeeded.json.block_number }).toEqual({
+      tx: txHash,
+      block: "number",
+    });
+    const hit = await received(
+      world,
+      (body) => body.type === "refund.succeeded" && body.data.refund.id === refundId,
+      "refund.succeeded",
+    );
+    expect(contract.problemsWithWebhook(hit)).toEqual([]);
+    const after = (await contract.call("GET /api/v1/payments/{id}", { key, params: { id: paid.id } })).json;
+    // Only this refund of the payment is ever paid here: the others wait, and count for nothing.
+    expect([before.amount_refunded, after.amount_refunded, after.status]).toEqual(["0.00", "0.30", "confirmed"]);
+  }, 60_000);
+});
+
 describe("a failed payment", () => {
   test("a settlement that reverts (USDC blocks the payout address) validates as failed, and so does its payment.failed delivery", async () => {
     // An account of its own, so blocking its payout address touches no other payment here.

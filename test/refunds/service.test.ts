@@ -151,7 +151,7 @@ describe.each(ENGINES)("%s", (engine) => {
     inTransaction(db, () => refunds.see(row, transfer));
     // A second refund cannot be paid by the same transfer.
     const twin = refunds.create(account, id, { amount: "5.00", refund_address: PAYER }, null);
-    expect(() => inTransaction(db, () => refunds.see(twin, transfer))).toThrow();
+    inTransaction(db, () => expect(refunds.see(twin, transfer)).toBe(false));
     const seen = refunds.retrieve(account, row.id);
     inTransaction(db, () => expect(refunds.succeed(seen)).toBe(true));
     inTransaction(db, () => expect(refunds.succeed(seen)).toBe(false));
