@@ -26,7 +26,10 @@ const BUN = process.execPath;
 const ON_POSTGRES = [
   "test/payments/",
   "test/payment-links/",
+  // The refunds API and the chain's side of refunds; the browser flows run once.
   "test/refunds/api.test.ts",
+  "test/refunds/on-chain.test.ts",
+  "test/refunds/crash.test.ts",
   "test/webhooks/",
   "test/events/",
   "test/accounts/",
