@@ -82,7 +82,9 @@ describe("list query parameters", () => {
     const res = await merchant("/api/v1/events?type=payment.paid");
     expect(res.status).toBe(400);
     expect(res.json.error).toStartWith("type must be one of payment.pending, payment.settling, ");
-    expect(res.json.error).toContain("payment.funds_reversed, payment.settlement_reversed, account.updated, test");
+    expect(res.json.error).toContain(
+      "payment.settlement_reversed, refund.created, refund.payable, refund.succeeded, refund.canceled, account.updated, test",
+    );
   });
 
   test("good values pass, decoded: a limit, a date, a type, a status", async () => {
