@@ -9,6 +9,8 @@ import { dashboardRoutes } from "./dashboard/routes.ts";
 import { createSessionGate } from "./dashboard/session-gate.ts";
 import type { Db } from "./db/index.ts";
 import { docsRoutes } from "./docs/routes.ts";
+import { documentPageRoutes } from "./documents/page-routes.ts";
+import { documentRoutes } from "./documents/routes.ts";
 import { eventRoutes } from "./events/routes.ts";
 import { authPlugin, createAuthenticate } from "./http/auth.ts";
 import { MAX_BODY_BYTES, parseFormBody, parseJsonBody, tooLarge } from "./http/body.ts";
@@ -69,10 +71,12 @@ export function createApp(ctx: AppContext, db: Db) {
       .use(pageRoutes(ctx))
       .use(linkPageRoutes(ctx))
       .use(claimRoutes(ctx))
+      .use(documentPageRoutes(ctx))
       .use(paymentRoutes(ctx, authed))
       .use(paymentLinkRoutes(ctx, authed))
       .use(paymentExportRoutes(ctx, authed))
       .use(refundRoutes(ctx, authed))
+      .use(documentRoutes(ctx, authed))
       .use(recoveryRoutes(ctx, authed))
       .use(webhookEndpointRoutes(ctx, authed))
       .use(eventRoutes(ctx, authed))
