@@ -1,6 +1,6 @@
 /**
  * What the test suite needs beyond `bun install`: a chromium for the browser tests, Debian's
- * poppler-utils for the documents' tests (requirePoppler: pdftotext, pdfinfo, pdffonts), and the
+ * poppler-utils for the documents' tests (requirePoppler: pdftotext, pdfinfo, pdffonts, pdfimages), and the
  * PostgreSQL binaries `bun install` itself brings (requirePostgres). Finds a chromium
  * (CHROMIUM_PATH, else the usual places and PATH), installs Debian's when this machine can (as
  * root, or with passwordless sudo, and apt-get), and otherwise stops with one line saying what
@@ -90,11 +90,11 @@ export async function requireChromium(env: Env, say: (line: string) => void = co
   return installed;
 }
 
-const POPPLER_TOOLS = ["pdftotext", "pdfinfo", "pdffonts"];
+const POPPLER_TOOLS = ["pdftotext", "pdfinfo", "pdffonts", "pdfimages"];
 const HOW_TO_INSTALL_POPPLER = "install Debian's poppler-utils (sudo apt-get install poppler-utils)";
 
 /**
- * Makes sure pdftotext, pdfinfo and pdffonts are on PATH, installing Debian's poppler-utils when
+ * Makes sure pdftotext, pdfinfo, pdffonts and pdfimages are on PATH, installing Debian's poppler-utils when
  * this machine can (as chromium is); otherwise throws a PrereqError saying what to install.
  */
 export function requirePoppler(env: Env, say: (line: string) => void = console.log): void {

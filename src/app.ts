@@ -13,7 +13,7 @@ import { documentPageRoutes } from "./documents/page-routes.ts";
 import { documentRoutes } from "./documents/routes.ts";
 import { eventRoutes } from "./events/routes.ts";
 import { authPlugin, createAuthenticate } from "./http/auth.ts";
-import { MAX_BODY_BYTES, parseFormBody, parseJsonBody, tooLarge } from "./http/body.ts";
+import { MAX_BODY_BYTES, parseFormBody, parseJsonBody, parseMultipartBody, tooLarge } from "./http/body.ts";
 import { errorResponse, internalError } from "./http/errors.ts";
 import { openApiRoutes } from "./openapi/routes.ts";
 import type { HttpMetrics } from "./ops/http-metrics.ts";
@@ -50,8 +50,10 @@ export function createApp(ctx: AppContext, db: Db) {
           authenticate(request);
           return parseJsonBody(request);
         }
-        // Pages post HTML forms; the public JSON endpoints send JSON.
+        // Pages post HTML forms (the dashboard's logo upload a multipart one); the public JSON endpoints send JSON.
         const type = request.headers.get("content-type") ?? "";
+        if (type.startsWith("multipart/form-data") && new URL(request.url).pathname.startsWith("/dashboard/"))
+          return parseMultipartBody(request);
         return type.startsWith("application/x-www-form-urlencoded") ? parseFormBody(request) : parseJsonBody(request);
       })
       .onError(({ code, error, request }) => {

@@ -109,7 +109,8 @@ describe("every dashboard route", () => {
     }
     // The test events and retries sent above must not land between the snapshots below.
     await deliveriesSettled(target, owner);
-  });
+    // A sign-in (argon2) per route: on a busy machine the table takes more than the default 5 s.
+  }, 60_000);
 
   test("without a session, a GET is a 303 to the sign-in page and back, a POST a 303 that changes nothing", async () => {
     for (const route of guarded) {
