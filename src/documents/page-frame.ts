@@ -62,13 +62,16 @@ export function linesTable(lines: DocumentLine[], sums: Array<[string, string]>)
   <thead><tr><th scope="col">Description</th><th scope="col" class="num qty-col">Qty</th>
     <th scope="col" class="num qty-col">Unit price</th><th scope="col" class="num">Amount</th></tr></thead>
   <tbody>${lines.map(
-    (line) => html`<tr><td>${line.description}</td><td class="num qty-col">${line.quantity}</td>
+    (
+      line,
+    ) => html`<tr><td>${line.description}<span class="line-qty">${line.quantity} × ${usdc(line.unitAmount)}</span></td><td class="num qty-col">${line.quantity}</td>
     <td class="num qty-col">${usdc(line.unitAmount)}</td><td class="num">${usdc(line.amount)}</td></tr>`,
   )}</tbody>
   <tfoot>${sums.map(
     ([key, value], i) =>
-      html`<tr${i === sums.length - 1 ? html` class="strong"` : ""}><th scope="row" colspan="3" class="num">${key}</th>
-    <td class="num">${value}</td></tr>`,
+      // The empty cell spans the quantity columns, which phones hide: the key stays under the description.
+      html`<tr${i === sums.length - 1 ? html` class="strong"` : ""}><td class="qty-col" colspan="2"></td>
+    <th scope="row" class="num">${key}</th><td class="num">${value}</td></tr>`,
   )}</tfoot>
 </table>`;
 }
