@@ -77,7 +77,14 @@ function createCapabilities(config: Config, plumbing: Plumbing, options: ServerO
   const stores = { ...records.stores, payments: store };
   const chainSide = createChainSide({ ...plumbing, config, stores, lifecycle, payments: service });
   const burnsOf = records.crossChain?.burnsOf;
-  const checkout = createCheckout({ accounts, lifecycle, chain: chainSide.chain, burnsOf, view });
+  const checkout = createCheckout({
+    accounts,
+    legalName: documents.business.legalName,
+    lifecycle,
+    chain: chainSide.chain,
+    burnsOf,
+    view,
+  });
   const idempotency = createIdempotency(plumbing.db, plumbing.clock);
   const rateLimits = createRateLimits({ ...plumbing, config });
   const paymentLinks = createPaymentLinks({ ...plumbing, payments: service, accounts, idempotency });

@@ -51,7 +51,8 @@ function factsList(view: PublicPaymentView): Raw | "" {
   if (view.invoice_number)
     facts.push([
       "Invoice",
-      html`<a id="invoice-link" href="/pay/${view.id}/invoice" target="_blank" rel="noopener"><span id="invoice-number">${view.invoice_number}</span></a>`,
+      html`<a id="invoice-link" href="/pay/${view.id}/invoice" target="_blank" rel="noopener"
+        ><span id="invoice-number">${view.invoice_number}</span></a>`,
     ]);
   if (view.due_at) facts.push(["Due", timeTag(view.due_at)]);
   if (view.reference) facts.push(["Reference", view.reference]);

@@ -207,7 +207,8 @@ export const COMMANDS: Command[] = [
     ],
     notes: [
       "Changes only the fields given; an empty value (--tax-id '') clears one. Every value is checked first: " +
-        "one bad value changes nothing. Each --FIELD is one of the options below. The logo is uploaded from the dashboard's settings page. See " +
+        "one bad value changes nothing. Each --FIELD is one of the options below. The logo is uploaded " +
+        "from the dashboard's settings page. See " +
         "docs/documents.md.",
       STORE,
     ],

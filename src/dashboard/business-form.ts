@@ -11,6 +11,8 @@ export const BUSINESS_SAVED = {
   "logo-removed": "Logo removed.",
 } as const;
 
+const REMOVE_BUTTON = html`<button class="btn secondary" type="submit" name="remove" value="yes">Remove logo</button>`;
+
 /**
  * The business details form (legal name, address, tax id, support email) and the logo's own
  * multipart form, each posting back with the session's CSRF token.
@@ -24,7 +26,8 @@ export function businessSection(session: DashboardSession, d: BusinessDetails, a
     ${csrfField(session)}
     <div class="field">
       <label for="legal_name">Legal name</label>
-      <input id="legal_name" name="legal_name" maxlength="200" value="${d.legalName ?? ""}" placeholder="${accountName}">
+      <input id="legal_name" name="legal_name" maxlength="200" value="${d.legalName ?? ""}"
+        placeholder="${accountName}">
       <p class="hint muted">Shown instead of the account's name, ${accountName}, where set.</p>
     </div>
     <div class="field">
@@ -54,11 +57,12 @@ export function businessSection(session: DashboardSession, d: BusinessDetails, a
     <div class="field">
       <label for="logo">${d.logoPath ? "Replace the logo" : "Upload a logo"}</label>
       <input id="logo" name="logo" type="file" accept="image/png,image/jpeg">
-      <p class="hint muted">PNG or JPEG, at most ${MAX_LOGO_BYTES / 1024} KB and ${MAX_LOGO_SIDE} pixels on each side.</p>
+      <p class="hint muted">PNG or JPEG, at most ${MAX_LOGO_BYTES / 1024} KB and ${MAX_LOGO_SIDE} pixels on
+        each side.</p>
     </div>
     <div class="form-actions">
       <button class="btn" type="submit">Upload logo</button>
-      ${d.logoPath ? html`<button class="btn secondary" type="submit" name="remove" value="yes">Remove logo</button>` : ""}
+      ${d.logoPath ? REMOVE_BUTTON : ""}
     </div>
   </form>
 </section>`;

@@ -49,6 +49,8 @@ export function createBusinessService(w: {
   };
   return {
     details: (accountId: string): BusinessDetails => detailsOf(store.find(accountId)),
+    /** The legal name alone, where set: what the checkout shows instead of the account's name. */
+    legalName: (accountId: string): string | null => store.legalName(accountId),
 
     /** Checks every given field first: one bad field refuses the whole change. */
     setText(accountId: string, input: BusinessInput): BusinessDetails {

@@ -40,7 +40,7 @@ ${
     : html`<section class="pay-online" id="pay-online">
   <div>
     <p class="label">Pay online</p>
-    <p>Pay ${usdc(data.amountDue)} in USDC at</p>
+    <p>Pay ${usdc(data.amountDue)} at</p>
     <p><a class="tx" href="${data.payUrl}">${data.payUrl}</a></p>
     <p><a class="btn" href="${data.payUrl}">Pay now</a></p>
   </div>
@@ -48,7 +48,8 @@ ${
 </section>`
 }`;
   const base = `/pay/${data.paymentId}`;
-  const actions = html`${pdfLinks(`${base}/invoice`)}<a href="${base}">Payment page</a>`;
+  const receipt = data.paid ? html`<a href="${base}/receipt">Receipt</a>` : "";
+  const actions = html`${pdfLinks(`${base}/invoice`)}${receipt}<a href="${base}">Payment page</a>`;
   return documentPage(
     `Invoice ${data.invoiceNumber} from ${data.merchant.name}`,
     sheet,

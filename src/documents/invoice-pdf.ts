@@ -102,7 +102,7 @@ function payBlock(doc: PDFKit.PDFDocument, data: InvoiceData, y: number, width: 
     .font("semibold")
     .fontSize(11)
     .fillColor(INK)
-    .text(`Pay ${usdc(data.amountDue)} in USDC`, { width: textWidth });
+    .text(`Pay ${usdc(data.amountDue)} online`, { width: textWidth });
   doc.moveDown(0.3);
   doc.font("regular").fontSize(9).fillColor(MUTED);
   doc.text("Open the payment link below, or scan the code with a phone to open it.", { width: textWidth });

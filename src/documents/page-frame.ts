@@ -64,7 +64,8 @@ export function linesTable(lines: DocumentLine[], sums: Array<[string, string]>)
   <tbody>${lines.map(
     (
       line,
-    ) => html`<tr><td>${line.description}<span class="line-qty">${line.quantity} × ${usdc(line.unitAmount)}</span></td><td class="num qty-col">${line.quantity}</td>
+    ) => html`<tr><td>${line.description}<span class="line-qty">${line.quantity} × ${usdc(line.unitAmount)}</span></td>
+    <td class="num qty-col">${line.quantity}</td>
     <td class="num qty-col">${usdc(line.unitAmount)}</td><td class="num">${usdc(line.amount)}</td></tr>`,
   )}</tbody>
   <tfoot>${sums.map(
@@ -84,4 +85,5 @@ export function txLink(tx: ChainTx): Raw {
 }
 
 export const pdfLinks = (path: string): Raw =>
-  html`<a href="${path}.pdf" download>Download PDF (A4)</a><a href="${path}.pdf?paper=letter" download>PDF (Letter)</a>`;
+  html`<a href="${path}.pdf" download>Download PDF (A4)</a>
+<a href="${path}.pdf?paper=letter" download>PDF (Letter)</a>`;

@@ -103,7 +103,8 @@ function noReceiptPage(known: boolean): string {
   return known
     ? messagePage(
         "No receipt yet",
-        "A receipt is issued once the payment is confirmed. If you have just paid, the payment page shows how far it is.",
+        "A receipt is issued once the payment is confirmed. If you have just paid, the payment page " +
+          "shows how far it is.",
       )
     : messagePage(
         "Receipt not found",

@@ -72,9 +72,16 @@ export async function renderReceiptPdf(data: ReceiptData, paper: Paper = "a4"): 
     ]),
     y,
   );
-  const sums: Array<[string, string]> = [["Total", usdc(data.total)]];
-  if (data.amountRefunded > 0n) sums.push(["Refunded", `-${usdc(data.amountRefunded)}`]);
-  sums.push(["Amount paid", usdc(data.amountReceived)]);
+  const sums: Array<[string, string]> = [
+    ["Total", usdc(data.total)],
+    ["Amount paid", usdc(data.amountReceived)],
+  ];
+  // Refunds come off what was paid: the last line is what the customer paid in the end.
+  if (data.amountRefunded > 0n)
+    sums.push(
+      ["Refunded", `-${usdc(data.amountRefunded)}`],
+      ["Net paid", usdc(data.amountReceived - data.amountRefunded)],
+    );
   y = totals(doc, sums, y) + 22;
 
   label(doc, "Transfers", MARGIN, y, width);

@@ -23,6 +23,10 @@ export type BusinessStore = ReturnType<typeof createBusinessStore>;
 
 export function createBusinessStore(db: Db) {
   const find = db.query<BusinessRow, [string]>("SELECT * FROM business_details WHERE account_id = ?");
+  // The checkout asks on every render and status poll: the name alone, never the logo's bytes.
+  const legalName = db.query<Pick<BusinessRow, "legal_name">, [string]>(
+    "SELECT legal_name FROM business_details WHERE account_id = ?",
+  );
   const findLogo = db.query<Pick<BusinessRow, "logo" | "logo_type">, [string]>(
     "SELECT logo, logo_type FROM business_details WHERE logo_sha256 = ? LIMIT 1",
   );
@@ -42,6 +46,7 @@ export function createBusinessStore(db: Db) {
 
   return {
     find: (accountId: string): BusinessRow | null => normalise(find.get(accountId)),
+    legalName: (accountId: string): string | null => legalName.get(accountId)?.legal_name ?? null,
     /** A logo by its content's hash, whichever account uploaded it (the same file is the same logo). */
     findLogo: (sha256: string) => findLogo.get(sha256) ?? null,
     setText: (accountId: string, text: BusinessText, now: number) =>

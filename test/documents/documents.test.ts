@@ -110,7 +110,7 @@ describe("the invoice", () => {
       "Filter papers 3 3.25 USDC 9.75 USDC",
       "Total 34.75 USDC",
       "Amount due 34.75 USDC",
-      "Pay 34.75 USDC in USDC",
+      "Pay 34.75 USDC online",
       `${TEST_BASE_URL}/pay/${invoiced.id}`,
     ])
       expect(text).toContain(expected);
@@ -165,9 +165,11 @@ describe("the invoice", () => {
     expectNothingPrivate(page);
   });
 
-  test("the checkout links to it", async () => {
+  test("the checkout links to it, and names the merchant by its legal name", async () => {
     const page = await (await get(`/pay/${invoiced.id}`)).text();
     expect(page).toContain(`href="/pay/${invoiced.id}/invoice"`);
+    expect(page).toContain(`<span id="merchant-name">${DETAILS.legalName}</span>`);
+    expect(page).not.toContain("Plain Shop Account");
     // Not confirmed: no receipt yet.
     expect(page).not.toContain(`/pay/${invoiced.id}/receipt`);
   });
@@ -249,6 +251,7 @@ describe("the receipt", () => {
       "Total 34.75 USDC",
       "Refunded -4.75 USDC",
       "Amount paid 34.75 USDC",
+      "Net paid 30.00 USDC",
       "REFUNDS",
       `20 November 2026 4.75 USDC ${txHash}`,
     ])
