@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { inflateSync } from "node:zlib";
 import { fileTypeFromBuffer } from "file-type";
 import { ValidationError } from "../lib/errors.ts";
 import type { LogoType } from "./store.ts";
@@ -35,6 +36,7 @@ export async function checkLogo(bytes: Uint8Array): Promise<CheckedLogo> {
     throw new ValidationError(
       `logo must be a PNG or JPEG image; this file is ${detected ? detected.mime : "not an image this server reads"}`,
     );
+  if (type === "image/png") pngDecodable(bytes);
   const size = type === "image/png" ? pngSize(bytes) : jpegSize(bytes);
   if (!size) throw new ValidationError("logo: the image is damaged (its dimensions cannot be read)");
   const { width, height } = size;
@@ -49,6 +51,53 @@ export async function checkLogo(bytes: Uint8Array): Promise<CheckedLogo> {
     width,
     height,
   };
+}
+
+const CHANNELS: Record<number, number> = { 0: 1, 2: 3, 3: 1, 4: 2, 6: 4 };
+
+/**
+ * Decodes the PNG's pixel data here, before it is stored: the PDF library decodes it again in a
+ * callback where a damaged image would throw out of reach of any handler, taking the process with
+ * it. So only what that decoder reads is let in: 8-bit, not interlaced, every row with a known
+ * filter and the whole image present.
+ */
+function pngDecodable(b: Uint8Array): void {
+  const damaged = new ValidationError("logo: the image is damaged (its pixel data cannot be read)");
+  const view = new DataView(b.buffer, b.byteOffset, b.byteLength);
+  let header: { width: number; height: number; depth: number; colour: number; interlace: number } | null = null;
+  const data: Uint8Array[] = [];
+  for (let at = 8; at + 12 <= b.byteLength; ) {
+    const length = view.getUint32(at);
+    const kind = String.fromCharCode(...b.subarray(at + 4, at + 8));
+    if (at + 12 + length > b.byteLength) throw damaged;
+    const body = b.subarray(at + 8, at + 8 + length);
+    if (kind === "IHDR" && length === 13)
+      header = {
+        width: view.getUint32(at + 8),
+        height: view.getUint32(at + 12),
+        depth: body[8]!,
+        colour: body[9]!,
+        interlace: body[12]!,
+      };
+    if (kind === "IDAT") data.push(body);
+    if (kind === "IEND") break;
+    at += 12 + length;
+  }
+  if (!header || data.length === 0) throw damaged;
+  const channels = CHANNELS[header.colour];
+  if (header.depth !== 8 || header.interlace !== 0 || channels === undefined)
+    throw new ValidationError("logo: save the PNG as a plain 8-bit image, not interlaced, and upload it again");
+  // The sides are checked by the caller; bound them here too so the size below stays small.
+  if (header.width > MAX_LOGO_SIDE || header.height > MAX_LOGO_SIDE) return;
+  const row = 1 + header.width * channels;
+  let pixels: Uint8Array;
+  try {
+    pixels = inflateSync(Buffer.concat(data), { maxOutputLength: row * header.height + 1 });
+  } catch {
+    throw damaged;
+  }
+  if (pixels.byteLength !== row * header.height) throw damaged;
+  for (let y = 0; y < header.height; y++) if (pixels[y * row]! > 4) throw damaged;
 }
 
 /** Width and height from the IHDR chunk, which a PNG must start with. */

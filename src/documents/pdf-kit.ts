@@ -75,8 +75,12 @@ export function label(doc: Doc, text: string, x: number, y: number, width: numbe
 export function merchantBlock(doc: Doc, m: DocumentMerchant, x: number, y: number, width: number): number {
   let top = y;
   if (m.logo) {
-    doc.image(Buffer.from(m.logo.bytes), x, top, { fit: [160, 56] });
-    top += 64;
+    try {
+      doc.image(Buffer.from(m.logo.bytes), x, top, { fit: [160, 56] });
+      top += 64;
+    } catch {
+      // Checked at upload (src/documents/logo.ts); a logo that still cannot be read leaves the name alone.
+    }
   }
   doc.font("semibold").fontSize(13).fillColor(INK).text(m.name, x, top, { width });
   doc.font("regular").fontSize(9.5).fillColor(INK);

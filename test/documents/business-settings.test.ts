@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { runCli, runToExit } from "../support/cli.ts";
 import { createDashboardUser, type DashboardClient, signIn } from "../support/dashboard.ts";
 import { pdfText } from "../support/pdf-text.ts";
-import { solidPng } from "../support/png.ts";
+import { solidPng, withBadFilter, withHeaderByte } from "../support/png.ts";
 import { api, startTestServer, type TestAccount, type TestServer } from "../support/server.ts";
 
 let server: TestServer;
@@ -137,6 +137,10 @@ describe("the logo", () => {
       ],
       [solidPng(2400, 20), "wide.png", "image/png", "logo must be 16 to 2000 pixels on each side; this one is 2400x20"],
       [new Uint8Array(0), "empty.png", "image/png", "choose a PNG or JPEG file"],
+      // What the PDF library could not decode is refused here, not found out when an invoice is printed.
+      [withHeaderByte(solidPng(32, 32), 12, 1), "interlaced.png", "image/png", "not interlaced"],
+      [withHeaderByte(solidPng(32, 32), 8, 16), "deep.png", "image/png", "plain 8-bit image"],
+      [withBadFilter(32, 32), "damaged.png", "image/png", "the image is damaged (its pixel data cannot be read)"],
     ];
     for (const [bytes, name, type, reason] of cases) {
       const res = await uploadLogo(bytes, name, type);

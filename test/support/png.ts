@@ -31,3 +31,29 @@ export function solidPng(
     ]),
   );
 }
+
+/** `png` with its IHDR byte at `offset` (8: bit depth, 12: interlace) set to `value`, its CRC made right again. */
+export function withHeaderByte(png: Uint8Array<ArrayBuffer>, offset: number, value: number): Uint8Array<ArrayBuffer> {
+  const out = new Uint8Array(png);
+  out[16 + offset] = value;
+  new DataView(out.buffer).setUint32(29, Bun.hash.crc32(out.subarray(12, 29)));
+  return out;
+}
+
+/** `png` with one of its pixel rows given an unknown filter: the header reads fine, the pixels do not. */
+export function withBadFilter(width: number, height: number): Uint8Array<ArrayBuffer> {
+  const header = Buffer.alloc(13);
+  header.writeUInt32BE(width, 0);
+  header.writeUInt32BE(height, 4);
+  header.set([8, 2, 0, 0, 0], 8);
+  const rows = Buffer.alloc((1 + width * 3) * height);
+  rows[(1 + width * 3) * 2] = 29;
+  return new Uint8Array(
+    Buffer.concat([
+      Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+      chunk("IHDR", header),
+      chunk("IDAT", deflateSync(rows)),
+      chunk("IEND", new Uint8Array(0)),
+    ]),
+  );
+}
