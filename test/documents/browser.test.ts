@@ -173,6 +173,26 @@ describe("documents of a payment paid on chain", () => {
     expect(printed.replace(/\s/g, "")).toContain(`/pay/${unpaid.id}`);
     expect(printed).not.toContain("Download PDF");
     expect(problems).toEqual([]);
+
+    // A real JPEG (chromium's own) is taken as a logo, and the documents print with it.
+    const jpeg = new Uint8Array(await page.screenshot({ type: "jpeg", clip: { x: 0, y: 0, width: 200, height: 80 } }));
+    const logo = await checkLogo(jpeg);
+    expect({ type: logo.type, width: logo.width, height: logo.height }).toEqual({
+      type: "image/jpeg",
+      width: 200,
+      height: 80,
+    });
+    const db = openStore(storeLocationFrom(rig.stack.env));
+    try {
+      createBusinessStore(db).setLogo(rig.stack.accountId, logo, Date.now());
+    } finally {
+      db.close();
+    }
+    expect(await pdfText(await fetchPdf(`/pay/${p.id}/receipt.pdf`))).toContain("Ceramics Atelier Lovelace Ltd");
+    await page.goto(`${rig.stack.url}/pay/${p.id}/receipt`);
+    expect(await page.locator("img.logo").evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth)).toBe(
+      200,
+    );
     await context.close();
   });
 });
