@@ -20,8 +20,8 @@ const REMOVE_BUTTON = html`<button class="btn secondary" type="submit" name="rem
 export function businessSection(session: DashboardSession, d: BusinessDetails, accountName: string): Raw {
   return html`<section class="card" aria-labelledby="business-title">
   <h2 id="business-title">Business details</h2>
-  <p class="muted hint">Printed on every invoice and receipt your customers see (docs/documents.md). All optional;
-    leave a field empty to print nothing for it.</p>
+  <p class="muted hint">Printed on every invoice and receipt your customers see. All optional: leave a field
+    empty to print nothing for it.</p>
   <form class="business-form" method="post" action="/dashboard/settings/business">
     ${csrfField(session)}
     <div class="field">

@@ -13,6 +13,7 @@ import { checkLogo } from "../../src/documents/logo.ts";
 import { createBusinessStore } from "../../src/documents/store.ts";
 import { collectProblems, DESKTOP, newContext, PHONE, screenshot, useBrowserRig } from "../support/browser.ts";
 import { runCli } from "../support/cli.ts";
+import { createDashboardUser, signedInContext } from "../support/dashboard.ts";
 import { pdfFonts, pdfText } from "../support/pdf-text.ts";
 import { solidPng } from "../support/png.ts";
 
@@ -193,6 +194,43 @@ describe("documents of a payment paid on chain", () => {
     expect(await page.locator("img.logo").evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth)).toBe(
       200,
     );
+    await context.close();
+  });
+
+  test("the settings page's business forms in a browser: saved, the logo uploaded, at both widths", async () => {
+    const user = await createDashboardUser(rig.stack.env, rig.stack.accountId);
+    const context = await signedInContext(rig.browser, rig.stack.url, user);
+    const page = await context.newPage();
+    const problems = collectProblems(page);
+    await page.goto(`${rig.stack.url}/dashboard/settings`);
+    await page.getByLabel("Legal name").fill("Lovelace Ceramics Ltd");
+    await page.getByLabel("Address").fill("12 Pottery Lane\nBristol BS1 4DJ");
+    await page.getByLabel("Tax ID").fill("GB 987 6543 21");
+    await page.getByLabel("Support email").fill("hello@lovelace.example");
+    await Promise.all([
+      page.waitForURL(/saved=business/),
+      page.getByRole("button", { name: "Save business details" }).click(),
+    ]);
+    expect(await page.locator("main").innerText()).toContain("Business details saved");
+    await page.locator("#logo").setInputFiles({
+      name: "logo.png",
+      mimeType: "image/png",
+      buffer: Buffer.from(solidPng(240, 80, [22, 101, 52])),
+    });
+    await Promise.all([page.waitForURL(/saved=logo/), page.getByRole("button", { name: "Upload logo" }).click()]);
+    expect(await page.locator("#business-logo").evaluate((img: HTMLImageElement) => img.naturalWidth)).toBe(240);
+    for (const [name, viewport] of [
+      ["desktop", DESKTOP],
+      ["phone", PHONE],
+    ] as const) {
+      await page.setViewportSize(viewport);
+      await page.locator("#business-title").scrollIntoViewIfNeeded();
+      await shoot(page, `settings-business-${name}`);
+    }
+    const p = await rig.stack.createPayment(order("INV-2031-45"));
+    await page.goto(`${rig.stack.url}/pay/${p.id}/invoice`);
+    expect(await page.locator("#merchant-name").innerText()).toBe("Lovelace Ceramics Ltd");
+    expect(problems).toEqual([]);
     await context.close();
   });
 });
