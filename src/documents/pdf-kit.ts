@@ -1,6 +1,5 @@
 import regularPath from "@expo-google-fonts/inter/400Regular/Inter_400Regular.ttf" with { type: "file" };
 import semiboldPath from "@expo-google-fonts/inter/600SemiBold/Inter_600SemiBold.ttf" with { type: "file" };
-import PDFDocument from "pdfkit";
 import QRCode from "qrcode";
 import type { DocumentMerchant } from "./data.ts";
 import type { Paper } from "./format.ts";
@@ -34,6 +33,9 @@ export async function newDocument(opts: {
   modifiedAt: number;
 }): Promise<{ doc: Doc; bytes: Promise<Uint8Array<ArrayBuffer>> }> {
   const { regular, semibold } = await loadFonts();
+  // Loaded on the first document, not at start-up: the PDF library and its font engine are most of a
+  // cold start's module loading, and most servers render a document long after they start, if ever.
+  const { default: PDFDocument } = await import("pdfkit");
   const doc = new PDFDocument({
     size: opts.paper === "letter" ? "LETTER" : "A4",
     margin: MARGIN,
