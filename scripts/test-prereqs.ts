@@ -1,5 +1,6 @@
 /**
- * What the test suite needs beyond `bun install`: a chromium for the browser tests, and the
+ * What the test suite needs beyond `bun install`: a chromium for the browser tests, Debian's
+ * poppler-utils for the documents' tests (requirePoppler: pdftotext, pdfinfo, pdffonts, pdfimages), and the
  * PostgreSQL binaries `bun install` itself brings (requirePostgres). Finds a chromium
  * (CHROMIUM_PATH, else the usual places and PATH), installs Debian's when this machine can (as
  * root, or with passwordless sudo, and apt-get), and otherwise stops with one line saying what
@@ -87,6 +88,42 @@ export async function requireChromium(env: Env, say: (line: string) => void = co
     );
   say(`test-prereqs: installed ${installed} in ${((performance.now() - started) / 1000).toFixed(1)} s`);
   return installed;
+}
+
+const POPPLER_TOOLS = ["pdftotext", "pdfinfo", "pdffonts", "pdfimages"];
+const HOW_TO_INSTALL_POPPLER = "install Debian's poppler-utils (sudo apt-get install poppler-utils)";
+
+/**
+ * Makes sure pdftotext, pdfinfo, pdffonts and pdfimages are on PATH, installing Debian's poppler-utils when
+ * this machine can (as chromium is); otherwise throws a PrereqError saying what to install.
+ */
+export function requirePoppler(env: Env, say: (line: string) => void = console.log): void {
+  const PATH = env.PATH ?? "";
+  const missing = () => POPPLER_TOOLS.filter((tool) => !Bun.which(tool, { PATH }));
+  if (missing().length === 0) return;
+  const apt = aptCommand(env);
+  if (!apt)
+    throw new PrereqError(
+      `the documents' tests need ${missing().join(", ")}, not found on PATH: ${HOW_TO_INSTALL_POPPLER}`,
+    );
+  say("test-prereqs: no pdftotext found; installing Debian's poppler-utils with apt-get (once)");
+  for (const args of [
+    ["update", "-qq"],
+    ["install", "-y", "-qq", "poppler-utils"],
+  ]) {
+    const run = Bun.spawnSync([...apt, ...args], {
+      env: { ...env, DEBIAN_FRONTEND: "noninteractive" },
+      stdin: "ignore",
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    if (run.exitCode !== 0) {
+      const output = `${run.stdout.toString()}\n${run.stderr.toString()}`.trim().split("\n").at(-1) || "no output";
+      throw new PrereqError(`apt-get ${args[0]} failed (exit ${run.exitCode}: ${output}): ${HOW_TO_INSTALL_POPPLER}`);
+    }
+  }
+  if (missing().length > 0)
+    throw new PrereqError(`apt-get installed poppler-utils, yet ${missing().join(", ")} is not on PATH`);
 }
 
 /**

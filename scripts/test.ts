@@ -1,6 +1,6 @@
 /**
- * `bun run test [bun test args]`: the whole check as the README gives it. Makes sure chromium and
- * the PostgreSQL binaries are there (scripts/test-prereqs.ts), then, side by side:
+ * `bun run test [bun test args]`: the whole check as the README gives it. Makes sure chromium,
+ * poppler-utils and the PostgreSQL binaries are there (scripts/test-prereqs.ts), then, side by side:
  * - the type check and Biome's lint and format check;
  * - bun test over every file, in parallel worker processes, in a random order whose seed it
  *   prints (TEST_SEED=<seed> replays it);
@@ -17,7 +17,7 @@ import { join, resolve } from "node:path";
 import { Glob } from "bun";
 import { postgresServer, SHARED_POSTGRES, stopPostgresServers } from "../test/support/postgres.ts";
 import { killProcesses, leftoverProcesses, TEST_RUN_MARKER } from "./test-leftovers.ts";
-import { PrereqError, requireChromium, requirePostgres } from "./test-prereqs.ts";
+import { PrereqError, requireChromium, requirePoppler, requirePostgres } from "./test-prereqs.ts";
 
 const ROOT = resolve(import.meta.dir, "..");
 const BUN = process.execPath;
@@ -49,6 +49,7 @@ const WORKERS = { first: 4, postgres: 2 };
 let chromium: string;
 try {
   chromium = await requireChromium(process.env);
+  requirePoppler(process.env);
   requirePostgres();
 } catch (error) {
   if (!(error instanceof PrereqError)) throw error;

@@ -9,9 +9,11 @@ import { dashboardRoutes } from "./dashboard/routes.ts";
 import { createSessionGate } from "./dashboard/session-gate.ts";
 import type { Db } from "./db/index.ts";
 import { docsRoutes } from "./docs/routes.ts";
+import { documentPageRoutes } from "./documents/page-routes.ts";
+import { documentRoutes } from "./documents/routes.ts";
 import { eventRoutes } from "./events/routes.ts";
 import { authPlugin, createAuthenticate } from "./http/auth.ts";
-import { MAX_BODY_BYTES, parseFormBody, parseJsonBody, tooLarge } from "./http/body.ts";
+import { MAX_BODY_BYTES, parseFormBody, parseJsonBody, parseMultipartBody, tooLarge } from "./http/body.ts";
 import { errorResponse, internalError } from "./http/errors.ts";
 import { openApiRoutes } from "./openapi/routes.ts";
 import type { HttpMetrics } from "./ops/http-metrics.ts";
@@ -49,8 +51,10 @@ export function createApp(ctx: AppContext, db: Db) {
           authenticate(request);
           return parseJsonBody(request);
         }
-        // Pages post HTML forms; the public JSON endpoints send JSON.
+        // Pages post HTML forms (the dashboard's logo upload a multipart one); the public JSON endpoints send JSON.
         const type = request.headers.get("content-type") ?? "";
+        if (type.startsWith("multipart/form-data") && new URL(request.url).pathname.startsWith("/dashboard/"))
+          return parseMultipartBody(request);
         return type.startsWith("application/x-www-form-urlencoded") ? parseFormBody(request) : parseJsonBody(request);
       })
       .onError(({ code, error, request }) => {
@@ -70,11 +74,13 @@ export function createApp(ctx: AppContext, db: Db) {
       .use(pageRoutes(ctx))
       .use(linkPageRoutes(ctx))
       .use(claimRoutes(ctx))
+      .use(documentPageRoutes(ctx))
       .use(paymentRoutes(ctx, authed))
       .use(paymentLinkRoutes(ctx, authed))
       .use(paymentExportRoutes(ctx, authed))
       .use(refundExportRoutes(ctx, authed))
       .use(refundRoutes(ctx, authed))
+      .use(documentRoutes(ctx, authed))
       .use(recoveryRoutes(ctx, authed))
       .use(webhookEndpointRoutes(ctx, authed))
       .use(eventRoutes(ctx, authed))

@@ -7,6 +7,9 @@ import type { Checkout } from "./checkout/index.ts";
 import type { Networks } from "./checkout/networks.ts";
 import type { PublicExtras } from "./checkout/public-view.ts";
 import type { Config } from "./config.ts";
+import type { BusinessService } from "./documents/business.ts";
+import type { Documents } from "./documents/index.ts";
+import type { DocumentsService } from "./documents/service.ts";
 import type { EventFeed } from "./events/feed.ts";
 import type { Events } from "./events/index.ts";
 import type { EventsService } from "./events/service.ts";
@@ -46,6 +49,10 @@ export interface AppContext {
   paymentLinks: PaymentLinksService;
   /** Refunds the merchant pays from their own wallet, and the payer's claim links. */
   refunds: RefundsService;
+  /** Each payment's invoice and receipt, as data for the pages and PDFs. */
+  documents: DocumentsService;
+  /** The account's business details and logo, printed on its documents. */
+  business: BusinessService;
   /** The dashboard's lists, searches, home figures and the CSV export. */
   paymentSearch: PaymentSearch;
   /** One payment with everything about it, for the dashboard's payment page. */
@@ -88,6 +95,7 @@ export function appContext(c: {
   payments: Payments;
   paymentLinks: PaymentLinksService;
   refunds: RefundsService;
+  documents: Documents;
   webhooks: Webhooks;
   events: Events;
   idempotency: Idempotency;
@@ -106,6 +114,8 @@ export function appContext(c: {
     payments: payments.service,
     paymentLinks: c.paymentLinks,
     refunds: c.refunds,
+    documents: c.documents.documents,
+    business: c.documents.business,
     paymentSearch: payments.search,
     paymentDetails: payments.details,
     webhookEndpoints: webhooks.endpoints,

@@ -10,3 +10,8 @@ declare module "*.css" {
   const text: string;
   export default text;
 }
+declare module "*.ttf" {
+  /** With `{ type: "file" }`: the path of the file, inside the binary once compiled. */
+  const path: string;
+  export default path;
+}

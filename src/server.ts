@@ -7,6 +7,7 @@ import { appContext } from "./context.ts";
 import { createGroupCommit } from "./db/group-commit.ts";
 import type { Db } from "./db/index.ts";
 import { describeStore, openServeStore } from "./db/open.ts";
+import { createDocuments } from "./documents/index.ts";
 import { createEvents, type EventOptions } from "./events/index.ts";
 import { createIdempotency } from "./idempotency/index.ts";
 import { systemClock } from "./lib/clock.ts";
@@ -65,10 +66,25 @@ function createCapabilities(config: Config, plumbing: Plumbing, options: ServerO
   const payments = createPayments({ ...plumbing, config, events, records, deliveries: webhooks.deliveries });
   const { store, lifecycle, service, view } = payments;
   const refunds = createRefunds({ ...plumbing, config, events, payments: store, chain: records.stores.chain });
+  const documents = createDocuments({
+    ...plumbing,
+    config,
+    accounts,
+    payments: store,
+    lifecycle,
+    events: events.store,
+  });
   const stores = { ...records.stores, payments: store };
   const chainSide = createChainSide({ ...plumbing, config, stores, lifecycle, payments: service, refunds });
   const burnsOf = records.crossChain?.burnsOf;
-  const checkout = createCheckout({ accounts, lifecycle, chain: chainSide.chain, burnsOf, view });
+  const checkout = createCheckout({
+    accounts,
+    legalName: documents.business.legalName,
+    lifecycle,
+    chain: chainSide.chain,
+    burnsOf,
+    view,
+  });
   const idempotency = createIdempotency(plumbing.db, plumbing.clock);
   const rateLimits = createRateLimits({ ...plumbing, config });
   const paymentLinks = createPaymentLinks({ ...plumbing, payments: service, accounts, idempotency });
@@ -80,6 +96,7 @@ function createCapabilities(config: Config, plumbing: Plumbing, options: ServerO
     payments,
     paymentLinks,
     refunds,
+    documents,
     webhooks,
     events,
     idempotency,

@@ -12,6 +12,8 @@ import type { IncomingTransfer, PublicExtras } from "./public-view.ts";
  */
 export function createCheckout(w: {
   accounts: Pick<AccountsService, "findAccount">;
+  /** The account's legal name where its business details set one (docs/documents.md), shown instead of its name. */
+  legalName?: (accountId: string) => string | null;
   lifecycle: Pick<Lifecycle, "transfersView">;
   /** What the chain side's watchers last saw. */
   chain: {
@@ -47,7 +49,7 @@ export function createCheckout(w: {
   return {
     networks,
     publicExtras: (row: PaymentRow): PublicExtras => ({
-      merchantName: w.accounts.findAccount(row.account_id)?.name ?? "",
+      merchantName: w.legalName?.(row.account_id) ?? w.accounts.findAccount(row.account_id)?.name ?? "",
       incoming: incoming(row),
       crossChain: w.burnsOf?.(row.id) ?? [],
       networks: networks(row),

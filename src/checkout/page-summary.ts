@@ -47,10 +47,21 @@ export function itemsTable(view: Pick<PublicPaymentView, "line_items" | "amount"
 
 function factsList(view: PublicPaymentView): Raw | "" {
   const facts: Array<[string, unknown]> = [];
-  if (view.invoice_number) facts.push(["Invoice", html`<span id="invoice-number">${view.invoice_number}</span>`]);
+  // The documents open in their own tab: the checkout may be inside the widget's iframe.
+  if (view.invoice_number)
+    facts.push([
+      "Invoice",
+      html`<a id="invoice-link" href="/pay/${view.id}/invoice" target="_blank" rel="noopener"
+        ><span id="invoice-number">${view.invoice_number}</span></a>`,
+    ]);
   if (view.due_at) facts.push(["Due", timeTag(view.due_at)]);
   if (view.reference) facts.push(["Reference", view.reference]);
   if (view.customer_name) facts.push(["Billed to", view.customer_name]);
+  if (view.status === "confirmed")
+    facts.push([
+      "Receipt",
+      html`<a id="receipt-link" href="/pay/${view.id}/receipt" target="_blank" rel="noopener">View receipt</a>`,
+    ]);
   if (facts.length === 0) return "";
   const rows = facts.map(([term, value]) => html`<div><dt>${term}</dt><dd>${value}</dd></div>`);
   return html`<dl class="facts">${rows}</dl>`;

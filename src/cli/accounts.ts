@@ -3,6 +3,8 @@ import { type AccountsService, createAccountsService } from "../accounts/service
 import { createAccountStore } from "../accounts/store.ts";
 import { defaultSpeed } from "../config.ts";
 import { openStore, storeLocationFrom } from "../db/open.ts";
+import { businessJson, createBusinessService } from "../documents/business.ts";
+import { createBusinessStore } from "../documents/store.ts";
 import { createEventStore } from "../events/store.ts";
 import { systemClock } from "../lib/clock.ts";
 import { ValidationError } from "../lib/errors.ts";
@@ -10,7 +12,7 @@ import { randomIds } from "../lib/ids.ts";
 import { type FlagSpec, type ParsedArgs, parseArgs, UsageError } from "./args.ts";
 
 type Env = Record<string, string | undefined>;
-type Service = AccountsService & PayoutService;
+type Service = AccountsService & PayoutService & { business: ReturnType<typeof createBusinessService> };
 
 interface Command {
   flags: FlagSpec;
@@ -22,7 +24,7 @@ interface Command {
 const text = { type: "string" } as const;
 
 /**
- * `account create|list|show|set-payout|set-speed` and `key create|list|revoke`: they share the
+ * `account create|list|show|set-payout|set-speed|set-business` and `key create|list|revoke`: they share the
  * data dir with a running server.
  */
 const COMMANDS: Record<string, Command> = {
@@ -60,6 +62,27 @@ const COMMANDS: Record<string, Command> = {
     positionals: ["ACCOUNT_ID", "fast|standard|final|default"],
     run: (service, { positionals }) => service.setSpeed(positionals[0]!, positionals[1]!),
   },
+  "account set-business": {
+    flags: {
+      "legal-name": text,
+      "address-line": { type: "string", multiple: true },
+      "tax-id": text,
+      "support-email": text,
+    },
+    positionals: ["ACCOUNT_ID"],
+    run(service, { positionals, flags }) {
+      if (flags.size === 0)
+        throw new UsageError("give at least one of --legal-name, --address-line, --tax-id, --support-email");
+      const accountId = positionals[0]!;
+      const details = service.business.setText(accountId, {
+        legalName: flags.get("legal-name") as string | undefined,
+        addressLines: flags.get("address-line") as string[] | undefined,
+        taxId: flags.get("tax-id") as string | undefined,
+        supportEmail: flags.get("support-email") as string | undefined,
+      });
+      return businessJson(accountId, details);
+    },
+  },
   "key create": {
     flags: { account: text },
     run: (service, { flags }) => service.createKey(required(flags, "account")),
@@ -91,6 +114,11 @@ export function runAccountCommand(group: "account" | "key", argv: string[], env:
     const service: Service = {
       ...createAccountsService({ ...deps, store }),
       ...createPayoutService({ ...deps, store, events: createEventStore(db, randomIds) }),
+      business: createBusinessService({
+        store: createBusinessStore(db),
+        clock: deps.clock,
+        accountExists: (id) => store.findAccount(id) != null,
+      }),
     };
     return command.run(service, args, env);
   } catch (error) {

@@ -1,11 +1,14 @@
 import { parseArgs as parseStrict } from "node:util";
 
-/** The flags a command takes: each is `--name value` (or `--name=value`) unless boolean. */
-export type FlagSpec = Record<string, { type: "string" | "boolean" }>;
+/**
+ * The flags a command takes: each is `--name value` (or `--name=value`) unless boolean; a
+ * `multiple` one may be given again, each value kept in order (`--address-line` twice).
+ */
+export type FlagSpec = Record<string, { type: "string" | "boolean"; multiple?: boolean }>;
 
 export interface ParsedArgs {
   positionals: string[];
-  flags: Map<string, string | boolean>;
+  flags: Map<string, string | boolean | string[]>;
 }
 
 /**
@@ -24,9 +27,10 @@ export function parseArgs(argv: string[], flags: FlagSpec, maxPositionals: numbe
   }
   if (parsed.positionals.length > maxPositionals)
     throw new UsageError(`unexpected argument "${parsed.positionals[maxPositionals]}"`);
-  const values = new Map<string, string | boolean>();
+  const values = new Map<string, string | boolean | string[]>();
   for (const [name, value] of Object.entries(parsed.values))
     if (typeof value === "string" || typeof value === "boolean") values.set(name, value);
+    else if (Array.isArray(value)) values.set(name, value.map(String));
   return { positionals: parsed.positionals, flags: values };
 }
 

@@ -196,6 +196,30 @@ export const COMMANDS: Command[] = [
     run: accountCommand("account", "set-speed"),
   },
   {
+    path: ["account", "set-business"],
+    summary: "the business details printed on invoices and receipts",
+    usage: ["stablegate account set-business ACCOUNT_ID --FIELD VALUE [--FIELD VALUE]..."],
+    options: [
+      ["--legal-name NAME", "shown instead of the account's name on invoices, receipts and the checkout's documents"],
+      ["--address-line LINE", "one line of the address; give it once per line, up to 6 (replaces every line)"],
+      ["--tax-id ID", "the tax or VAT number to print"],
+      ["--support-email EMAIL", "where customers write with questions, shown on the documents"],
+    ],
+    notes: [
+      "Changes only the fields given; an empty value (--tax-id '') clears one. Every value is checked first: " +
+        "one bad value changes nothing. Each --FIELD is one of the options below. The logo is uploaded " +
+        "from the dashboard's settings page. See " +
+        "docs/documents.md.",
+      STORE,
+    ],
+    examples: [
+      'stablegate account set-business acct_hs1BYHqNmEQDzhVF4Tf5NR5U --legal-name "Acme Coffee GmbH" ' +
+        '--address-line "Kastanienallee 12" --address-line "10435 Berlin, Germany" --tax-id DE123456789 ' +
+        "--support-email help@acme.example",
+    ],
+    run: accountCommand("account", "set-business"),
+  },
+  {
     path: ["key", "create"],
     summary: "a new API key for an account",
     usage: ["stablegate key create --account ACCOUNT_ID"],

@@ -9,6 +9,7 @@ import type { Speed } from "../lib/speed.ts";
 import { MAX_ENDPOINTS_PER_ACCOUNT } from "../webhooks/endpoints.ts";
 import { webhookThrottle } from "../webhooks/routes.ts";
 import type { Notice } from "./admin-page.ts";
+import { BUSINESS_SAVED } from "./business-form.ts";
 import { keysBody } from "./keys-page.ts";
 import {
   type ActionInput,
@@ -261,42 +262,53 @@ function keyRoutes(ctx: AppContext): DashboardRoute[] {
   ];
 }
 
+/** The settings page, with what just happened or why a form was refused. */
+export async function settingsPage(
+  ctx: AppContext,
+  session: DashboardSession,
+  account: Account,
+  notice?: Notice,
+  status = 200,
+): Promise<Response> {
+  const { config } = ctx;
+  const gas = await ctx.chain.relayerGas(BALANCE_TIMEOUT_MS);
+  const native = CHAINS.get(config.chain.name)?.viem.nativeCurrency ?? { symbol: "ETH", decimals: 18 };
+  return dashboardPage({
+    title: "Settings",
+    session,
+    nav: "settings",
+    status,
+    body: settingsBody({
+      session,
+      notice,
+      accountId: account.id,
+      accountName: account.name,
+      payoutAddress: account.payoutAddress,
+      feeBps: account.feeBps ?? config.feeBps,
+      feeSource: account.feeBps === null ? "server" : "account",
+      speed: account.speed,
+      defaultSpeed: config.defaultSpeed,
+      finalTag: config.finalTag,
+      chain: {
+        name: config.chain.name,
+        chainId: config.chain.chainId,
+        usdc: config.chain.usdc,
+        confirmations: config.chain.confirmations,
+      },
+      relayer: {
+        address: gas.address,
+        balance: gas.balanceWei === null ? null : `${gasAmount(gas.balanceWei, native.decimals)} ${native.symbol}`,
+      },
+      business: ctx.business.details(account.id),
+    }),
+  });
+}
+
 function settingsRoutes(ctx: AppContext): DashboardRoute[] {
   const { config } = ctx;
   const back = { href: "/dashboard", label: "Back to the dashboard" };
-
-  const page = async (session: DashboardSession, account: Account, notice?: Notice, status = 200) => {
-    const gas = await ctx.chain.relayerGas(BALANCE_TIMEOUT_MS);
-    const native = CHAINS.get(config.chain.name)?.viem.nativeCurrency ?? { symbol: "ETH", decimals: 18 };
-    return dashboardPage({
-      title: "Settings",
-      session,
-      nav: "settings",
-      status,
-      body: settingsBody({
-        session,
-        notice,
-        accountId: account.id,
-        accountName: account.name,
-        payoutAddress: account.payoutAddress,
-        feeBps: account.feeBps ?? config.feeBps,
-        feeSource: account.feeBps === null ? "server" : "account",
-        speed: account.speed,
-        defaultSpeed: config.defaultSpeed,
-        finalTag: config.finalTag,
-        chain: {
-          name: config.chain.name,
-          chainId: config.chain.chainId,
-          usdc: config.chain.usdc,
-          confirmations: config.chain.confirmations,
-        },
-        relayer: {
-          address: gas.address,
-          balance: gas.balanceWei === null ? null : `${gasAmount(gas.balanceWei, native.decimals)} ${native.symbol}`,
-        },
-      }),
-    });
-  };
+  const page = (session: DashboardSession, account: Account, notice?: Notice, status = 200) =>
+    settingsPage(ctx, session, account, notice, status);
 
   return [
     {
@@ -306,10 +318,13 @@ function settingsRoutes(ctx: AppContext): DashboardRoute[] {
         const account = ctx.accounts.findAccount(session.accountId);
         if (!account) return notFoundPage(session, "settings", back);
         // Only a fixed word is read from the link, so a crafted one cannot put words of its own on the page.
+        const saved = query.get("saved");
         const notice: Notice | undefined =
-          query.get("saved") === "speed"
+          saved === "speed"
             ? { tone: "ok", text: speedSaved(account.speed, config.defaultSpeed) }
-            : undefined;
+            : saved && saved in BUSINESS_SAVED
+              ? { tone: "ok", text: BUSINESS_SAVED[saved as keyof typeof BUSINESS_SAVED] }
+              : undefined;
         return page(session, account, notice);
       },
     },

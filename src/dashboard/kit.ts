@@ -25,8 +25,10 @@ export interface PageInput {
 }
 
 export interface ActionInput extends PageInput {
-  /** The submitted form (application/x-www-form-urlencoded), its CSRF token already checked. */
+  /** The submitted form's text fields, its CSRF token already checked. */
   form: URLSearchParams;
+  /** A multipart form's files by field name (the logo upload); empty for any other form. */
+  files: ReadonlyMap<string, File>;
 }
 
 /** One dashboard route: a page (GET) or an action (POST, answered with a page or a 303). */

@@ -37,14 +37,27 @@ export function dashboardRoutes(gate: SessionGate, routes: DashboardRoute[]) {
       if (!session) return signInFirst(route.method === "GET" ? url.pathname + url.search : "/dashboard");
       const input = { session, request, params, query: url.searchParams };
       if (route.method === "GET") return route.handle(input);
-      const form = body instanceof URLSearchParams ? body : new URLSearchParams();
+      const { form, files } = formParts(body);
       if (!gate.csrfValid(session, form.get("csrf"))) return forbidden();
-      return route.handle({ ...input, form });
+      return route.handle({ ...input, form, files });
     };
     if (route.method === "GET") app.get(route.path, handler);
     else app.post(route.path, handler);
   }
   return app;
+}
+
+/** A posted form's text fields and files, whether it came urlencoded or as multipart. */
+function formParts(body: unknown): { form: URLSearchParams; files: Map<string, File> } {
+  const files = new Map<string, File>();
+  if (body instanceof URLSearchParams) return { form: body, files };
+  const form = new URLSearchParams();
+  if (body instanceof FormData)
+    for (const [name, value] of body.entries()) {
+      if (typeof value === "string") form.append(name, value);
+      else files.set(name, value);
+    }
+  return { form, files };
 }
 
 /** To the sign-in page, which sends the user on to `next` (a path on this site) afterwards. */

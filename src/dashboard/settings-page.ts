@@ -1,6 +1,8 @@
+import type { BusinessDetails } from "../documents/business.ts";
 import { html, type Raw } from "../html/template.ts";
 import { type FinalTag, SPEEDS, type Speed } from "../lib/speed.ts";
 import { type Notice, noticeBox } from "./admin-page.ts";
+import { businessSection } from "./business-form.ts";
 import { csrfField, type DashboardSession } from "./kit.ts";
 
 export interface SettingsPageData {
@@ -20,6 +22,8 @@ export interface SettingsPageData {
   finalTag: FinalTag;
   chain: { name: string; chainId: number; usdc: string; confirmations: number };
   relayer: { address: string; balance: string | null };
+  /** What its invoices and receipts print (docs/documents.md). */
+  business: BusinessDetails;
 }
 
 /**
@@ -62,6 +66,7 @@ ${data.notice ? noticeBox(data.notice) : ""}
     </dd></div>
   </dl>
 </section>
+${businessSection(data.session, data.business, data.accountName)}
 ${speedForm(data)}
 <section class="card" aria-labelledby="chain-title">
   <h2 id="chain-title">Settlement chain</h2>

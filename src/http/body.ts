@@ -41,13 +41,32 @@ export async function parseFormBody(request: Request): Promise<URLSearchParams> 
   return new URLSearchParams(await readLimited(request, MAX_BODY_BYTES));
 }
 
+/**
+ * A multipart form (the dashboard's logo upload), under the same size limit: its text fields and
+ * files as FormData. A body that is not a valid multipart form is a 400.
+ */
+export async function parseMultipartBody(request: Request): Promise<FormData> {
+  const bytes = await readLimitedBytes(request, MAX_BODY_BYTES);
+  const type = request.headers.get("content-type") ?? "";
+  try {
+    return await new Response(bytes, { headers: { "content-type": type } }).formData();
+  } catch {
+    throw new ValidationError("request body must be a valid multipart form");
+  }
+}
+
 export function rawBody(request: Request): string {
   return rawBodies.get(request) ?? "";
 }
 
 /** The body as UTF-8 text, or a 413 as soon as more than `limit` bytes have arrived. */
 async function readLimited(request: Request, limit: number): Promise<string> {
-  if (!request.body) return "";
+  return new TextDecoder().decode(await readLimitedBytes(request, limit));
+}
+
+/** The body's bytes, or a 413 as soon as more than `limit` bytes have arrived. */
+async function readLimitedBytes(request: Request, limit: number): Promise<Uint8Array<ArrayBuffer>> {
+  if (!request.body) return new Uint8Array(0);
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -61,5 +80,5 @@ async function readLimited(request: Request, limit: number): Promise<string> {
     }
     chunks.push(value);
   }
-  return new TextDecoder().decode(Buffer.concat(chunks, size));
+  return new Uint8Array(Buffer.concat(chunks, size));
 }

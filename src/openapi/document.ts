@@ -2,6 +2,7 @@ import type { TObject, TSchema } from "@sinclair/typebox";
 import type { OpenAPIV3_1 } from "openapi-types";
 import pkg from "../../package.json" with { type: "json" };
 import { COMPONENTS } from "./components.ts";
+import { DOCUMENT_OPERATIONS } from "./document-operations.ts";
 import { type JsonSchema, toJsonSchema } from "./json-schema.ts";
 import { MERCHANT_OPERATIONS } from "./merchant-operations.ts";
 import { type ErrorStatus, type Operation, TAGS } from "./operation.ts";
@@ -10,7 +11,12 @@ import { REFUND_OPERATIONS } from "./refund-operations.ts";
 import { WEBHOOKS } from "./webhooks.ts";
 
 /** Every operation the document describes; the contract test holds it to the server's routes. */
-export const OPERATIONS: readonly Operation[] = [...MERCHANT_OPERATIONS, ...REFUND_OPERATIONS, ...PUBLIC_OPERATIONS];
+export const OPERATIONS: readonly Operation[] = [
+  ...MERCHANT_OPERATIONS,
+  ...REFUND_OPERATIONS,
+  ...DOCUMENT_OPERATIONS,
+  ...PUBLIC_OPERATIONS,
+];
 
 /**
  * Answers any request can get, whatever its route and method: a body over the limit, refused on its

@@ -48,7 +48,7 @@ const requestOf = (route: MerchantRoute): ApiRequest => ({ method: route.method,
  */
 async function createOwnedObjects(account: TestAccount): Promise<OwnedObjects> {
   const call = api(server.url, account.apiKey);
-  const payment = await call("/api/v1/payments", { body: { amount: "2.00" } });
+  const payment = await call("/api/v1/payments", { body: { amount: "2.00", invoice_number: "INV-SWEEP" } });
   const endpoint = await call("/api/v1/webhook_endpoints", { body: { url: "https://hooks.example.com/owned" } });
   const sent = await call(`/api/v1/webhook_endpoints/${endpoint.json.id}/test`, { method: "POST" });
   const link = await call("/api/v1/payment_links", { body: { amount: "2.00" } });

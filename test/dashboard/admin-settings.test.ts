@@ -36,8 +36,14 @@ describe("the settings page", () => {
     expect(page).toContain('<dd id="account-name">Settled Shop</dd>');
     expect(page).toContain(`<code class="mono" id="payout-address">${TEST_PAYOUT}</code>`);
     expect(page).toContain(`stablegate account set-payout ${account.accountId} ADDRESS`);
-    // Shown, never changed here: no form on the page but sign-out and the speed form, no payout field.
-    expect(page.match(/<form /g)).toHaveLength(2);
+    // Shown, never changed here: no form on the page but sign-out, the business details and logo
+    // (test/documents/business-settings.test.ts) and the speed form, no payout field.
+    expect(page.match(/<form [^>]*action="([^"]+)"/g)?.map((form) => /action="([^"]+)"/.exec(form)![1])).toEqual([
+      "/dashboard/logout",
+      "/dashboard/settings/business",
+      "/dashboard/settings/logo",
+      "/dashboard/settings/speed",
+    ]);
     expect(page).not.toMatch(/<input[^>]+name="payout/);
     expect(page).toContain('<span id="fee">100 bps</span>');
     expect(page).toContain("the server&#39;s default");

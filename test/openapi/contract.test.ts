@@ -15,12 +15,13 @@ import { type Receiver, startReceiver } from "../support/receiver.ts";
 import { api, startTestServer } from "../support/server.ts";
 import { type Stack, startStack } from "../support/stack.ts";
 import { randomAddress } from "../support/test-chain.ts";
+import { DOCUMENT_SCENARIOS } from "./document-scenarios.ts";
 import { MERCHANT_SCENARIOS } from "./merchant-scenarios.ts";
 import { PUBLIC_SCENARIOS } from "./public-scenarios.ts";
 import { REFUND_SCENARIOS } from "./refund-scenarios.ts";
 import { answerGoneWhenAsked, createOwned, received, type World } from "./world.ts";
 
-const SCENARIOS = { ...MERCHANT_SCENARIOS, ...REFUND_SCENARIOS, ...PUBLIC_SCENARIOS };
+const SCENARIOS = { ...MERCHANT_SCENARIOS, ...REFUND_SCENARIOS, ...DOCUMENT_SCENARIOS, ...PUBLIC_SCENARIOS };
 
 let world: World;
 let contract: Contract;

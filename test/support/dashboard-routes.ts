@@ -63,6 +63,9 @@ export const DASHBOARD_ROUTES: readonly DashboardRouteCase[] = [
   { method: "POST", path: "/dashboard/keys/:id/revoke", params: { id: "keyId" }, form: { confirm: "yes" } },
   { method: "GET", path: "/dashboard/settings" },
   { method: "POST", path: "/dashboard/settings/speed", form: { speed: "fast" } },
+  { method: "POST", path: "/dashboard/settings/business", form: { legal_name: "Sweep Shop GmbH", tax_id: "DE1" } },
+  // A urlencoded post of the logo form is its remove button (an upload is multipart: test/documents/).
+  { method: "POST", path: "/dashboard/settings/logo", form: { remove: "yes" } },
   { method: "POST", path: "/dashboard/logout", form: {} },
   { method: "GET", path: "/dashboard/links" },
   { method: "GET", path: "/dashboard/links/new" },

@@ -36,6 +36,9 @@ export const MERCHANT_ROUTES: readonly MerchantRoute[] = [
   // The owner's request names the recovery already under way (the sweep's server has no chain to simulate on).
   { method: "POST", path: "/api/v1/payments/:id/recover", body: { chain: "custom" }, writes: true },
   { method: "GET", path: "/api/v1/payments/:id/recoveries", writes: false },
+  // The sweep's payment has an invoice number and is confirmed: it has both documents.
+  { method: "GET", path: "/api/v1/payments/:id/invoice.pdf", writes: false },
+  { method: "GET", path: "/api/v1/payments/:id/receipt.pdf", writes: false },
   { method: "GET", path: "/api/v1/recoveries/:id", writes: false },
   { method: "POST", path: "/api/v1/payments/:id/refunds", body: { amount: "0.50" }, writes: true },
   { method: "GET", path: "/api/v1/payments/:id/refunds", writes: false },

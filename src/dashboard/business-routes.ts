@@ -1,0 +1,67 @@
+import type { Account } from "../accounts/service.ts";
+import type { AppContext } from "../context.ts";
+import { statusOf } from "../http/errors.ts";
+import { DomainError, NotFoundError, ValidationError } from "../lib/errors.ts";
+import { settingsPage } from "./admin-routes.ts";
+import { type DashboardRoute, type DashboardSession, seeOther } from "./kit.ts";
+import { notFoundPage as notFound } from "./layout.ts";
+
+/**
+ * The settings page's business forms: the details, and the logo (uploaded as multipart, or removed).
+ * A refused form shows the settings page again with the reason, and changes nothing.
+ */
+export function businessRoutes(ctx: AppContext): DashboardRoute[] {
+  const back = { href: "/dashboard", label: "Back to the dashboard" };
+  const notFoundPage = (session: DashboardSession) =>
+    notFound(session, {
+      nav: "settings",
+      title: "Not found",
+      message: "There is nothing with this id in your account.",
+      back,
+    });
+  const refused = async (error: unknown, session: DashboardSession, account: Account) => {
+    if (!(error instanceof DomainError) || error instanceof NotFoundError) throw error;
+    return settingsPage(ctx, session, account, { tone: "bad", text: error.message }, statusOf(error));
+  };
+  return [
+    {
+      method: "POST",
+      path: "/dashboard/settings/business",
+      handle: async ({ session, form }) => {
+        const account = ctx.accounts.findAccount(session.accountId);
+        if (!account) return notFoundPage(session);
+        try {
+          ctx.business.setText(account.id, {
+            legalName: form.get("legal_name") ?? "",
+            addressLines: (form.get("address") ?? "").split(/\r?\n/),
+            taxId: form.get("tax_id") ?? "",
+            supportEmail: form.get("support_email") ?? "",
+          });
+        } catch (error) {
+          return refused(error, session, account);
+        }
+        return seeOther("/dashboard/settings?saved=business#business-title");
+      },
+    },
+    {
+      method: "POST",
+      path: "/dashboard/settings/logo",
+      handle: async ({ session, form, files }) => {
+        const account = ctx.accounts.findAccount(session.accountId);
+        if (!account) return notFoundPage(session);
+        if (form.get("remove") === "yes") {
+          ctx.business.removeLogo(account.id);
+          return seeOther("/dashboard/settings?saved=logo-removed#business-title");
+        }
+        const file = files.get("logo");
+        try {
+          if (!file || file.size === 0) throw new ValidationError("logo: choose a PNG or JPEG file to upload");
+          await ctx.business.setLogo(account.id, new Uint8Array(await file.arrayBuffer()));
+        } catch (error) {
+          return refused(error, session, account);
+        }
+        return seeOther("/dashboard/settings?saved=logo#business-title");
+      },
+    },
+  ];
+}

@@ -1,0 +1,39 @@
+import { Type } from "@sinclair/typebox";
+import { Elysia } from "elysia";
+import type { AppContext } from "../context.ts";
+import type { AuthPlugin } from "../http/auth.ts";
+import { decoded, oneOfParam } from "../http/query.ts";
+import { PaymentParams } from "../payments/routes.ts";
+import { renderInvoicePdf } from "./invoice-pdf.ts";
+import { pdfResponse } from "./pdf-response.ts";
+import { renderReceiptPdf } from "./receipt-pdf.ts";
+
+export const DocumentQuery = Type.Object({ paper: Type.Optional(oneOfParam("paper", ["a4", "letter"] as const)) });
+
+/** The merchant's copies of the public documents: the same PDFs, found among the account's payments only. */
+export function documentRoutes(ctx: AppContext, authed: AuthPlugin) {
+  const { documents } = ctx;
+  return new Elysia()
+    .use(authed)
+    .get(
+      "/api/v1/payments/:id/invoice.pdf",
+      async ({ account, params, query }) => {
+        const data = documents.invoiceForAccount(account, params.id);
+        const paper = decoded(DocumentQuery, query).paper ?? "a4";
+        return pdfResponse(await renderInvoicePdf(data, paper), `invoice-${data.invoiceNumber}`);
+      },
+      { params: PaymentParams, query: DocumentQuery },
+    )
+    .get(
+      "/api/v1/payments/:id/receipt.pdf",
+      async ({ account, params, query }) => {
+        const data = documents.receiptForAccount(account, params.id);
+        const paper = decoded(DocumentQuery, query).paper ?? "a4";
+        return pdfResponse(
+          await renderReceiptPdf(data, paper),
+          `receipt-${data.invoiceNumber ?? data.paymentId.slice(2, 12)}`,
+        );
+      },
+      { params: PaymentParams, query: DocumentQuery },
+    );
+}
