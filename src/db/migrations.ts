@@ -11,6 +11,7 @@ import p018 from "../../migrations/postgres/018_payment_link_forms.sql" with { t
 import p019 from "../../migrations/postgres/019_deposit_v3.sql" with { type: "text" };
 import p020 from "../../migrations/postgres/020_speed.sql" with { type: "text" };
 import p021 from "../../migrations/postgres/021_refunds.sql" with { type: "text" };
+import p023 from "../../migrations/postgres/023_email.sql" with { type: "text" };
 import s001 from "../../migrations/sqlite/001_core.sql" with { type: "text" };
 import s002 from "../../migrations/sqlite/002_chain.sql" with { type: "text" };
 import s003 from "../../migrations/sqlite/003_webhooks.sql" with { type: "text" };
@@ -32,6 +33,7 @@ import s018 from "../../migrations/sqlite/018_payment_link_forms.sql" with { typ
 import s019 from "../../migrations/sqlite/019_deposit_v3.sql" with { type: "text" };
 import s020 from "../../migrations/sqlite/020_speed.sql" with { type: "text" };
 import s021 from "../../migrations/sqlite/021_refunds.sql" with { type: "text" };
+import s023 from "../../migrations/sqlite/023_email.sql" with { type: "text" };
 
 export interface Migration {
   version: number;
@@ -61,6 +63,8 @@ export const SQLITE_MIGRATIONS: ReadonlyArray<Migration> = [
   { version: 19, name: "019_deposit_v3.sql", sql: s019 },
   { version: 20, name: "020_speed.sql", sql: s020 },
   { version: 21, name: "021_refunds.sql", sql: s021 },
+  // 022 (documents) comes from its own branch.
+  { version: 23, name: "023_email.sql", sql: s023 },
 ];
 
 export const POSTGRES_MIGRATIONS: ReadonlyArray<Migration> = [
@@ -72,4 +76,5 @@ export const POSTGRES_MIGRATIONS: ReadonlyArray<Migration> = [
   { version: 19, name: "019_deposit_v3.sql", sql: p019 },
   { version: 20, name: "020_speed.sql", sql: p020 },
   { version: 21, name: "021_refunds.sql", sql: p021 },
+  { version: 23, name: "023_email.sql", sql: p023 },
 ];

@@ -48,6 +48,8 @@ export function opsRoutes(ctx: AppContext, db: Db) {
         chain: await ctx.chain.readiness(),
         chains: ctx.chain.chains(),
         leases: ctx.leases(),
+        // Whether email works; no user name or password (docs/email.md).
+        email: ctx.email.health(),
       };
     });
 }
