@@ -261,11 +261,10 @@ function keyRoutes(ctx: AppContext): DashboardRoute[] {
   ];
 }
 
-function settingsRoutes(ctx: AppContext): DashboardRoute[] {
+/** The settings page, with a notice of what just happened; also drawn by the email settings' routes. */
+export function settingsPage(ctx: AppContext) {
   const { config } = ctx;
-  const back = { href: "/dashboard", label: "Back to the dashboard" };
-
-  const page = async (session: DashboardSession, account: Account, notice?: Notice, status = 200) => {
+  return async (session: DashboardSession, account: Account, notice?: Notice, status = 200) => {
     const gas = await ctx.chain.relayerGas(BALANCE_TIMEOUT_MS);
     const native = CHAINS.get(config.chain.name)?.viem.nativeCurrency ?? { symbol: "ETH", decimals: 18 };
     return dashboardPage({
@@ -294,9 +293,21 @@ function settingsRoutes(ctx: AppContext): DashboardRoute[] {
           address: gas.address,
           balance: gas.balanceWei === null ? null : `${gasAmount(gas.balanceWei, native.decimals)} ${native.symbol}`,
         },
+        email: {
+          session,
+          health: ctx.email.health(),
+          customerEmails: ctx.email.customerEmails(account.id),
+          notices: ctx.email.paymentNotices(session.userId),
+        },
       }),
     });
   };
+}
+
+function settingsRoutes(ctx: AppContext): DashboardRoute[] {
+  const { config } = ctx;
+  const back = { href: "/dashboard", label: "Back to the dashboard" };
+  const page = settingsPage(ctx);
 
   return [
     {
@@ -306,10 +317,13 @@ function settingsRoutes(ctx: AppContext): DashboardRoute[] {
         const account = ctx.accounts.findAccount(session.accountId);
         if (!account) return notFoundPage(session, "settings", back);
         // Only a fixed word is read from the link, so a crafted one cannot put words of its own on the page.
+        const saved = query.get("saved");
         const notice: Notice | undefined =
-          query.get("saved") === "speed"
+          saved === "speed"
             ? { tone: "ok", text: speedSaved(account.speed, config.defaultSpeed) }
-            : undefined;
+            : saved === "email"
+              ? { tone: "ok", text: "Email settings saved." }
+              : undefined;
         return page(session, account, notice);
       },
     },

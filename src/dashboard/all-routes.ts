@@ -1,5 +1,6 @@
 import type { AppContext } from "../context.ts";
 import { adminRoutes } from "./admin-routes.ts";
+import { emailSettingsRoutes } from "./email-settings-routes.ts";
 import type { DashboardRoute } from "./kit.ts";
 import { linksRoutes } from "./links-routes.ts";
 import { listsRoutes } from "./lists-routes.ts";
@@ -17,5 +18,6 @@ export function allDashboardRoutes(ctx: AppContext): DashboardRoute[] {
     ...paymentDetailRoutes(ctx),
     ...linksRoutes(ctx),
     ...adminRoutes(ctx),
+    ...emailSettingsRoutes(ctx),
   ];
 }

@@ -1,6 +1,7 @@
 import { html, type Raw } from "../html/template.ts";
 import { type FinalTag, SPEEDS, type Speed } from "../lib/speed.ts";
 import { type Notice, noticeBox } from "./admin-page.ts";
+import { type EmailSettingsData, emailSection } from "./email-settings-page.ts";
 import { csrfField, type DashboardSession } from "./kit.ts";
 
 export interface SettingsPageData {
@@ -20,6 +21,7 @@ export interface SettingsPageData {
   finalTag: FinalTag;
   chain: { name: string; chainId: number; usdc: string; confirmations: number };
   relayer: { address: string; balance: string | null };
+  email: EmailSettingsData;
 }
 
 /**
@@ -63,6 +65,7 @@ ${data.notice ? noticeBox(data.notice) : ""}
   </dl>
 </section>
 ${speedForm(data)}
+${emailSection(data.email)}
 <section class="card" aria-labelledby="chain-title">
   <h2 id="chain-title">Settlement chain</h2>
   <dl class="settings">
