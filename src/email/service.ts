@@ -1,6 +1,7 @@
 import type { Clock } from "../lib/clock.ts";
 import { isoMillis } from "../lib/clock.ts";
 import { ValidationError } from "../lib/errors.ts";
+import { randomBase62 } from "../lib/ids.ts";
 import { describeSmtp, EMAIL_ADDRESS, type SmtpTarget } from "../lib/smtp-url.ts";
 import type { EmailStore, PaymentNotices } from "./store.ts";
 import { testEmail } from "./templates.ts";
@@ -78,30 +79,37 @@ export function createEmailService(deps: EmailServiceDeps) {
      * Sends a test email now, bypassing the outbox, and says what the SMTP server answered: the
      * point is to find out whether sending works, while the operator waits.
      */
-    async sendTest(address: string): Promise<{ ok: true } | { ok: false; error: string }> {
-      const to = address.trim();
-      if (!EMAIL_ADDRESS.test(to)) throw new ValidationError(`address: "${to}" is not an email address`);
-      if (deps.smtp === null)
-        throw new ValidationError("email is off: set STABLEGATE_SMTP_URL and STABLEGATE_SMTP_FROM, then restart");
-      const rendered = testEmail(deps.baseUrl, deps.smtp.from);
-      const now = clock.now();
-      try {
-        await deps.smtp.send({
-          from: { name: "Stablegate", address: deps.smtp.from },
-          to,
-          replyTo: null,
-          subject: rendered.subject,
-          text: rendered.text,
-          html: rendered.html,
-          messageId: `<test.${now}.${Math.random().toString(36).slice(2)}@${deps.smtp.messageDomain}>`,
-          date: new Date(now),
-          unsubscribeUrl: null,
-          attachments: [],
-        });
-        return { ok: true };
-      } catch (error) {
-        return { ok: false, error: smtpError(error).message };
-      }
-    },
+    sendTest: (address: string) => sendTestEmail(deps.smtp, deps.baseUrl, address, clock.now()),
   };
+}
+
+/** The test email, sent at once to `address`; what the SMTP server answered. */
+export async function sendTestEmail(
+  smtp: EmailServiceDeps["smtp"],
+  baseUrl: string,
+  address: string,
+  now: number,
+): Promise<{ ok: true } | { ok: false; error: string }> {
+  const to = address.trim();
+  if (!EMAIL_ADDRESS.test(to)) throw new ValidationError(`address: "${to}" is not an email address`);
+  if (smtp === null)
+    throw new ValidationError("email is off: set STABLEGATE_SMTP_URL and STABLEGATE_SMTP_FROM, then restart");
+  const rendered = testEmail(baseUrl, smtp.from);
+  try {
+    await smtp.send({
+      from: { name: "Stablegate", address: smtp.from },
+      to,
+      replyTo: null,
+      subject: rendered.subject,
+      text: rendered.text,
+      html: rendered.html,
+      messageId: `<test.${now}.${randomBase62(12)}@${smtp.messageDomain}>`,
+      date: new Date(now),
+      unsubscribeUrl: null,
+      attachments: [],
+    });
+    return { ok: true };
+  } catch (error) {
+    return { ok: false, error: smtpError(error).message };
+  }
 }
