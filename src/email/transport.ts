@@ -67,9 +67,7 @@ export function smtpTransport(target: SmtpTarget, tls: SmtpTlsOptions = {}): Sen
       html: email.html,
       messageId: email.messageId,
       date: email.date,
-      list: email.unsubscribeUrl
-        ? { unsubscribe: { url: email.unsubscribeUrl, comment: "Email settings" } }
-        : undefined,
+      list: email.unsubscribeUrl ? { unsubscribe: email.unsubscribeUrl } : undefined,
       attachments: email.attachments.map((a) => ({
         filename: a.filename,
         contentType: a.contentType,
