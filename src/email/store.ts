@@ -117,7 +117,13 @@ export function createEmailStore(db: Db) {
 
   return {
     /** The account's payments confirmed in [from, to), for the daily summary. */
-    confirmedBetween: (accountId: string, from: number, to: number) => confirmedBetween.all(accountId, from, to),
+    // Amounts come back as the engine stores them (a number on SQLite): made bigint, as money is.
+    confirmedBetween: (accountId: string, from: number, to: number) =>
+      confirmedBetween.all(accountId, from, to).map((p) => ({
+        ...p,
+        amount: BigInt(p.amount),
+        amount_received: p.amount_received === null ? null : BigInt(p.amount_received),
+      })),
     /** Queues an email unless one with its dedupe key exists; true when this call queued it. */
     queue: (row: NewEmail, now: number): boolean =>
       queue.run({ ...row, unsubscribe_url: row.unsubscribe_url ?? null, now }).changes === 1,
