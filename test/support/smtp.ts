@@ -37,6 +37,8 @@ export interface TestSmtp {
   refuse: Set<string>;
   /** Each message is accepted only after this many ms. */
   delayMs: number;
+  /** While true, MAIL FROM is never answered: senders hang before any message is transmitted. */
+  hold: boolean;
   /** Closes the listener (senders then fail to connect) until `start()`. */
   stop(): Promise<void>;
   start(): Promise<void>;
@@ -77,7 +79,7 @@ export async function startTestSmtp(): Promise<TestSmtp> {
   const ca = readFileSync(caFile, "utf8");
   const messages: ReceivedEmail[] = [];
   const refuse = new Set<string>();
-  const state = { delayMs: 0 };
+  const state = { delayMs: 0, hold: false };
   let port = 0;
 
   const make = () =>
@@ -91,6 +93,7 @@ export async function startTestSmtp(): Promise<TestSmtp> {
         done(new Error("535 bad credentials"));
       },
       onMailFrom(_address, session, done) {
+        if (state.hold) return;
         if (!session.secure) return done(Object.assign(new Error("530 STARTTLS first"), { responseCode: 530 }));
         done();
       },
@@ -145,6 +148,12 @@ export async function startTestSmtp(): Promise<TestSmtp> {
     },
     set delayMs(ms: number) {
       state.delayMs = ms;
+    },
+    get hold() {
+      return state.hold;
+    },
+    set hold(on: boolean) {
+      state.hold = on;
     },
     stop: close,
     async start() {
