@@ -1,6 +1,7 @@
 import type { EmailHealth } from "../email/service.ts";
 import type { PaymentNotices } from "../email/store.ts";
 import { html, type Raw } from "../html/template.ts";
+import { timeTag } from "../html/time.ts";
 import { csrfField, type DashboardSession } from "./kit.ts";
 
 export interface EmailSettingsData {
@@ -31,10 +32,10 @@ export function emailSection(data: EmailSettingsData): Raw {
     ${
       health.enabled
         ? html`<div><dt>Sending through</dt><dd class="mono">${health.server}, from ${health.from}</dd></div>
-    <div><dt>Last sent</dt><dd id="email-last-sent">${health.last_sent_at ?? "Nothing sent yet"}</dd></div>
+    <div><dt>Last sent</dt><dd id="email-last-sent">${health.last_sent_at ? timeTag(health.last_sent_at) : "Nothing sent yet"}</dd></div>
     ${
       health.last_error
-        ? html`<div><dt>Last error</dt><dd id="email-last-error">${health.last_error.at}: ${health.last_error.error}
+        ? html`<div><dt>Last error</dt><dd id="email-last-error">${timeTag(health.last_error.at)}: ${health.last_error.error}
       <span class="muted">(to ${health.last_error.recipient}${health.last_error.gave_up ? ", given up" : ", will retry"})</span></dd></div>`
         : ""
     }
@@ -88,10 +89,11 @@ function forms(data: EmailSettingsData): Raw {
       failed), a webhook endpoint disabled, and the relayer running low on gas.</p>
     <button class="btn" type="submit">Save my emails</button>
   </form>
-  <form class="speed-form" method="post" action="/dashboard/settings/email/test">
+  <form class="speed-form email-test" method="post" action="/dashboard/settings/email/test">
     ${csrfField(data.session)}
-    <label>Send a test email to
-      <input type="email" name="address" value="${data.session.email}" required autocomplete="email"></label>
+    <label for="email-test-address">Send a test email to</label>
+    <input id="email-test-address" type="email" name="address" value="${data.session.email}" required autocomplete="email">
+    <p class="muted hint">Sent at once, not queued: the answer of the SMTP server shows here.</p>
     <button class="btn secondary" type="submit">Send test email</button>
   </form>`;
 }

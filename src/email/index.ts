@@ -81,7 +81,7 @@ export function createEmail(
     log,
     baseUrl: config.baseUrl,
     payment: w.payment,
-    merchantName: (accountId) => documents.senderOf(accountId).name,
+    sender: (accountId) => documents.senderOf(accountId),
   });
   if (!email || !send) {
     return {

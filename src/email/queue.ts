@@ -11,6 +11,7 @@ import {
   type PaymentFacts,
   receiptEmail,
   refundClaimEmail,
+  type Sender,
   underpaidEmail,
 } from "./templates.ts";
 
@@ -27,8 +28,8 @@ export interface EmailQueueDeps {
   log: Logger;
   baseUrl: string;
   payment: (id: string) => PaymentForEmail | null;
-  /** The merchant's name as the emails give it (the legal name once the documents set one). */
-  merchantName: (accountId: string) => string;
+  /** The merchant as customers' emails name it (the legal name and support address once the documents set them). */
+  sender: (accountId: string) => Sender;
 }
 
 export type EmailQueue = ReturnType<typeof createEmailQueue>;
@@ -97,7 +98,7 @@ export function createEmailQueue(deps: EmailQueueDeps) {
       if (p.invoice_number === null || p.payment_link !== null) return;
       const to = customerOf(p);
       if (to === null) return;
-      const email = invoiceEmail(deps.merchantName(p.account_id), baseUrl, p);
+      const email = invoiceEmail(deps.sender(p.account_id), baseUrl, p);
       put(`invoice:${p.id}`, to, "invoice", { account: p.account_id, payment: p.id }, email, now);
     },
 
@@ -108,7 +109,7 @@ export function createEmailQueue(deps: EmailQueueDeps) {
       if (p === null) return;
       const now = event.created_at;
       const at = { account: p.account_id, payment: p.id };
-      const merchant = () => deps.merchantName(p.account_id);
+      const merchant = () => deps.sender(p.account_id);
       const customer = customerOf(p);
       switch (event.type) {
         case "payment.confirmed":

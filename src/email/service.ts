@@ -38,25 +38,33 @@ export const PAYMENT_NOTICES: readonly PaymentNotices[] = ["each", "daily", "non
 /** Email settings, health and the test email, for the dashboard, the CLI and /readyz. */
 export function createEmailService(deps: EmailServiceDeps) {
   const { store, clock } = deps;
+  // The last test email this process sent (it bypasses the outbox), so the page it was sent from
+  // shows its outcome as the last success or the last error.
+  let lastTest: { at: number; to: string; error: string | null } | null = null;
   return {
     enabled: deps.smtp !== null,
     health(): EmailHealth {
       const h = store.health();
-      const lastError =
+      let sentAt = h.lastSentAt;
+      let error =
         h.lastError === null
           ? null
           : {
-              at: isoMillis(Number(h.lastError.at)),
+              at: Number(h.lastError.at),
               error: h.lastError.error,
               recipient: h.lastError.recipient,
               gave_up: h.lastError.state === "failed",
             };
-      const failingNow = h.lastError !== null && (h.lastSentAt === null || Number(h.lastError.at) > h.lastSentAt);
+      if (lastTest && lastTest.error === null && (sentAt === null || lastTest.at > sentAt)) sentAt = lastTest.at;
+      if (lastTest && lastTest.error !== null && (error === null || lastTest.at > error.at))
+        error = { at: lastTest.at, error: lastTest.error, recipient: lastTest.to, gave_up: true };
+      const lastError = error === null ? null : { ...error, at: isoMillis(error.at) };
+      const failingNow = error !== null && (sentAt === null || error.at > sentAt);
       return {
         enabled: deps.smtp !== null,
         server: deps.smtp ? describeSmtp(deps.smtp.target) : null,
         from: deps.smtp?.from ?? null,
-        last_sent_at: isoMillis(h.lastSentAt),
+        last_sent_at: isoMillis(sentAt),
         last_error: lastError,
         queued: h.pending,
         given_up: h.failed,
@@ -79,7 +87,12 @@ export function createEmailService(deps: EmailServiceDeps) {
      * Sends a test email now, bypassing the outbox, and says what the SMTP server answered: the
      * point is to find out whether sending works, while the operator waits.
      */
-    sendTest: (address: string) => sendTestEmail(deps.smtp, deps.baseUrl, address, clock.now()),
+    async sendTest(address: string) {
+      const at = clock.now();
+      const result = await sendTestEmail(deps.smtp, deps.baseUrl, address, at);
+      lastTest = { at, to: address.trim(), error: result.ok ? null : result.error };
+      return result;
+    },
   };
 }
 

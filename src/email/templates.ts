@@ -34,15 +34,22 @@ function paymentRows(p: PaymentFacts): Array<[string, string]> {
   return rows;
 }
 
-const customerFooter = (merchant: string) =>
-  `Sent by ${merchant} through their payment server, because this address was given for this payment. ` +
-  "Reply to this email to reach them.";
+/** Who a customer's email is from: the merchant's name, and the support address replies go to, if any. */
+export interface Sender {
+  name: string;
+  replyTo: string | null;
+}
+
+const customerFooter = (merchant: Sender) =>
+  `Sent by ${merchant.name} through their payment server, because this address was given for this payment.` +
+  (merchant.replyTo ? " Reply to this email to reach them." : "");
 
 const merchantFooter = (base: string) =>
   `Sent by Stablegate to the users of this dashboard. Choose what you receive at ${base}/dashboard/settings.`;
 
 /** To the customer, when a payment with an invoice number is created. */
-export function invoiceEmail(merchant: string, base: string, p: PaymentFacts): RenderedEmail {
+export function invoiceEmail(from: Sender, base: string, p: PaymentFacts): RenderedEmail {
+  const merchant = from.name;
   const rows = paymentRows(p);
   if (p.due_at !== null) rows.push(["Due", utcDate(p.due_at)]);
   return renderEmail(
@@ -53,12 +60,13 @@ export function invoiceEmail(merchant: string, base: string, p: PaymentFacts): R
       { rows },
       { link: payUrl(base, p.id), label: "View and pay" },
     ],
-    customerFooter(merchant),
+    customerFooter(from),
   );
 }
 
 /** To the customer, once the payment is confirmed. */
-export function receiptEmail(merchant: string, base: string, p: PaymentFacts, paidAt: number): RenderedEmail {
+export function receiptEmail(from: Sender, base: string, p: PaymentFacts, paidAt: number): RenderedEmail {
+  const merchant = from.name;
   const rows = paymentRows(p);
   rows.push(["Paid", usdc(p.amount_received ?? p.amount)], ["Date", utcDate(paidAt)], ["Payment", p.id]);
   return renderEmail(
@@ -69,12 +77,13 @@ export function receiptEmail(merchant: string, base: string, p: PaymentFacts, pa
       { rows },
       { link: payUrl(base, p.id), label: "View the payment" },
     ],
-    customerFooter(merchant),
+    customerFooter(from),
   );
 }
 
 /** To the customer, when less than the amount arrived. */
-export function underpaidEmail(merchant: string, base: string, p: PaymentFacts): RenderedEmail {
+export function underpaidEmail(from: Sender, base: string, p: PaymentFacts): RenderedEmail {
+  const merchant = from.name;
   const received = p.amount_received ?? 0n;
   const due = p.amount - received;
   return renderEmail(
@@ -87,12 +96,13 @@ export function underpaidEmail(merchant: string, base: string, p: PaymentFacts):
       { rows: [...paymentRows(p), ["Received", usdc(received)], ["Still due", usdc(due)]] },
       { link: payUrl(base, p.id), label: `Pay the remaining ${usdc(due)}` },
     ],
-    customerFooter(merchant),
+    customerFooter(from),
   );
 }
 
 /** To the customer, when the merchant refunds them and needs their address. */
-export function refundClaimEmail(merchant: string, amount: bigint, claimUrl: string, p: PaymentFacts): RenderedEmail {
+export function refundClaimEmail(from: Sender, amount: bigint, claimUrl: string, p: PaymentFacts): RenderedEmail {
+  const merchant = from.name;
   return renderEmail(
     `${merchant} is refunding you ${usdc(amount)}`,
     `A refund of ${usdc(amount)} is waiting for you`,
@@ -102,7 +112,7 @@ export function refundClaimEmail(merchant: string, amount: bigint, claimUrl: str
       { link: claimUrl, label: "Claim your refund" },
       { note: "The link is yours alone: anyone who has it can choose where the refund goes. Do not forward it." },
     ],
-    customerFooter(merchant),
+    customerFooter(from),
   );
 }
 
