@@ -288,7 +288,9 @@ export const COMMANDS: Command[] = [
         "answered: exit 0 when it accepted the email, 1 when it did not. The password is never printed.",
     ],
     examples: [
-      "STABLEGATE_SMTP_URL=smtp://user:pass@mail.example.com:587 STABLEGATE_SMTP_FROM=billing@acme.example stablegate email test me@acme.example",
+      "stablegate email test me@acme.example",
+      "STABLEGATE_SMTP_URL=smtps://user:pass@mail.example.com STABLEGATE_SMTP_FROM=billing@acme.example " +
+        "stablegate email test me@acme.example",
     ],
     async run(args, env) {
       const { runEmailTest } = await import("./email.ts");

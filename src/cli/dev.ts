@@ -165,6 +165,9 @@ async function startDevStack(env: Env, onStop: (step: () => unknown) => void): P
     `curl -s ${base}/api/v1/payments -H "Authorization: Bearer ${api_key}"`,
     `-H "Content-Type: application/json" -d '{"amount":"10.00","description":"My first payment"}'`,
   ].join(" ");
+  const emailsLine = catcher
+    ? `${catcher.dir}  (one .eml file per email; local SMTP catcher ${catcher.url})`
+    : `sent through ${describeSmtp(config.email!.smtp)}`;
   console.log(`
 Stablegate dev stack is running.
 
@@ -176,7 +179,7 @@ Stablegate dev stack is running.
   account    ${account.id}, payout to ${merchant}
   API key    ${api_key}
   API docs   ${base}/docs  (OpenAPI document: ${base}/openapi.json)
-  emails     ${catcher ? `${catcher.dir}  (one .eml file per email; local SMTP catcher ${catcher.url})` : `sent through ${describeSmtp(config.email!.smtp)}`}
+  emails     ${emailsLine}
 
 Dashboard ${base}/dashboard/login
   email      ${dashboard.user.email}

@@ -29,19 +29,7 @@ export function emailSection(data: EmailSettingsData): Raw {
   <h2 id="email-title">Email</h2>
   <dl class="settings">
     <div><dt>Status</dt><dd id="email-status">${statusLine(health)}</dd></div>
-    ${
-      health.enabled
-        ? html`<div><dt>Sending through</dt><dd class="mono">${health.server}, from ${health.from}</dd></div>
-    <div><dt>Last sent</dt><dd id="email-last-sent">${health.last_sent_at ? timeTag(health.last_sent_at) : "Nothing sent yet"}</dd></div>
-    ${
-      health.last_error
-        ? html`<div><dt>Last error</dt><dd id="email-last-error">${timeTag(health.last_error.at)}: ${health.last_error.error}
-      <span class="muted">(to ${health.last_error.recipient}${health.last_error.gave_up ? ", given up" : ", will retry"})</span></dd></div>`
-        : ""
-    }
-    <div><dt>Waiting</dt><dd id="email-queued">${health.queued} queued, ${health.given_up} given up</dd></div>`
-        : ""
-    }
+    ${health.enabled ? healthRows(health) : ""}
   </dl>
   ${
     health.enabled
@@ -53,6 +41,20 @@ export function emailSection(data: EmailSettingsData): Raw {
 </section>`;
 }
 
+function healthRows(h: EmailHealth): Raw {
+  const lastSent = h.last_sent_at ? timeTag(h.last_sent_at) : "Nothing sent yet";
+  const error = h.last_error;
+  return html`<div><dt>Sending through</dt><dd class="mono">${h.server}, from ${h.from}</dd></div>
+    <div><dt>Last sent</dt><dd id="email-last-sent">${lastSent}</dd></div>
+    ${
+      error
+        ? html`<div><dt>Last error</dt><dd id="email-last-error">${timeTag(error.at)}: ${error.error}
+      <span class="muted">(to ${error.recipient}, ${error.gave_up ? "given up" : "will retry"})</span></dd></div>`
+        : ""
+    }
+    <div><dt>Waiting</dt><dd id="email-queued">${h.queued} queued, ${h.given_up} given up</dd></div>`;
+}
+
 function statusLine(h: EmailHealth): Raw {
   if (!h.enabled) return html`<span class="badge">Off</span>`;
   if (h.ok) return html`<span class="badge succeeded">Working</span>`;
@@ -60,39 +62,43 @@ function statusLine(h: EmailHealth): Raw {
     <span class="muted">the last attempt failed; emails wait and are retried</span>`;
 }
 
-function forms(data: EmailSettingsData): Raw {
-  const choice = (value: PaymentNotices, title: string, hint: string) =>
-    html`<label class="speed-choice">
-        <input type="radio" name="payments" value="${value}"${data.notices === value ? html` checked` : ""}>
+const CUSTOMERS_ON =
+  "When a payment has the customer's email: the invoice (for payments with an invoice number), the receipt " +
+  "once paid, a notice of an underpayment with the amount still due, and the link to claim a refund.";
+
+/** One choice of a radio group, drawn as the speed form's are. */
+const radio = (name: string, value: string, checked: boolean, title: string, hint: string) =>
+  html`<label class="speed-choice">
+        <input type="radio" name="${name}" value="${value}"${checked ? html` checked` : ""}>
         <span><strong>${title}</strong><span class="muted hint">${hint}</span></span>
       </label>`;
+
+function forms(data: EmailSettingsData): Raw {
+  const { session } = data;
   return html`<form class="speed-form" method="post" action="/dashboard/settings/email/customers">
-    ${csrfField(data.session)}
+    ${csrfField(session)}
     <fieldset class="speed-choices">
       <legend>Emails to this account's customers</legend>
-      <label class="speed-choice"><input type="radio" name="customer_emails" value="on"${data.customerEmails ? html` checked` : ""}>
-        <span><strong>On</strong><span class="muted hint">When a payment has the customer's email: the invoice (for
-        payments with an invoice number), the receipt once paid, a notice of an underpayment with the amount still
-        due, and the link to claim a refund.</span></span></label>
-      <label class="speed-choice"><input type="radio" name="customer_emails" value="off"${data.customerEmails ? "" : html` checked`}>
-        <span><strong>Off</strong><span class="muted hint">Customers get no email from this server.</span></span></label>
+      ${radio("customer_emails", "on", data.customerEmails, "On", CUSTOMERS_ON)}
+      ${radio("customer_emails", "off", !data.customerEmails, "Off", "Customers get no email from this server.")}
     </fieldset>
     <button class="btn" type="submit">Save customer emails</button>
   </form>
   <form class="speed-form" method="post" action="/dashboard/settings/email/notices">
-    ${csrfField(data.session)}
+    ${csrfField(session)}
     <fieldset class="speed-choices">
-      <legend>What you (${data.session.email}) are sent about payments</legend>
-      ${NOTICES.map(([value, title, hint]) => choice(value, title, hint))}
+      <legend>What you (${session.email}) are sent about payments</legend>
+      ${NOTICES.map(([value, title, hint]) => radio("payments", value, data.notices === value, title, hint))}
     </fieldset>
     <p class="muted hint">Always sent to every user of the account: payments that need attention (underpaid or
       failed), a webhook endpoint disabled, and the relayer running low on gas.</p>
     <button class="btn" type="submit">Save my emails</button>
   </form>
   <form class="speed-form email-test" method="post" action="/dashboard/settings/email/test">
-    ${csrfField(data.session)}
+    ${csrfField(session)}
     <label for="email-test-address">Send a test email to</label>
-    <input id="email-test-address" type="email" name="address" value="${data.session.email}" required autocomplete="email">
+    <input id="email-test-address" type="email" name="address" value="${session.email}" required
+      autocomplete="email">
     <p class="muted hint">Sent at once, not queued: the answer of the SMTP server shows here.</p>
     <button class="btn secondary" type="submit">Send test email</button>
   </form>`;

@@ -35,7 +35,8 @@ export async function startSmtpCatcher(dir: string): Promise<SmtpCatcher> {
       stream.on("data", (chunk: Buffer) => chunks.push(chunk));
       stream.on("end", () => {
         const to = session.envelope.rcptTo.map((r) => r.address).join(",");
-        const file = `${new Date().toISOString().replace(/[:.]/g, "-")}-${++count}-${to.replace(/[^\w@.,-]/g, "_")}.eml`;
+        const at = new Date().toISOString().replace(/[:.]/g, "-");
+        const file = `${at}-${++count}-${to.replace(/[^\w@.,-]/g, "_")}.eml`;
         writeFileSync(join(dir, file), Buffer.concat(chunks));
         done();
       });

@@ -91,7 +91,9 @@ export function underpaidEmail(from: Sender, base: string, p: PaymentFacts): Ren
     `Part of your payment arrived: ${usdc(due)} still due`,
     [
       {
-        p: `${greeting(p)}${merchant} received ${usdc(received)} of the ${usdc(p.amount)} asked. Send the rest to the same payment page to complete it.`,
+        p:
+          `${greeting(p)}${merchant} received ${usdc(received)} of the ${usdc(p.amount)} asked. ` +
+          "Send the rest to the same payment page to complete it.",
       },
       { rows: [...paymentRows(p), ["Received", usdc(received)], ["Still due", usdc(due)]] },
       { link: payUrl(base, p.id), label: `Pay the remaining ${usdc(due)}` },
@@ -119,7 +121,7 @@ export function refundClaimEmail(from: Sender, amount: bigint, claimUrl: string,
 /** To the merchant's users who chose to hear of each confirmed payment. */
 export function confirmedNotice(base: string, p: PaymentFacts): RenderedEmail {
   return renderEmail(
-    `Payment confirmed: ${usdc(p.amount_received ?? p.amount)}${p.invoice_number ? ` (invoice ${p.invoice_number})` : ""}`,
+    `Payment confirmed: ${usdc(p.amount_received ?? p.amount)}${invoiceNote(p)}`,
     "Payment confirmed",
     [{ rows: [...paymentRows(p), ["Received", usdc(p.amount_received ?? p.amount)]] }, paymentLink(base, p.id)],
     merchantFooter(base),
@@ -130,10 +132,11 @@ export function confirmedNotice(base: string, p: PaymentFacts): RenderedEmail {
 export function attentionNotice(base: string, p: PaymentFacts): RenderedEmail {
   const why =
     p.status === "underpaid"
-      ? `The payer sent ${usdc(p.amount_received ?? 0n)} of ${usdc(p.amount)}. It completes if they send the rest; otherwise you may refund what arrived.`
+      ? `The payer sent ${usdc(p.amount_received ?? 0n)} of ${usdc(p.amount)}. ` +
+        "It completes if they send the rest; otherwise you may refund what arrived."
       : "Forwarding its funds to the payout address failed. Stablegate retries on its own; the payment page says why.";
   return renderEmail(
-    `Payment needs attention: ${p.status}${p.invoice_number ? ` (invoice ${p.invoice_number})` : ""}`,
+    `Payment needs attention: ${p.status}${invoiceNote(p)}`,
     `A payment is ${p.status}`,
     [{ p: why }, { rows: paymentRows(p) }, paymentLink(base, p.id)],
     merchantFooter(base),
@@ -147,7 +150,9 @@ export function webhookDisabledNotice(base: string, endpointId: string, url: str
     "A webhook endpoint was disabled",
     [
       {
-        p: "The endpoint answered 410 Gone, which asks senders to stop, so it receives no more events. Add it again from the dashboard once it works.",
+        p:
+          "The endpoint answered 410 Gone, which asks senders to stop, so it receives no more events. " +
+          "Add it again from the dashboard once it works.",
       },
       {
         rows: [
@@ -168,7 +173,9 @@ export function relayerGasNotice(base: string, chain: string, relayer: string, b
     `The relayer is running low on gas on ${chain}`,
     [
       {
-        p: "The relayer pays the gas that forwards payments to payout addresses. Below about five settlements' worth, payments may soon wait. Send it some of the chain's native coin.",
+        p:
+          "The relayer pays the gas that forwards payments to payout addresses. Below about five " +
+          "settlements' worth, payments may soon wait. Send it some of the chain's native coin.",
       },
       {
         rows: [
@@ -227,6 +234,7 @@ export function testEmail(base: string, sender: string): RenderedEmail {
   );
 }
 
+const invoiceNote = (p: PaymentFacts) => (p.invoice_number ? ` (invoice ${p.invoice_number})` : "");
 const greeting = (p: PaymentFacts) => (p.customer_name ? `Hello ${p.customer_name}, ` : "Hello, ");
 const paymentLink = (base: string, id: string): Block => ({
   link: dashboardPayment(base, id),

@@ -1,7 +1,7 @@
 /**
  * Identifiers. Payment ids are 256-bit random hex (the spec fixes their shape); everything else
- * carries a type prefix (`acct_`, `key_`, `we_`, `evt_`, `whd_`, `usr_`, `ses_`, `plink_`, `rcv_`, `re_`, `eml_`) so a stray
- * id says what it is.
+ * carries a type prefix (`acct_`, `key_`, `we_`, `evt_`, `whd_`, `usr_`, `ses_`, `plink_`, `rcv_`, `re_`,
+ * `eml_`) so a stray id says what it is.
  */
 const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
