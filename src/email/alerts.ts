@@ -21,6 +21,8 @@ export interface EmailAlertsDeps {
 }
 
 const DAY_MS = 86_400_000;
+/** How long a sent or given-up email stays in the outbox: the 30 days events are kept. */
+export const EMAIL_RETENTION_MS = 30 * DAY_MS;
 const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
 /**
@@ -82,6 +84,8 @@ export function createEmailAlerts(deps: EmailAlertsDeps) {
       const now = clock.now();
       summaries(now);
       relayerGas(now);
+      // Emails hold customers' addresses and names: kept as long as events are (docs/data-retention.md).
+      store.purgeOlderThan(now - EMAIL_RETENTION_MS, 500);
     },
   };
 }

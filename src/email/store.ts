@@ -72,6 +72,10 @@ export function createEmailStore(db: Db) {
   const counts = db.query<{ state: EmailState; n: number }, []>(
     "SELECT state, count(*) AS n FROM email_outbox WHERE state IN ('pending', 'failed') GROUP BY state",
   );
+  const purge = db.query(
+    `DELETE FROM email_outbox WHERE seq IN (
+       SELECT seq FROM email_outbox WHERE state IN ('sent', 'failed') AND updated_at < ? ORDER BY seq LIMIT ?)`,
+  );
   const findById = db.query<OutboxRow, [string]>("SELECT * FROM email_outbox WHERE id = ?");
   const listForAccount = db.query<OutboxRow, [string, number]>(
     "SELECT * FROM email_outbox WHERE account_id = ? ORDER BY seq DESC LIMIT ?",
@@ -137,6 +141,8 @@ export function createEmailStore(db: Db) {
     markFailed: (id: string, error: string, nextAt: number | null, now: number) =>
       markFailed.run(id, nextAt === null ? "failed" : "pending", nextAt ?? now, error, now),
     findById: (id: string) => findById.get(id) ?? null,
+    /** Deletes up to `limit` emails sent or given up before `before`; how many it deleted. */
+    purgeOlderThan: (before: number, limit: number) => purge.run(before, limit).changes,
     listForAccount: (accountId: string, limit: number) => listForAccount.all(accountId, limit),
     /** What /readyz and the settings page say of email. */
     health() {

@@ -28,6 +28,7 @@ import { startTestSmtp, type TestSmtp } from "../support/smtp.ts";
 import { waitFor } from "../support/wait.ts";
 
 const DAY = 86_400_000;
+const PDF = new TextEncoder().encode("%PDF-1.4 a test document\n%%EOF\n");
 let smtp: TestSmtp;
 let dir: string;
 let db: Db;
@@ -71,6 +72,14 @@ beforeAll(async () => {
     accounts,
     options: { smtpTls: { ca: smtp.ca, timeoutMs: 5_000 }, emailPollMs: 50, emailSchedule: [30_000, 120_000] },
     payment: (id) => createPaymentStore(db).findById(id) ?? null,
+    // What the documents capability hands over at the merge: the legal name, the support address, the PDF.
+    documents: {
+      senderOf: () => ({ name: "Outbox Shop Ltd", replyTo: "help@shop.example" }),
+      attachmentsFor: async (paymentId, kind) =>
+        kind === "invoice"
+          ? [{ filename: `invoice-${paymentId.slice(2, 10)}.pdf`, contentType: "application/pdf", content: PDF }]
+          : [],
+    },
     chains: () => [
       {
         name: "base",
@@ -223,6 +232,26 @@ describe("alerts", () => {
   });
 });
 
+describe("what the documents give the emails", () => {
+  test("the merchant's legal name, its support address as Reply-To, and the invoice's PDF attached", async () => {
+    const id = payment("pay_docs", { invoice_number: "DOC-1", status: "pending", amount_received: null });
+    email.paymentCreated(createPaymentStore(db).findById(id)!);
+    const mail = await waitFor(
+      () => smtp.messages.find((m) => m.to.includes("pay_docs@customer.example")),
+      10_000,
+      "the invoice",
+    );
+    expect(mail.headers.from).toBe("Outbox Shop Ltd <billing@shop.example>");
+    expect(mail.headers["reply-to"]).toBe("help@shop.example");
+    expect(mail.subject).toBe("Invoice DOC-1 from Outbox Shop Ltd: 12.00 USDC");
+    expect(mail.text).toContain("Reply to this email to reach them.");
+    expect(mail.attachments).toHaveLength(1);
+    expect(mail.attachments[0]!.filename).toBe(`invoice-${id.slice(2, 10)}.pdf`);
+    expect(mail.attachments[0]!.contentType).toBe("application/pdf");
+    expect(mail.attachments[0]!.content.equals(Buffer.from(PDF))).toBe(true);
+  });
+});
+
 describe("retries", () => {
   test("the first retry comes within a minute, and the schedule ends in giving up", () => {
     expect(emailRetryDelay(EMAIL_RETRY_SCHEDULE_MS, 1)).toBeLessThanOrEqual(60_000);
@@ -264,5 +293,15 @@ describe("retries", () => {
     } finally {
       await smtp.start();
     }
+  });
+});
+
+describe("retention", () => {
+  test("sent and given-up emails are deleted 30 days on; waiting ones are kept", async () => {
+    const before = outbox("state IN ('sent', 'failed')").length;
+    expect(before).toBeGreaterThan(0);
+    clock.advance(31 * DAY);
+    email.checkAlerts();
+    expect(outbox("state IN ('sent', 'failed')")).toEqual([]);
   });
 });
