@@ -10,6 +10,8 @@ import { openStore, storeLocationFrom } from "../../src/db/open.ts";
 import { createEmailStore } from "../../src/email/store.ts";
 import { parseSmtpUrl } from "../../src/lib/smtp-url.ts";
 import { createTestClock } from "../support/clock.ts";
+import { createDashboardUser } from "../support/dashboard.ts";
+import { startReceiver } from "../support/receiver.ts";
 import { api, startTestServer, TEST_BASE_URL, type TestServer } from "../support/server.ts";
 import { type ReceivedEmail, startTestSmtp, type TestSmtp } from "../support/smtp.ts";
 import { waitFor } from "../support/wait.ts";
@@ -22,7 +24,8 @@ const clock = createTestClock();
 beforeAll(async () => {
   smtp = await startTestSmtp();
   server = await startTestServer(
-    { email: { smtp: loadSmtp(smtp.url), from: "billing@shop.example" } },
+    // Webhooks may go to a local receiver (the disabled endpoint's notice).
+    { webhookAllowPrivate: true, email: { smtp: loadSmtp(smtp.url), from: "billing@shop.example" } },
     { clock, smtpTls: { ca: smtp.ca, timeoutMs: 5_000 }, emailPollMs: 50 },
   );
   const account = server.createAccount("Corner Shop");
@@ -189,3 +192,30 @@ async function readyzEmail() {
     db.close();
   }
 }
+
+describe("the merchant's notices", () => {
+  test("an endpoint that answers 410 Gone is disabled and every user of the account is told", async () => {
+    const receiver = startReceiver();
+    try {
+      const account = server.createAccount("Hook Shop");
+      const user = await createDashboardUser(server.env, account.accountId);
+      const created = await api(server.url, account.apiKey)("/api/v1/webhook_endpoints", {
+        body: { url: receiver.url },
+      });
+      expect(created.status).toBe(201);
+      receiver.answer = () => new Response("gone", { status: 410 });
+      const sent = await api(server.url, account.apiKey)(`/api/v1/webhook_endpoints/${created.json.id}/test`, {
+        method: "POST",
+      });
+      expect(sent.status).toBe(202);
+      const [mail] = await waitArrived(user.email);
+      expect(mail!.subject).toBe("Webhook endpoint disabled");
+      expect(mail!.text).toContain(receiver.url);
+      expect(mail!.headers["list-unsubscribe"]).toBe(`<${TEST_BASE_URL}/dashboard/settings#email>`);
+      const listed = await api(server.url, account.apiKey)("/api/v1/webhook_endpoints");
+      expect(JSON.stringify(listed.json)).toContain('"status":"disabled"');
+    } finally {
+      receiver.stop();
+    }
+  });
+});
