@@ -25,6 +25,7 @@ import { createDashboardUser } from "../support/dashboard.ts";
 import { paymentRow } from "../support/payment-rows.ts";
 import { makeTempDir, TEST_PAYOUT, testEnv } from "../support/server.ts";
 import { startTestSmtp, type TestSmtp } from "../support/smtp.ts";
+import { defaultTestDatabaseUrl } from "../support/store-engines.ts";
 import { waitFor } from "../support/wait.ts";
 
 const DAY = 86_400_000;
@@ -44,7 +45,8 @@ let running: Promise<void>;
 beforeAll(async () => {
   smtp = await startTestSmtp();
   dir = makeTempDir();
-  const env = testEnv(dir);
+  // SQLite, or the suite's PostgreSQL on its second pass (STABLEGATE_TEST_ENGINE).
+  const env = testEnv(dir, await defaultTestDatabaseUrl());
   accountId = (
     runAccountCommand("account", ["create", "--name", "Outbox Shop", "--payout-address", TEST_PAYOUT], env) as {
       account: { id: string };
