@@ -2,6 +2,7 @@ import type { EventRow } from "../events/store.ts";
 import type { IdGenerator } from "../lib/ids.ts";
 import type { Logger } from "../lib/log.ts";
 import { parseExactAmount } from "../lib/money.ts";
+import { EMAIL_ADDRESS } from "../lib/smtp-url.ts";
 import type { RenderedEmail } from "./layout.ts";
 import type { EmailStore } from "./store.ts";
 import {
@@ -52,6 +53,12 @@ export function createEmailQueue(deps: EmailQueueDeps) {
     now: number,
     merchantNotice = false,
   ): void {
+    // One bare address or nothing: the payments API takes `a,b@c` as an address, which a mailer
+    // would read as a list of recipients.
+    if (!EMAIL_ADDRESS.test(to)) {
+      deps.log.info("email not queued: not a single plain address", { kind, account_id: at.account });
+      return;
+    }
     store.queue(
       {
         id: ids.prefixed("eml"),
@@ -104,7 +111,8 @@ export function createEmailQueue(deps: EmailQueueDeps) {
 
     /** An event was written: the emails it causes, in its transaction. */
     eventWritten(event: Omit<EventRow, "seq">): void {
-      if (event.payment_id === null) return;
+      // Most events send nothing: they are let go before the payment is read (the hot path).
+      if (event.payment_id === null || !EMAIL_EVENTS.has(event.type)) return;
       const p = deps.payment(event.payment_id);
       if (p === null) return;
       const now = event.created_at;
@@ -150,6 +158,8 @@ export function createEmailQueue(deps: EmailQueueDeps) {
     toUsers,
   };
 }
+
+const EMAIL_EVENTS = new Set(["payment.confirmed", "payment.underpaid", "payment.failed", "refund.created"]);
 
 /** The refund a `refund.created` event carries, as far as its email needs it. */
 function refundOf(payload: string): { id: string; status: string; amount: bigint; claim_url: string } | null {

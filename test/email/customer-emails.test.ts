@@ -111,6 +111,15 @@ describe("what sends no invoice", () => {
     expect(outbox("noinvoice@customer.example")).toEqual([]);
   });
 
+  test("an address the API takes that a mailer would read as two recipients", async () => {
+    const res = await api(server.url, key)("/api/v1/payments", {
+      body: { amount: "2.00", invoice_number: "L-1", customer_email: "list,victim@evil.example" },
+    });
+    expect(res.status).toBe(201);
+    expect(outbox("list,victim@evil.example")).toEqual([]);
+    expect(outbox("victim@evil.example")).toEqual([]);
+  });
+
   test("an account that turned customer emails off", async () => {
     const off = server.createAccount("Quiet Shop");
     const db = openStore(storeLocationFrom(server.env));
