@@ -20,6 +20,8 @@ export interface EmailWorkerDeps {
   timeoutMs: number;
   pollMs?: number;
   concurrency?: number;
+  /** At shutdown, how long sends in flight may take (the whole shutdown keeps to 8 s, src/server.ts). */
+  shutdownGraceMs?: number;
 }
 
 export type EmailWorker = ReturnType<typeof createEmailWorker>;
@@ -77,8 +79,14 @@ export function createEmailWorker(deps: EmailWorkerDeps) {
       // What this replica claimed before it was killed is due now, not when the claims lapse.
       store.release(claimer, clock.now());
       await runEvery("email worker", deps.pollMs ?? 500, tick, { log, signal, wait: waker.wait });
-      // Sends in flight finish or time out (timeoutMs); their rows are marked either way.
-      await Promise.all([...running]);
+      // Sends in flight get a grace period; one still going after it is left claimed by this
+      // replica, and due again at once when it restarts (the release above).
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([
+        Promise.all([...running]),
+        new Promise((resolve) => (timer = setTimeout(resolve, deps.shutdownGraceMs ?? 5_000))),
+      ]);
+      clearTimeout(timer);
     },
   };
 }
