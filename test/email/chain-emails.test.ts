@@ -95,11 +95,17 @@ describe("a payment's emails", () => {
     // The daily user is told in tomorrow's summary instead.
     expect(to(dailyEmail, /^Payment confirmed/)).toEqual([]);
     // Every email is in the outbox once, and sent.
-    const rows = stack.sql<{ recipient: string; kind: string; state: string }>(
-      "SELECT recipient, kind, state FROM email_outbox WHERE payment_id = ? ORDER BY seq",
-      paymentId,
+    const rows = await waitFor(
+      () => {
+        const all = stack.sql<{ recipient: string; kind: string; state: string }>(
+          "SELECT recipient, kind, state FROM email_outbox WHERE payment_id = ? ORDER BY seq",
+          paymentId,
+        );
+        return all.every((r) => r.state === "sent") ? all : undefined;
+      },
+      10_000,
+      "every email of the payment marked sent",
     );
-    expect(rows.every((r) => r.state === "sent")).toBe(true);
     expect(smtp.messages.filter((m) => m.subject === receipt.subject)).toHaveLength(1);
     expect(rows.filter((r) => r.kind === "receipt")).toHaveLength(1);
   }, 60_000);
