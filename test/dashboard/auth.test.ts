@@ -104,10 +104,11 @@ describe("every dashboard route", () => {
   test("the owner's session succeeds on each route (so the refusals below are about the session)", async () => {
     let shared: DashboardObjects | undefined;
     for (const route of guarded) {
-      // Fresh objects for actions, which delete and revoke; pages share one set, since an account
-      // has at most 16 webhook endpoints. A fresh session each time: sign-out ends one.
+      // Fresh objects for actions on an object, which delete and revoke; pages and the other actions
+      // share one set, since an account has at most 16 webhook endpoints. A fresh session each
+      // time: sign-out ends one.
       const fresh =
-        route.method === "POST"
+        route.method === "POST" && route.params !== undefined
           ? await createDashboardObjects(target, owner)
           : (shared ??= await createDashboardObjects(target, owner));
       const client = await signIn(server.url, ownerUser);
@@ -121,7 +122,8 @@ describe("every dashboard route", () => {
     }
     // The test events and retries sent above must not land between the snapshots below.
     await deliveriesSettled(target, owner);
-  });
+    // A sign-in per route (a password hash each): past bun's 5 s on a busy machine.
+  }, 30_000);
 
   test("without a session, a GET is a 303 to the sign-in page and back, a POST a 303 that changes nothing", async () => {
     for (const route of guarded) {
