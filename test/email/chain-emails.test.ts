@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { openStore, storeLocationFrom } from "../../src/db/open.ts";
 import { createDashboardUser } from "../support/dashboard.ts";
+import { payThroughLink } from "../support/link-form.ts";
 import { type ReceivedEmail, startTestSmtp, type TestSmtp } from "../support/smtp.ts";
 import { type Stack, startStack } from "../support/stack.ts";
 import { usdc } from "../support/test-chain.ts";
@@ -118,4 +119,27 @@ describe("a payment's emails", () => {
     expect(mail.text).toContain(created.json.claim_url);
     expect(mail.html).toContain(`href="${created.json.claim_url}"`);
   });
+});
+
+describe("a payment a payment link's visitor started", () => {
+  test("sends no underpayment notice to the address the visitor typed; the users are still told", async () => {
+    const link = await stack.request("/api/v1/payment_links", { body: { amount: "8.00", description: "Gift card" } });
+    expect(link.status).toBe(201);
+    const paymentId = await payThroughLink(stack.url, link.json.id, { email: "typed@stranger.example" });
+    const payment = await stack.getPayment(paymentId);
+    expect(payment.customer_email).toBe("typed@stranger.example");
+    await stack.pay(payment.deposit_address, usdc("3.00"));
+    await stack.waitForStatus(paymentId, "underpaid", { mine: true });
+    await waitFor(
+      () => smtp.messages.some((m) => m.to.includes(userEmail) && m.text.includes(paymentId)),
+      20_000,
+      "the attention notice",
+    );
+    const kinds = stack.sql<{ kind: string; recipient: string }>(
+      "SELECT kind, recipient FROM email_outbox WHERE payment_id = ?",
+      paymentId,
+    );
+    expect(kinds.filter((r) => r.recipient === "typed@stranger.example")).toEqual([]);
+    expect(smtp.messages.filter((m) => m.to.includes("typed@stranger.example"))).toEqual([]);
+  }, 60_000);
 });
