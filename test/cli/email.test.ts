@@ -52,6 +52,22 @@ describe("stablegate email test", () => {
     expect(mail.secure).toBe(true);
   });
 
+  test("smtps:// speaks TLS from the first byte", async () => {
+    const implicit = await startTestSmtp({ implicitTls: true });
+    try {
+      const run = await runCli(["email", "test", "tls@shop.example"], {
+        ...env,
+        STABLEGATE_SMTP_URL: implicit.url,
+        NODE_EXTRA_CA_CERTS: implicit.caFile,
+      });
+      expect(run.code).toBe(0);
+      expect(JSON.parse(run.stdout).server).toBe(`smtps://127.0.0.1:${implicit.port}`);
+      expect(implicit.messages.map((m) => [m.to, m.secure])).toEqual([[["tls@shop.example"], true]]);
+    } finally {
+      await implicit.close();
+    }
+  });
+
   test("a refused address exits 1 with the server's answer", async () => {
     smtp.refuse.add("nobody@shop.example");
     const run = await runCli(["email", "test", "nobody@shop.example"], env);

@@ -49,7 +49,8 @@ export const SMTP_USER = "mailer";
 /** Characters that must be percent-encoded in the URL, to test the decoding. */
 export const SMTP_PASSWORD = "p@ss:w/rd%secret";
 
-export async function startTestSmtp(): Promise<TestSmtp> {
+/** `implicitTls`: TLS from the first byte (smtps://) instead of STARTTLS. */
+export async function startTestSmtp(opts: { implicitTls?: boolean } = {}): Promise<TestSmtp> {
   const dir = mkdtempSync(join(tmpdir(), "stablegate-smtp-"));
   const keyFile = join(dir, "key.pem");
   const caFile = join(dir, "cert.pem");
@@ -84,6 +85,7 @@ export async function startTestSmtp(): Promise<TestSmtp> {
 
   const make = () =>
     new SMTPServer({
+      secure: opts.implicitTls ?? false,
       key,
       cert: ca,
       logger: false,
@@ -138,7 +140,7 @@ export async function startTestSmtp(): Promise<TestSmtp> {
     get port() {
       return port;
     },
-    url: `smtp://${SMTP_USER}:${encodeURIComponent(SMTP_PASSWORD)}@127.0.0.1:${port}`,
+    url: `${opts.implicitTls ? "smtps" : "smtp"}://${SMTP_USER}:${encodeURIComponent(SMTP_PASSWORD)}@127.0.0.1:${port}`,
     ca,
     caFile,
     messages,
