@@ -8,25 +8,33 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { openStore, storeLocationFrom } from "../../src/db/open.ts";
 import { createEmailStore } from "../../src/email/store.ts";
+import { createLogger } from "../../src/lib/log.ts";
 import { parseSmtpUrl } from "../../src/lib/smtp-url.ts";
 import { createTestClock } from "../support/clock.ts";
 import { createDashboardUser } from "../support/dashboard.ts";
 import { startReceiver } from "../support/receiver.ts";
 import { api, startTestServer, TEST_BASE_URL, type TestServer } from "../support/server.ts";
-import { type ReceivedEmail, startTestSmtp, type TestSmtp } from "../support/smtp.ts";
+import { type ReceivedEmail, SMTP_PASSWORD, startTestSmtp, type TestSmtp } from "../support/smtp.ts";
 import { waitFor } from "../support/wait.ts";
 
 let smtp: TestSmtp;
 let server: TestServer;
 let key: string;
 const clock = createTestClock();
+/** Every line the server logged, at debug level: none may hold the SMTP password. */
+const logLines: string[] = [];
 
 beforeAll(async () => {
   smtp = await startTestSmtp();
   server = await startTestServer(
     // Webhooks may go to a local receiver (the disabled endpoint's notice).
     { webhookAllowPrivate: true, email: { smtp: loadSmtp(smtp.url), from: "billing@shop.example" } },
-    { clock, smtpTls: { ca: smtp.ca, timeoutMs: 5_000 }, emailPollMs: 50 },
+    {
+      clock,
+      smtpTls: { ca: smtp.ca, timeoutMs: 5_000 },
+      emailPollMs: 50,
+      log: createLogger("debug", (l) => logLines.push(l)),
+    },
   );
   const account = server.createAccount("Corner Shop");
   key = account.apiKey;
@@ -225,6 +233,17 @@ describe("the merchant's notices", () => {
       expect(JSON.stringify(listed.json)).toContain('"status":"disabled"');
     } finally {
       receiver.stop();
+    }
+  });
+});
+
+describe("the password", () => {
+  test("is in no log line of everything above (failed attempts, given-up emails included)", () => {
+    expect(logLines.some((l) => l.includes("email attempt failed"))).toBe(true);
+    expect(logLines.some((l) => l.includes("email on"))).toBe(true);
+    for (const line of logLines) {
+      expect(line).not.toContain(SMTP_PASSWORD);
+      expect(line).not.toContain(encodeURIComponent(SMTP_PASSWORD));
     }
   });
 });

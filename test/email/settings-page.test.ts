@@ -122,6 +122,20 @@ describe("the email card", () => {
     expect(await card.locator("#email-status").innerText()).toBe("Off");
     expect(await card.innerText()).toContain("STABLEGATE_SMTP_URL");
     expect(await card.locator("form").count()).toBe(0);
+    // Off means nothing is queued either: turning email on later sends no old news.
+    const key = rig.off.createAccount("Off Shop").apiKey;
+    const created = await fetch(`${rig.off.url}/api/v1/payments`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ amount: "5.00", invoice_number: "OFF-1", customer_email: "c@customer.example" }),
+    });
+    expect(created.status).toBe(201);
+    const db = openStore(storeLocationFrom(rig.off.env));
+    try {
+      expect(db.query("SELECT count(*) AS n FROM email_outbox").get()).toEqual({ n: 0 });
+    } finally {
+      db.close();
+    }
     await card.scrollIntoViewIfNeeded();
     await bothWidths(page, "settings-off");
     await context.close();
