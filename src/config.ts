@@ -40,6 +40,7 @@ import {
 } from "./lib/env.ts";
 import { ConfigError } from "./lib/errors.ts";
 import { parseAmount, typedAmount } from "./lib/money.ts";
+import { EMAIL_ADDRESS, parseSmtpUrl, type SmtpTarget } from "./lib/smtp-url.ts";
 import { FINAL_TAGS, SPEEDS, type Speed } from "./lib/speed.ts";
 import { storeLocationFrom } from "./lib/store-location.ts";
 import { urlProblem } from "./lib/url-check.ts";
@@ -89,7 +90,29 @@ export function loadConfig(env: Env) {
     metricsToken: metricsToken(env),
     /** Peers whose X-Forwarded-For is believed (src/http/client-address.ts); none by default. */
     trustedProxies: ipRanges(env, "STABLEGATE_TRUSTED_PROXIES"),
+    /** Outgoing email (docs/email.md); null, and nothing is queued, until both variables are set. */
+    email: emailConfig(env),
   };
+}
+
+/** STABLEGATE_SMTP_URL and STABLEGATE_SMTP_FROM: both or neither. */
+function emailConfig(env: Env): { smtp: SmtpTarget; from: string } | null {
+  const raw = nonEmpty(env, "STABLEGATE_SMTP_URL");
+  const from = nonEmpty(env, "STABLEGATE_SMTP_FROM");
+  const smtp = raw === undefined ? null : parseSmtpUrl("STABLEGATE_SMTP_URL", raw);
+  if (from !== undefined && !EMAIL_ADDRESS.test(from))
+    throw new ConfigError("STABLEGATE_SMTP_FROM", `must be a bare address such as billing@shop.example, got "${from}"`);
+  if (smtp && from === undefined)
+    throw new ConfigError(
+      "STABLEGATE_SMTP_FROM",
+      "required when STABLEGATE_SMTP_URL is set: the address emails come from",
+    );
+  if (!smtp && from !== undefined)
+    throw new ConfigError(
+      "STABLEGATE_SMTP_URL",
+      "required when STABLEGATE_SMTP_FROM is set: the server that sends them",
+    );
+  return smtp && from ? { smtp, from } : null;
 }
 
 /**

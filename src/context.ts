@@ -10,6 +10,8 @@ import type { Config } from "./config.ts";
 import type { BusinessService } from "./documents/business.ts";
 import type { Documents } from "./documents/index.ts";
 import type { DocumentsService } from "./documents/service.ts";
+import type { Email } from "./email/index.ts";
+import type { EmailService } from "./email/service.ts";
 import type { EventFeed } from "./events/feed.ts";
 import type { Events } from "./events/index.ts";
 import type { EventsService } from "./events/service.ts";
@@ -83,6 +85,8 @@ export interface AppContext {
   metrics: Metrics;
   /** The leases of work one replica at a time does, and whether this replica holds each (/readyz). */
   leases: () => LeaseStatus[];
+  /** Email settings, health (/readyz, the settings page) and the test email. */
+  email: EmailService;
 }
 
 /** The context drawn from the built capabilities, each part under the name the routes know it by. */
@@ -102,6 +106,7 @@ export function appContext(c: {
   checkout: Checkout;
   chainSide: ChainSide;
   rateLimits: RateLimits;
+  email: Email;
   ops: Ops;
 }): AppContext {
   const { payments, webhooks, chainSide } = c;
@@ -135,5 +140,6 @@ export function appContext(c: {
     webhookLimits: webhooks.limits,
     metrics: c.ops.metrics,
     leases: chainSide.leases,
+    email: c.email.service,
   };
 }

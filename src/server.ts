@@ -8,6 +8,8 @@ import { createGroupCommit } from "./db/group-commit.ts";
 import type { Db } from "./db/index.ts";
 import { describeStore, openServeStore } from "./db/open.ts";
 import { createDocuments } from "./documents/index.ts";
+import { documentsForEmail } from "./email/documents.ts";
+import { createEmail, type EmailOptions } from "./email/index.ts";
 import { createEvents, type EventOptions } from "./events/index.ts";
 import { createIdempotency } from "./idempotency/index.ts";
 import { systemClock } from "./lib/clock.ts";
@@ -26,7 +28,10 @@ import { createUsers } from "./users/index.ts";
 import { createWebhooks, type WebhookOptions } from "./webhooks/index.ts";
 
 /** What tests change; `stablegate serve` takes the defaults. */
-export type ServerOptions = WebhookOptions & EventOptions & Partial<Pick<Plumbing, "clock" | "ids" | "log">>;
+export type ServerOptions = WebhookOptions &
+  EventOptions &
+  EmailOptions &
+  Partial<Pick<Plumbing, "clock" | "ids" | "log">>;
 
 /** SIGTERM to exit, at most: Docker kills after 10 s, systemd after 90. */
 export const SHUTDOWN_DEADLINE_MS = 8_000;
@@ -47,6 +52,9 @@ export interface RunningServer {
     /** Event streams open now (GET /api/v1/events/stream). */
     eventStreams: number;
     recovererRounds: number;
+    /** Rounds of the email worker, and emails being sent now. */
+    emailRounds: number;
+    emailSending: number;
   };
   stop(): Promise<void>;
 }
@@ -61,9 +69,14 @@ function createCapabilities(config: Config, plumbing: Plumbing, options: ServerO
   const events = createEvents({ ...plumbing, config, options });
   // The metrics read every capability, so they come last; a failed send is counted once they exist.
   const onFailedAttempt = (endpointId: string) => ops.metrics.webhookFailed(endpointId);
-  const webhooks = createWebhooks({ ...plumbing, config, events, options, onFailedAttempt });
+  // Email comes after the chain side (it reads the relayer's gas); what it queues on a new payment
+  // or a disabled endpoint is handed over once it exists, as the metrics are.
+  const onEndpointDisabled: Parameters<typeof createWebhooks>[0]["onEndpointDisabled"] = (endpoint, now) =>
+    email.endpointDisabled(endpoint, now);
+  const webhooks = createWebhooks({ ...plumbing, config, events, options, onFailedAttempt, onEndpointDisabled });
   const records = openChainRecords(plumbing.db, config);
-  const payments = createPayments({ ...plumbing, config, events, records, deliveries: webhooks.deliveries });
+  const onCreated: Parameters<typeof createPayments>[0]["onCreated"] = (row) => email.paymentCreated(row);
+  const payments = createPayments({ ...plumbing, config, events, records, deliveries: webhooks.deliveries, onCreated });
   const { store, lifecycle, service, view } = payments;
   const refunds = createRefunds({ ...plumbing, config, events, payments: store, chain: records.stores.chain });
   const documents = createDocuments({
@@ -77,6 +90,16 @@ function createCapabilities(config: Config, plumbing: Plumbing, options: ServerO
   const stores = { ...records.stores, payments: store };
   const chainSide = createChainSide({ ...plumbing, config, stores, lifecycle, payments: service, refunds });
   const burnsOf = records.crossChain?.burnsOf;
+  const email = createEmail({
+    ...plumbing,
+    config,
+    events,
+    accounts,
+    options,
+    payment: (id) => store.findById(id) ?? null,
+    chains: () => chainSide.api.chains(),
+    documents: documentsForEmail(documents, (id) => accounts.findAccount(id)?.name ?? null),
+  });
   const checkout = createCheckout({
     accounts,
     legalName: documents.business.legalName,
@@ -103,6 +126,7 @@ function createCapabilities(config: Config, plumbing: Plumbing, options: ServerO
     checkout,
     chainSide,
     rateLimits,
+    email,
     ops,
   };
 }
@@ -145,17 +169,23 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
     store: describeStore(config),
   });
   built.ops.announce();
-  const { chainSide, payments, ops, webhooks, events } = built;
+  const { chainSide, payments, ops, webhooks, events, email } = built;
   // Each capability's loops, side by side; all stop when `abort` fires.
   const abort = new AbortController();
-  const loops = Promise.all([chainSide, payments, ops, webhooks, events].map((part) => part.run(abort.signal)));
+  const loops = Promise.all([chainSide, payments, ops, webhooks, events, email].map((part) => part.run(abort.signal)));
 
   return {
     // Where this process can reach itself; the log names what is bound.
     url: `http://${server.hostname === "0.0.0.0" ? "127.0.0.1" : server.hostname}:${server.port}`,
     db,
     routes: app.routes.map(({ method, path }) => ({ method, path })),
-    activity: () => ({ ...payments.activity(), ...webhooks.activity(), ...chainSide.activity(), ...events.activity() }),
+    activity: () => ({
+      ...payments.activity(),
+      ...webhooks.activity(),
+      ...chainSide.activity(),
+      ...events.activity(),
+      ...email.activity(),
+    }),
     async stop() {
       abort.abort();
       // Scrapes end first: they read the database the shutdown is about to close.

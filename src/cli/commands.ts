@@ -30,6 +30,7 @@ export const GROUPS: Record<string, string> = {
   account: "merchant accounts, where their payments pay out and how fast they count",
   key: "the API keys of merchant accounts",
   user: "the dashboard's users",
+  email: "outgoing email: a test, and an account's emails to its customers",
   db: "the database itself",
 };
 
@@ -299,6 +300,45 @@ export const COMMANDS: Command[] = [
     notes: [STORE],
     examples: ["stablegate user delete usr_Qm3vN8xYp2LkTz7WbR4sHd9c"],
     run: userCommand("delete"),
+  },
+  {
+    path: ["email", "test"],
+    summary: "send a test email now through the configured SMTP server",
+    usage: ["stablegate email test ADDRESS"],
+    options: [],
+    notes: [
+      "Reads STABLEGATE_SMTP_URL and STABLEGATE_SMTP_FROM (exit 78 when they are unset or bad), sends one " +
+        "email to ADDRESS at once, with no server running, and prints JSON with what the SMTP server " +
+        "answered: exit 0 when it accepted the email, 1 when it did not. The password is never printed.",
+    ],
+    examples: [
+      "stablegate email test me@acme.example",
+      "STABLEGATE_SMTP_URL=smtps://user:pass@mail.example.com STABLEGATE_SMTP_FROM=billing@acme.example " +
+        "stablegate email test me@acme.example",
+    ],
+    async run(args, env) {
+      const { runEmailTest } = await import("./email.ts");
+      const { code, out } = await runEmailTest(args, env);
+      printJson(out);
+      return code;
+    },
+  },
+  {
+    path: ["email", "customers"],
+    summary: "turn an account's emails to its customers on or off",
+    usage: ["stablegate email customers on|off --account ACCOUNT_ID"],
+    options: [ACCOUNT_ID],
+    notes: [
+      "Customer emails (invoices, receipts, underpayment notices, refund claim links) are on for every " +
+        "account once email is configured; this turns them off or on again. The dashboard's settings page " +
+        "has the same switch.",
+      STORE,
+    ],
+    examples: ["stablegate email customers off --account acct_hs1BYHqNmEQDzhVF4Tf5NR5U"],
+    async run(args, env) {
+      const { runEmailCustomers } = await import("./email.ts");
+      return printJson(runEmailCustomers(args, env));
+    },
   },
   {
     path: ["backup"],

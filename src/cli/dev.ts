@@ -14,8 +14,10 @@ import { openDb } from "../db/index.ts";
 import { ANVIL_KEYS, startAnvil } from "../dev/anvil.ts";
 import { LOCAL_SOURCE, startLocalCrossChain } from "../dev/crosschain-stack.ts";
 import { type DevChain, payCrossChainFromDevWallet, payFromDevWallet } from "../dev/pay.ts";
+import { startSmtpCatcher } from "../dev/smtp-catcher.ts";
 import { systemClock } from "../lib/clock.ts";
 import { randomIds } from "../lib/ids.ts";
+import { describeSmtp } from "../lib/smtp-url.ts";
 import { settingUp, stopAll } from "../lib/teardown.ts";
 import { startServer } from "../server.ts";
 import { parseArgs, UsageError } from "./args.ts";
@@ -89,6 +91,9 @@ async function startDevStack(env: Env, onStop: (step: () => unknown) => void): P
   for (const chain of [anvil, crossChain.source]) await chain.rpc("evm_setIntervalMining", [1]);
 
   const dataDir = env.STABLEGATE_DATA_DIR ?? mkdtempSync(join(tmpdir(), "stablegate-dev-"));
+  // Emails go to a local catcher unless the developer names an SMTP server of their own.
+  const catcher = env.STABLEGATE_SMTP_URL ? null : await startSmtpCatcher(join(dataDir, "emails"));
+  if (catcher) onStop(() => catcher.stop());
   const config = loadConfig({
     STABLEGATE_PORT: "8080",
     STABLEGATE_PAYMENT_WINDOW: "60m",
@@ -103,6 +108,7 @@ async function startDevStack(env: Env, onStop: (step: () => unknown) => void): P
     STABLEGATE_RELAYER_KEY: RELAYER_KEY,
     STABLEGATE_WEBHOOK_ALLOW_PRIVATE: "on",
     STABLEGATE_LOG_LEVEL: env.STABLEGATE_LOG_LEVEL ?? "warn",
+    ...(catcher ? { STABLEGATE_SMTP_URL: catcher.url, STABLEGATE_SMTP_FROM: "billing@stablegate.test" } : {}),
     ...crossChain.env,
   });
   const db = openDb(dataDir);
@@ -121,7 +127,8 @@ async function startDevStack(env: Env, onStop: (step: () => unknown) => void): P
   const email = taken ? `dev+${account.id.slice(-6).toLowerCase()}@stablegate.test` : DEV_USER_EMAIL;
   const dashboard = await users.createUser({ accountId: account.id, email }).finally(() => db.close());
 
-  const server = await startServer(config);
+  // The catcher's certificate is smtp-server's throwaway one for localhost: trusted here only.
+  const server = await startServer(config, catcher ? { smtpTls: { trustAnyCertificate: true } } : {});
   onStop(() => server.stop());
   const dev: DevState = {
     rpcUrl: anvil.rpcUrl,
@@ -144,6 +151,9 @@ async function startDevStack(env: Env, onStop: (step: () => unknown) => void): P
       amount: "25.00",
       description: "Example order",
       reference: "order-1001",
+      invoice_number: "DEV-1001",
+      customer_email: "customer@stablegate.test",
+      customer_name: "Dev Customer",
       metadata: { order_id: "1001" },
     }),
   });
@@ -155,6 +165,9 @@ async function startDevStack(env: Env, onStop: (step: () => unknown) => void): P
     `curl -s ${base}/api/v1/payments -H "Authorization: Bearer ${api_key}"`,
     `-H "Content-Type: application/json" -d '{"amount":"10.00","description":"My first payment"}'`,
   ].join(" ");
+  const emailsLine = catcher
+    ? `${catcher.dir}  (one .eml file per email; local SMTP catcher ${catcher.url})`
+    : `sent through ${describeSmtp(config.email!.smtp)}`;
   console.log(`
 Stablegate dev stack is running.
 
@@ -166,6 +179,7 @@ Stablegate dev stack is running.
   account    ${account.id}, payout to ${merchant}
   API key    ${api_key}
   API docs   ${base}/docs  (OpenAPI document: ${base}/openapi.json)
+  emails     ${emailsLine}
 
 Dashboard ${base}/dashboard/login
   email      ${dashboard.user.email}

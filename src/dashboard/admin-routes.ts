@@ -262,7 +262,7 @@ function keyRoutes(ctx: AppContext): DashboardRoute[] {
   ];
 }
 
-/** The settings page, with what just happened or why a form was refused. */
+/** The settings page, with what just happened or why a form was refused; also drawn by its forms' routes. */
 export async function settingsPage(
   ctx: AppContext,
   session: DashboardSession,
@@ -300,6 +300,12 @@ export async function settingsPage(
         balance: gas.balanceWei === null ? null : `${gasAmount(gas.balanceWei, native.decimals)} ${native.symbol}`,
       },
       business: ctx.business.details(account.id),
+      email: {
+        session,
+        health: ctx.email.health(),
+        customerEmails: ctx.email.customerEmails(account.id),
+        notices: ctx.email.paymentNotices(session.userId),
+      },
     }),
   });
 }
@@ -324,7 +330,9 @@ function settingsRoutes(ctx: AppContext): DashboardRoute[] {
             ? { tone: "ok", text: speedSaved(account.speed, config.defaultSpeed) }
             : saved && saved in BUSINESS_SAVED
               ? { tone: "ok", text: BUSINESS_SAVED[saved as keyof typeof BUSINESS_SAVED] }
-              : undefined;
+              : saved === "email"
+                ? { tone: "ok", text: "Email settings saved." }
+                : undefined;
         return page(session, account, notice);
       },
     },

@@ -1,6 +1,7 @@
 import type { AppContext } from "../context.ts";
 import { adminRoutes } from "./admin-routes.ts";
 import { businessRoutes } from "./business-routes.ts";
+import { emailSettingsRoutes } from "./email-settings-routes.ts";
 import type { DashboardRoute } from "./kit.ts";
 import { linksRoutes } from "./links-routes.ts";
 import { listsRoutes } from "./lists-routes.ts";
@@ -19,5 +20,6 @@ export function allDashboardRoutes(ctx: AppContext): DashboardRoute[] {
     ...linksRoutes(ctx),
     ...adminRoutes(ctx),
     ...businessRoutes(ctx),
+    ...emailSettingsRoutes(ctx),
   ];
 }

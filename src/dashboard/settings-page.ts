@@ -3,6 +3,7 @@ import { html, type Raw } from "../html/template.ts";
 import { type FinalTag, SPEEDS, type Speed } from "../lib/speed.ts";
 import { type Notice, noticeBox } from "./admin-page.ts";
 import { businessSection } from "./business-form.ts";
+import { type EmailSettingsData, emailSection } from "./email-settings-page.ts";
 import { csrfField, type DashboardSession } from "./kit.ts";
 
 export interface SettingsPageData {
@@ -24,6 +25,7 @@ export interface SettingsPageData {
   relayer: { address: string; balance: string | null };
   /** What its invoices and receipts print (docs/documents.md). */
   business: BusinessDetails;
+  email: EmailSettingsData;
 }
 
 /**
@@ -68,6 +70,7 @@ ${data.notice ? noticeBox(data.notice) : ""}
 </section>
 ${businessSection(data.session, data.business, data.accountName)}
 ${speedForm(data)}
+${emailSection(data.email)}
 <section class="card" aria-labelledby="chain-title">
   <h2 id="chain-title">Settlement chain</h2>
   <dl class="settings">

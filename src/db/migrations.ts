@@ -12,6 +12,7 @@ import p019 from "../../migrations/postgres/019_deposit_v3.sql" with { type: "te
 import p020 from "../../migrations/postgres/020_speed.sql" with { type: "text" };
 import p021 from "../../migrations/postgres/021_refunds.sql" with { type: "text" };
 import p022 from "../../migrations/postgres/022_business_details.sql" with { type: "text" };
+import p023 from "../../migrations/postgres/023_email.sql" with { type: "text" };
 import s001 from "../../migrations/sqlite/001_core.sql" with { type: "text" };
 import s002 from "../../migrations/sqlite/002_chain.sql" with { type: "text" };
 import s003 from "../../migrations/sqlite/003_webhooks.sql" with { type: "text" };
@@ -34,6 +35,7 @@ import s019 from "../../migrations/sqlite/019_deposit_v3.sql" with { type: "text
 import s020 from "../../migrations/sqlite/020_speed.sql" with { type: "text" };
 import s021 from "../../migrations/sqlite/021_refunds.sql" with { type: "text" };
 import s022 from "../../migrations/sqlite/022_business_details.sql" with { type: "text" };
+import s023 from "../../migrations/sqlite/023_email.sql" with { type: "text" };
 
 export interface Migration {
   version: number;
@@ -64,6 +66,7 @@ export const SQLITE_MIGRATIONS: ReadonlyArray<Migration> = [
   { version: 20, name: "020_speed.sql", sql: s020 },
   { version: 21, name: "021_refunds.sql", sql: s021 },
   { version: 22, name: "022_business_details.sql", sql: s022 },
+  { version: 23, name: "023_email.sql", sql: s023 },
 ];
 
 export const POSTGRES_MIGRATIONS: ReadonlyArray<Migration> = [
@@ -76,4 +79,5 @@ export const POSTGRES_MIGRATIONS: ReadonlyArray<Migration> = [
   { version: 20, name: "020_speed.sql", sql: p020 },
   { version: 21, name: "021_refunds.sql", sql: p021 },
   { version: 22, name: "022_business_details.sql", sql: p022 },
+  { version: 23, name: "023_email.sql", sql: p023 },
 ];

@@ -10,7 +10,7 @@ import { paperFrom } from "./format.ts";
 import { invoicePage } from "./invoice-page.ts";
 import { renderInvoicePdf } from "./invoice-pdf.ts";
 import { DOCUMENT_HEADERS, documentPage } from "./page-frame.ts";
-import { pdfResponse } from "./pdf-response.ts";
+import { invoiceName, pdfResponse, receiptName } from "./pdf-response.ts";
 import { receiptPage } from "./receipt-page.ts";
 import { renderReceiptPdf } from "./receipt-pdf.ts";
 
@@ -51,7 +51,7 @@ export function documentPageRoutes(ctx: AppContext) {
       if (!paper) return badPaper();
       const data = find(params.id, documents.invoice);
       if (!data) return Response.json({ error: `no invoice for payment ${params.id}` }, { status: 404 });
-      return pdfResponse(await renderInvoicePdf(data, paper), `invoice-${data.invoiceNumber}`);
+      return pdfResponse(await renderInvoicePdf(data, paper), invoiceName(data));
     })
     .get("/pay/:id/receipt", ({ params }) => {
       const data = find(params.id, documents.receipt);
@@ -63,10 +63,7 @@ export function documentPageRoutes(ctx: AppContext) {
       if (!paper) return badPaper();
       const data = find(params.id, documents.receipt);
       if (!data) return Response.json({ error: `no receipt for payment ${params.id}` }, { status: 404 });
-      return pdfResponse(
-        await renderReceiptPdf(data, paper),
-        `receipt-${data.invoiceNumber ?? data.paymentId.slice(2, 12)}`,
-      );
+      return pdfResponse(await renderReceiptPdf(data, paper), receiptName(data));
     })
     .get("/logos/:name", ({ params }) => {
       const logo = business.logo(params.name);

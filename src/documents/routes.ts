@@ -5,7 +5,7 @@ import type { AuthPlugin } from "../http/auth.ts";
 import { decoded, oneOfParam } from "../http/query.ts";
 import { PaymentParams } from "../payments/routes.ts";
 import { renderInvoicePdf } from "./invoice-pdf.ts";
-import { pdfResponse } from "./pdf-response.ts";
+import { invoiceName, pdfResponse, receiptName } from "./pdf-response.ts";
 import { renderReceiptPdf } from "./receipt-pdf.ts";
 
 export const DocumentQuery = Type.Object({ paper: Type.Optional(oneOfParam("paper", ["a4", "letter"] as const)) });
@@ -20,7 +20,7 @@ export function documentRoutes(ctx: AppContext, authed: AuthPlugin) {
       async ({ account, params, query }) => {
         const data = documents.invoiceForAccount(account, params.id);
         const paper = decoded(DocumentQuery, query).paper ?? "a4";
-        return pdfResponse(await renderInvoicePdf(data, paper), `invoice-${data.invoiceNumber}`);
+        return pdfResponse(await renderInvoicePdf(data, paper), invoiceName(data));
       },
       { params: PaymentParams, query: DocumentQuery },
     )
@@ -29,10 +29,7 @@ export function documentRoutes(ctx: AppContext, authed: AuthPlugin) {
       async ({ account, params, query }) => {
         const data = documents.receiptForAccount(account, params.id);
         const paper = decoded(DocumentQuery, query).paper ?? "a4";
-        return pdfResponse(
-          await renderReceiptPdf(data, paper),
-          `receipt-${data.invoiceNumber ?? data.paymentId.slice(2, 12)}`,
-        );
+        return pdfResponse(await renderReceiptPdf(data, paper), receiptName(data));
       },
       { params: PaymentParams, query: DocumentQuery },
     );

@@ -18,6 +18,8 @@ export type EventStore = ReturnType<typeof createEventStore>;
  * delivery per live webhook endpoint of its account, so none can be lost or sent twice.
  */
 export function createEventStore(db: Db, ids: IdGenerator) {
+  // What else an event causes in its own transaction (the emails it queues, src/email/).
+  const followers: Array<(row: Omit<EventRow, "seq">) => void> = [];
   const insert = db.query(
     `INSERT INTO events (id, account_id, type, payment_id, payload, created_at)
      VALUES ($id, $account_id, $type, $payment_id, $payload, $created_at)`,
@@ -67,7 +69,10 @@ export function createEventStore(db: Db, ids: IdGenerator) {
           now: row.created_at,
         });
       }
+      for (const follow of followers) follow(row);
     },
+    /** Runs `follow` for every event `insert` records, inside the event's transaction. */
+    follow: (follow: (row: Omit<EventRow, "seq">) => void) => followers.push(follow),
     /** Records an event meant for one endpoint only (test pings); the caller queues it. */
     insertUnrouted: (row: Omit<EventRow, "seq">) => insert.run({ ...row }),
     listForPayment: (paymentId: string) => listForPayment.all(paymentId),

@@ -1,7 +1,7 @@
 /**
  * Identifiers. Payment ids are 256-bit random hex (the spec fixes their shape); everything else
- * carries a type prefix (`acct_`, `key_`, `we_`, `evt_`, `whd_`, `usr_`, `ses_`, `plink_`, `rcv_`, `re_`) so a stray
- * id says what it is.
+ * carries a type prefix (`acct_`, `key_`, `we_`, `evt_`, `whd_`, `usr_`, `ses_`, `plink_`, `rcv_`, `re_`,
+ * `eml_`) so a stray id says what it is.
  */
 const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
@@ -21,7 +21,20 @@ export function randomHex(bytes: number): string {
   return Buffer.from(crypto.getRandomValues(new Uint8Array(bytes))).toString("hex");
 }
 
-export type IdPrefix = "acct" | "key" | "we" | "evt" | "whd" | "burn" | "brg" | "usr" | "ses" | "plink" | "rcv" | "re";
+export type IdPrefix =
+  | "acct"
+  | "key"
+  | "we"
+  | "evt"
+  | "whd"
+  | "burn"
+  | "brg"
+  | "usr"
+  | "ses"
+  | "plink"
+  | "rcv"
+  | "re"
+  | "eml";
 
 export interface IdGenerator {
   paymentId(): `0x${string}`;

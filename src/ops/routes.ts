@@ -48,6 +48,8 @@ export function opsRoutes(ctx: AppContext, db: Db) {
         chain: await ctx.chain.readiness(),
         chains: ctx.chain.chains(),
         leases: ctx.leases(),
+        // Whether email works, read from the store (none while it is unavailable); no user name or password.
+        email: reachable ? ctx.email.health() : null,
       };
     });
 }

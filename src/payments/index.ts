@@ -13,7 +13,7 @@ import { createLifecycle } from "./lifecycle.ts";
 import { createPaymentSearch } from "./search.ts";
 import { createSearchStore } from "./search-store.ts";
 import { createPaymentsService } from "./service.ts";
-import { createPaymentStore } from "./store.ts";
+import { createPaymentStore, type PaymentRow } from "./store.ts";
 import type { ViewContext } from "./view.ts";
 
 /** Payments' slice of the configuration. */
@@ -45,6 +45,8 @@ export function createPayments(
     records: ChainRecords;
     /** The webhooks sent about a payment, for its dashboard page. */
     deliveries: DeliveriesService;
+    /** Runs inside a new payment's transaction (the invoice email is queued there). */
+    onCreated?: (row: PaymentRow) => void;
   },
 ) {
   const { db, clock, ids, log, config, records } = w;
@@ -79,6 +81,7 @@ export function createPayments(
     paymentWindowMs: config.paymentWindowMs,
     defaultSpeed: config.defaultSpeed,
     depositTerms: newDepositTerms(config.crossChain, config.chain.name),
+    onCreated: w.onCreated,
   });
   let expiryRounds = 0;
   const expireDue = () => {

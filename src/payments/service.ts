@@ -31,6 +31,8 @@ export interface PaymentsDeps {
   defaultSpeed: Speed;
   /** How new deposit addresses bridge from source chains, if any (src/chain/cross-chain-config.ts: newDepositTerms). */
   depositTerms: BridgeTerms;
+  /** Runs inside a new payment's transaction, after the caller's own (its invoice email is queued there). */
+  onCreated?: (row: PaymentRow) => void;
 }
 
 /** A list request, already validated and decoded (src/payments/routes.ts holds its schema). */
@@ -114,6 +116,7 @@ export function createPaymentsService(deps: PaymentsDeps) {
       return deps.groupCommit.run(() => {
         const stored = store.insert(row);
         inTransaction?.(stored);
+        deps.onCreated?.(stored);
         return stored;
       });
     },

@@ -42,6 +42,8 @@ export function createWebhooks(
     options?: WebhookOptions;
     /** Counts a failed attempt (the metrics). */
     onFailedAttempt: (endpointId: string) => void;
+    /** In the transaction that disables an endpoint (410 Gone): its users are emailed. */
+    onEndpointDisabled?: (endpoint: { id: string; account_id: string; url: string }, now: number) => void;
   },
 ) {
   const { db, clock, ids, log, config, options = {} } = w;
@@ -65,6 +67,7 @@ export function createWebhooks(
     schedule: options.webhookSchedule,
     shutdownGraceMs: SEND_GRACE_MS,
     onFailedAttempt: w.onFailedAttempt,
+    onEndpointDisabled: w.onEndpointDisabled,
   });
   w.events.onWritten(worker.wake);
   return {

@@ -33,6 +33,8 @@ export interface WebhookWorkerDeps {
   pollMs?: number;
   /** At shutdown, how long sends in flight may take to finish before they are abandoned. */
   shutdownGraceMs?: number;
+  /** Runs in the transaction that disables an endpoint (it answered 410 Gone): its users are emailed. */
+  onEndpointDisabled?: (endpoint: { id: string; account_id: string; url: string }, now: number) => void;
   /** Told of every attempt that did not succeed, once it is recorded (for /metrics). */
   onFailedAttempt?: (endpointId: string) => void;
 }
@@ -115,7 +117,13 @@ export function createWebhookWorker(deps: WebhookWorkerDeps) {
         nextAt,
         now,
       );
-      if (gone) store.disableEndpoint(delivery.endpoint_id, now);
+      if (gone) {
+        store.disableEndpoint(delivery.endpoint_id, now);
+        deps.onEndpointDisabled?.(
+          { id: delivery.endpoint_id, account_id: delivery.account_id, url: delivery.url },
+          now,
+        );
+      }
     });
     if (!ok) deps.onFailedAttempt?.(delivery.endpoint_id);
     if (gone) log.warn("webhook endpoint answered 410 Gone; disabled it", { endpoint_id: delivery.endpoint_id });

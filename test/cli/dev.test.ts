@@ -4,7 +4,7 @@
  * Ctrl-C - or, when a step fails, stops what it had already started.
  */
 import { afterEach, expect, test } from "bun:test";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -94,6 +94,15 @@ test("dev starts the stack, its example payment reaches confirmed, and Ctrl-C st
     async () => (await api(dev.url, apiKey)(`/api/v1/payments/${paymentId}`)).json.status === "confirmed",
     60_000,
     "the example payment to be confirmed",
+  );
+  // Emails go to the local SMTP catcher, written where the banner says: the example's invoice and receipt.
+  const emails = banner.match(/emails\s+(\S+)\s+\(one \.eml file per email/)![1]!;
+  const subjects = () =>
+    readdirSync(emails).map((file) => /^Subject: (.*)$/m.exec(readFileSync(join(emails, file), "utf8"))?.[1] ?? "");
+  await waitFor(
+    () => subjects().some((s) => s.startsWith("Invoice DEV-1001")) && subjects().some((s) => s.startsWith("Receipt")),
+    30_000,
+    "the example's invoice and receipt in the emails folder",
   );
   // Both chains and the attestation service run under this process while it lives.
   expect(markedProcesses(dev.marker).filter((p) => p.command.includes("anvil")).length).toBe(2);

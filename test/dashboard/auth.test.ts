@@ -5,6 +5,7 @@
  * is checked on the whole database, not on what a route is expected to touch.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { parseSmtpUrl } from "../../src/lib/smtp-url.ts";
 import { createDashboardUser, type DashboardClient, type DashboardUser, signIn } from "../support/dashboard.ts";
 import {
   createDashboardObjects,
@@ -18,6 +19,7 @@ import {
 } from "../support/dashboard-routes.ts";
 import { type Receiver, startReceiver } from "../support/receiver.ts";
 import { api, startTestServer, type TestAccount, type TestServer } from "../support/server.ts";
+import { startTestSmtp, type TestSmtp } from "../support/smtp.ts";
 
 let server: TestServer;
 let owner: TestAccount;
@@ -26,12 +28,21 @@ let objects: DashboardObjects;
 let stranger: DashboardClient;
 
 let receiver: Receiver;
+let smtp: TestSmtp;
 let target: SweepTarget;
 
 beforeAll(async () => {
   receiver = startReceiver();
-  // The objects' webhook endpoints point at the local receiver, which production would refuse.
-  server = await startTestServer({ webhookAllowPrivate: true });
+  // The objects' webhook endpoints point at the local receiver, which production would refuse;
+  // email goes to a local SMTP server, so the test email's route has somewhere to send.
+  smtp = await startTestSmtp();
+  server = await startTestServer(
+    {
+      webhookAllowPrivate: true,
+      email: { smtp: parseSmtpUrl("STABLEGATE_SMTP_URL", smtp.url), from: "sweep@shop.example" },
+    },
+    { smtpTls: { ca: smtp.ca } },
+  );
   target = { url: server.url, env: server.env, hookUrl: receiver.url };
   owner = server.createAccount("Sweep Shop");
   ownerUser = await createDashboardUser(server.env, owner.accountId);
@@ -43,6 +54,7 @@ beforeAll(async () => {
 afterAll(async () => {
   receiver?.stop();
   await server?.stop();
+  await smtp?.close();
 });
 
 const guarded = DASHBOARD_ROUTES.filter((route) => !route.open);
@@ -100,10 +112,11 @@ describe("every dashboard route", () => {
   test("the owner's session succeeds on each route (so the refusals below are about the session)", async () => {
     let shared: DashboardObjects | undefined;
     for (const route of guarded) {
-      // Fresh objects for actions, which delete and revoke; pages share one set, since an account
-      // has at most 16 webhook endpoints. A fresh session each time: sign-out ends one.
+      // Fresh objects for actions on an object, which delete and revoke; pages and the other actions
+      // share one set, since an account has at most 16 webhook endpoints. A fresh session each
+      // time: sign-out ends one.
       const fresh =
-        route.method === "POST"
+        route.method === "POST" && route.params !== undefined
           ? await createDashboardObjects(target, owner)
           : (shared ??= await createDashboardObjects(target, owner));
       const client = await signIn(server.url, ownerUser);

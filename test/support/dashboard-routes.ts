@@ -66,6 +66,9 @@ export const DASHBOARD_ROUTES: readonly DashboardRouteCase[] = [
   { method: "POST", path: "/dashboard/settings/business", form: { legal_name: "Sweep Shop GmbH", tax_id: "DE1" } },
   // A urlencoded post of the logo form is its remove button (an upload is multipart: test/documents/).
   { method: "POST", path: "/dashboard/settings/logo", form: { remove: "yes" } },
+  { method: "POST", path: "/dashboard/settings/email/customers", form: { customer_emails: "off" } },
+  { method: "POST", path: "/dashboard/settings/email/notices", form: { payments: "daily" } },
+  { method: "POST", path: "/dashboard/settings/email/test", form: { address: "sweep@example.com" } },
   { method: "POST", path: "/dashboard/logout", form: {} },
   { method: "GET", path: "/dashboard/links" },
   { method: "GET", path: "/dashboard/links/new" },

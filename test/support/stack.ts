@@ -60,6 +60,11 @@ export interface StackOptions {
   logLevel?: LogLevel;
   /** More environment for the server, such as STABLEGATE_WEBHOOK_ALLOW_PRIVATE for a local receiver. */
   env?: Record<string, string>;
+  /**
+   * A test SMTP server's certificate (PEM) for the in-process server to trust; a subprocess is
+   * handed it as NODE_EXTRA_CA_CERTS (a file) in `env`.
+   */
+  smtpCa?: string;
 }
 
 export interface Stack {
@@ -187,7 +192,7 @@ async function createStack(opts: StackOptions, chain: TestChain, dataDir: string
   async function launch(): Promise<void> {
     config = { ...loadConfig(env), port: 0 };
     if (!opts.subprocess) {
-      inProcess = await startServer(config, { clock, log });
+      inProcess = await startServer(config, { clock, log, smtpTls: opts.smtpCa ? { ca: opts.smtpCa } : undefined });
       url = inProcess.url;
       return;
     }

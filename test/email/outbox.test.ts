@@ -1,0 +1,309 @@
+/**
+ * The outbox's mechanisms on a real SQLite store with the real email capability and a real SMTP
+ * server: an email is queued in its event's transaction (committed with it, gone with it), the
+ * unique key queues each email once (the alerts run every minute), a failed send is retried
+ * within a minute and given up after the schedule, and the alerts: the daily summary, the
+ * relayer's low gas at most once a day, a disabled webhook endpoint.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { rmSync } from "node:fs";
+import { createAccounts } from "../../src/accounts/index.ts";
+import { runAccountCommand } from "../../src/cli/accounts.ts";
+import { createGroupCommit } from "../../src/db/group-commit.ts";
+import type { Db } from "../../src/db/index.ts";
+import { openStore, storeLocationFrom } from "../../src/db/open.ts";
+import { inTransaction } from "../../src/db/transaction.ts";
+import { createEmail, type Email } from "../../src/email/index.ts";
+import { EMAIL_RETRY_SCHEDULE_MS, emailRetryDelay } from "../../src/email/schedule.ts";
+import { createEvents, type Events } from "../../src/events/index.ts";
+import { randomIds } from "../../src/lib/ids.ts";
+import { silentLogger } from "../../src/lib/log.ts";
+import { parseSmtpUrl } from "../../src/lib/smtp-url.ts";
+import { createPaymentStore, type NewPaymentRow } from "../../src/payments/store.ts";
+import { createTestClock } from "../support/clock.ts";
+import { createDashboardUser } from "../support/dashboard.ts";
+import { paymentRow } from "../support/payment-rows.ts";
+import { makeTempDir, TEST_PAYOUT, testEnv } from "../support/server.ts";
+import { startTestSmtp, type TestSmtp } from "../support/smtp.ts";
+import { defaultTestDatabaseUrl } from "../support/store-engines.ts";
+import { waitFor } from "../support/wait.ts";
+
+const DAY = 86_400_000;
+const PDF = new TextEncoder().encode("%PDF-1.4 a test document\n%%EOF\n");
+let smtp: TestSmtp;
+let dir: string;
+let db: Db;
+let events: Events;
+let email: Email;
+let accountId: string;
+let user: string;
+let gasLow = false;
+const clock = createTestClock();
+const abort = new AbortController();
+let running: Promise<void>;
+
+beforeAll(async () => {
+  smtp = await startTestSmtp();
+  dir = makeTempDir();
+  // SQLite, or the suite's PostgreSQL on its second pass (STABLEGATE_TEST_ENGINE).
+  const env = testEnv(dir, await defaultTestDatabaseUrl());
+  accountId = (
+    runAccountCommand("account", ["create", "--name", "Outbox Shop", "--payout-address", TEST_PAYOUT], env) as {
+      account: { id: string };
+    }
+  ).account.id;
+  user = (await createDashboardUser(env, accountId)).email;
+  db = openStore(storeLocationFrom(env));
+  const plumbing = {
+    db,
+    clock,
+    ids: randomIds,
+    log: silentLogger,
+    groupCommit: createGroupCommit(db),
+    replica: "test",
+  };
+  events = createEvents({ ...plumbing, config: { databaseUrl: null } });
+  const accounts = createAccounts({ ...plumbing, config: { feeRecipient: undefined, defaultSpeed: "standard" } });
+  email = createEmail({
+    ...plumbing,
+    config: {
+      email: { smtp: parseSmtpUrl("STABLEGATE_SMTP_URL", smtp.url), from: "billing@shop.example" },
+      baseUrl: "https://pay.shop.example",
+    },
+    events,
+    accounts,
+    options: { smtpTls: { ca: smtp.ca, timeoutMs: 5_000 }, emailPollMs: 50, emailSchedule: [30_000, 120_000] },
+    payment: (id) => createPaymentStore(db).findById(id) ?? null,
+    // What the documents capability hands over at the merge: the legal name, the support address, the PDF.
+    documents: {
+      senderOf: () => ({ name: "Outbox Shop Ltd", replyTo: "help@shop.example" }),
+      attachmentsFor: async (paymentId, kind) =>
+        kind === "invoice"
+          ? [{ filename: `invoice-${paymentId.slice(2, 10)}.pdf`, contentType: "application/pdf", content: PDF }]
+          : [],
+    },
+    chains: () => [
+      {
+        name: "base",
+        relayer_gas: {
+          relayer: "0x2222222222222222222222222222222222222222",
+          balance_wei: "1230000000000000",
+          low: gasLow,
+        },
+      },
+    ],
+  });
+  running = email.run(abort.signal);
+});
+afterAll(async () => {
+  abort.abort();
+  await running;
+  db?.close();
+  rmSync(dir, { recursive: true, force: true });
+  await smtp?.close();
+});
+
+/** A payment row of the account, its customer at `<label>@customer.example`; answers its id. */
+function payment(label: string, fields: Partial<NewPaymentRow> = {}): string {
+  const row = paymentRow(accountId, clock.now(), {
+    status: "confirmed",
+    amount: 12_000_000n,
+    amount_received: 12_000_000n,
+    customer_email: `${label}@customer.example`,
+    ...fields,
+  });
+  createPaymentStore(db).insert(row);
+  return row.id;
+}
+
+function event(paymentId: string, type: string, id = `evt_${crypto.randomUUID().slice(0, 8)}`) {
+  return { id, account_id: accountId, type, payment_id: paymentId, payload: "{}", created_at: clock.now() };
+}
+
+const outbox = (where = "1 = 1", ...params: string[]) =>
+  db
+    .query<
+      {
+        id: string;
+        kind: string;
+        recipient: string;
+        state: string;
+        attempts: number;
+        next_attempt_at: number;
+        last_error: string | null;
+        created_at: number;
+      },
+      string[]
+    >(`SELECT * FROM email_outbox WHERE ${where} ORDER BY seq`)
+    .all(...params);
+
+describe("queued in the event's transaction", () => {
+  test("committed with the event: the email row is there when the transaction returns", () => {
+    const id = payment("pay_commit");
+    inTransaction(db, () => events.store.insert(event(id, "payment.confirmed")));
+    expect(outbox("recipient = ?", "pay_commit@customer.example").map((r) => r.kind)).toEqual(["receipt"]);
+  });
+
+  test("rolled back with the event: no email, then or later", async () => {
+    const id = payment("pay_rollback");
+    expect(() =>
+      inTransaction(db, () => {
+        events.store.insert(event(id, "payment.confirmed"));
+        throw new Error("the settlement's write failed");
+      }),
+    ).toThrow("the settlement's write failed");
+    await Promise.resolve();
+    const rounds = email.activity().emailRounds;
+    await waitFor(() => email.activity().emailRounds > rounds + 1, 5_000, "worker rounds");
+    expect(outbox("recipient = ?", "pay_rollback@customer.example")).toEqual([]);
+    expect(db.query("SELECT count(*) AS n FROM events").get()).toEqual({ n: 1 });
+  });
+});
+
+describe("the unique key", () => {
+  test("the same email is queued once, however often its cause is handled", () => {
+    const row = createPaymentStore(db).findById(payment("pay_twice", { invoice_number: "T-1" }))!;
+    email.paymentCreated(row);
+    email.paymentCreated(row);
+    expect(outbox("recipient = ?", "pay_twice@customer.example").map((r) => r.kind)).toEqual(["invoice"]);
+  });
+
+  test("the relayer's low gas is emailed once a day, though checked every minute", async () => {
+    gasLow = true;
+    try {
+      email.checkAlerts();
+      email.checkAlerts();
+      const rows = outbox("kind = 'relayer_gas'");
+      expect(rows.map((r) => r.recipient)).toEqual([user]);
+      const mail = await waitFor(
+        () => smtp.messages.find((m) => m.subject === "Relayer gas low on base"),
+        10_000,
+        "gas email",
+      );
+      expect(mail.text).toContain("0.00123 ETH");
+      clock.advance(DAY);
+      email.checkAlerts();
+      expect(outbox("kind = 'relayer_gas'")).toHaveLength(2);
+    } finally {
+      gasLow = false;
+    }
+  });
+});
+
+describe("alerts", () => {
+  test("the daily summary lists yesterday's confirmed payments, to the users who chose it, once", async () => {
+    const users = db.query<{ id: string }, [string]>("SELECT id FROM dashboard_users WHERE email = ?").get(user)!;
+    db.query("INSERT INTO email_user_settings (user_id, payments, updated_at) VALUES (?, 'daily', 0)").run(users.id);
+    const ids = [
+      payment("pay_day1", { invoice_number: "D-1", amount_received: 5_000_000n }),
+      payment("pay_day2", { description: "Tea", amount_received: 7_500_000n }),
+    ];
+    for (const id of ids) inTransaction(db, () => events.store.insert(event(id, "payment.confirmed")));
+    // Users who chose the summary get no email per payment.
+    for (const id of ids) expect(outbox("payment_id = ? AND kind = 'payment_confirmed'", id)).toEqual([]);
+    clock.advance(DAY);
+    email.checkAlerts();
+    email.checkAlerts();
+    const summaries = outbox("kind = 'daily_summary'");
+    expect(summaries.map((r) => r.recipient)).toEqual([user]);
+    const mail = await waitFor(
+      () => smtp.messages.find((m) => /payments? confirmed, /.test(m.subject)),
+      10_000,
+      "summary",
+    );
+    expect(mail.subject).toMatch(/^\d{4}-\d{2}-\d{2}: \d+ payments confirmed, /);
+    expect(mail.text).toContain("invoice D-1");
+    expect(mail.text).toContain("Tea");
+    expect(mail.headers["list-unsubscribe"]).toBe("<https://pay.shop.example/dashboard/settings#email>");
+  });
+
+  test("a disabled webhook endpoint tells every user of its account", async () => {
+    inTransaction(db, () =>
+      email.endpointDisabled(
+        { id: "we_gone", account_id: accountId, url: "https://hooks.shop.example/x" },
+        clock.now(),
+      ),
+    );
+    const mail = await waitFor(
+      () => smtp.messages.find((m) => m.subject === "Webhook endpoint disabled"),
+      10_000,
+      "notice",
+    );
+    expect(mail.to).toEqual([user]);
+    expect(mail.text).toContain("https://hooks.shop.example/x");
+  });
+});
+
+describe("what the documents give the emails", () => {
+  test("the merchant's legal name, its support address as Reply-To, and the invoice's PDF attached", async () => {
+    const id = payment("pay_docs", { invoice_number: "DOC-1", status: "pending", amount_received: null });
+    email.paymentCreated(createPaymentStore(db).findById(id)!);
+    const mail = await waitFor(
+      () => smtp.messages.find((m) => m.to.includes("pay_docs@customer.example")),
+      10_000,
+      "the invoice",
+    );
+    expect(mail.headers.from).toBe("Outbox Shop Ltd <billing@shop.example>");
+    expect(mail.headers["reply-to"]).toBe("help@shop.example");
+    expect(mail.subject).toBe("Invoice DOC-1 from Outbox Shop Ltd: 12.00 USDC");
+    expect(mail.text).toContain("Reply to this email to reach them.");
+    expect(mail.attachments).toHaveLength(1);
+    expect(mail.attachments[0]!.filename).toBe(`invoice-${id.slice(2, 10)}.pdf`);
+    expect(mail.attachments[0]!.contentType).toBe("application/pdf");
+    expect(mail.attachments[0]!.content.equals(Buffer.from(PDF))).toBe(true);
+  });
+});
+
+describe("retries", () => {
+  test("the first retry comes within a minute, and the schedule ends in giving up", () => {
+    expect(emailRetryDelay(EMAIL_RETRY_SCHEDULE_MS, 1)).toBeLessThanOrEqual(60_000);
+    expect(emailRetryDelay(EMAIL_RETRY_SCHEDULE_MS, EMAIL_RETRY_SCHEDULE_MS.length + 1)).toBeNull();
+    const total = EMAIL_RETRY_SCHEDULE_MS.reduce((a, b) => a + b, 0);
+    expect(total / DAY).toBeGreaterThan(3);
+  });
+
+  test("an email that keeps failing is retried on the schedule, then given up, visible", async () => {
+    await smtp.stop();
+    try {
+      email.paymentCreated(createPaymentStore(db).findById(payment("pay_fail", { invoice_number: "F-1" }))!);
+      const first = await waitFor(
+        () => outbox("recipient = ? AND attempts = 1", "pay_fail@customer.example")[0],
+        10_000,
+        "attempt 1",
+      );
+      expect(first.state).toBe("pending");
+      expect(first.next_attempt_at - clock.now()).toBeLessThanOrEqual(30_000);
+      clock.advance(30_000);
+      await waitFor(
+        () => outbox("recipient = ? AND attempts = 2", "pay_fail@customer.example")[0],
+        10_000,
+        "attempt 2",
+      );
+      clock.advance(120_000);
+      const last = await waitFor(
+        () => outbox("recipient = ? AND state = 'failed'", "pay_fail@customer.example")[0],
+        10_000,
+        "given up",
+      );
+      expect(last.attempts).toBe(3);
+      expect(last.last_error).toMatch(/ECONNREFUSED|connect/i);
+      const health = email.service.health();
+      expect(health.given_up).toBe(1);
+      expect(health.ok).toBe(false);
+      expect(health.last_error?.gave_up).toBe(true);
+      expect(JSON.stringify(health)).not.toContain("p@ss");
+    } finally {
+      await smtp.start();
+    }
+  });
+});
+
+describe("retention", () => {
+  test("sent and given-up emails are deleted 30 days on; waiting ones are kept", async () => {
+    const before = outbox("state IN ('sent', 'failed')").length;
+    expect(before).toBeGreaterThan(0);
+    clock.advance(31 * DAY);
+    email.checkAlerts();
+    expect(outbox("state IN ('sent', 'failed')")).toEqual([]);
+  });
+});
