@@ -8,7 +8,6 @@ import { createGroupCommit } from "./db/group-commit.ts";
 import type { Db } from "./db/index.ts";
 import { describeStore, openServeStore } from "./db/open.ts";
 import { createDocuments } from "./documents/index.ts";
-import { documentsForEmail } from "./email/documents.ts";
 import { createEmail, type EmailOptions } from "./email/index.ts";
 import { createEvents, type EventOptions } from "./events/index.ts";
 import { createIdempotency } from "./idempotency/index.ts";
@@ -98,7 +97,7 @@ function createCapabilities(config: Config, plumbing: Plumbing, options: ServerO
     options,
     payment: (id) => store.findById(id) ?? null,
     chains: () => chainSide.api.chains(),
-    documents: documentsForEmail(documents, (id) => accounts.findAccount(id)?.name ?? null),
+    documents: documents.forEmail,
   });
   const checkout = createCheckout({
     accounts,

@@ -6,6 +6,7 @@ import type { Lifecycle } from "../payments/lifecycle.ts";
 import type { PaymentStore } from "../payments/store.ts";
 import { createRefundStore } from "../refunds/store.ts";
 import { createBusinessService } from "./business.ts";
+import { documentsForEmail } from "./for-email.ts";
 import { createDocumentsService, REFUNDS_SHOWN } from "./service.ts";
 import { createBusinessStore } from "./store.ts";
 
@@ -27,6 +28,7 @@ export function createDocuments(
     events: Pick<EventStore, "listForPayment">;
   },
 ) {
+  const accountName = (id: string) => w.accounts.findAccount(id)?.name ?? null;
   const business = createBusinessService({
     store: createBusinessStore(w.db),
     clock: w.clock,
@@ -35,7 +37,7 @@ export function createDocuments(
   const refunds = createRefundStore(w.db);
   const documents = createDocumentsService({
     payments: w.payments,
-    accountName: (id) => w.accounts.findAccount(id)?.name ?? null,
+    accountName,
     business,
     eventsOf: (paymentId) => w.events.listForPayment(paymentId),
     refundsOf: (accountId, paymentId) => refunds.list({ accountId, paymentId, limit: REFUNDS_SHOWN }),
@@ -43,7 +45,7 @@ export function createDocuments(
     baseUrl: w.config.baseUrl,
     chain: w.config.chain,
   });
-  return { business, documents };
+  return { business, documents, forEmail: documentsForEmail({ business, documents }, accountName) };
 }
 
 export type Documents = ReturnType<typeof createDocuments>;

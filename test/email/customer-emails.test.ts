@@ -10,8 +10,10 @@ import { openStore, storeLocationFrom } from "../../src/db/open.ts";
 import { createEmailStore } from "../../src/email/store.ts";
 import { createLogger } from "../../src/lib/log.ts";
 import { parseSmtpUrl } from "../../src/lib/smtp-url.ts";
+import { runCli } from "../support/cli.ts";
 import { createTestClock } from "../support/clock.ts";
 import { createDashboardUser } from "../support/dashboard.ts";
+import { pdfText } from "../support/pdf-text.ts";
 import { startReceiver } from "../support/receiver.ts";
 import { api, startTestServer, TEST_BASE_URL, type TestServer } from "../support/server.ts";
 import { type ReceivedEmail, SMTP_PASSWORD, startTestSmtp, type TestSmtp } from "../support/smtp.ts";
@@ -105,6 +107,45 @@ describe("the invoice", () => {
     expect(Math.abs(Date.parse(mail.headers.date!) - Date.now())).toBeLessThan(60_000);
     expect(mail.headers["list-unsubscribe"]).toBeUndefined();
     expect(mail.headers["reply-to"]).toBeUndefined();
+  });
+});
+
+describe("the invoice of a merchant with business details (src/documents/for-email.ts)", () => {
+  test("is sent in the legal name, with the support address as Reply-To and the invoice PDF attached", async () => {
+    const shop = server.createAccount("Legal Shop");
+    await runCli(
+      [
+        "account",
+        "set-business",
+        shop.accountId,
+        "--legal-name",
+        "Legal Shop GmbH",
+        "--support-email",
+        "help@legal.example",
+      ],
+      server.env,
+    );
+    const res = await api(server.url, shop.apiKey)("/api/v1/payments", {
+      body: {
+        amount: "9.99",
+        invoice_number: "LS-77",
+        customer_email: "grace@customer.example",
+        customer_name: "Grace",
+      },
+    });
+    expect(res.status).toBe(201);
+    const mail = (await waitArrived("grace@customer.example"))[0]!;
+    expect(mail.headers.from).toBe("Legal Shop GmbH <billing@shop.example>");
+    expect(mail.headers["reply-to"]).toBe("help@legal.example");
+    expect(mail.attachments.map((a) => [a.filename, a.contentType])).toEqual([
+      ["invoice-LS-77.pdf", "application/pdf"],
+    ]);
+    const text = await pdfText(mail.attachments[0]!.content);
+    for (const field of ["LS-77", "Legal Shop GmbH", "help@legal.example", "Grace", "grace@customer.example", "9.99"])
+      expect(text).toContain(field);
+    // The same document the invoice's own link serves.
+    const served = await fetch(`${server.url}/pay/${res.json.id}/invoice.pdf`);
+    expect(new Uint8Array(await served.arrayBuffer())).toEqual(new Uint8Array(mail.attachments[0]!.content));
   });
 });
 

@@ -1,23 +1,28 @@
-import type { Documents } from "../documents/index.ts";
-import { renderInvoicePdf, renderReceiptPdf } from "../documents/index.ts";
-import { invoiceName, pdfFileName, receiptName } from "../documents/pdf-response.ts";
-import type { EmailDocuments } from "./index.ts";
+import type { BusinessService } from "./business.ts";
+import { renderInvoicePdf } from "./invoice-pdf.ts";
+import { invoiceName, pdfFileName, receiptName } from "./pdf-response.ts";
+import { renderReceiptPdf } from "./receipt-pdf.ts";
+import type { DocumentsService } from "./service.ts";
 
 /**
- * What emails take from the merchant's documents (docs/documents.md): the merchant's legal name
+ * What emails take from the merchant's documents (src/email/: EmailDocuments): the merchant's legal name
  * as the sender and the support address as Reply-To, and the invoice or receipt PDF attached to
  * the email that announces it, rendered when the email is sent.
  */
-export function documentsForEmail(d: Documents, accountName: (accountId: string) => string | null): EmailDocuments {
+export function documentsForEmail(
+  d: { business: Pick<BusinessService, "details">; documents: Pick<DocumentsService, "invoice" | "receipt"> },
+  accountName: (accountId: string) => string | null,
+) {
   const pdf = (name: string, content: Uint8Array) => [
     { filename: pdfFileName(name), contentType: "application/pdf", content },
   ];
   return {
-    senderOf(accountId) {
+    senderOf(accountId: string): { name: string; replyTo: string | null } {
       const details = d.business.details(accountId);
       return { name: details.legalName ?? accountName(accountId) ?? "Stablegate", replyTo: details.supportEmail };
     },
-    async attachmentsFor(paymentId, kind) {
+    /** `kind`: the email's (src/email/): the invoice and receipt emails carry their PDF. */
+    async attachmentsFor(paymentId: string, kind: string) {
       if (kind === "invoice") {
         const data = d.documents.invoice(paymentId);
         return pdf(invoiceName(data), await renderInvoicePdf(data));
