@@ -90,7 +90,10 @@ test("a transfer to the address made before the refund was payable does not pay 
 
   // A reorg of the newest block sends the watcher back at least ten blocks: it reads the early
   // transfer's block again, now with the refund payable.
-  await stack.mine(2);
+  // The newest block carries a transfer the reorg drops: an empty block mined again in the same
+  // second as the one it replaces would have its hash, and there would be no reorg to see.
+  await stack.mine(1);
+  await transferUsdc(stack.chain, merchant, randomAddress(), 1n);
   await watcherCaughtUp();
   await reorg(1);
   await stack.mine(CONFIRMATIONS);
@@ -166,7 +169,10 @@ test("under the fast policy a refund succeeds in the round that sees its transfe
   // A reorg of a later block: the rescan reads the transfer again, with the second refund (payable
   // before it, same address and amount) still waiting. It paid a refund already: it pays no other,
   // and the watcher goes on.
-  await stack.mine(2);
+  // The newest block carries a transfer the reorg drops: an empty block mined again in the same
+  // second as the one it replaces would have its hash, and there would be no reorg to see.
+  await stack.mine(1);
+  await transferUsdc(stack.chain, merchant, randomAddress(), 1n);
   await watcherCaughtUp();
   await reorg(1);
   await stack.mine(CONFIRMATIONS);
