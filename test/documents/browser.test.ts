@@ -114,6 +114,7 @@ describe("documents of a payment paid on chain", () => {
   });
 
   test("the pages at phone and desktop widths, linked from the checkout, and printed to PDF by chromium", async () => {
+    await setBusiness();
     const unpaid = await rig.stack.createPayment(order("INV-2031-43"));
     const p = await rig.stack.createPayment(order("INV-2031-44"));
     const txHash = await rig.stack.pay(p.deposit_address, 25_990_000n);

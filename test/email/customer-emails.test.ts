@@ -104,7 +104,8 @@ describe("the invoice", () => {
     // Marked sent just after the server accepted it.
     const row = await waitFor(() => outbox("ada@customer.example").find((r) => r.state === "sent"), 5_000, "sent");
     expect(mail.headers["message-id"]).toBe(`<${row.id}@shop.example>`);
-    expect(Math.abs(Date.parse(mail.headers.date!) - Date.now())).toBeLessThan(60_000);
+    // Dated by the server's clock (the test's, which the fault tests move on).
+    expect(Math.abs(Date.parse(mail.headers.date!) - clock.now())).toBeLessThan(60_000);
     expect(mail.headers["list-unsubscribe"]).toBeUndefined();
     expect(mail.headers["reply-to"]).toBeUndefined();
   });
@@ -229,9 +230,8 @@ describe("faults", () => {
   test("a slow server never slows the API: the payment is answered before the email is accepted", async () => {
     smtp.delayMs = 3_000;
     try {
-      const started = performance.now();
       await invoice("slow@customer.example");
-      expect(performance.now() - started).toBeLessThan(1_000);
+      // Answered while the server still holds the email back: the request did not wait for it.
       expect(arrivedFor("slow@customer.example")).toEqual([]);
       await waitArrived("slow@customer.example");
     } finally {
@@ -279,8 +279,21 @@ describe("the merchant's notices", () => {
 });
 
 describe("the password", () => {
-  test("is in no log line of everything above (failed attempts, given-up emails included)", () => {
+  test("is in no log line, a failed attempt and a given-up email's included", async () => {
+    // Its own failures, whichever tests ran before: the server down once, then a refused recipient.
+    await smtp.stop();
+    await invoice("nopass-retry@customer.example");
+    await waitFor(() => outbox("nopass-retry@customer.example").find((r) => r.attempts >= 1), 10_000, "a failure");
+    await smtp.start();
+    smtp.refuse.add("nopass-gone@customer.example");
+    try {
+      await invoice("nopass-gone@customer.example");
+      await waitFor(() => outbox("nopass-gone@customer.example").find((r) => r.state === "failed"), 10_000, "given up");
+    } finally {
+      smtp.refuse.delete("nopass-gone@customer.example");
+    }
     expect(logLines.some((l) => l.includes("email attempt failed"))).toBe(true);
+    expect(logLines.some((l) => l.includes("email given up"))).toBe(true);
     expect(logLines.some((l) => l.includes("email on"))).toBe(true);
     for (const line of logLines) {
       expect(line).not.toContain(SMTP_PASSWORD);
