@@ -40,7 +40,7 @@ export interface DocumentRefund extends ChainTx {
   succeededAt: number;
 }
 
-interface DocumentCommon {
+export interface DocumentCommon {
   paymentId: string;
   merchant: DocumentMerchant;
   customer: { name: string | null; email: string | null };

@@ -2,16 +2,14 @@ import type { InvoiceData } from "./data.ts";
 import { documentDate, type Paper, usdc } from "./format.ts";
 import {
   contentWidth,
-  factsBlock,
+  documentOpening,
   footer,
   INK,
   label,
   MARGIN,
   MUTED,
-  merchantBlock,
   newDocument,
   qr,
-  table,
   totals,
 } from "./pdf-kit.ts";
 
@@ -29,53 +27,14 @@ export async function renderInvoicePdf(data: InvoiceData, paper: Paper = "a4"): 
     modifiedAt: data.paid?.at ?? data.issuedAt,
   });
   const width = contentWidth(doc);
-  const right = MARGIN + width * 0.55;
-  const rightWidth = width * 0.45;
 
-  doc
-    .font("semibold")
-    .fontSize(22)
-    .fillColor(INK)
-    .text("Invoice", right, MARGIN, { width: rightWidth, align: "right" });
   const facts: Array<[string, string]> = [
     ["Invoice number", data.invoiceNumber],
     ["Issued", documentDate(data.issuedAt)],
   ];
   if (data.dueAt !== null) facts.push(["Due", documentDate(data.dueAt)]);
   if (data.reference) facts.push(["Reference", data.reference]);
-  const factsEnd = factsBlock(doc, facts, right, MARGIN + 34, rightWidth);
-  const merchantEnd = merchantBlock(doc, data.merchant, MARGIN, MARGIN, width * 0.5);
-
-  let y = Math.max(factsEnd, merchantEnd) + 24;
-  if (data.customer.name || data.customer.email) {
-    label(doc, "Bill to", MARGIN, y, width / 2);
-    doc.font("semibold").fontSize(10.5).fillColor(INK);
-    if (data.customer.name) doc.text(data.customer.name, { width: width / 2 });
-    doc.font("regular").fontSize(9.5);
-    if (data.customer.email) doc.text(data.customer.email, { width: width / 2 });
-    y = doc.y + 18;
-  }
-  if (data.description) {
-    doc.font("regular").fontSize(10).fillColor(INK).text(data.description, MARGIN, y, { width });
-    y = doc.y + 14;
-  }
-
-  y = table(
-    doc,
-    [
-      { title: "Description", width: 52 },
-      { title: "Qty", width: 8, align: "right" },
-      { title: "Unit price", width: 20, align: "right" },
-      { title: "Amount", width: 20, align: "right" },
-    ],
-    data.lines.map((line) => [
-      { text: line.description },
-      { text: String(line.quantity) },
-      { text: usdc(line.unitAmount) },
-      { text: usdc(line.amount) },
-    ]),
-    y,
-  );
+  let y = documentOpening(doc, data, { title: "Invoice", facts, partyLabel: "Bill to" });
   const sums: Array<[string, string]> = [["Total", usdc(data.total)]];
   if (data.total !== data.amountDue) sums.push(["Received", usdc(data.total - data.amountDue)]);
   sums.push(["Amount due", usdc(data.amountDue)]);

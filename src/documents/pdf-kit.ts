@@ -1,8 +1,8 @@
 import regularPath from "@expo-google-fonts/inter/400Regular/Inter_400Regular.ttf" with { type: "file" };
 import semiboldPath from "@expo-google-fonts/inter/600SemiBold/Inter_600SemiBold.ttf" with { type: "file" };
 import QRCode from "qrcode";
-import type { DocumentMerchant } from "./data.ts";
-import type { Paper } from "./format.ts";
+import type { DocumentCommon, DocumentMerchant } from "./data.ts";
+import { type Paper, usdc } from "./format.ts";
 
 /**
  * What the invoice and receipt PDFs share: a page with Inter embedded (shipped in the binary:
@@ -237,4 +237,56 @@ export function footer(doc: Doc, text: string): void {
 function scaled(columns: Column[], total: number): number[] {
   const sum = columns.reduce((s, c) => s + c.width, 0);
   return columns.map((c) => (c.width / sum) * total);
+}
+
+/**
+ * How both documents open: the title and its facts on the right, the merchant on the left, the
+ * customer under `partyLabel` ("Bill to", "Received from"), the description and the line items.
+ * Returns where the page goes on.
+ */
+export function documentOpening(
+  doc: Doc,
+  data: DocumentCommon,
+  opts: { title: string; facts: Array<[string, string]>; partyLabel: string },
+): number {
+  const width = contentWidth(doc);
+  const right = MARGIN + width * 0.55;
+  const rightWidth = width * 0.45;
+  doc
+    .font("semibold")
+    .fontSize(22)
+    .fillColor(INK)
+    .text(opts.title, right, MARGIN, { width: rightWidth, align: "right" });
+  const factsEnd = factsBlock(doc, opts.facts, right, MARGIN + 34, rightWidth);
+  const merchantEnd = merchantBlock(doc, data.merchant, MARGIN, MARGIN, width * 0.5);
+
+  let y = Math.max(factsEnd, merchantEnd) + 24;
+  if (data.customer.name || data.customer.email) {
+    label(doc, opts.partyLabel, MARGIN, y, width / 2);
+    doc.font("semibold").fontSize(10.5).fillColor(INK);
+    if (data.customer.name) doc.text(data.customer.name, { width: width / 2 });
+    doc.font("regular").fontSize(9.5);
+    if (data.customer.email) doc.text(data.customer.email, { width: width / 2 });
+    y = doc.y + 18;
+  }
+  if (data.description) {
+    doc.font("regular").fontSize(10).fillColor(INK).text(data.description, MARGIN, y, { width });
+    y = doc.y + 14;
+  }
+  return table(
+    doc,
+    [
+      { title: "Description", width: 52 },
+      { title: "Qty", width: 8, align: "right" },
+      { title: "Unit price", width: 20, align: "right" },
+      { title: "Amount", width: 20, align: "right" },
+    ],
+    data.lines.map((line) => [
+      { text: line.description },
+      { text: String(line.quantity) },
+      { text: usdc(line.unitAmount) },
+      { text: usdc(line.amount) },
+    ]),
+    y,
+  );
 }

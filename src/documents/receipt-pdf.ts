@@ -1,17 +1,6 @@
 import type { ReceiptData } from "./data.ts";
 import { documentDate, type Paper, usdc } from "./format.ts";
-import {
-  contentWidth,
-  factsBlock,
-  footer,
-  INK,
-  label,
-  MARGIN,
-  merchantBlock,
-  newDocument,
-  table,
-  totals,
-} from "./pdf-kit.ts";
+import { contentWidth, documentOpening, footer, label, MARGIN, newDocument, table, totals } from "./pdf-kit.ts";
 
 /**
  * The receipt as a PDF: the merchant, the customer, what was bought, what was received, each
@@ -28,50 +17,11 @@ export async function renderReceiptPdf(data: ReceiptData, paper: Paper = "a4"): 
     modifiedAt: lastRefund ?? data.paidAt,
   });
   const width = contentWidth(doc);
-  const right = MARGIN + width * 0.55;
-  const rightWidth = width * 0.45;
 
-  doc
-    .font("semibold")
-    .fontSize(22)
-    .fillColor(INK)
-    .text("Receipt", right, MARGIN, { width: rightWidth, align: "right" });
   const facts: Array<[string, string]> = [["Paid", documentDate(data.paidAt)]];
   if (data.invoiceNumber) facts.push(["Invoice number", data.invoiceNumber]);
   if (data.reference) facts.push(["Reference", data.reference]);
-  const factsEnd = factsBlock(doc, facts, right, MARGIN + 34, rightWidth);
-  const merchantEnd = merchantBlock(doc, data.merchant, MARGIN, MARGIN, width * 0.5);
-
-  let y = Math.max(factsEnd, merchantEnd) + 24;
-  if (data.customer.name || data.customer.email) {
-    label(doc, "Received from", MARGIN, y, width / 2);
-    doc.font("semibold").fontSize(10.5).fillColor(INK);
-    if (data.customer.name) doc.text(data.customer.name, { width: width / 2 });
-    doc.font("regular").fontSize(9.5);
-    if (data.customer.email) doc.text(data.customer.email, { width: width / 2 });
-    y = doc.y + 18;
-  }
-  if (data.description) {
-    doc.font("regular").fontSize(10).fillColor(INK).text(data.description, MARGIN, y, { width });
-    y = doc.y + 14;
-  }
-
-  y = table(
-    doc,
-    [
-      { title: "Description", width: 52 },
-      { title: "Qty", width: 8, align: "right" },
-      { title: "Unit price", width: 20, align: "right" },
-      { title: "Amount", width: 20, align: "right" },
-    ],
-    data.lines.map((line) => [
-      { text: line.description },
-      { text: String(line.quantity) },
-      { text: usdc(line.unitAmount) },
-      { text: usdc(line.amount) },
-    ]),
-    y,
-  );
+  let y = documentOpening(doc, data, { title: "Receipt", facts, partyLabel: "Received from" });
   const sums: Array<[string, string]> = [
     ["Total", usdc(data.total)],
     ["Amount paid", usdc(data.amountReceived)],
