@@ -87,6 +87,9 @@ describe("a refund, as the merchant and the payer make it", () => {
     const tx = sent.params[0] as { to: string; data: string };
     expect(tx.to.toLowerCase()).toBe(payable.payment_instructions.token.toLowerCase());
     expect(tx.data).toBe(payable.payment_instructions.data);
+    // Closed before the kill: a page left open would keep asking the server that is gone.
+    expect(problems).toEqual([]);
+    await merchant.close();
     await crashAndRestart();
 
     // The chain has it: the refund succeeds with the tx hash, once.
@@ -111,8 +114,6 @@ describe("a refund, as the merchant and the payer make it", () => {
 
     // The dashboard shows it paid; every refund webhook arrived, each once.
     // The server listens on another port since its restarts, which the first context may not reach.
-    expect(problems).toEqual([]);
-    await merchant.close();
     const later = await signedInContext(rig.browser, stack.url, rig.user);
     const page = await later.newPage();
     const problemsLater = collectProblems(page);
