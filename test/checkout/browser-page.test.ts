@@ -101,15 +101,22 @@ describe("checkout page in a browser", () => {
     await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: rig.stack.url });
     const page = await context.newPage();
     await page.goto(`${rig.stack.url}/pay/${p.id}`);
+    // The page writes the clipboard asynchronously after the click: wait for what it holds.
+    const holds = (text: string) =>
+      waitFor(
+        async () => (await page.evaluate(() => navigator.clipboard.readText())) === text,
+        5_000,
+        `"${text}" copied`,
+      );
     await page.getByRole("button", { name: "Copy address" }).click();
-    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(p.deposit_address);
+    await holds(p.deposit_address);
     await page.getByRole("button", { name: "Copy amount" }).click();
-    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe("7.25");
+    await holds("7.25");
     await page.locator("#copy-live").filter({ hasText: "Copied 7.25" }).waitFor();
     // Keyboard: the copy buttons are reachable and work with Enter.
     await page.getByRole("button", { name: "Copy address" }).focus();
     await page.keyboard.press("Enter");
-    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(p.deposit_address);
+    await holds(p.deposit_address);
     await context.close();
   });
 
