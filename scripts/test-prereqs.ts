@@ -66,9 +66,21 @@ export async function requireChromium(env: Env, say: (line: string) => void = co
   }
   say("test-prereqs: no chromium found; installing Debian's chromium with apt-get (once)");
   const started = performance.now();
+  aptInstall(apt, env, "chromium", HOW_TO_INSTALL);
+  const installed = findChromium({ ...env, CHROMIUM_PATH: undefined }, say);
+  if (!installed)
+    throw new PrereqError(
+      `apt-get installed chromium, yet no chromium executable is in ${searchPath(env).join(", ")} or on PATH: ${HOW_TO_INSTALL}`,
+    );
+  say(`test-prereqs: installed ${installed} in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  return installed;
+}
+
+/** `apt-get update`, then `apt-get install PACKAGE`; a failure is one line with apt-get's own reason and `howTo`. */
+function aptInstall(apt: string[], env: Env, pkg: string, howTo: string): void {
   for (const args of [
     ["update", "-qq"],
-    ["install", "-y", "-qq", "chromium"],
+    ["install", "-y", "-qq", pkg],
   ]) {
     const run = Bun.spawnSync([...apt, ...args], {
       env: { ...env, DEBIAN_FRONTEND: "noninteractive" },
@@ -78,16 +90,9 @@ export async function requireChromium(env: Env, say: (line: string) => void = co
     });
     if (run.exitCode !== 0) {
       const output = `${run.stdout.toString()}\n${run.stderr.toString()}`.trim().split("\n").at(-1) || "no output";
-      throw new PrereqError(`apt-get ${args[0]} failed (exit ${run.exitCode}: ${output}): ${HOW_TO_INSTALL}`);
+      throw new PrereqError(`apt-get ${args[0]} failed (exit ${run.exitCode}: ${output}): ${howTo}`);
     }
   }
-  const installed = findChromium({ ...env, CHROMIUM_PATH: undefined }, say);
-  if (!installed)
-    throw new PrereqError(
-      `apt-get installed chromium, yet no chromium executable is in ${searchPath(env).join(", ")} or on PATH: ${HOW_TO_INSTALL}`,
-    );
-  say(`test-prereqs: installed ${installed} in ${((performance.now() - started) / 1000).toFixed(1)} s`);
-  return installed;
 }
 
 const POPPLER_TOOLS = ["pdftotext", "pdfinfo", "pdffonts", "pdfimages"];
@@ -107,21 +112,7 @@ export function requirePoppler(env: Env, say: (line: string) => void = console.l
       `the documents' tests need ${missing().join(", ")}, not found on PATH: ${HOW_TO_INSTALL_POPPLER}`,
     );
   say("test-prereqs: no pdftotext found; installing Debian's poppler-utils with apt-get (once)");
-  for (const args of [
-    ["update", "-qq"],
-    ["install", "-y", "-qq", "poppler-utils"],
-  ]) {
-    const run = Bun.spawnSync([...apt, ...args], {
-      env: { ...env, DEBIAN_FRONTEND: "noninteractive" },
-      stdin: "ignore",
-      stdout: "pipe",
-      stderr: "pipe",
-    });
-    if (run.exitCode !== 0) {
-      const output = `${run.stdout.toString()}\n${run.stderr.toString()}`.trim().split("\n").at(-1) || "no output";
-      throw new PrereqError(`apt-get ${args[0]} failed (exit ${run.exitCode}: ${output}): ${HOW_TO_INSTALL_POPPLER}`);
-    }
-  }
+  aptInstall(apt, env, "poppler-utils", HOW_TO_INSTALL_POPPLER);
   if (missing().length > 0)
     throw new PrereqError(`apt-get installed poppler-utils, yet ${missing().join(", ")} is not on PATH`);
 }
