@@ -1,46 +1,61 @@
-import type { Changes, SQLQueryBindings } from "bun:sqlite";
+import { type Sql, sql } from "./sql.ts";
+
+export { list, raw, Sql, sql } from "./sql.ts";
+
+export interface ReadOptions {
+  /** Every integer column as bigint rather than number: for rows that carry amounts. */
+  bigints?: boolean;
+}
 
 /**
- * What the stores use of a database: the part of bun:sqlite's Database that PgDb offers too
- * (src/db/postgres.ts), so each store's SQL runs on either engine, synchronously, unchanged
- * wherever it is valid on both.
+ * What the stores use of a database, on either engine (src/db/sqlite.ts, src/db/postgres.ts).
+ * Every call answers a promise: the event loop never waits on the database. A statement is a
+ * `sql` template; where the engines' SQL differs a store picks its text with `sqlFor`.
  */
 export interface Db {
-  query<Row, Params extends SQLQueryBindings | SQLQueryBindings[]>(sql: string): DbStatement<Row, Bindings<Params>>;
-  run<Params extends SQLQueryBindings[]>(sql: string, ...bindings: Params[]): Changes;
-  transaction<A extends unknown[], T>(fn: (...args: A) => T): { (...args: A): T; immediate: (...args: A) => T };
-  close(throwOnError?: boolean): void;
+  readonly engine: "sqlite" | "postgres";
+  /** The first row, or null. */
+  get<Row>(query: Sql, options?: ReadOptions): Promise<Row | null>;
+  all<Row>(query: Sql, options?: ReadOptions): Promise<Row[]>;
+  /** Runs a statement; answers how many rows it changed. */
+  run(query: Sql): Promise<number>;
+  /**
+   * Runs `fn` in one transaction and answers what it answers; a throw rolls everything back and
+   * is rethrown. Every statement `fn` makes, however deep in the stores, joins the transaction:
+   * it is found through the async context, so stores need no transaction handle. Inside another
+   * transaction it is a savepoint of that one. A transaction holds no network call but the
+   * database's (`assertOutsideTransaction` guards the others), so it stays short.
+   */
+  transaction<T>(fn: () => Promise<T>): Promise<T>;
+  /** True when the caller runs inside one of this store's transactions. */
+  inTransaction(): boolean;
+  /** Statements separated by semicolons, without parameters: migrations and schema work. */
+  exec(text: string): Promise<void>;
+  close(): Promise<void>;
 }
 
-export interface DbStatement<Row, Params extends SQLQueryBindings[]> {
-  all(...params: Params): Row[];
-  get(...params: Params): Row | null;
-  iterate(...params: Params): IterableIterator<Row>;
-  run(...params: Params): Changes;
-  /** Integer columns as bigint rather than number. */
-  safeIntegers(enabled: boolean): DbStatement<Row, Params>;
-}
+export const isPostgres = (db: Db): boolean => db.engine === "postgres";
 
-/** A statement's parameters as bun:sqlite types them, so that its Database is a Db. */
-// biome-ignore lint/suspicious/noExplicitAny: bun:sqlite's own conditional, which `unknown[]` does not match.
-export type Bindings<Params> = Params extends any[] ? Params : [Params];
-
-/** Marks the PostgreSQL store, for the few statements that need a variant per engine. */
-export const POSTGRES = Symbol("postgres");
-
-export const isPostgres = (db: Db): boolean => POSTGRES in db;
-
-/** The statement text for this engine: `postgres` where the engines' SQL differs, else `sqlite`. */
-export const sqlFor = (db: Db, sqlite: string, postgres: string): string => (isPostgres(db) ? postgres : sqlite);
+/** The statement for this engine: `postgres` where the engines' SQL differs, else `sqlite`. */
+export const sqlFor = (db: Db, sqlite: Sql, postgres: Sql): Sql => (isPostgres(db) ? postgres : sqlite);
 
 /**
- * A table of the strings in one JSON array parameter (`param`, as "?" or "?2"): how a list of
- * any length is bound as one value on either engine. PostgreSQL gets it as text: a parameter
- * typed json would be sent JSON-encoded, a string scalar.
+ * A table of the strings in `texts`, bound as one JSON array parameter: how a list of any
+ * length is bound as one value on either engine (a statement's text stays the same whatever the
+ * length, so it is prepared once). PostgreSQL gets it as text: a parameter typed json would be
+ * sent JSON-encoded, a string scalar.
  */
-export const textsIn = (db: Db, param: string): string =>
-  sqlFor(
+export function textsIn(db: Db, texts: readonly string[]): Sql {
+  const json = JSON.stringify(texts);
+  return sqlFor(
     db,
-    `SELECT value FROM json_each(${param})`,
-    `SELECT value FROM json_array_elements_text(CAST(${param} AS TEXT)::json)`,
+    sql`SELECT value FROM json_each(${json})`,
+    sql`SELECT value FROM json_array_elements_text(CAST(${json} AS TEXT)::json)`,
   );
+}
+
+/** What a statement's parameter may be; undefined is always a mistake and is refused. */
+export function checkedParameter(value: unknown): unknown {
+  if (value === undefined) throw new TypeError("a statement parameter is undefined");
+  return value;
+}

@@ -1,37 +1,37 @@
-import type { Db } from "./index.ts";
-import { inTransaction } from "./transaction.ts";
+import type { Db } from "./engine.ts";
 
 export type GroupCommit = ReturnType<typeof createGroupCommit>;
 
 /**
- * Group commit: writes queued within one turn of the event loop share a single transaction,
- * so a burst of concurrent requests pays for one fsync instead of one each. Each write of a
- * batch of several runs in its own savepoint, so one that throws is rolled back alone; every caller's promise settles
- * only after the shared COMMIT, so nothing is acknowledged before it is durable.
+ * Group commit, where it pays: SQLite's commit waits for its own fsync, so writes queued within
+ * one turn of the event loop share a single transaction and a burst of concurrent requests pays
+ * for one fsync instead of one each. Each write of a batch of several runs in its own savepoint,
+ * so one that throws is rolled back alone; every caller's promise settles only after the shared
+ * COMMIT, so nothing is acknowledged before it is durable. PostgreSQL shares WAL flushes between
+ * sessions already, and a shared transaction would hold every row it wrote across the others'
+ * round trips: there each write is a transaction of its own.
  */
 export function createGroupCommit(db: Db) {
-  type Job = { work: () => unknown; resolve: (value: unknown) => void; reject: (error: unknown) => void };
+  if (db.engine === "postgres") return { run: <T>(work: () => Promise<T>): Promise<T> => db.transaction(work) };
+
+  type Job = { work: () => Promise<unknown>; resolve: (value: unknown) => void; reject: (error: unknown) => void };
   let queue: Job[] = [];
 
-  const flush = () => {
+  const flush = async () => {
     const jobs = queue;
     queue = [];
     if (jobs.length === 1) {
       // Alone in its transaction, a job needs no savepoint: a throw rolls back only its own work.
       const job = jobs[0]!;
-      try {
-        job.resolve(inTransaction(db, job.work));
-      } catch (error) {
-        job.reject(error);
-      }
+      db.transaction(job.work).then(job.resolve, job.reject);
       return;
     }
     const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
     try {
-      inTransaction(db, () => {
+      await db.transaction(async () => {
         for (const job of jobs) {
           try {
-            outcomes.push({ ok: true, value: inTransaction(db, job.work) });
+            outcomes.push({ ok: true, value: await db.transaction(job.work) });
           } catch (error) {
             outcomes.push({ ok: false, error });
           }
@@ -49,7 +49,9 @@ export function createGroupCommit(db: Db) {
   };
 
   return {
-    run<T>(work: () => T): Promise<T> {
+    run<T>(work: () => Promise<T>): Promise<T> {
+      // Inside a transaction already, the write is a savepoint of it, not the next batch's.
+      if (db.inTransaction()) return db.transaction(work);
       return new Promise<T>((resolve, reject) => {
         if (queue.length === 0) setImmediate(flush);
         queue.push({ work, resolve: resolve as (value: unknown) => void, reject });

@@ -3,7 +3,7 @@ import { chmodSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ConfigError } from "../lib/errors.ts";
 import { SQLITE_MIGRATIONS } from "./migrations.ts";
-import { inTransaction } from "./transaction.ts";
+import { SqliteDb } from "./sqlite.ts";
 
 export type { Db } from "./engine.ts";
 
@@ -12,7 +12,7 @@ export type { Db } from "./engine.ts";
  * a running server share it; synchronous=FULL makes every committed payment survive a power
  * cut, not just a crashed process; the busy timeout turns brief write contention into a wait.
  */
-export function openDb(dataDir: string): Database {
+export function openDb(dataDir: string): SqliteDb {
   ensureDataDir(dataDir);
   const path = databasePath(dataDir);
   let db: Database;
@@ -29,7 +29,7 @@ export function openDb(dataDir: string): Database {
   db.run("PRAGMA synchronous = FULL");
   db.run("PRAGMA foreign_keys = ON");
   migrate(db);
-  return db;
+  return new SqliteDb(db);
 }
 
 /** The one database file of a data directory. */
@@ -72,10 +72,10 @@ export function migrate(db: Database): void {
   const record = db.query("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)");
   for (const migration of SQLITE_MIGRATIONS) {
     // IMMEDIATE: two processes starting at once must not both apply the same migration.
-    inTransaction(db, () => {
+    db.transaction(() => {
       if (applied.all().some((row) => row.version === migration.version)) return;
       db.run(migration.sql);
       record.run(migration.version, migration.name, Date.now());
-    });
+    }).immediate();
   }
 }

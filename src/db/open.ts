@@ -16,13 +16,13 @@ export {
 } from "../lib/store-location.ts";
 
 /** Opens and migrates the store, for the CLI and tools. */
-export function openStore(where: StoreLocation, options: Partial<PgOptions> = {}): Db {
+export async function openStore(where: StoreLocation, options: Partial<PgOptions> = {}): Promise<Db> {
   if (!where.databaseUrl) return openDb(where.dataDir);
-  const db = PgDb.open(where.databaseUrl, options);
+  const db = await PgDb.open(where.databaseUrl, options);
   try {
-    migratePostgres(db, POSTGRES_MIGRATIONS);
+    await migratePostgres(db, POSTGRES_MIGRATIONS);
   } catch (error) {
-    db.close();
+    await db.close();
     throw error;
   }
   return db;
@@ -34,11 +34,11 @@ export function openStore(where: StoreLocation, options: Partial<PgOptions> = {}
  * number of replicas, each with a data directory of its own, share the database, and the chain
  * side runs on one of them at a time, through a lease (src/leases/).
  */
-export function openServeStore(where: StoreLocation): { db: Db; release(): void } {
+export async function openServeStore(where: StoreLocation): Promise<{ db: Db; release(): void }> {
   // The lock first: a second server must not so much as migrate the database.
   const release = acquireServeLock(where.dataDir);
   try {
-    return { db: where.databaseUrl ? openStore(where) : openDb(where.dataDir), release };
+    return { db: where.databaseUrl ? await openStore(where) : openDb(where.dataDir), release };
   } catch (error) {
     release();
     throw error;

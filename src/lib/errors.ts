@@ -85,6 +85,17 @@ export class UnavailableError extends DomainError {
   }
 }
 
+/**
+ * The database did not answer in time or cannot be reached. Whatever the request was doing is
+ * rolled back, unless the database had already committed it when it stopped answering: a
+ * retried create carries its Idempotency-Key, so it finds that payment rather than making another.
+ */
+export class DatabaseUnavailableError extends UnavailableError {
+  constructor(message: string) {
+    super(`${message}; try again shortly`, 5);
+  }
+}
+
 /** A configuration mistake: start-up prints its one-line message and stops. */
 export class ConfigError extends Error {
   constructor(variable: string, problem: string) {

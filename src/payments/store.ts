@@ -1,4 +1,4 @@
-import { type Db, sqlFor, textsIn } from "../db/engine.ts";
+import { type Db, list, raw, type Sql, sql, sqlFor, textsIn } from "../db/engine.ts";
 import { INT64_MAX } from "../db/int64.ts";
 import { splitFee } from "../lib/money.ts";
 import type { Speed } from "../lib/speed.ts";
@@ -134,202 +134,205 @@ const DAY_MS = 86_400_000;
  * sent, or to send anew). One SELECT per case, so each is answered from its own (partial) index:
  * SQLite is told which (INDEXED BY); PostgreSQL has no such hint and picks them by itself.
  */
-const unswept = (hint: (index: string) => string) => `
+const unswept = (hint: (index: string) => string) =>
+  raw(`
   SELECT * FROM payments${hint("payments_funded_open")}
    WHERE status IN ('pending', 'underpaid', 'expired') AND amount_received >= amount
   UNION ALL
   SELECT * FROM payments${hint("payments_unswept")}
    WHERE status = 'confirmed' AND amount_received > amount_settled + bridge_fee
   UNION ALL
-  SELECT * FROM payments WHERE status IN ('settling', 'overpaid', 'failed')`;
+  SELECT * FROM payments WHERE status IN ('settling', 'overpaid', 'failed')`);
 const UNSWEPT_SQLITE = unswept((index) => ` INDEXED BY ${index}`);
 const UNSWEPT_POSTGRES = unswept(() => "");
+const INSERT_COLUMNS = raw(COLUMNS.join(", "));
+const BIGINTS = { bigints: true };
 
 export function createPaymentStore(db: Db) {
   const UNSWEPT = sqlFor(db, UNSWEPT_SQLITE, UNSWEPT_POSTGRES);
-  // The row as stored, read back by the insert itself: a create is one statement fewer.
-  const insert = db
-    .query<PaymentRow, [Record<string, string | number | bigint | null>]>(
-      `INSERT INTO payments (${COLUMNS.join(", ")}) VALUES (${COLUMNS.map((c) => `$${c}`).join(", ")}) RETURNING *`,
-    )
-    .safeIntegers(true);
-  // safeIntegers: amounts can exceed 2^53 micro-USDC in the worst case; rows are then normalised.
-  const findForAccount = db
-    .query<PaymentRow, [string, string]>("SELECT * FROM payments WHERE id = ? AND account_id = ?")
-    .safeIntegers(true);
-  const findById = db.query<PaymentRow, [string]>("SELECT * FROM payments WHERE id = ?").safeIntegers(true);
-  const findIdByDeposit = db.query<{ id: string }, [string]>("SELECT id FROM payments WHERE deposit_address = ?");
-  // The casts give PostgreSQL the type of a filter that may be null, which `IS NULL` alone does not.
-  const list = db
-    .query<PaymentRow, Record<string, string | number | null>>(
-      `SELECT * FROM payments
-        WHERE account_id = $account_id
-          AND (CAST($before_seq AS BIGINT) IS NULL OR seq < $before_seq)
-          AND (CAST($status AS TEXT) IS NULL OR status = $status)
-          AND (CAST($created_gte AS BIGINT) IS NULL OR created_at >= $created_gte)
-          AND (CAST($created_lt AS BIGINT) IS NULL OR created_at < $created_lt)
-          AND (CAST($payment_link AS TEXT) IS NULL OR payment_link = $payment_link)
-        ORDER BY seq DESC LIMIT $limit`,
-    )
-    .safeIntegers(true);
-  const listForLink = db
-    .query<PaymentRow, [string, string, number]>(
-      `SELECT * FROM payments WHERE payment_link = ?1 AND account_id = ?2 ORDER BY seq DESC LIMIT ?3`,
-    )
-    .safeIntegers(true);
-  // Answered from the index on lower(deposit_address): log topics hold addresses in lower case.
-  const depositAddressesAmong = db.query<{ address: string }, [string]>(
-    `SELECT lower(deposit_address) AS address FROM payments WHERE lower(deposit_address) IN (${textsIn(db, "?")})`,
-  );
-  const addReceived = db.query(
-    "UPDATE payments SET amount_received = coalesce(amount_received, 0) + ?, updated_at = ? WHERE id = ?",
-  );
-  const takeBackReceived = db.query(
-    "UPDATE payments SET amount_received = amount_received - ?, updated_at = ? WHERE id = ? AND amount_received >= ?",
-  );
-  const oldestCreatedAt = db.query<{ t: number | null }, []>("SELECT min(created_at) AS t FROM payments");
-  const updateStatus = db.query("UPDATE payments SET status = ?, updated_at = ? WHERE id = ? AND status = ?");
-  const dueForExpiry = db.query<{ id: string }, [number, number]>(
-    "SELECT id FROM payments WHERE status = 'pending' AND expires_at <= ? AND amount_received IS NULL LIMIT ?",
-  );
-  // The unswept payments with no settlement in flight; failed ones only once their retry is due;
-  // none while a bridge is on its way, nor while the payment needs funds credited on a source
-  // chain that no bridge carries yet (source dust it does not need, which is never bridged, holds
-  // nothing up; a confirmed payment needs nothing). Late funds of a confirmed payment only from
-  // the sweep floor (?2) up, and only while the payment had fewer than ?4 settlements since ?3:
-  // dust sent by a stranger to a finished payment must not spend the relayer's gas.
-  const awaitingSettlement = db
-    .query<PaymentRow, [number, bigint, number, number]>(
-      `SELECT * FROM (${UNSWEPT}) p
-       WHERE (settle_retry_at IS NULL OR settle_retry_at <= ?1)
-         AND (status != 'confirmed'
-              OR (amount_received - amount_settled - bridge_fee >= ?2
-                  AND (SELECT count(*) FROM settlements s WHERE s.payment_id = p.id AND s.submitted_at > ?3) < ?4))
-         AND NOT EXISTS (SELECT 1 FROM settlements s WHERE s.payment_id = p.id AND s.state = 'submitted')
-         AND NOT EXISTS (SELECT 1 FROM bridges b WHERE b.payment_id = p.id
-                           AND b.state IN ('credited', 'burned', 'attested'))
-         AND (status = 'confirmed'
-              OR amount_received - (SELECT coalesce(sum(t.amount), 0) FROM transfers t
-                                     WHERE t.payment_id = p.id AND t.chain_id != p.chain_id
-                                       AND t.credited_at IS NOT NULL AND t.bridge_id IS NULL) >= amount)
-       ORDER BY seq LIMIT 100`,
-    )
-    .safeIntegers(true);
-  const countUnswept = db.query<{ n: number }, []>(`SELECT count(*) AS n FROM (${UNSWEPT})`);
-  // The counts the triggers keep (009_payment_search.sql): a row per account and status is read,
-  // never the payments themselves. The cast keeps the sum an integer on PostgreSQL (numeric there).
-  const countByStatus = db.query<{ status: PaymentStatus; n: number }, []>(
-    "SELECT status, CAST(sum(n) AS BIGINT) AS n FROM payment_status_counts GROUP BY status",
-  );
-  // Saturates at the 64-bit maximum: a sweep can carry funds the ledger refused as too large,
-  // and "at least everything credited was swept" is all amount_settled has to tell.
-  const recordSettled = db.query(
-    `UPDATE payments SET amount_settled = ${saturatingAdd("amount_settled", "$amount")},
-       fee_settled = ${saturatingAdd("fee_settled", "$fee")},
-       settle_attempts = 0, settle_retry_at = NULL, updated_at = $now WHERE id = $id`,
-  );
-  // The home page's daily figures, kept in the same transaction as the sweep they count. The
-  // stored columns are named with their table: PostgreSQL finds a bare `gross` ambiguous here.
-  const addSettledDaily = db.query(
-    `INSERT INTO settled_daily (account_id, day, gross, fee) VALUES ($account_id, $day, $amount, $fee)
-     ON CONFLICT (account_id, day) DO UPDATE
-       SET gross = ${saturatingAdd("settled_daily.gross", "excluded.gross")},
-         fee = ${saturatingAdd("settled_daily.fee", "excluded.fee")}`,
-  );
-  const unrecordSettled = db.query(
-    `UPDATE payments SET amount_settled = amount_settled - $amount, fee_settled = fee_settled - $fee, updated_at = $now
-     WHERE id = $id`,
-  );
-  const takeBackSettledDaily = db.query(
-    "UPDATE settled_daily SET gross = gross - $amount, fee = fee - $fee WHERE account_id = $account_id AND day = $day",
-  );
-  const addBridgeFee = db.query("UPDATE payments SET bridge_fee = bridge_fee + ?, updated_at = ? WHERE id = ?");
-  const recordSettleFailure = db.query(
-    "UPDATE payments SET settle_attempts = settle_attempts + 1, settle_retry_at = ?, updated_at = ? WHERE id = ?",
-  );
+  // bigints: amounts can exceed 2^53 micro-USDC in the worst case; rows are then normalised.
+  const findById = async (id: string) =>
+    normalise(await db.get<PaymentRow>(sql`SELECT * FROM payments WHERE id = ${id}`, BIGINTS));
 
   return {
-    /** Inserts the payment and returns it as stored. */
-    insert(row: NewPaymentRow): PaymentRow {
+    /** Inserts the payment and returns it as stored (read back by the insert itself: one statement). */
+    async insert(row: NewPaymentRow): Promise<PaymentRow> {
+      const values = list(COLUMNS.map((c) => sql`${row[c]}`));
       return normalise(
-        insert.get(
-          Object.fromEntries(COLUMNS.map((c) => [c, row[c]])) as Record<string, string | number | bigint | null>,
-        ),
+        await db.get<PaymentRow>(sql`INSERT INTO payments (${INSERT_COLUMNS}) VALUES (${values}) RETURNING *`, BIGINTS),
       )!;
     },
-    findForAccount: (id: string, accountId: string) => normalise(findForAccount.get(id, accountId)),
-    findById: (id: string) => normalise(findById.get(id)),
+    findForAccount: async (id: string, accountId: string) =>
+      normalise(
+        await db.get<PaymentRow>(sql`SELECT * FROM payments WHERE id = ${id} AND account_id = ${accountId}`, BIGINTS),
+      ),
+    findById,
     /** Deposit addresses are stored checksummed, as viem's getAddress renders them. */
-    findIdByDepositAddress: (address: string) => findIdByDeposit.get(address)?.id ?? null,
-    /** Newest first; asks for one row more than `limit` so the caller can tell has_more. */
-    list(filter: ListFilter): PaymentRow[] {
-      return list
-        .all({
-          account_id: filter.accountId,
-          before_seq: filter.beforeSeq ?? null,
-          status: filter.status ?? null,
-          created_gte: filter.createdGte ?? null,
-          created_lt: filter.createdLt ?? null,
-          payment_link: filter.paymentLink ?? null,
-          limit: filter.limit + 1,
-        })
-        .map((row) => normalise(row)!);
+    findIdByDepositAddress: async (address: string) =>
+      (await db.get<{ id: string }>(sql`SELECT id FROM payments WHERE deposit_address = ${address}`))?.id ?? null,
+    /**
+     * Newest first; asks for one row more than `limit` so the caller can tell has_more. The casts
+     * give PostgreSQL the type of a filter that may be null, which `IS NULL` alone does not.
+     */
+    async list(filter: ListFilter): Promise<PaymentRow[]> {
+      const beforeSeq = filter.beforeSeq ?? null;
+      const status = filter.status ?? null;
+      const createdGte = filter.createdGte ?? null;
+      const createdLt = filter.createdLt ?? null;
+      const link = filter.paymentLink ?? null;
+      const rows = await db.all<PaymentRow>(
+        sql`SELECT * FROM payments
+             WHERE account_id = ${filter.accountId}
+               AND (CAST(${beforeSeq} AS BIGINT) IS NULL OR seq < ${beforeSeq})
+               AND (CAST(${status} AS TEXT) IS NULL OR status = ${status})
+               AND (CAST(${createdGte} AS BIGINT) IS NULL OR created_at >= ${createdGte})
+               AND (CAST(${createdLt} AS BIGINT) IS NULL OR created_at < ${createdLt})
+               AND (CAST(${link} AS TEXT) IS NULL OR payment_link = ${link})
+             ORDER BY seq DESC LIMIT ${filter.limit + 1}`,
+        BIGINTS,
+      );
+      return rows.map((row) => normalise(row)!);
     },
     /** The newest `limit` payments made through one payment link of the account. */
-    listForLink: (linkId: string, accountId: string, limit: number): PaymentRow[] =>
-      listForLink.all(linkId, accountId, limit).map((row) => normalise(row)!),
-    /** Streamed: a million addresses should not sit in memory twice while the watcher loads them. */
-    /** Which of `candidates` (lower-case addresses) are deposit addresses, whichever replica issued them. */
-    depositAddressesAmong: (candidates: string[]): Set<string> =>
-      new Set(candidates.length ? depositAddressesAmong.all(JSON.stringify(candidates)).map((row) => row.address) : []),
-    addReceived: (id: string, amount: bigint, now: number) => addReceived.run(amount, now, id),
+    listForLink: async (linkId: string, accountId: string, limit: number): Promise<PaymentRow[]> =>
+      (
+        await db.all<PaymentRow>(
+          sql`SELECT * FROM payments WHERE payment_link = ${linkId} AND account_id = ${accountId}
+               ORDER BY seq DESC LIMIT ${limit}`,
+          BIGINTS,
+        )
+      ).map((row) => normalise(row)!),
+    /**
+     * Which of `candidates` (lower-case addresses) are deposit addresses, whichever replica issued
+     * them. Answered from the index on lower(deposit_address): log topics hold addresses in lower case.
+     */
+    async depositAddressesAmong(candidates: string[]): Promise<Set<string>> {
+      if (candidates.length === 0) return new Set();
+      const rows = await db.all<{ address: string }>(
+        sql`SELECT lower(deposit_address) AS address FROM payments
+             WHERE lower(deposit_address) IN (${textsIn(db, candidates)})`,
+      );
+      return new Set(rows.map((row) => row.address));
+    },
+    addReceived: (id: string, amount: bigint, now: number) =>
+      db.run(
+        sql`UPDATE payments SET amount_received = coalesce(amount_received, 0) + ${amount}, updated_at = ${now}
+             WHERE id = ${id}`,
+      ),
     /** A credit a reorg took back; never below zero (only what was credited is taken back). */
-    takeBackReceived: (id: string, amount: bigint, now: number) => takeBackReceived.run(amount, now, id, amount),
-    oldestCreatedAt: () => oldestCreatedAt.get()?.t ?? null,
+    takeBackReceived: (id: string, amount: bigint, now: number) =>
+      db.run(
+        sql`UPDATE payments SET amount_received = amount_received - ${amount}, updated_at = ${now}
+             WHERE id = ${id} AND amount_received >= ${amount}`,
+      ),
+    oldestCreatedAt: async () =>
+      (await db.get<{ t: number | null }>(sql`SELECT min(created_at) AS t FROM payments`))?.t ?? null,
     /** Compare-and-set, so a status never moves from a state it is no longer in. */
-    updateStatus: (id: string, from: PaymentStatus, to: PaymentStatus, now: number) =>
-      updateStatus.run(to, now, id, from).changes > 0,
-    dueForExpiry: (now: number, limit: number) => dueForExpiry.all(now, limit).map((r) => r.id),
-    /** See the query: `lateFunds` bounds what a confirmed payment's late funds may cost the relayer. */
-    awaitingSettlement: (now: number, lateFunds: { floor: bigint; perDay: number }) =>
-      awaitingSettlement.all(now, lateFunds.floor, now - DAY_MS, lateFunds.perDay).map((row) => normalise(row)!),
+    updateStatus: async (id: string, from: PaymentStatus, to: PaymentStatus, now: number) =>
+      (await db.run(
+        sql`UPDATE payments SET status = ${to}, updated_at = ${now} WHERE id = ${id} AND status = ${from}`,
+      )) > 0,
+    dueForExpiry: async (now: number, limit: number) =>
+      (
+        await db.all<{ id: string }>(
+          sql`SELECT id FROM payments
+               WHERE status = 'pending' AND expires_at <= ${now} AND amount_received IS NULL LIMIT ${limit}`,
+        )
+      ).map((r) => r.id),
+    /**
+     * The unswept payments with no settlement in flight; failed ones only once their retry is due;
+     * none while a bridge is on its way, nor while the payment needs funds credited on a source
+     * chain that no bridge carries yet (source dust it does not need, which is never bridged, holds
+     * nothing up; a confirmed payment needs nothing). Late funds of a confirmed payment only from
+     * the sweep floor up, and only while the payment had fewer than `perDay` settlements in the
+     * last day: dust sent by a stranger to a finished payment must not spend the relayer's gas.
+     */
+    async awaitingSettlement(now: number, lateFunds: { floor: bigint; perDay: number }): Promise<PaymentRow[]> {
+      const rows = await db.all<PaymentRow>(
+        sql`SELECT * FROM (${UNSWEPT}) p
+             WHERE (settle_retry_at IS NULL OR settle_retry_at <= ${now})
+               AND (status != 'confirmed'
+                    OR (amount_received - amount_settled - bridge_fee >= ${lateFunds.floor}
+                        AND (SELECT count(*) FROM settlements s
+                              WHERE s.payment_id = p.id AND s.submitted_at > ${now - DAY_MS}) < ${lateFunds.perDay}))
+               AND NOT EXISTS (SELECT 1 FROM settlements s WHERE s.payment_id = p.id AND s.state = 'submitted')
+               AND NOT EXISTS (SELECT 1 FROM bridges b WHERE b.payment_id = p.id
+                                 AND b.state IN ('credited', 'burned', 'attested'))
+               AND (status = 'confirmed'
+                    OR amount_received - (SELECT coalesce(sum(t.amount), 0) FROM transfers t
+                                           WHERE t.payment_id = p.id AND t.chain_id != p.chain_id
+                                             AND t.credited_at IS NOT NULL AND t.bridge_id IS NULL) >= amount)
+             ORDER BY seq LIMIT 100`,
+        BIGINTS,
+      );
+      return rows.map((row) => normalise(row)!);
+    },
     /** Payments with funds the settler has still to sweep: waiting, retrying or sent and not mined yet. */
-    countUnswept: () => countUnswept.get()!.n,
-    /** Payments of every account by status; a status no payment has is absent. */
-    countByStatus: (): Map<PaymentStatus, number> => new Map(countByStatus.all().map((r) => [r.status, r.n])),
+    countUnswept: async () => (await db.get<{ n: number }>(sql`SELECT count(*) AS n FROM (${UNSWEPT}) u`))!.n,
+    /**
+     * Payments of every account by status; a status no payment has is absent. The counts the
+     * triggers keep (src/payments/status-counts.ts): never the payments themselves.
+     */
+    countByStatus: async (): Promise<Map<PaymentStatus, number>> =>
+      new Map(
+        (
+          await db.all<{ status: PaymentStatus; n: number }>(
+            sql`SELECT status, CAST(sum(n) AS BIGINT) AS n FROM payment_status_counts GROUP BY status`,
+          )
+        ).map((r) => [r.status, r.n]),
+      ),
     /**
      * A mined sweep of `amount` from the payment's deposit address: added to what was settled,
      * with its fee as the forwarder took it (splitFee) or, when given, as the settlement says it
      * paid (`paidFee`: zero where a version 3 address skipped the fee), and to the account's
      * total for the UTC day of `now`. Runs inside the caller's transaction. Returns what it counted.
+     * Saturates at the 64-bit maximum: a sweep can carry funds the ledger refused as too large,
+     * and "at least everything credited was swept" is all amount_settled has to tell.
      */
-    recordSettled(id: string, amount: bigint, now: number, paidFee?: bigint): { amount: bigint; fee: bigint } {
-      const row = findById.get(id)!;
+    async recordSettled(id: string, amount: bigint, now: number, paidFee?: bigint): Promise<{ amount: bigint; fee: bigint }> {
+      const row = (await findById(id))!;
       const counted = amount > INT64_MAX ? INT64_MAX : amount;
-      const { fee: due } = splitFee(counted, Number(row.fee_bps));
+      const { fee: due } = splitFee(counted, row.fee_bps);
       // Never more than the terms' fee on what is counted: the event is read from the chain.
       const fee = paidFee === undefined || paidFee > due ? due : paidFee;
-      recordSettled.run({ id, amount: counted, fee, now });
-      addSettledDaily.run({ account_id: row.account_id, day: utcDay(now), amount: counted, fee });
+      await db.run(
+        sql`UPDATE payments SET amount_settled = ${saturatingAdd(raw("amount_settled"), counted)},
+             fee_settled = ${saturatingAdd(raw("fee_settled"), fee)},
+             settle_attempts = 0, settle_retry_at = NULL, updated_at = ${now} WHERE id = ${id}`,
+      );
+      // The home page's daily figures, in the same transaction as the sweep they count. The stored
+      // columns are named with their table: PostgreSQL finds a bare `gross` ambiguous here.
+      await db.run(
+        sql`INSERT INTO settled_daily (account_id, day, gross, fee) VALUES (${row.account_id}, ${utcDay(now)}, ${counted}, ${fee})
+             ON CONFLICT (account_id, day) DO UPDATE
+               SET gross = ${saturatingAdd(raw("settled_daily.gross"), raw("excluded.gross"))},
+                   fee = ${saturatingAdd(raw("settled_daily.fee"), raw("excluded.fee"))}`,
+      );
       return { amount: counted, fee };
     },
     /**
      * Takes back a sweep `recordSettled` counted at `recordedAt` (a reorg took it off the chain):
      * from what was settled and from that day's total. Inside the caller's transaction.
      */
-    unrecordSettled(id: string, settled: { amount: bigint; fee: bigint }, recordedAt: number, now: number): void {
-      const row = findById.get(id)!;
-      unrecordSettled.run({ id, amount: settled.amount, fee: settled.fee, now });
-      takeBackSettledDaily.run({
-        account_id: row.account_id,
-        day: utcDay(recordedAt),
-        amount: settled.amount,
-        fee: settled.fee,
-      });
+    async unrecordSettled(id: string, settled: { amount: bigint; fee: bigint }, recordedAt: number, now: number) {
+      const row = (await findById(id))!;
+      await db.run(
+        sql`UPDATE payments SET amount_settled = amount_settled - ${settled.amount},
+             fee_settled = fee_settled - ${settled.fee}, updated_at = ${now} WHERE id = ${id}`,
+      );
+      await db.run(
+        sql`UPDATE settled_daily SET gross = gross - ${settled.amount}, fee = fee - ${settled.fee}
+             WHERE account_id = ${row.account_id} AND day = ${utcDay(recordedAt)}`,
+      );
     },
     /** A CCTP fee one of the payment's bridges paid (the merchant's cost); inside the caller's transaction. */
-    addBridgeFee: (id: string, fee: bigint, now: number) => addBridgeFee.run(fee, now, id),
-    recordSettleFailure: (id: string, retryAt: number, now: number) => recordSettleFailure.run(retryAt, now, id),
+    addBridgeFee: (id: string, fee: bigint, now: number) =>
+      db.run(sql`UPDATE payments SET bridge_fee = bridge_fee + ${fee}, updated_at = ${now} WHERE id = ${id}`),
+    recordSettleFailure: (id: string, retryAt: number, now: number) =>
+      db.run(
+        sql`UPDATE payments SET settle_attempts = settle_attempts + 1, settle_retry_at = ${retryAt}, updated_at = ${now}
+             WHERE id = ${id}`,
+      ),
   };
 }
 
@@ -337,8 +340,8 @@ export function createPaymentStore(db: Db) {
 export const utcDay = (ms: number): number => Math.floor(ms / 86_400_000);
 
 /** `column + value`, held at the 64-bit maximum rather than overflowing. */
-const saturatingAdd = (column: string, value: string) =>
-  `CASE WHEN ${value} > ${INT64_MAX} - ${column} THEN ${INT64_MAX} ELSE ${column} + ${value} END`;
+const saturatingAdd = (column: Sql, value: Sql | bigint) =>
+  sql`CASE WHEN ${value} > ${raw(String(INT64_MAX))} - ${column} THEN ${raw(String(INT64_MAX))} ELSE ${column} + ${value} END`;
 
 /** Everything but the amounts back to number (all well inside 2^53). */
 export function normalise(row: PaymentRow | null): PaymentRow | null {

@@ -5,11 +5,12 @@
  * engine alone ("%s") is left out of `bun run test`'s second pass on PostgreSQL, having run on
  * both already.
  */
-import { rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { Db } from "../../src/db/engine.ts";
 import { openStore } from "../../src/db/open.ts";
 import { createTestDatabase } from "./postgres.ts";
-import { makeTempDir } from "./server.ts";
 
 export type Engine = "sqlite" | "postgres";
 export const ENGINES: readonly Engine[] = ["sqlite", "postgres"];
@@ -20,19 +21,19 @@ export interface TestStore {
   dataDir: string;
   /** or the PostgreSQL database's URL (null on SQLite). */
   databaseUrl: string | null;
-  close(): void;
+  close(): Promise<void>;
 }
 
 export async function openTestStore(engine: Engine): Promise<TestStore> {
-  const dataDir = makeTempDir();
+  const dataDir = mkdtempSync(join(tmpdir(), "stablegate-test-"));
   const databaseUrl = engine === "postgres" ? await createTestDatabase() : null;
-  const db = openStore({ dataDir, databaseUrl });
+  const db = await openStore({ dataDir, databaseUrl });
   return {
     db,
     dataDir,
     databaseUrl,
-    close() {
-      db.close();
+    async close() {
+      await db.close();
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
