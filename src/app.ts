@@ -45,10 +45,10 @@ export function createApp(ctx: AppContext, db: Db) {
         if (Number(request.headers.get("content-length") ?? 0) > MAX_BODY_BYTES)
           return http ? http.early(request, tooLarge()) : tooLarge();
       })
-      .onParse(({ request }) => {
+      .onParse(async ({ request }) => {
         // Elysia parses before `derive` runs, so merchant requests are authenticated here first.
         if (new URL(request.url).pathname.startsWith("/api/v1/")) {
-          authenticate(request);
+          await authenticate(request);
           return parseJsonBody(request);
         }
         // Pages post HTML forms (the dashboard's logo upload a multipart one); the public JSON endpoints send JSON.

@@ -67,11 +67,11 @@ export interface AppContext {
   idempotency: Idempotency;
   view: ViewContext;
   /** The merchant payment object as JSON text (with its transfers), as webhooks carry it too. */
-  renderPayment: (row: PaymentRow) => string;
+  renderPayment: (row: PaymentRow) => Promise<string>;
   /** The same for a payment created a moment ago, which has nothing on chain yet. */
   renderNewPayment: (row: PaymentRow) => string;
   /** What the public view adds to a payment row: merchant name, incoming transfers, burns. */
-  publicExtras: (row: PaymentRow) => PublicExtras;
+  publicExtras: (row: PaymentRow) => Promise<PublicExtras>;
   /** Where a payer may send USDC for this payment, the settlement chain first. */
   networks: (row: PaymentRow) => Networks;
   chain: ChainApi;

@@ -63,8 +63,8 @@ export interface RunningServer {
  * plumbing, the validated config (each takes its slice) and the capabilities it uses, in the
  * order they need each other. Nothing else is built here.
  */
-function createCapabilities(config: Config, plumbing: Plumbing, options: ServerOptions) {
-  const accounts = createAccounts({ ...plumbing, config });
+async function createCapabilities(config: Config, plumbing: Plumbing, options: ServerOptions) {
+  const accounts = await createAccounts({ ...plumbing, config });
   const events = createEvents({ ...plumbing, config, options });
   // The metrics read every capability, so they come last; a failed send is counted once they exist.
   const onFailedAttempt = (endpointId: string) => ops.metrics.webhookFailed(endpointId);
@@ -77,7 +77,7 @@ function createCapabilities(config: Config, plumbing: Plumbing, options: ServerO
   const onCreated: Parameters<typeof createPayments>[0]["onCreated"] = (row) => email.paymentCreated(row);
   const payments = createPayments({ ...plumbing, config, events, records, deliveries: webhooks.deliveries, onCreated });
   const { store, lifecycle, service, view } = payments;
-  const refunds = createRefunds({ ...plumbing, config, events, payments: store, chain: records.stores.chain });
+  const refunds = await createRefunds({ ...plumbing, config, events, payments: store, chain: records.stores.chain });
   const documents = createDocuments({
     ...plumbing,
     config,
@@ -95,7 +95,7 @@ function createCapabilities(config: Config, plumbing: Plumbing, options: ServerO
     events,
     accounts,
     options,
-    payment: (id) => store.findById(id) ?? null,
+    payment: async (id) => (await store.findById(id)) ?? null,
     chains: () => chainSide.api.chains(),
     documents: documents.forEmail,
   });
@@ -109,7 +109,7 @@ function createCapabilities(config: Config, plumbing: Plumbing, options: ServerO
   });
   const idempotency = createIdempotency(plumbing.db, plumbing.clock);
   const rateLimits = createRateLimits({ ...plumbing, config });
-  const paymentLinks = createPaymentLinks({ ...plumbing, payments: service, accounts, idempotency });
+  const paymentLinks = await createPaymentLinks({ ...plumbing, payments: service, accounts, idempotency });
   const users = createUsers({ ...plumbing, accounts });
   const ops = createOps({ ...plumbing, config, payments, webhooks, chainSide, events, idempotency, rateLimits });
   return {
@@ -133,14 +133,14 @@ function createCapabilities(config: Config, plumbing: Plumbing, options: ServerO
 /** Opens the store, assembles the capabilities and the app, listens, and starts the loops side by side. */
 export async function startServer(config: Config, options: ServerOptions = {}): Promise<RunningServer> {
   const log = options.log ?? createLogger(config.logLevel);
-  const { db, release } = openServeStore(config);
-  let built: ReturnType<typeof createCapabilities>;
+  const { db, release } = await openServeStore(config);
+  let built: Awaited<ReturnType<typeof createCapabilities>>;
   let app: ReturnType<typeof createApp>;
   let metricsServer: ReturnType<Ops["listen"]>;
   try {
     const { clock = systemClock, ids = randomIds } = options;
     const plumbing = { db, clock, ids, log, groupCommit: createGroupCommit(db), replica: replicaName(config.dataDir) };
-    built = createCapabilities(config, plumbing, options);
+    built = await createCapabilities(config, plumbing, options);
     app = createApp(appContext({ ...plumbing, config, ...built }), db);
     try {
       app.listen({ hostname: config.host, port: config.port });
@@ -155,7 +155,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
     }
   } catch (error) {
     // What a failed start-up must undo, so the next attempt finds the directory free.
-    db.close();
+    await db.close();
     release();
     throw error;
   }
@@ -198,7 +198,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
         log.warn("shutdown deadline reached; stopping with work still in flight", {
           deadline_ms: SHUTDOWN_DEADLINE_MS,
         });
-      db.close();
+      await db.close();
       release();
     },
   };

@@ -1,6 +1,7 @@
 import type { Address } from "viem";
 import type { Plumbing } from "../lib/plumbing.ts";
 import type { Speed } from "../lib/speed.ts";
+import { createKeyCache } from "./key-cache.ts";
 import { createAccountsService } from "./service.ts";
 import { createAccountStore } from "./store.ts";
 
@@ -15,10 +16,11 @@ export interface AccountsConfig {
  * Accounts and their API keys. Refuses to start (throws) when some account charges a fee and no
  * STABLEGATE_FEE_RECIPIENT would receive it.
  */
-export function createAccounts(w: Pick<Plumbing, "db" | "clock" | "ids"> & { config: AccountsConfig }) {
+export async function createAccounts(w: Pick<Plumbing, "db" | "clock" | "ids"> & { config: AccountsConfig }) {
   const store = createAccountStore(w.db);
-  if (!w.config.feeRecipient && store.countAccountsWithFee() > 0) {
+  if (!w.config.feeRecipient && (await store.countAccountsWithFee()) > 0) {
     throw new Error("STABLEGATE_FEE_RECIPIENT: required because some accounts charge a fee");
   }
-  return createAccountsService({ store, clock: w.clock, ids: w.ids, defaultSpeed: w.config.defaultSpeed });
+  const keyCache = await createKeyCache(w.db, w.clock);
+  return createAccountsService({ store, clock: w.clock, ids: w.ids, defaultSpeed: w.config.defaultSpeed, keyCache });
 }

@@ -28,13 +28,13 @@ export function createPayoutService({ store, events, clock, ids, defaultSpeed }:
      * The change is recorded as an `account.updated` event in the same transaction; setting the
      * address the account already has changes nothing and records nothing.
      */
-    setPayoutAddress(accountId: string, text: string) {
+    async setPayoutAddress(accountId: string, text: string) {
       const payoutAddress = payoutAddressFrom(text);
-      return store.transaction(() => {
-        const before = store.findAccount(accountId);
+      return store.transaction(async () => {
+        const before = await store.findAccountToUpdate(accountId);
         if (!before) throw new NotFoundError(`no account ${accountId}`);
         if (before.payout_address === payoutAddress) return toJson(before);
-        const after = store.setPayoutAddress(accountId, payoutAddress)!;
+        const after = (await store.setPayoutAddress(accountId, payoutAddress))!;
         const now = clock.now();
         const id = ids.prefixed("evt");
         const payload = {
@@ -44,7 +44,7 @@ export function createPayoutService({ store, events, clock, ids, defaultSpeed }:
           created_at: isoMillis(now),
           data: { account: toJson(after), previous_attributes: { payout_address: before.payout_address } },
         };
-        events.insert({
+        await events.insert({
           id,
           account_id: accountId,
           type: "account.updated",

@@ -4,6 +4,7 @@ import { AuthError, NotFoundError, ValidationError } from "../lib/errors.ts";
 import { API_KEY, type IdGenerator } from "../lib/ids.ts";
 import { constantTimeEqual, sha256Hex } from "../lib/secrets.ts";
 import { isSpeed, SPEEDS, type Speed } from "../lib/speed.ts";
+import type { KeyCache } from "./key-cache.ts";
 import type { AccountRow, AccountStore, ApiKeyRow } from "./store.ts";
 
 export interface Account {
@@ -40,6 +41,8 @@ export interface AccountsDeps {
    * what never shows an account (a test, `stablegate dev`) may leave it out: standard.
    */
   defaultSpeed?: Speed;
+  /** Keys resolved recently (src/accounts/key-cache.ts); without it every request reads the store. */
+  keyCache?: KeyCache;
 }
 
 /**
@@ -49,13 +52,13 @@ export interface AccountsDeps {
  */
 export const KEY_USE_RESOLUTION_MS = 60_000;
 
-export function createAccountsService({ store, clock, ids, defaultSpeed = "standard" }: AccountsDeps) {
+export function createAccountsService({ store, clock, ids, defaultSpeed = "standard", keyCache }: AccountsDeps) {
   const toJson = (row: AccountRow) => toAccountJson(row, defaultSpeed);
 
-  function issueKey(accountId: string): { id: string; api_key: string } {
+  async function issueKey(accountId: string): Promise<{ id: string; api_key: string }> {
     const apiKey = ids.apiKey();
     const id = ids.prefixed("key");
-    store.insertKey({
+    await store.insertKey({
       id,
       account_id: accountId,
       key_hash: sha256Hex(apiKey),
@@ -67,7 +70,7 @@ export function createAccountsService({ store, clock, ids, defaultSpeed = "stand
 
   return {
     /** Creates an account with its first API key; the key is returned here and never again. */
-    createAccount(input: { name: string; payoutAddress: string; feeBps?: number }) {
+    async createAccount(input: { name: string; payoutAddress: string; feeBps?: number }) {
       const name = input.name.trim();
       if (!name || name.length > 200) throw new ValidationError("name must be 1 to 200 characters");
       const payoutAddress = payoutAddressFrom(input.payoutAddress);
@@ -83,24 +86,24 @@ export function createAccountsService({ store, clock, ids, defaultSpeed = "stand
         speed: null,
         created_at: clock.now(),
       };
-      const key = store.transaction(() => {
-        store.insertAccount(row);
+      const key = await store.transaction(async () => {
+        await store.insertAccount(row);
         return issueKey(row.id);
       });
       return { account: toJson(row), api_key: key.api_key, key_id: key.id };
     },
 
-    createKey(accountId: string) {
-      if (!store.findAccount(accountId)) throw new NotFoundError(`no account ${accountId}`);
+    async createKey(accountId: string) {
+      if (!(await store.findAccount(accountId))) throw new NotFoundError(`no account ${accountId}`);
       return issueKey(accountId);
     },
 
-    listAccounts() {
-      return store.listAccounts().map(toJson);
+    async listAccounts() {
+      return (await store.listAccounts()).map(toJson);
     },
 
-    showAccount(accountId: string) {
-      const row = store.findAccount(accountId);
+    async showAccount(accountId: string) {
+      const row = await store.findAccount(accountId);
       if (!row) throw new NotFoundError(`no account ${accountId}`);
       return toJson(row);
     },
@@ -110,43 +113,52 @@ export function createAccountsService({ store, clock, ids, defaultSpeed = "stand
      * default (follow STABLEGATE_SPEED again). Each payment keeps the policy it was created with.
      * A bad value or an unknown account changes nothing.
      */
-    setSpeed(accountId: string, text: string) {
+    async setSpeed(accountId: string, text: string) {
       const speed = speedSetting(text);
-      const row = store.setSpeed(accountId, speed);
+      const row = await store.setSpeed(accountId, speed);
       if (!row) throw new NotFoundError(`no account ${accountId}`);
       return toJson(row);
     },
 
-    listKeys(accountId?: string): ApiKeyInfo[] {
-      return store.listKeys(accountId).map(toKeyInfo);
+    async listKeys(accountId?: string): Promise<ApiKeyInfo[]> {
+      return (await store.listKeys(accountId)).map(toKeyInfo);
     },
 
     /**
      * Revokes a key; with `accountId`, only one of that account's (another's is 404). Revoking
      * twice keeps the first time.
      */
-    revokeKey(keyId: string, accountId?: string): ApiKeyInfo {
-      const row = store.revokeKey(keyId, clock.now(), accountId);
+    async revokeKey(keyId: string, accountId?: string): Promise<ApiKeyInfo> {
+      const heard = keyCache?.heard();
+      const row = await store.revokeKey(keyId, clock.now(), accountId);
       if (!row) throw new NotFoundError(`no key ${keyId}`);
+      keyCache?.forget();
+      // Answered once this replica heard the change announced to all (PostgreSQL): so does every other.
+      if (heard !== undefined) await keyCache?.heardSince(heard);
       return toKeyInfo(row);
     },
 
     /**
      * Resolves an Authorization header to its account. Every failure is the same 401 so a
-     * caller learns nothing about which keys exist; no cache, so a revocation bites at once.
+     * caller learns nothing about which keys exist. A revocation bites on the next request, cache
+     * or not (src/accounts/key-cache.ts says how).
      */
-    authenticate(header: string | null | undefined): Account {
+    async authenticate(header: string | null | undefined): Promise<Account> {
       const match = /^Bearer\s+(\S+)\s*$/i.exec(header ?? "");
       const key = match?.[1];
       if (!key || !API_KEY.test(key))
         throw new AuthError(header ? "invalid API key" : "missing API key: send Authorization: Bearer <API_KEY>");
       const hash = sha256Hex(key);
-      const row = store.findKeyByHash(hash);
+      const row = keyCache
+        ? ((await keyCache.get(hash)) ?? (await keyCache.fill(hash, () => store.findKeyByHash(hash))))
+        : await store.findKeyByHash(hash);
       if (!row || !constantTimeEqual(row.key_hash, hash) || row.revoked_at !== null)
         throw new AuthError("invalid API key");
       const now = clock.now();
-      if (row.last_used_at === null || now - row.last_used_at >= KEY_USE_RESOLUTION_MS)
-        store.touchKey(row.id, now, now - KEY_USE_RESOLUTION_MS);
+      if (row.last_used_at === null || now - row.last_used_at >= KEY_USE_RESOLUTION_MS) {
+        await store.touchKey(row.id, now, now - KEY_USE_RESOLUTION_MS);
+        row.last_used_at = now; // the cached row too: the next request within the minute writes nothing
+      }
       return {
         id: row.account_id,
         name: row.account_name,
@@ -161,12 +173,12 @@ export function createAccountsService({ store, clock, ids, defaultSpeed = "stand
      * Whether a key still authenticates (exists and is not revoked), read from the store each
      * time: what holds a connection open on a key asks again, so a revocation by any process ends it.
      */
-    keyIsLive(keyId: string): boolean {
+    keyIsLive(keyId: string): Promise<boolean> {
       return store.isKeyLive(keyId);
     },
 
-    findAccount(id: string): Account | null {
-      const row = store.findAccount(id);
+    async findAccount(id: string): Promise<Account | null> {
+      const row = await store.findAccount(id);
       return row
         ? {
             id: row.id,

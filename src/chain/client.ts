@@ -1,6 +1,7 @@
-import type { Hex } from "viem";
+import type { Hex, Transport } from "viem";
 import { type Chain, createPublicClient, createWalletClient, defineChain, http } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
+import { assertOutsideTransaction } from "../db/transaction-scope.ts";
 import { CHAINS } from "../lib/chains.ts";
 import type { SettlementChain } from "./config.ts";
 
@@ -18,7 +19,7 @@ export function createChainClients(
         nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
         rpcUrls: { default: { http: [config.rpcUrl] } },
       });
-  const transport = http(config.rpcUrl, { timeout: 15_000, retryCount: 0 });
+  const transport = outsideTransactions(http(config.rpcUrl, { timeout: 15_000, retryCount: 0 }));
   const account = privateKeyToAccount(relayerKey);
   return {
     chain,
@@ -29,3 +30,18 @@ export function createChainClients(
 }
 
 export type ChainClients = ReturnType<typeof createChainClients>;
+
+/**
+ * `transport`, refusing a call made inside a database transaction: a node that answers slowly
+ * would hold the transaction, its locks and SQLite's write turn, for as long as it takes.
+ */
+export function outsideTransactions(transport: Transport): Transport {
+  return (params) => {
+    const inner = transport(params);
+    const request: typeof inner.request = (args, options) => {
+      assertOutsideTransaction("an RPC call");
+      return inner.request(args, options);
+    };
+    return { ...inner, request };
+  };
+}

@@ -1,6 +1,5 @@
 import type { Address } from "viem";
-import type { Db } from "../db/index.ts";
-import { inTransaction } from "../db/transaction.ts";
+import type { Db } from "../db/engine.ts";
 import { CHAIN_LEASE, createLease } from "../leases/lease.ts";
 import { createLeaseStore } from "../leases/store.ts";
 import type { Clock } from "../lib/clock.ts";
@@ -31,17 +30,17 @@ import type { RefundPayouts } from "./watching/refund-matches.ts";
 export function openChainRecords(db: Db, config: Pick<ChainSideConfig, "crossChain">) {
   const burns = createBurnStore(db);
   const bridges = createBridgeStore(db);
-  const burnsOf = (paymentId: string) => burns.forPayment(paymentId).map(burnView);
+  const burnsOf = async (paymentId: string) => (await burns.forPayment(paymentId)).map(burnView);
   return {
     stores: { chain: createChainStore(db), burns, bridges, recoveries: createRecoveryStore(db) },
     crossChain: config.crossChain
       ? {
           burnsOf,
-          bridgeOf(bridgeId: string) {
-            const row = bridges.find(bridgeId);
+          async bridgeOf(bridgeId: string) {
+            const row = await bridges.find(bridgeId);
             return row ? bridgeView(row) : null;
           },
-          overpaymentTolerance: (paymentId: string) => feeMarginExcess(burns.forPayment(paymentId)),
+          overpaymentTolerance: async (paymentId: string) => feeMarginExcess(await burns.forPayment(paymentId)),
         }
       : undefined,
   };
@@ -96,9 +95,9 @@ export function createChainSide(deps: ChainSideDeps) {
     work,
   });
   /** A write only the lease's holder may make, in one transaction with the check that it still is. */
-  const fenced = <T>(write: () => T): T =>
-    inTransaction(db, () => {
-      lease.assertHeld();
+  const fenced = <T>(write: () => Promise<T>): Promise<T> =>
+    db.transaction(async () => {
+      await lease.assertHeld();
       return write();
     });
   const chain = createChain({
@@ -109,8 +108,10 @@ export function createChainSide(deps: ChainSideDeps) {
     lifecycle,
     clock,
     log,
-    highestOtherNonce: () => highest(burns.maxRedeemNonce(), recoveryStore.maxNonceOn(config.chain.chainId)),
-    highestStoredOn: (chainId) => highest(bridges.maxNonce(chainId), recoveryStore.maxNonceOn(chainId)),
+    highestOtherNonce: async () =>
+      highest(await burns.maxRedeemNonce(), await recoveryStore.maxNonceOn(config.chain.chainId)),
+    highestStoredOn: async (chainId) =>
+      highest(await bridges.maxNonce(chainId), await recoveryStore.maxNonceOn(chainId)),
     bridges: config.crossChain ? bridges : undefined,
     burns,
     ids,
@@ -125,8 +126,8 @@ export function createChainSide(deps: ChainSideDeps) {
         clients: chain.clients,
         nonces: chain.nonces,
         stuckAfterMs: chain.stuckAfterMs,
-        depositAddressOf: (paymentId) =>
-          (stores.payments.findById(paymentId)?.deposit_address as Address | undefined) ?? null,
+        depositAddressOf: async (paymentId) =>
+          ((await stores.payments.findById(paymentId))?.deposit_address as Address | undefined) ?? null,
         paymentOf: (paymentId) => stores.payments.findById(paymentId),
         clock,
         ids,
@@ -187,7 +188,10 @@ export function createChainSide(deps: ChainSideDeps) {
     lease,
     /** The chains as the API and /readyz show them, with the bridges per source chain when cross-chain is on. */
     api: bridging
-      ? { ...chain.api, readiness: async () => ({ ...(await chain.api.readiness()), bridging: bridging.status() }) }
+      ? {
+          ...chain.api,
+          readiness: async () => ({ ...(await chain.api.readiness()), bridging: await bridging.status() }),
+        }
       : chain.api,
     /** The public cross-chain endpoints' service: an empty list of sources when cross-chain funding is off. */
     crossChainApi: crossChain?.service ?? noCrossChain,

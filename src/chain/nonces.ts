@@ -7,7 +7,11 @@ export type NonceManager = ReturnType<typeof createNonceManager>;
  * redemptions). Starts from the node's pending count, or past the highest nonce already
  * stored for a signed-but-maybe-unsent transaction, whichever is higher.
  */
-export function createNonceManager(client: PublicClient, address: Address, highestStored: () => number | null) {
+export function createNonceManager(
+  client: PublicClient,
+  address: Address,
+  highestStored: () => Promise<number | null>,
+) {
   // One read of the node's count, shared by claims made while it is in flight.
   let start: Promise<number> | null = null;
   let issued = 0;
@@ -15,7 +19,7 @@ export function createNonceManager(client: PublicClient, address: Address, highe
     async claim(): Promise<number> {
       const current = (start ??= client
         .getTransactionCount({ address, blockTag: "pending" })
-        .then((pending) => Math.max(pending, (highestStored() ?? -1) + 1))
+        .then(async (pending) => Math.max(pending, ((await highestStored()) ?? -1) + 1))
         .catch((error) => {
           start = null;
           throw error;

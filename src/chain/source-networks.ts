@@ -21,7 +21,7 @@ export interface SourceNetwork {
 export function createSourceNetworks(
   sources: readonly CctpSource[],
   relayerKey: Hex,
-  highestStoredOn: (chainId: number) => number | null,
+  highestStoredOn: (chainId: number) => Promise<number | null>,
 ): ReadonlyMap<number, SourceNetwork> {
   const networks = new Map<number, SourceNetwork>();
   for (const source of sources) {

@@ -1,6 +1,5 @@
-import type { Db } from "../db/index.ts";
+import { type Db, sql } from "../db/engine.ts";
 import { fitsInt64, int64 } from "../db/int64.ts";
-import { inTransaction } from "../db/transaction.ts";
 import type { Speed } from "../lib/speed.ts";
 
 export interface TransferRow {
@@ -49,127 +48,96 @@ export type WaitingTransfer = TransferRow & { speed: Speed };
 
 export type ChainStore = ReturnType<typeof createChainStore>;
 
+/** Amounts can pass 2^53 micro-USDC: rows are read with bigints, then normalised. */
+const BIGINTS = { bigints: true };
+
 /** SQL of the on-chain side: transfers, the watcher cursor and settlement transactions. */
 export function createChainStore(db: Db) {
-  const findTransfer = db
-    .query<TransferRow, [string, number]>("SELECT * FROM transfers WHERE tx_hash = ? AND log_index = ?")
-    .safeIntegers(true);
-  const insertTransfer = db.query(
-    `INSERT INTO transfers
-       (chain_id, tx_hash, log_index, payment_id, from_address, amount,
-        block_number, block_hash, credited_at, created_at)
-     VALUES
-       ($chain_id, $tx_hash, $log_index, $payment_id, $from_address, $amount,
-        $block_number, $block_hash, $credited_at, $created_at)`,
-  );
-  const markCredited = db.query(
-    `UPDATE transfers SET credited_at = ?, block_number = ?, block_hash = ?
-     WHERE tx_hash = ? AND log_index = ? AND credited_at IS NULL`,
-  );
-  const transfersForPayment = db
-    .query<TransferRow, [string]>("SELECT * FROM transfers WHERE payment_id = ? ORDER BY block_number, log_index")
-    .safeIntegers(true);
-  const transfersBetween = db
-    .query<TransferRow, [number, number, number]>(
-      "SELECT * FROM transfers WHERE chain_id = ? AND block_number BETWEEN ? AND ? ORDER BY block_number, log_index",
-    )
-    .safeIntegers(true);
-  const waitingOn = db
-    .query<WaitingTransfer, [number, number]>(
-      `SELECT t.*, p.speed FROM transfers t JOIN payments p ON p.id = t.payment_id
-       WHERE t.chain_id = ? AND t.credited_at IS NULL AND t.block_number <= ?
-       ORDER BY t.block_number, t.log_index LIMIT 500`,
-    )
-    .safeIntegers(true);
-  const moveTransfer = db.query(
-    "UPDATE transfers SET block_number = ?, block_hash = ? WHERE tx_hash = ? AND log_index = ?",
-  );
-  const insertReversed = db.query(
-    `INSERT INTO reversed_transfers
-       (chain_id, tx_hash, log_index, payment_id, from_address, amount, block_number, block_hash, credited_at,
-        created_at, reversed_at)
-     SELECT chain_id, tx_hash, log_index, payment_id, from_address, amount, block_number, block_hash, credited_at,
-            created_at, ?
-     FROM transfers WHERE tx_hash = ? AND log_index = ?`,
-  );
-  const deleteTransfer = db.query("DELETE FROM transfers WHERE tx_hash = ? AND log_index = ?");
-  const reversedForPayment = db
-    .query<ReversedTransferRow, [string]>(
-      `SELECT chain_id, tx_hash, log_index, payment_id, from_address, amount, block_number, block_hash, credited_at,
-              created_at, reversed_at
-       FROM reversed_transfers WHERE payment_id = ? ORDER BY id`,
-    )
-    .safeIntegers(true);
-
-  const getCursor = db.query<{ block_number: number; block_hash: string }, [number]>(
-    "SELECT block_number, block_hash FROM chain_cursor WHERE chain_id = ?",
-  );
-  const setCursor = db.query(
-    `INSERT INTO chain_cursor (chain_id, block_number, block_hash, updated_at) VALUES (?, ?, ?, ?)
-     ON CONFLICT (chain_id) DO UPDATE
-       SET block_number = excluded.block_number, block_hash = excluded.block_hash, updated_at = excluded.updated_at`,
-  );
-
-  const insertSettlement = db.query<{ id: number }, Record<string, string | number>>(
-    `INSERT INTO settlements
-       (payment_id, nonce, state, tx_hash, tx_hashes, raw_tx, max_fee, priority_fee, submitted_at, updated_at)
-     VALUES ($payment_id, $nonce, 'submitted', $tx_hash, $tx_hashes, $raw_tx, $max_fee, $priority_fee, $now, $now)
-     RETURNING id`,
-  );
-  const openSettlements = db
-    .query<SettlementRow, []>("SELECT * FROM settlements WHERE state = 'submitted' ORDER BY nonce")
-    .safeIntegers(true);
-  const replaceSettlement = db.query(
-    `UPDATE settlements
-     SET tx_hash = $tx_hash, tx_hashes = $tx_hashes, raw_tx = $raw_tx, max_fee = $max_fee, priority_fee = $priority_fee,
-         submitted_at = $now, updated_at = $now
-     WHERE id = $id`,
-  );
-  const finishSettlement = db.query(
-    "UPDATE settlements SET state = ?, amount = ?, fee = ?, block_number = ?, tx_hash = ?, updated_at = ? WHERE id = ?",
-  );
-  const youngSettlements = db
-    .query<SettlementRow, [number]>(
-      "SELECT * FROM settlements WHERE state = 'mined' AND block_number > ? ORDER BY block_number, id",
-    )
-    .safeIntegers(true);
-  const hasYoungSettlement = db.query<{ one: number }, [number]>(
-    "SELECT 1 AS one FROM settlements WHERE state = 'mined' AND block_number > ? LIMIT 1",
-  );
-  const settlementMovedTo = db.query("UPDATE settlements SET block_number = ?, updated_at = ? WHERE id = ?");
-  const settlementReorged = db.query(
-    "UPDATE settlements SET state = 'reorged', updated_at = ? WHERE id = ? AND state = 'mined'",
-  );
-  const settlementsForPayment = db
-    .query<SettlementRow, [string]>("SELECT * FROM settlements WHERE payment_id = ? ORDER BY id")
-    .safeIntegers(true);
-  const maxNonce = db.query<{ n: number | null }, []>(
-    // A reorged settlement's transaction left the chain with its block: its nonce is free again.
-    "SELECT max(nonce) AS n FROM settlements WHERE state NOT IN ('dropped', 'reorged')",
-  );
-
   return {
-    findTransfer: (txHash: string, logIndex: number) => normaliseTransfer(findTransfer.get(txHash, logIndex)),
-    insertTransfer: (row: TransferRow) => insertTransfer.run({ ...row, amount: int64(row.amount, "transfer amount") }),
-    markCredited: (txHash: string, logIndex: number, blockNumber: number, blockHash: string, now: number) =>
-      markCredited.run(now, blockNumber, blockHash, txHash, logIndex).changes > 0,
-    transfersForPayment: (paymentId: string) => transfersForPayment.all(paymentId).map((r) => normaliseTransfer(r)!),
+    findTransfer: async (txHash: string, logIndex: number) =>
+      normaliseTransfer(
+        await db.get<TransferRow>(
+          sql`SELECT * FROM transfers WHERE tx_hash = ${txHash} AND log_index = ${logIndex}`,
+          BIGINTS,
+        ),
+      ),
+    /**
+     * Records a transfer unless it is recorded already; whether this call recorded it. Two
+     * recorders at once (the watcher and a payer's /sync, on any replica) cannot both insert it:
+     * the second waits for the first to commit and finds it there.
+     */
+    async insertTransfer(row: TransferRow): Promise<boolean> {
+      const amount = int64(row.amount, "transfer amount");
+      const inserted = await db.run(
+        sql`INSERT INTO transfers
+              (chain_id, tx_hash, log_index, payment_id, from_address, amount,
+               block_number, block_hash, credited_at, created_at)
+            VALUES
+              (${row.chain_id}, ${row.tx_hash}, ${row.log_index}, ${row.payment_id}, ${row.from_address}, ${amount},
+               ${row.block_number}, ${row.block_hash}, ${row.credited_at}, ${row.created_at})
+            ON CONFLICT (tx_hash, log_index) DO NOTHING`,
+      );
+      return inserted > 0;
+    },
+    markCredited: async (txHash: string, logIndex: number, blockNumber: number, blockHash: string, now: number) =>
+      (await db.run(
+        sql`UPDATE transfers SET credited_at = ${now}, block_number = ${blockNumber}, block_hash = ${blockHash}
+            WHERE tx_hash = ${txHash} AND log_index = ${logIndex} AND credited_at IS NULL`,
+      )) > 0,
+    transfersForPayment: async (paymentId: string) =>
+      (
+        await db.all<TransferRow>(
+          sql`SELECT * FROM transfers WHERE payment_id = ${paymentId} ORDER BY block_number, log_index`,
+          BIGINTS,
+        )
+      ).map((r) => normaliseTransfer(r)!),
     /** What was recorded on `chainId` in blocks `from` to `to`: what a scan of that range must find again. */
-    transfersBetween: (chainId: number, from: number, to: number) =>
-      transfersBetween.all(chainId, from, to).map((r) => normaliseTransfer(r)!),
+    transfersBetween: async (chainId: number, from: number, to: number) =>
+      (
+        await db.all<TransferRow>(
+          sql`SELECT * FROM transfers WHERE chain_id = ${chainId} AND block_number BETWEEN ${from} AND ${to}
+              ORDER BY block_number, log_index`,
+          BIGINTS,
+        )
+      ).map((r) => normaliseTransfer(r)!),
     /** Transfers on `chainId` up to `upToBlock` not credited yet, each with its payment's speed policy. */
-    waitingOn: (chainId: number, upToBlock: number): WaitingTransfer[] =>
-      waitingOn.all(chainId, upToBlock).map((r) => ({ ...normaliseTransfer(r)!, speed: r.speed })),
+    waitingOn: async (chainId: number, upToBlock: number): Promise<WaitingTransfer[]> =>
+      (
+        await db.all<WaitingTransfer>(
+          sql`SELECT t.*, p.speed FROM transfers t JOIN payments p ON p.id = t.payment_id
+              WHERE t.chain_id = ${chainId} AND t.credited_at IS NULL AND t.block_number <= ${upToBlock}
+              ORDER BY t.block_number, t.log_index LIMIT 500`,
+          BIGINTS,
+        )
+      ).map((r) => ({ ...normaliseTransfer(r)!, speed: r.speed })),
     /** The same transfer found again in another block (a reorg put its transaction in a new one). */
     moveTransfer: (txHash: string, logIndex: number, blockNumber: number, blockHash: string) =>
-      moveTransfer.run(blockNumber, blockHash, txHash, logIndex),
+      db.run(
+        sql`UPDATE transfers SET block_number = ${blockNumber}, block_hash = ${blockHash}
+            WHERE tx_hash = ${txHash} AND log_index = ${logIndex}`,
+      ),
     /** Takes a transfer that left the chain out of `transfers`, keeping it in `reversed_transfers`. */
-    reverseTransfer(txHash: string, logIndex: number, now: number): void {
-      insertReversed.run(now, txHash, logIndex);
-      deleteTransfer.run(txHash, logIndex);
+    async reverseTransfer(txHash: string, logIndex: number, now: number): Promise<void> {
+      await db.run(
+        sql`INSERT INTO reversed_transfers
+              (chain_id, tx_hash, log_index, payment_id, from_address, amount, block_number, block_hash, credited_at,
+               created_at, reversed_at)
+            SELECT chain_id, tx_hash, log_index, payment_id, from_address, amount, block_number, block_hash,
+            credited_at,
+                   created_at, ${now}
+            FROM transfers WHERE tx_hash = ${txHash} AND log_index = ${logIndex}`,
+      );
+      await db.run(sql`DELETE FROM transfers WHERE tx_hash = ${txHash} AND log_index = ${logIndex}`);
     },
-    reversedForPayment: (paymentId: string): ReversedTransferRow[] =>
-      reversedForPayment.all(paymentId).map((r) => ({
+    reversedForPayment: async (paymentId: string): Promise<ReversedTransferRow[]> =>
+      (
+        await db.all<ReversedTransferRow>(
+          sql`SELECT chain_id, tx_hash, log_index, payment_id, from_address, amount, block_number, block_hash,
+                     credited_at, created_at, reversed_at
+              FROM reversed_transfers WHERE payment_id = ${paymentId} ORDER BY id`,
+          BIGINTS,
+        )
+      ).map((r) => ({
         ...r,
         chain_id: Number(r.chain_id),
         log_index: Number(r.log_index),
@@ -180,11 +148,20 @@ export function createChainStore(db: Db) {
         reversed_at: Number(r.reversed_at),
       })),
 
-    cursor: (chainId: number) => getCursor.get(chainId),
+    cursor: (chainId: number) =>
+      db.get<{ block_number: number; block_hash: string }>(
+        sql`SELECT block_number, block_hash FROM chain_cursor WHERE chain_id = ${chainId}`,
+      ),
     setCursor: (chainId: number, blockNumber: number, blockHash: string, now: number) =>
-      setCursor.run(chainId, blockNumber, blockHash, now),
+      db.run(
+        sql`INSERT INTO chain_cursor (chain_id, block_number, block_hash, updated_at)
+            VALUES (${chainId}, ${blockNumber}, ${blockHash}, ${now})
+            ON CONFLICT (chain_id) DO UPDATE
+              SET block_number = excluded.block_number, block_hash = excluded.block_hash,
+                  updated_at = excluded.updated_at`,
+      ),
 
-    insertSettlement: (row: {
+    insertSettlement: async (row: {
       payment_id: string;
       nonce: number;
       tx_hash: string;
@@ -192,8 +169,18 @@ export function createChainStore(db: Db) {
       max_fee: string;
       priority_fee: string;
       now: number;
-    }) => insertSettlement.get({ ...row, tx_hashes: JSON.stringify([row.tx_hash]) })!.id,
-    openSettlements: () => openSettlements.all().map(normaliseSettlement),
+    }): Promise<number> =>
+      (await db.get<{ id: number }>(
+        sql`INSERT INTO settlements
+              (payment_id, nonce, state, tx_hash, tx_hashes, raw_tx, max_fee, priority_fee, submitted_at, updated_at)
+            VALUES (${row.payment_id}, ${row.nonce}, 'submitted', ${row.tx_hash}, ${JSON.stringify([row.tx_hash])},
+              ${row.raw_tx}, ${row.max_fee}, ${row.priority_fee}, ${row.now}, ${row.now})
+            RETURNING id`,
+      ))!.id,
+    openSettlements: async () =>
+      (
+        await db.all<SettlementRow>(sql`SELECT * FROM settlements WHERE state = 'submitted' ORDER BY nonce`, BIGINTS)
+      ).map(normaliseSettlement),
     replaceSettlement: (row: {
       id: number;
       tx_hash: string;
@@ -202,7 +189,14 @@ export function createChainStore(db: Db) {
       max_fee: string;
       priority_fee: string;
       now: number;
-    }) => replaceSettlement.run({ ...row, tx_hashes: JSON.stringify(row.tx_hashes) }),
+    }) =>
+      db.run(
+        sql`UPDATE settlements
+            SET tx_hash = ${row.tx_hash}, tx_hashes = ${JSON.stringify(row.tx_hashes)}, raw_tx = ${row.raw_tx},
+                max_fee = ${row.max_fee}, priority_fee = ${row.priority_fee}, submitted_at = ${row.now},
+                updated_at = ${row.now}
+            WHERE id = ${row.id}`,
+      ),
     /**
      * `amount` is the Settled log's. A sweep passes 2^63 units only by carrying funds the ledger
      * refused as too large; that amount is then left unrecorded (null), never wrapped negative.
@@ -214,27 +208,49 @@ export function createChainStore(db: Db) {
       blockNumber: number | null,
       txHash: string,
       now: number,
-    ) =>
-      finishSettlement.run(
-        state,
-        settled !== null && fitsInt64(settled.amount) ? settled.amount : null,
-        settled !== null && fitsInt64(settled.fee) ? settled.fee : null,
-        blockNumber,
-        txHash,
-        now,
-        id,
-      ),
+    ) => {
+      const amount = settled !== null && fitsInt64(settled.amount) ? settled.amount : null;
+      const fee = settled !== null && fitsInt64(settled.fee) ? settled.fee : null;
+      return db.run(
+        sql`UPDATE settlements SET state = ${state}, amount = ${amount}, fee = ${fee}, block_number = ${blockNumber},
+              tx_hash = ${txHash}, updated_at = ${now}
+            WHERE id = ${id}`,
+      );
+    },
     /** Mined settlements in blocks above `aboveBlock`: young enough that a reorg may still take them. */
-    youngSettlements: (aboveBlock: number) => youngSettlements.all(aboveBlock).map(normaliseSettlement),
-    hasYoungSettlement: (aboveBlock: number) => hasYoungSettlement.get(aboveBlock) !== null,
+    youngSettlements: async (aboveBlock: number) =>
+      (
+        await db.all<SettlementRow>(
+          sql`SELECT * FROM settlements WHERE state = 'mined' AND block_number > ${aboveBlock}
+              ORDER BY block_number, id`,
+          BIGINTS,
+        )
+      ).map(normaliseSettlement),
+    hasYoungSettlement: async (aboveBlock: number) =>
+      (await db.get(
+        sql`SELECT 1 AS one FROM settlements WHERE state = 'mined' AND block_number > ${aboveBlock} LIMIT 1`,
+      )) !== null,
     /** A mined settlement's transaction found again in another block. */
-    settlementMovedTo: (id: number, blockNumber: number, now: number) => settlementMovedTo.run(blockNumber, now, id),
+    settlementMovedTo: (id: number, blockNumber: number, now: number) =>
+      db.run(sql`UPDATE settlements SET block_number = ${blockNumber}, updated_at = ${now} WHERE id = ${id}`),
     /** A mined settlement whose block a reorg took; whether it was still recorded as mined. */
-    settlementReorged: (id: number, now: number) => settlementReorged.run(now, id).changes > 0,
+    settlementReorged: async (id: number, now: number) =>
+      (await db.run(
+        sql`UPDATE settlements SET state = 'reorged', updated_at = ${now} WHERE id = ${id} AND state = 'mined'`,
+      )) > 0,
     /** A payment's settlement transactions, oldest first. */
-    settlementsForPayment: (paymentId: string) => settlementsForPayment.all(paymentId).map(normaliseSettlement),
-    maxNonce: () => maxNonce.get()?.n ?? null,
-    transaction: <T>(fn: () => T): T => inTransaction(db, fn),
+    settlementsForPayment: async (paymentId: string) =>
+      (
+        await db.all<SettlementRow>(sql`SELECT * FROM settlements WHERE payment_id = ${paymentId} ORDER BY id`, BIGINTS)
+      ).map(normaliseSettlement),
+    /** A reorged settlement's transaction left the chain with its block: its nonce is free again. */
+    maxNonce: async () =>
+      (
+        await db.get<{ n: number | null }>(
+          sql`SELECT max(nonce) AS n FROM settlements WHERE state NOT IN ('dropped', 'reorged')`,
+        )
+      )?.n ?? null,
+    transaction: <T>(fn: () => Promise<T>): Promise<T> => db.transaction(fn),
   };
 }
 

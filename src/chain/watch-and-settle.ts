@@ -38,9 +38,9 @@ export interface ChainDeps {
   clock: Clock;
   log: Logger;
   /** Nonces the relayer signed elsewhere (cross-chain redemptions). */
-  highestOtherNonce?: () => number | null;
+  highestOtherNonce?: () => Promise<number | null>;
   /** The highest relayer nonce stored for a transaction on a source chain (see createSourceNetworks). */
-  highestStoredOn?: (chainId: number) => number | null;
+  highestStoredOn?: (chainId: number) => Promise<number | null>;
   /** Bridges from source chains (when they are enabled): their mints are recognised, their funds gate settlement. */
   bridges?: BridgeStore;
   /** With `bridges`: burns posted to the public endpoint, which a mint of the address's own burn may answer. */
@@ -50,7 +50,7 @@ export interface ChainDeps {
    * Runs a write only the chain lease's holder may make (a cursor move, a settlement recorded
    * before it is sent) in one transaction with the check that this replica still holds it.
    */
-  fenced?: <T>(write: () => T) => T;
+  fenced?: <T>(write: () => Promise<T>) => Promise<T>;
   /** Refunds, paid on the settlement chain: its watcher matches their transfers. */
   refunds?: RefundPayouts;
 }
@@ -66,7 +66,7 @@ export function createChain(deps: ChainDeps) {
   const sources = createSourceNetworks(
     config.crossChain?.sources ?? [],
     relayerKey,
-    deps.highestStoredOn ?? (() => null),
+    deps.highestStoredOn ?? (async () => null),
   );
   const crossChain = config.crossChain;
   /** Each source chain's deposit factories and Circle's contracts there, as last seen, by chain id. */
@@ -84,8 +84,10 @@ export function createChain(deps: ChainDeps) {
     ]),
   );
   const ledger = createLedger({ chain: chainStore, payments, lifecycle, clock, log });
-  const nonces = createNonceManager(clients.publicClient, clients.account.address, () => {
-    const stored = [chainStore.maxNonce(), deps.highestOtherNonce?.() ?? null].filter((n): n is number => n !== null);
+  const nonces = createNonceManager(clients.publicClient, clients.account.address, async () => {
+    const stored = [await chainStore.maxNonce(), (await deps.highestOtherNonce?.()) ?? null].filter(
+      (n): n is number => n !== null,
+    );
     return stored.length ? Math.max(...stored) : null;
   });
   const stuckAfterMs = Math.max(30_000, config.chain.pollIntervalMs * 10);

@@ -13,7 +13,7 @@ import type { IncomingTransfer, PublicExtras } from "./public-view.ts";
 export function createCheckout(w: {
   accounts: Pick<AccountsService, "findAccount">;
   /** The account's legal name where its business details set one (docs/documents.md), shown instead of its name. */
-  legalName?: (accountId: string) => string | null;
+  legalName?: (accountId: string) => Promise<string | null> | string | null;
   lifecycle: Pick<Lifecycle, "transfersView">;
   /** What the chain side's watchers last saw. */
   chain: {
@@ -21,13 +21,12 @@ export function createCheckout(w: {
     offeredSources(): ReadonlyArray<{ name: string; chainId: number; usdc: string }>;
   };
   /** The payment's cross-chain burns, when cross-chain funding is on. */
-  burnsOf?: (paymentId: string) => unknown[];
+  burnsOf?: (paymentId: string) => Promise<unknown[]> | unknown[];
   view: ViewContext;
 }) {
-  const incoming = (row: PaymentRow): IncomingTransfer[] =>
+  const incoming = async (row: PaymentRow): Promise<IncomingTransfer[]> =>
     // What is still on the chain: a transfer a reorg took back is not the payer's to wait for.
-    w.lifecycle
-      .transfersView(row)
+    (await w.lifecycle.transfersView(row))
       .filter((t) => !t.reversed)
       .map((t) => ({
         chain: t.chain,
@@ -48,10 +47,10 @@ export function createCheckout(w: {
 
   return {
     networks,
-    publicExtras: (row: PaymentRow): PublicExtras => ({
-      merchantName: w.legalName?.(row.account_id) ?? w.accounts.findAccount(row.account_id)?.name ?? "",
-      incoming: incoming(row),
-      crossChain: w.burnsOf?.(row.id) ?? [],
+    publicExtras: async (row: PaymentRow): Promise<PublicExtras> => ({
+      merchantName: (await w.legalName?.(row.account_id)) ?? (await w.accounts.findAccount(row.account_id))?.name ?? "",
+      incoming: await incoming(row),
+      crossChain: (await w.burnsOf?.(row.id)) ?? [],
       networks: networks(row),
     }),
   };

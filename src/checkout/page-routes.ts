@@ -10,11 +10,11 @@ import { publicPaymentView } from "./public-view.ts";
 /** The hosted checkout page, its assets and the merchant widget, all embedded in the binary. */
 export function pageRoutes(ctx: AppContext) {
   const app = new Elysia().get("/pay/:id", async ({ params, request }) => {
-    const row = ctx.payments.findPublic(params.id);
+    const row = await ctx.payments.findPublic(params.id);
     if (!row) return new Response(notFoundPage(), { status: 404, headers: PAGE_HEADERS });
-    ctx.rateLimiter.take(`read:${row.id}`, READ_LIMIT);
+    await ctx.rateLimiter.take(`read:${row.id}`, READ_LIMIT);
     const query = new URL(request.url).searchParams;
-    const view = publicPaymentView(row, ctx.publicExtras(row), ctx.view);
+    const view = publicPaymentView(row, await ctx.publicExtras(row), ctx.view);
     const page = checkoutPage(view, {
       qrSvgs: await Promise.all(pageQrTexts(view).map(qrSvg)),
       embed: query.get("embed") === "1",

@@ -69,10 +69,10 @@ const crossChainBody = bodyValidator(CrossChainBurnSchema);
  */
 export function publicRoutes(ctx: AppContext) {
   /** The payment, after charging the request to its rate limit (unknown ids cost nothing to keep). */
-  const find = (id: string, kind: keyof typeof LIMITS = "read"): PaymentRow => {
-    const row = ctx.payments.findPublic(id);
+  const find = async (id: string, kind: keyof typeof LIMITS = "read"): Promise<PaymentRow> => {
+    const row = await ctx.payments.findPublic(id);
     if (!row) throw new NotFoundError("no such payment");
-    ctx.rateLimiter.take(`${kind}:${row.id}`, LIMITS[kind]);
+    await ctx.rateLimiter.take(`${kind}:${row.id}`, LIMITS[kind]);
     return row;
   };
 
@@ -81,16 +81,16 @@ export function publicRoutes(ctx: AppContext) {
       .use(publicCors)
       .get(
         "/api/public/payments/:id",
-        ({ params }) => {
-          const row = find(params.id);
-          return publicPaymentView(row, ctx.publicExtras(row), ctx.view);
+        async ({ params }) => {
+          const row = await find(params.id);
+          return publicPaymentView(row, await ctx.publicExtras(row), ctx.view);
         },
         { params: PublicPaymentParams },
       )
       .get(
         "/api/public/payments/:id/qr",
         async ({ params, query }) => {
-          const row = find(params.id);
+          const row = await find(params.id);
           // The address is the same on every network; the request names one.
           const network = networkNamed(ctx.networks(row), query.chain);
           const svg = await qrSvg(query.format === "eip681" ? paymentUri(row, network) : row.deposit_address);
@@ -102,11 +102,11 @@ export function publicRoutes(ctx: AppContext) {
         "/api/public/payments/:id/sync",
         async ({ params, body: raw, set }) => {
           const body = syncBody(raw);
-          const row = find(params.id, "chain");
+          const row = await find(params.id, "chain");
           const outcome = await ctx.chain.sync(row, body.tx_hash as `0x${string}`, body.chain);
-          const fresh = ctx.payments.findPublic(params.id)!;
+          const fresh = (await ctx.payments.findPublic(params.id))!;
           set.status = outcome === "pending" ? 202 : 200;
-          return publicPaymentView(fresh, ctx.publicExtras(fresh), ctx.view);
+          return publicPaymentView(fresh, await ctx.publicExtras(fresh), ctx.view);
         },
         { params: PublicPaymentParams },
       )
@@ -114,8 +114,10 @@ export function publicRoutes(ctx: AppContext) {
       .get(
         "/api/public/payments/:id/cross-chain",
         async ({ params, query }) => {
-          const row = find(params.id, query.chain === undefined ? "read" : "chain");
-          return query.chain === undefined ? ctx.crossChain.sources(row) : await ctx.crossChain.quote(row, query.chain);
+          const row = await find(params.id, query.chain === undefined ? "read" : "chain");
+          return query.chain === undefined
+            ? await ctx.crossChain.sources(row)
+            : await ctx.crossChain.quote(row, query.chain);
         },
         { query: QuoteQuery, params: PublicPaymentParams },
       )
@@ -123,7 +125,7 @@ export function publicRoutes(ctx: AppContext) {
         "/api/public/payments/:id/cross-chain",
         async ({ params, body: raw, set }) => {
           const body = crossChainBody(raw);
-          const row = find(params.id, "chain");
+          const row = await find(params.id, "chain");
           set.status = 202;
           return await ctx.crossChain.record(row, body.chain, body.tx_hash as `0x${string}`);
         },

@@ -30,7 +30,7 @@ const text = { type: "string" } as const;
 const COMMANDS: Record<string, Command> = {
   "account create": {
     flags: { name: text, "payout-address": text, "fee-bps": text },
-    run(service, { flags }, env) {
+    async run(service, { flags }, env) {
       const feeText = flags.get("fee-bps") as string | undefined;
       if (feeText !== undefined && !/^\d+$/.test(feeText))
         throw new UsageError("--fee-bps must be a whole number from 0 to 10000");
@@ -38,7 +38,7 @@ const COMMANDS: Record<string, Command> = {
       if (feeBps && !env.STABLEGATE_FEE_RECIPIENT) {
         throw new UsageError("--fee-bps above 0 needs STABLEGATE_FEE_RECIPIENT set, here and for the server");
       }
-      const { account, api_key } = service.createAccount({
+      const { account, api_key } = await service.createAccount({
         name: required(flags, "name"),
         payoutAddress: required(flags, "payout-address"),
         feeBps,
@@ -70,11 +70,11 @@ const COMMANDS: Record<string, Command> = {
       "support-email": text,
     },
     positionals: ["ACCOUNT_ID"],
-    run(service, { positionals, flags }) {
+    async run(service, { positionals, flags }) {
       if (flags.size === 0)
         throw new UsageError("give at least one of --legal-name, --address-line, --tax-id, --support-email");
       const accountId = positionals[0]!;
-      const details = service.business.setText(accountId, {
+      const details = await service.business.setText(accountId, {
         legalName: flags.get("legal-name") as string | undefined,
         addressLines: flags.get("address-line") as string[] | undefined,
         taxId: flags.get("tax-id") as string | undefined,
@@ -98,7 +98,7 @@ const COMMANDS: Record<string, Command> = {
   },
 };
 
-export function runAccountCommand(group: "account" | "key", argv: string[], env: Env): unknown {
+export async function runAccountCommand(group: "account" | "key", argv: string[], env: Env): Promise<unknown> {
   const [action, ...rest] = argv;
   const name = `${group} ${action ?? ""}`.trim();
   const command = COMMANDS[name];
@@ -108,7 +108,7 @@ export function runAccountCommand(group: "account" | "key", argv: string[], env:
   if (args.positionals.length < wanted.length) throw new UsageError(`usage: stablegate ${name} ${wanted.join(" ")}`);
   // Read before the store is opened: a bad STABLEGATE_SPEED stops the command as it stops the server.
   const deps = { clock: systemClock, ids: randomIds, defaultSpeed: defaultSpeed(env) };
-  const db = openStore(storeLocationFrom(env));
+  const db = await openStore(storeLocationFrom(env));
   try {
     const store = createAccountStore(db);
     const service: Service = {
@@ -117,16 +117,16 @@ export function runAccountCommand(group: "account" | "key", argv: string[], env:
       business: createBusinessService({
         store: createBusinessStore(db),
         clock: deps.clock,
-        accountExists: (id) => store.findAccount(id) != null,
+        accountExists: async (id) => (await store.findAccount(id)) != null,
       }),
     };
-    return command.run(service, args, env);
+    return await command.run(service, args, env);
   } catch (error) {
     // A bad value on the command line is a usage mistake (exit 2), like a bad flag.
     if (error instanceof ValidationError) throw new UsageError(error.message);
     throw error;
   } finally {
-    db.close();
+    await db.close();
   }
 }
 

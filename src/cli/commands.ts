@@ -48,7 +48,7 @@ function printJson(value: unknown, indent = 2): number {
 function accountCommand(group: "account" | "key", action: string) {
   return async (args: string[], env: Env) => {
     const { runAccountCommand } = await import("./accounts.ts");
-    return printJson(runAccountCommand(group, [action, ...args], env));
+    return printJson(await runAccountCommand(group, [action, ...args], env));
   };
 }
 
@@ -337,7 +337,7 @@ export const COMMANDS: Command[] = [
     examples: ["stablegate email customers off --account acct_hs1BYHqNmEQDzhVF4Tf5NR5U"],
     async run(args, env) {
       const { runEmailCustomers } = await import("./email.ts");
-      return printJson(runEmailCustomers(args, env));
+      return printJson(await runEmailCustomers(args, env));
     },
   },
   {
@@ -374,7 +374,7 @@ export const COMMANDS: Command[] = [
     examples: ["STABLEGATE_DATA_DIR=/var/lib/stablegate STABLEGATE_DATABASE_URL='postgres://...' stablegate db copy"],
     async run(args, env) {
       const { runDbCommand } = await import("./db.ts");
-      return printJson(runDbCommand(["copy", ...args], env));
+      return printJson(await runDbCommand(["copy", ...args], env));
     },
   },
   {

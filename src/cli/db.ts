@@ -12,7 +12,7 @@ const USAGE = "usage: stablegate db copy [--to postgres://...]";
  * password out of the process list). The server must be stopped; the report gives the rows
  * copied per table, each verified equal in the target.
  */
-export function runDbCommand(argv: string[], env: Env): CopyReport {
+export async function runDbCommand(argv: string[], env: Env): Promise<CopyReport> {
   const [action, ...rest] = argv;
   if (action !== "copy") throw new UsageError(action ? `unknown command: db ${action}` : USAGE);
   const { flags } = parseArgs(rest, { to: { type: "string" } }, 0);

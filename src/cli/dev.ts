@@ -113,7 +113,7 @@ async function startDevStack(env: Env, onStop: (step: () => unknown) => void): P
   });
   const db = openDb(dataDir);
   const merchant = privateKeyToAccount(MERCHANT_KEY).address;
-  const { account, api_key } = createAccountsService({
+  const { account, api_key } = await createAccountsService({
     store: createAccountStore(db),
     clock: systemClock,
     ids: randomIds,
@@ -123,7 +123,7 @@ async function startDevStack(env: Env, onStop: (step: () => unknown) => void): P
   });
   const users = usersService(db);
   // A data dir kept from an earlier run has that user already, on the earlier run's account.
-  const taken = users.listUsers().some((user) => user.email === DEV_USER_EMAIL);
+  const taken = (await users.listUsers()).some((user) => user.email === DEV_USER_EMAIL);
   const email = taken ? `dev+${account.id.slice(-6).toLowerCase()}@stablegate.test` : DEV_USER_EMAIL;
   const dashboard = await users.createUser({ accountId: account.id, email }).finally(() => db.close());
 

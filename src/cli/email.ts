@@ -38,18 +38,19 @@ export async function runEmailTest(argv: string[], env: Env): Promise<{ code: nu
 }
 
 /** `email customers on|off --account ACCOUNT_ID`: the account's emails to its customers. */
-export function runEmailCustomers(argv: string[], env: Env): unknown {
+export async function runEmailCustomers(argv: string[], env: Env): Promise<unknown> {
   const { positionals, flags } = parseArgs(argv, { account: { type: "string" } }, 1);
   const value = positionals[0];
   if (value !== "on" && value !== "off")
     throw new UsageError("say on or off: stablegate email customers off --account ACCOUNT_ID");
   const accountId = required(flags, "account");
-  const db = openStore(storeLocationFrom(env));
+  const db = await openStore(storeLocationFrom(env));
   try {
-    if (!createAccountStore(db).findAccount(accountId)) throw new UsageError(`--account: no account ${accountId}`);
-    createEmailStore(db).setCustomerEmails(accountId, value === "on", systemClock.now());
+    if (!(await createAccountStore(db).findAccount(accountId)))
+      throw new UsageError(`--account: no account ${accountId}`);
+    await createEmailStore(db).setCustomerEmails(accountId, value === "on", systemClock.now());
     return { account: accountId, customer_emails: value };
   } finally {
-    db.close();
+    await db.close();
   }
 }

@@ -74,14 +74,14 @@ export async function runUserCommand(
     if (!line) throw new UsageError("--password-stdin: no password on standard input");
     return line;
   };
-  const db = openStore(storeLocationFrom(env));
+  const db = await openStore(storeLocationFrom(env));
   try {
     return await command.run(usersService(db), args, password);
   } catch (error) {
     if (error instanceof ValidationError) throw new UsageError(error.message);
     throw error;
   } finally {
-    db.close();
+    await db.close();
   }
 }
 
@@ -91,6 +91,6 @@ export function usersService(db: Db): UsersService {
     store: createUserStore(db),
     clock: systemClock,
     ids: randomIds,
-    accountExists: (id) => accounts.findAccount(id) !== null,
+    accountExists: async (id) => (await accounts.findAccount(id)) !== null,
   });
 }

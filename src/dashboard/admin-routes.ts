@@ -39,7 +39,7 @@ function webhookRoutes(ctx: AppContext): DashboardRoute[] {
   const { webhookEndpoints, deliveries, idempotency } = ctx;
   const back = { href: "/dashboard/webhooks", label: "Back to webhooks" };
 
-  const listPage = (
+  const listPage = async (
     session: DashboardSession,
     account: Account,
     extra: Partial<Parameters<typeof webhooksBody>[0]>,
@@ -52,7 +52,7 @@ function webhookRoutes(ctx: AppContext): DashboardRoute[] {
       status,
       body: webhooksBody({
         session,
-        endpoints: webhookEndpoints.list(account).data,
+        endpoints: (await webhookEndpoints.list(account)).data,
         maxEndpoints: MAX_ENDPOINTS_PER_ACCOUNT,
         formToken: randomBase62(32),
         ...extra,
@@ -60,10 +60,10 @@ function webhookRoutes(ctx: AppContext): DashboardRoute[] {
     });
 
   /** One endpoint with a page of its delivery log; throws NotFoundError for another account's id. */
-  const endpointPage = (input: PageInput, account: Account, notice?: Notice, status = 200) => {
-    const endpoint = webhookEndpoints.retrieve(account, input.params.id!);
+  const endpointPage = async (input: PageInput, account: Account, notice?: Notice, status = 200) => {
+    const endpoint = await webhookEndpoints.retrieve(account, input.params.id!);
     const after = input.query.get("starting_after");
-    const log = deliveries.list(account, endpoint.id, after, DELIVERIES_PER_PAGE);
+    const log = await deliveries.list(account, endpoint.id, after, DELIVERIES_PER_PAGE);
     const last = log.data.at(-1);
     return dashboardPage({
       title: endpoint.url,
@@ -83,16 +83,16 @@ function webhookRoutes(ctx: AppContext): DashboardRoute[] {
 
   /** Runs a send or a delete on the endpoint, answering a refusal on the endpoint's own page. */
   const onEndpoint =
-    (act: (input: ActionInput, account: Account) => Response) =>
-    (input: ActionInput): Response => {
-      const account = ctx.accounts.findAccount(input.session.accountId);
+    (act: (input: ActionInput, account: Account) => Promise<Response>) =>
+    async (input: ActionInput): Promise<Response> => {
+      const account = await ctx.accounts.findAccount(input.session.accountId);
       if (!account) return notFoundPage(input.session, "webhooks", back);
       try {
-        return act(input, account);
+        return await act(input, account);
       } catch (error) {
         const refused = refusal(error);
         if (!refused) return notFoundPage(input.session, "webhooks", back);
-        const response = endpointPage(
+        const response = await endpointPage(
           { ...input, query: new URLSearchParams() },
           account,
           refused.notice,
@@ -107,8 +107,8 @@ function webhookRoutes(ctx: AppContext): DashboardRoute[] {
     {
       method: "GET",
       path: "/dashboard/webhooks",
-      handle: ({ session, query }) => {
-        const account = ctx.accounts.findAccount(session.accountId);
+      handle: async ({ session, query }) => {
+        const account = await ctx.accounts.findAccount(session.accountId);
         if (!account) return notFoundPage(session, "webhooks", back);
         const notice: Notice | undefined = query.has("deleted")
           ? { tone: "ok", text: "Endpoint deleted. Nothing more is sent to it." }
@@ -120,7 +120,7 @@ function webhookRoutes(ctx: AppContext): DashboardRoute[] {
       method: "POST",
       path: "/dashboard/webhooks",
       handle: async ({ session, form }) => {
-        const account = ctx.accounts.findAccount(session.accountId);
+        const account = await ctx.accounts.findAccount(session.accountId);
         if (!account) return notFoundPage(session, "webhooks", back);
         const url = (form.get("url") ?? "").trim();
         if (!url)
@@ -137,7 +137,7 @@ function webhookRoutes(ctx: AppContext): DashboardRoute[] {
             );
             return { status: 201, body: JSON.stringify(created) };
           });
-          return listPage(session, account, { created: JSON.parse(result.body) });
+          return await listPage(session, account, { created: JSON.parse(result.body) });
         } catch (error) {
           const refused = refusal(error);
           if (!refused) throw error;
@@ -148,11 +148,11 @@ function webhookRoutes(ctx: AppContext): DashboardRoute[] {
     {
       method: "GET",
       path: "/dashboard/webhooks/:id",
-      handle: (input) => {
-        const account = ctx.accounts.findAccount(input.session.accountId);
+      handle: async (input) => {
+        const account = await ctx.accounts.findAccount(input.session.accountId);
         if (!account) return notFoundPage(input.session, "webhooks", back);
         try {
-          return endpointPage(input, account);
+          return await endpointPage(input, account);
         } catch (error) {
           const refused = refusal(error);
           if (!refused) return notFoundPage(input.session, "webhooks", back);
@@ -164,28 +164,28 @@ function webhookRoutes(ctx: AppContext): DashboardRoute[] {
     {
       method: "POST",
       path: "/dashboard/webhooks/:id/test",
-      handle: onEndpoint(({ params }, account) => {
+      handle: onEndpoint(async ({ params }, account) => {
         const id = params.id!;
-        deliveries.sendTest(account, id, webhookThrottle(ctx, "test", id));
+        await deliveries.sendTest(account, id, webhookThrottle(ctx, "test", id));
         return seeOther(`/dashboard/webhooks/${id}?sent=test`);
       }),
     },
     {
       method: "POST",
       path: "/dashboard/webhooks/:id/deliveries/:delivery_id/retry",
-      handle: onEndpoint(({ params }, account) => {
+      handle: onEndpoint(async ({ params }, account) => {
         const id = params.id!;
-        deliveries.retry(account, id, params.delivery_id!, webhookThrottle(ctx, "retry", id));
+        await deliveries.retry(account, id, params.delivery_id!, webhookThrottle(ctx, "retry", id));
         return seeOther(`/dashboard/webhooks/${id}?retried=${encodeURIComponent(params.delivery_id!)}`);
       }),
     },
     {
       method: "POST",
       path: "/dashboard/webhooks/:id/delete",
-      handle: onEndpoint(({ params, form }, account) => {
-        const endpoint = webhookEndpoints.retrieve(account, params.id!);
+      handle: onEndpoint(async ({ params, form }, account) => {
+        const endpoint = await webhookEndpoints.retrieve(account, params.id!);
         confirmed(form, "tick the box to confirm that nothing more should be sent to this endpoint");
-        webhookEndpoints.delete(account, endpoint.id);
+        await webhookEndpoints.delete(account, endpoint.id);
         return seeOther("/dashboard/webhooks?deleted=1");
       }),
     },
@@ -195,13 +195,18 @@ function webhookRoutes(ctx: AppContext): DashboardRoute[] {
 function keyRoutes(ctx: AppContext): DashboardRoute[] {
   const { accounts, idempotency } = ctx;
   const back = { href: "/dashboard/keys", label: "Back to API keys" };
-  const page = (session: DashboardSession, extra: Partial<Parameters<typeof keysBody>[0]> = {}, status = 200) =>
+  const page = async (session: DashboardSession, extra: Partial<Parameters<typeof keysBody>[0]> = {}, status = 200) =>
     dashboardPage({
       title: "API keys",
       session,
       nav: "keys",
       status,
-      body: keysBody({ session, keys: accounts.listKeys(session.accountId), formToken: randomBase62(32), ...extra }),
+      body: keysBody({
+        session,
+        keys: await accounts.listKeys(session.accountId),
+        formToken: randomBase62(32),
+        ...extra,
+      }),
     });
 
   return [
@@ -224,10 +229,10 @@ function keyRoutes(ctx: AppContext): DashboardRoute[] {
         let result: { body: string };
         try {
           // Only the key's id is kept for a double submit: the key itself is never stored.
-          result = await idempotency.run(session.accountId, idempotencyKey("key", form), {}, (commit) => {
-            key = accounts.createKey(session.accountId);
+          result = await idempotency.run(session.accountId, idempotencyKey("key", form), {}, async (commit) => {
+            key = await accounts.createKey(session.accountId);
             const body = JSON.stringify({ id: key.id });
-            commit(201, body);
+            await commit(201, body);
             return { status: 201, body };
           });
         } catch (error) {
@@ -246,16 +251,17 @@ function keyRoutes(ctx: AppContext): DashboardRoute[] {
     {
       method: "POST",
       path: "/dashboard/keys/:id/revoke",
-      handle: ({ session, params, form }) => {
+      handle: async ({ session, params, form }) => {
         const id = params.id!;
-        if (!accounts.listKeys(session.accountId).some((k) => k.id === id)) return notFoundPage(session, "keys", back);
+        if (!(await accounts.listKeys(session.accountId)).some((k) => k.id === id))
+          return notFoundPage(session, "keys", back);
         if (form.get("confirm") !== "yes")
           return page(
             session,
             { notice: { tone: "bad", text: "confirm: tick the box next to Revoke to confirm" } },
             400,
           );
-        accounts.revokeKey(id, session.accountId);
+        await accounts.revokeKey(id, session.accountId);
         return seeOther(`/dashboard/keys?revoked=${encodeURIComponent(id)}`);
       },
     },
@@ -299,12 +305,12 @@ export async function settingsPage(
         address: gas.address,
         balance: gas.balanceWei === null ? null : `${gasAmount(gas.balanceWei, native.decimals)} ${native.symbol}`,
       },
-      business: ctx.business.details(account.id),
+      business: await ctx.business.details(account.id),
       email: {
         session,
-        health: ctx.email.health(),
-        customerEmails: ctx.email.customerEmails(account.id),
-        notices: ctx.email.paymentNotices(session.userId),
+        health: await ctx.email.health(),
+        customerEmails: await ctx.email.customerEmails(account.id),
+        notices: await ctx.email.paymentNotices(session.userId),
       },
     }),
   });
@@ -320,8 +326,8 @@ function settingsRoutes(ctx: AppContext): DashboardRoute[] {
     {
       method: "GET",
       path: "/dashboard/settings",
-      handle: ({ session, query }) => {
-        const account = ctx.accounts.findAccount(session.accountId);
+      handle: async ({ session, query }) => {
+        const account = await ctx.accounts.findAccount(session.accountId);
         if (!account) return notFoundPage(session, "settings", back);
         // Only a fixed word is read from the link, so a crafted one cannot put words of its own on the page.
         const saved = query.get("saved");
@@ -340,10 +346,10 @@ function settingsRoutes(ctx: AppContext): DashboardRoute[] {
       method: "POST",
       path: "/dashboard/settings/speed",
       handle: async ({ session, form }) => {
-        const account = ctx.accounts.findAccount(session.accountId);
+        const account = await ctx.accounts.findAccount(session.accountId);
         if (!account) return notFoundPage(session, "settings", back);
         try {
-          ctx.accounts.setSpeed(account.id, form.get("speed") ?? "");
+          await ctx.accounts.setSpeed(account.id, form.get("speed") ?? "");
         } catch (error) {
           const refused = refusal(error);
           if (!refused) return notFoundPage(session, "settings", back);

@@ -28,10 +28,10 @@ export function businessRoutes(ctx: AppContext): DashboardRoute[] {
       method: "POST",
       path: "/dashboard/settings/business",
       handle: async ({ session, form }) => {
-        const account = ctx.accounts.findAccount(session.accountId);
+        const account = await ctx.accounts.findAccount(session.accountId);
         if (!account) return notFoundPage(session);
         try {
-          ctx.business.setText(account.id, {
+          await ctx.business.setText(account.id, {
             legalName: form.get("legal_name") ?? "",
             addressLines: (form.get("address") ?? "").split(/\r?\n/),
             taxId: form.get("tax_id") ?? "",
@@ -47,10 +47,10 @@ export function businessRoutes(ctx: AppContext): DashboardRoute[] {
       method: "POST",
       path: "/dashboard/settings/logo",
       handle: async ({ session, form, files }) => {
-        const account = ctx.accounts.findAccount(session.accountId);
+        const account = await ctx.accounts.findAccount(session.accountId);
         if (!account) return notFoundPage(session);
         if (form.get("remove") === "yes") {
-          ctx.business.removeLogo(account.id);
+          await ctx.business.removeLogo(account.id);
           return seeOther("/dashboard/settings?saved=logo-removed#business-title");
         }
         const file = files.get("logo");

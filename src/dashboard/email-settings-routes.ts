@@ -22,24 +22,24 @@ export function emailSettingsRoutes(ctx: AppContext): DashboardRoute[] {
     {
       method: "POST",
       path: "/dashboard/settings/email/customers",
-      handle: ({ session, form }) => {
-        const account = ctx.accounts.findAccount(session.accountId);
+      handle: async ({ session, form }) => {
+        const account = await ctx.accounts.findAccount(session.accountId);
         if (!account) return gone(session);
         const value = form.get("customer_emails");
         if (value !== "on" && value !== "off")
           return page(session, account, { tone: "bad", text: "customer_emails: choose on or off" }, 400);
-        ctx.email.setCustomerEmails(account.id, value === "on");
+        await ctx.email.setCustomerEmails(account.id, value === "on");
         return seeOther("/dashboard/settings?saved=email#email");
       },
     },
     {
       method: "POST",
       path: "/dashboard/settings/email/notices",
-      handle: ({ session, form }) => {
-        const account = ctx.accounts.findAccount(session.accountId);
+      handle: async ({ session, form }) => {
+        const account = await ctx.accounts.findAccount(session.accountId);
         if (!account) return gone(session);
         try {
-          ctx.email.setPaymentNotices(session.userId, form.get("payments") ?? "");
+          await ctx.email.setPaymentNotices(session.userId, form.get("payments") ?? "");
         } catch (error) {
           if (!(error instanceof ValidationError)) throw error;
           return page(session, account, { tone: "bad", text: error.message }, 400);
@@ -51,7 +51,7 @@ export function emailSettingsRoutes(ctx: AppContext): DashboardRoute[] {
       method: "POST",
       path: "/dashboard/settings/email/test",
       handle: async ({ session, form }) => {
-        const account = ctx.accounts.findAccount(session.accountId);
+        const account = await ctx.accounts.findAccount(session.accountId);
         if (!account) return gone(session);
         const address = (form.get("address") ?? "").trim();
         try {

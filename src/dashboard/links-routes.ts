@@ -28,8 +28,8 @@ export function linksRoutes(ctx: AppContext): DashboardRoute[] {
   const links = ctx.paymentLinks;
   const baseUrl = ctx.view.baseUrl;
   /** The signed-in user's account; the gate guarantees one, the account store may have lost it. */
-  const accountOf = (session: DashboardSession): Account => {
-    const account = ctx.accounts.findAccount(session.accountId);
+  const accountOf = async (session: DashboardSession): Promise<Account> => {
+    const account = await ctx.accounts.findAccount(session.accountId);
     if (!account) throw new NotFoundError("no such account");
     return account;
   };
@@ -38,11 +38,11 @@ export function linksRoutes(ctx: AppContext): DashboardRoute[] {
     {
       method: "GET",
       path: "/dashboard/links",
-      handle: ({ session, query }) => {
+      handle: async ({ session, query }) => {
         const after = query.get("starting_after") ?? undefined;
-        let page: ReturnType<typeof links.list>;
+        let page: Awaited<ReturnType<typeof links.list>>;
         try {
-          page = links.list(accountOf(session), {
+          page = await links.list(await accountOf(session), {
             limit: DEFAULT_LIMIT * 2,
             startingAfter: after !== undefined && PAYMENT_LINK_ID.test(after) ? after : undefined,
           });
@@ -66,7 +66,7 @@ export function linksRoutes(ctx: AppContext): DashboardRoute[] {
       handle: async ({ session, form }) => {
         const entered = enteredForm(form);
         try {
-          const link = await links.create(accountOf(session), createLinkBody(requestOf(entered)), null);
+          const link = await links.create(await accountOf(session), createLinkBody(requestOf(entered)), null);
           return seeOther(`/dashboard/links/${link.id}?created=1`);
         } catch (error) {
           if (error instanceof DomainError && error.kind === "invalid")
@@ -79,13 +79,13 @@ export function linksRoutes(ctx: AppContext): DashboardRoute[] {
       method: "GET",
       path: "/dashboard/links/:id",
       handle: async ({ session, params, query }) => {
-        const link = findOwn(session, params.id ?? "");
+        const link = await findOwn(session, params.id ?? "");
         if (!link) return linkNotFoundPage(session);
         return linkDetailPage({
           session,
           baseUrl,
           link,
-          payments: ctx.payments.listForLink(accountOf(session), link.id, LINK_PAYMENTS_SHOWN),
+          payments: await ctx.payments.listForLink(await accountOf(session), link.id, LINK_PAYMENTS_SHOWN),
           qrSvg: await qrSvg(`${baseUrl}/l/${link.id}`),
           created: query.get("created") === "1",
         });
@@ -95,21 +95,21 @@ export function linksRoutes(ctx: AppContext): DashboardRoute[] {
       method: "POST",
       path: "/dashboard/links/:id",
       handle: async ({ session, params, form }) => {
-        const link = findOwn(session, params.id ?? "");
+        const link = await findOwn(session, params.id ?? "");
         if (!link) return linkNotFoundPage(session);
         const detail = `/dashboard/links/${link.id}`;
         const active = form.get("active");
         if (active !== "true" && active !== "false") return seeOther(detail);
-        await links.setActive(accountOf(session), link.id, active === "true");
+        await links.setActive(await accountOf(session), link.id, active === "true");
         // Back to the page the button was on: the list, or this link's own page.
         return seeOther(form.get("back") === detail ? detail : "/dashboard/links");
       },
     },
   ];
 
-  function findOwn(session: DashboardSession, id: string) {
+  async function findOwn(session: DashboardSession, id: string) {
     try {
-      return links.retrieve(accountOf(session), id);
+      return await links.retrieve(await accountOf(session), id);
     } catch (error) {
       if (error instanceof NotFoundError) return null;
       throw error;

@@ -14,16 +14,21 @@ export function listsRoutes(ctx: AppContext): DashboardRoute[] {
     {
       method: "GET",
       path: "/dashboard",
-      handle: ({ session }) =>
-        dashboardPage({ title: "Home", session, nav: "home", body: homePageBody(search.home(session.accountId)) }),
+      handle: async ({ session }) =>
+        dashboardPage({
+          title: "Home",
+          session,
+          nav: "home",
+          body: homePageBody(await search.home(session.accountId)),
+        }),
     },
     {
       method: "GET",
       path: "/dashboard/payments",
-      handle: ({ session, query }) => {
+      handle: async ({ session, query }) => {
         const form = listForm(query);
         try {
-          const page = search.page(session.accountId, listFilter(form), listCursor(query));
+          const page = await search.page(session.accountId, listFilter(form), listCursor(query));
           return dashboardPage({ title: "Payments", session, nav: "payments", body: paymentsPageBody({ form, page }) });
         } catch (error) {
           if (!(error instanceof ValidationError)) throw error;
@@ -35,10 +40,10 @@ export function listsRoutes(ctx: AppContext): DashboardRoute[] {
     {
       method: "GET",
       path: "/dashboard/payments.csv",
-      handle: ({ session, query }) => {
+      handle: async ({ session, query }) => {
         const form = listForm(query);
         try {
-          return paymentsCsvResponse(search, session.accountId, listFilter(form), ctx.clock.now());
+          return await paymentsCsvResponse(search, session.accountId, listFilter(form), ctx.clock.now());
         } catch (error) {
           if (!(error instanceof ValidationError)) throw error;
           const body = paymentsPageBody({ form, page: null, error: error.message });

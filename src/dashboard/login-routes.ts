@@ -28,9 +28,9 @@ export function signInRoutes(ctx: AppContext) {
   const clientOf = clientAddressOf(ctx.config.trustedProxies);
 
   return new Elysia()
-    .get(SIGN_IN, ({ request }) => {
+    .get(SIGN_IN, async ({ request }) => {
       const next = safeNext(new URL(request.url).searchParams.get("next"));
-      if (gate.resolve(request)) return seeOther(next);
+      if (await gate.resolve(request)) return seeOther(next);
       const { csrf, setCookie } = loginCsrf(request, cookies);
       return withCookies(signInPage({ csrf, next }), setCookie);
     })
@@ -53,7 +53,7 @@ export function signInRoutes(ctx: AppContext) {
         const { token } = await ctx.users.signIn({ email, password, client: clientOf(request, server) });
         // A session this browser held already (another user's, say) ends: the cookie is replaced anyway.
         const previous = readCookie(request, SESSION_COOKIE);
-        if (previous) ctx.users.signOut(previous);
+        if (previous) await ctx.users.signOut(previous);
         return withCookies(seeOther(next), [sessionCookie(token, cookies), clearLoginCsrfCookie(cookies)]);
       } catch (error) {
         if (error instanceof TooManyRequestsError) {
@@ -74,9 +74,9 @@ export function signOutRoutes(ctx: AppContext): DashboardRoute[] {
     {
       method: "POST",
       path: "/dashboard/logout",
-      handle({ request }) {
+      async handle({ request }) {
         const token = readCookie(request, SESSION_COOKIE);
-        if (token) ctx.users.signOut(token);
+        if (token) await ctx.users.signOut(token);
         return withCookies(seeOther(SIGN_IN), [clearSessionCookie(cookies)]);
       },
     },

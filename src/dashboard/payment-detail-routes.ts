@@ -35,7 +35,7 @@ const IN_FLIGHT_WAIT_MS = 10_000;
 /** The payment page (with its recovery and refund forms) and the new-payment form. */
 export function paymentDetailRoutes(ctx: AppContext): DashboardRoute[] {
   const createOnce = createPaymentOnce(ctx);
-  const accountOf = (session: DashboardSession): Account | null => ctx.accounts.findAccount(session.accountId);
+  const accountOf = (session: DashboardSession): Promise<Account | null> => ctx.accounts.findAccount(session.accountId);
   const sourceExplorer = (name: string) => {
     const source = ctx.config.crossChain?.sources.find((s) => s.name === name);
     return source ? explorerFor(source) : null;
@@ -84,7 +84,7 @@ export function paymentDetailRoutes(ctx: AppContext): DashboardRoute[] {
       method: "POST",
       path: "/dashboard/payments/new",
       handle: async ({ session, form: submitted }) => {
-        const account = accountOf(session);
+        const account = await accountOf(session);
         if (!account) return notFound(session);
         const values = readValues(submitted);
         const nonce = submitted.get("nonce") ?? "";
@@ -123,7 +123,7 @@ export function paymentDetailRoutes(ctx: AppContext): DashboardRoute[] {
       method: "POST",
       path: "/dashboard/payments/:id/recover",
       handle: async ({ session, params, form: submitted }) => {
-        const account = accountOf(session);
+        const account = await accountOf(session);
         if (!account) return notFound(session);
         const values = { chain: submitted.get("chain") ?? "", token: (submitted.get("token") ?? "").trim() };
         try {
@@ -159,17 +159,17 @@ export function paymentDetailRoutes(ctx: AppContext): DashboardRoute[] {
     },
     status = 200,
   ): Promise<Response> {
-    const account = accountOf(session);
-    const detail = account && findDetail(ctx, account, id);
+    const account = await accountOf(session);
+    const detail = account && (await findDetail(ctx, account, id));
     if (!account || !detail) return notFound(session);
     const { payment } = detail;
     const payUrl = `${ctx.view.baseUrl}/pay/${payment.id}`;
     const qr = Buffer.from(await qrSvg(payUrl)).toString("base64");
     const explorer = explorerFor({ name: ctx.view.chainName, chainId: payment.chain_id });
     const recoveries = ctx.recoveries;
-    const listed = recoveries
-      .forPayment(account, payment.id)
-      .map((row) => recoveryView(row, recoveries.chainName(row.chain_id)));
+    const listed = (await recoveries.forPayment(account, payment.id)).map((row) =>
+      recoveryView(row, recoveries.chainName(row.chain_id)),
+    );
     const named = opts.recoveryId ? listed.find((r) => r.id === opts.recoveryId) : undefined;
     return dashboardPage({
       title: `Payment of ${formatAmount(payment.amount)} USDC`,
@@ -200,9 +200,9 @@ export function paymentDetailRoutes(ctx: AppContext): DashboardRoute[] {
 }
 
 /** The payment, or null when the account has none with this id (unknown and another's alike). */
-function findDetail(ctx: AppContext, account: Account, id: string) {
+async function findDetail(ctx: AppContext, account: Account, id: string) {
   try {
-    return ctx.paymentDetails.find(account, id);
+    return await ctx.paymentDetails.find(account, id);
   } catch (error) {
     if (error instanceof DomainError && error.kind === "not_found") return null;
     throw error;

@@ -41,13 +41,13 @@ export type PaymentPage = (
  * the reason and what was typed, nothing stored.
  */
 export function refundRoutes(ctx: AppContext, page: PaymentPage): DashboardRoute[] {
-  const accountOf = (session: DashboardSession): Account | null => ctx.accounts.findAccount(session.accountId);
+  const accountOf = (session: DashboardSession): Promise<Account | null> => ctx.accounts.findAccount(session.accountId);
   return [
     {
       method: "POST",
       path: "/dashboard/payments/:id/refunds",
       handle: async ({ session, params, form }) => {
-        const account = accountOf(session);
+        const account = await accountOf(session);
         const paymentId = params.id ?? "";
         if (!account) return paymentNotFound(session);
         const values: RefundFormValues = {
@@ -71,8 +71,8 @@ export function refundRoutes(ctx: AppContext, page: PaymentPage): DashboardRoute
             account.id,
             `dashboard-refund:${nonce}`,
             { payment: paymentId, ...body },
-            (commit) => {
-              const row = ctx.refunds.create(account, paymentId, body, null, (row) =>
+            async (commit) => {
+              const row = await ctx.refunds.create(account, paymentId, body, null, (row) =>
                 commit(201, ctx.refunds.json(row)),
               );
               return { status: 201, body: ctx.refunds.json(row) };
@@ -98,12 +98,12 @@ export function refundRoutes(ctx: AppContext, page: PaymentPage): DashboardRoute
       method: "POST",
       path: "/dashboard/refunds/:id/cancel",
       handle: async ({ session, params }) => {
-        const account = accountOf(session);
+        const account = await accountOf(session);
         const id = params.id ?? "";
-        const refund = account && findRefund(ctx, account, id);
+        const refund = account && (await findRefund(ctx, account, id));
         if (!account || !refund) return refundNotFound(session);
         try {
-          ctx.refunds.cancel(account, id);
+          await ctx.refunds.cancel(account, id);
           return seeOther(`/dashboard/payments/${refund.payment_id}?refund=${id}#refund-${id}`);
         } catch (error) {
           if (!(error instanceof DomainError)) throw error;
@@ -126,7 +126,7 @@ export async function refundsCardFor(
 ): Promise<Raw> {
   const view = ctx.refunds.view;
   // A payment has at most REFUNDS_PER_PAYMENT_MAX (100) refunds: one page holds them all.
-  const { rows } = ctx.refunds.list(account, { paymentId: payment.id, limit: 100 });
+  const { rows } = await ctx.refunds.list(account, { paymentId: payment.id, limit: 100 });
   const refunds = await Promise.all(
     rows.map(async (row) => {
       const instructions = paymentInstructions(row, view);
@@ -153,9 +153,9 @@ export async function refundsCardFor(
   });
 }
 
-function findRefund(ctx: AppContext, account: Account, id: string) {
+async function findRefund(ctx: AppContext, account: Account, id: string) {
   try {
-    return ctx.refunds.retrieve(account, id);
+    return await ctx.refunds.retrieve(account, id);
   } catch (error) {
     if (error instanceof DomainError && error.kind === "not_found") return null;
     throw error;

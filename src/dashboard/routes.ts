@@ -8,7 +8,7 @@ import { publicDashboardPage } from "./layout.ts";
 /** How routes.ts learns who is signed in and whether a form's CSRF token is theirs. */
 export interface SessionGate {
   /** The session the request's cookie names, if it is live; extends its idle expiry. */
-  resolve(request: Request): DashboardSession | null;
+  resolve(request: Request): Promise<DashboardSession | null>;
   /** Constant-time comparison of a submitted token with the session's. */
   csrfValid(session: DashboardSession, token: string | null): boolean;
 }
@@ -23,7 +23,7 @@ export function dashboardRoutes(gate: SessionGate, routes: DashboardRoute[]) {
   for (const asset of Object.values(DASHBOARD_ASSETS))
     app.get(asset.path, ({ request }) => assetResponse(asset, request));
   for (const route of routes) {
-    const handler = ({
+    const handler = async ({
       request,
       params,
       body,
@@ -32,7 +32,7 @@ export function dashboardRoutes(gate: SessionGate, routes: DashboardRoute[]) {
       params: Record<string, string>;
       body: unknown;
     }) => {
-      const session = gate.resolve(request);
+      const session = await gate.resolve(request);
       const url = new URL(request.url);
       if (!session) return signInFirst(route.method === "GET" ? url.pathname + url.search : "/dashboard");
       const input = { session, request, params, query: url.searchParams };

@@ -6,7 +6,7 @@ import { readCookie, SESSION_COOKIE } from "./session-cookie.ts";
 /** The gate routes.ts puts in front of every signed-in page: the session cookie, checked by the users service. */
 export function createSessionGate(users: UsersService): SessionGate {
   return {
-    resolve(request) {
+    async resolve(request) {
       const token = readCookie(request, SESSION_COOKIE);
       return token ? users.resolveSession(token) : null;
     },

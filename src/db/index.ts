@@ -2,6 +2,7 @@ import { Database } from "bun:sqlite";
 import { chmodSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ConfigError } from "../lib/errors.ts";
+import type { Db } from "./engine.ts";
 import { SQLITE_MIGRATIONS } from "./migrations.ts";
 import { SqliteDb } from "./sqlite.ts";
 
@@ -12,9 +13,22 @@ export type { Db } from "./engine.ts";
  * a running server share it; synchronous=FULL makes every committed payment survive a power
  * cut, not just a crashed process; the busy timeout turns brief write contention into a wait.
  */
-export function openDb(dataDir: string): SqliteDb {
+/**
+ * The stores open in this process, by file. One process never holds two connections to one file:
+ * a transaction spans several turns of the event loop, and a second connection of the same
+ * process waiting for its lock (busy_timeout) would block the very thread that must finish it.
+ * A command run in-process beside a server (`stablegate dev`, the tests) shares the server's.
+ */
+const openFiles = new Map<string, { store: SqliteDb; users: number }>();
+
+/** A SQLite store, with its connection for what only SQLite has (backups, pragmas, the tests' schema checks). */
+export type SqliteStore = Db & { readonly database: Database };
+
+export function openDb(dataDir: string): SqliteStore {
   ensureDataDir(dataDir);
   const path = databasePath(dataDir);
+  const open = openFiles.get(path);
+  if (open) return handle(path, open);
   let db: Database;
   try {
     // Owner-only like the directory: SQLite gives the -wal and -shm files the database's mode.
@@ -29,7 +43,34 @@ export function openDb(dataDir: string): SqliteDb {
   db.run("PRAGMA synchronous = FULL");
   db.run("PRAGMA foreign_keys = ON");
   migrate(db);
-  return new SqliteDb(db);
+  const shared = { store: new SqliteDb(db), users: 0 };
+  openFiles.set(path, shared);
+  return handle(path, shared);
+}
+
+/** One user's hold on a shared store: closing it twice closes it once; the file closes with the last. */
+function handle(path: string, shared: { store: SqliteDb; users: number }): SqliteStore {
+  const { store } = shared;
+  shared.users++;
+  let closed = false;
+  return {
+    engine: "sqlite",
+    database: store.database,
+    get: (query, options) => store.get(query, options),
+    all: (query, options) => store.all(query, options),
+    run: (query) => store.run(query),
+    exec: (text) => store.exec(text),
+    transaction: (fn) => store.transaction(fn),
+    inTransaction: () => store.inTransaction(),
+    afterCommit: (fn) => store.afterCommit(fn),
+    async close() {
+      if (closed) return;
+      closed = true;
+      if (--shared.users > 0) return;
+      openFiles.delete(path);
+      await store.close();
+    },
+  };
 }
 
 /** The one database file of a data directory. */
@@ -70,10 +111,13 @@ export function migrate(db: Database): void {
   );
   const applied = db.query<{ version: number }, []>("SELECT version FROM schema_migrations");
   const record = db.query("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)");
+  const isApplied = (version: number) => applied.all().some((row) => row.version === version);
   for (const migration of SQLITE_MIGRATIONS) {
+    // Read first: a store opened on an up-to-date file takes no write lock at all.
+    if (isApplied(migration.version)) continue;
     // IMMEDIATE: two processes starting at once must not both apply the same migration.
     db.transaction(() => {
-      if (applied.all().some((row) => row.version === migration.version)) return;
+      if (isApplied(migration.version)) return;
       db.run(migration.sql);
       record.run(migration.version, migration.name, Date.now());
     }).immediate();

@@ -13,6 +13,8 @@ import p020 from "../../migrations/postgres/020_speed.sql" with { type: "text" }
 import p021 from "../../migrations/postgres/021_refunds.sql" with { type: "text" };
 import p022 from "../../migrations/postgres/022_business_details.sql" with { type: "text" };
 import p023 from "../../migrations/postgres/023_email.sql" with { type: "text" };
+import p024 from "../../migrations/postgres/024_status_count_deltas.sql" with { type: "text" };
+import p025 from "../../migrations/postgres/025_account_changes.sql" with { type: "text" };
 import s001 from "../../migrations/sqlite/001_core.sql" with { type: "text" };
 import s002 from "../../migrations/sqlite/002_chain.sql" with { type: "text" };
 import s003 from "../../migrations/sqlite/003_webhooks.sql" with { type: "text" };
@@ -36,6 +38,8 @@ import s020 from "../../migrations/sqlite/020_speed.sql" with { type: "text" };
 import s021 from "../../migrations/sqlite/021_refunds.sql" with { type: "text" };
 import s022 from "../../migrations/sqlite/022_business_details.sql" with { type: "text" };
 import s023 from "../../migrations/sqlite/023_email.sql" with { type: "text" };
+import s024 from "../../migrations/sqlite/024_status_count_deltas.sql" with { type: "text" };
+import s025 from "../../migrations/sqlite/025_account_changes.sql" with { type: "text" };
 
 export interface Migration {
   version: number;
@@ -67,6 +71,8 @@ export const SQLITE_MIGRATIONS: ReadonlyArray<Migration> = [
   { version: 21, name: "021_refunds.sql", sql: s021 },
   { version: 22, name: "022_business_details.sql", sql: s022 },
   { version: 23, name: "023_email.sql", sql: s023 },
+  { version: 24, name: "024_status_count_deltas.sql", sql: s024 },
+  { version: 25, name: "025_account_changes.sql", sql: s025 },
 ];
 
 export const POSTGRES_MIGRATIONS: ReadonlyArray<Migration> = [
@@ -80,4 +86,6 @@ export const POSTGRES_MIGRATIONS: ReadonlyArray<Migration> = [
   { version: 21, name: "021_refunds.sql", sql: p021 },
   { version: 22, name: "022_business_details.sql", sql: p022 },
   { version: 23, name: "023_email.sql", sql: p023 },
+  { version: 24, name: "024_status_count_deltas.sql", sql: p024 },
+  { version: 25, name: "025_account_changes.sql", sql: p025 },
 ];

@@ -23,7 +23,8 @@ export async function migratePostgres(
       if (applied.has(migration.version)) continue;
       await db.exec(migration.sql);
       await db.run(
-        sql`INSERT INTO schema_migrations (version, name, applied_at) VALUES (${migration.version}, ${migration.name}, ${Date.now()})`,
+        sql`INSERT INTO schema_migrations (version, name, applied_at)
+            VALUES (${migration.version}, ${migration.name}, ${Date.now()})`,
       );
     }
   });

@@ -2,7 +2,14 @@ import { SQL } from "bun";
 import { ConfigError, DatabaseUnavailableError } from "../lib/errors.ts";
 import { checkedParameter, type Db, type ReadOptions } from "./engine.ts";
 import { compilerFor, type Sql } from "./sql.ts";
-import { currentTransaction, type OpenTransaction, withTransaction } from "./transaction-scope.ts";
+import {
+  afterCommit,
+  currentTransaction,
+  innermostTransaction,
+  type OpenTransaction,
+  runCommitted,
+  withTransaction,
+} from "./transaction-scope.ts";
 
 const VARIABLE = "STABLEGATE_DATABASE_URL";
 const compile = compilerFor((n) => `$${n}`);
@@ -22,7 +29,12 @@ export interface PgOptions {
   answerWithinMs: number;
   poolSize: number;
 }
-const DEFAULTS: PgOptions = { statementTimeoutMs: 25_000, idleInTransactionMs: 5_000, answerWithinMs: 10_000, poolSize: 10 };
+const DEFAULTS: PgOptions = {
+  statementTimeoutMs: 25_000,
+  idleInTransactionMs: 5_000,
+  answerWithinMs: 10_000,
+  poolSize: 10,
+};
 
 /** An error PostgreSQL answered a statement with; `code` is its SQLSTATE (23505: unique violation). */
 export class PostgresError extends Error {
@@ -35,11 +47,17 @@ export class PostgresError extends Error {
   }
 }
 
-interface PgTransaction extends OpenTransaction {
-  sql: SQL;
-  /** Rejects when one of its waits outlasts answerWithinMs: the caller stops waiting for the rest. */
+/** A top-level transaction and its savepoints: they stall, and fail, together. */
+interface PgRoot {
+  /** Set when one of its waits outlasted answerWithinMs: the caller was answered, so the rest rolls back. */
+  failed: boolean;
   stalled: Promise<never>;
   stall(): void;
+}
+
+interface PgTransaction extends OpenTransaction {
+  sql: SQL;
+  root: PgRoot;
 }
 
 /**
@@ -102,57 +120,103 @@ export class PgDb implements Db {
   }
 
   async exec(text: string): Promise<void> {
-    const tx = currentTransaction<PgTransaction>(this);
+    const tx = this.#transaction();
     await this.#answered((tx?.sql ?? this.#pool).unsafe(text), tx);
+  }
+
+  async listen(channel: string, onNotify: (payload: string) => void, onListen: () => void) {
+    const subscription = await this.#pool.listen(channel, onNotify, onListen);
+    return () => subscription.unlisten();
   }
 
   inTransaction(): boolean {
     return currentTransaction(this) !== undefined;
   }
 
+  afterCommit(fn: () => void): void {
+    afterCommit(currentTransaction(this), fn);
+  }
+
   transaction<T>(fn: () => Promise<T>): Promise<T> {
     const outer = currentTransaction<PgTransaction>(this);
-    if (outer) {
-      const inner: PgTransaction = { ...outer, ended: false };
-      const savepoint = (outer.sql as SQL & { savepoint<R>(fn: (sql: SQL) => Promise<R>): Promise<R> }).savepoint(
-        (sql) => {
-          inner.sql = sql;
-          return withTransaction(this, inner, fn);
-        },
-      );
-      return this.#answered(savepoint, outer).finally(() => {
-        inner.ended = true;
-      });
-    }
+    if (outer) return this.#savepoint(outer, fn);
+    const limit = this.#options.answerWithinMs;
     let stall = () => {};
     const stalled = new Promise<never>((_, reject) => {
-      stall = () => reject(unavailable(this.#options.answerWithinMs));
+      stall = () => {
+        root.failed = true;
+        reject(unavailable(limit));
+      };
     });
     stalled.catch(() => {});
-    const tx: PgTransaction = { sql: this.#pool, ended: false, stalled, stall };
+    const root: PgRoot = { failed: false, stalled, stall: () => stall() };
+    const tx: PgTransaction = { sql: this.#pool, ended: false, committed: [], root };
     // Waits outside any statement: for a connection and BEGIN, then for COMMIT.
-    let timer = setTimeout(stall, this.#options.answerWithinMs);
+    let timer = setTimeout(root.stall, limit);
     const work = this.#pool.begin(async (sql) => {
       clearTimeout(timer);
+      if (root.failed) throw unavailable(limit);
       tx.sql = sql;
       const result = await withTransaction(this, tx, fn);
-      timer = setTimeout(stall, this.#options.answerWithinMs);
+      // A stall answered the caller already: what is left rolls back rather than commits.
+      if (root.failed) throw unavailable(limit);
+      timer = setTimeout(root.stall, limit);
       return result;
     }) as Promise<T>;
-    work.catch(() => {});
-    return Promise.race([work.catch(translate), stalled]).finally(() => {
-      clearTimeout(timer);
-      tx.ended = true;
-    });
+    // The transaction's scope ends with its callback, not with the caller's answer: after a
+    // stall its remaining statements must fail inside it, never run on their own.
+    work.then(
+      () => {
+        tx.ended = true;
+      },
+      () => {
+        root.failed = true;
+        tx.ended = true;
+      },
+    );
+    return Promise.race([work.catch(translate), stalled])
+      .then((result) => {
+        runCommitted(tx);
+        return result;
+      })
+      .finally(() => clearTimeout(timer));
+  }
+
+  #savepoint<T>(outer: PgTransaction, fn: () => Promise<T>): Promise<T> {
+    const inner: PgTransaction = { ...outer, ended: false, committed: [] };
+    const savepoint = (outer.sql as SQL & { savepoint<R>(fn: (sql: SQL) => Promise<R>): Promise<R> }).savepoint(
+      (sql) => {
+        inner.sql = sql;
+        return withTransaction(this, inner, fn);
+      },
+    );
+    return this.#answered(savepoint, outer)
+      .then((result) => {
+        outer.committed.push(...inner.committed);
+        return result;
+      })
+      .finally(() => {
+        inner.ended = true;
+      });
   }
 
   async close(): Promise<void> {
     await this.#pool.close({ timeout: 5 });
   }
 
+  /**
+   * The transaction a statement joins. One whose callback goes on after it failed (a stall, a
+   * lost connection) fails its statements too: run on their own, they would commit half of it.
+   */
+  #transaction(): PgTransaction | undefined {
+    const tx = innermostTransaction<PgTransaction>(this);
+    if (tx?.root.failed) throw unavailable(this.#options.answerWithinMs);
+    return tx && !tx.ended ? tx : undefined;
+  }
+
   #execute(query: Sql): Promise<Record<string, unknown>[] & { count?: number | null }> {
     const { text, values } = compile(query);
-    const tx = currentTransaction<PgTransaction>(this);
+    const tx = this.#transaction();
     const statement = (tx?.sql ?? this.#pool).unsafe(text, values.map(parameter));
     return this.#answered(statement, tx);
   }
@@ -164,19 +228,25 @@ export class PgDb implements Db {
    * transaction's next statement fails and it rolls back.
    */
   async #answered<T>(statement: Promise<T> & { cancel?: () => unknown }, tx?: PgTransaction): Promise<T> {
-    if (tx?.ended) throw new Error("a statement ran after its transaction ended");
+    if (tx?.root.failed) {
+      statement.catch(() => {});
+      statement.cancel?.();
+      throw unavailable(this.#options.answerWithinMs);
+    }
     let timer: ReturnType<typeof setTimeout> | undefined;
     const late = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
         statement.catch(() => {});
         statement.cancel?.();
-        tx?.stall();
+        tx?.root.stall();
         reject(unavailable(this.#options.answerWithinMs));
       }, this.#options.answerWithinMs);
     });
     try {
-      return await Promise.race(tx ? [statement, late, tx.stalled] : [statement, late]);
+      return await Promise.race(tx ? [statement, late, tx.root.stalled] : [statement, late]);
     } catch (error) {
+      // A lost connection takes its transaction with it: nothing more of it may run.
+      if (tx && isConnectionLoss(error as { errno?: string; code?: string })) tx.root.failed = true;
       return translate(error);
     } finally {
       clearTimeout(timer);

@@ -1,15 +1,14 @@
-import type { Db } from "./engine.ts";
+import { type Db, sql } from "./engine.ts";
 
 /**
  * The server's secret stored under `name` (keys of MACs the server issues: payment link forms,
  * refund claim links); `candidate` becomes it when there is none yet. Replicas racing to store one
  * all end with the first one stored, so every replica signs and checks with the same key.
  */
-export function serverSecret(db: Db, name: string, candidate: string, now: number): string {
-  db.query("INSERT INTO server_secrets (name, secret, created_at) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING").run(
-    name,
-    candidate,
-    now,
+export async function serverSecret(db: Db, name: string, candidate: string, now: number): Promise<string> {
+  await db.run(
+    sql`INSERT INTO server_secrets (name, secret, created_at) VALUES (${name}, ${candidate}, ${now})
+         ON CONFLICT (name) DO NOTHING`,
   );
-  return db.query<{ secret: string }, [string]>("SELECT secret FROM server_secrets WHERE name = ?").get(name)!.secret;
+  return (await db.get<{ secret: string }>(sql`SELECT secret FROM server_secrets WHERE name = ${name}`))!.secret;
 }

@@ -1,7 +1,13 @@
 import type { Database, Statement } from "bun:sqlite";
 import { checkedParameter, type Db, type ReadOptions } from "./engine.ts";
 import { compilerFor, type Sql } from "./sql.ts";
-import { currentTransaction, type OpenTransaction, withTransaction } from "./transaction-scope.ts";
+import {
+  afterCommit,
+  currentTransaction,
+  type OpenTransaction,
+  runCommitted,
+  withTransaction,
+} from "./transaction-scope.ts";
 
 const compile = compilerFor(() => "?");
 
@@ -22,6 +28,7 @@ export class SqliteDb implements Db {
   readonly engine = "sqlite";
   readonly #statements = new Map<string, Statement>();
   #busy = false;
+  #closed = false;
   readonly #waiting: Array<() => void> = [];
 
   constructor(readonly database: Database) {}
@@ -48,11 +55,15 @@ export class SqliteDb implements Db {
     return currentTransaction(this) !== undefined;
   }
 
+  afterCommit(fn: () => void): void {
+    afterCommit(currentTransaction(this), fn);
+  }
+
   async transaction<T>(fn: () => Promise<T>): Promise<T> {
     const outer = currentTransaction<SqliteTransaction>(this);
     if (outer) return this.#savepoint(outer, fn);
     await this.#takeTurn();
-    const tx: SqliteTransaction = { ended: false, depth: 0, child: false };
+    const tx: SqliteTransaction = { ended: false, committed: [], depth: 0, child: false };
     try {
       // IMMEDIATE: the write lock is taken at the start, so a transaction that reads and then
       // writes never fails half-way because another connection (the CLI) wrote in between.
@@ -60,6 +71,8 @@ export class SqliteDb implements Db {
       try {
         const result = await withTransaction(this, tx, fn);
         this.database.run("COMMIT");
+        tx.ended = true;
+        runCommitted(tx);
         return result;
       } catch (error) {
         if (this.database.inTransaction) this.database.run("ROLLBACK");
@@ -72,21 +85,29 @@ export class SqliteDb implements Db {
   }
 
   async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
     await this.#takeTurn();
-    for (const statement of this.#statements.values()) statement.finalize();
-    this.#statements.clear();
-    this.database.close();
+    try {
+      for (const statement of this.#statements.values()) statement.finalize();
+      this.#statements.clear();
+      this.database.close();
+    } finally {
+      // What waits for the turn now fails on the closed database rather than waiting forever.
+      this.#passTurn();
+    }
   }
 
   async #savepoint<T>(outer: SqliteTransaction, fn: () => Promise<T>): Promise<T> {
     if (outer.child) throw new Error("two savepoints of one transaction at once: run them one after the other");
     outer.child = true;
     const name = `sp${outer.depth + 1}`;
-    const tx: SqliteTransaction = { ended: false, depth: outer.depth + 1, child: false };
+    const tx: SqliteTransaction = { ended: false, committed: [], depth: outer.depth + 1, child: false };
     this.database.run(`SAVEPOINT ${name}`);
     try {
       const result = await withTransaction(this, tx, fn);
       this.database.run(`RELEASE ${name}`);
+      outer.committed.push(...tx.committed);
       return result;
     } catch (error) {
       this.database.run(`ROLLBACK TO ${name}`);

@@ -15,6 +15,28 @@ interface Scope {
 /** What an engine keeps of a transaction; `ended` once it committed or rolled back. */
 export interface OpenTransaction {
   ended: boolean;
+  /** What `afterCommit` queued inside it: run once the outermost transaction commits, dropped on a rollback. */
+  committed: Array<() => void>;
+}
+
+/**
+ * Queues `fn` for after the commit of `tx` (a savepoint's go to its parent when it is released),
+ * or runs it at once outside a transaction.
+ */
+export function afterCommit(tx: OpenTransaction | undefined, fn: () => void): void {
+  if (tx) tx.committed.push(fn);
+  else fn();
+}
+
+/** Runs what a committed transaction queued; one that throws does not keep the others from running. */
+export function runCommitted(tx: OpenTransaction, log: (error: unknown) => void = reportError): void {
+  for (const fn of tx.committed.splice(0)) {
+    try {
+      fn();
+    } catch (error) {
+      log(error);
+    }
+  }
 }
 
 const scope = new AsyncLocalStorage<Scope>();
@@ -25,6 +47,12 @@ const scope = new AsyncLocalStorage<Scope>();
  */
 export function currentTransaction<Tx extends OpenTransaction>(db: object): Tx | undefined {
   for (let at = scope.getStore(); at; at = at.outer) if (at.db === db && !at.tx.ended) return at.tx as Tx;
+  return undefined;
+}
+
+/** The innermost transaction of `db` around the caller, ended or not. */
+export function innermostTransaction<Tx extends OpenTransaction>(db: object): Tx | undefined {
+  for (let at = scope.getStore(); at; at = at.outer) if (at.db === db) return at.tx as Tx;
   return undefined;
 }
 
@@ -39,5 +67,6 @@ export function withTransaction<T>(db: object, tx: OpenTransaction, fn: () => Pr
  * long as a remote peer cares to take. The outbound clients call this before they send.
  */
 export function assertOutsideTransaction(what: string): void {
-  for (let at = scope.getStore(); at; at = at.outer) if (!at.tx.ended) throw new Error(`${what} inside a database transaction: do it before or after`);
+  for (let at = scope.getStore(); at; at = at.outer)
+    if (!at.tx.ended) throw new Error(`${what} inside a database transaction: do it before or after`);
 }

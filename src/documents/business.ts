@@ -41,48 +41,48 @@ export function createBusinessService(w: {
   store: BusinessStore;
   clock: Clock;
   /** Whether the account exists, so a typo in an id is refused rather than making a row. */
-  accountExists: (accountId: string) => boolean;
+  accountExists: (accountId: string) => Promise<boolean> | boolean;
 }) {
   const { store, clock } = w;
-  const mustExist = (accountId: string) => {
-    if (!w.accountExists(accountId)) throw new NotFoundError(`no account ${accountId}`);
+  const mustExist = async (accountId: string) => {
+    if (!(await w.accountExists(accountId))) throw new NotFoundError(`no account ${accountId}`);
   };
   return {
-    details: (accountId: string): BusinessDetails => detailsOf(store.find(accountId)),
+    details: async (accountId: string): Promise<BusinessDetails> => detailsOf(await store.find(accountId)),
     /** The legal name alone, where set: what the checkout shows instead of the account's name. */
-    legalName: (accountId: string): string | null => store.legalName(accountId),
+    legalName: (accountId: string): Promise<string | null> => store.legalName(accountId),
 
     /** Checks every given field first: one bad field refuses the whole change. */
-    setText(accountId: string, input: BusinessInput): BusinessDetails {
-      mustExist(accountId);
-      const current = store.find(accountId);
+    async setText(accountId: string, input: BusinessInput): Promise<BusinessDetails> {
+      await mustExist(accountId);
+      const current = await store.find(accountId);
       const next: BusinessText = {
         legal_name: input.legalName === undefined ? (current?.legal_name ?? null) : line("legal name", input.legalName),
         address: input.addressLines === undefined ? (current?.address ?? null) : addressOf(input.addressLines),
         tax_id: input.taxId === undefined ? (current?.tax_id ?? null) : line("tax id", input.taxId),
         support_email: input.supportEmail === undefined ? (current?.support_email ?? null) : email(input.supportEmail),
       };
-      store.setText(accountId, next, clock.now());
-      return detailsOf(store.find(accountId));
+      await store.setText(accountId, next, clock.now());
+      return detailsOf(await store.find(accountId));
     },
 
     /** Checks the file by its content (src/documents/logo.ts) before anything is stored. */
     async setLogo(accountId: string, bytes: Uint8Array): Promise<CheckedLogo> {
-      mustExist(accountId);
+      await mustExist(accountId);
       const logo = await checkLogo(bytes);
-      store.setLogo(accountId, logo, clock.now());
+      await store.setLogo(accountId, logo, clock.now());
       return logo;
     },
 
-    removeLogo(accountId: string): void {
-      mustExist(accountId);
-      store.setLogo(accountId, null, clock.now());
+    async removeLogo(accountId: string): Promise<void> {
+      await mustExist(accountId);
+      await store.setLogo(accountId, null, clock.now());
     },
 
     /** A logo by its public name, the hex SHA-256 of its bytes. */
-    logo(sha256: string): { bytes: Uint8Array<ArrayBuffer>; type: string } | null {
+    async logo(sha256: string): Promise<{ bytes: Uint8Array<ArrayBuffer>; type: string } | null> {
       if (!/^[0-9a-f]{64}$/.test(sha256)) return null;
-      const row = store.findLogo(sha256);
+      const row = await store.findLogo(sha256);
       return row?.logo && row.logo_type
         ? { bytes: new Uint8Array(Buffer.from(row.logo, "base64")), type: row.logo_type }
         : null;

@@ -11,24 +11,27 @@ import type { DocumentsService } from "./service.ts";
  */
 export function documentsForEmail(
   d: { business: Pick<BusinessService, "details">; documents: Pick<DocumentsService, "invoice" | "receipt"> },
-  accountName: (accountId: string) => string | null,
+  accountName: (accountId: string) => Promise<string | null>,
 ) {
   const pdf = (name: string, content: Uint8Array) => [
     { filename: pdfFileName(name), contentType: "application/pdf", content },
   ];
   return {
-    senderOf(accountId: string): { name: string; replyTo: string | null } {
-      const details = d.business.details(accountId);
-      return { name: details.legalName ?? accountName(accountId) ?? "Stablegate", replyTo: details.supportEmail };
+    async senderOf(accountId: string): Promise<{ name: string; replyTo: string | null }> {
+      const details = await d.business.details(accountId);
+      return {
+        name: details.legalName ?? (await accountName(accountId)) ?? "Stablegate",
+        replyTo: details.supportEmail,
+      };
     },
     /** `kind`: the email's (src/email/): the invoice and receipt emails carry their PDF. */
     async attachmentsFor(paymentId: string, kind: string) {
       if (kind === "invoice") {
-        const data = d.documents.invoice(paymentId);
+        const data = await d.documents.invoice(paymentId);
         return pdf(invoiceName(data), await renderInvoicePdf(data));
       }
       if (kind === "receipt") {
-        const data = d.documents.receipt(paymentId);
+        const data = await d.documents.receipt(paymentId);
         return pdf(receiptName(data), await renderReceiptPdf(data));
       }
       return [];

@@ -28,11 +28,11 @@ export function createDocuments(
     events: Pick<EventStore, "listForPayment">;
   },
 ) {
-  const accountName = (id: string) => w.accounts.findAccount(id)?.name ?? null;
+  const accountName = async (id: string) => (await w.accounts.findAccount(id))?.name ?? null;
   const business = createBusinessService({
     store: createBusinessStore(w.db),
     clock: w.clock,
-    accountExists: (id) => w.accounts.findAccount(id) !== null,
+    accountExists: async (id) => (await w.accounts.findAccount(id)) !== null,
   });
   const refunds = createRefundStore(w.db);
   const documents = createDocumentsService({
@@ -40,8 +40,8 @@ export function createDocuments(
     accountName,
     business,
     eventsOf: (paymentId) => w.events.listForPayment(paymentId),
-    refundsOf: (accountId, paymentId) => refunds.list({ accountId, paymentId, limit: REFUNDS_SHOWN }),
-    transfersOf: (row) => w.lifecycle.transfersView(row),
+    refundsOf: async (accountId, paymentId) => refunds.list({ accountId, paymentId, limit: REFUNDS_SHOWN }),
+    transfersOf: async (row) => w.lifecycle.transfersView(row),
     baseUrl: w.config.baseUrl,
     chain: w.config.chain,
   });

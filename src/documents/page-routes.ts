@@ -21,18 +21,18 @@ import { renderReceiptPdf } from "./receipt-pdf.ts";
 export function documentPageRoutes(ctx: AppContext) {
   const { documents, business } = ctx;
   /** The document, or null when the payment has none (unknown, no invoice number, not confirmed). */
-  const find = <T>(id: string, build: (id: string) => T): T | null => {
+  const find = async <T>(id: string, build: (id: string) => Promise<T>): Promise<T | null> => {
     try {
-      const data = build(id);
-      ctx.rateLimiter.take(`read:${id}`, READ_LIMIT);
+      const data = await build(id);
+      await ctx.rateLimiter.take(`read:${id}`, READ_LIMIT);
       return data;
     } catch (error) {
       if (error instanceof NotFoundError) return null;
       throw error;
     }
   };
-  const missing = (what: "invoice" | "receipt", id: string) =>
-    new Response(what === "invoice" ? noInvoicePage() : noReceiptPage(ctx.payments.findPublic(id) !== null), {
+  const missing = async (what: "invoice" | "receipt", id: string) =>
+    new Response(what === "invoice" ? noInvoicePage() : noReceiptPage((await ctx.payments.findPublic(id)) !== null), {
       status: 404,
       headers: DOCUMENT_HEADERS,
     });
@@ -42,31 +42,31 @@ export function documentPageRoutes(ctx: AppContext) {
 
   const app = new Elysia()
     .get("/pay/:id/invoice", async ({ params }) => {
-      const data = find(params.id, documents.invoice);
+      const data = await find(params.id, documents.invoice);
       if (!data) return missing("invoice", params.id);
       return new Response(invoicePage(data, data.paid ? "" : await qrSvg(data.payUrl)), { headers: DOCUMENT_HEADERS });
     })
     .get("/pay/:id/invoice.pdf", async ({ params, request }) => {
       const paper = paperOf(request);
       if (!paper) return badPaper();
-      const data = find(params.id, documents.invoice);
+      const data = await find(params.id, documents.invoice);
       if (!data) return Response.json({ error: `no invoice for payment ${params.id}` }, { status: 404 });
       return pdfResponse(await renderInvoicePdf(data, paper), invoiceName(data));
     })
-    .get("/pay/:id/receipt", ({ params }) => {
-      const data = find(params.id, documents.receipt);
+    .get("/pay/:id/receipt", async ({ params }) => {
+      const data = await find(params.id, documents.receipt);
       if (!data) return missing("receipt", params.id);
       return new Response(receiptPage(data), { headers: DOCUMENT_HEADERS });
     })
     .get("/pay/:id/receipt.pdf", async ({ params, request }) => {
       const paper = paperOf(request);
       if (!paper) return badPaper();
-      const data = find(params.id, documents.receipt);
+      const data = await find(params.id, documents.receipt);
       if (!data) return Response.json({ error: `no receipt for payment ${params.id}` }, { status: 404 });
       return pdfResponse(await renderReceiptPdf(data, paper), receiptName(data));
     })
-    .get("/logos/:name", ({ params }) => {
-      const logo = business.logo(params.name);
+    .get("/logos/:name", async ({ params }) => {
+      const logo = await business.logo(params.name);
       if (!logo) return Response.json({ error: "no such logo" }, { status: 404 });
       // Named by its content's hash: a new logo is a new name, so this one never changes.
       return new Response(logo.bytes, {

@@ -18,7 +18,7 @@ export function documentRoutes(ctx: AppContext, authed: AuthPlugin) {
     .get(
       "/api/v1/payments/:id/invoice.pdf",
       async ({ account, params, query }) => {
-        const data = documents.invoiceForAccount(account, params.id);
+        const data = await documents.invoiceForAccount(account, params.id);
         const paper = decoded(DocumentQuery, query).paper ?? "a4";
         return pdfResponse(await renderInvoicePdf(data, paper), invoiceName(data));
       },
@@ -27,7 +27,7 @@ export function documentRoutes(ctx: AppContext, authed: AuthPlugin) {
     .get(
       "/api/v1/payments/:id/receipt.pdf",
       async ({ account, params, query }) => {
-        const data = documents.receiptForAccount(account, params.id);
+        const data = await documents.receiptForAccount(account, params.id);
         const paper = decoded(DocumentQuery, query).paper ?? "a4";
         return pdfResponse(await renderReceiptPdf(data, paper), receiptName(data));
       },

@@ -23,14 +23,14 @@ export const REFUNDS_SHOWN = 100;
 
 export interface DocumentsDeps {
   payments: {
-    findById(id: string): PaymentRow | null;
-    findForAccount(id: string, accountId: string): PaymentRow | null;
+    findById(id: string): Promise<PaymentRow | null>;
+    findForAccount(id: string, accountId: string): Promise<PaymentRow | null>;
   };
-  accountName: (accountId: string) => string | null;
+  accountName: (accountId: string) => Promise<string | null>;
   business: Pick<BusinessService, "details">;
-  eventsOf: (paymentId: string) => Pick<EventRow, "type" | "created_at">[];
-  refundsOf: (accountId: string, paymentId: string) => RefundRow[];
-  transfersOf: (row: PaymentRow) => TransferView[];
+  eventsOf: (paymentId: string) => Promise<Pick<EventRow, "type" | "created_at">[]>;
+  refundsOf: (accountId: string, paymentId: string) => Promise<RefundRow[]>;
+  transfersOf: (row: PaymentRow) => Promise<TransferView[]>;
   baseUrl: string;
   /** The settlement chain, where refunds are paid. */
   chain: { name: string; chainId: number };
@@ -48,12 +48,13 @@ export function createDocumentsService(d: DocumentsDeps) {
     explorerUrl: explorerFor(chain)?.tx(txHash) ?? null,
   });
 
-  function parts(row: PaymentRow): DocumentParts {
-    const details = d.business.details(row.account_id);
-    const confirmed = d.eventsOf(row.id).find((e) => e.type === "payment.confirmed");
+  async function parts(row: PaymentRow): Promise<DocumentParts> {
+    const details = await d.business.details(row.account_id);
+    const confirmed = (await d.eventsOf(row.id)).find((e) => e.type === "payment.confirmed");
+    const transfers = await d.transfersOf(row);
     return {
       merchant: {
-        name: details.legalName ?? d.accountName(row.account_id) ?? "",
+        name: details.legalName ?? (await d.accountName(row.account_id)) ?? "",
         addressLines: details.addressLines,
         taxId: details.taxId,
         supportEmail: details.supportEmail,
@@ -61,8 +62,7 @@ export function createDocumentsService(d: DocumentsDeps) {
         logoPath: details.logoPath,
       },
       payUrl: `${d.baseUrl}/pay/${row.id}`,
-      transfers: d
-        .transfersOf(row)
+      transfers: transfers
         .filter((t) => t.confirmed && !t.reversed)
         .map((t) => ({
           ...txOf({ name: t.chain, chainId: t.chain_id }, t.tx_hash),
@@ -73,37 +73,36 @@ export function createDocumentsService(d: DocumentsDeps) {
     };
   }
 
-  function refunds(row: PaymentRow): DocumentRefund[] {
-    return d
-      .refundsOf(row.account_id, row.id)
+  async function refunds(row: PaymentRow): Promise<DocumentRefund[]> {
+    return (await d.refundsOf(row.account_id, row.id))
       .filter((r) => r.status === "succeeded" && r.tx_hash !== null)
       .sort((a, b) => a.seq - b.seq)
       .map((r) => ({ ...txOf(d.chain, r.tx_hash!), amount: r.amount, succeededAt: r.succeeded_at ?? r.updated_at }));
   }
 
   /** The invoice of a payment with an invoice number; NotFound for any other. */
-  function invoiceOf(row: PaymentRow | null, id: string): InvoiceData {
+  async function invoiceOf(row: PaymentRow | null, id: string): Promise<InvoiceData> {
     if (!row || row.invoice_number === null) throw new NotFoundError(`no invoice for payment ${id}`);
-    return invoiceData({ ...row, invoice_number: row.invoice_number }, parts(row));
+    return invoiceData({ ...row, invoice_number: row.invoice_number }, await parts(row));
   }
 
   /** The receipt of a confirmed payment; NotFound before (docs/documents.md: no receipt until then). */
-  function receiptOf(row: PaymentRow | null, id: string): ReceiptData {
+  async function receiptOf(row: PaymentRow | null, id: string): Promise<ReceiptData> {
     if (row?.status !== "confirmed") throw new NotFoundError(`no receipt for payment ${id}`);
-    return receiptData(row, parts(row), refunds(row));
+    return receiptData(row, await parts(row), await refunds(row));
   }
 
-  const publicRow = (id: string) => (PAYMENT_ID.test(id) ? d.payments.findById(id) : null);
-  const ownRow = (account: Account, id: string) =>
-    PAYMENT_ID.test(id) ? d.payments.findForAccount(id, account.id) : null;
+  const publicRow = async (id: string) => (PAYMENT_ID.test(id) ? await d.payments.findById(id) : null);
+  const ownRow = async (account: Account, id: string) =>
+    PAYMENT_ID.test(id) ? await d.payments.findForAccount(id, account.id) : null;
 
   return {
     /** By the payment id alone: the public pages. */
-    invoice: (id: string) => invoiceOf(publicRow(id), id),
-    receipt: (id: string) => receiptOf(publicRow(id), id),
+    invoice: async (id: string) => invoiceOf(await publicRow(id), id),
+    receipt: async (id: string) => receiptOf(await publicRow(id), id),
     /** Among the account's payments only: the merchant API (another account's is NotFound). */
-    invoiceForAccount: (account: Account, id: string) => invoiceOf(ownRow(account, id), id),
-    receiptForAccount: (account: Account, id: string) => receiptOf(ownRow(account, id), id),
+    invoiceForAccount: async (account: Account, id: string) => invoiceOf(await ownRow(account, id), id),
+    receiptForAccount: async (account: Account, id: string) => receiptOf(await ownRow(account, id), id),
     /** Whether the checkout has documents to link to, without building them. */
     linksFor: (row: Pick<PaymentRow, "invoice_number" | "status">) => ({
       invoice: row.invoice_number !== null,

@@ -1,4 +1,4 @@
-import type { Db } from "../db/index.ts";
+import { type Db, sql } from "../db/engine.ts";
 
 /** A business_details row as stored (migrations/sqlite/022_business_details.sql). */
 export interface BusinessRow {
@@ -22,44 +22,40 @@ export type BusinessText = Pick<BusinessRow, "legal_name" | "address" | "tax_id"
 export type BusinessStore = ReturnType<typeof createBusinessStore>;
 
 export function createBusinessStore(db: Db) {
-  const find = db.query<BusinessRow, [string]>("SELECT * FROM business_details WHERE account_id = ?");
-  // The checkout asks on every render and status poll: the name alone, never the logo's bytes.
-  const legalName = db.query<Pick<BusinessRow, "legal_name">, [string]>(
-    "SELECT legal_name FROM business_details WHERE account_id = ?",
-  );
-  const findLogo = db.query<Pick<BusinessRow, "logo" | "logo_type">, [string]>(
-    "SELECT logo, logo_type FROM business_details WHERE logo_sha256 = ? LIMIT 1",
-  );
-  // An upsert each, so the first write of either kind makes the row and neither clears the other's fields.
-  const setText = db.query(
-    `INSERT INTO business_details (account_id, legal_name, address, tax_id, support_email, updated_at)
-     VALUES ($account_id, $legal_name, $address, $tax_id, $support_email, $updated_at)
-     ON CONFLICT (account_id) DO UPDATE SET legal_name = excluded.legal_name, address = excluded.address,
-       tax_id = excluded.tax_id, support_email = excluded.support_email, updated_at = excluded.updated_at`,
-  );
-  const setLogo = db.query(
-    `INSERT INTO business_details (account_id, logo, logo_type, logo_sha256, updated_at)
-     VALUES ($account_id, $logo, $logo_type, $logo_sha256, $updated_at)
-     ON CONFLICT (account_id) DO UPDATE SET logo = excluded.logo, logo_type = excluded.logo_type,
-       logo_sha256 = excluded.logo_sha256, updated_at = excluded.updated_at`,
-  );
-
   return {
-    find: (accountId: string): BusinessRow | null => normalise(find.get(accountId)),
-    legalName: (accountId: string): string | null => legalName.get(accountId)?.legal_name ?? null,
+    find: async (accountId: string): Promise<BusinessRow | null> =>
+      normalise(await db.get<BusinessRow>(sql`SELECT * FROM business_details WHERE account_id = ${accountId}`)),
+    /** The checkout asks on every render and status poll: the name alone, never the logo's bytes. */
+    legalName: async (accountId: string): Promise<string | null> =>
+      (
+        await db.get<Pick<BusinessRow, "legal_name">>(
+          sql`SELECT legal_name FROM business_details WHERE account_id = ${accountId}`,
+        )
+      )?.legal_name ?? null,
     /** A logo by its content's hash, whichever account uploaded it (the same file is the same logo). */
-    findLogo: (sha256: string) => findLogo.get(sha256) ?? null,
+    findLogo: (sha256: string) =>
+      db.get<Pick<BusinessRow, "logo" | "logo_type">>(
+        sql`SELECT logo, logo_type FROM business_details WHERE logo_sha256 = ${sha256} LIMIT 1`,
+      ),
+    /**
+     * An upsert each, this and setLogo, so the first write of either kind makes the row and
+     * neither clears the other's fields.
+     */
     setText: (accountId: string, text: BusinessText, now: number) =>
-      setText.run({ account_id: accountId, ...text, updated_at: now }),
+      db.run(
+        sql`INSERT INTO business_details (account_id, legal_name, address, tax_id, support_email, updated_at)
+            VALUES (${accountId}, ${text.legal_name}, ${text.address}, ${text.tax_id}, ${text.support_email}, ${now})
+            ON CONFLICT (account_id) DO UPDATE SET legal_name = excluded.legal_name, address = excluded.address,
+              tax_id = excluded.tax_id, support_email = excluded.support_email, updated_at = excluded.updated_at`,
+      ),
     /** `logo` null removes it. */
     setLogo: (accountId: string, logo: { base64: string; type: LogoType; sha256: string } | null, now: number) =>
-      setLogo.run({
-        account_id: accountId,
-        logo: logo?.base64 ?? null,
-        logo_type: logo?.type ?? null,
-        logo_sha256: logo?.sha256 ?? null,
-        updated_at: now,
-      }),
+      db.run(
+        sql`INSERT INTO business_details (account_id, logo, logo_type, logo_sha256, updated_at)
+            VALUES (${accountId}, ${logo?.base64 ?? null}, ${logo?.type ?? null}, ${logo?.sha256 ?? null}, ${now})
+            ON CONFLICT (account_id) DO UPDATE SET logo = excluded.logo, logo_type = excluded.logo_type,
+              logo_sha256 = excluded.logo_sha256, updated_at = excluded.updated_at`,
+      ),
   };
 }
 

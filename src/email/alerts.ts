@@ -15,7 +15,7 @@ export interface EmailAlertsDeps {
   clock: Clock;
   baseUrl: string;
   /** Every watched chain's relayer gas as last read (no RPC call). */
-  chains: () => ChainGas[];
+  chains: () => ChainGas[] | Promise<ChainGas[]>;
   /** The native coin's symbol and decimals on a chain, to show a balance. */
   nativeOf: (chain: string) => { symbol: string; decimals: number };
 }
@@ -33,19 +33,22 @@ const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 export function createEmailAlerts(deps: EmailAlertsDeps) {
   const { store, queue, clock, baseUrl } = deps;
 
-  function summaries(now: number): void {
+  async function summaries(now: number): Promise<void> {
     const today = Math.floor(now / DAY_MS) * DAY_MS;
     const day = dayOf(today - DAY_MS);
-    const byAccount = new Map<string, ReturnType<EmailStore["confirmedBetween"]>>();
-    for (const user of store.allUsers()) {
-      if (store.paymentNotices(user.id) !== "daily") continue;
+    const byAccount = new Map<string, Awaited<ReturnType<EmailStore["confirmedBetween"]>>>();
+    for (const user of await store.allUsers()) {
+      if ((await store.paymentNotices(user.id)) !== "daily") continue;
       let payments = byAccount.get(user.account_id);
       if (!payments)
-        byAccount.set(user.account_id, (payments = store.confirmedBetween(user.account_id, today - DAY_MS, today)));
+        byAccount.set(
+          user.account_id,
+          (payments = await store.confirmedBetween(user.account_id, today - DAY_MS, today)),
+        );
       // A day with nothing confirmed sends nothing: a summary of nothing is noise.
       if (payments.length === 0) continue;
       const email = dailySummary(baseUrl, day, payments);
-      queue.put(
+      await queue.put(
         `summary:${day}`,
         user.email,
         "daily_summary",
@@ -57,16 +60,16 @@ export function createEmailAlerts(deps: EmailAlertsDeps) {
     }
   }
 
-  function relayerGas(now: number): void {
+  async function relayerGas(now: number): Promise<void> {
     const day = dayOf(now);
-    for (const chain of deps.chains()) {
+    for (const chain of await deps.chains()) {
       const gas = chain.relayer_gas;
       if (!gas.low || gas.balance_wei === null) continue;
       const native = deps.nativeOf(chain.name);
       const balance = `${formatUnits(BigInt(gas.balance_wei), native.decimals)} ${native.symbol}`;
       const email = relayerGasNotice(baseUrl, chain.name, gas.relayer, balance);
-      for (const user of store.allUsers())
-        queue.put(
+      for (const user of await store.allUsers())
+        await queue.put(
           `relayer_gas:${chain.name}:${day}`,
           user.email,
           "relayer_gas",
@@ -80,12 +83,12 @@ export function createEmailAlerts(deps: EmailAlertsDeps) {
 
   return {
     /** One round: queues what is due now (idempotent: the dedupe keys). */
-    check(): void {
+    async check(): Promise<void> {
       const now = clock.now();
-      summaries(now);
-      relayerGas(now);
+      await summaries(now);
+      await relayerGas(now);
       // Emails hold customers' addresses and names: kept as long as events are (docs/data-retention.md).
-      store.purgeOlderThan(now - EMAIL_RETENTION_MS, 500);
+      await store.purgeOlderThan(now - EMAIL_RETENTION_MS, 500);
     },
   };
 }

@@ -3,7 +3,7 @@ import type { Events } from "../events/index.ts";
 import { CHAINS } from "../lib/chains.ts";
 import { runEvery } from "../lib/loop.ts";
 import type { Plumbing } from "../lib/plumbing.ts";
-import type { SmtpTarget } from "../lib/smtp-url.ts";
+import { describeSmtp, type SmtpTarget } from "../lib/smtp-url.ts";
 import { type ChainGas, createEmailAlerts } from "./alerts.ts";
 import { createEmailQueue, type PaymentForEmail } from "./queue.ts";
 import { EMAIL_RETRY_SCHEDULE_MS } from "./schedule.ts";
@@ -33,7 +33,7 @@ export interface EmailOptions {
  * account's name, no Reply-To and no attachment.
  */
 export interface EmailDocuments {
-  senderOf(accountId: string): { name: string; replyTo: string | null };
+  senderOf(accountId: string): Promise<{ name: string; replyTo: string | null }>;
   /** `kind`: the outbox row's (invoice, receipt...); called when the email is sent. */
   attachmentsFor(paymentId: string, kind: string): Attachment[] | Promise<Attachment[]>;
 }
@@ -52,9 +52,9 @@ export function createEmail(
     config: EmailConfig;
     events: Pick<Events, "store" | "onWritten">;
     accounts: Pick<AccountsService, "findAccount">;
-    payment: (id: string) => PaymentForEmail | null;
+    payment: (id: string) => Promise<PaymentForEmail | null>;
     /** Every watched chain's relayer gas as last read (no RPC call). */
-    chains: () => ChainGas[];
+    chains: () => ChainGas[] | Promise<ChainGas[]>;
     documents?: EmailDocuments;
     options?: EmailOptions;
   },
@@ -62,7 +62,10 @@ export function createEmail(
   const { db, clock, ids, log, config, options = {} } = w;
   const store = createEmailStore(db);
   const documents: EmailDocuments = w.documents ?? {
-    senderOf: (accountId) => ({ name: w.accounts.findAccount(accountId)?.name ?? "Stablegate", replyTo: null }),
+    senderOf: async (accountId) => ({
+      name: (await w.accounts.findAccount(accountId))?.name ?? "Stablegate",
+      replyTo: null,
+    }),
     attachmentsFor: () => [],
   };
   const email = config.email;
@@ -86,11 +89,11 @@ export function createEmail(
   if (!email || !send) {
     return {
       service,
-      paymentCreated: (_p: PaymentForEmail) => {},
-      endpointDisabled: (_e: { id: string; account_id: string; url: string }, _now: number) => {},
+      paymentCreated: async (_p: PaymentForEmail) => {},
+      endpointDisabled: async (_e: { id: string; account_id: string; url: string }, _now: number) => {},
       run: async (_signal: AbortSignal) => {},
       activity: () => ({ emailRounds: 0, emailSending: 0 }),
-      checkAlerts: () => {},
+      checkAlerts: async () => {},
     };
   }
   // Queued in the event's own transaction: the email commits with it or not at all.
@@ -105,7 +108,7 @@ export function createEmail(
     timeoutMs,
     pollMs: options.emailPollMs,
     async outgoing(row) {
-      const sender = row.account_id === null ? null : documents.senderOf(row.account_id);
+      const sender = row.account_id === null ? null : await documents.senderOf(row.account_id);
       // The merchant's notices come from Stablegate; the customers' in the merchant's name.
       const customerFacing = row.unsubscribe_url === null && sender !== null;
       return {
@@ -131,15 +134,22 @@ export function createEmail(
     chains: w.chains,
     nativeOf: (chain) => CHAINS.get(chain)?.viem.nativeCurrency ?? { symbol: "ETH", decimals: 18 },
   });
-  log.info("email on", { smtp: service.health().server, from: email.from });
+  log.info("email on", { smtp: describeSmtp(email.smtp), from: email.from });
   return {
     service,
     /** A payment was created: its invoice, in the creation's transaction. */
     paymentCreated: (p: PaymentForEmail) => queue.paymentCreated(p, clock.now()),
     /** A webhook endpoint was disabled (410 Gone), in that transaction: its account's users are told. */
-    endpointDisabled(endpoint: { id: string; account_id: string; url: string }, now: number): void {
+    async endpointDisabled(endpoint: { id: string; account_id: string; url: string }, now: number): Promise<void> {
       const notice = webhookDisabledNotice(config.baseUrl, endpoint.id, endpoint.url);
-      queue.toUsers(endpoint.account_id, `webhook_disabled:${endpoint.id}`, "webhook_disabled", null, notice, now);
+      await queue.toUsers(
+        endpoint.account_id,
+        `webhook_disabled:${endpoint.id}`,
+        "webhook_disabled",
+        null,
+        notice,
+        now,
+      );
     },
     /** Emails queued by any request or loop are sent within a poll (half a second). */
     async run(signal: AbortSignal): Promise<void> {

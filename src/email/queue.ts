@@ -28,9 +28,9 @@ export interface EmailQueueDeps {
   ids: IdGenerator;
   log: Logger;
   baseUrl: string;
-  payment: (id: string) => PaymentForEmail | null;
+  payment: (id: string) => Promise<PaymentForEmail | null>;
   /** The merchant as customers' emails name it (the legal name and support address once the documents set them). */
-  sender: (accountId: string) => Sender;
+  sender: (accountId: string) => Promise<Sender>;
 }
 
 export type EmailQueue = ReturnType<typeof createEmailQueue>;
@@ -44,7 +44,7 @@ export function createEmailQueue(deps: EmailQueueDeps) {
   const { store, ids, baseUrl } = deps;
   const unsubscribeUrl = `${baseUrl}/dashboard/settings#email`;
 
-  function put(
+  async function put(
     key: string,
     to: string,
     kind: string,
@@ -52,14 +52,14 @@ export function createEmailQueue(deps: EmailQueueDeps) {
     email: RenderedEmail,
     now: number,
     merchantNotice = false,
-  ): void {
+  ): Promise<void> {
     // One bare address or nothing: the payments API takes `a,b@c` as an address, which a mailer
     // would read as a list of recipients.
     if (!EMAIL_ADDRESS.test(to)) {
       deps.log.info("email not queued: not a single plain address", { kind, account_id: at.account });
       return;
     }
-    store.queue(
+    await store.queue(
       {
         id: ids.prefixed("eml"),
         dedupe_key: `${key}:${to.toLowerCase()}`,
@@ -76,11 +76,11 @@ export function createEmailQueue(deps: EmailQueueDeps) {
     );
   }
 
-  const customerOf = (p: PaymentForEmail) =>
-    p.customer_email !== null && store.customerEmails(p.account_id) ? p.customer_email : null;
+  const customerOf = async (p: PaymentForEmail) =>
+    p.customer_email !== null && (await store.customerEmails(p.account_id)) ? p.customer_email : null;
 
   /** To every user of the account (`onlyEach`: those who asked for each confirmed payment). */
-  function toUsers(
+  async function toUsers(
     accountId: string,
     key: string,
     kind: string,
@@ -88,10 +88,10 @@ export function createEmailQueue(deps: EmailQueueDeps) {
     email: RenderedEmail,
     now: number,
     onlyEach = false,
-  ) {
-    for (const user of store.accountUsers(accountId)) {
+  ): Promise<void> {
+    for (const user of await store.accountUsers(accountId)) {
       if (onlyEach && user.payments !== "each") continue;
-      put(key, user.email, kind, { account: accountId, payment: paymentId }, email, now, true);
+      await put(key, user.email, kind, { account: accountId, payment: paymentId }, email, now, true);
     }
   }
 
@@ -101,29 +101,29 @@ export function createEmailQueue(deps: EmailQueueDeps) {
      * to. Not for payments a payment link's visitor started: anyone may open a link, and the
      * server must not email whatever address a stranger types.
      */
-    paymentCreated(p: PaymentForEmail, now: number): void {
+    async paymentCreated(p: PaymentForEmail, now: number): Promise<void> {
       if (p.invoice_number === null || p.payment_link !== null) return;
-      const to = customerOf(p);
+      const to = await customerOf(p);
       if (to === null) return;
-      const email = invoiceEmail(deps.sender(p.account_id), baseUrl, p);
-      put(`invoice:${p.id}`, to, "invoice", { account: p.account_id, payment: p.id }, email, now);
+      const email = invoiceEmail(await deps.sender(p.account_id), baseUrl, p);
+      await put(`invoice:${p.id}`, to, "invoice", { account: p.account_id, payment: p.id }, email, now);
     },
 
     /** An event was written: the emails it causes, in its transaction. */
-    eventWritten(event: Omit<EventRow, "seq">): void {
+    async eventWritten(event: Omit<EventRow, "seq">): Promise<void> {
       // Most events send nothing: they are let go before the payment is read (the hot path).
       if (event.payment_id === null || !EMAIL_EVENTS.has(event.type)) return;
-      const p = deps.payment(event.payment_id);
+      const p = await deps.payment(event.payment_id);
       if (p === null) return;
       const now = event.created_at;
       const at = { account: p.account_id, payment: p.id };
       const merchant = () => deps.sender(p.account_id);
-      const customer = customerOf(p);
+      const customer = await customerOf(p);
       switch (event.type) {
         case "payment.confirmed":
           if (customer !== null)
-            put(`receipt:${p.id}`, customer, "receipt", at, receiptEmail(merchant(), baseUrl, p, now), now);
-          toUsers(
+            await put(`receipt:${p.id}`, customer, "receipt", at, receiptEmail(await merchant(), baseUrl, p, now), now);
+          await toUsers(
             p.account_id,
             `${event.id}:confirmed`,
             "payment_confirmed",
@@ -135,18 +135,39 @@ export function createEmailQueue(deps: EmailQueueDeps) {
           return;
         case "payment.underpaid":
           if (customer !== null && p.payment_link === null)
-            put(`${event.id}:underpaid`, customer, "underpaid", at, underpaidEmail(merchant(), baseUrl, p), now);
-          toUsers(p.account_id, `${event.id}:attention`, "payment_attention", p.id, attentionNotice(baseUrl, p), now);
+            await put(
+              `${event.id}:underpaid`,
+              customer,
+              "underpaid",
+              at,
+              underpaidEmail(await merchant(), baseUrl, p),
+              now,
+            );
+          await toUsers(
+            p.account_id,
+            `${event.id}:attention`,
+            "payment_attention",
+            p.id,
+            attentionNotice(baseUrl, p),
+            now,
+          );
           return;
         case "payment.failed":
-          toUsers(p.account_id, `${event.id}:attention`, "payment_attention", p.id, attentionNotice(baseUrl, p), now);
+          await toUsers(
+            p.account_id,
+            `${event.id}:attention`,
+            "payment_attention",
+            p.id,
+            attentionNotice(baseUrl, p),
+            now,
+          );
           return;
         case "refund.created": {
           if (customer === null) return;
           const refund = refundOf(event.payload);
           if (refund === null || refund.status !== "awaiting_address") return;
-          const email = refundClaimEmail(merchant(), refund.amount, refund.claim_url, p);
-          put(`refund_claim:${refund.id}`, customer, "refund_claim", at, email, now);
+          const email = refundClaimEmail(await merchant(), refund.amount, refund.claim_url, p);
+          await put(`refund_claim:${refund.id}`, customer, "refund_claim", at, email, now);
           return;
         }
       }

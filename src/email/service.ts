@@ -43,8 +43,8 @@ export function createEmailService(deps: EmailServiceDeps) {
   let lastTest: { at: number; to: string; error: string | null } | null = null;
   return {
     enabled: deps.smtp !== null,
-    health(): EmailHealth {
-      const h = store.health();
+    async health(): Promise<EmailHealth> {
+      const h = await store.health();
       let sentAt = h.lastSentAt;
       let error =
         h.lastError === null
@@ -72,14 +72,14 @@ export function createEmailService(deps: EmailServiceDeps) {
       };
     },
     customerEmails: (accountId: string) => store.customerEmails(accountId),
-    setCustomerEmails(accountId: string, on: boolean): void {
-      store.setCustomerEmails(accountId, on, clock.now());
+    async setCustomerEmails(accountId: string, on: boolean): Promise<void> {
+      await store.setCustomerEmails(accountId, on, clock.now());
     },
     paymentNotices: (userId: string) => store.paymentNotices(userId),
-    setPaymentNotices(userId: string, value: string): PaymentNotices {
+    async setPaymentNotices(userId: string, value: string): Promise<PaymentNotices> {
       const notices = PAYMENT_NOTICES.find((n) => n === value);
       if (!notices) throw new ValidationError(`payments: must be one of ${PAYMENT_NOTICES.join(", ")}`);
-      store.setPaymentNotices(userId, notices, clock.now());
+      await store.setPaymentNotices(userId, notices, clock.now());
       return notices;
     },
 

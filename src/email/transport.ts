@@ -1,4 +1,5 @@
 import nodemailer from "nodemailer";
+import { assertOutsideTransaction } from "../db/transaction-scope.ts";
 import type { SmtpTarget } from "../lib/smtp-url.ts";
 
 /** A file sent with an email (the documents' PDFs). */
@@ -39,7 +40,8 @@ export type SendEmail = (email: OutgoingEmail) => Promise<void>;
 /**
  * An SMTP transport: `smtps://` is TLS from the first byte, `smtp://` requires STARTTLS (nodemailer's
  * `requireTLS`), so credentials never cross the network in clear. One connection per send: the
- * outbox is small and a pooled connection would outlive a server that went away.
+ * outbox is small and a pooled connection would outlive a server that went away. Never inside a
+ * database transaction: the SMTP server would hold its locks for as long as it takes.
  */
 export function smtpTransport(target: SmtpTarget, tls: SmtpTlsOptions = {}): SendEmail {
   const timeout = tls.timeoutMs ?? 30_000;
@@ -58,6 +60,7 @@ export function smtpTransport(target: SmtpTarget, tls: SmtpTlsOptions = {}): Sen
     },
   });
   return async (email) => {
+    assertOutsideTransaction("an SMTP send");
     await transport.sendMail({
       from: email.from,
       to: email.to,

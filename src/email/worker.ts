@@ -42,23 +42,23 @@ export function createEmailWorker(deps: EmailWorkerDeps) {
   async function deliver(row: OutboxRow): Promise<void> {
     try {
       await deps.send(await deps.outgoing(row));
-      store.markSent(row.id, clock.now());
+      await store.markSent(row.id, clock.now());
     } catch (error) {
       const { message, permanent } = smtpError(error);
       const delay = permanent ? null : emailRetryDelay(deps.schedule, row.attempts + 1);
       const now = clock.now();
-      store.markFailed(row.id, message, delay === null ? null : now + delay, now);
+      await store.markFailed(row.id, message, delay === null ? null : now + delay, now);
       const fields = { email_id: row.id, kind: row.kind, attempts: row.attempts + 1, error: message };
       if (delay === null) log.warn("email given up", fields);
       else log.info("email attempt failed; will retry", { ...fields, retry_in_ms: delay });
     }
   }
 
-  function tick(): void {
+  async function tick(): Promise<void> {
     const now = clock.now();
     const free = concurrency - running.size;
     if (free > 0) {
-      for (const row of store.claimDue(now, free, now + deps.timeoutMs * 3, claimer)) {
+      for (const row of await store.claimDue(now, free, now + deps.timeoutMs * 3, claimer)) {
         const task = deliver(row)
           .catch((error) => log.error("email send crashed", { email_id: row.id, error }))
           .finally(() => {
@@ -77,7 +77,7 @@ export function createEmailWorker(deps: EmailWorkerDeps) {
     activity: () => ({ emailRounds: rounds, emailSending: running.size }),
     async run(signal: AbortSignal): Promise<void> {
       // What this replica claimed before it was killed is due now, not when the claims lapse.
-      store.release(claimer, clock.now());
+      await store.release(claimer, clock.now());
       await runEvery("email worker", deps.pollMs ?? 500, tick, { log, signal, wait: waker.wait });
       // Sends in flight get a grace period; one still going after it is left claimed by this
       // replica, and due again at once when it restarts (the release above).

@@ -16,9 +16,9 @@ export type EventFeed = ReturnType<typeof createEventFeed>;
 
 /**
  * Who follows an account's events live: streams subscribe here and are woken when an event is
- * written, instead of each polling the database. `notify` runs the wake-ups on a later turn of
- * the event loop, so they read after the writing transaction has committed (all transactions
- * here are synchronous), never a row that may yet roll back.
+ * written, instead of each polling the database. `notify` is called once the writing transaction
+ * has ended (events.written waits for it) and runs the wake-ups on a later turn of the event
+ * loop, so they never read a row that may yet roll back.
  */
 export function createEventFeed(options: { heartbeatMs?: number } = {}) {
   const followers = new Map<string, Set<() => void>>(); // account id -> wake-ups
@@ -31,7 +31,7 @@ export function createEventFeed(options: { heartbeatMs?: number } = {}) {
     /** How often an idle stream sends a comment line (tests shorten it). */
     heartbeatMs: options.heartbeatMs ?? HEARTBEAT_MS,
 
-    /** An event was written: wake every stream once the current transaction is over. */
+    /** An event was written and its transaction is over: wake every stream. */
     notify(): void {
       if (pending || closed) return;
       pending = true;

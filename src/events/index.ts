@@ -32,8 +32,12 @@ export function createEvents(
     feed,
     service: createEventsService({ store, clock: w.clock }),
     written(): void {
-      for (const wake of waiting) wake();
-      feed.notify();
+      // Once the event's transaction commits: woken before, a reader on another connection
+      // (PostgreSQL) would not see it yet and would leave it for its next round.
+      w.db.afterCommit(() => {
+        for (const wake of waiting) wake();
+        feed.notify();
+      });
     },
     onWritten(wake: () => void): void {
       waiting.push(wake);

@@ -32,9 +32,9 @@ export function eventRoutes(ctx: AppContext, authed: AuthPlugin) {
     .use(authed)
     .get(
       "/api/v1/events",
-      ({ account, query: text }) => {
+      async ({ account, query: text }) => {
         const query = decoded(ListEventsQuery, text);
-        const { payloads, hasMore } = events.list(account, {
+        const { payloads, hasMore } = await events.list(account, {
           limit: query.limit ?? DEFAULT_LIMIT,
           startingAfter: query.starting_after,
           type: query.type,
@@ -45,13 +45,13 @@ export function eventRoutes(ctx: AppContext, authed: AuthPlugin) {
     )
     .get(
       "/api/v1/events/stream",
-      ({ account, query, request }) => {
+      async ({ account, query, request }) => {
         // `after` for clients that cannot set headers; EventSource resends Last-Event-ID itself.
         const header = request.headers.get("last-event-id");
         if (query.after === undefined && header !== null && !EVENT_ID.test(header))
           throw new ValidationError("Last-Event-ID must be the id of an event");
         const after = query.after ?? header ?? undefined;
-        const cursor = events.streamCursor(account, after, query.after !== undefined ? "after" : "Last-Event-ID");
+        const cursor = await events.streamCursor(account, after, query.after !== undefined ? "after" : "Last-Event-ID");
         // Merchant routes are reached with a key only, so the account always names one.
         const keyId = account.keyId!;
         const body = eventStream({
@@ -74,7 +74,9 @@ export function eventRoutes(ctx: AppContext, authed: AuthPlugin) {
       },
       { query: StreamQuery },
     )
-    .get("/api/v1/events/:id", ({ account, params }) => jsonResponse(200, events.retrieve(account, params.id)), {
-      params: EventParams,
-    });
+    .get(
+      "/api/v1/events/:id",
+      async ({ account, params }) => jsonResponse(200, await events.retrieve(account, params.id)),
+      { params: EventParams },
+    );
 }

@@ -56,14 +56,14 @@ export function createEventsService(deps: EventsDeps) {
      * The account's events of the last 30 days, newest first. Older events are purged once no
      * delivery refers to them (src/ops/retention.ts); until then they are retrievable, not listed.
      */
-    list(account: Account, query: EventListQuery): { payloads: string[]; hasMore: boolean } {
+    async list(account: Account, query: EventListQuery): Promise<{ payloads: string[]; hasMore: boolean }> {
       let beforeSeq: number | null = null;
       if (query.startingAfter !== undefined) {
-        const cursor = store.findForAccount(query.startingAfter, account.id);
+        const cursor = await store.findForAccount(query.startingAfter, account.id);
         if (!cursor) throw new ValidationError(`starting_after: no event ${query.startingAfter}`);
         beforeSeq = cursor.seq;
       }
-      const rows = store.list({
+      const rows = await store.list({
         accountId: account.id,
         since: clock.now() - RETENTION_MS,
         beforeSeq,
@@ -78,27 +78,30 @@ export function createEventsService(deps: EventsDeps) {
      * client that reconnects gets exactly what it missed), or, without one, after the newest
      * event (new events only). `field` names where the id came from, for the error.
      */
-    streamCursor(account: Account, after: string | undefined, field: string): StreamCursor {
-      if (after === undefined) return store.newest(account.id) ?? { seq: 0, id: null };
-      const cursor = store.findForAccount(after, account.id);
+    async streamCursor(account: Account, after: string | undefined, field: string): Promise<StreamCursor> {
+      if (after === undefined) return (await store.newest(account.id)) ?? { seq: 0, id: null };
+      const cursor = await store.findForAccount(after, account.id);
       if (!cursor) throw new ValidationError(`${field}: no event ${after}`);
       return { seq: cursor.seq, id: cursor.id };
     },
 
     /** The account's events after `cursor`, oldest first: at most `limit`, with their payloads as sent. */
-    after(
+    async after(
       account: Account,
       cursor: number,
       limit: number,
-    ): Array<{ seq: number; id: string; type: string; payload: string }> {
-      return store
-        .listAfter(account.id, cursor, limit)
-        .map(({ seq, id, type, payload }) => ({ seq, id, type, payload }));
+    ): Promise<Array<{ seq: number; id: string; type: string; payload: string }>> {
+      return (await store.listAfter(account.id, cursor, limit)).map(({ seq, id, type, payload }) => ({
+        seq,
+        id,
+        type,
+        payload,
+      }));
     },
 
     /** One event of the account, as sent. */
-    retrieve(account: Account, id: string): string {
-      const row = store.findForAccount(id, account.id);
+    async retrieve(account: Account, id: string): Promise<string> {
+      const row = await store.findForAccount(id, account.id);
       if (!row) throw new NotFoundError(`no event ${id}`);
       return row.payload;
     },

@@ -16,7 +16,7 @@ export interface EventStreamDeps {
   /** The API key the stream was opened with: it counts against that key's streams. */
   keyId: string;
   /** Whether that key still authenticates, asked of the store (a revocation may come from any process). */
-  keyIsLive: () => boolean;
+  keyIsLive: () => Promise<boolean> | boolean;
   /** Where to start (see EventsService.streamCursor). */
   cursor: StreamCursor;
   /** Aborts when the client goes away. */
@@ -52,32 +52,51 @@ export function eventStream(deps: EventStreamDeps): ReadableStream<Uint8Array> {
       end(false); // the response is gone already
     }
   };
-  let pumping = false;
-  const pump = () => {
-    // enqueue() may call pull() (and so pump) at once: one pass at a time, cursor moved first.
-    if (pumping) return;
-    pumping = true;
-    try {
-      while (!ended && (controller.desiredSize ?? 1) > 0) {
-        const batch = events.after(account, cursor, BATCH);
-        if (batch.length > 0 && !keyStillLive()) return;
-        for (const event of batch) {
-          cursor = event.seq;
-          // The payload is one line of JSON (written by JSON.stringify), as SSE's data field needs.
-          send(`id: ${event.id}\nevent: ${event.type}\ndata: ${event.payload}\n\n`);
-        }
-        if (batch.length < BATCH) return;
+
+  let pumping: Promise<void> | null = null;
+  let again = false;
+  /**
+   * Sends what was written since the cursor, for as long as the client takes it. One pass at a
+   * time: a wake-up during a pass (enqueue() may call pull() at once, or an event is written while
+   * a read is on its way) makes it look once more when the pass is done, so nothing written is
+   * left for the backstop.
+   */
+  const pump = (): Promise<void> => {
+    if (pumping) {
+      again = true;
+      return pumping;
+    }
+    pumping = (async () => {
+      try {
+        do {
+          again = false;
+          await pass();
+        } while (again && !ended);
+      } finally {
+        pumping = null;
       }
-    } finally {
-      pumping = false;
+    })();
+    return pumping;
+  };
+  const pass = async () => {
+    while (!ended && (controller.desiredSize ?? 1) > 0) {
+      const batch = await events.after(account, cursor, BATCH);
+      if (ended) return;
+      if (batch.length > 0 && (!(await keyStillLive()) || ended)) return;
+      for (const event of batch) {
+        cursor = event.seq; // moved first: enqueue() may start the next read at once
+        // The payload is one line of JSON (written by JSON.stringify), as SSE's data field needs.
+        send(`id: ${event.id}\nevent: ${event.type}\ndata: ${event.payload}\n\n`);
+      }
+      if (batch.length < BATCH) return;
     }
   };
 
   /** Ends the stream (and frees its place) unless its key still authenticates. */
-  const keyStillLive = (): boolean => {
+  const keyStillLive = async (): Promise<boolean> => {
     let live = false;
     try {
-      live = deps.keyIsLive();
+      live = await deps.keyIsLive();
     } catch {
       // The store cannot say: a stream nobody can vouch for ends, and the client reconnects.
     }
@@ -88,9 +107,26 @@ export function eventStream(deps: EventStreamDeps): ReadableStream<Uint8Array> {
     return live;
   };
 
-  const unfollow = deps.feed.follow(account.id, deps.keyId, pump, () => end(true));
-  const heartbeat = setInterval(() => keyStillLive() && send(": ping\n\n"), deps.feed.heartbeatMs);
-  const backstop = setInterval(() => keyStillLive() && pump(), BACKSTOP_MS);
+  /** A read that failed fails the stream: the client reconnects and resumes after the last event it got. */
+  const fail = (error: unknown) => {
+    end(false);
+    controller.error(error);
+  };
+  /** The key asked about first; `then` only while it still authenticates. */
+  const checked = (then: () => Promise<void> | void) => {
+    void (async () => {
+      if ((await keyStillLive()) && !ended) await then();
+    })().catch(fail);
+  };
+
+  const unfollow = deps.feed.follow(
+    account.id,
+    deps.keyId,
+    () => void pump().catch(fail),
+    () => end(true),
+  );
+  const heartbeat = setInterval(() => checked(() => send(": ping\n\n")), deps.feed.heartbeatMs);
+  const backstop = setInterval(() => checked(pump), BACKSTOP_MS);
   const onAbort = () => end(false);
   signal.addEventListener("abort", onAbort, { once: true });
 
@@ -111,7 +147,7 @@ export function eventStream(deps: EventStreamDeps): ReadableStream<Uint8Array> {
         const startId = deps.cursor.id;
         send(startId === null ? ": connected\n\n" : `id: ${startId}\n\n`);
       },
-      pull: () => pump(),
+      pull: () => pump().catch(fail),
       cancel: () => end(false),
     },
     { highWaterMark: 64 * 1024, size: (chunk) => chunk?.byteLength ?? 0 },

@@ -1,7 +1,7 @@
 import { Elysia } from "elysia";
 import type { Account, AccountsService } from "../accounts/service.ts";
 
-export type Authenticate = (request: Request) => Account;
+export type Authenticate = (request: Request) => Promise<Account>;
 
 /**
  * Resolves a request's bearer key to its account, once per request: the body parser calls it
@@ -10,10 +10,10 @@ export type Authenticate = (request: Request) => Account;
  */
 export function createAuthenticate(accounts: AccountsService): Authenticate {
   const resolved = new WeakMap<Request, Account>();
-  return (request) => {
+  return async (request) => {
     let account = resolved.get(request);
     if (!account) {
-      account = accounts.authenticate(request.headers.get("authorization"));
+      account = await accounts.authenticate(request.headers.get("authorization"));
       resolved.set(request, account);
     }
     return account;
@@ -22,8 +22,8 @@ export function createAuthenticate(accounts: AccountsService): Authenticate {
 
 /** Gives routes that `.use()` it an `account`; scoped, so only those routes require a key. */
 export function authPlugin(authenticate: Authenticate) {
-  return new Elysia({ name: "stablegate-auth" }).derive({ as: "scoped" }, ({ request }) => ({
-    account: authenticate(request),
+  return new Elysia({ name: "stablegate-auth" }).derive({ as: "scoped" }, async ({ request }) => ({
+    account: await authenticate(request),
   }));
 }
 

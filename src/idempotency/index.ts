@@ -1,5 +1,4 @@
 import type { Db } from "../db/index.ts";
-import { inTransaction } from "../db/transaction.ts";
 import type { Clock } from "../lib/clock.ts";
 import { ConflictError, UnprocessableError, ValidationError } from "../lib/errors.ts";
 import { sha256Hex } from "../lib/secrets.ts";
@@ -26,24 +25,29 @@ export type Idempotency = ReturnType<typeof createIdempotency>;
 export function createIdempotency(db: Db, clock: Clock) {
   const store = createIdempotencyStore(db);
 
-  /** Claims the key, or answers with what an earlier request with it already decided. */
-  const begin = (accountId: string, key: string, hash: string): StoredResponse | null =>
-    inTransaction(db, () => {
-      const now = clock.now();
-      const row = store.find(accountId, key);
-      const live = row && row.created_at > now - IDEMPOTENCY_TTL_MS;
-      if (row && live && row.status_code === null && row.created_at > now - STALE_CLAIM_MS) {
-        throw new ConflictError("a request with this Idempotency-Key is still in progress; retry shortly");
-      }
-      if (row && live && row.status_code !== null) {
+  /**
+   * Claims the key at `now` (the request's arrival), or answers with what an earlier request with
+   * it decided. The claim is one conditional statement (IdempotencyStore.claim), so the database
+   * decides which of requests racing for a key takes it, whichever replica they reached. One that
+   * lost reads the row it lost to; should that row be released or lapse in between, it claims again.
+   */
+  async function begin(accountId: string, key: string, hash: string): Promise<StoredResponse | null> {
+    const now = clock.now();
+    const free = { expiredAt: now - IDEMPOTENCY_TTL_MS, abandonedAt: now - STALE_CLAIM_MS };
+    for (let round = 0; round < 3; round++) {
+      if (await store.claim(accountId, key, hash, now, free)) return null;
+      const row = await store.find(accountId, key);
+      if (!row || row.created_at <= free.expiredAt) continue;
+      if (row.status_code !== null) {
         if (row.request_hash !== hash) {
           throw new UnprocessableError("this Idempotency-Key was already used with a different request body");
         }
         return { status: row.status_code, body: row.response_body ?? "", replayed: true };
       }
-      store.claim(accountId, key, hash, now);
-      return null;
-    });
+      if (row.created_at > free.abandonedAt) break;
+    }
+    throw new ConflictError("a request with this Idempotency-Key is still in progress; retry shortly");
+  }
 
   return {
     /**
@@ -56,22 +60,22 @@ export function createIdempotency(db: Db, clock: Clock) {
       key: string | null,
       request: unknown,
       work: (
-        commit: (status: number, body: string) => void,
+        commit: (status: number, body: string) => Promise<void>,
       ) => Promise<{ status: number; body: string }> | { status: number; body: string },
     ): Promise<StoredResponse> {
       if (key === null) {
-        const result = await work(() => {});
+        const result = await work(async () => {});
         return { ...result, replayed: false };
       }
       validateKey(key);
-      const replay = begin(accountId, key, sha256Hex(canonicalJson(request)));
+      const replay = await begin(accountId, key, sha256Hex(canonicalJson(request)));
       if (replay) return replay;
       try {
         const result = await work((status, body) => store.complete(accountId, key, status, body));
         return { ...result, replayed: false };
       } catch (error) {
         // Nothing was stored for a rejected or failed request: the key stays free for a retry.
-        store.release(accountId, key);
+        await store.release(accountId, key);
         throw error;
       }
     },

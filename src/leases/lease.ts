@@ -79,7 +79,7 @@ export function createLease(deps: LeaseDeps) {
         if (stop.signal.aborted) break;
         let renewed = false;
         try {
-          renewed = store.renew(name, holder, token, ttlMs);
+          renewed = await store.renew(name, holder, token, ttlMs);
         } catch (error) {
           log.warn("lease renewal failed", { lease: name, error });
         }
@@ -92,11 +92,16 @@ export function createLease(deps: LeaseDeps) {
     } finally {
       signal.removeEventListener("abort", stopNow);
       term = null;
-      try {
-        store.release(name, holder, token);
-      } catch {
-        // The database is gone too: the lease lapses on its own.
-      }
+      await release(token);
+    }
+  }
+
+  /** Lets another replica take the lease at once. */
+  async function release(token: number): Promise<void> {
+    try {
+      await store.release(name, holder, token);
+    } catch {
+      // The database is gone too: the lease lapses on its own.
     }
   }
 
@@ -108,8 +113,8 @@ export function createLease(deps: LeaseDeps) {
      * inside the transaction that records what only the holder may do: the check and the write
      * then commit together, or neither does.
      */
-    assertHeld(): void {
-      if (!term || !store.holds(name, holder, term.token)) throw new LeaseLostError(name);
+    async assertHeld(): Promise<void> {
+      if (!term || !(await store.holds(name, holder, term.token))) throw new LeaseLostError(name);
     },
     /** Whether this replica holds the lease now, the token of its term, and how many terms it had. */
     status: (): LeaseStatus => ({ name, held: term !== null, token: term?.token ?? null, terms }),
@@ -118,11 +123,13 @@ export function createLease(deps: LeaseDeps) {
       while (!signal.aborted) {
         let token: number | null = null;
         try {
-          token = store.take(name, holder, ttlMs);
+          token = await store.take(name, holder, ttlMs);
         } catch (error) {
           log.warn("lease: could not ask for it", { lease: name, error });
         }
-        if (token !== null) await hold(token, signal);
+        // Taken while stopping (the answer came after the abort): given back, its work never started.
+        if (token !== null && signal.aborted) await release(token);
+        else if (token !== null) await hold(token, signal);
         else await sleep(deps.takeEveryMs ?? TAKE_EVERY_MS, signal);
       }
     },

@@ -31,7 +31,7 @@ export function createOps(
     events: { store: EventStore };
     idempotency: Idempotency;
     /** The rate limits' buckets, when the store keeps them (PostgreSQL). */
-    rateLimits: { store: { purgeIdle(before: number, limit: number): number } | null };
+    rateLimits: { store: { purgeIdle(before: number, limit: number): Promise<number> } | null };
   },
 ) {
   const { config, clock, log, payments, webhooks, chainSide } = w;
@@ -40,7 +40,7 @@ export function createOps(
     settlementChain: config.chain.name,
     unsweptPayments: payments.store.countUnswept,
     chains: chainSide.chain.api.chains,
-    bridging: () => chainSide.bridging?.status() ?? [],
+    bridging: async () => (await chainSide.bridging?.status()) ?? [],
     pendingDeliveries: webhooks.stores.deliveries.countPending,
     leases: chainSide.leases,
   });

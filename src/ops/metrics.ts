@@ -6,16 +6,16 @@ import { createHttpMetrics } from "./http-metrics.ts";
 /** What a scrape reads, each from the store or from what a loop last saw: never an RPC call. */
 export interface MetricsSources {
   /** Payments of every account by status (the kept counts, one grouped query). */
-  paymentsByStatus(): Map<PaymentStatus, number>;
+  paymentsByStatus(): Promise<Map<PaymentStatus, number>>;
   /** The settlement chain's name, and how many payments hold funds it has still to sweep. */
   settlementChain: string;
-  unsweptPayments(): number;
+  unsweptPayments(): Promise<number>;
   /** Each watched chain as /readyz shows it: head, cursor, relayer gas. */
   chains(): ChainReadiness[];
   /** Open bridges per source chain; empty when cross-chain funding is off. */
-  bridging(): Array<{ chain: string; open: number }>;
+  bridging(): Promise<Array<{ chain: string; open: number }>>;
   /** Webhook deliveries still to send. */
-  pendingDeliveries(): number;
+  pendingDeliveries(): Promise<number>;
   /** The leases of work one replica at a time does, and whether this replica holds each. */
   leases(): Array<{ name: string; held: boolean }>;
 }
@@ -30,19 +30,20 @@ export type Metrics = ReturnType<typeof createMetrics>;
 export function createMetrics(sources: MetricsSources) {
   const registry = new Registry();
   const registers = [registry];
-  const gauge = (name: string, help: string, labelNames: string[], collect: (g: Gauge) => void) =>
+  // prom-client awaits a collect that answers a promise: the scrape waits for the store's figures.
+  const gauge = (name: string, help: string, labelNames: string[], collect: (g: Gauge) => void | Promise<void>) =>
     new Gauge({
       name,
       help,
       labelNames,
       registers,
       collect() {
-        collect(this);
+        return collect(this);
       },
     });
 
-  gauge("stablegate_payments", "Payments by status, over every account.", ["status"], (g) => {
-    const counts = sources.paymentsByStatus();
+  gauge("stablegate_payments", "Payments by status, over every account.", ["status"], async (g) => {
+    const counts = await sources.paymentsByStatus();
     for (const status of PAYMENT_STATUSES) g.set({ status }, counts.get(status) ?? 0);
   });
   gauge(
@@ -69,18 +70,21 @@ export function createMetrics(sources: MetricsSources) {
     "stablegate_settlement_queue_depth",
     "Payments holding funds not yet swept to the merchant: waiting, retrying or sent and not mined.",
     ["chain"],
-    (g) => g.set({ chain: sources.settlementChain }, sources.unsweptPayments()),
+    async (g) => g.set({ chain: sources.settlementChain }, await sources.unsweptPayments()),
   );
   gauge(
     "stablegate_bridging_queue_depth",
     "Open bridges (credited, burned or attested, not minted yet) per source chain.",
     ["chain"],
-    (g) => {
-      for (const { chain, open } of sources.bridging()) g.set({ chain }, open);
+    async (g) => {
+      for (const { chain, open } of await sources.bridging()) g.set({ chain }, open);
     },
   );
-  gauge("stablegate_webhook_queue_depth", "Webhook deliveries still to send (due or waiting to retry).", [], (g) =>
-    g.set(sources.pendingDeliveries()),
+  gauge(
+    "stablegate_webhook_queue_depth",
+    "Webhook deliveries still to send (due or waiting to retry).",
+    [],
+    async (g) => g.set(await sources.pendingDeliveries()),
   );
   gauge(
     "stablegate_lease_held",

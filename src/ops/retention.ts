@@ -21,7 +21,7 @@ export interface RetentionDeps {
   endpoints: WebhookStore;
   idempotency: Idempotency;
   /** The rate limits' buckets, when the store keeps them (PostgreSQL); idle ones are full, and go. */
-  rateLimits?: { purgeIdle(before: number, limit: number): number };
+  rateLimits?: { purgeIdle(before: number, limit: number): Promise<number> };
   clock: Clock;
   log: Logger;
   batchSize?: number;
@@ -43,10 +43,10 @@ export function createRetention(deps: RetentionDeps) {
   const pause = deps.pause ?? ((signal: AbortSignal) => sleep(PAUSE_MS, signal));
 
   /** Runs one batch after another until one comes back short; returns the rows deleted. */
-  async function drain(purgeBatch: () => number, signal: AbortSignal): Promise<number> {
+  async function drain(purgeBatch: () => Promise<number>, signal: AbortSignal): Promise<number> {
     let total = 0;
     while (!signal.aborted) {
-      const deleted = purgeBatch();
+      const deleted = await purgeBatch();
       total += deleted;
       if (deleted < batch) break;
       await pause(signal);

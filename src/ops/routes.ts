@@ -37,7 +37,7 @@ export function opsRoutes(ctx: AppContext, db: Db) {
         response.headers.set("www-authenticate", 'Bearer realm="metrics"');
         return response;
       }
-      const reachable = store.reachable();
+      const reachable = await store.reachable();
       set.status = reachable ? 200 : 503;
       const status: ReadyStatus = reachable ? "ready" : "not_ready";
       if (access === "status") return { status };
@@ -49,7 +49,7 @@ export function opsRoutes(ctx: AppContext, db: Db) {
         chains: ctx.chain.chains(),
         leases: ctx.leases(),
         // Whether email works, read from the store (none while it is unavailable); no user name or password.
-        email: reachable ? ctx.email.health() : null,
+        email: reachable ? await ctx.email.health() : null,
       };
     });
 }

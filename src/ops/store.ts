@@ -1,13 +1,12 @@
-import type { Db } from "../db/index.ts";
+import { type Db, sql } from "../db/engine.ts";
 
 /** What the health endpoints ask of the database. */
 export function createOpsStore(db: Db) {
-  const ping = db.query("SELECT 1 AS ok");
   return {
     /** Whether the database answers a query at all (closed or broken: false). */
-    reachable(): boolean {
+    async reachable(): Promise<boolean> {
       try {
-        return ping.get() !== null;
+        return (await db.get(sql`SELECT 1 AS ok`)) !== null;
       } catch {
         return false;
       }

@@ -30,22 +30,22 @@ const busy = (error: TooManyRequestsError) =>
 export function linkPageRoutes(ctx: AppContext) {
   const links = ctx.paymentLinks;
   const clientOf = clientAddressOf(ctx.config.trustedProxies);
-  const form = (
+  const form = async (
     link: PaymentLinkRow,
     status = 200,
     entered: { error?: string; amount?: string; email?: string } = {},
   ) =>
     page(
-      linkPage(link, { merchantName: links.merchantName(link), nonce: links.formToken(link.id), ...entered }),
+      linkPage(link, { merchantName: await links.merchantName(link), nonce: links.formToken(link.id), ...entered }),
       status,
     );
 
   return new Elysia()
-    .get("/l/:id", ({ params, request, server }) => {
-      const link = links.findActive(params.id);
+    .get("/l/:id", async ({ params, request, server }) => {
+      const link = await links.findActive(params.id);
       if (!link) return notFound();
       try {
-        ctx.rateLimiter.take(`link-view:${clientOf(request, server)}`, READ_LIMIT);
+        await ctx.rateLimiter.take(`link-view:${clientOf(request, server)}`, READ_LIMIT);
       } catch (error) {
         if (error instanceof TooManyRequestsError) return busy(error);
         throw error;
@@ -53,7 +53,7 @@ export function linkPageRoutes(ctx: AppContext) {
       return form(link);
     })
     .post("/l/:id", async ({ params, body, request, server }) => {
-      const link = links.findActive(params.id);
+      const link = await links.findActive(params.id);
       if (!link) return notFound();
       const fields = body instanceof URLSearchParams ? body : new URLSearchParams();
       const entered = { amount: fields.get("amount") ?? undefined, email: fields.get("email") ?? undefined };

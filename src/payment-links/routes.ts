@@ -37,7 +37,7 @@ export function paymentLinkRoutes(ctx: AppContext, authed: AuthPlugin) {
     })
     .get(
       "/api/v1/payment_links/:id",
-      ({ account, params }) => jsonResponse(200, render(paymentLinks.retrieve(account, params.id))),
+      async ({ account, params }) => jsonResponse(200, render(await paymentLinks.retrieve(account, params.id))),
       { params: LinkParams },
     )
     .post(
@@ -56,9 +56,9 @@ export function paymentLinkRoutes(ctx: AppContext, authed: AuthPlugin) {
     )
     .get(
       "/api/v1/payment_links",
-      ({ account, query: text }) => {
+      async ({ account, query: text }) => {
         const query = decoded(ListLinksQuery, text);
-        const { rows, hasMore } = paymentLinks.list(account, {
+        const { rows, hasMore } = await paymentLinks.list(account, {
           limit: query.limit ?? DEFAULT_LIMIT,
           startingAfter: query.starting_after,
         });

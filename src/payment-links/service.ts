@@ -35,7 +35,7 @@ export interface PaymentLinksDeps {
   store: PaymentLinkStore;
   payments: PaymentsService;
   /** The link's owner, whose payout address and fee its payments commit to. */
-  findAccount: (id: string) => Account | null;
+  findAccount: (id: string) => Promise<Account | null> | Account | null;
   /** Keeps each page's one-time token, so a form sent twice creates one payment. */
   idempotency: Idempotency;
   groupCommit: GroupCommit;
@@ -43,19 +43,21 @@ export interface PaymentLinksDeps {
   ids: IdGenerator;
 }
 
-export type PaymentLinksService = ReturnType<typeof createPaymentLinksService>;
+export type PaymentLinksService = Awaited<ReturnType<typeof createPaymentLinksService>>;
 
-export function createPaymentLinksService(deps: PaymentLinksDeps) {
+export async function createPaymentLinksService(deps: PaymentLinksDeps) {
   const { store, clock, ids } = deps;
   /** Payments being created per link and nonce: a second submit while the first runs waits for it. */
   const inFlight = new Map<string, Promise<string>>();
   // One key for every replica on the database: a form one renders, another accepts.
-  const tokens = createFormTokens(store.secret("payment_link_forms", randomHex(32), clock.now()), clock);
+  const tokens = createFormTokens(await store.secret("payment_link_forms", randomHex(32), clock.now()), clock);
 
   /** Refuses a new payment (in its insert's transaction) that would take the link past LINK_OPEN_PAYMENTS_MAX. */
-  function ensureRoom(linkId: string): void {
+  async function ensureRoom(linkId: string): Promise<void> {
+    // Counted one payment after another (PaymentLinkStore.lock), on every replica alike.
+    await store.lock(linkId);
     const now = clock.now();
-    const { open, soonest } = store.openPayments(linkId, now);
+    const { open, soonest } = await store.openPayments(linkId, now);
     if (open <= LINK_OPEN_PAYMENTS_MAX) return;
     const seconds = Math.max(1, Math.ceil(((soonest ?? now) - now) / 1000));
     const minutes = Math.ceil(seconds / 60);
@@ -66,8 +68,8 @@ export function createPaymentLinksService(deps: PaymentLinksDeps) {
     );
   }
 
-  function findActive(id: string): PaymentLinkRow | null {
-    const row = PAYMENT_LINK_ID.test(id) ? store.findById(id) : null;
+  async function findActive(id: string): Promise<PaymentLinkRow | null> {
+    const row = PAYMENT_LINK_ID.test(id) ? await store.findById(id) : null;
     return row?.active ? row : null;
   }
 
@@ -93,10 +95,10 @@ export function createPaymentLinksService(deps: PaymentLinksDeps) {
     link: PaymentLinkRow,
     amount: bigint,
     email: string | null,
-    inTransaction: (paymentId: string) => void,
+    inTransaction: (paymentId: string) => unknown,
   ): Promise<string> {
     // Every link names an account (a foreign key), and accounts are never deleted.
-    const account = deps.findAccount(link.account_id)!;
+    const account = (await deps.findAccount(link.account_id))!;
     const input: CreatePaymentInput = {
       amount: formatAmount(amount),
       line_items: lineItemsView(link)?.map(({ description, unit_amount, quantity }) => ({
@@ -124,7 +126,7 @@ export function createPaymentLinksService(deps: PaymentLinksDeps) {
       account: Account,
       input: CreatePaymentLinkInput,
       metadataText: string | null,
-      inTransaction?: (row: PaymentLinkRow) => void,
+      inTransaction?: (row: PaymentLinkRow) => unknown,
     ): Promise<PaymentLinkRow> {
       const fixed = input.amount != null || input.line_items != null;
       const amount = fixed ? resolveAmount(input) : null;
@@ -157,28 +159,28 @@ export function createPaymentLinksService(deps: PaymentLinksDeps) {
         created_at: now,
         updated_at: now,
       };
-      return deps.groupCommit.run(() => {
-        store.insert(row);
-        const stored = store.findById(row.id)!;
-        inTransaction?.(stored);
+      return deps.groupCommit.run(async () => {
+        await store.insert(row);
+        const stored = (await store.findById(row.id))!;
+        if (inTransaction) await inTransaction(stored);
         return stored;
       });
     },
 
-    retrieve(account: Account, id: string): PaymentLinkRow {
-      const row = store.findForAccount(id, account.id);
+    async retrieve(account: Account, id: string): Promise<PaymentLinkRow> {
+      const row = await store.findForAccount(id, account.id);
       if (!row) throw new NotFoundError(`no payment link ${id}`);
       return row;
     },
 
-    list(account: Account, query: { limit: number; startingAfter?: string }) {
+    async list(account: Account, query: { limit: number; startingAfter?: string }) {
       let beforeSeq: number | undefined;
       if (query.startingAfter !== undefined) {
-        const cursor = store.findForAccount(query.startingAfter, account.id);
+        const cursor = await store.findForAccount(query.startingAfter, account.id);
         if (!cursor) throw new ValidationError(`starting_after: no payment link ${query.startingAfter}`);
         beforeSeq = cursor.seq;
       }
-      const rows = store.list(account.id, query.limit, beforeSeq);
+      const rows = await store.list(account.id, query.limit, beforeSeq);
       return { rows: rows.slice(0, query.limit), hasMore: rows.length > query.limit };
     },
 
@@ -187,14 +189,14 @@ export function createPaymentLinksService(deps: PaymentLinksDeps) {
       account: Account,
       id: string,
       active: boolean,
-      inTransaction?: (row: PaymentLinkRow) => void,
+      inTransaction?: (row: PaymentLinkRow) => unknown,
     ): Promise<PaymentLinkRow> {
-      return deps.groupCommit.run(() => {
-        const row = store.findForAccount(id, account.id);
+      return deps.groupCommit.run(async () => {
+        const row = await store.findForAccount(id, account.id);
         if (!row) throw new NotFoundError(`no payment link ${id}`);
-        if (row.active !== active) store.setActive(id, account.id, active, clock.now());
-        const stored = store.findById(id)!;
-        inTransaction?.(stored);
+        if (row.active !== active) await store.setActive(id, account.id, active, clock.now());
+        const stored = (await store.findById(id))!;
+        if (inTransaction) await inTransaction(stored);
         return stored;
       });
     },
@@ -203,7 +205,8 @@ export function createPaymentLinksService(deps: PaymentLinksDeps) {
     findActive,
 
     /** The merchant's name, for the link's public page. */
-    merchantName: (link: PaymentLinkRow): string => deps.findAccount(link.account_id)?.name ?? "",
+    merchantName: async (link: PaymentLinkRow): Promise<string> =>
+      (await deps.findAccount(link.account_id))?.name ?? "",
 
     /** The one-time token for one rendering of the link's form (see form-token.ts). */
     formToken: (linkId: string): string => tokens.issue(linkId),
@@ -217,8 +220,8 @@ export function createPaymentLinksService(deps: PaymentLinksDeps) {
      * about to be created (a resend costs nothing): the caller's per-client limit, which refuses
      * by throwing. A link holding LINK_OPEN_PAYMENTS_MAX payments that wait for money takes no more.
      */
-    async pay(linkId: string, input: PayThroughLinkInput, admit: () => void = () => {}): Promise<string> {
-      const link = findActive(linkId);
+    async pay(linkId: string, input: PayThroughLinkInput, admit: () => unknown = () => {}): Promise<string> {
+      const link = await findActive(linkId);
       if (!link) throw new NotFoundError("no such payment link");
       if (!tokens.valid(link.id, input.nonce)) throw new ValidationError(FORM_EXPIRED);
       const amount = amountToPay(link, input.amount);
@@ -228,11 +231,11 @@ export function createPaymentLinksService(deps: PaymentLinksDeps) {
       const request = { amount: input.amount ?? null, email: input.email ?? null };
       const work = deps.idempotency
         .run(link.id, input.nonce, request, async (commit) => {
-          admit();
+          await admit();
           // The nonce is completed in the payment's own transaction: both are kept, or neither.
-          const paymentId = await createPayment(link, amount, input.email ?? null, (id) => {
-            ensureRoom(link.id);
-            commit(303, id);
+          const paymentId = await createPayment(link, amount, input.email ?? null, async (id) => {
+            await ensureRoom(link.id);
+            await commit(303, id);
           });
           return { status: 303, body: paymentId };
         })

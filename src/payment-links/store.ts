@@ -1,4 +1,4 @@
-import type { Db } from "../db/index.ts";
+import { type Db, isPostgres, list, raw, sql } from "../db/engine.ts";
 import { serverSecret } from "../db/server-secrets.ts";
 
 /** A payment_links row as stored. Amounts are bigint micro-USDC; times are epoch milliseconds. */
@@ -38,54 +38,72 @@ const COLUMNS = [
 
 export type PaymentLinkStore = ReturnType<typeof createPaymentLinkStore>;
 
-export function createPaymentLinkStore(db: Db) {
-  const insert = db.query(
-    `INSERT INTO payment_links (${COLUMNS.join(", ")}) VALUES (${COLUMNS.map((c) => `$${c}`).join(", ")})`,
-  );
-  // safeIntegers: amounts are read as bigint, as the payments store reads them.
-  const findById = db.query<PaymentLinkRow, [string]>("SELECT * FROM payment_links WHERE id = ?").safeIntegers(true);
-  const findForAccount = db
-    .query<PaymentLinkRow, [string, string]>("SELECT * FROM payment_links WHERE id = ? AND account_id = ?")
-    .safeIntegers(true);
-  // The cast gives PostgreSQL the type of a cursor that may be null, which `IS NULL` alone does not.
-  const list = db
-    .query<PaymentLinkRow, [string, number | null, number]>(
-      `SELECT * FROM payment_links
-        WHERE account_id = ?1 AND (CAST(?2 AS BIGINT) IS NULL OR seq < ?2)
-        ORDER BY seq DESC LIMIT ?3`,
-    )
-    .safeIntegers(true);
-  const setActive = db.query("UPDATE payment_links SET active = ?, updated_at = ? WHERE id = ? AND account_id = ?");
-  // Through the partial index payments_link_pending: a link's pending payments, not all it ever had.
-  const openPayments = db.query<{ open: number; soonest: number | null }, [string, number]>(
-    `SELECT count(*) AS open, min(expires_at) AS soonest FROM payments
-      WHERE payment_link = ? AND status = 'pending' AND payment_link IS NOT NULL AND expires_at > ?`,
-  );
+const INSERT_COLUMNS = raw(COLUMNS.join(", "));
+// bigints: amounts are read as bigint, as the payments store reads them.
+const BIGINTS = { bigints: true };
 
+export function createPaymentLinkStore(db: Db) {
   return {
-    insert(row: NewPaymentLinkRow) {
-      insert.run(
-        Object.fromEntries(COLUMNS.map((c) => [c, c === "active" ? (row.active ? 1 : 0) : row[c]])) as Record<
-          string,
-          string | number | bigint | null
-        >,
-      );
+    async insert(row: NewPaymentLinkRow): Promise<void> {
+      const values = list(COLUMNS.map((c) => sql`${c === "active" ? (row.active ? 1 : 0) : row[c]}`));
+      await db.run(sql`INSERT INTO payment_links (${INSERT_COLUMNS}) VALUES (${values})`);
     },
-    findById: (id: string) => normalise(findById.get(id)),
-    findForAccount: (id: string, accountId: string) => normalise(findForAccount.get(id, accountId)),
-    /** Newest first; asks for one row more than `limit` so the caller can tell has_more. */
-    list: (accountId: string, limit: number, beforeSeq?: number) =>
-      list.all(accountId, beforeSeq ?? null, limit + 1).map((row) => normalise(row)!),
-    /** How many of the link's payments wait for money with their window open, and when the first closes. */
-    openPayments(linkId: string, now: number): { open: number; soonest: number | null } {
-      const row = openPayments.get(linkId, now)!;
+    findById: async (id: string) =>
+      normalise(await db.get<PaymentLinkRow>(sql`SELECT * FROM payment_links WHERE id = ${id}`, BIGINTS)),
+    findForAccount: async (id: string, accountId: string) =>
+      normalise(
+        await db.get<PaymentLinkRow>(
+          sql`SELECT * FROM payment_links WHERE id = ${id} AND account_id = ${accountId}`,
+          BIGINTS,
+        ),
+      ),
+    /**
+     * Newest first; asks for one row more than `limit` so the caller can tell has_more. The cast
+     * gives PostgreSQL the type of a cursor that may be null, which `IS NULL` alone does not.
+     */
+    async list(accountId: string, limit: number, beforeSeq?: number): Promise<PaymentLinkRow[]> {
+      const before = beforeSeq ?? null;
+      const rows = await db.all<PaymentLinkRow>(
+        sql`SELECT * FROM payment_links
+             WHERE account_id = ${accountId} AND (CAST(${before} AS BIGINT) IS NULL OR seq < ${before})
+             ORDER BY seq DESC LIMIT ${limit + 1}`,
+        BIGINTS,
+      );
+      return rows.map((row) => normalise(row)!);
+    },
+    /**
+     * Holds other payments of the link back from being counted until the caller's transaction ends,
+     * on PostgreSQL, whose transactions run side by side (in one process and across replicas): each
+     * payment counts those made before it, so the link's cap holds. FOR NO KEY UPDATE, not FOR
+     * UPDATE: a payment's insert takes a KEY SHARE on its link (the foreign key), which this must
+     * not wait for, or two payments made at once would each wait for the other's. SQLite runs one
+     * transaction at a time already.
+     */
+    async lock(linkId: string): Promise<void> {
+      if (isPostgres(db)) await db.get(sql`SELECT id FROM payment_links WHERE id = ${linkId} FOR NO KEY UPDATE`);
+    },
+    /**
+     * How many of the link's payments wait for money with their window open, and when the first
+     * closes. Through the partial index payments_link_pending: a link's pending payments, not all
+     * it ever had.
+     */
+    async openPayments(linkId: string, now: number): Promise<{ open: number; soonest: number | null }> {
+      const row = (await db.get<{ open: number; soonest: number | null }>(
+        sql`SELECT count(*) AS open, min(expires_at) AS soonest FROM payments
+             WHERE payment_link = ${linkId} AND status = 'pending' AND payment_link IS NOT NULL
+             AND expires_at > ${now}`,
+      ))!;
       return { open: Number(row.open), soonest: row.soonest === null ? null : Number(row.soonest) };
     },
     /** The secret stored under `name` (src/db/server-secrets.ts). */
-    secret: (name: string, candidate: string, now: number): string => serverSecret(db, name, candidate, now),
+    secret: async (name: string, candidate: string, now: number): Promise<string> =>
+      serverSecret(db, name, candidate, now),
     /** Changes nothing (and says so) for another account's link. */
-    setActive: (id: string, accountId: string, active: boolean, now: number) =>
-      setActive.run(active ? 1 : 0, now, id, accountId).changes > 0,
+    setActive: async (id: string, accountId: string, active: boolean, now: number) =>
+      (await db.run(
+        sql`UPDATE payment_links SET active = ${active ? 1 : 0}, updated_at = ${now}
+             WHERE id = ${id} AND account_id = ${accountId}`,
+      )) > 0,
   };
 }
 

@@ -27,7 +27,7 @@ export function createPaymentOnce(deps: CreateOnceDeps) {
       let json = "";
       await deps.payments.create(account, body, metadataText, (row) => {
         json = deps.renderNewPayment(row);
-        commit(201, json);
+        return commit(201, json);
       });
       return { status: 201, body: json };
     });

@@ -65,17 +65,17 @@ export function paymentCsvLine(row: ExportPayment): string {
  * for more, so memory stays flat however many rows there are: at most a batch or two is held,
  * even while a slow download waits.
  */
-export function paymentsCsvStream(batches: Iterator<ExportPayment[]>): ReadableStream<Uint8Array> {
+export function paymentsCsvStream(batches: AsyncIterator<ExportPayment[]>): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder();
   let started = false;
   return new ReadableStream<Uint8Array>({
-    pull(controller) {
+    async pull(controller) {
       let text = "";
       if (!started) {
         started = true;
         text = csvLine([...CSV_COLUMNS]);
       }
-      const next = batches.next();
+      const next = await batches.next();
       if (next.done) {
         if (text) controller.enqueue(encoder.encode(text));
         controller.close();
@@ -84,8 +84,8 @@ export function paymentsCsvStream(batches: Iterator<ExportPayment[]>): ReadableS
       for (const row of next.value) text += paymentCsvLine(row);
       controller.enqueue(encoder.encode(text));
     },
-    cancel() {
-      batches.return?.(undefined);
+    async cancel() {
+      await batches.return?.(undefined);
     },
   });
 }

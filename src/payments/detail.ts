@@ -14,13 +14,15 @@ export interface PaymentDetailDeps {
   events: EventStore;
   deliveries: DeliveriesService;
   /** The payment's cross-chain burns, when cross-chain funding is on. */
-  crossChainFor?: (paymentId: string) => Array<ReturnType<typeof burnView>>;
+  crossChainFor?: (
+    paymentId: string,
+  ) => Promise<Array<ReturnType<typeof burnView>>> | Array<ReturnType<typeof burnView>>;
   /** Settlement chain and source chain names, for the chain each transfer was made on. */
   view: ViewContext;
 }
 
 export type PaymentDetails = ReturnType<typeof createPaymentDetails>;
-export type PaymentDetail = ReturnType<PaymentDetails["find"]>;
+export type PaymentDetail = Awaited<ReturnType<PaymentDetails["find"]>>;
 
 /**
  * The fee and net of what a payment received (less bridging): as settled so far, then as the
@@ -41,9 +43,15 @@ function splitOf(payment: PaymentRow, received: bigint): { fee: bigint; net: big
 export function createPaymentDetails(deps: PaymentDetailDeps) {
   return {
     /** Throws NotFoundError for an unknown id or another account's, alike. */
-    find(account: Account, id: string) {
-      const payment: PaymentRow = deps.payments.retrieve(account, id);
+    async find(account: Account, id: string) {
+      const payment: PaymentRow = await deps.payments.retrieve(account, id);
       const received = payment.amount_received;
+      const transfers = await deps.chain.transfersForPayment(payment.id);
+      const reversed = await deps.chain.reversedForPayment(payment.id);
+      const settlements = await deps.chain.settlementsForPayment(payment.id);
+      const crossChain = (await deps.crossChainFor?.(payment.id)) ?? [];
+      const history = await deps.events.historyOfPayment(payment.id, account.id);
+      const deliveries = await deps.deliveries.forPayment(account, payment.id);
       return {
         payment,
         lineItems: lineItemsView(payment),
@@ -55,8 +63,8 @@ export function createPaymentDetails(deps: PaymentDetailDeps) {
         split: received === null ? null : splitOf(payment, received),
         // Then those a reorg took off the chain (docs/speed.md), which the record keeps.
         transfers: [
-          ...deps.chain.transfersForPayment(payment.id).map((t) => ({ ...t, reversed: false })),
-          ...deps.chain.reversedForPayment(payment.id).map((t) => ({ ...t, reversed: true })),
+          ...transfers.map((t) => ({ ...t, reversed: false })),
+          ...reversed.map((t) => ({ ...t, reversed: true })),
         ].map((t) => ({
           chain: chainNameOf(t.chain_id, deps.view),
           onSettlementChain: t.chain_id === payment.chain_id,
@@ -69,7 +77,7 @@ export function createPaymentDetails(deps: PaymentDetailDeps) {
           reversed: t.reversed,
           seenAt: t.created_at,
         })),
-        settlements: deps.chain.settlementsForPayment(payment.id).map((s) => ({
+        settlements: settlements.map((s) => ({
           txHash: s.tx_hash,
           state: s.state,
           amount: s.amount,
@@ -77,11 +85,9 @@ export function createPaymentDetails(deps: PaymentDetailDeps) {
           submittedAt: s.submitted_at,
           updatedAt: s.updated_at,
         })),
-        crossChain: deps.crossChainFor?.(payment.id) ?? [],
-        history: deps.events
-          .historyOfPayment(payment.id, account.id)
-          .map((e) => ({ id: e.id, type: e.type, createdAt: e.created_at })),
-        deliveries: deps.deliveries.forPayment(account, payment.id),
+        crossChain,
+        history: history.map((e) => ({ id: e.id, type: e.type, createdAt: e.created_at })),
+        deliveries,
       };
     },
   };

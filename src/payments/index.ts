@@ -2,7 +2,6 @@ import type { Address } from "viem";
 import type { SettlementChain } from "../chain/config.ts";
 import { type CrossChainConfig, newDepositTerms } from "../chain/cross-chain-config.ts";
 import type { ChainRecords } from "../chain/index.ts";
-import { inTransaction } from "../db/transaction.ts";
 import type { Events } from "../events/index.ts";
 import { runEvery } from "../lib/loop.ts";
 import type { Plumbing } from "../lib/plumbing.ts";
@@ -13,6 +12,7 @@ import { createLifecycle } from "./lifecycle.ts";
 import { createPaymentSearch } from "./search.ts";
 import { createSearchStore } from "./search-store.ts";
 import { createPaymentsService } from "./service.ts";
+import { createStatusCountStore } from "./status-count-store.ts";
 import { createPaymentStore, type PaymentRow } from "./store.ts";
 import type { ViewContext } from "./view.ts";
 
@@ -83,10 +83,15 @@ export function createPayments(
     depositTerms: newDepositTerms(config.crossChain, config.chain.name),
     onCreated: w.onCreated,
   });
+  const statusCounts = createStatusCountStore(db);
+  // Batch by batch, so a fold that fell behind catches up in one round of short transactions.
+  const foldStatusCounts = async () => {
+    for (let batch = 0; batch < 100 && (await statusCounts.fold()) > 0; batch++);
+  };
   let expiryRounds = 0;
-  const expireDue = () => {
+  const expireDue = async () => {
     try {
-      const count = inTransaction(db, () => lifecycle.expireDue());
+      const count = await db.transaction(() => lifecycle.expireDue());
       if (count > 0) log.info("payments expired", { count });
     } finally {
       expiryRounds++;
@@ -112,7 +117,12 @@ export function createPayments(
      * Expires payments past `expires_at` with nothing received, every second. It needs no chain,
      * so it runs even while the RPC is down.
      */
-    run: (signal: AbortSignal) => runEvery("expiry", 1_000, expireDue, { log, signal }),
+    run: (signal: AbortSignal) =>
+      Promise.all([
+        runEvery("expiry", 1_000, expireDue, { log, signal }),
+        // The status counts' deltas, folded into their totals (src/payments/status-count-store.ts).
+        runEvery("status counts", 60_000, foldStatusCounts, { log, signal }),
+      ]).then(() => {}),
     /** Expiry rounds completed, so tests wait on them rather than on sleeps. */
     activity: () => ({ expiryRounds }),
   };

@@ -15,11 +15,11 @@ export interface LifecycleDeps {
   ids: IdGenerator;
   view: ViewContext;
   /** The bridge carrying a credited source-chain transfer, by its id (when cross-chain is on). */
-  bridgeView?: (bridgeId: string) => BridgeView | null;
+  bridgeView?: (bridgeId: string) => Promise<BridgeView | null> | BridgeView | null;
   /** The payment's cross-chain burns, as its object lists them (when cross-chain is on). */
-  crossChainFor?: (paymentId: string) => unknown[];
+  crossChainFor?: (paymentId: string) => Promise<unknown[]> | unknown[];
   /** An excess over the amount the payment's own cross-chain burns' fee margin minted (not an overpayment). */
-  overpaymentTolerance?: (paymentId: string) => bigint;
+  overpaymentTolerance?: (paymentId: string) => Promise<bigint> | bigint;
   /** Called after an event is written; delivery picks it up once the transaction commits. */
   onEvent?: () => void;
 }
@@ -44,7 +44,7 @@ export function createLifecycle(deps: LifecycleDeps) {
    * The payment's transfers, each with its chain and, made on a source chain and credited, its
    * bridging; then those a reorg took off the chain (`reversed`), which the record keeps.
    */
-  function transfersView(row: Pick<PaymentRow, "id" | "chain_id">): TransferView[] {
+  async function transfersView(row: Pick<PaymentRow, "id" | "chain_id">): Promise<TransferView[]> {
     const shown = (t: ReversedTransferRow | TransferRow, reversed: boolean) => ({
       chain: chainNameOf(t.chain_id, view),
       chain_id: t.chain_id,
@@ -55,46 +55,51 @@ export function createLifecycle(deps: LifecycleDeps) {
       confirmed: !reversed && t.credited_at !== null,
       reversed,
     });
-    return [
-      ...chain.transfersForPayment(row.id).map((t) => ({
+    const shownTransfers: TransferView[] = [];
+    for (const t of await chain.transfersForPayment(row.id)) {
+      shownTransfers.push({
         ...shown(t, false),
-        bridge: t.chain_id === row.chain_id || t.credited_at === null ? null : bridgeOf(t.bridge_id ?? null),
-      })),
-      ...chain.reversedForPayment(row.id).map((t) => ({ ...shown(t, true), bridge: null })),
+        bridge: t.chain_id === row.chain_id || t.credited_at === null ? null : await bridgeOf(t.bridge_id ?? null),
+      });
+    }
+    return [
+      ...shownTransfers,
+      ...(await chain.reversedForPayment(row.id)).map((t) => ({ ...shown(t, true), bridge: null })),
     ];
   }
 
   /** No bridge yet: credited, waiting for the bridger to burn it. */
-  function bridgeOf(bridgeId: string | null): BridgeView | null {
+  async function bridgeOf(bridgeId: string | null): Promise<BridgeView | null> {
     const waiting = { state: "credited", fee: null, burn_tx_hash: null, mint_tx_hash: null };
-    return bridgeId === null ? waiting : (deps.bridgeView?.(bridgeId) ?? waiting);
+    return bridgeId === null ? waiting : ((await deps.bridgeView?.(bridgeId)) ?? waiting);
   }
 
   /** The merchant payment object, exactly as GET /api/v1/payments/{id} returns it. */
-  function paymentJson(row: PaymentRow): string {
-    return merchantPaymentJson(row, transfersView(row), deps.crossChainFor?.(row.id) ?? [], view);
+  async function paymentJson(row: PaymentRow): Promise<string> {
+    return merchantPaymentJson(row, await transfersView(row), (await deps.crossChainFor?.(row.id)) ?? [], view);
   }
 
-  function emit(row: PaymentRow, type: string): void {
+  async function emit(row: PaymentRow, type: string): Promise<void> {
     const id = ids.prefixed("evt");
     const now = clock.now();
     const payload =
       `{"id":${JSON.stringify(id)},"object":"event","type":${JSON.stringify(type)},` +
-      `"created_at":"${isoMillis(now)}","data":{"payment":${paymentJson(row)}}}`;
-    events.insert({ id, account_id: row.account_id, type, payment_id: row.id, payload, created_at: now });
+      `"created_at":"${isoMillis(now)}","data":{"payment":${await paymentJson(row)}}}`;
+    await events.insert({ id, account_id: row.account_id, type, payment_id: row.id, payload, created_at: now });
     deps.onEvent?.();
   }
 
   /** Applies `event` through the state machine; returns the row as it now stands. */
-  function apply(paymentId: string, event: LifecycleEvent): PaymentRow {
-    const row = payments.findById(paymentId)!;
+  async function apply(paymentId: string, event: LifecycleEvent): Promise<PaymentRow> {
+    const row = (await payments.findById(paymentId))!;
     const received = row.amount_received ?? 0n;
-    const tolerance = received > row.amount ? (deps.overpaymentTolerance?.(paymentId) ?? 0n) : 0n;
+    const tolerance = received > row.amount ? ((await deps.overpaymentTolerance?.(paymentId)) ?? 0n) : 0n;
     const to = nextStatus(row.status, event, received, row.amount, tolerance);
     if (to === null) return row;
-    if (!payments.updateStatus(row.id, row.status, to, clock.now())) return payments.findById(paymentId)!;
-    const updated = payments.findById(paymentId)!;
-    if (!unannounced(updated)) emit(updated, `payment.${to}`);
+    if (!(await payments.updateStatus(row.id, row.status, to, clock.now())))
+      return (await payments.findById(paymentId))!;
+    const updated = (await payments.findById(paymentId))!;
+    if (!unannounced(updated)) await emit(updated, `payment.${to}`);
     return updated;
   }
 
@@ -109,39 +114,39 @@ export function createLifecycle(deps: LifecycleDeps) {
      * Credits a confirmed transfer to its payment: amount_received grows, the state machine
      * reacts, and funds after confirmation are announced as payment.funds_received.
      */
-    credit(paymentId: string, amount: bigint): PaymentRow {
-      payments.addReceived(paymentId, amount, clock.now());
-      const updated = apply(paymentId, "credited");
-      if (updated.status === "confirmed") emit(updated, "payment.funds_received");
+    async credit(paymentId: string, amount: bigint): Promise<PaymentRow> {
+      await payments.addReceived(paymentId, amount, clock.now());
+      const updated = await apply(paymentId, "credited");
+      if (updated.status === "confirmed") await emit(updated, "payment.funds_received");
       return updated;
     },
 
     /** A transfer recorded before its payment's speed policy counts it: "received, confirming". */
-    seen(paymentId: string): void {
-      emit(payments.findById(paymentId)!, "payment.funds_seen");
+    async seen(paymentId: string): Promise<void> {
+      await emit((await payments.findById(paymentId))!, "payment.funds_seen");
     },
 
     /**
      * A transfer a reorg took off the chain: its credit (`amount`, zero when it was only seen) is
      * taken back, the state machine reacts (a `confirmed` payment stays so), and it is announced.
      */
-    reverse(paymentId: string, amount: bigint): PaymentRow {
-      if (amount > 0n) payments.takeBackReceived(paymentId, amount, clock.now());
-      const updated = apply(paymentId, "funds_reversed");
-      emit(updated, "payment.funds_reversed");
+    async reverse(paymentId: string, amount: bigint): Promise<PaymentRow> {
+      if (amount > 0n) await payments.takeBackReceived(paymentId, amount, clock.now());
+      const updated = await apply(paymentId, "funds_reversed");
+      await emit(updated, "payment.funds_reversed");
       return updated;
     },
 
     /** A mined settlement a reorg took off the chain, already taken back from the payment's record. */
-    settlementReversed(paymentId: string): void {
-      emit(payments.findById(paymentId)!, "payment.settlement_reversed");
+    async settlementReversed(paymentId: string): Promise<void> {
+      await emit((await payments.findById(paymentId))!, "payment.settlement_reversed");
     },
 
     /** Moves pending payments whose window closed with nothing received to expired. */
-    expireDue(limit = 500): number {
+    async expireDue(limit = 500): Promise<number> {
       let changed = 0;
-      for (const id of payments.dueForExpiry(clock.now(), limit)) {
-        if (apply(id, "window_closed").status === "expired") changed++;
+      for (const id of await payments.dueForExpiry(clock.now(), limit)) {
+        if ((await apply(id, "window_closed")).status === "expired") changed++;
       }
       return changed;
     },

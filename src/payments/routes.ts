@@ -43,14 +43,15 @@ export function paymentRoutes(ctx: AppContext, authed: AuthPlugin) {
     })
     .get(
       "/api/v1/payments/:id",
-      ({ account, params }) => jsonResponse(200, renderPayment(payments.retrieve(account, params.id))),
+      async ({ account, params }) =>
+        jsonResponse(200, await renderPayment(await payments.retrieve(account, params.id))),
       { params: PaymentParams },
     )
     .get(
       "/api/v1/payments",
-      ({ account, query: text }) => {
+      async ({ account, query: text }) => {
         const query = decoded(ListPaymentsQuery, text);
-        const { rows, hasMore } = payments.list(account, {
+        const { rows, hasMore } = await payments.list(account, {
           limit: query.limit ?? DEFAULT_LIMIT,
           startingAfter: query.starting_after,
           status: query.status,
@@ -58,7 +59,9 @@ export function paymentRoutes(ctx: AppContext, authed: AuthPlugin) {
           createdLt: query["created[lt]"],
           paymentLink: query.payment_link,
         });
-        return jsonResponse(200, listJson(rows.map(renderPayment), hasMore));
+        const rendered: string[] = [];
+        for (const row of rows) rendered.push(await renderPayment(row));
+        return jsonResponse(200, listJson(rendered, hasMore));
       },
       { query: ListPaymentsQuery },
     );

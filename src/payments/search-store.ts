@@ -1,4 +1,5 @@
-import { type Db, sqlFor } from "../db/engine.ts";
+import { type Db, list, raw, type Sql, sql, sqlFor } from "../db/engine.ts";
+import { createStatusCountStore } from "./status-count-store.ts";
 import { normalise, type PaymentRow, type PaymentStatus } from "./store.ts";
 
 /**
@@ -52,14 +53,17 @@ export interface ExportPayment {
 // The hashes come from correlated subqueries, each one probe of its table's payment index, so a
 // batch is one statement however many transfers and settlements its payments have. SQLite joins
 // them with group_concat, PostgreSQL with string_agg: the same ordered, `;`-joined text.
-const exportColumns = (joined: string) => `seq, id, created_at, status, amount, amount_received, amount_settled,
+const exportColumns = (joined: string) =>
+  raw(`seq, id, created_at, status, amount, amount_received, amount_settled,
   fee_settled, reference, invoice_number, description, customer_email, payment_link, amount_refunded,
   (SELECT ${joined}(t.tx_hash, ';' ORDER BY t.block_number, t.log_index) FROM transfers t
     WHERE t.payment_id = payments.id AND t.credited_at IS NOT NULL) AS transfer_hashes,
   (SELECT ${joined}(s.tx_hash, ';' ORDER BY s.id) FROM settlements s
-    WHERE s.payment_id = payments.id AND s.state = 'mined') AS settlement_hashes`;
+    WHERE s.payment_id = payments.id AND s.state = 'mined') AS settlement_hashes`);
 const EXPORT_COLUMNS_SQLITE = exportColumns("group_concat");
 const EXPORT_COLUMNS_POSTGRES = exportColumns("string_agg");
+const ALL_COLUMNS = raw("*");
+const BIGINTS = { bigints: true };
 
 export type SearchStore = ReturnType<typeof createSearchStore>;
 
@@ -67,87 +71,64 @@ const LOWEST = Number.MIN_SAFE_INTEGER;
 const HIGHEST = Number.MAX_SAFE_INTEGER;
 
 export function createSearchStore(db: Db) {
+  const statusCounts = createStatusCountStore(db);
   const EXPORT_COLUMNS = sqlFor(db, EXPORT_COLUMNS_SQLITE, EXPORT_COLUMNS_POSTGRES);
   // Each arm names the index SQLite must walk; PostgreSQL has no such hint and picks it by itself.
-  const indexedBy = (index: string) => sqlFor(db, ` INDEXED BY ${index}`, "");
-  const statements = new Map<string, ReturnType<typeof prepare>>();
-  const prepare = (sql: string) =>
-    db.query<Record<string, unknown>, Record<string, string | number | null>>(sql).safeIntegers(true);
+  const indexedBy = (index: string) => sqlFor(db, raw(` INDEXED BY ${index}`), raw(""));
 
   /**
-   * One SELECT per place the match is looked up in, each in its index's order, merged (SQLite's
-   * MERGE UNION ALL, PostgreSQL's Merge Append) so that LIMIT stops every arm early. `older`
-   * pages towards the past.
+   * Rows past `from` in `direction`, in the order the statement walks them: one SELECT per place
+   * the match is looked up in, each in its index's order, merged (SQLite's MERGE UNION ALL,
+   * PostgreSQL's Merge Append) so that LIMIT stops every arm early. `older` pages towards the past.
    */
-  function statement(status: boolean, search: SearchKind, older: boolean, columns = "*") {
-    const key = `${status}/${search}/${older}/${columns}`;
-    let query = statements.get(key);
-    if (query) return query;
-    const statusMatch = status ? " AND status = $status" : "";
-    const bound = older
-      ? "(created_at, seq) < ($key_at, $key_seq) AND created_at >= $gte"
-      : "(created_at, seq) > ($key_at, $key_seq) AND created_at < $lt";
-    const arm = (index: string, match: string) =>
-      `SELECT ${columns} FROM payments${indexedBy(index)} WHERE account_id = $account_id AND ${match} AND ${bound}`;
-    const arms =
-      search === "id"
-        ? [`SELECT ${columns} FROM payments WHERE id = $q AND account_id = $account_id${statusMatch} AND ${bound}`]
-        : search === "text"
-          ? [
-              arm("payments_account_reference", `reference = $q${statusMatch}`),
-              arm("payments_account_invoice", `invoice_number = $q${statusMatch}`),
-              arm("payments_account_email", `customer_email = $q COLLATE NOCASE${statusMatch}`),
-            ]
-          : status
-            ? [arm("payments_account_status", "status = $status")]
-            : [arm("payments_account_created", "TRUE")];
-    const tail = `ORDER BY ${older ? "created_at DESC, seq DESC" : "created_at, seq"} LIMIT $limit`;
-    const union = `${arms.join("\nUNION ALL\n")}\n${tail}`;
-    // PostgreSQL merges arms (Merge Append) only when each is ordered and limited on its own,
-    // which SQLite's grammar does not allow; a bare UNION ALL it sorts whole, every match.
-    const merged =
-      arms.length > 1 ? `${arms.map((select) => `(${select}\n${tail})`).join("\nUNION ALL\n")}\n${tail}` : union;
-    query = prepare(sqlFor(db, union, merged));
-    statements.set(key, query);
-    return query;
-  }
-
-  // Kept by triggers of migration 009 on every insert and status change.
-  const countByStatus = db.query<{ status: PaymentStatus; n: number }, [string]>(
-    "SELECT status, n FROM payment_status_counts WHERE account_id = ?",
-  );
-  const settledDaily = db
-    .query<{ day: number; gross: bigint; fee: bigint }, [string, number, number]>(
-      "SELECT day, gross, fee FROM settled_daily WHERE account_id = ? AND day BETWEEN ? AND ? ORDER BY day",
-    )
-    .safeIntegers(true);
-  const keysetOf = db.query<{ created_at: number; seq: number }, [string, string]>(
-    "SELECT created_at, seq FROM payments WHERE id = ? AND account_id = ?",
-  );
-  /** Rows past `from` in `direction`, in the order the statement walks them. */
-  function run(
+  async function run(
     filter: SearchFilter,
     direction: "older" | "newer",
     from: Keyset | null,
     limit: number,
-    columns: string,
-  ) {
+    columns: Sql,
+  ): Promise<Record<string, unknown>[]> {
     const older = direction === "older";
     const gte = filter.createdGte ?? LOWEST;
     const lt = filter.createdLt ?? HIGHEST;
     // The keyset bound also carries the date bound on its side: one range for the index to walk.
     let key: Keyset = older ? { createdAt: lt, seq: LOWEST } : { createdAt: gte, seq: LOWEST };
     if (from && (older ? before(from, key) : before(key, from))) key = from;
-    return statement(filter.status !== undefined, filter.search?.kind ?? "none", older, columns).all({
-      account_id: filter.accountId,
-      status: filter.status ?? null,
-      q: filter.search?.value ?? null,
-      key_at: key.createdAt,
-      key_seq: key.seq,
-      gte,
-      lt,
-      limit,
-    });
+    const { accountId, status, search } = filter;
+    const q = search?.value ?? null;
+    const statusMatch = status !== undefined ? sql` AND status = ${status}` : raw("");
+    const bound = older
+      ? sql`(created_at, seq) < (${key.createdAt}, ${key.seq}) AND created_at >= ${gte}`
+      : sql`(created_at, seq) > (${key.createdAt}, ${key.seq}) AND created_at < ${lt}`;
+    const arm = (index: string, match: Sql) =>
+      sql`SELECT ${columns} FROM payments${indexedBy(index)} WHERE account_id = ${accountId} AND ${match} AND ${bound}`;
+    const arms =
+      search?.kind === "id"
+        ? [
+            sql`SELECT ${columns} FROM payments
+                 WHERE id = ${q} AND account_id = ${accountId}${statusMatch} AND ${bound}`,
+          ]
+        : search?.kind === "text"
+          ? [
+              arm("payments_account_reference", sql`reference = ${q}${statusMatch}`),
+              arm("payments_account_invoice", sql`invoice_number = ${q}${statusMatch}`),
+              arm("payments_account_email", sql`customer_email = ${q} COLLATE NOCASE${statusMatch}`),
+            ]
+          : status !== undefined
+            ? [arm("payments_account_status", sql`status = ${status}`)]
+            : [arm("payments_account_created", raw("TRUE"))];
+    const tail = sql`ORDER BY ${raw(older ? "created_at DESC, seq DESC" : "created_at, seq")} LIMIT ${limit}`;
+    const union = sql`${list(arms, "\nUNION ALL\n")}\n${tail}`;
+    // PostgreSQL merges arms (Merge Append) only when each is ordered and limited on its own,
+    // which SQLite's grammar does not allow; a bare UNION ALL it sorts whole, every match.
+    const merged =
+      arms.length > 1
+        ? sql`${list(
+            arms.map((select) => sql`(${select}\n${tail})`),
+            "\nUNION ALL\n",
+          )}\n${tail}`
+        : union;
+    return db.all<Record<string, unknown>>(sqlFor(db, union, merged), BIGINTS);
   }
 
   return {
@@ -155,14 +136,21 @@ export function createSearchStore(db: Db) {
      * Up to `limit` payments matching `filter` past `from` (exclusive; none: from the newest or
      * oldest end), newest first either way.
      */
-    page(filter: SearchFilter, direction: "older" | "newer", from: Keyset | null, limit: number): PaymentRow[] {
-      const rows = run(filter, direction, from, limit, "*").map((row) => normalise(row as unknown as PaymentRow)!);
+    async page(
+      filter: SearchFilter,
+      direction: "older" | "newer",
+      from: Keyset | null,
+      limit: number,
+    ): Promise<PaymentRow[]> {
+      const rows = (await run(filter, direction, from, limit, ALL_COLUMNS)).map(
+        (row) => normalise(row as unknown as PaymentRow)!,
+      );
       return direction === "older" ? rows : rows.reverse();
     },
 
     /** The export's columns of up to `limit` payments older than `from`, newest first. */
-    exportPage(filter: SearchFilter, from: Keyset | null, limit: number): ExportPayment[] {
-      const rows = run(filter, "older", from, limit, EXPORT_COLUMNS) as unknown as ExportPayment[];
+    async exportPage(filter: SearchFilter, from: Keyset | null, limit: number): Promise<ExportPayment[]> {
+      const rows = (await run(filter, "older", from, limit, EXPORT_COLUMNS)) as unknown as ExportPayment[];
       for (const row of rows) {
         row.seq = Number(row.seq);
         row.created_at = Number(row.created_at);
@@ -171,18 +159,25 @@ export function createSearchStore(db: Db) {
     },
 
     /** Where a payment of this account sits in the list; null when it is not this account's. */
-    keysetOf(accountId: string, id: string): Keyset | null {
-      const row = keysetOf.get(id, accountId);
+    async keysetOf(accountId: string, id: string): Promise<Keyset | null> {
+      const row = await db.get<{ created_at: number; seq: number }>(
+        sql`SELECT created_at, seq FROM payments WHERE id = ${id} AND account_id = ${accountId}`,
+      );
       return row ? { createdAt: row.created_at, seq: row.seq } : null;
     },
 
-    countByStatus(accountId: string): Map<PaymentStatus, number> {
-      return new Map(countByStatus.all(accountId).map((r) => [r.status, r.n]));
-    },
+    /** Kept by triggers on every insert and status change (src/payments/status-count-store.ts). */
+    countByStatus: statusCounts.forAccount,
 
     /** Settled totals for the UTC days `firstDay`..`lastDay` that have any. */
-    settledDaily: (accountId: string, firstDay: number, lastDay: number) =>
-      settledDaily.all(accountId, firstDay, lastDay).map((r) => ({ day: Number(r.day), gross: r.gross, fee: r.fee })),
+    settledDaily: async (accountId: string, firstDay: number, lastDay: number) =>
+      (
+        await db.all<{ day: number; gross: bigint; fee: bigint }>(
+          sql`SELECT day, gross, fee FROM settled_daily
+               WHERE account_id = ${accountId} AND day BETWEEN ${firstDay} AND ${lastDay} ORDER BY day`,
+          BIGINTS,
+        )
+      ).map((r) => ({ day: Number(r.day), gross: r.gross, fee: r.fee })),
   };
 }
 

@@ -70,8 +70,8 @@ export function createPaymentSearch(deps: { store: SearchStore; clock: Clock }) 
         : { kind: PAYMENT_ID.test(filter.search) ? "id" : "text", value: filter.search },
   });
 
-  function cursorKeyset(accountId: string, name: string, id: string): Keyset {
-    const keyset = store.keysetOf(accountId, id);
+  async function cursorKeyset(accountId: string, name: string, id: string): Promise<Keyset> {
+    const keyset = await store.keysetOf(accountId, id);
     if (!keyset) throw new ValidationError(`${name}: no payment ${id}`);
     return keyset;
   }
@@ -93,44 +93,53 @@ export function createPaymentSearch(deps: { store: SearchStore; clock: Clock }) 
      * direction it goes, and for a single row the other way: that is how it knows both links,
      * without counting anything.
      */
-    page(accountId: string, filter: PaymentFilter, cursor: PageCursor = {}, limit = PAGE_SIZE): PaymentPage {
+    async page(
+      accountId: string,
+      filter: PaymentFilter,
+      cursor: PageCursor = {},
+      limit = PAGE_SIZE,
+    ): Promise<PaymentPage> {
       const where = scoped(accountId, filter);
       const keyset = (row: PaymentRow): Keyset => ({ createdAt: row.created_at, seq: row.seq });
-      const anyPast = (direction: "older" | "newer", from: Keyset) => store.page(where, direction, from, 1).length > 0;
+      const anyPast = async (direction: "older" | "newer", from: Keyset) =>
+        (await store.page(where, direction, from, 1)).length > 0;
       if (cursor.after !== undefined) {
-        const from = cursorKeyset(accountId, "after", cursor.after);
-        const found = store.page(where, "newer", from, limit + 1);
+        const from = await cursorKeyset(accountId, "after", cursor.after);
+        const found = await store.page(where, "newer", from, limit + 1);
         const rows = found.slice(-limit);
         const last = rows.at(-1);
         return {
           rows,
           newer: found.length > limit ? rows[0]!.id : null,
-          older: anyPast("older", last ? keyset(last) : from) ? (last?.id ?? cursor.after) : null,
+          older: (await anyPast("older", last ? keyset(last) : from)) ? (last?.id ?? cursor.after) : null,
         };
       }
-      const from = cursor.before === undefined ? null : cursorKeyset(accountId, "before", cursor.before);
-      const found = store.page(where, "older", from, limit + 1);
+      const from = cursor.before === undefined ? null : await cursorKeyset(accountId, "before", cursor.before);
+      const found = await store.page(where, "older", from, limit + 1);
       const rows = found.slice(0, limit);
       const first = rows[0];
       return {
         rows,
         older: found.length > limit ? rows.at(-1)!.id : null,
-        newer: from !== null && anyPast("newer", first ? keyset(first) : from) ? (first?.id ?? cursor.before!) : null,
+        newer:
+          from !== null && (await anyPast("newer", first ? keyset(first) : from))
+            ? (first?.id ?? cursor.before!)
+            : null,
       };
     },
 
     /** The home page's figures, for the UTC day the clock is in. */
-    home(accountId: string): HomeFigures {
+    async home(accountId: string): Promise<HomeFigures> {
       const today = utcDay(clock.now());
-      const days = store.settledDaily(accountId, today - 29, today);
+      const days = await store.settledDaily(accountId, today - 29, today);
       const byDay = new Map(days.map((d) => [d.day, d.gross]));
-      const counted = store.countByStatus(accountId);
+      const counted = await store.countByStatus(accountId);
       const counts = Object.fromEntries(PAYMENT_STATUSES.map((s) => [s, counted.get(s) ?? 0])) as Record<
         PaymentStatus,
         number
       >;
-      const attention = store.page({ accountId, status: "underpaid" }, "older", null, ATTENTION_SHOWN + 1);
-      const failed = store.page({ accountId, status: "failed" }, "older", null, ATTENTION_SHOWN + 1);
+      const attention = await store.page({ accountId, status: "underpaid" }, "older", null, ATTENTION_SHOWN + 1);
+      const failed = await store.page({ accountId, status: "failed" }, "older", null, ATTENTION_SHOWN + 1);
       const merged = [...attention, ...failed].sort((a, b) => b.created_at - a.created_at || b.seq - a.seq);
       return {
         today: dayText(today),
@@ -150,11 +159,15 @@ export function createPaymentSearch(deps: { store: SearchStore; clock: Clock }) 
      * an export of any size holds one batch in memory. Each row comes with its credited transfers'
      * and mined settlements' transaction hashes.
      */
-    *exportBatches(accountId: string, filter: PaymentFilter, batch = EXPORT_BATCH): Generator<ExportPayment[]> {
+    async *exportBatches(
+      accountId: string,
+      filter: PaymentFilter,
+      batch = EXPORT_BATCH,
+    ): AsyncGenerator<ExportPayment[]> {
       const where = scoped(accountId, filter);
       let from: Keyset | null = null;
       for (;;) {
-        const rows = store.exportPage(where, from, batch);
+        const rows = await store.exportPage(where, from, batch);
         if (rows.length === 0) return;
         yield rows;
         if (rows.length < batch) return;

@@ -32,7 +32,7 @@ export interface PaymentsDeps {
   /** How new deposit addresses bridge from source chains, if any (src/chain/cross-chain-config.ts: newDepositTerms). */
   depositTerms: BridgeTerms;
   /** Runs inside a new payment's transaction, after the caller's own (its invoice email is queued there). */
-  onCreated?: (row: PaymentRow) => void;
+  onCreated?: (row: PaymentRow) => unknown;
 }
 
 /** A list request, already validated and decoded (src/payments/routes.ts holds its schema). */
@@ -64,7 +64,7 @@ export function createPaymentsService(deps: PaymentsDeps) {
       account: Account,
       input: CreatePaymentInput,
       metadataText: string | null,
-      inTransaction?: (row: PaymentRow) => void,
+      inTransaction?: (row: PaymentRow) => unknown,
       paymentLink: string | null = null,
     ): Promise<PaymentRow> {
       const amount = resolveAmount(input);
@@ -113,16 +113,16 @@ export function createPaymentsService(deps: PaymentsDeps) {
         created_at: now,
         updated_at: now,
       };
-      return deps.groupCommit.run(() => {
-        const stored = store.insert(row);
-        inTransaction?.(stored);
-        deps.onCreated?.(stored);
+      return deps.groupCommit.run(async () => {
+        const stored = await store.insert(row);
+        if (inTransaction) await inTransaction(stored);
+        if (deps.onCreated) await deps.onCreated(stored);
         return stored;
       });
     },
 
-    retrieve(account: Account, id: string): PaymentRow {
-      const row = store.findForAccount(id, account.id);
+    async retrieve(account: Account, id: string): Promise<PaymentRow> {
+      const row = await store.findForAccount(id, account.id);
       if (!row) throw new NotFoundError(`no payment ${id}`);
       return row;
     },
@@ -132,23 +132,23 @@ export function createPaymentsService(deps: PaymentsDeps) {
      * is checked here as well as by the JSON routes' params schema: the checkout page's route
      * answers a malformed id with its HTML 404 page, so it takes any text.
      */
-    findPublic(id: string): PaymentRow | null {
+    async findPublic(id: string): Promise<PaymentRow | null> {
       return PAYMENT_ID.test(id) ? store.findById(id) : null;
     },
 
     /** The newest `limit` payments made through one of the account's payment links. */
-    listForLink(account: Account, linkId: string, limit: number): PaymentRow[] {
+    listForLink(account: Account, linkId: string, limit: number): Promise<PaymentRow[]> {
       return store.listForLink(linkId, account.id, limit);
     },
 
-    list(account: Account, query: ListQuery): { rows: PaymentRow[]; hasMore: boolean } {
+    async list(account: Account, query: ListQuery): Promise<{ rows: PaymentRow[]; hasMore: boolean }> {
       let beforeSeq: number | undefined;
       if (query.startingAfter !== undefined) {
-        const cursor = store.findForAccount(query.startingAfter, account.id);
+        const cursor = await store.findForAccount(query.startingAfter, account.id);
         if (!cursor) throw new ValidationError(`starting_after: no payment ${query.startingAfter}`);
         beforeSeq = cursor.seq;
       }
-      const rows = store.list({
+      const rows = await store.list({
         accountId: account.id,
         limit: query.limit,
         beforeSeq,

@@ -2,6 +2,7 @@ import { type Db, list, raw, type Sql, sql, sqlFor, textsIn } from "../db/engine
 import { INT64_MAX } from "../db/int64.ts";
 import { splitFee } from "../lib/money.ts";
 import type { Speed } from "../lib/speed.ts";
+import { createStatusCountStore } from "./status-count-store.ts";
 
 /** A payments row as stored. Amounts are bigint micro-USDC; times are epoch milliseconds. */
 export interface PaymentRow {
@@ -149,6 +150,7 @@ const INSERT_COLUMNS = raw(COLUMNS.join(", "));
 const BIGINTS = { bigints: true };
 
 export function createPaymentStore(db: Db) {
+  const statusCounts = createStatusCountStore(db);
   const UNSWEPT = sqlFor(db, UNSWEPT_SQLITE, UNSWEPT_POSTGRES);
   // bigints: amounts can exceed 2^53 micro-USDC in the worst case; rows are then normalised.
   const findById = async (id: string) =>
@@ -165,6 +167,22 @@ export function createPaymentStore(db: Db) {
     findForAccount: async (id: string, accountId: string) =>
       normalise(
         await db.get<PaymentRow>(sql`SELECT * FROM payments WHERE id = ${id} AND account_id = ${accountId}`, BIGINTS),
+      ),
+    /**
+     * findForAccount for a decision its transaction then writes down (a refund's cap): on
+     * PostgreSQL, whose transactions run side by side, the row stays locked until that transaction
+     * ends, so a second one decides from what the first wrote. SQLite runs one at a time already.
+     */
+    findForAccountToUpdate: async (id: string, accountId: string) =>
+      normalise(
+        await db.get<PaymentRow>(
+          sqlFor(
+            db,
+            sql`SELECT * FROM payments WHERE id = ${id} AND account_id = ${accountId}`,
+            sql`SELECT * FROM payments WHERE id = ${id} AND account_id = ${accountId} FOR UPDATE`,
+          ),
+          BIGINTS,
+        ),
       ),
     findById,
     /** Deposit addresses are stored checksummed, as viem's getAddress renders them. */
@@ -269,18 +287,8 @@ export function createPaymentStore(db: Db) {
     },
     /** Payments with funds the settler has still to sweep: waiting, retrying or sent and not mined yet. */
     countUnswept: async () => (await db.get<{ n: number }>(sql`SELECT count(*) AS n FROM (${UNSWEPT}) u`))!.n,
-    /**
-     * Payments of every account by status; a status no payment has is absent. The counts the
-     * triggers keep (src/payments/status-counts.ts): never the payments themselves.
-     */
-    countByStatus: async (): Promise<Map<PaymentStatus, number>> =>
-      new Map(
-        (
-          await db.all<{ status: PaymentStatus; n: number }>(
-            sql`SELECT status, CAST(sum(n) AS BIGINT) AS n FROM payment_status_counts GROUP BY status`,
-          )
-        ).map((r) => [r.status, r.n]),
-      ),
+    /** Payments of every account by status; a status no payment has is absent (src/payments/status-count-store.ts). */
+    countByStatus: statusCounts.all,
     /**
      * A mined sweep of `amount` from the payment's deposit address: added to what was settled,
      * with its fee as the forwarder took it (splitFee) or, when given, as the settlement says it
@@ -289,7 +297,12 @@ export function createPaymentStore(db: Db) {
      * Saturates at the 64-bit maximum: a sweep can carry funds the ledger refused as too large,
      * and "at least everything credited was swept" is all amount_settled has to tell.
      */
-    async recordSettled(id: string, amount: bigint, now: number, paidFee?: bigint): Promise<{ amount: bigint; fee: bigint }> {
+    async recordSettled(
+      id: string,
+      amount: bigint,
+      now: number,
+      paidFee?: bigint,
+    ): Promise<{ amount: bigint; fee: bigint }> {
       const row = (await findById(id))!;
       const counted = amount > INT64_MAX ? INT64_MAX : amount;
       const { fee: due } = splitFee(counted, row.fee_bps);
@@ -303,7 +316,8 @@ export function createPaymentStore(db: Db) {
       // The home page's daily figures, in the same transaction as the sweep they count. The stored
       // columns are named with their table: PostgreSQL finds a bare `gross` ambiguous here.
       await db.run(
-        sql`INSERT INTO settled_daily (account_id, day, gross, fee) VALUES (${row.account_id}, ${utcDay(now)}, ${counted}, ${fee})
+        sql`INSERT INTO settled_daily (account_id, day, gross, fee)
+             VALUES (${row.account_id}, ${utcDay(now)}, ${counted}, ${fee})
              ON CONFLICT (account_id, day) DO UPDATE
                SET gross = ${saturatingAdd(raw("settled_daily.gross"), raw("excluded.gross"))},
                    fee = ${saturatingAdd(raw("settled_daily.fee"), raw("excluded.fee"))}`,
@@ -339,9 +353,11 @@ export function createPaymentStore(db: Db) {
 /** Days since 1970-01-01, UTC: the day `ms` falls on. */
 export const utcDay = (ms: number): number => Math.floor(ms / 86_400_000);
 
+const INT64_MAX_SQL = raw(String(INT64_MAX));
+
 /** `column + value`, held at the 64-bit maximum rather than overflowing. */
 const saturatingAdd = (column: Sql, value: Sql | bigint) =>
-  sql`CASE WHEN ${value} > ${raw(String(INT64_MAX))} - ${column} THEN ${raw(String(INT64_MAX))} ELSE ${column} + ${value} END`;
+  sql`CASE WHEN ${value} > ${INT64_MAX_SQL} - ${column} THEN ${INT64_MAX_SQL} ELSE ${column} + ${value} END`;
 
 /** Everything but the amounts back to number (all well inside 2^53). */
 export function normalise(row: PaymentRow | null): PaymentRow | null {

@@ -61,7 +61,7 @@ export function createRateLimiter(clock: Clock, maxKeys = 50_000): RateLimiter &
 
   return {
     /** Takes one request from `key`'s bucket, or throws 429 with the seconds until the next. */
-    take(key: string, limit: RateLimit): void {
+    async take(key: string, limit: RateLimit): Promise<void> {
       const now = clock.now();
       const bucket = buckets.get(key) ?? { tokens: limit.burst, at: now, limit };
       bucket.tokens = refilled(bucket, now);
@@ -82,7 +82,7 @@ export function createRateLimiter(clock: Clock, maxKeys = 50_000): RateLimiter &
 
 /** Takes one request from `key`'s bucket, or throws 429 with the seconds until the next. */
 export interface RateLimiter {
-  take(key: string, limit: RateLimit): void;
+  take(key: string, limit: RateLimit): Promise<void>;
 }
 
 /** The 429 of a bucket holding `tokens` (fewer than one): Retry-After is when it holds one again. */
@@ -112,8 +112,8 @@ export const LINK_PAY_LIMIT: RateLimit = {
  */
 export function createSharedRateLimiter(store: RateLimitStore, clock: Clock): RateLimiter {
   return {
-    take(key: string, limit: RateLimit): void {
-      const { allowed, tokens } = store.take(key, limit.burst, limit.perSecond, clock.now());
+    async take(key: string, limit: RateLimit): Promise<void> {
+      const { allowed, tokens } = await store.take(key, limit.burst, limit.perSecond, clock.now());
       if (!allowed) throw refused(limit, tokens);
     },
   };

@@ -54,50 +54,57 @@ export function claimRoutes(ctx: AppContext) {
   const clientOf = clientAddressOf(ctx.config.trustedProxies);
   // Answered here rather than by the app's handler, which logs the path: this one holds the token.
   const failed = (error: unknown) => internalError(error, ctx.log);
-  const render = (row: RefundRow, token: string, status = 200, opts: { error?: string; address?: string } = {}) => {
-    const payment = ctx.payments.findPublic(row.payment_id)!;
-    const merchant = ctx.accounts.findAccount(row.account_id)?.name ?? "";
+  const render = async (
+    row: RefundRow,
+    token: string,
+    status = 200,
+    opts: { error?: string; address?: string } = {},
+  ) => {
+    const payment = (await ctx.payments.findPublic(row.payment_id))!;
+    const merchant = (await ctx.accounts.findAccount(row.account_id))?.name ?? "";
     const view = claimView(row, payment, merchant, refunds.view.chainName);
     return page(claimPage(view, { action: `/refund/${token}`, ...opts }), status);
   };
 
   return new Elysia()
-    .get("/refund/:token", ({ params, request, server }) => {
+    .get("/refund/:token", async ({ params, request, server }) => {
       try {
-        ctx.rateLimiter.take(`refund-view:${clientOf(request, server)}`, READ_LIMIT);
-        const row = refunds.findByClaimToken(params.token);
-        return row ? render(row, params.token) : notFound();
+        await ctx.rateLimiter.take(`refund-view:${clientOf(request, server)}`, READ_LIMIT);
+        const row = await refunds.findByClaimToken(params.token);
+        return row ? await render(row, params.token) : notFound();
       } catch (error) {
         if (error instanceof TooManyRequestsError) return busy(error);
         return failed(error);
       }
     })
-    .post("/refund/:token", ({ params, body, request, server }) => {
+    .post("/refund/:token", async ({ params, body, request, server }) => {
       const fields = body instanceof URLSearchParams ? body : new URLSearchParams();
       const typed = (fields.get("refund_address") ?? "").slice(0, TYPED_MAX);
       let row: RefundRow | null = null;
       try {
-        ctx.rateLimiter.take(`refund-claim-client:${clientOf(request, server)}`, CLAIM_CLIENT_LIMIT);
-        row = refunds.findByClaimToken(params.token);
+        await ctx.rateLimiter.take(`refund-claim-client:${clientOf(request, server)}`, CLAIM_CLIENT_LIMIT);
+        row = await refunds.findByClaimToken(params.token);
         if (!row) return notFound();
-        ctx.rateLimiter.take(`refund-claim-refund:${row.id}`, CLAIM_REFUND_LIMIT);
+        await ctx.rateLimiter.take(`refund-claim-refund:${row.id}`, CLAIM_REFUND_LIMIT);
         if (row.status === "awaiting_address" && fields.get("confirm") !== "yes") {
           const chain = chainLabel(refunds.view.chainName, row.chain_id);
           throw new ValidationError(
             `confirm that the address is your own wallet on ${chain} and that it can receive USDC`,
           );
         }
-        refunds.claim(params.token, typed);
+        await refunds.claim(params.token, typed);
         return redirect(`/refund/${params.token}`);
       } catch (error) {
         if (error instanceof TooManyRequestsError) return busy(error);
         if (!(error instanceof DomainError) || row === null) return failed(error);
         if (error.kind === "not_found") return notFound();
         if (error instanceof ValidationError)
-          return render(row, params.token, 400, { error: error.message, address: typed });
+          return await render(row, params.token, 400, { error: error.message, address: typed });
         // Given already or canceled, maybe from another tab: the page as it stands now, and why.
         if (error instanceof ConflictError)
-          return render(refunds.findByClaimToken(params.token)!, params.token, 409, { error: error.message });
+          return await render((await refunds.findByClaimToken(params.token))!, params.token, 409, {
+            error: error.message,
+          });
         throw error;
       }
     });

@@ -37,14 +37,14 @@ export function refundCsvLine(row: RefundRow): string {
 }
 
 /** The export as a byte stream that reads the next batch only when the client is ready for it. */
-export function refundsCsvStream(batches: Iterator<RefundRow[]>): ReadableStream<Uint8Array> {
+export function refundsCsvStream(batches: AsyncIterator<RefundRow[]>): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder();
   let started = false;
   return new ReadableStream<Uint8Array>({
-    pull(controller) {
+    async pull(controller) {
       let text = started ? "" : csvLine([...REFUND_CSV_COLUMNS]);
       started = true;
-      const next = batches.next();
+      const next = await batches.next();
       if (next.done) {
         if (text) controller.enqueue(encoder.encode(text));
         controller.close();
@@ -53,8 +53,8 @@ export function refundsCsvStream(batches: Iterator<RefundRow[]>): ReadableStream
       for (const row of next.value) text += refundCsvLine(row);
       controller.enqueue(encoder.encode(text));
     },
-    cancel() {
-      batches.return?.(undefined);
+    async cancel() {
+      await batches.return?.(undefined);
     },
   });
 }

@@ -27,7 +27,7 @@ const BATCH = 500;
 export function refundExportRoutes(ctx: AppContext, authed: AuthPlugin) {
   return new Elysia().use(authed).get(
     "/api/v1/refunds.csv",
-    ({ account, query: text }) => {
+    async ({ account, query: text }) => {
       const query = decoded(RefundExportQuery, text);
       const filter = {
         paymentId: query.payment,
@@ -35,7 +35,7 @@ export function refundExportRoutes(ctx: AppContext, authed: AuthPlugin) {
         createdGte: query["created[gte]"],
         createdLt: query["created[lt]"],
       };
-      return new Response(refundsCsvStream(refundBatches(ctx.refunds, account, filter)), {
+      return new Response(refundsCsvStream(await refundBatches(ctx.refunds, account, filter)), {
         headers: {
           "content-type": "text/csv; charset=utf-8",
           "content-disposition": `attachment; filename="${refundsCsvFileName(ctx.clock.now())}"`,
@@ -52,17 +52,17 @@ export function refundExportRoutes(ctx: AppContext, authed: AuthPlugin) {
  * The account's matching refunds in batches, newest first. The first batch is read before the
  * response starts, so a filter naming another account's payment is a 404, not a broken download.
  */
-function refundBatches(
+async function refundBatches(
   refunds: RefundsService,
   account: Account,
   filter: Omit<RefundListQuery, "limit" | "startingAfter">,
-): Iterator<RefundRow[]> {
-  let page: { rows: RefundRow[]; hasMore: boolean } | null = refunds.list(account, { ...filter, limit: BATCH });
+): Promise<AsyncIterator<RefundRow[]>> {
+  let page: { rows: RefundRow[]; hasMore: boolean } | null = await refunds.list(account, { ...filter, limit: BATCH });
   return {
-    next() {
+    async next() {
       if (page === null) return { done: true, value: undefined };
       const { rows, hasMore } = page;
-      page = hasMore ? refunds.list(account, { ...filter, limit: BATCH, startingAfter: rows.at(-1)!.id }) : null;
+      page = hasMore ? await refunds.list(account, { ...filter, limit: BATCH, startingAfter: rows.at(-1)!.id }) : null;
       return rows.length === 0 ? { done: true, value: undefined } : { done: false, value: rows };
     },
   };

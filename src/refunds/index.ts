@@ -13,7 +13,7 @@ import { createRefundStore } from "./store.ts";
  * Refunds without custody: the merchant's record of what is owed back, the payer's claim link, and
  * what the settlement chain's watcher matches their transfers against (docs/refunds.md).
  */
-export function createRefunds(
+export async function createRefunds(
   w: Pick<Plumbing, "db" | "clock" | "ids"> & {
     config: Pick<PaymentsConfig, "baseUrl" | "chain">;
     events: Pick<Events, "store" | "written">;
@@ -23,7 +23,7 @@ export function createRefunds(
 ) {
   const { db, clock, config } = w;
   // One key for every replica on the database: a link one shows, another accepts.
-  const claimTokens = createClaimTokens(serverSecret(db, "refund_claims", randomHex(32), clock.now()));
+  const claimTokens = createClaimTokens(await serverSecret(db, "refund_claims", randomHex(32), clock.now()));
   return createRefundsService({
     db,
     store: createRefundStore(db),
@@ -38,8 +38,8 @@ export function createRefunds(
       usdc: config.chain.usdc,
       claimToken: claimTokens.tokenFor,
     },
-    watchedUpTo: (chainId) => {
-      const cursor = w.chain.cursor(chainId);
+    watchedUpTo: async (chainId) => {
+      const cursor = await w.chain.cursor(chainId);
       return cursor ? Number(cursor.block_number) : null;
     },
     onEvent: w.events.written,

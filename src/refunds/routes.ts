@@ -36,8 +36,8 @@ const createRefundBody = bodyValidator(CreateRefundSchema);
 export function refundRoutes(ctx: AppContext, authed: AuthPlugin) {
   const { refunds, idempotency } = ctx;
   /** One page of the account's refunds (of one payment, when `paymentId` is given). */
-  const page = (account: Account, query: StaticDecode<typeof ListPaymentRefundsQuery>, paymentId?: string) => {
-    const { rows, hasMore } = refunds.list(account, {
+  const page = async (account: Account, query: StaticDecode<typeof ListPaymentRefundsQuery>, paymentId?: string) => {
+    const { rows, hasMore } = await refunds.list(account, {
       limit: query.limit ?? DEFAULT_LIMIT,
       startingAfter: query.starting_after,
       paymentId,
@@ -56,8 +56,12 @@ export function refundRoutes(ctx: AppContext, authed: AuthPlugin) {
         const key = request.headers.get("idempotency-key");
         // The key also covers which payment is refunded: the same key on another payment is another request.
         const result = await idempotency.run(account.id, key, { payment: params.id, ...body }, async (commit) => {
-          const row = refunds.create(account, params.id, body, rawMemberText(rawBody(request), "metadata"), (row) =>
-            commit(201, refunds.json(row)),
+          const row = await refunds.create(
+            account,
+            params.id,
+            body,
+            rawMemberText(rawBody(request), "metadata"),
+            (row) => commit(201, refunds.json(row)),
           );
           return { status: 201, body: refunds.json(row) };
         });
@@ -72,7 +76,7 @@ export function refundRoutes(ctx: AppContext, authed: AuthPlugin) {
     )
     .get(
       "/api/v1/refunds/:id",
-      ({ account, params }) => jsonResponse(200, refunds.json(refunds.retrieve(account, params.id))),
+      async ({ account, params }) => jsonResponse(200, refunds.json(await refunds.retrieve(account, params.id))),
       { params: RefundParams },
     )
     .post(
@@ -80,7 +84,7 @@ export function refundRoutes(ctx: AppContext, authed: AuthPlugin) {
       async ({ account, params, request }) => {
         const key = request.headers.get("idempotency-key");
         const result = await idempotency.run(account.id, key, { cancel: params.id }, async (commit) => {
-          const row = refunds.cancel(account, params.id, (row) => commit(200, refunds.json(row)));
+          const row = await refunds.cancel(account, params.id, (row) => commit(200, refunds.json(row)));
           return { status: 200, body: refunds.json(row) };
         });
         return idempotentResponse(result);

@@ -1,7 +1,6 @@
 import { type Address, getAddress, isAddress, zeroAddress } from "viem";
 import type { Account } from "../accounts/service.ts";
 import type { Db } from "../db/index.ts";
-import { inTransaction } from "../db/transaction.ts";
 import type { EventStore } from "../events/store.ts";
 import { type Clock, isoMillis } from "../lib/clock.ts";
 import { ConflictError, NotFoundError, ValidationError } from "../lib/errors.ts";
@@ -28,7 +27,7 @@ export interface RefundsDeps {
   claimTokens: ClaimTokens;
   view: RefundViewContext;
   /** The settlement chain's watcher cursor (a block number), or null before it first ran. */
-  watchedUpTo: (chainId: number) => number | null;
+  watchedUpTo: (chainId: number) => Promise<number | null> | number | null;
   /** Called after an event is written; delivery picks it up once the transaction commits. */
   onEvent?: () => void;
 }
@@ -53,13 +52,13 @@ export type RefundsService = ReturnType<typeof createRefundsService>;
 export function createRefundsService(deps: RefundsDeps) {
   const { db, store, payments, events, clock, ids, view } = deps;
 
-  function emit(row: RefundRow, type: string): void {
+  async function emit(row: RefundRow, type: string): Promise<void> {
     const id = ids.prefixed("evt");
     const now = clock.now();
     const payload =
       `{"id":${JSON.stringify(id)},"object":"event","type":${JSON.stringify(type)},` +
       `"created_at":"${isoMillis(now)}","data":{"refund":${refundJson(row, view)}}}`;
-    events.insert({ id, account_id: row.account_id, type, payment_id: row.payment_id, payload, created_at: now });
+    await events.insert({ id, account_id: row.account_id, type, payment_id: row.payment_id, payload, created_at: now });
     deps.onEvent?.();
   }
 
@@ -67,11 +66,11 @@ export function createRefundsService(deps: RefundsDeps) {
    * Applies `event` through the state machine with `write` (a compare-and-set) and announces the
    * new status; null when the refund was not in a status the event applies to.
    */
-  function move(row: RefundRow, event: RefundEvent, write: () => boolean): RefundRow | null {
+  async function move(row: RefundRow, event: RefundEvent, write: () => Promise<boolean>): Promise<RefundRow | null> {
     const to = nextRefundStatus(row.status, event);
-    if (to === null || to === "awaiting_address" || !write()) return null;
-    const updated = store.findById(row.id)!;
-    emit(updated, REFUND_EVENT_TYPES[to]);
+    if (to === null || to === "awaiting_address" || !(await write())) return null;
+    const updated = (await store.findById(row.id))!;
+    await emit(updated, REFUND_EVENT_TYPES[to]);
     return updated;
   }
 
@@ -79,7 +78,7 @@ export function createRefundsService(deps: RefundsDeps) {
    * An address a refund may be paid to: EIP-55 checked when it is mixed case, and none that would
    * lose the money or pay it back to us (the zero address, the token itself, a deposit address).
    */
-  function refundAddress(text: string, field: string): Address {
+  async function refundAddress(text: string, field: string): Promise<Address> {
     if (!isAddress(text, { strict: true })) {
       throw new ValidationError(
         isAddress(text, { strict: false })
@@ -92,7 +91,7 @@ export function createRefundsService(deps: RefundsDeps) {
     if (address === zeroAddress) throw new ValidationError(`${field} cannot be the zero address`);
     if (address.toLowerCase() === view.usdc.toLowerCase())
       throw new ValidationError(`${field} cannot be the USDC contract`);
-    if (payments.depositAddressesAmong([address.toLowerCase()]).size > 0)
+    if ((await payments.depositAddressesAmong([address.toLowerCase()])).size > 0)
       throw new ValidationError(`${field} is a payment's deposit address; a refund must go to the payer's own wallet`);
     return address;
   }
@@ -102,12 +101,12 @@ export function createRefundsService(deps: RefundsDeps) {
   }
 
   /** A refund by its claim link's token; null when the token is malformed or unknown. */
-  function findByClaimToken(token: string): RefundRow | null {
+  async function findByClaimToken(token: string): Promise<RefundRow | null> {
     return CLAIM_TOKEN.test(token) ? store.findByClaimHash(deps.claimTokens.hashOf(token)) : null;
   }
 
-  function retrieve(account: Account, id: string): RefundRow {
-    const row = store.findForAccount(id, account.id);
+  async function retrieve(account: Account, id: string): Promise<RefundRow> {
+    const row = await store.findForAccount(id, account.id);
     if (!row) throw new NotFoundError(`no refund ${id}`);
     return row;
   }
@@ -121,20 +120,22 @@ export function createRefundsService(deps: RefundsDeps) {
      * `metadataText` is the merchant's metadata as sent; `inTransaction` runs inside the insert's
      * transaction (the idempotency record).
      */
-    create(
+    async create(
       account: Account,
       paymentId: string,
       input: CreateRefundInput,
       metadataText: string | null,
-      inTransactionToo?: (row: RefundRow) => void,
-    ): RefundRow {
+      inTransactionToo?: (row: RefundRow) => unknown,
+    ): Promise<RefundRow> {
       const metadata = input.metadata == null || metadataText === null ? null : storedMetadata(metadataText);
       const asked = input.amount == null ? null : parseExactAmount(input.amount);
       if (input.amount != null && asked === null) throw new ValidationError("amount must be at most 1000000000.00");
       if (asked !== null && asked <= 0n) throw new ValidationError("amount must be greater than 0.00");
-      const address = input.refund_address == null ? null : refundAddress(input.refund_address, "refund_address");
-      return inTransaction(db, () => {
-        const payment = payments.findForAccount(paymentId, account.id);
+      const address = input.refund_address == null ? null : await refundAddress(input.refund_address, "refund_address");
+      return db.transaction(async () => {
+        // Locked (on PostgreSQL) until this refund is written: refunds of one payment made at once
+        // take from its cap one after the other.
+        const payment = await payments.findForAccountToUpdate(paymentId, account.id);
         if (!payment) throw new NotFoundError(`no payment ${paymentId}`);
         const left = refundable(payment);
         if ((payment.amount_received ?? 0n) === 0n)
@@ -149,12 +150,13 @@ export function createRefundsService(deps: RefundsDeps) {
           throw new ValidationError(
             `amount ${formatExact(amount)} USDC is more than the ${formatExact(left)} USDC that may still be refunded`,
           );
-        if (store.countForPayment(paymentId) >= REFUNDS_PER_PAYMENT_MAX)
+        if ((await store.countForPayment(paymentId)) >= REFUNDS_PER_PAYMENT_MAX)
           throw new ValidationError(`payment ${paymentId} already has ${REFUNDS_PER_PAYMENT_MAX} refunds`);
         const now = clock.now();
-        if (!store.reserve(paymentId, amount, now)) throw new Error("refund cap moved inside its own transaction");
+        if (!(await store.reserve(paymentId, amount, now)))
+          throw new Error("refund cap moved inside its own transaction");
         const id = ids.prefixed("re");
-        const row = store.insert({
+        const row = await store.insert({
           id,
           account_id: account.id,
           payment_id: paymentId,
@@ -165,14 +167,14 @@ export function createRefundsService(deps: RefundsDeps) {
           claim_token_hash: deps.claimTokens.hashOf(deps.claimTokens.tokenFor(id)),
           chain_id: payment.chain_id,
           refund_address: address,
-          payable_after_block: address === null ? null : deps.watchedUpTo(payment.chain_id),
+          payable_after_block: address === null ? null : await deps.watchedUpTo(payment.chain_id),
           created_at: now,
           updated_at: now,
           payable_at: address === null ? null : now,
         });
-        emit(row, "refund.created");
-        if (address !== null) emit(row, REFUND_EVENT_TYPES.awaiting_payment);
-        inTransactionToo?.(row);
+        await emit(row, "refund.created");
+        if (address !== null) await emit(row, REFUND_EVENT_TYPES.awaiting_payment);
+        if (inTransactionToo) await inTransactionToo(row);
         return row;
       });
     },
@@ -180,23 +182,26 @@ export function createRefundsService(deps: RefundsDeps) {
     retrieve,
 
     /** The account's refunds, newest first, optionally of one payment (which must be the account's). */
-    list(account: Account, query: RefundListQuery): { rows: RefundRow[]; hasMore: boolean } {
-      if (query.paymentId !== undefined && !payments.findForAccount(query.paymentId, account.id))
+    async list(account: Account, query: RefundListQuery): Promise<{ rows: RefundRow[]; hasMore: boolean }> {
+      if (query.paymentId !== undefined && !(await payments.findForAccount(query.paymentId, account.id)))
         throw new NotFoundError(`no payment ${query.paymentId}`);
       let beforeSeq: number | undefined;
       if (query.startingAfter !== undefined) {
-        const cursor = store.findForAccount(query.startingAfter, account.id);
+        const cursor = await store.findForAccount(query.startingAfter, account.id);
         if (!cursor) throw new ValidationError(`starting_after: no refund ${query.startingAfter}`);
         beforeSeq = cursor.seq;
       }
-      const rows = store.list({ ...query, accountId: account.id, beforeSeq });
+      const rows = await store.list({ ...query, accountId: account.id, beforeSeq });
       return { rows: rows.slice(0, query.limit), hasMore: rows.length > query.limit };
     },
 
     /** Cancels an unpaid refund; what it held counts as refundable again. */
-    cancel(account: Account, id: string, inTransactionToo?: (row: RefundRow) => void): RefundRow {
-      return inTransaction(db, () => {
-        const row = retrieve(account, id);
+    async cancel(account: Account, id: string, inTransactionToo?: (row: RefundRow) => unknown): Promise<RefundRow> {
+      return db.transaction(async () => {
+        // Locked (on PostgreSQL) until canceled: a cancel, claim or transfer racing this one is
+        // answered as if it came first or after, never half-way.
+        const row = await store.findForAccountToUpdate(id, account.id);
+        if (!row) throw new NotFoundError(`no refund ${id}`);
         if (row.tx_hash !== null && row.status === "awaiting_payment")
           throw new ConflictError(
             `refund ${id} cannot be canceled: a transfer paying it (${row.tx_hash}) is on chain, ` +
@@ -207,10 +212,10 @@ export function createRefundsService(deps: RefundsDeps) {
             `refund ${id} has ${row.status === "succeeded" ? "succeeded" : "been canceled"} already`,
           );
         const now = clock.now();
-        const updated = move(row, "canceled", () => store.cancel(id, now));
+        const updated = await move(row, "canceled", () => store.cancel(id, now));
         if (!updated) throw new ConflictError(`refund ${id} changed while it was being canceled`);
-        store.release(row.payment_id, row.amount, now);
-        inTransactionToo?.(updated);
+        await store.release(row.payment_id, row.amount, now);
+        if (inTransactionToo) await inTransactionToo(updated);
         return updated;
       });
     },
@@ -221,19 +226,22 @@ export function createRefundsService(deps: RefundsDeps) {
      * The payer names the address (from the claim page). Once given it is fixed: a second claim
      * is refused, and a wrong address is mended by canceling the refund and creating another.
      */
-    claim(token: string, addressText: string): RefundRow {
-      return inTransaction(db, () => {
-        const row = findByClaimToken(token);
+    async claim(token: string, addressText: string): Promise<RefundRow> {
+      return db.transaction(async () => {
+        // Locked (on PostgreSQL) until the address is written, as in cancel.
+        const row = CLAIM_TOKEN.test(token)
+          ? await store.findByClaimHashToUpdate(deps.claimTokens.hashOf(token))
+          : null;
         if (!row) throw new NotFoundError("no such refund");
         if (row.status !== "awaiting_address")
           throw new ConflictError(
             row.status === "canceled" ? "this refund was canceled" : "this refund's address was given already",
           );
         // Checked after the status: a refund that is past taking an address says so, whatever was typed.
-        const address = refundAddress(addressText.trim(), "Refund address");
+        const address = await refundAddress(addressText.trim(), "Refund address");
         const now = clock.now();
-        const updated = move(row, "address_given", () =>
-          store.setAddress(row.id, address, deps.watchedUpTo(row.chain_id), now),
+        const updated = await move(row, "address_given", async () =>
+          store.setAddress(row.id, address, await deps.watchedUpTo(row.chain_id), now),
         );
         if (!updated) throw new ConflictError("this refund changed while its address was being given; reload the page");
         return updated;
@@ -241,25 +249,26 @@ export function createRefundsService(deps: RefundsDeps) {
     },
 
     /** Refunds on `chainId` waiting for their transfer, oldest payable first (the watcher's list). */
-    payableOn: (chainId: number): RefundRow[] => store.payable(chainId),
+    payableOn: (chainId: number): Promise<RefundRow[]> => store.payable(chainId),
 
     /**
      * Records a transfer seen for a refund (call inside the watcher's transaction). Not yet a
      * success: that waits until the payment's speed policy counts its block (`succeed`).
      */
-    see: (row: RefundRow, transfer: RefundTransfer): boolean => store.seeTransfer(row.id, transfer, clock.now()),
+    see: (row: RefundRow, transfer: RefundTransfer): Promise<boolean> =>
+      store.seeTransfer(row.id, transfer, clock.now()),
 
     /** A seen transfer that a reorg took off the chain: the refund waits for its transfer again. */
-    forget: (row: RefundRow): boolean => store.forgetTransfer(row.id, clock.now()),
+    forget: (row: RefundRow): Promise<boolean> => store.forgetTransfer(row.id, clock.now()),
 
     /**
      * The seen transfer now counts (call inside the watcher's transaction): the refund succeeded,
      * and the payment's amount_refunded grows. False when it had already moved on.
      */
-    succeed(row: RefundRow): boolean {
+    async succeed(row: RefundRow): Promise<boolean> {
       const now = clock.now();
-      const succeeded = move(row, "transfer_counted", () => store.succeed(row.id, now)) !== null;
-      if (succeeded) store.addRefunded(row.payment_id, row.amount, now);
+      const succeeded = (await move(row, "transfer_counted", () => store.succeed(row.id, now))) !== null;
+      if (succeeded) await store.addRefunded(row.payment_id, row.amount, now);
       return succeeded;
     },
 

@@ -1,4 +1,4 @@
-import type { Db } from "../db/index.ts";
+import { type Db, list, raw, sql, sqlFor } from "../db/engine.ts";
 
 export type RefundStatus = "awaiting_address" | "awaiting_payment" | "succeeded" | "canceled";
 export const REFUND_STATUSES: readonly RefundStatus[] = [
@@ -88,113 +88,149 @@ const NEW_COLUMNS = [
   "payable_at",
 ] as const;
 
+const INSERT_COLUMNS = raw(NEW_COLUMNS.join(", "));
+const BIGINTS = { bigints: true };
+
 export function createRefundStore(db: Db) {
-  const insert = db
-    .query<RefundRow, [Record<string, string | number | bigint | null>]>(
-      `INSERT INTO refunds (${NEW_COLUMNS.join(", ")})
-       VALUES (${NEW_COLUMNS.map((c) => `$${c}`).join(", ")}) RETURNING *`,
-    )
-    .safeIntegers(true);
-  const findById = db.query<RefundRow, [string]>("SELECT * FROM refunds WHERE id = ?").safeIntegers(true);
-  const findForAccount = db
-    .query<RefundRow, [string, string]>("SELECT * FROM refunds WHERE id = ? AND account_id = ?")
-    .safeIntegers(true);
-  const findByClaimHash = db
-    .query<RefundRow, [string]>("SELECT * FROM refunds WHERE claim_token_hash = ?")
-    .safeIntegers(true);
-  // The casts give PostgreSQL the type of a filter that may be null, which `IS NULL` alone does not.
-  const list = db
-    .query<RefundRow, Record<string, string | number | null>>(
-      `SELECT * FROM refunds
-        WHERE account_id = $account_id
-          AND (CAST($before_seq AS BIGINT) IS NULL OR seq < $before_seq)
-          AND (CAST($payment_id AS TEXT) IS NULL OR payment_id = $payment_id)
-          AND (CAST($status AS TEXT) IS NULL OR status = $status)
-          AND (CAST($created_gte AS BIGINT) IS NULL OR created_at >= $created_gte)
-          AND (CAST($created_lt AS BIGINT) IS NULL OR created_at < $created_lt)
-        ORDER BY seq DESC LIMIT $limit`,
-    )
-    .safeIntegers(true);
-  // One statement checks the cap and takes from it, so two refunds at once can never both pass.
-  const reserve = db.query(
-    `UPDATE payments SET refund_reserved = refund_reserved + ?1, updated_at = ?2
-      WHERE id = ?3 AND coalesce(amount_received, 0) - refund_reserved >= ?1`,
-  );
-  const release = db.query(
-    "UPDATE payments SET refund_reserved = refund_reserved - ?, updated_at = ? WHERE id = ? AND refund_reserved >= ?",
-  );
-  const addRefunded = db.query(
-    "UPDATE payments SET amount_refunded = amount_refunded + ?, updated_at = ? WHERE id = ?",
-  );
-  const setAddress = db.query(
-    `UPDATE refunds SET status = 'awaiting_payment', refund_address = ?, payable_after_block = ?, payable_at = ?,
-            updated_at = ? WHERE id = ? AND status = 'awaiting_address'`,
-  );
-  const cancel = db.query(
-    `UPDATE refunds SET status = 'canceled', canceled_at = ?1, updated_at = ?1
-      WHERE id = ?2 AND status IN ('awaiting_address', 'awaiting_payment') AND tx_hash IS NULL`,
-  );
-  const payable = db
-    .query<RefundRow, [number]>(
-      "SELECT * FROM refunds WHERE chain_id = ? AND status = 'awaiting_payment' ORDER BY payable_at, seq",
-    )
-    .safeIntegers(true);
-  // A transfer that paid a refund already (seen again when a rescan passes its block) pays no other:
-  // refused here rather than by the unique index, whose error would fail the watcher's whole range.
-  const seeTransfer = db.query(
-    `UPDATE refunds SET tx_hash = ?1, log_index = ?2, block_number = ?3, block_hash = ?4, updated_at = ?5
-      WHERE id = ?6 AND status = 'awaiting_payment' AND tx_hash IS NULL
-        AND NOT EXISTS (SELECT 1 FROM refunds paid
-                         WHERE paid.chain_id = refunds.chain_id AND paid.tx_hash = ?1 AND paid.log_index = ?2)`,
-  );
-  const forgetTransfer = db.query(
-    `UPDATE refunds SET tx_hash = NULL, log_index = NULL, block_number = NULL, block_hash = NULL, updated_at = ?
-      WHERE id = ? AND status = 'awaiting_payment'`,
-  );
-  const succeed = db.query(
-    `UPDATE refunds SET status = 'succeeded', succeeded_at = ?1, updated_at = ?1
-      WHERE id = ?2 AND status = 'awaiting_payment' AND tx_hash IS NOT NULL`,
-  );
-  const countForPayment = db.query<{ n: number }, [string]>("SELECT count(*) AS n FROM refunds WHERE payment_id = ?");
+  const findById = async (id: string) =>
+    normalise(await db.get<RefundRow>(sql`SELECT * FROM refunds WHERE id = ${id}`, BIGINTS));
 
   return {
-    insert: (row: NewRefundRow): RefundRow =>
-      normalise(insert.get(Object.fromEntries(NEW_COLUMNS.map((c) => [c, row[c]]))))!,
-    findById: (id: string) => normalise(findById.get(id)),
-    findForAccount: (id: string, accountId: string) => normalise(findForAccount.get(id, accountId)),
-    findByClaimHash: (hash: string) => normalise(findByClaimHash.get(hash)),
-    /** Newest first; asks for one row more than `limit` so the caller can tell has_more. */
-    list: (filter: RefundListFilter): RefundRow[] =>
-      list
-        .all({
-          account_id: filter.accountId,
-          before_seq: filter.beforeSeq ?? null,
-          payment_id: filter.paymentId ?? null,
-          status: filter.status ?? null,
-          created_gte: filter.createdGte ?? null,
-          created_lt: filter.createdLt ?? null,
-          limit: filter.limit + 1,
-        })
-        .map((row) => normalise(row)!),
-    /** Takes `amount` from what the payment may still refund; false when that is less than `amount`. */
-    reserve: (paymentId: string, amount: bigint, now: number) => reserve.run(amount, now, paymentId).changes > 0,
+    async insert(row: NewRefundRow): Promise<RefundRow> {
+      const values = list(NEW_COLUMNS.map((c) => sql`${row[c]}`));
+      return normalise(
+        await db.get<RefundRow>(sql`INSERT INTO refunds (${INSERT_COLUMNS}) VALUES (${values}) RETURNING *`, BIGINTS),
+      )!;
+    },
+    findById,
+    findForAccount: async (id: string, accountId: string) =>
+      normalise(
+        await db.get<RefundRow>(sql`SELECT * FROM refunds WHERE id = ${id} AND account_id = ${accountId}`, BIGINTS),
+      ),
+    findByClaimHash: async (hash: string) =>
+      normalise(await db.get<RefundRow>(sql`SELECT * FROM refunds WHERE claim_token_hash = ${hash}`, BIGINTS)),
+    /**
+     * findForAccount and findByClaimHash for a change their transaction then makes (a cancel, a
+     * claim): on PostgreSQL, whose transactions run side by side, the row stays locked until that
+     * transaction ends, so a second change decides from what the first wrote and is answered as if
+     * it came after it ("canceled already"), not refused as a lost race. SQLite runs one at a time.
+     */
+    findForAccountToUpdate: async (id: string, accountId: string) =>
+      normalise(
+        await db.get<RefundRow>(
+          sqlFor(
+            db,
+            sql`SELECT * FROM refunds WHERE id = ${id} AND account_id = ${accountId}`,
+            sql`SELECT * FROM refunds WHERE id = ${id} AND account_id = ${accountId} FOR NO KEY UPDATE`,
+          ),
+          BIGINTS,
+        ),
+      ),
+    findByClaimHashToUpdate: async (hash: string) =>
+      normalise(
+        await db.get<RefundRow>(
+          sqlFor(
+            db,
+            sql`SELECT * FROM refunds WHERE claim_token_hash = ${hash}`,
+            sql`SELECT * FROM refunds WHERE claim_token_hash = ${hash} FOR NO KEY UPDATE`,
+          ),
+          BIGINTS,
+        ),
+      ),
+    /**
+     * Newest first; asks for one row more than `limit` so the caller can tell has_more. The casts
+     * give PostgreSQL the type of a filter that may be null, which `IS NULL` alone does not.
+     */
+    async list(filter: RefundListFilter): Promise<RefundRow[]> {
+      const beforeSeq = filter.beforeSeq ?? null;
+      const paymentId = filter.paymentId ?? null;
+      const status = filter.status ?? null;
+      const createdGte = filter.createdGte ?? null;
+      const createdLt = filter.createdLt ?? null;
+      const rows = await db.all<RefundRow>(
+        sql`SELECT * FROM refunds
+             WHERE account_id = ${filter.accountId}
+               AND (CAST(${beforeSeq} AS BIGINT) IS NULL OR seq < ${beforeSeq})
+               AND (CAST(${paymentId} AS TEXT) IS NULL OR payment_id = ${paymentId})
+               AND (CAST(${status} AS TEXT) IS NULL OR status = ${status})
+               AND (CAST(${createdGte} AS BIGINT) IS NULL OR created_at >= ${createdGte})
+               AND (CAST(${createdLt} AS BIGINT) IS NULL OR created_at < ${createdLt})
+             ORDER BY seq DESC LIMIT ${filter.limit + 1}`,
+        BIGINTS,
+      );
+      return rows.map((row) => normalise(row)!);
+    },
+    /**
+     * Takes `amount` from what the payment may still refund; false when that is less than `amount`.
+     * One statement checks the cap and takes from it, so two refunds at once can never both pass.
+     */
+    reserve: async (paymentId: string, amount: bigint, now: number) =>
+      (await db.run(
+        sql`UPDATE payments SET refund_reserved = refund_reserved + ${amount}, updated_at = ${now}
+             WHERE id = ${paymentId} AND coalesce(amount_received, 0) - refund_reserved >= ${amount}`,
+      )) > 0,
     /** Gives a canceled refund's amount back to what the payment may refund. */
-    release: (paymentId: string, amount: bigint, now: number) => release.run(amount, now, paymentId, amount),
-    addRefunded: (paymentId: string, amount: bigint, now: number) => addRefunded.run(amount, now, paymentId),
+    release: (paymentId: string, amount: bigint, now: number) =>
+      db.run(
+        sql`UPDATE payments SET refund_reserved = refund_reserved - ${amount}, updated_at = ${now}
+             WHERE id = ${paymentId} AND refund_reserved >= ${amount}`,
+      ),
+    addRefunded: (paymentId: string, amount: bigint, now: number) =>
+      db.run(
+        sql`UPDATE payments SET amount_refunded = amount_refunded + ${amount}, updated_at = ${now}
+            WHERE id = ${paymentId}`,
+      ),
     /** Compare-and-set: only a refund still waiting for its address takes one. */
-    setAddress: (id: string, address: string, afterBlock: number | null, now: number) =>
-      setAddress.run(address, afterBlock, now, now, id).changes > 0,
+    setAddress: async (id: string, address: string, afterBlock: number | null, now: number) =>
+      (await db.run(
+        sql`UPDATE refunds SET status = 'awaiting_payment', refund_address = ${address},
+                   payable_after_block = ${afterBlock}, payable_at = ${now},
+                   updated_at = ${now} WHERE id = ${id} AND status = 'awaiting_address'`,
+      )) > 0,
     /** Compare-and-set: only an unpaid refund with no transfer seen for it is canceled. */
-    cancel: (id: string, now: number) => cancel.run(now, id).changes > 0,
+    cancel: async (id: string, now: number) =>
+      (await db.run(
+        sql`UPDATE refunds SET status = 'canceled', canceled_at = ${now}, updated_at = ${now}
+             WHERE id = ${id} AND status IN ('awaiting_address', 'awaiting_payment') AND tx_hash IS NULL`,
+      )) > 0,
     /** Refunds on `chainId` with an address, waiting for their transfer: the oldest payable first. */
-    payable: (chainId: number) => payable.all(chainId).map((row) => normalise(row)!),
-    /** Compare-and-set: a transfer seen for a refund that had none, unless it paid another refund. */
-    seeTransfer: (id: string, t: RefundTransfer, now: number) =>
-      seeTransfer.run(t.txHash, t.logIndex, t.blockNumber, t.blockHash, now, id).changes > 0,
+    payable: async (chainId: number) =>
+      (
+        await db.all<RefundRow>(
+          sql`SELECT * FROM refunds WHERE chain_id = ${chainId} AND status = 'awaiting_payment'
+              ORDER BY payable_at, seq`,
+          BIGINTS,
+        )
+      ).map((row) => normalise(row)!),
+    /**
+     * Compare-and-set: a transfer seen for a refund that had none, unless it paid another refund.
+     * A transfer that paid a refund already (seen again when a rescan passes its block) pays no
+     * other: refused here rather than by the unique index, whose error would fail the watcher's
+     * whole range.
+     */
+    seeTransfer: async (id: string, t: RefundTransfer, now: number) =>
+      (await db.run(
+        sql`UPDATE refunds SET tx_hash = ${t.txHash}, log_index = ${t.logIndex}, block_number = ${t.blockNumber},
+                   block_hash = ${t.blockHash}, updated_at = ${now}
+             WHERE id = ${id} AND status = 'awaiting_payment' AND tx_hash IS NULL
+               AND NOT EXISTS (SELECT 1 FROM refunds paid
+                                WHERE paid.chain_id = refunds.chain_id AND paid.tx_hash = ${t.txHash}
+                                  AND paid.log_index = ${t.logIndex})`,
+      )) > 0,
     /** A seen transfer a reorg took off the chain: the refund waits for its transfer again. */
-    forgetTransfer: (id: string, now: number) => forgetTransfer.run(now, id).changes > 0,
-    succeed: (id: string, now: number) => succeed.run(now, id).changes > 0,
-    countForPayment: (paymentId: string) => Number(countForPayment.get(paymentId)!.n),
+    forgetTransfer: async (id: string, now: number) =>
+      (await db.run(
+        sql`UPDATE refunds SET tx_hash = NULL, log_index = NULL, block_number = NULL, block_hash = NULL,
+                   updated_at = ${now}
+             WHERE id = ${id} AND status = 'awaiting_payment'`,
+      )) > 0,
+    succeed: async (id: string, now: number) =>
+      (await db.run(
+        sql`UPDATE refunds SET status = 'succeeded', succeeded_at = ${now}, updated_at = ${now}
+             WHERE id = ${id} AND status = 'awaiting_payment' AND tx_hash IS NOT NULL`,
+      )) > 0,
+    countForPayment: async (paymentId: string) =>
+      Number((await db.get<{ n: number }>(sql`SELECT count(*) AS n FROM refunds WHERE payment_id = ${paymentId}`))!.n),
   };
 }
 

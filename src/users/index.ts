@@ -11,6 +11,6 @@ export function createUsers(
     store: createUserStore(w.db),
     clock: w.clock,
     ids: w.ids,
-    accountExists: (id) => w.accounts.findAccount(id) !== null,
+    accountExists: async (id) => (await w.accounts.findAccount(id)) !== null,
   });
 }

@@ -55,7 +55,7 @@ export interface UsersDeps {
   clock: Clock;
   ids: IdGenerator;
   /** Whether an account exists: a user always belongs to one. */
-  accountExists: (accountId: string) => boolean;
+  accountExists: (accountId: string) => Promise<boolean>;
   /**
    * How new passwords are hashed: PASSWORD_HASHING unless a test of the rules around it (the
    * throttle) asks for less work. A hash names its own cost, so verifying follows it.
@@ -88,8 +88,8 @@ export function createUsersService({
   }
 
   /** How long `key` must wait before its next attempt, in ms; 0 when it need not. */
-  function waitOf(key: string, now: number): number {
-    const failures = store.failuresSince(key, now - SIGN_IN_WINDOW_MS);
+  async function waitOf(key: string, now: number): Promise<number> {
+    const failures = await store.failuresSince(key, now - SIGN_IN_WINDOW_MS);
     if (failures.length < SIGN_IN_FREE_FAILURES) return 0;
     const doublings = failures.length - SIGN_IN_FREE_FAILURES;
     const wait = Math.min(SIGN_IN_MAX_WAIT_MS, SIGN_IN_FIRST_WAIT_MS * 2 ** doublings);
@@ -110,12 +110,31 @@ export function createUsersService({
     return run;
   }
 
+  // What makes attempts that share an email or a client count one after another is the database's
+  // lock (UserStore.lockFailures), on every replica alike. This queue only keeps one process's
+  // attempts waiting for one another here rather than each holding a pooled connection while it
+  // waits for that lock: guesses sent all at once cannot take the connections every other request
+  // needs. Attempts that share neither are counted side by side.
+  const counting = new Map<string, Promise<unknown>>();
+  function countedInTurn<T>(keys: readonly string[], count: () => Promise<T>): Promise<T> {
+    const run = Promise.all(keys.map((key) => counting.get(key))).then(count);
+    const settled = run.then(
+      () => {},
+      () => {},
+    );
+    for (const key of keys) counting.set(key, settled);
+    void settled.then(() => {
+      for (const key of keys) if (counting.get(key) === settled) counting.delete(key);
+    });
+    return run;
+  }
+
   return {
     /** Creates a user of an account; the password (generated unless given) is returned here only. */
     async createUser(input: { accountId: string; email: string; password?: string }) {
-      if (!accountExists(input.accountId)) throw new NotFoundError(`no account ${input.accountId}`);
+      if (!(await accountExists(input.accountId))) throw new NotFoundError(`no account ${input.accountId}`);
       const email = emailFrom(input.email);
-      if (store.findUserByEmail(email))
+      if (await store.findUserByEmail(email))
         throw new ValidationError(`a dashboard user with email ${email} exists already`);
       const { password, hash } = await passwordFor(input.password);
       const row: UserRow = {
@@ -126,27 +145,27 @@ export function createUsersService({
         created_at: clock.now(),
       };
       try {
-        store.insertUser(row);
+        await store.insertUser(row);
       } catch (error) {
         // Two creates of one email at once: the unique index decides.
-        if (store.findUserByEmail(email))
+        if (await store.findUserByEmail(email))
           throw new ValidationError(`a dashboard user with email ${email} exists already`);
         throw error;
       }
       return { user: toUserJson(row), password };
     },
 
-    listUsers(accountId?: string): UserJson[] {
-      return store.listUsers(accountId).map(toUserJson);
+    async listUsers(accountId?: string): Promise<UserJson[]> {
+      return (await store.listUsers(accountId)).map(toUserJson);
     },
 
     /** A new password (generated unless given); every session of the user ends with the old one. */
     async resetPassword(userId: string, given?: string) {
-      if (!store.findUser(userId)) throw new NotFoundError(`no user ${userId}`);
+      if (!(await store.findUser(userId))) throw new NotFoundError(`no user ${userId}`);
       const { password, hash } = await passwordFor(given);
-      const row = store.transaction(() => {
-        const updated = store.setPasswordHash(userId, hash);
-        if (updated) store.deleteUserSessions(userId);
+      const row = await store.transaction(async () => {
+        const updated = await store.setPasswordHash(userId, hash);
+        if (updated) await store.deleteUserSessions(userId);
         return updated;
       });
       if (!row) throw new NotFoundError(`no user ${userId}`);
@@ -154,8 +173,8 @@ export function createUsersService({
     },
 
     /** Deletes the user and with it every session. */
-    deleteUser(userId: string) {
-      const row = store.deleteUser(userId);
+    async deleteUser(userId: string) {
+      const row = await store.deleteUser(userId);
       if (!row) throw new NotFoundError(`no user ${userId}`);
       return { id: row.id, deleted: true as const };
     },
@@ -172,18 +191,21 @@ export function createUsersService({
       const email = input.email.trim().toLowerCase().slice(0, 320);
       const keys = [`email:${email}`, `client:${input.client}`] as const;
       // Counted as failed before the (slow) check, so parallel guesses cannot all slip under the limit.
-      const attempt = store.transaction(() => {
-        const emailWait = waitOf(keys[0], now);
-        if (emailWait > 0) return { emailWait };
-        const clientWaited = waitOf(keys[1], now) > 0;
-        store.purgeFailuresUpTo(now - SIGN_IN_WINDOW_MS);
-        const rowids = keys.map((key) => {
-          const rowid = store.recordFailure(key, now);
-          store.trimFailures(key, SIGN_IN_FAILURES_KEPT);
-          return rowid;
-        });
-        return { emailWait: 0, clientWaited, rowids };
-      });
+      const attempt = await countedInTurn(keys, () =>
+        store.transaction(async () => {
+          for (const key of keys) await store.lockFailures(key);
+          const emailWait = await waitOf(keys[0], now);
+          if (emailWait > 0) return { emailWait };
+          const clientWaited = (await waitOf(keys[1], now)) > 0;
+          await store.purgeFailuresUpTo(now - SIGN_IN_WINDOW_MS);
+          const rowids: number[] = [];
+          for (const key of keys) {
+            rowids.push(await store.recordFailure(key, now));
+            await store.trimFailures(key, SIGN_IN_FAILURES_KEPT);
+          }
+          return { emailWait: 0, clientWaited, rowids };
+        }),
+      );
       if (!attempt.rowids) {
         const seconds = waitSeconds(attempt.emailWait);
         throw new TooManyRequestsError(
@@ -191,14 +213,14 @@ export function createUsersService({
           seconds,
         );
       }
-      const user = store.findUserByEmail(email);
+      const user = await store.findUserByEmail(email);
       const password = input.password.slice(0, PASSWORD_MAX_LENGTH + 1);
       const valid = await oneAtATime(input.client, async () =>
         Bun.password.verify(password, user?.password_hash ?? (await decoy())),
       );
       if (!user || !valid) {
         if (!attempt.clientWaited) throw new AuthError(SIGN_IN_REFUSED);
-        const seconds = waitSeconds(waitOf(keys[1], clock.now()));
+        const seconds = waitSeconds(await waitOf(keys[1], clock.now()));
         throw new TooManyRequestsError(
           `${SIGN_IN_REFUSED} Many sign-ins from your network have failed: ` +
             `wait ${inWords(seconds)} before trying again.`,
@@ -207,13 +229,13 @@ export function createUsersService({
       }
 
       const token = randomToken();
-      const session = store.transaction(() => {
+      const session = await store.transaction(async () => {
         // A reset or deletion that landed during the check wins: the old password opens nothing.
-        if (store.findUser(user.id)?.password_hash !== user.password_hash) return null;
-        store.clearFailures(keys[0]);
-        store.deleteFailure(attempt.rowids[1]!);
+        if ((await store.findUserToSignIn(user.id))?.password_hash !== user.password_hash) return null;
+        await store.clearFailures(keys[0]);
+        await store.deleteFailure(attempt.rowids[1]!);
         // Sessions that ended without a sign-out are never read again: they go here.
-        store.deleteExpiredSessions(now - SESSION_IDLE_MS, now - SESSION_MAX_MS);
+        await store.deleteExpiredSessions(now - SESSION_IDLE_MS, now - SESSION_MAX_MS);
         const row = {
           id: ids.prefixed("ses"),
           token_hash: sha256Hex(token),
@@ -222,7 +244,7 @@ export function createUsersService({
           created_at: clock.now(),
           last_seen_at: clock.now(),
         };
-        store.insertSession(row);
+        await store.insertSession(row);
         return row;
       });
       if (!session) throw new AuthError(SIGN_IN_REFUSED);
@@ -230,24 +252,24 @@ export function createUsersService({
     },
 
     /** The live session a cookie's token names, or null; ends it if it has expired, extends it otherwise. */
-    resolveSession(token: string): UserSession | null {
+    async resolveSession(token: string): Promise<UserSession | null> {
       if (!SESSION_TOKEN.test(token)) return null;
-      const row = store.findSessionByTokenHash(sha256Hex(token));
+      const row = await store.findSessionByTokenHash(sha256Hex(token));
       if (!row) return null;
       const now = clock.now();
       if (now - row.last_seen_at >= SESSION_IDLE_MS || now - row.created_at >= SESSION_MAX_MS) {
-        store.deleteSession(row.id);
+        await store.deleteSession(row.id);
         return null;
       }
-      if (now - row.last_seen_at >= TOUCH_EVERY_MS) store.touchSession(row.id, now);
+      if (now - row.last_seen_at >= TOUCH_EVERY_MS) await store.touchSession(row.id, now);
       return toUserSession(row);
     },
 
     /** Ends the session a token names (nothing happens for an unknown one). */
-    signOut(token: string): void {
+    async signOut(token: string): Promise<void> {
       if (!SESSION_TOKEN.test(token)) return;
-      const row = store.findSessionByTokenHash(sha256Hex(token));
-      if (row) store.deleteSession(row.id);
+      const row = await store.findSessionByTokenHash(sha256Hex(token));
+      if (row) await store.deleteSession(row.id);
     },
   };
 }

@@ -1,5 +1,4 @@
-import type { Db } from "../db/index.ts";
-import { inTransaction } from "../db/transaction.ts";
+import { type Db, isPostgres, sql, sqlFor } from "../db/engine.ts";
 
 export interface UserRow {
   id: string;
@@ -28,80 +27,93 @@ export type UserStore = ReturnType<typeof createUserStore>;
 
 /** Dashboard users, their sessions and the failed sign-ins the throttle counts. */
 export function createUserStore(db: Db) {
-  const insertUser = db.query(
-    `INSERT INTO dashboard_users (id, account_id, email, password_hash, created_at)
-     VALUES ($id, $account_id, $email, $password_hash, $created_at)`,
-  );
-  const findUser = db.query<UserRow, [string]>("SELECT * FROM dashboard_users WHERE id = ?");
-  const findUserByEmail = db.query<UserRow, [string]>("SELECT * FROM dashboard_users WHERE email = ?");
-  const listAllUsers = db.query<UserRow, []>("SELECT * FROM dashboard_users ORDER BY created_at, id");
-  const listAccountUsers = db.query<UserRow, [string]>(
-    "SELECT * FROM dashboard_users WHERE account_id = ? ORDER BY created_at, id",
-  );
-  const setPasswordHash = db.query<UserRow, [string, string]>(
-    "UPDATE dashboard_users SET password_hash = ? WHERE id = ? RETURNING *",
-  );
-  const deleteUser = db.query<UserRow, [string]>("DELETE FROM dashboard_users WHERE id = ? RETURNING *");
-
-  const insertSession = db.query(
-    `INSERT INTO dashboard_sessions (id, token_hash, user_id, csrf_token, created_at, last_seen_at)
-     VALUES ($id, $token_hash, $user_id, $csrf_token, $created_at, $last_seen_at)`,
-  );
-  const findSession = db.query<SessionWithUser, [string]>(
-    `SELECT s.*, u.email, u.account_id FROM dashboard_sessions s
-     JOIN dashboard_users u ON u.id = s.user_id WHERE s.token_hash = ?`,
-  );
-  const touchSession = db.query<null, [number, string]>("UPDATE dashboard_sessions SET last_seen_at = ? WHERE id = ?");
-  const deleteSession = db.query<null, [string]>("DELETE FROM dashboard_sessions WHERE id = ?");
-  const deleteUserSessions = db.query<null, [string]>("DELETE FROM dashboard_sessions WHERE user_id = ?");
-  const deleteExpiredSessions = db.query<null, [number, number]>(
-    "DELETE FROM dashboard_sessions WHERE last_seen_at <= ? OR created_at <= ?",
-  );
-
-  // RETURNING rather than lastInsertRowid, which only SQLite has; PostgreSQL's table has an explicit rowid.
-  const insertFailure = db.query<{ rowid: number }, [string, number]>(
-    "INSERT INTO sign_in_failures (key, at) VALUES (?, ?) RETURNING rowid",
-  );
-  const recentFailures = db.query<{ at: number }, [string, number]>(
-    "SELECT at FROM sign_in_failures WHERE key = ? AND at > ? ORDER BY at DESC",
-  );
-  const clearFailures = db.query<null, [string]>("DELETE FROM sign_in_failures WHERE key = ?");
-  const deleteFailure = db.query<null, [number]>("DELETE FROM sign_in_failures WHERE rowid = ?");
-  const purgeFailures = db.query<null, [number]>("DELETE FROM sign_in_failures WHERE at <= ?");
-  const trimFailures = db.query<null, [string, number]>(
-    `DELETE FROM sign_in_failures WHERE key = ?1 AND rowid NOT IN
-       (SELECT rowid FROM sign_in_failures WHERE key = ?1 ORDER BY at DESC, rowid DESC LIMIT ?2)`,
-  );
-
   return {
-    insertUser: (row: UserRow) => insertUser.run({ ...row }),
-    findUser: (id: string) => findUser.get(id),
-    findUserByEmail: (email: string) => findUserByEmail.get(email),
-    listUsers: (accountId?: string) => (accountId ? listAccountUsers.all(accountId) : listAllUsers.all()),
-    setPasswordHash: (id: string, hash: string) => setPasswordHash.get(hash, id),
+    insertUser: (row: UserRow) =>
+      db.run(
+        sql`INSERT INTO dashboard_users (id, account_id, email, password_hash, created_at)
+             VALUES (${row.id}, ${row.account_id}, ${row.email}, ${row.password_hash}, ${row.created_at})`,
+      ),
+    findUser: (id: string) => db.get<UserRow>(sql`SELECT * FROM dashboard_users WHERE id = ${id}`),
+    /**
+     * findUser for a session about to be opened with the password it had: on PostgreSQL the row is
+     * held (FOR SHARE) until the transaction ends, so a password reset or a deletion made meanwhile
+     * waits for the session to be written and then ends it with the others, and one made before is
+     * seen here. SQLite runs one transaction at a time already.
+     */
+    findUserToSignIn: (id: string) =>
+      db.get<UserRow>(
+        sqlFor(
+          db,
+          sql`SELECT * FROM dashboard_users WHERE id = ${id}`,
+          sql`SELECT * FROM dashboard_users WHERE id = ${id} FOR SHARE`,
+        ),
+      ),
+    findUserByEmail: (email: string) => db.get<UserRow>(sql`SELECT * FROM dashboard_users WHERE email = ${email}`),
+    listUsers: (accountId?: string) =>
+      accountId
+        ? db.all<UserRow>(sql`SELECT * FROM dashboard_users WHERE account_id = ${accountId} ORDER BY created_at, id`)
+        : db.all<UserRow>(sql`SELECT * FROM dashboard_users ORDER BY created_at, id`),
+    setPasswordHash: (id: string, hash: string) =>
+      db.get<UserRow>(sql`UPDATE dashboard_users SET password_hash = ${hash} WHERE id = ${id} RETURNING *`),
     /** Its sessions go with it (ON DELETE CASCADE). */
-    deleteUser: (id: string) => deleteUser.get(id),
+    deleteUser: (id: string) => db.get<UserRow>(sql`DELETE FROM dashboard_users WHERE id = ${id} RETURNING *`),
 
-    insertSession: (row: SessionRow) => insertSession.run({ ...row }),
-    findSessionByTokenHash: (hash: string) => findSession.get(hash),
-    touchSession: (id: string, now: number) => touchSession.run(now, id),
-    deleteSession: (id: string) => deleteSession.run(id),
-    deleteUserSessions: (userId: string) => deleteUserSessions.run(userId),
+    insertSession: (row: SessionRow) =>
+      db.run(
+        sql`INSERT INTO dashboard_sessions (id, token_hash, user_id, csrf_token, created_at, last_seen_at)
+             VALUES (${row.id}, ${row.token_hash}, ${row.user_id}, ${row.csrf_token}, ${row.created_at},
+             ${row.last_seen_at})`,
+      ),
+    findSessionByTokenHash: (hash: string) =>
+      db.get<SessionWithUser>(
+        sql`SELECT s.*, u.email, u.account_id FROM dashboard_sessions s
+             JOIN dashboard_users u ON u.id = s.user_id WHERE s.token_hash = ${hash}`,
+      ),
+    touchSession: (id: string, now: number) =>
+      db.run(sql`UPDATE dashboard_sessions SET last_seen_at = ${now} WHERE id = ${id}`),
+    deleteSession: (id: string) => db.run(sql`DELETE FROM dashboard_sessions WHERE id = ${id}`),
+    deleteUserSessions: (userId: string) => db.run(sql`DELETE FROM dashboard_sessions WHERE user_id = ${userId}`),
     /** Sessions idle since `idleSince` or opened before `openedBefore`. */
     deleteExpiredSessions: (idleSince: number, openedBefore: number) =>
-      deleteExpiredSessions.run(idleSince, openedBefore),
+      db.run(sql`DELETE FROM dashboard_sessions WHERE last_seen_at <= ${idleSince} OR created_at <= ${openedBefore}`),
 
-    /** Its rowid, by which deleteFailure deletes it. */
-    recordFailure: (key: string, at: number): number => insertFailure.get(key, at)!.rowid,
+    /**
+     * Its rowid, by which deleteFailure deletes it. RETURNING rather than lastInsertRowid, which
+     * only SQLite has; PostgreSQL's table has an explicit rowid.
+     */
+    recordFailure: async (key: string, at: number): Promise<number> =>
+      (await db.get<{ rowid: number }>(
+        sql`INSERT INTO sign_in_failures (key, at) VALUES (${key}, ${at}) RETURNING rowid`,
+      ))!.rowid,
+    /**
+     * Holds other sign-in attempts counted under `key` back until the caller's transaction ends, on
+     * PostgreSQL, whose transactions run side by side (in one process and across replicas): the
+     * next one to count finds this one's failure. A transaction-scoped advisory lock, as a key
+     * (an email nobody may have, a client's address) has no row of its own to lock. Taken in the
+     * same order by every attempt (email, then client), so two never wait for each other. SQLite
+     * runs one transaction at a time already.
+     */
+    async lockFailures(key: string): Promise<void> {
+      if (isPostgres(db)) await db.get(sql`SELECT pg_advisory_xact_lock(hashtextextended(${key}, 0)) AS locked`);
+    },
     /** Failure times of `key` after `since`, newest first. */
-    failuresSince: (key: string, since: number) => recentFailures.all(key, since).map((r) => r.at),
-    clearFailures: (key: string) => clearFailures.run(key),
+    failuresSince: async (key: string, since: number) =>
+      (
+        await db.all<{ at: number }>(
+          sql`SELECT at FROM sign_in_failures WHERE key = ${key} AND at > ${since} ORDER BY at DESC`,
+        )
+      ).map((r) => r.at),
+    clearFailures: (key: string) => db.run(sql`DELETE FROM sign_in_failures WHERE key = ${key}`),
     /** One failure, by the rowid recordFailure gave. */
-    deleteFailure: (rowid: number) => deleteFailure.run(rowid),
-    purgeFailuresUpTo: (at: number) => purgeFailures.run(at),
+    deleteFailure: (rowid: number) => db.run(sql`DELETE FROM sign_in_failures WHERE rowid = ${rowid}`),
+    purgeFailuresUpTo: (at: number) => db.run(sql`DELETE FROM sign_in_failures WHERE at <= ${at}`),
     /** Keeps only the newest `keep` failures of `key`. */
-    trimFailures: (key: string, keep: number) => trimFailures.run(key, keep),
+    trimFailures: (key: string, keep: number) =>
+      db.run(
+        sql`DELETE FROM sign_in_failures WHERE key = ${key} AND rowid NOT IN
+              (SELECT rowid FROM sign_in_failures WHERE key = ${key} ORDER BY at DESC, rowid DESC LIMIT ${keep})`,
+      ),
 
-    transaction: <T>(fn: () => T): T => inTransaction(db, fn),
+    transaction: <T>(fn: () => Promise<T>): Promise<T> => db.transaction(fn),
   };
 }

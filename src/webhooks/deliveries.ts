@@ -22,13 +22,14 @@ export type DeliveriesService = ReturnType<typeof createDeliveriesService>;
 export function createDeliveriesService(deps: DeliveriesDeps) {
   const { deliveries, endpoints, events, clock, ids } = deps;
 
-  function endpointOf(account: Account, endpointId: string) {
-    const endpoint = endpoints.findEndpoint(endpointId, account.id);
+  async function endpointOf(account: Account, endpointId: string) {
+    const endpoint = await endpoints.findEndpoint(endpointId, account.id);
     if (!endpoint) throw new NotFoundError(`no webhook endpoint ${endpointId}`);
     return endpoint;
   }
 
-  function view(row: ListedDelivery) {
+  async function view(row: ListedDelivery) {
+    const attempts = await deliveries.attempts(row.id);
     return {
       id: row.id,
       object: "webhook_delivery",
@@ -40,7 +41,7 @@ export function createDeliveriesService(deps: DeliveriesDeps) {
       attempt_count: row.attempts,
       next_attempt_at: row.state === "pending" ? isoMillis(row.next_attempt_at) : null,
       created_at: isoMillis(row.created_at),
-      attempts: deliveries.attempts(row.id).map((a: AttemptRow) => ({
+      attempts: attempts.map((a: AttemptRow) => ({
         attempted_at: isoMillis(a.attempted_at),
         response_status: a.response_status,
         error: a.error,
@@ -51,49 +52,62 @@ export function createDeliveriesService(deps: DeliveriesDeps) {
   }
 
   return {
-    list(account: Account, endpointId: string, startingAfter: string | null, limit: number) {
-      endpointOf(account, endpointId);
-      const rows = deliveries.list(endpointId, startingAfter, limit);
+    async list(account: Account, endpointId: string, startingAfter: string | null, limit: number) {
+      await endpointOf(account, endpointId);
+      const rows = await deliveries.list(endpointId, startingAfter, limit);
       if (rows === null) throw new ValidationError(`starting_after: no delivery ${startingAfter}`);
-      return { object: "list", data: rows.slice(0, limit).map(view), has_more: rows.length > limit };
+      const data = [];
+      for (const row of rows.slice(0, limit)) data.push(await view(row));
+      return { object: "list", data, has_more: rows.length > limit };
     },
 
     /**
      * Every delivery of a payment's events, oldest first, each with its attempts (newest first)
      * and the endpoint it goes to: what the dashboard's payment page shows.
      */
-    forPayment(account: Account, paymentId: string) {
-      return deliveries
-        .listForPayment(paymentId, account.id)
-        .map((row) => ({ ...view(row), endpoint_url: row.endpoint_url }));
+    async forPayment(account: Account, paymentId: string) {
+      const shown = [];
+      for (const row of await deliveries.listForPayment(paymentId, account.id))
+        shown.push({ ...(await view(row)), endpoint_url: row.endpoint_url });
+      return shown;
     },
 
     /**
      * Sends a delivery again now, whatever its state; its webhook-id stays the same. `admit`
      * runs once the request is known to be valid and may refuse it (the HTTP layer's limit).
      */
-    retry(account: Account, endpointId: string, deliveryId: string, admit: () => void = () => {}) {
-      const endpoint = endpointOf(account, endpointId);
+    async retry(
+      account: Account,
+      endpointId: string,
+      deliveryId: string,
+      admit: () => Promise<void> | void = () => {},
+    ) {
+      const endpoint = await endpointOf(account, endpointId);
       if (endpoint.disabled_at !== null)
         throw new ValidationError(
           "this endpoint was disabled after answering 410 Gone; register it again to receive webhooks",
         );
-      const delivery = deliveries.find(deliveryId, endpointId);
+      const delivery = await deliveries.find(deliveryId, endpointId);
       if (!delivery) throw new NotFoundError(`no delivery ${deliveryId}`);
-      admit();
-      deliveries.requeue(deliveryId, clock.now());
+      await admit();
+      // Purged meanwhile (it finished long ago): as unknown as if the purge had come first.
+      if ((await deliveries.requeue(deliveryId, clock.now())) === 0)
+        throw new NotFoundError(`no delivery ${deliveryId}`);
+      // Read before the worker is woken: the answer shows the delivery as queued, not as the worker
+      // may already have sent it.
+      const queued = await view((await deliveries.find(deliveryId, endpointId))!);
       deps.wake();
-      return view(deliveries.find(deliveryId, endpointId)!);
+      return queued;
     },
 
     /** A signed `test` event to this endpoint only, to check the receiver end to end; `admit` as for retry. */
-    sendTest(account: Account, endpointId: string, admit: () => void = () => {}) {
-      const endpoint = endpointOf(account, endpointId);
+    async sendTest(account: Account, endpointId: string, admit: () => Promise<void> | void = () => {}) {
+      const endpoint = await endpointOf(account, endpointId);
       if (endpoint.disabled_at !== null)
         throw new ValidationError(
           "this endpoint was disabled after answering 410 Gone; register it again to receive webhooks",
         );
-      admit();
+      await admit();
       const now = clock.now();
       const eventId = ids.prefixed("evt");
       const deliveryId = ids.prefixed("whd");
@@ -104,8 +118,8 @@ export function createDeliveriesService(deps: DeliveriesDeps) {
         created_at: isoMillis(now),
         data: { message: "A test event from Stablegate. If you can read this, your endpoint works." },
       });
-      endpoints.transaction(() => {
-        events.insertUnrouted({
+      await endpoints.transaction(async () => {
+        await events.insertUnrouted({
           id: eventId,
           account_id: account.id,
           type: "test",
@@ -113,7 +127,7 @@ export function createDeliveriesService(deps: DeliveriesDeps) {
           payload,
           created_at: now,
         });
-        deliveries.insertOne({
+        await deliveries.insertOne({
           id: deliveryId,
           event_id: eventId,
           endpoint_id: endpointId,
@@ -121,8 +135,10 @@ export function createDeliveriesService(deps: DeliveriesDeps) {
           now,
         });
       });
+      // Read before the worker is woken, as for retry.
+      const queued = await view((await deliveries.find(deliveryId, endpointId))!);
       deps.wake();
-      return { event_id: eventId, delivery: view(deliveries.find(deliveryId, endpointId)!) };
+      return { event_id: eventId, delivery: queued };
     },
   };
 }

@@ -18,7 +18,7 @@ export interface WebhookEndpointsDeps {
   allowPrivate: boolean;
   resolve?: Resolver;
   /** Runs in the deleting transaction (the delivery queue cancels the endpoint's pending sends). */
-  onDeleted?: (endpointId: string, now: number) => void;
+  onDeleted?: (endpointId: string, now: number) => Promise<unknown>;
 }
 
 export type WebhookEndpointsService = ReturnType<typeof createWebhookEndpointsService>;
@@ -30,7 +30,7 @@ export function createWebhookEndpointsService(deps: WebhookEndpointsDeps) {
     async create(
       account: Account,
       rawUrl: string,
-      inTransaction?: (created: CreatedEndpoint) => void,
+      inTransaction?: (created: CreatedEndpoint) => unknown,
     ): Promise<CreatedEndpoint> {
       // The API's schema refuses a longer one first; this holds for every other caller (the dashboard).
       if (rawUrl.length > MAX_URL_LENGTH) throw new ValidationError(`url ${URL_RULE}`);
@@ -43,35 +43,37 @@ export function createWebhookEndpointsService(deps: WebhookEndpointsDeps) {
         created_at: clock.now(),
       };
       const created = { ...publicEndpoint({ ...row, disabled_at: null, deleted_at: null }), secret: row.secret };
-      store.transaction(() => {
-        if (store.countEndpoints(account.id) >= MAX_ENDPOINTS_PER_ACCOUNT) {
+      // The URL was checked (DNS) before: a transaction holds no network call.
+      await store.transaction(async () => {
+        await store.lockAccount(account.id);
+        if ((await store.countEndpoints(account.id)) >= MAX_ENDPOINTS_PER_ACCOUNT) {
           throw new ValidationError(
             `an account may have at most ${MAX_ENDPOINTS_PER_ACCOUNT} webhook endpoints; delete one first`,
           );
         }
-        store.insertEndpoint(row);
-        inTransaction?.(created);
+        await store.insertEndpoint(row);
+        await inTransaction?.(created);
       });
       return created;
     },
 
-    list(account: Account) {
-      return { object: "list", data: store.listEndpoints(account.id).map(publicEndpoint), has_more: false };
+    async list(account: Account) {
+      return { object: "list", data: (await store.listEndpoints(account.id)).map(publicEndpoint), has_more: false };
     },
 
     /** One of the account's live endpoints (another account's is as unknown as a missing one). */
-    retrieve(account: Account, id: string) {
-      const row = store.findEndpoint(id, account.id);
+    async retrieve(account: Account, id: string) {
+      const row = await store.findEndpoint(id, account.id);
       if (!row) throw new NotFoundError(`no webhook endpoint ${id}`);
       return publicEndpoint(row);
     },
 
     /** Deleting an endpoint cancels whatever was still to be sent to it. */
-    delete(account: Account, id: string) {
-      const deleted = store.transaction(() => {
+    async delete(account: Account, id: string) {
+      const deleted = await store.transaction(async () => {
         const now = clock.now();
-        if (!store.deleteEndpoint(id, account.id, now)) return false;
-        deps.onDeleted?.(id, now);
+        if (!(await store.deleteEndpoint(id, account.id, now))) return false;
+        await deps.onDeleted?.(id, now);
         return true;
       });
       if (!deleted) throw new NotFoundError(`no webhook endpoint ${id}`);

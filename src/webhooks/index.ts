@@ -43,7 +43,7 @@ export function createWebhooks(
     /** Counts a failed attempt (the metrics). */
     onFailedAttempt: (endpointId: string) => void;
     /** In the transaction that disables an endpoint (410 Gone): its users are emailed. */
-    onEndpointDisabled?: (endpoint: { id: string; account_id: string; url: string }, now: number) => void;
+    onEndpointDisabled?: (endpoint: { id: string; account_id: string; url: string }, now: number) => Promise<void>;
   },
 ) {
   const { db, clock, ids, log, config, options = {} } = w;

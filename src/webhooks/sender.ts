@@ -2,6 +2,7 @@ import http from "node:http";
 import https from "node:https";
 import { isIP, type LookupFunction } from "node:net";
 import { errorMessage } from "../chain/rpc-errors.ts";
+import { assertOutsideTransaction } from "../db/transaction-scope.ts";
 import { checkWebhookUrl, type Resolver } from "./url-guard.ts";
 
 export interface SendResult {
@@ -25,7 +26,8 @@ const MAX_RESPONSE_BYTES = 64 * 1024;
 /**
  * POSTs one webhook. The host is resolved and checked again here, and the connection goes to
  * the checked address (TLS name and Host header stay the hostname), so a DNS answer that
- * changed since registration cannot reach a private address. Redirects are not followed.
+ * changed since registration cannot reach a private address. Redirects are not followed. Never
+ * inside a database transaction: the receiver would hold its locks for as long as it takes.
  */
 export async function sendWebhook(
   url: string,
@@ -33,6 +35,7 @@ export async function sendWebhook(
   body: string,
   options: SendOptions,
 ): Promise<SendResult> {
+  assertOutsideTransaction("a webhook send");
   const started = performance.now();
   const done = (partial: Omit<SendResult, "durationMs">): SendResult => ({
     ...partial,

@@ -34,7 +34,7 @@ export interface WebhookWorkerDeps {
   /** At shutdown, how long sends in flight may take to finish before they are abandoned. */
   shutdownGraceMs?: number;
   /** Runs in the transaction that disables an endpoint (it answered 410 Gone): its users are emailed. */
-  onEndpointDisabled?: (endpoint: { id: string; account_id: string; url: string }, now: number) => void;
+  onEndpointDisabled?: (endpoint: { id: string; account_id: string; url: string }, now: number) => Promise<void>;
   /** Told of every attempt that did not succeed, once it is recorded (for /metrics). */
   onFailedAttempt?: (endpointId: string) => void;
 }
@@ -103,8 +103,9 @@ export function createWebhookWorker(deps: WebhookWorkerDeps) {
     const redirect = result.status !== null && result.status >= 300 && result.status < 400;
     const error =
       result.error ?? (ok ? null : redirect ? `redirect (${result.status}) not followed` : `HTTP ${result.status}`);
-    await deps.groupCommit.run(() => {
-      store.recordAttempt(
+    // The send is over before the transaction begins: it holds no network call.
+    await deps.groupCommit.run(async () => {
+      await store.recordAttempt(
         {
           delivery_id: delivery.id,
           attempted_at: attemptedAt,
@@ -118,8 +119,8 @@ export function createWebhookWorker(deps: WebhookWorkerDeps) {
         now,
       );
       if (gone) {
-        store.disableEndpoint(delivery.endpoint_id, now);
-        deps.onEndpointDisabled?.(
+        await store.disableEndpoint(delivery.endpoint_id, now);
+        await deps.onEndpointDisabled?.(
           { id: delivery.endpoint_id, account_id: delivery.account_id, url: delivery.url },
           now,
         );
@@ -154,13 +155,13 @@ export function createWebhookWorker(deps: WebhookWorkerDeps) {
   }
 
   /** Claims and starts as many due deliveries as the limits allow; returns how many it started. */
-  function tick(): number {
+  async function tick(): Promise<number> {
     let started = 0;
     // Endpoints and accounts at their limit are left out of the claim; one that fills up within
     // a claim leaves the rest of its rows unsent (given back at once), so claim again while that happens.
     for (let pass = 0; pass < 4 && running.size < concurrency; pass++) {
       const now = clock.now();
-      const due = store.claimDue(
+      const due = await store.claimDue(
         now,
         concurrency - running.size,
         { claimer, until: now + claimMs },
@@ -176,7 +177,7 @@ export function createWebhookWorker(deps: WebhookWorkerDeps) {
         started++;
       }
       if (skipped.length === 0) break;
-      store.release(claimer, now, skipped);
+      await store.release(claimer, now, skipped);
     }
     rounds++;
     return started;
@@ -193,7 +194,7 @@ export function createWebhookWorker(deps: WebhookWorkerDeps) {
     /** Runs until `signal` aborts, then gives sends in flight a grace period and abandons the rest. */
     async run(signal: AbortSignal): Promise<void> {
       // Claims of this replica's previous process (killed mid-send) are due now, not when they lapse.
-      store.release(claimer, clock.now());
+      await store.release(claimer, clock.now());
       await runEvery("webhook worker", pollMs, tick, { log, signal, wait: waker.wait });
       const finished = Promise.all([...running]);
       let timer: ReturnType<typeof setTimeout> | undefined;
@@ -209,7 +210,7 @@ export function createWebhookWorker(deps: WebhookWorkerDeps) {
         log.warn("webhook sends abandoned at shutdown; they are due again at once", { count: abandoned.length });
         try {
           // Due now: another replica sends them at once, or this one after its restart.
-          store.release(claimer, clock.now(), abandoned);
+          await store.release(claimer, clock.now(), abandoned);
         } catch (error) {
           // The store closed first (the shutdown deadline passed): the claims lapse on their own.
           log.warn("webhook claims not given back at shutdown", { error });

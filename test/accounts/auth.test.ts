@@ -3,7 +3,7 @@ import { createHash } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { runAccountCommand } from "../../src/cli/accounts.ts";
-import { sqlFor } from "../../src/db/engine.ts";
+import { raw, sql, sqlFor } from "../../src/db/engine.ts";
 import { openStore, storeLocationFrom } from "../../src/db/open.ts";
 import {
   concretePath,
@@ -31,7 +31,7 @@ let owned: OwnedObjects;
 
 beforeAll(async () => {
   server = await startTestServer();
-  merchant = server.createAccount("Auth Shop");
+  merchant = await server.createAccount("Auth Shop");
   owned = await createOwnedObjects(merchant);
 });
 afterAll(() => server.stop());
@@ -53,12 +53,12 @@ async function createOwnedObjects(account: TestAccount): Promise<OwnedObjects> {
   const sent = await call(`/api/v1/webhook_endpoints/${endpoint.json.id}/test`, { method: "POST" });
   const link = await call("/api/v1/payment_links", { body: { amount: "2.00" } });
   expect([payment.status, endpoint.status, sent.status, link.status]).toEqual([201, 201, 202, 201]);
-  markReceived(server.env, payment.json.id, 2_000_000n);
+  await markReceived(server.env, payment.json.id, 2_000_000n);
   const refund = await call(`/api/v1/payments/${payment.json.id}/refunds`, { body: { amount: "1.00" } });
   expect(refund.status).toBe(201);
   return {
     refundId: refund.json.id,
-    recoveryId: insertPendingRecovery(server.env, payment.json.id),
+    recoveryId: await insertPendingRecovery(server.env, payment.json.id),
     paymentId: payment.json.id,
     endpointId: endpoint.json.id,
     deliveryId: sent.json.delivery.id,
@@ -115,15 +115,15 @@ describe("merchant API authentication: 401 for every bad key", () => {
 
 describe("key revocation", () => {
   test("a key revoked through the CLI while the server runs is refused on the next request", async () => {
-    const account = server.createAccount("Revoking Shop");
-    const second = runAccountCommand("key", ["create", "--account", account.accountId], server.env) as {
+    const account = await server.createAccount("Revoking Shop");
+    const second = (await runAccountCommand("key", ["create", "--account", account.accountId], server.env)) as {
       id: string;
       api_key: string;
     };
     expect((await withAuthorization(`Bearer ${account.apiKey}`)).status).toBe(200);
     expect((await withAuthorization(`Bearer ${second.api_key}`)).status).toBe(200);
 
-    const revoked = runAccountCommand("key", ["revoke", account.keyId], server.env) as {
+    const revoked = (await runAccountCommand("key", ["revoke", account.keyId], server.env)) as {
       id: string;
       revoked_at: string | null;
     };
@@ -138,8 +138,8 @@ describe("key revocation", () => {
   });
 
   test("a revoked key's error is the same as an unknown key's", async () => {
-    const account = server.createAccount("Same Error Shop");
-    runAccountCommand("key", ["revoke", account.keyId], server.env);
+    const account = await server.createAccount("Same Error Shop");
+    await runAccountCommand("key", ["revoke", account.keyId], server.env);
     const revoked = await withAuthorization(`Bearer ${account.apiKey}`);
     const unknown = await withAuthorization(`Bearer ${wellFormedKey()}`);
     expect(revoked.status).toBe(401);
@@ -149,32 +149,28 @@ describe("key revocation", () => {
 
 describe("key storage", () => {
   test("the database stores only the SHA-256 hash of a key", async () => {
-    const account = server.createAccount("Hash Shop");
+    const account = await server.createAccount("Hash Shop");
     const expectedHash = createHash("sha256").update(account.apiKey).digest("hex");
-    const db = openStore(storeLocationFrom(server.env));
+    const db = await openStore(storeLocationFrom(server.env));
     try {
-      const keyRow = db
-        .query<Record<string, unknown>, [string]>("SELECT * FROM api_keys WHERE id = ?")
-        .get(account.keyId)!;
+      const keyRow = (await db.get<Record<string, unknown>>(sql`SELECT * FROM api_keys WHERE id = ${account.keyId}`))!;
       expect(keyRow.key_hash).toBe(expectedHash);
       // No column of any row of any table holds the key.
-      const tables = db
-        .query<{ name: string }, []>(
-          sqlFor(
-            db,
-            "SELECT name FROM sqlite_master WHERE type = 'table'",
-            "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema()",
-          ),
-        )
-        .all();
+      const tables = await db.all<{ name: string }>(
+        sqlFor(
+          db,
+          sql`SELECT name FROM sqlite_master WHERE type = 'table'`,
+          sql`SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema()`,
+        ),
+      );
       expect(tables.map((t) => t.name)).toContain("api_keys");
       for (const { name } of tables) {
-        for (const row of db.query<Record<string, unknown>, []>(`SELECT * FROM "${name}"`).all()) {
+        for (const row of await db.all<Record<string, unknown>>(sql`SELECT * FROM ${raw(`"${name}"`)}`)) {
           for (const value of Object.values(row)) expect(String(value)).not.toContain(account.apiKey);
         }
       }
     } finally {
-      db.close();
+      await db.close();
     }
     // Nor does any byte of the files in the data dir (database, WAL, anything else).
     for (const file of readdirSync(server.dataDir)) {
@@ -185,8 +181,8 @@ describe("key storage", () => {
   });
 
   test("key list shows no secrets", async () => {
-    const account = server.createAccount("List Shop");
-    const list = runAccountCommand("key", ["list", "--account", account.accountId], server.env) as Array<
+    const account = await server.createAccount("List Shop");
+    const list = (await runAccountCommand("key", ["list", "--account", account.accountId], server.env)) as Array<
       Record<string, unknown>
     >;
     expect(list).toHaveLength(1);
@@ -201,17 +197,17 @@ describe("key storage", () => {
   });
 
   test("the account create output is the only place the key appears", async () => {
-    const out = runAccountCommand(
+    const out = (await runAccountCommand(
       "account",
       ["create", "--name", "Once", "--payout-address", "0x2222222222222222222222222222222222222222"],
       server.env,
-    ) as {
+    )) as {
       account: Record<string, unknown>;
       api_key: string;
     };
     expect(out.api_key).toMatch(/^sk_live_[0-9A-Za-z]{32}$/);
     expect(JSON.stringify(out.account)).not.toContain(out.api_key);
-    const all = JSON.stringify(runAccountCommand("key", ["list"], server.env));
+    const all = JSON.stringify(await runAccountCommand("key", ["list"], server.env));
     expect(all).not.toContain(out.api_key);
   });
 });
@@ -247,7 +243,7 @@ describe("every merchant route", () => {
   });
 
   test("another account's key gets 404 for every object of this account, and changes nothing", async () => {
-    const stranger = server.createAccount("Stranger Shop");
+    const stranger = await server.createAccount("Stranger Shop");
     const mine = api(server.url, merchant.apiKey);
     const before = await Promise.all([
       mine("/api/v1/webhook_endpoints"),

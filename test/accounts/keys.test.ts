@@ -8,7 +8,7 @@ import { SQL } from "bun";
 import { createAccountsService, KEY_USE_RESOLUTION_MS } from "../../src/accounts/service.ts";
 import { createAccountStore } from "../../src/accounts/store.ts";
 import { runAccountCommand } from "../../src/cli/accounts.ts";
-import type { Db } from "../../src/db/engine.ts";
+import { type Db, sql } from "../../src/db/engine.ts";
 import { AuthError, NotFoundError } from "../../src/lib/errors.ts";
 import { randomIds } from "../../src/lib/ids.ts";
 import { api, startTestServer, TEST_PAYOUT } from "../support/server.ts";
@@ -21,17 +21,17 @@ let store: TestStore;
 let db: Db;
 let accounts: ReturnType<typeof createAccountsService>;
 
-function newAccount(name: string) {
-  const created = accounts.createAccount({ name, payoutAddress: TEST_PAYOUT });
+async function newAccount(name: string) {
+  const created = await accounts.createAccount({ name, payoutAddress: TEST_PAYOUT });
   return { accountId: created.account.id, apiKey: created.api_key, keyId: created.key_id };
 }
 
-const lastUsed = (accountId: string, keyId: string) =>
-  accounts.listKeys(accountId).find((key) => key.id === keyId)!.last_used_at;
+const lastUsed = async (accountId: string, keyId: string) =>
+  (await accounts.listKeys(accountId)).find((key) => key.id === keyId)!.last_used_at;
 
 /** The stored value itself, to tell "not written" from "written with the same value". */
-const storedLastUsed = (keyId: string) =>
-  db.query<{ last_used_at: number | null }, [string]>("SELECT last_used_at FROM api_keys WHERE id = ?").get(keyId)!
+const storedLastUsed = async (keyId: string) =>
+  (await db.get<{ last_used_at: number | null }>(sql`SELECT last_used_at FROM api_keys WHERE id = ${keyId}`))!
     .last_used_at;
 
 describe.each(ENGINES)("%s", (engine) => {
@@ -40,17 +40,17 @@ describe.each(ENGINES)("%s", (engine) => {
     db = store.db;
     accounts = createAccountsService({ store: createAccountStore(db), clock, ids: randomIds });
   });
-  afterAll(() => store?.close());
+  afterAll(async () => await store?.close());
 
   /**
    * Something that moves with every write: on SQLite the connection's total changes; on
    * PostgreSQL the key row's xmin, the transaction that last wrote it (an UPDATE setting the same
    * value still writes a new version of the row).
    */
-  const writes = (keyId: string) =>
+  const writes = async (keyId: string) =>
     engine === "sqlite"
-      ? db.query<{ n: number }, []>("SELECT total_changes() AS n").get()!.n
-      : db.query<{ n: string }, [string]>("SELECT xmin::text AS n FROM api_keys WHERE id = ?").get(keyId)!.n;
+      ? (await db.get<{ n: number }>(sql`SELECT total_changes() AS n`))!.n
+      : (await db.get<{ n: string }>(sql`SELECT xmin::text AS n FROM api_keys WHERE id = ${keyId}`))!.n;
 
   /**
    * Another connection holding what an UPDATE of api_keys would wait for: SQLite's write lock
@@ -67,7 +67,7 @@ describe.each(ENGINES)("%s", (engine) => {
         writer.close();
       };
     }
-    db.run("SET lock_timeout = '2s'");
+    await db.run(sql`SET lock_timeout = '2s'`);
     const writer = new SQL(store.databaseUrl!, { max: 1 });
     const held = await writer.reserve();
     await held.unsafe("BEGIN");
@@ -76,67 +76,67 @@ describe.each(ENGINES)("%s", (engine) => {
       await held.unsafe("ROLLBACK");
       held.release();
       await writer.close();
-      db.run("RESET lock_timeout");
+      await db.run(sql`RESET lock_timeout`);
     };
   }
 
   describe("API key last used", () => {
-    test("a new key was never used; its first request records the time", () => {
+    test("a new key was never used; its first request records the time", async () => {
       clock.at = T0;
-      const { accountId, apiKey, keyId } = newAccount("Fresh Keys");
-      expect(lastUsed(accountId, keyId)).toBeNull();
-      accounts.authenticate(`Bearer ${apiKey}`);
-      expect(lastUsed(accountId, keyId)).toBe(new Date(T0).toISOString());
+      const { accountId, apiKey, keyId } = await newAccount("Fresh Keys");
+      expect(await lastUsed(accountId, keyId)).toBeNull();
+      await accounts.authenticate(`Bearer ${apiKey}`);
+      expect(await lastUsed(accountId, keyId)).toBe(new Date(T0).toISOString());
     });
 
-    test("requests within a minute of the recorded use write nothing; the first one after it does", () => {
+    test("requests within a minute of the recorded use write nothing; the first one after it does", async () => {
       clock.at = T0;
-      const { apiKey, keyId } = newAccount("Busy Keys");
-      accounts.authenticate(`Bearer ${apiKey}`);
-      const writesBefore = writes(keyId);
+      const { apiKey, keyId } = await newAccount("Busy Keys");
+      await accounts.authenticate(`Bearer ${apiKey}`);
+      const writesBefore = await writes(keyId);
       for (const offset of [1, 1_000, KEY_USE_RESOLUTION_MS - 1]) {
         clock.at = T0 + offset;
-        accounts.authenticate(`Bearer ${apiKey}`);
+        await accounts.authenticate(`Bearer ${apiKey}`);
       }
-      expect(writes(keyId)).toBe(writesBefore);
-      expect(storedLastUsed(keyId)).toBe(T0);
+      expect(await writes(keyId)).toBe(writesBefore);
+      expect(await storedLastUsed(keyId)).toBe(T0);
       clock.at = T0 + KEY_USE_RESOLUTION_MS;
-      accounts.authenticate(`Bearer ${apiKey}`);
-      expect(writes(keyId)).not.toBe(writesBefore);
-      expect(storedLastUsed(keyId)).toBe(T0 + KEY_USE_RESOLUTION_MS);
+      await accounts.authenticate(`Bearer ${apiKey}`);
+      expect(await writes(keyId)).not.toBe(writesBefore);
+      expect(await storedLastUsed(keyId)).toBe(T0 + KEY_USE_RESOLUTION_MS);
     });
 
     test("within the minute a request does not even wait for the write lock (another process may hold it)", async () => {
       clock.at = T0;
-      const { accountId, apiKey } = newAccount("Locked Keys");
-      accounts.authenticate(`Bearer ${apiKey}`);
+      const { accountId, apiKey } = await newAccount("Locked Keys");
+      await accounts.authenticate(`Bearer ${apiKey}`);
       const release = await holdWriteLock();
       try {
         clock.at = T0 + 1_000;
-        expect(accounts.authenticate(`Bearer ${apiKey}`).id).toBe(accountId);
+        expect((await accounts.authenticate(`Bearer ${apiKey}`)).id).toBe(accountId);
       } finally {
         await release();
       }
     });
 
-    test("a refused key records no use", () => {
+    test("a refused key records no use", async () => {
       clock.at = T0;
-      const { accountId, apiKey, keyId } = newAccount("Revoked Keys");
-      accounts.revokeKey(keyId, accountId);
-      expect(() => accounts.authenticate(`Bearer ${apiKey}`)).toThrow(AuthError);
-      expect(lastUsed(accountId, keyId)).toBeNull();
+      const { accountId, apiKey, keyId } = await newAccount("Revoked Keys");
+      await accounts.revokeKey(keyId, accountId);
+      await expect(accounts.authenticate(`Bearer ${apiKey}`)).rejects.toThrow(AuthError);
+      expect(await lastUsed(accountId, keyId)).toBeNull();
     });
   });
 
   describe("revoking a key for one account", () => {
-    test("another account's key is not found and stays usable", () => {
+    test("another account's key is not found and stays usable", async () => {
       clock.at = T0;
-      const owner = newAccount("Key Owner");
-      const other = newAccount("Key Neighbour");
-      expect(() => accounts.revokeKey(owner.keyId, other.accountId)).toThrow(NotFoundError);
-      expect(accounts.authenticate(`Bearer ${owner.apiKey}`).id).toBe(owner.accountId);
-      expect(accounts.revokeKey(owner.keyId, owner.accountId).revoked_at).toBe(new Date(T0).toISOString());
-      expect(() => accounts.authenticate(`Bearer ${owner.apiKey}`)).toThrow(AuthError);
+      const owner = await newAccount("Key Owner");
+      const other = await newAccount("Key Neighbour");
+      await expect(accounts.revokeKey(owner.keyId, other.accountId)).rejects.toThrow(NotFoundError);
+      expect((await accounts.authenticate(`Bearer ${owner.apiKey}`)).id).toBe(owner.accountId);
+      expect((await accounts.revokeKey(owner.keyId, owner.accountId)).revoked_at).toBe(new Date(T0).toISOString());
+      await expect(accounts.authenticate(`Bearer ${owner.apiKey}`)).rejects.toThrow(AuthError);
     });
   });
 });
@@ -145,13 +145,13 @@ describe("stablegate key list", () => {
   test("shows when each key last authenticated an API request, null for one never used", async () => {
     const server = await startTestServer();
     try {
-      const merchant = server.createAccount("Listed Keys");
-      const unused = runAccountCommand("key", ["create", "--account", merchant.accountId], server.env) as {
+      const merchant = await server.createAccount("Listed Keys");
+      const unused = (await runAccountCommand("key", ["create", "--account", merchant.accountId], server.env)) as {
         id: string;
       };
       const before = Date.now();
       expect((await api(server.url, merchant.apiKey)("/api/v1/payments")).status).toBe(200);
-      const keys = runAccountCommand("key", ["list", "--account", merchant.accountId], server.env) as Array<{
+      const keys = (await runAccountCommand("key", ["list", "--account", merchant.accountId], server.env)) as Array<{
         id: string;
         last_used_at: string | null;
       }>;

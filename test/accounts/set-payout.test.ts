@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { runAccountCommand } from "../../src/cli/accounts.ts";
+import { sql } from "../../src/db/engine.ts";
 import { type Receiver, startReceiver } from "../support/receiver.ts";
 import { api, startTestServer, TEST_PAYOUT, type TestServer } from "../support/server.ts";
 import { waitFor } from "../support/wait.ts";
@@ -23,34 +24,34 @@ afterAll(async () => {
   await server.stop();
 });
 
-const setPayout = (accountId: string, address: string) =>
-  runAccountCommand("account", ["set-payout", accountId, address], server.env) as { payout_address: string };
+const setPayout = async (accountId: string, address: string) =>
+  (await runAccountCommand("account", ["set-payout", accountId, address], server.env)) as { payout_address: string };
 
-const payoutOf = (paymentId: string) =>
-  server.running.db
-    .query<{ payout_address: string }, [string]>("SELECT payout_address FROM payments WHERE id = ?")
-    .get(paymentId)!.payout_address;
+const payoutOf = async (paymentId: string) =>
+  (await server.running.db.get<{ payout_address: string }>(
+    sql`SELECT payout_address FROM payments WHERE id = ${paymentId}`,
+  ))!.payout_address;
 
 describe("account set-payout", () => {
   test("new payments pay out to the new address; existing ones keep the one in their deposit address", async () => {
-    const merchant = server.createAccount("Moving Shop");
+    const merchant = await server.createAccount("Moving Shop");
     const call = api(server.url, merchant.apiKey);
     const before = await call("/api/v1/payments", { body: { amount: "5.00" } });
-    expect(setPayout(merchant.accountId, NEW_PAYOUT.toLowerCase()).payout_address).toBe(NEW_PAYOUT);
+    expect((await setPayout(merchant.accountId, NEW_PAYOUT.toLowerCase())).payout_address).toBe(NEW_PAYOUT);
     const after = await call("/api/v1/payments", { body: { amount: "5.00" } });
     expect([before.status, after.status]).toEqual([201, 201]);
-    expect(payoutOf(before.json.id)).toBe(TEST_PAYOUT);
-    expect(payoutOf(after.json.id)).toBe(NEW_PAYOUT);
+    expect(await payoutOf(before.json.id)).toBe(TEST_PAYOUT);
+    expect(await payoutOf(after.json.id)).toBe(NEW_PAYOUT);
     // The deposit address commits to the payout address, so the old payment's is unchanged too.
     expect((await call(`/api/v1/payments/${before.json.id}`)).json.deposit_address).toBe(before.json.deposit_address);
   });
 
   test("the change is an account.updated event with the old and new address, listed and sent as a webhook", async () => {
-    const merchant = server.createAccount("Evented Shop");
+    const merchant = await server.createAccount("Evented Shop");
     const call = api(server.url, merchant.apiKey);
     const endpoint = await call("/api/v1/webhook_endpoints", { body: { url: receiver.url } });
     expect(endpoint.status).toBe(201);
-    setPayout(merchant.accountId, NEW_PAYOUT);
+    await setPayout(merchant.accountId, NEW_PAYOUT);
 
     const listed = await call("/api/v1/events?type=account.updated");
     expect(listed.status).toBe(200);
@@ -77,20 +78,22 @@ describe("account set-payout", () => {
   });
 
   test("setting the address it already has changes nothing and records no event", async () => {
-    const merchant = server.createAccount("Steady Shop");
-    expect(setPayout(merchant.accountId, TEST_PAYOUT).payout_address).toBe(TEST_PAYOUT);
+    const merchant = await server.createAccount("Steady Shop");
+    expect((await setPayout(merchant.accountId, TEST_PAYOUT)).payout_address).toBe(TEST_PAYOUT);
     const listed = await api(server.url, merchant.apiKey)("/api/v1/events");
     expect(listed.json.data).toEqual([]);
   });
 
   test("a mixed-case address with a bad checksum, the zero address or an unknown account change nothing", async () => {
-    const merchant = server.createAccount("Careful Shop");
+    const merchant = await server.createAccount("Careful Shop");
     const badChecksum = NEW_PAYOUT.replace("C51812dc", "c51812dC");
-    expect(() => setPayout(merchant.accountId, badChecksum)).toThrow("wrong EIP-55 checksum");
-    expect(() => setPayout(merchant.accountId, `0x${"0".repeat(40)}`)).toThrow("zero address");
-    expect(() => setPayout(merchant.accountId, "0x1234")).toThrow("20-byte address");
-    expect(() => setPayout("acct_nope", NEW_PAYOUT)).toThrow("no account acct_nope");
-    const shown = runAccountCommand("account", ["show", merchant.accountId], server.env) as { payout_address: string };
+    await expect(setPayout(merchant.accountId, badChecksum)).rejects.toThrow("wrong EIP-55 checksum");
+    await expect(setPayout(merchant.accountId, `0x${"0".repeat(40)}`)).rejects.toThrow("zero address");
+    await expect(setPayout(merchant.accountId, "0x1234")).rejects.toThrow("20-byte address");
+    await expect(setPayout("acct_nope", NEW_PAYOUT)).rejects.toThrow("no account acct_nope");
+    const shown = (await runAccountCommand("account", ["show", merchant.accountId], server.env)) as {
+      payout_address: string;
+    };
     expect(shown.payout_address).toBe(TEST_PAYOUT);
     expect((await api(server.url, merchant.apiKey)("/api/v1/events")).json.data).toEqual([]);
   });

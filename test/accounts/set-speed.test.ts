@@ -6,6 +6,7 @@
  * unknown account exits non-zero with one line and changes nothing.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { sql } from "../../src/db/engine.ts";
 import { runCli } from "../support/cli.ts";
 import { api, startTestServer, type TestServer } from "../support/server.ts";
 
@@ -24,13 +25,13 @@ const speedCli = async (args: string[], extra: Record<string, string> = {}) => {
   return { code, stdout, stderr, json: code === 0 ? JSON.parse(stdout) : undefined };
 };
 
-const storedSpeed = (accountId: string) =>
-  server.running.db.query<{ speed: string | null }, [string]>("SELECT speed FROM accounts WHERE id = ?").get(accountId)!
+const storedSpeed = async (accountId: string) =>
+  (await server.running.db.get<{ speed: string | null }>(sql`SELECT speed FROM accounts WHERE id = ${accountId}`))!
     .speed;
 
 describe("account set-speed", () => {
   test("prints the account with its own policy; show and list agree; default follows STABLEGATE_SPEED again", async () => {
-    const { accountId } = server.createAccount("Speedy Shop");
+    const { accountId } = await server.createAccount("Speedy Shop");
     const shown = await speedCli(["show", accountId]);
     expect(shown.json).toMatchObject({ id: accountId, speed: "final", speed_source: "server" });
     // What STABLEGATE_SPEED says in the command's environment is what an account that follows it shows.
@@ -40,7 +41,7 @@ describe("account set-speed", () => {
     const set = await speedCli(["set-speed", accountId, "fast"]);
     expect({ code: set.code, stderr: set.stderr }).toEqual({ code: 0, stderr: "" });
     expect(set.json).toEqual({ ...shown.json, speed: "fast", speed_source: "account" });
-    expect(storedSpeed(accountId)).toBe("fast");
+    expect(await storedSpeed(accountId)).toBe("fast");
     expect((await speedCli(["show", accountId])).json).toEqual(set.json);
     expect((await speedCli(["list"])).json).toContainEqual(set.json);
     // The account's own policy does not move with STABLEGATE_SPEED.
@@ -48,11 +49,11 @@ describe("account set-speed", () => {
 
     const back = await speedCli(["set-speed", accountId, "default"]);
     expect(back.json).toEqual(shown.json);
-    expect(storedSpeed(accountId)).toBeNull();
+    expect(await storedSpeed(accountId)).toBeNull();
   });
 
   test("the server's new payments take the account's policy; those made before keep theirs", async () => {
-    const { accountId, apiKey } = server.createAccount("Switching Shop");
+    const { accountId, apiKey } = await server.createAccount("Switching Shop");
     const merchant = api(server.url, apiKey);
     const create = async () => (await merchant("/api/v1/payments", { body: { amount: "4.00" } })).json;
     const first = await create();
@@ -69,7 +70,7 @@ describe("account set-speed", () => {
   });
 
   test("a bad value or a missing argument exits 2, an unknown account 1, with one line; nothing changes", async () => {
-    const { accountId } = server.createAccount("Careful Shop");
+    const { accountId } = await server.createAccount("Careful Shop");
     expect((await speedCli(["set-speed", accountId, "final"])).code).toBe(0);
     const allowed = "speed must be one of fast, standard, final, or default";
     const runs: Array<[string[], number, string]> = [
@@ -90,15 +91,15 @@ describe("account set-speed", () => {
         says: true,
       });
     }
-    expect(storedSpeed(accountId)).toBe("final");
+    expect(await storedSpeed(accountId)).toBe("final");
   });
 
   test("a bad STABLEGATE_SPEED stops the command with exit 78 and one line naming it, as it stops the server", async () => {
-    const { accountId } = server.createAccount("Misconfigured Shop");
+    const { accountId } = await server.createAccount("Misconfigured Shop");
     const { code, stdout, stderr } = await speedCli(["set-speed", accountId, "fast"], { STABLEGATE_SPEED: "instant" });
     expect({ code, stdout }).toEqual({ code: 78, stdout: "" });
     expect(stderr.trimEnd()).toBe('stablegate: STABLEGATE_SPEED: must be one of fast, standard, final, got "instant"');
-    expect(storedSpeed(accountId)).toBeNull();
+    expect(await storedSpeed(accountId)).toBeNull();
   });
 
   test("--help prints its usage, what each policy means and an example, and changes nothing", async () => {

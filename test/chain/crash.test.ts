@@ -52,7 +52,7 @@ describe("kill -9", () => {
     expect(["pending", "settling"]).toContain(credited.status);
     await stack.waitForStatus(payment.id, "settling");
     await settlerRanSince(stack); // it tried to broadcast again
-    const [stored] = stack.sql<{ state: string; nonce: number; tx_hash: Hex }>(
+    const [stored] = await stack.sql<{ state: string; nonce: number; tx_hash: Hex }>(
       "SELECT state, nonce, tx_hash FROM settlements WHERE payment_id = ?",
       payment.id,
     );
@@ -76,7 +76,7 @@ describe("kill -9", () => {
     // count: one mined settlement, one Settled log.
     await stack.mine(5);
     await settlerRanSince(stack);
-    const rows = stack.sql<{ state: string }>("SELECT state FROM settlements WHERE payment_id = ?", payment.id);
+    const rows = await stack.sql<{ state: string }>("SELECT state FROM settlements WHERE payment_id = ?", payment.id);
     expect(rows.filter((r) => r.state === "mined")).toHaveLength(1);
     expect(rows.filter((r) => r.state === "submitted")).toHaveLength(0);
     const logs = await settledLogs(payment.id);
@@ -85,7 +85,7 @@ describe("kill -9", () => {
       usdc("25.00"),
     );
     expect(await stack.usdcBalance(stack.payout)).toBe(usdc("25.00"));
-    expect(stack.events(payment.id)).toEqual(["payment.settling", "payment.confirmed"]);
+    expect(await stack.events(payment.id)).toEqual(["payment.settling", "payment.confirmed"]);
   });
 });
 
@@ -120,10 +120,12 @@ describe("kill -9 while the settlement waits for its confirmations", () => {
     expect(confirmed.amount_received).toBe("25.00");
     await stack.mine(5);
     await settlerRanSince(stack);
-    expect(stack.sql("SELECT state FROM settlements WHERE payment_id = ?", payment.id)).toEqual([{ state: "mined" }]);
+    expect(await stack.sql("SELECT state FROM settlements WHERE payment_id = ?", payment.id)).toEqual([
+      { state: "mined" },
+    ]);
     expect(await settledLogs(payment.id)).toHaveLength(1);
     expect(await stack.usdcBalance(stack.payout)).toBe(usdc("25.00"));
-    expect(stack.events(payment.id)).toEqual(["payment.settling", "payment.confirmed"]);
+    expect(await stack.events(payment.id)).toEqual(["payment.settling", "payment.confirmed"]);
   });
 });
 
@@ -183,7 +185,7 @@ describe("RPC outage", () => {
     const confirmed = await stack.waitForStatus(payment.id, "confirmed", { mine: true, timeoutMs: 20_000 });
     expect(confirmed.amount_received).toBe("25.00");
     expect(await stack.usdcBalance(stack.payout)).toBe(usdc("25.00"));
-    expect(stack.events(payment.id)).toEqual(["payment.settling", "payment.confirmed"]);
+    expect(await stack.events(payment.id)).toEqual(["payment.settling", "payment.confirmed"]);
     await waitFor(async () => (await stack.readyz()).chain.last_error === null, 5_000, "/readyz to recover");
   });
 });

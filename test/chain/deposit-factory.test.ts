@@ -164,7 +164,7 @@ describe("ensureFactory", () => {
   });
 
   test("the relayer deploys on a nonce from its manager, never one already handed to a transaction not yet sent", async () => {
-    const nonces = createNonceManager(publicClient, relayer.account.address, () => null);
+    const nonces = createNonceManager(publicClient, relayer.account.address, async () => null);
     const held = await nonces.claim(); // signed and stored, about to be broadcast
     const signed = await relayer.signTransaction({
       account: relayer.account,

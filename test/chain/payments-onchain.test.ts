@@ -65,7 +65,7 @@ describe("a payment paid on chain", () => {
 
     expect((await stack.usdcBalance(stack.payout)) - before).toBe(usdc("25.00"));
     expect(await stack.usdcBalance(payment.deposit_address)).toBe(0n);
-    expect(stack.events(payment.id)).toEqual(["payment.settling", "payment.confirmed"]);
+    expect(await stack.events(payment.id)).toEqual(["payment.settling", "payment.confirmed"]);
   });
 
   test("underpaid, then the remainder: underpaid -> settling -> confirmed", async () => {
@@ -77,14 +77,14 @@ describe("a payment paid on chain", () => {
     await stack.mine(2);
     const underpaid = await stack.waitForStatus(payment.id, "underpaid");
     expect(underpaid.amount_received).toBe("10.00");
-    expect(stack.events(payment.id)).toEqual(["payment.underpaid"]);
+    expect(await stack.events(payment.id)).toEqual(["payment.underpaid"]);
     expect((await stack.publicPayment(payment.id)).amount_due).toBe("15.00");
 
     await stack.pay(payment.deposit_address, usdc("15.00"));
     const confirmed = await stack.waitForStatus(payment.id, "confirmed", { mine: true });
     expect(confirmed.amount_received).toBe("25.00");
     expect(confirmed.transfers).toHaveLength(2);
-    expect(stack.events(payment.id)).toEqual(["payment.underpaid", "payment.settling", "payment.confirmed"]);
+    expect(await stack.events(payment.id)).toEqual(["payment.underpaid", "payment.settling", "payment.confirmed"]);
     expect((await stack.usdcBalance(payout)) - before).toBe(usdc("25.00"));
     expect(await stack.usdcBalance(payment.deposit_address)).toBe(0n);
   });
@@ -100,7 +100,7 @@ describe("a payment paid on chain", () => {
 
     const confirmed = await stack.waitForStatus(payment.id, "confirmed", { mine: true });
     expect(confirmed.amount_received).toBe("25.000001");
-    expect(stack.events(payment.id)).toEqual(["payment.overpaid", "payment.confirmed"]);
+    expect(await stack.events(payment.id)).toEqual(["payment.overpaid", "payment.confirmed"]);
     expect((await stack.usdcBalance(stack.payout)) - before).toBe(usdc("25.000001"));
     expect(await stack.usdcBalance(payment.deposit_address)).toBe(0n);
   });
@@ -122,7 +122,7 @@ describe("a payment paid on chain", () => {
     );
     expect(grown.status).toBe("confirmed");
     expect(grown.transfers).toHaveLength(2);
-    expect(stack.events(payment.id)).toEqual(["payment.settling", "payment.confirmed", "payment.funds_received"]);
+    expect(await stack.events(payment.id)).toEqual(["payment.settling", "payment.confirmed", "payment.funds_received"]);
 
     // Swept to the payout address as well, with no new status change.
     await stack.mineUntil(
@@ -132,12 +132,13 @@ describe("a payment paid on chain", () => {
     );
     expect(await stack.usdcBalance(payment.deposit_address)).toBe(0n);
     await stack.mineUntil(
-      () =>
-        stack.sql("SELECT 1 FROM settlements WHERE payment_id = ? AND state = 'submitted'", payment.id).length === 0,
+      async () =>
+        (await stack.sql("SELECT 1 FROM settlements WHERE payment_id = ? AND state = 'submitted'", payment.id))
+          .length === 0,
     );
     expect((await stack.getPayment(payment.id)).status).toBe("confirmed");
-    expect(stack.events(payment.id)).toEqual(["payment.settling", "payment.confirmed", "payment.funds_received"]);
-    const settled = stack.sql<{ state: string; amount: number }>(
+    expect(await stack.events(payment.id)).toEqual(["payment.settling", "payment.confirmed", "payment.funds_received"]);
+    const settled = await stack.sql<{ state: string; amount: number }>(
       "SELECT state, amount FROM settlements WHERE payment_id = ? ORDER BY id",
       payment.id,
     );
@@ -163,7 +164,7 @@ describe("a payment paid on chain", () => {
     expect(after.amount_received).toBeNull();
     expect(after.status).toBe("pending");
     expect(after.transfers).toEqual([]);
-    expect(stack.events(payment.id)).toEqual([]);
+    expect(await stack.events(payment.id)).toEqual([]);
   });
 
   test("a zero-value USDC transfer credits nothing", async () => {
@@ -180,8 +181,8 @@ describe("a payment paid on chain", () => {
     const after = await stack.getPayment(payment.id);
     expect(after.amount_received).toBeNull();
     expect(after.transfers).toEqual([]);
-    expect(stack.sql("SELECT * FROM transfers WHERE payment_id = ?", payment.id)).toEqual([]);
-    expect(stack.events(payment.id)).toEqual([]);
+    expect(await stack.sql("SELECT * FROM transfers WHERE payment_id = ?", payment.id)).toEqual([]);
+    expect(await stack.events(payment.id)).toEqual([]);
   });
 });
 
@@ -194,12 +195,12 @@ describe("a payment that expired", () => {
       short.clock.advance(2_500);
       const expired = await short.waitForStatus(payment.id, "expired", { timeoutMs: 5_000 });
       expect(expired.amount_received).toBeNull();
-      expect(short.events(payment.id)).toEqual(["payment.expired"]);
+      expect(await short.events(payment.id)).toEqual(["payment.expired"]);
 
       await short.pay(payment.deposit_address, usdc("25.00"));
       const confirmed = await short.waitForStatus(payment.id, "confirmed", { mine: true });
       expect(confirmed.amount_received).toBe("25.00");
-      expect(short.events(payment.id)).toEqual(["payment.expired", "payment.settling", "payment.confirmed"]);
+      expect(await short.events(payment.id)).toEqual(["payment.expired", "payment.settling", "payment.confirmed"]);
       expect(await short.usdcBalance(short.payout)).toBe(usdc("25.00"));
     } finally {
       await short.stop();
@@ -215,7 +216,7 @@ describe("a payment that expired", () => {
       short.clock.advance(10_000);
       await expiryRanSince(short); // the loop has looked since the clock passed expires_at
       expect((await short.getPayment(payment.id)).status).toBe("underpaid");
-      expect(short.events(payment.id)).toEqual(["payment.underpaid"]);
+      expect(await short.events(payment.id)).toEqual(["payment.underpaid"]);
     } finally {
       await short.stop();
     }
@@ -294,14 +295,14 @@ describe("a payment settled by someone else", () => {
 
       const confirmed = await own.waitForStatus(payment.id, "confirmed", { mine: true });
       expect(confirmed.amount_received).toBe("7.00");
-      expect(own.sql<{ state: string }>("SELECT state FROM settlements WHERE payment_id = ?", payment.id)).toEqual([
-        { state: "dropped" },
-      ]);
+      expect(
+        await own.sql<{ state: string }>("SELECT state FROM settlements WHERE payment_id = ?", payment.id),
+      ).toEqual([{ state: "dropped" }]);
       // What the merchant's own call swept is accounted for as settled, so nothing looks unswept.
-      expect(own.sql("SELECT CAST(amount_settled AS TEXT) AS settled FROM payments WHERE id = ?", payment.id)).toEqual([
-        { settled: String(usdc("7.00")) },
-      ]);
-      expect(own.events(payment.id)).toEqual(["payment.settling", "payment.confirmed"]);
+      expect(
+        await own.sql("SELECT CAST(amount_settled AS TEXT) AS settled FROM payments WHERE id = ?", payment.id),
+      ).toEqual([{ settled: String(usdc("7.00")) }]);
+      expect(await own.events(payment.id)).toEqual(["payment.settling", "payment.confirmed"]);
     } finally {
       await own.stop();
     }
@@ -324,22 +325,22 @@ describe("a payment settled by someone else", () => {
           args: [depositTermsV3Arg(termsOf(own, payment))],
         }),
       );
-      expect(own.sql("SELECT id FROM settlements WHERE payment_id = ?", payment.id)).toEqual([]);
+      expect(await own.sql("SELECT id FROM settlements WHERE payment_id = ?", payment.id)).toEqual([]);
 
       const confirmed = await own.waitForStatus(payment.id, "confirmed", { mine: true });
       expect(confirmed.amount_received).toBe("5.00");
       expect(await own.usdcBalance(own.payout)).toBe(usdc("5.00"));
       // Nothing sent: no settlement recorded, the relayer's nonce unused.
-      expect(own.sql("SELECT id FROM settlements WHERE payment_id = ?", payment.id)).toEqual([]);
+      expect(await own.sql("SELECT id FROM settlements WHERE payment_id = ?", payment.id)).toEqual([]);
       expect(
         await chain.publicClient.getTransactionCount({
           address: walletClientFor(chain.rpcUrl, relayerKey).account.address,
         }),
       ).toBe(0);
-      expect(own.sql("SELECT CAST(amount_settled AS TEXT) AS settled FROM payments WHERE id = ?", payment.id)).toEqual([
-        { settled: String(usdc("5.00")) },
-      ]);
-      expect(own.events(payment.id)).toEqual(["payment.settling", "payment.confirmed"]);
+      expect(
+        await own.sql("SELECT CAST(amount_settled AS TEXT) AS settled FROM payments WHERE id = ?", payment.id),
+      ).toEqual([{ settled: String(usdc("5.00")) }]);
+      expect(await own.events(payment.id)).toEqual(["payment.settling", "payment.confirmed"]);
     } finally {
       await own.stop();
     }
@@ -357,13 +358,13 @@ describe("a payment settled by someone else", () => {
       expect(confirmed.amount_received).toBe("9.00");
       expect(await own.usdcBalance(own.payout)).toBe(usdc("9.00"));
       expect(await own.usdcBalance(payment.deposit_address)).toBe(0n);
-      expect(own.sql<{ state: string }>("SELECT state FROM settlements WHERE payment_id = ?", payment.id)).toEqual([
-        { state: "mined" },
-      ]);
       expect(
-        own.sql<{ amount_settled: number }>("SELECT amount_settled FROM payments WHERE id = ?", payment.id),
+        await own.sql<{ state: string }>("SELECT state FROM settlements WHERE payment_id = ?", payment.id),
+      ).toEqual([{ state: "mined" }]);
+      expect(
+        await own.sql<{ amount_settled: number }>("SELECT amount_settled FROM payments WHERE id = ?", payment.id),
       ).toEqual([{ amount_settled: Number(usdc("9.00")) }]);
-      expect(own.events(payment.id)).toEqual(["payment.settling", "payment.confirmed"]);
+      expect(await own.events(payment.id)).toEqual(["payment.settling", "payment.confirmed"]);
     } finally {
       await own.stop();
       lagging.stop();

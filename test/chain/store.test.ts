@@ -9,8 +9,8 @@ import { createPaymentStore, insertAccount, insertPayment, paymentRow } from "..
 import { ENGINES, openTestStore, type TestStore } from "../support/store-engines.ts";
 
 let store: TestStore | undefined;
-afterEach(() => {
-  store?.close();
+afterEach(async () => {
+  await store?.close();
   store = undefined;
 });
 
@@ -22,9 +22,11 @@ describe.each(ENGINES)("chain store (%s)", (engine) => {
   beforeEach(async () => {
     store = await openTestStore(engine);
     chain = createChainStore(store.db);
-    payment = insertPayment(createPaymentStore(store.db), paymentRow(insertAccount(store.db, "acct_c"), 0)).id;
+    payment = (
+      await insertPayment(createPaymentStore(store.db), paymentRow(await insertAccount(store.db, "acct_c"), 0))
+    ).id;
   });
-  const transfer = (n: number, fields: Partial<TransferRow> = {}): TransferRow => {
+  const transfer = async (n: number, fields: Partial<TransferRow> = {}): Promise<TransferRow> => {
     const row: TransferRow = {
       chain_id: 31337,
       tx_hash: hash(n),
@@ -38,69 +40,71 @@ describe.each(ENGINES)("chain store (%s)", (engine) => {
       created_at: 1,
       ...fields,
     };
-    chain.insertTransfer(row);
+    await chain.insertTransfer(row);
     return row;
   };
 
-  test("a transfer keeps its int64 amount exact and is credited once; one that left the chain is kept apart", () => {
-    const big = transfer(1, { amount: INT64_MAX, log_index: 3 });
-    expect(chain.findTransfer(hash(1), 3)).toEqual({ ...big, bridge_id: null });
-    expect(() => transfer(2, { amount: INT64_MAX + 1n })).toThrow(RangeError);
-    expect(chain.markCredited(hash(1), 3, 7, "0xb7", 9)).toBe(true);
-    expect(chain.markCredited(hash(1), 3, 8, "0xb8", 10)).toBe(false);
-    expect(chain.findTransfer(hash(1), 3)).toMatchObject({ credited_at: 9, block_number: 7, block_hash: "0xb7" });
+  test("a transfer keeps its int64 amount exact and is credited once; one that left the chain is kept apart", async () => {
+    const big = await transfer(1, { amount: INT64_MAX, log_index: 3 });
+    expect(await chain.findTransfer(hash(1), 3)).toEqual({ ...big, bridge_id: null });
+    await expect(transfer(2, { amount: INT64_MAX + 1n })).rejects.toThrow(RangeError);
+    expect(await chain.markCredited(hash(1), 3, 7, "0xb7", 9)).toBe(true);
+    expect(await chain.markCredited(hash(1), 3, 8, "0xb8", 10)).toBe(false);
+    expect(await chain.findTransfer(hash(1), 3)).toMatchObject({ credited_at: 9, block_number: 7, block_hash: "0xb7" });
 
-    transfer(5, { chain_id: 1 });
-    transfer(4);
-    transfer(6);
+    await transfer(5, { chain_id: 1 });
+    await transfer(4);
+    await transfer(6);
     // What a scan of blocks 4 to 6 on 31337 must find again: not the other chain's, not block 7's.
-    expect(chain.transfersBetween(31337, 4, 6).map((t) => t.block_number)).toEqual([4, 6]);
+    expect((await chain.transfersBetween(31337, 4, 6)).map((t) => t.block_number)).toEqual([4, 6]);
     // Waiting for their payment's policy, up to the scanned block: not the credited one.
-    expect(chain.waitingOn(31337, 5).map((t) => [t.block_number, t.speed])).toEqual([[4, "standard"]]);
+    expect((await chain.waitingOn(31337, 5)).map((t) => [t.block_number, t.speed])).toEqual([[4, "standard"]]);
 
-    chain.reverseTransfer(hash(4), 0, 20);
-    chain.reverseTransfer(hash(1), 3, 21);
-    expect(chain.findTransfer(hash(4), 0)).toBeNull();
-    expect(chain.reversedForPayment(payment).map((t) => [t.tx_hash, t.amount, t.credited_at, t.reversed_at])).toEqual([
+    await chain.reverseTransfer(hash(4), 0, 20);
+    await chain.reverseTransfer(hash(1), 3, 21);
+    expect(await chain.findTransfer(hash(4), 0)).toBeNull();
+    expect(
+      (await chain.reversedForPayment(payment)).map((t) => [t.tx_hash, t.amount, t.credited_at, t.reversed_at]),
+    ).toEqual([
       [hash(4), 1_000_000n, null, 20],
       [hash(1), INT64_MAX, 9, 21],
     ]);
     // The key is free again: the same transaction may land in a new block.
-    transfer(4, { block_number: 8 });
-    chain.moveTransfer(hash(4), 0, 9, "0xb9");
+    await transfer(4, { block_number: 8 });
+    await chain.moveTransfer(hash(4), 0, 9, "0xb9");
     // In block order.
-    expect(chain.transfersForPayment(payment).map((t) => [t.chain_id, t.block_number])).toEqual([
+    expect((await chain.transfersForPayment(payment)).map((t) => [t.chain_id, t.block_number])).toEqual([
       [1, 5],
       [31337, 6],
       [31337, 9],
     ]);
   });
 
-  test("the cursor is one row per chain, moved by each scan", () => {
-    expect(chain.cursor(1)).toBeNull();
-    chain.setCursor(1, 10, "0xa", 1);
-    chain.setCursor(2, 20, "0xb", 1);
-    chain.setCursor(1, 11, "0xc", 2);
-    expect(chain.cursor(1)).toEqual({ block_number: 11, block_hash: "0xc" });
-    expect(chain.cursor(2)).toEqual({ block_number: 20, block_hash: "0xb" });
+  test("the cursor is one row per chain, moved by each scan", async () => {
+    expect(await chain.cursor(1)).toBeNull();
+    await chain.setCursor(1, 10, "0xa", 1);
+    await chain.setCursor(2, 20, "0xb", 1);
+    await chain.setCursor(1, 11, "0xc", 2);
+    expect(await chain.cursor(1)).toEqual({ block_number: 11, block_hash: "0xc" });
+    expect(await chain.cursor(2)).toEqual({ block_number: 20, block_hash: "0xb" });
   });
 
-  test("settlements: open ones by nonce, replaced and finished; the highest nonce leaves dropped ones out", () => {
-    expect(chain.maxNonce()).toBeNull();
+  test("settlements: open ones by nonce, replaced and finished; the highest nonce leaves dropped ones out", async () => {
+    expect(await chain.maxNonce()).toBeNull();
     const signed = { payment_id: payment, raw_tx: "0xraw", max_fee: "100", priority_fee: "2", now: 5 };
-    const second = chain.insertSettlement({ ...signed, nonce: 4, tx_hash: "0xt4" });
-    const first = chain.insertSettlement({ ...signed, nonce: 3, tx_hash: "0xt3" });
+    const second = await chain.insertSettlement({ ...signed, nonce: 4, tx_hash: "0xt4" });
+    const first = await chain.insertSettlement({ ...signed, nonce: 3, tx_hash: "0xt3" });
     expect(first).toBeGreaterThan(second);
-    expect(chain.openSettlements().map((s) => [s.id, s.nonce, s.tx_hashes])).toEqual([
+    expect((await chain.openSettlements()).map((s) => [s.id, s.nonce, s.tx_hashes])).toEqual([
       [first, 3, '["0xt3"]'],
       [second, 4, '["0xt4"]'],
     ]);
-    chain.replaceSettlement({ ...signed, id: first, tx_hash: "0xt3b", tx_hashes: ["0xt3", "0xt3b"], now: 6 });
-    chain.finishSettlement(first, "mined", { amount: INT64_MAX, fee: 5n }, 12, "0xt3b", 7);
+    await chain.replaceSettlement({ ...signed, id: first, tx_hash: "0xt3b", tx_hashes: ["0xt3", "0xt3b"], now: 6 });
+    await chain.finishSettlement(first, "mined", { amount: INT64_MAX, fee: 5n }, 12, "0xt3b", 7);
     // too large to store: left null
-    chain.finishSettlement(second, "dropped", { amount: 2n ** 63n, fee: 2n ** 63n }, null, "0xt4", 7);
-    expect(chain.openSettlements()).toEqual([]);
-    expect(chain.settlementsForPayment(payment)).toEqual([
+    await chain.finishSettlement(second, "dropped", { amount: 2n ** 63n, fee: 2n ** 63n }, null, "0xt4", 7);
+    expect(await chain.openSettlements()).toEqual([]);
+    expect(await chain.settlementsForPayment(payment)).toEqual([
       {
         id: second,
         payment_id: payment,
@@ -134,25 +138,25 @@ describe.each(ENGINES)("chain store (%s)", (engine) => {
         updated_at: 7,
       },
     ]);
-    expect(chain.maxNonce()).toBe(3);
+    expect(await chain.maxNonce()).toBe(3);
     // Young while a reorg may still take it: mined above the given block.
-    expect(chain.hasYoungSettlement(11)).toBe(true);
-    expect(chain.youngSettlements(11).map((s) => s.id)).toEqual([first]);
-    expect(chain.hasYoungSettlement(12)).toBe(false);
-    chain.settlementMovedTo(first, 13, 8);
-    expect(chain.youngSettlements(12).map((s) => s.block_number)).toEqual([13]);
-    expect(chain.settlementReorged(first, 9)).toBe(true);
-    expect(chain.settlementReorged(first, 9)).toBe(false);
-    expect(chain.hasYoungSettlement(0)).toBe(false);
+    expect(await chain.hasYoungSettlement(11)).toBe(true);
+    expect((await chain.youngSettlements(11)).map((s) => s.id)).toEqual([first]);
+    expect(await chain.hasYoungSettlement(12)).toBe(false);
+    await chain.settlementMovedTo(first, 13, 8);
+    expect((await chain.youngSettlements(12)).map((s) => s.block_number)).toEqual([13]);
+    expect(await chain.settlementReorged(first, 9)).toBe(true);
+    expect(await chain.settlementReorged(first, 9)).toBe(false);
+    expect(await chain.hasYoungSettlement(0)).toBe(false);
   });
 
-  test("a transaction that throws leaves nothing behind", () => {
-    expect(() =>
-      chain.transaction(() => {
-        chain.setCursor(1, 10, "0xa", 1);
+  test("a transaction that throws leaves nothing behind", async () => {
+    await expect(
+      chain.transaction(async () => {
+        await chain.setCursor(1, 10, "0xa", 1);
         throw new Error("tick failed");
       }),
-    ).toThrow("tick failed");
-    expect(chain.cursor(1)).toBeNull();
+    ).rejects.toThrow("tick failed");
+    expect(await chain.cursor(1)).toBeNull();
   });
 });

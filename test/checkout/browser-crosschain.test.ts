@@ -61,7 +61,7 @@ describe("cross-chain funding in the checkout", () => {
       .map((c) => (c.params[0] as { chainId: string }).chainId);
     expect(switches).toContain(toHex(LOCAL_SOURCE.chainId));
     expect(wallet.calls.filter((c) => c.method === "eth_sendTransaction").length).toBe(2); // approve, burn
-    const burns = rig.x.burns(p.id);
+    const burns = await rig.x.burns(p.id);
     expect(burns.length).toBe(1);
     expect(burns[0]!.state).toBe("redeemed");
     expect(problems).toEqual([]);

@@ -6,7 +6,7 @@ let merchant: Api;
 
 beforeAll(async () => {
   server = await startTestServer();
-  merchant = api(server.url, server.createAccount("Page Shop").apiKey);
+  merchant = api(server.url, (await server.createAccount("Page Shop")).apiKey);
 });
 afterAll(() => server.stop());
 

@@ -44,12 +44,12 @@ beforeAll(async () => {
     },
   );
   server = await startTestServer({ crossChain });
-  const account = server.createAccount("Networks Shop");
+  const account = await server.createAccount("Networks Shop");
   merchant = api(server.url, account.apiKey);
   const created = await merchant("/api/v1/payments", { body: { amount: "12.34" } });
   expect(created.status).toBe(201);
   v2 = created.json;
-  v1 = insertPayment(createPaymentStore(server.running.db), paymentRow(account.accountId, Date.now()));
+  v1 = await insertPayment(createPaymentStore(server.running.db), paymentRow(account.accountId, Date.now()));
   // Offered once the server has looked for the factory on each.
   await waitFor(
     async () => (await anon()(path(v2.id))).json.networks.length === 3,

@@ -23,7 +23,7 @@ let payment: Record<string, any>;
 
 beforeAll(async () => {
   server = await startTestServer({ feeBps: 150, feeRecipient: FEE_RECIPIENT });
-  merchant = server.createAccount("Public Shop");
+  merchant = await server.createAccount("Public Shop");
   merchantApi = api(server.url, merchant.apiKey);
   const res = await merchantApi("/api/v1/payments", {
     body: {

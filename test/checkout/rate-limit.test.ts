@@ -7,7 +7,7 @@ describe("public endpoints are limited per payment", () => {
   let merchant: Api;
   beforeAll(async () => {
     server = await startTestServer();
-    merchant = api(server.url, server.createAccount("Limited").apiKey);
+    merchant = api(server.url, (await server.createAccount("Limited")).apiKey);
   });
   afterAll(() => server.stop());
 

@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { createAccountsService } from "../../src/accounts/service.ts";
 import { createAccountStore } from "../../src/accounts/store.ts";
 import { runAccountCommand } from "../../src/cli/accounts.ts";
+import { sql } from "../../src/db/engine.ts";
 import { openDb } from "../../src/db/index.ts";
 import { SQLITE_MIGRATIONS } from "../../src/db/migrations.ts";
 import { systemClock } from "../../src/lib/clock.ts";
@@ -30,11 +31,11 @@ const dirs: string[] = [];
 beforeAll(async () => {
   dataDir = tempDir();
   env = testEnv(dataDir);
-  ({ api_key: apiKey } = runAccountCommand(
+  ({ api_key: apiKey } = (await runAccountCommand(
     "account",
     ["create", "--name", "Backup Shop", "--payout-address", TEST_PAYOUT],
     env,
-  ) as { api_key: string });
+  )) as { api_key: string });
   server = await startServeProcess(env);
   merchant = api(server.url, apiKey);
 });
@@ -118,9 +119,13 @@ describe("stablegate backup", () => {
             .map((p) => p.id),
         );
         expect(report.rows.payments).toBe(inCopy.size);
-        // One snapshot: the per-status counters (kept by triggers in each insert's transaction) match the rows.
+        // One snapshot: the per-status counters (folded counts and the deltas the triggers append in each
+        // insert's transaction, migration 024) match the rows.
         const counted = copy
-          .query<{ n: number }, []>("SELECT coalesce(sum(n), 0) AS n FROM payment_status_counts")
+          .query<{ n: number }, []>(
+            `SELECT coalesce(sum(n), 0) AS n
+               FROM (SELECT n FROM payment_status_counts UNION ALL SELECT n FROM payment_status_deltas)`,
+          )
           .get();
         expect(counted!.n).toBe(inCopy.size);
       } finally {
@@ -154,16 +159,17 @@ describe("stablegate backup", () => {
     const db = openDb(dir);
     try {
       // Left in the WAL (no checkpoint copies it into stablegate.db), as a busy server leaves its latest writes.
-      db.run("PRAGMA wal_autocheckpoint = 0");
+      await db.exec("PRAGMA wal_autocheckpoint = 0");
       const accounts = createAccountsService({ store: createAccountStore(db), clock: systemClock, ids: randomIds });
-      const committed = ["Committed One", "Committed Two"].map(
-        (name) => accounts.createAccount({ name, payoutAddress: TEST_PAYOUT }).account.id,
-      );
-      db.run("BEGIN IMMEDIATE"); // holds the write lock while the backup runs
-      const open = accounts.createAccount({ name: "Still Open", payoutAddress: TEST_PAYOUT }).account.id;
+      const committed: string[] = [];
+      for (const name of ["Committed One", "Committed Two"])
+        committed.push((await accounts.createAccount({ name, payoutAddress: TEST_PAYOUT })).account.id);
       const out = tempDir();
-      const result = await backup([join(out, "b.db")], { STABLEGATE_DATA_DIR: dir });
-      db.run("COMMIT");
+      // The transaction (IMMEDIATE) holds the write lock while the backup runs; it commits after.
+      const { open, result } = await db.transaction(async () => {
+        const open = (await accounts.createAccount({ name: "Still Open", payoutAddress: TEST_PAYOUT })).account.id;
+        return { open, result: await backup([join(out, "b.db")], { STABLEGATE_DATA_DIR: dir }) };
+      });
       expect(result.stderr).toBe("");
       expect(result.code).toBe(0);
       expect(JSON.parse(result.stdout).rows.accounts).toBe(2);
@@ -179,7 +185,7 @@ describe("stablegate backup", () => {
         copy.close();
       }
     } finally {
-      db.close();
+      await db.close();
     }
   });
 
@@ -226,7 +232,7 @@ describe("stablegate backup", () => {
   test("a copy that fails half-way leaves neither FILE nor its temporary file", async () => {
     // A stopped server's data directory whose database is damaged past its first page.
     const broken = tempDir();
-    openDb(broken).close();
+    await openDb(broken).close();
     const db = join(broken, "stablegate.db");
     const pages = readFileSync(db);
     pages.fill(0xa5, 4096);
@@ -242,12 +248,11 @@ describe("stablegate backup", () => {
     // Big enough that the copy is still being written when the test sees its temporary file.
     const big = tempDir();
     const seed = openDb(big);
-    seed.run("CREATE TABLE filler (blob BLOB NOT NULL)");
-    seed.transaction(() => {
-      const insert = seed.query("INSERT INTO filler (blob) VALUES (randomblob(4000))");
-      for (let i = 0; i < 20_000; i++) insert.run();
-    })();
-    seed.close();
+    await seed.exec("CREATE TABLE filler (blob BLOB NOT NULL)");
+    await seed.transaction(async () => {
+      for (let i = 0; i < 20_000; i++) await seed.run(sql`INSERT INTO filler (blob) VALUES (randomblob(4000))`);
+    });
+    await seed.close();
     const out = tempDir();
     const file = join(out, "b.db");
     const proc = Bun.spawn([process.execPath, MAIN, "backup", file], {

@@ -239,12 +239,12 @@ describe("stablegate exit codes", () => {
 
   const env = () => ({ STABLEGATE_DATA_DIR: dataDir });
 
-  test("usage mistakes and bad values are UsageErrors naming the problem, and change nothing", () => {
-    const before = runAccountCommand("account", ["list"], env());
+  test("usage mistakes and bad values are UsageErrors naming the problem, and change nothing", async () => {
+    const before = await runAccountCommand("account", ["list"], env());
     for (const [name, args, word] of usage.filter(([, args]) => args[0] !== "dev")) {
       let thrown: unknown;
       try {
-        runAccountCommand(args[0] as "account" | "key", args.slice(1), env());
+        await runAccountCommand(args[0] as "account" | "key", args.slice(1), env());
       } catch (error) {
         thrown = error;
       }
@@ -254,36 +254,38 @@ describe("stablegate exit codes", () => {
         names: String((thrown as Error)?.message).includes(word),
       }).toEqual({ name, usage: true, names: true });
     }
-    expect(runAccountCommand("account", ["list"], env())).toEqual(before);
+    expect(await runAccountCommand("account", ["list"], env())).toEqual(before);
   });
 
-  test("the limits themselves are accepted: a 200-character name, a fee of 0 and of 10000 bps; one past them is refused", () => {
+  test("the limits themselves are accepted: a 200-character name, a fee of 0 and of 10000 bps; one past them is refused", async () => {
     // A data dir of its own: a fee account would stop the shared one's server without a fee recipient.
     const feeEnv = { STABLEGATE_DATA_DIR: makeTempDir("stablegate-cli-limits-"), STABLEGATE_FEE_RECIPIENT: PAYOUT };
     try {
-      const create = (name: string, fee: string) =>
-        runAccountCommand(
+      const create = async (name: string, fee: string) =>
+        (await runAccountCommand(
           "account",
           ["create", "--name", name, "--payout-address", PAYOUT, "--fee-bps", fee],
           feeEnv,
-        ) as {
+        )) as {
           account: { name: string; fee_bps: number | null };
         };
-      expect(create("n".repeat(200), "0").account).toMatchObject({ name: "n".repeat(200), fee_bps: 0 });
-      expect(create("Whole Fee Shop", "10000").account.fee_bps).toBe(10_000);
-      const before = runAccountCommand("account", ["list"], feeEnv);
-      expect(() => create("n".repeat(201), "0")).toThrow("name must be 1 to 200 characters");
-      expect(() => create("Too Much Shop", "10001")).toThrow("fee bps must be a whole number from 0 to 10000");
-      expect(runAccountCommand("account", ["list"], feeEnv)).toEqual(before);
+      expect((await create("n".repeat(200), "0")).account).toMatchObject({ name: "n".repeat(200), fee_bps: 0 });
+      expect((await create("Whole Fee Shop", "10000")).account.fee_bps).toBe(10_000);
+      const before = await runAccountCommand("account", ["list"], feeEnv);
+      await expect(create("n".repeat(201), "0")).rejects.toThrow("name must be 1 to 200 characters");
+      await expect(create("Too Much Shop", "10001")).rejects.toThrow("fee bps must be a whole number from 0 to 10000");
+      expect(await runAccountCommand("account", ["list"], feeEnv)).toEqual(before);
     } finally {
       rmSync(feeEnv.STABLEGATE_DATA_DIR, { recursive: true, force: true });
     }
   });
 
-  test("unknown accounts and keys are not usage mistakes", () => {
+  test("unknown accounts and keys are not usage mistakes", async () => {
     for (const [name, args, word] of notFound) {
-      expect(() => runAccountCommand(args[0] as "account" | "key", args.slice(1), env()), name).toThrow(NotFoundError);
-      expect(() => runAccountCommand(args[0] as "account" | "key", args.slice(1), env()), name).toThrow(word);
+      await expect(runAccountCommand(args[0] as "account" | "key", args.slice(1), env()), name).rejects.toThrow(
+        NotFoundError,
+      );
+      await expect(runAccountCommand(args[0] as "account" | "key", args.slice(1), env()), name).rejects.toThrow(word);
     }
   });
 

@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
+import { raw, sql } from "../../src/db/engine.ts";
 import { SQLITE_MIGRATIONS } from "../../src/db/migrations.ts";
 import { openStore } from "../../src/db/open.ts";
 import { runCli } from "../support/cli.ts";
@@ -21,7 +22,7 @@ const paths: string[] = [];
 
 beforeAll(async () => {
   source = await startTestServer({ databaseUrl: null, webhookAllowPrivate: true });
-  account = source.createAccount("Copied Shop");
+  account = await source.createAccount("Copied Shop");
   const call = api(source.url, account.apiKey);
   for (const amount of ["1.00", "2.50", "12345.67"]) {
     const res = await call("/api/v1/payments", {
@@ -53,20 +54,19 @@ const serveEnv = (extra: Record<string, string> = {}) => ({
 const copy = (args: string[], extra: Record<string, string> = {}) =>
   runCli(["db", "copy", ...args], { ...source.env, ...extra });
 
-function countsIn(url: string): Record<string, number> {
-  const db = openStore({ dataDir: source.dataDir, databaseUrl: url });
+async function countsIn(url: string): Promise<Record<string, number>> {
+  const db = await openStore({ dataDir: source.dataDir, databaseUrl: url });
   try {
-    const tables = db
-      .query<{ name: string }, []>(
-        `SELECT table_name AS name FROM information_schema.tables
+    const tables = await db.all<{ name: string }>(
+      sql`SELECT table_name AS name FROM information_schema.tables
           WHERE table_schema = current_schema() AND table_name <> 'schema_migrations'`,
-      )
-      .all();
-    return Object.fromEntries(
-      tables.map(({ name }) => [name, db.query<{ n: number }, []>(`SELECT count(*) AS n FROM ${name}`).get()!.n]),
     );
+    const counts: Record<string, number> = {};
+    for (const { name } of tables)
+      counts[name] = (await db.get<{ n: number }>(sql`SELECT count(*) AS n FROM ${raw(name)}`))!.n;
+    return counts;
   } finally {
-    db.close();
+    await db.close();
   }
 }
 
@@ -90,7 +90,7 @@ describe("stablegate db copy", () => {
     expect(report.rows.webhook_deliveries).toBe(1);
     expect(report.rows.events).toBeGreaterThan(0);
     // Every table of the target holds what the report says was copied.
-    const counts = countsIn(url);
+    const counts = await countsIn(url);
     for (const [table, n] of Object.entries(report.rows)) expect([table, counts[table]]).toEqual([table, n]);
 
     const pg = await startServeProcess(serveEnv({ STABLEGATE_DATABASE_URL: url }));
@@ -116,11 +116,11 @@ describe("stablegate db copy", () => {
   test("a target that is not empty is refused and left as it was", async () => {
     const url = await createTestDatabase();
     expect((await copy(["--to", url])).code).toBe(0);
-    const counts = countsIn(url);
+    const counts = await countsIn(url);
     const again = await copy([], { STABLEGATE_DATABASE_URL: url });
     expect(again.code).toBe(1);
     expect(again.stderr).toContain("the target database is not empty");
-    expect(countsIn(url)).toEqual(counts);
+    expect(await countsIn(url)).toEqual(counts);
   });
 
   test("refused while a server runs on the data directory", async () => {
@@ -130,7 +130,7 @@ describe("stablegate db copy", () => {
       const result = await copy(["--to", url]);
       expect(result.code).toBe(1);
       expect(result.stderr).toContain("stop it before copying");
-      expect(countsIn(url).payments).toBe(0);
+      expect((await countsIn(url)).payments).toBe(0);
     } finally {
       await running.stop();
     }

@@ -99,20 +99,20 @@ describe("stablegate email customers", () => {
       (await runCli(["account", "create", "--name", "CLI Shop", "--payout-address", TEST_PAYOUT], env)).stdout,
     ) as { account: { id: string } };
     const accountId = created.account.id;
-    const setting = () => {
-      const db = openStore(storeLocationFrom(env));
+    const setting = async () => {
+      const db = await openStore(storeLocationFrom(env));
       try {
-        return createEmailStore(db).customerEmails(accountId);
+        return await createEmailStore(db).customerEmails(accountId);
       } finally {
-        db.close();
+        await db.close();
       }
     };
-    expect(setting()).toBe(true);
+    expect(await setting()).toBe(true);
     const off = await runCli(["email", "customers", "off", "--account", accountId], env);
     expect([off.code, JSON.parse(off.stdout)]).toEqual([0, { account: accountId, customer_emails: "off" }]);
-    expect(setting()).toBe(false);
+    expect(await setting()).toBe(false);
     expect((await runCli(["email", "customers", "on", "--account", accountId], env)).code).toBe(0);
-    expect(setting()).toBe(true);
+    expect(await setting()).toBe(true);
     const unknown = await runCli(["email", "customers", "off", "--account", "acct_nope"], env);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain("no account acct_nope");

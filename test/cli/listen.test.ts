@@ -59,7 +59,11 @@ afterAll(async () => {
 
 /** An account with a webhook endpoint; `ping` writes one event (a test event) and returns its id. */
 async function shop(name: string) {
-  const out = runAccountCommand("account", ["create", "--name", name, "--payout-address", `0x${"1".repeat(40)}`], env);
+  const out = await runAccountCommand(
+    "account",
+    ["create", "--name", name, "--payout-address", `0x${"1".repeat(40)}`],
+    env,
+  );
   const key = (out as { api_key: string }).api_key;
   const call = api(server.url, key);
   const endpoint = await call("/api/v1/webhook_endpoints", { body: { url: sink.url } });
@@ -141,7 +145,7 @@ describe("stablegate listen", () => {
     const merchant = await shop("Refund Shop");
     const call = api(server.url, merchant.key);
     const payment = (await call("/api/v1/payments", { body: { amount: "25.00" } })).json.id as string;
-    markReceived(env, payment, 25_000_000n);
+    await markReceived(env, payment, 25_000_000n);
     const { secret, stdout } = await listen(server.url, merchant.key);
     const created = await call(`/api/v1/payments/${payment}/refunds`, {
       body: { amount: "12.500001", refund_address: "0x8ba1f109551bD432803012645Ac136ddd64DBA72" },

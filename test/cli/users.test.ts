@@ -105,16 +105,16 @@ async function sessionOf(user: { email: string; password: string }): Promise<str
   try {
     return (await usersService(db).signIn({ ...user, client: "203.0.113.1" })).token;
   } finally {
-    db.close();
+    await db.close();
   }
 }
 
-function isLive(token: string): boolean {
+async function isLive(token: string): Promise<boolean> {
   const db = openDb(dataDir);
   try {
-    return usersService(db).resolveSession(token) !== null;
+    return (await usersService(db).resolveSession(token)) !== null;
   } finally {
-    db.close();
+    await db.close();
   }
 }
 
@@ -140,8 +140,8 @@ describe("stablegate user list / reset-password / delete", () => {
     const out = JSON.parse(stdout);
     expect(out.user.id).toBe(user.id);
     expect(out.password).toMatch(/^[0-9A-Za-z]{24}$/);
-    expect(isLive(token)).toBe(false);
-    expect(isLive(await sessionOf({ email: user.email, password: out.password }))).toBe(true);
+    expect(await isLive(token)).toBe(false);
+    expect(await isLive(await sessionOf({ email: user.email, password: out.password }))).toBe(true);
   });
 
   test("reset-password --password-stdin sets the given one; a short one changes nothing", async () => {
@@ -149,11 +149,11 @@ describe("stablegate user list / reset-password / delete", () => {
     const token = await sessionOf(user);
     const short = await cli(["user", "reset-password", user.id, "--password-stdin"], "too short\n");
     expect(short.code).toBe(2);
-    expect(isLive(token)).toBe(true);
+    expect(await isLive(token)).toBe(true);
     const given = await cli(["user", "reset-password", user.id, "--password-stdin"], "another long password\n");
     expect(given.code).toBe(0);
     expect(JSON.parse(given.stdout).password).toBe("another long password");
-    expect(isLive(token)).toBe(false);
+    expect(await isLive(token)).toBe(false);
   });
 
   test("delete removes the user and ends their sessions; an unknown id is exit 1", async () => {
@@ -163,7 +163,7 @@ describe("stablegate user list / reset-password / delete", () => {
     const { code, stdout } = await cli(["user", "delete", user.id]);
     expect(code).toBe(0);
     expect(JSON.parse(stdout)).toEqual({ id: user.id, deleted: true });
-    expect(isLive(token)).toBe(false);
+    expect(await isLive(token)).toBe(false);
     expect(JSON.parse((await cli(["user", "list", "--account", accountId])).stdout)).toEqual([]);
     const again = await cli(["user", "delete", user.id]);
     expect(again.code).toBe(1);

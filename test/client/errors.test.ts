@@ -100,7 +100,7 @@ describe("errors from the server", () => {
   });
 
   test("404: an unknown payment is a NotFoundError with the server's message", async () => {
-    const { apiKey } = server.createAccount();
+    const { apiKey } = await server.createAccount();
     const client = new Stablegate({ apiKey, baseUrl: server.url });
     const id = `0x${"ab".repeat(32)}`;
     const error = await refusal(client.payments.retrieve(id));
@@ -111,7 +111,7 @@ describe("errors from the server", () => {
   });
 
   test("400: a bad field is a ValidationError naming the field and its rule, and nothing is created", async () => {
-    const { apiKey } = server.createAccount();
+    const { apiKey } = await server.createAccount();
     const client = new Stablegate({ apiKey, baseUrl: server.url });
     const error = await refusal(client.payments.create({ amount: "25" }, { idempotencyKey: "bad-amount" }));
     expect(error).toBeInstanceOf(ValidationError);
@@ -123,10 +123,10 @@ describe("errors from the server", () => {
   });
 
   test("409: a key whose first request is still being processed is an IdempotencyError", async () => {
-    const { apiKey, accountId } = server.createAccount();
+    const { apiKey, accountId } = await server.createAccount();
     const client = new Stablegate({ apiKey, baseUrl: server.url, maxNetworkRetries: 0 });
     // The claim a request holds while it runs (or held when its server died less than a minute ago).
-    createIdempotencyStore(server.running.db).claim(accountId, "order-409", "in flight", Date.now());
+    await createIdempotencyStore(server.running.db).claim(accountId, "order-409", "in flight", Date.now());
     const error = await refusal(client.payments.create({ amount: "5.00" }, { idempotencyKey: "order-409" }));
     expect(error).toBeInstanceOf(IdempotencyError);
     expect(error).toMatchObject({ status: 409, idempotencyKey: "order-409" });
@@ -135,9 +135,9 @@ describe("errors from the server", () => {
   });
 
   test("a 409 is asked again after a pause: once the first request is done, the create goes through", async () => {
-    const { apiKey, accountId } = server.createAccount();
+    const { apiKey, accountId } = await server.createAccount();
     const idempotency = createIdempotencyStore(server.running.db);
-    idempotency.claim(accountId, "order-409-retry", "in flight", Date.now());
+    await idempotency.claim(accountId, "order-409-retry", "in flight", Date.now());
     const statuses: number[] = [];
     const client = new Stablegate({
       apiKey,
@@ -147,7 +147,7 @@ describe("errors from the server", () => {
       fetch: async (input, init) => {
         const response = await fetch(input, init);
         statuses.push(response.status);
-        if (statuses.length === 1) idempotency.release(accountId, "order-409-retry");
+        if (statuses.length === 1) await idempotency.release(accountId, "order-409-retry");
         return response;
       },
     });
@@ -157,7 +157,7 @@ describe("errors from the server", () => {
   });
 
   test("429: too many test sends is a RateLimitError with the Retry-After in seconds", async () => {
-    const { apiKey } = server.createAccount();
+    const { apiKey } = await server.createAccount();
     const client = new Stablegate({ apiKey, baseUrl: server.url });
     const endpoint = await client.webhookEndpoints.create({ url: receiver.url });
     let error: StablegateError | undefined;
@@ -175,7 +175,7 @@ describe("errors from the server", () => {
 
 describe("errors on the way to the server", () => {
   test("a proxy's request id is on the error; its 502 page is a ServerError with the status as message", async () => {
-    const { apiKey } = server.createAccount();
+    const { apiKey } = await server.createAccount();
     const viaProxy = new Stablegate({ apiKey, baseUrl: proxy.url.href });
     const notFound = await refusal(viaProxy.events.retrieve("evt_AAAAAAAAAAAAAAAAAAAAAAAA"));
     expect(notFound).toBeInstanceOf(NotFoundError);
@@ -189,7 +189,7 @@ describe("errors on the way to the server", () => {
   });
 
   test("nobody listening is a StablegateConnectionError without a status or the key", async () => {
-    const apiKey = server.createAccount().apiKey;
+    const apiKey = (await server.createAccount()).apiKey;
     const client = new Stablegate({ apiKey, baseUrl: `http://127.0.0.1:${await freePort()}`, maxNetworkRetries: 0 });
     const error = await refusal(client.payments.retrieve(`0x${"cd".repeat(32)}`));
     expect(error).toBeInstanceOf(StablegateConnectionError);
@@ -199,7 +199,7 @@ describe("errors on the way to the server", () => {
   });
 
   test("a write without an Idempotency-Key whose answer is lost is not sent again", async () => {
-    const { apiKey } = server.createAccount();
+    const { apiKey } = await server.createAccount();
     const client = new Stablegate({ apiKey, baseUrl: relay.url });
     const endpoint = await client.webhookEndpoints.create({ url: receiver.url });
     const lost = relay.lost;

@@ -70,7 +70,7 @@ console.log(JSON.stringify({ created: created.id, same: retrieved.id === created
   notFound: missing instanceof NotFoundError, status: missing.status, event: event.id, tampered }));
 `,
     );
-    const { apiKey } = server.createAccount();
+    const { apiKey } = await server.createAccount();
     const result = await run(["node", "main.mjs"], dir, {
       KEY: apiKey,
       BASE: server.url,

@@ -21,14 +21,14 @@ afterAll(async () => {
 });
 
 /** A client for a fresh account, so lists hold only what the test made. */
-function merchant(baseUrl = server.url) {
-  const { apiKey } = server.createAccount();
+async function merchant(baseUrl = server.url) {
+  const { apiKey } = await server.createAccount();
   return { client: new Stablegate({ apiKey, baseUrl }), raw: api(server.url, apiKey), apiKey };
 }
 
 describe("payments.create and retrieve", () => {
   test("creates a payment, and retrieve answers the same object", async () => {
-    const { client } = merchant();
+    const { client } = await merchant();
     const payment = await client.payments.create(
       { amount: "25.00", reference: "order-1", metadata: { order_id: "1" } },
       { idempotencyKey: "order-1" },
@@ -39,7 +39,7 @@ describe("payments.create and retrieve", () => {
   });
 
   test("the same key twice gives the same payment; the same key with another body is an IdempotencyError", async () => {
-    const { client } = merchant();
+    const { client } = await merchant();
     const first = await client.payments.create({ amount: "10.00" }, { idempotencyKey: "order-2" });
     const again = await client.payments.create({ amount: "10.00" }, { idempotencyKey: "order-2" });
     expect(again.id).toBe(first.id);
@@ -53,7 +53,7 @@ describe("payments.create and retrieve", () => {
   });
 
   test("without a key, one is made up: an answer lost on the way is fetched again, and one payment exists", async () => {
-    const { client, raw } = merchant(relay.url);
+    const { client, raw } = await merchant(relay.url);
     const lost = relay.lost;
     relay.loseAnswers(1);
     const payment = await client.payments.create({ amount: "12.00", reference: "lost answer" });
@@ -65,7 +65,7 @@ describe("payments.create and retrieve", () => {
   });
 
   test("two creates without a key are two payments (a made-up key is new for every call)", async () => {
-    const { client } = merchant();
+    const { client } = await merchant();
     const a = await client.payments.create({ amount: "1.00" });
     const b = await client.payments.create({ amount: "1.00" });
     expect(a.id).not.toBe(b.id);
@@ -75,7 +75,7 @@ describe("payments.create and retrieve", () => {
 
 describe("payments.list", () => {
   test("one page with its filters, newest first", async () => {
-    const { client } = merchant();
+    const { client } = await merchant();
     const made: Payment[] = [];
     for (const amount of ["1.00", "2.00", "3.00"]) made.push(await client.payments.create({ amount }));
     const page = await client.payments.list({ limit: 2, status: "pending" });
@@ -86,7 +86,7 @@ describe("payments.list", () => {
   });
 
   test("for await walks every page with starting_after, each payment once, newest first", async () => {
-    const { client } = merchant();
+    const { client } = await merchant();
     const made: string[] = [];
     for (let i = 1; i <= 5; i++) made.push((await client.payments.create({ amount: `${i}.00` })).id);
     const seen: string[] = [];

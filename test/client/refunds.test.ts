@@ -33,21 +33,21 @@ afterAll(async () => {
 });
 
 /** A client for a fresh account, so lists hold only what the test made. */
-function merchant(baseUrl = server.url) {
-  const { apiKey } = server.createAccount();
+async function merchant(baseUrl = server.url) {
+  const { apiKey } = await server.createAccount();
   return { client: new Stablegate({ apiKey, baseUrl }), raw: api(server.url, apiKey) };
 }
 
 /** A payment that received `received` micro-USDC, as if the watcher had credited it. */
 async function paidPayment(client: Stablegate, received = 25_000_000n): Promise<string> {
   const payment = await client.payments.create({ amount: "25.00" });
-  markReceived(server.env, payment.id, received);
+  await markReceived(server.env, payment.id, received);
   return payment.id;
 }
 
 describe("refunds.create and retrieve", () => {
   test("without an amount, everything received; retrieve answers the same refund", async () => {
-    const { client } = merchant();
+    const { client } = await merchant();
     const paymentId = await paidPayment(client);
     const refund = await client.refunds.create(paymentId, { reason: "order canceled" });
     expect(refund).toMatchObject({
@@ -63,7 +63,7 @@ describe("refunds.create and retrieve", () => {
   });
 
   test("with the payer's address: payable at once, with the exact transfer to make", async () => {
-    const { client } = merchant();
+    const { client } = await merchant();
     const paymentId = await paidPayment(client);
     const refund = await client.refunds.create(paymentId, { amount: "2.500001", refund_address: PAYER });
     expect(refund.status).toBe("awaiting_payment");
@@ -72,7 +72,7 @@ describe("refunds.create and retrieve", () => {
   });
 
   test("the same key twice is one refund; with another body it is an IdempotencyError", async () => {
-    const { client } = merchant();
+    const { client } = await merchant();
     const paymentId = await paidPayment(client);
     const first = await client.refunds.create(paymentId, { amount: "1.00" }, { idempotencyKey: "return-7" });
     const again = await client.refunds.create(paymentId, { amount: "1.00" }, { idempotencyKey: "return-7" });
@@ -85,7 +85,7 @@ describe("refunds.create and retrieve", () => {
   });
 
   test("without a key, one is made up: an answer lost on the way is fetched again, and one refund exists", async () => {
-    const { client, raw } = merchant(relay.url);
+    const { client, raw } = await merchant(relay.url);
     const paymentId = await paidPayment(client);
     const lost = relay.lost;
     relay.loseAnswers(1);
@@ -96,22 +96,20 @@ describe("refunds.create and retrieve", () => {
   });
 
   test("more than may still be refunded is a ValidationError naming both figures; another payment is NotFound", async () => {
-    const { client } = merchant();
+    const { client } = await merchant();
     const paymentId = await paidPayment(client, 5_000_000n);
     await client.refunds.create(paymentId, { amount: "4.00" });
     const tooMuch = await client.refunds.create(paymentId, { amount: "1.50" }).catch((e) => e);
     expect(tooMuch).toBeInstanceOf(ValidationError);
     expect(tooMuch.message).toBe("amount 1.50 USDC is more than the 1.00 USDC that may still be refunded");
-    const elsewhere = await merchant()
-      .client.refunds.create(paymentId, {})
-      .catch((e) => e);
+    const elsewhere = await (await merchant()).client.refunds.create(paymentId, {}).catch((e) => e);
     expect(elsewhere).toBeInstanceOf(NotFoundError);
   });
 });
 
 describe("refunds.list and listForPayment", () => {
   test("one page with filters, every page with for await, and one payment's refunds", async () => {
-    const { client } = merchant();
+    const { client } = await merchant();
     const a = await paidPayment(client);
     const b = await paidPayment(client);
     const made: string[] = [];
@@ -132,7 +130,7 @@ describe("refunds.list and listForPayment", () => {
 
 describe("refunds.cancel", () => {
   test("cancels an unpaid refund; a second cancel is a ConflictError at once, not retried", async () => {
-    const { client } = merchant();
+    const { client } = await merchant();
     const paymentId = await paidPayment(client, 2_000_000n);
     const refund = await client.refunds.create(paymentId, {});
     const canceled = await client.refunds.cancel(refund.id);

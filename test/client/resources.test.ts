@@ -22,14 +22,14 @@ afterAll(async () => {
 });
 
 /** A client for a fresh account, so lists hold only what the test made. */
-function merchant() {
-  const { apiKey } = server.createAccount();
+async function merchant() {
+  const { apiKey } = await server.createAccount();
   return { client: new Stablegate({ apiKey, baseUrl: server.url }), raw: api(server.url, apiKey) };
 }
 
 describe("paymentLinks", () => {
   test("create (idempotent), retrieve, update and list", async () => {
-    const { client } = merchant();
+    const { client } = await merchant();
     const body = {
       description: "Donations",
       min_amount: "1.00",
@@ -57,7 +57,7 @@ describe("paymentLinks", () => {
 
 describe("webhookEndpoints and deliveries", () => {
   test("create shows the secret once; list shows the endpoint without it; delete removes it", async () => {
-    const { client } = merchant();
+    const { client } = await merchant();
     const created = await client.webhookEndpoints.create({ url: receiver.url });
     expect(created).toMatchObject({ object: "webhook_endpoint", url: receiver.url, status: "enabled" });
     expect(created.secret).toStartWith("whsec_");
@@ -74,7 +74,7 @@ describe("webhookEndpoints and deliveries", () => {
   });
 
   test("test sends a ping; deliveries lists it; retry sends it again with the same webhook-id", async () => {
-    const { client } = merchant();
+    const { client } = await merchant();
     const endpoint = await client.webhookEndpoints.create({ url: receiver.url });
     const sent = await client.webhookEndpoints.test(endpoint.id);
     expect(sent.delivery).toMatchObject({ endpoint_id: endpoint.id, event_id: sent.event_id, event_type: "test" });
@@ -103,7 +103,7 @@ describe("webhookEndpoints and deliveries", () => {
   });
 
   test("deliveries.list walks every page", async () => {
-    const { client } = merchant();
+    const { client } = await merchant();
     const endpoint = await client.webhookEndpoints.create({ url: receiver.url });
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) ids.push((await client.webhookEndpoints.test(endpoint.id)).delivery.id);
@@ -115,7 +115,7 @@ describe("webhookEndpoints and deliveries", () => {
 
 describe("events", () => {
   test("list (by type, every page) and retrieve answer the events as the API stores them", async () => {
-    const { client, raw } = merchant();
+    const { client, raw } = await merchant();
     const endpoint = await client.webhookEndpoints.create({ url: receiver.url });
     const eventIds: string[] = [];
     for (let i = 0; i < 3; i++) eventIds.push((await client.webhookEndpoints.test(endpoint.id)).event_id);

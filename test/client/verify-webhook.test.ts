@@ -25,7 +25,7 @@ beforeAll(async () => {
   receiver = startReceiver();
   // Payments expire after a second: a payment event without a chain.
   server = await startTestServer({ webhookAllowPrivate: true, paymentWindowMs: 1_000 });
-  client = new Stablegate({ apiKey: server.createAccount().apiKey, baseUrl: server.url });
+  client = new Stablegate({ apiKey: (await server.createAccount()).apiKey, baseUrl: server.url });
   endpoint = await client.webhookEndpoints.create({ url: receiver.url });
   const { event_id } = await client.webhookEndpoints.test(endpoint.id);
   const hit = await waitFor(() => receiver.hits.find((h) => h.id === event_id), 15_000, "the test ping");

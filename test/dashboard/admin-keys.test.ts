@@ -15,7 +15,7 @@ beforeAll(async () => {
 afterAll(() => server?.stop());
 
 async function merchant(name: string): Promise<{ account: TestAccount; client: DashboardClient }> {
-  const account = server.createAccount(name);
+  const account = await server.createAccount(name);
   const user = await createDashboardUser(server.env, account.accountId);
   return { account, client: await signIn(server.url, user) };
 }

@@ -9,6 +9,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { runAccountCommand } from "../../src/cli/accounts.ts";
 import { loadConfig } from "../../src/config.ts";
+import { sql } from "../../src/db/engine.ts";
 import { createDashboardUser, type DashboardClient, signIn } from "../support/dashboard.ts";
 import { api, startTestServer, TEST_PAYOUT, type TestServer, testEnv } from "../support/server.ts";
 
@@ -30,7 +31,7 @@ async function settingsOf(target: TestServer, accountId: string): Promise<{ stat
 
 describe("the settings page", () => {
   test("shows the account, its payout address read-only with the command that changes it, and the fee", async () => {
-    const account = server.createAccount("Settled Shop");
+    const account = await server.createAccount("Settled Shop");
     const { status, page } = await settingsOf(server, account.accountId);
     expect(status).toBe(200);
     expect(page).toContain('<dd id="account-name">Settled Shop</dd>');
@@ -52,11 +53,11 @@ describe("the settings page", () => {
   });
 
   test("an account's own fee is shown as its own", async () => {
-    const created = runAccountCommand(
+    const created = (await runAccountCommand(
       "account",
       ["create", "--name", "Fee Shop", "--payout-address", TEST_PAYOUT, "--fee-bps", "250"],
       { ...server.env, STABLEGATE_FEE_RECIPIENT: FEE_RECIPIENT },
-    ) as { account: { id: string } };
+    )) as { account: { id: string } };
     const { page } = await settingsOf(server, created.account.id);
     expect(page).toContain('<span id="fee">250 bps</span>');
     expect(page).toContain("this account&#39;s own");
@@ -64,7 +65,7 @@ describe("the settings page", () => {
   });
 
   test("with the RPC refusing connections the relayer's balance is unavailable, and the page still loads", async () => {
-    const { status, page } = await settingsOf(server, server.createAccount("Offline Shop").accountId);
+    const { status, page } = await settingsOf(server, (await server.createAccount("Offline Shop")).accountId);
     expect(status).toBe(200);
     expect(page).toContain('<span class="badge failed" id="relayer-balance">Unavailable</span>');
     expect(page).toMatch(/<dt>Relayer<\/dt><dd class="mono">0x[0-9a-fA-F]{40}<\/dd>/);
@@ -77,7 +78,7 @@ describe("the settings page", () => {
     let hung: TestServer | undefined;
     try {
       hung = await startTestServer({ chain: loadConfig(env).chain });
-      const { status, page } = await settingsOf(hung, hung.createAccount("Hung Shop").accountId);
+      const { status, page } = await settingsOf(hung, (await hung.createAccount("Hung Shop")).accountId);
       expect(status).toBe(200);
       expect(page).toContain('id="relayer-balance">Unavailable</span>');
     } finally {
@@ -91,14 +92,13 @@ describe("the settings page", () => {
 describe("the speed policy on the settings page", () => {
   /** A fresh account and a signed-in client of it. */
   async function signedIn(name: string): Promise<{ accountId: string; apiKey: string; client: DashboardClient }> {
-    const account = server.createAccount(name);
+    const account = await server.createAccount(name);
     return { ...account, client: await signIn(server.url, await createDashboardUser(server.env, account.accountId)) };
   }
 
-  const speedOf = (accountId: string) =>
-    server.running.db
-      .query<{ speed: string | null }, [string]>("SELECT speed FROM accounts WHERE id = ?")
-      .get(accountId)!.speed;
+  const speedOf = async (accountId: string) =>
+    (await server.running.db.get<{ speed: string | null }>(sql`SELECT speed FROM accounts WHERE id = ${accountId}`))!
+      .speed;
 
   /** The value of the radio button that is checked; the page has exactly one. */
   const checked = (page: string) => {
@@ -136,9 +136,9 @@ describe("the speed policy on the settings page", () => {
     expect(page).toContain('<span id="speed">fast</span>');
     expect(page).toContain("(this account&#39;s own)");
     expect(checked(page)).toBe("fast");
-    expect(speedOf(accountId)).toBe("fast");
+    expect(await speedOf(accountId)).toBe("fast");
     // The CLI sees the same account.
-    expect(runAccountCommand("account", ["show", accountId], server.env)).toMatchObject({
+    expect(await runAccountCommand("account", ["show", accountId], server.env)).toMatchObject({
       speed: "fast",
       speed_source: "account",
     });
@@ -156,7 +156,7 @@ describe("the speed policy on the settings page", () => {
     const again = await (await client.get("/dashboard/settings?saved=speed")).text();
     expect(again).toContain("run under the server&#39;s default, final.");
     expect(checked(again)).toBe("default");
-    expect(speedOf(accountId)).toBeNull();
+    expect(await speedOf(accountId)).toBeNull();
     expect((await merchant("/api/v1/payments", { body: { amount: "2.00" } })).json.speed).toBe("final");
   });
 
@@ -172,7 +172,7 @@ describe("the speed policy on the settings page", () => {
         '<p class="notice bad" role="alert">speed must be one of fast, standard, final, or default',
       );
       expect(checked(page)).toBe("standard");
-      expect(speedOf(accountId)).toBe("standard");
+      expect(await speedOf(accountId)).toBe("standard");
     }
   });
 
@@ -180,7 +180,7 @@ describe("the speed policy on the settings page", () => {
     const { accountId, client } = await signedIn("Guarded Speed Shop");
     const res = await client.post("/dashboard/settings/speed", { speed: "fast", csrf: "not-the-token" });
     expect(res.status).toBe(403);
-    expect(speedOf(accountId)).toBeNull();
+    expect(await speedOf(accountId)).toBeNull();
   });
 
   test("the notice comes only from the fixed word, never from the link's text", async () => {

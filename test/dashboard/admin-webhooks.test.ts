@@ -4,6 +4,7 @@
  * allowance, retry, delete, and another account's ids answered 404 with nothing changed.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { sql } from "../../src/db/engine.ts";
 import { createDashboardUser, type DashboardClient, signIn } from "../support/dashboard.ts";
 import { type Receiver, startReceiver } from "../support/receiver.ts";
 import { type Api, api, startTestServer, type TestServer } from "../support/server.ts";
@@ -43,7 +44,7 @@ interface Merchant {
 }
 
 async function merchant(server: TestServer, name: string): Promise<Merchant> {
-  const account = server.createAccount(name);
+  const account = await server.createAccount(name);
   const user = await createDashboardUser(server.env, account.accountId);
   return {
     accountId: account.accountId,
@@ -106,9 +107,9 @@ describe("adding an endpoint", () => {
     const m = await merchant(open, "Double Clicking Shop");
     const token = await formToken(m.client);
     // The first submit is still running (its URL still resolving): its claim is in the database.
-    open.running.db
-      .query("INSERT INTO idempotency_keys (account_id, key, request_hash, created_at) VALUES (?, ?, ?, ?)")
-      .run(m.accountId, `dashboard-webhook:${token}`, "in-flight", Date.now());
+    await open.running.db.run(
+      sql`INSERT INTO idempotency_keys (account_id, key, request_hash, created_at) VALUES (${m.accountId}, ${`dashboard-webhook:${token}`}, ${"in-flight"}, ${Date.now()})`,
+    );
     const res = await m.client.post("/dashboard/webhooks", { url: receiver.url, token });
     expect(res.status).toBe(409);
     const page = await res.text();

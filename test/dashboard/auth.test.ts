@@ -5,6 +5,7 @@
  * is checked on the whole database, not on what a route is expected to touch.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { raw, sql } from "../../src/db/engine.ts";
 import { parseSmtpUrl } from "../../src/lib/smtp-url.ts";
 import { createDashboardUser, type DashboardClient, type DashboardUser, signIn } from "../support/dashboard.ts";
 import {
@@ -44,10 +45,10 @@ beforeAll(async () => {
     { smtpTls: { ca: smtp.ca } },
   );
   target = { url: server.url, env: server.env, hookUrl: receiver.url };
-  owner = server.createAccount("Sweep Shop");
+  owner = await server.createAccount("Sweep Shop");
   ownerUser = await createDashboardUser(server.env, owner.accountId);
   objects = await createDashboardObjects(target, owner);
-  const other = server.createAccount("Stranger Shop");
+  const other = await server.createAccount("Stranger Shop");
   await createDashboardObjects(target, other);
   stranger = await signIn(server.url, await createDashboardUser(server.env, other.accountId));
 });
@@ -72,23 +73,23 @@ const label = (route: DashboardRouteCase) => `${route.method} ${route.path}`;
  * Every row of every table, except when a session was last seen (reading a page may move it) and
  * when the chain lease expires (the server renews it on its own, whenever it is due).
  */
-function snapshot(): string {
+async function snapshot(): Promise<string> {
   const db = server.running.db;
-  const tables = db
-    .query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
-    .all();
-  return tables
-    .map(({ name }) => {
-      const rows = db.query<Record<string, unknown>, []>(`SELECT * FROM "${name}"`).all();
-      return `${name} ${JSON.stringify(rows, (key, value) =>
+  const tables = await db.all<{ name: string }>(sql`SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`);
+  const lines: string[] = [];
+  for (const { name } of tables) {
+    const rows = await db.all<Record<string, unknown>>(sql`SELECT * FROM ${raw(`"${name}"`)}`);
+    lines.push(
+      `${name} ${JSON.stringify(rows, (key, value) =>
         key === "last_seen_at" || (name === "leases" && key === "expires_at")
           ? undefined
           : typeof value === "bigint"
             ? String(value)
             : value,
-      )}`;
-    })
-    .join("\n");
+      )}`,
+    );
+  }
+  return lines.join("\n");
 }
 
 function send(route: DashboardRouteCase, path: string, init: { cookie?: string; csrf?: string } = {}) {
@@ -140,13 +141,13 @@ describe("every dashboard route", () => {
   test("without a session, a GET is a 303 to the sign-in page and back, a POST a 303 that changes nothing", async () => {
     for (const route of guarded) {
       const path = examplePath(route, objects);
-      const before = snapshot();
+      const before = await snapshot();
       const res = await send(route, path, { csrf: "" });
       const location = res.headers.get("location") ?? "";
       expect({ route: label(route), status: res.status }).toEqual({ route: label(route), status: 303 });
       if (route.method === "GET") expect(location).toBe(`/dashboard/login?next=${encodeURIComponent(path)}`);
       else expect(location).toStartWith("/dashboard/login?next=");
-      expect(snapshot()).toBe(before);
+      expect(await snapshot()).toBe(before);
     }
   });
 
@@ -160,10 +161,10 @@ describe("every dashboard route", () => {
         stranger.csrf,
         `${client.csrf.slice(0, -1)}${client.csrf.endsWith("A") ? "B" : "A"}`,
       ]) {
-        const before = snapshot();
+        const before = await snapshot();
         const res = await send(route, path, { cookie: client.cookie, csrf });
         expect({ route: label(route), csrf, status: res.status }).toEqual({ route: label(route), csrf, status: 403 });
-        expect(snapshot()).toBe(before);
+        expect(await snapshot()).toBe(before);
       }
     }
     expect((await client.get("/dashboard")).status).toBe(200);
@@ -171,11 +172,11 @@ describe("every dashboard route", () => {
 
   test("another account's session gets 404 for every object of this account, and no page of it shows them", async () => {
     for (const route of guarded.filter(namesAnObject)) {
-      const before = snapshot();
+      const before = await snapshot();
       const res = await send(route, examplePath(route, objects), { cookie: stranger.cookie, csrf: stranger.csrf });
       expect({ route: label(route), status: res.status }).toEqual({ route: label(route), status: 404 });
       expect(res.headers.get("content-type")).toStartWith("text/html");
-      expect(snapshot()).toBe(before);
+      expect(await snapshot()).toBe(before);
     }
     for (const route of guarded.filter((r) => r.method === "GET" && !namesAnObject(r))) {
       const page = await (await stranger.get(route.path)).text();

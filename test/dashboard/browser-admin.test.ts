@@ -79,9 +79,9 @@ describe("webhooks in a browser", () => {
     // Newest first: every event of the payment (payment.funds_seen too when the watcher saw the
     // transfer before it counted) was sent to the endpoint.
     expect(await page.locator(".delivery .event-type").allInnerTexts()).toEqual(
-      [...rig.stack.allEvents(payment.id)].reverse(),
+      [...(await rig.stack.allEvents(payment.id))].reverse(),
     );
-    expect(rig.stack.events(payment.id)).toEqual(["payment.settling", "payment.confirmed"]);
+    expect(await rig.stack.events(payment.id)).toEqual(["payment.settling", "payment.confirmed"]);
     await confirmed
       .getByRole("link")
       .first()

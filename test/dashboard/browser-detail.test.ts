@@ -88,12 +88,14 @@ describe("a payment from the dashboard, in a browser", () => {
 
     // Every event of the payment delivered to the endpoint, and its attempt recorded.
     await rig.stack.waitFor(
-      () =>
-        rig.stack.sql<{ n: number }>(
-          `SELECT count(*) AS n FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
+      async () =>
+        (
+          await rig.stack.sql<{ n: number }>(
+            `SELECT count(*) AS n FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
            WHERE e.payment_id = ? AND d.state = 'succeeded'`,
-          id,
-        )[0]!.n === rig.stack.allEvents(id).length,
+            id,
+          )
+        )[0]!.n === (await rig.stack.allEvents(id)).length,
       20_000,
       "the payment's webhooks delivered",
     );
@@ -110,7 +112,7 @@ describe("a payment from the dashboard, in a browser", () => {
     expect(await page.locator("#pd-settlements").innerText()).toContain("mined");
     expect(await page.locator("#pd-history").innerText()).toContain("payment.confirmed");
     const deliveries = page.locator(".pd-delivery");
-    expect(await deliveries.count()).toBe(rig.stack.allEvents(id).length);
+    expect(await deliveries.count()).toBe((await rig.stack.allEvents(id)).length);
     const confirmedDelivery = deliveries.filter({ hasText: "payment.confirmed" });
     expect(await confirmedDelivery.innerText()).toContain("succeeded");
     expect(await confirmedDelivery.locator("td.num").first().innerText()).toBe("200");

@@ -137,11 +137,11 @@ describe("payment links in a browser", () => {
 
 test("an itemised fixed-amount link's page, and a deactivated link's 404 page (for review in test/artifacts)", async () => {
   // A shop of its own: the other test starts from the stack's shop having no links.
-  const shop = runAccountCommand(
+  const shop = (await runAccountCommand(
     "account",
     ["create", "--name", "Tasting Shop", "--payout-address", "0x000000000000000000000000000000000000dEaD"],
     rig.stack.env,
-  ) as { api_key: string };
+  )) as { api_key: string };
   const merchantApi = api(rig.stack.url, shop.api_key);
   const created = await merchantApi("/api/v1/payment_links", {
     method: "POST",

@@ -108,11 +108,11 @@ describe("dashboard lists in a browser", () => {
     const [header, ...rows] = text.trimEnd().split("\r\n");
     expect(header!.split(",")).toContain("transfer_tx_hashes");
     expect(rows).toHaveLength(1);
-    const [transfer] = rig.stack.sql<{ tx_hash: string }>(
+    const [transfer] = await rig.stack.sql<{ tx_hash: string }>(
       "SELECT tx_hash FROM transfers WHERE payment_id = ?",
       paid.id,
     );
-    const [settlement] = rig.stack.sql<{ tx_hash: string }>(
+    const [settlement] = await rig.stack.sql<{ tx_hash: string }>(
       "SELECT tx_hash FROM settlements WHERE payment_id = ? AND state = 'mined'",
       paid.id,
     );
@@ -126,11 +126,11 @@ describe("dashboard lists in a browser", () => {
 });
 
 test("a second account's user sees none of the first account's payments, and its payment page is a 404", async () => {
-  const other = runAccountCommand(
+  const other = (await runAccountCommand(
     "account",
     ["create", "--name", "Other Shop", "--payout-address", "0x000000000000000000000000000000000000dEaD"],
     rig.stack.env,
-  ) as { account: { id: string } };
+  )) as { account: { id: string } };
   const stranger = await signedInContext(
     rig.browser,
     rig.stack.url,

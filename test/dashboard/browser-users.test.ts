@@ -94,7 +94,7 @@ describe("dashboard sign-in in a browser", () => {
     const server = await startTestServer({ baseUrl: "http://127.0.0.1" }, { clock });
     const context = await newContext(rig.browser, [server.url]);
     try {
-      const own = await createDashboardUser(server.env, server.createAccount("Throttled Shop").accountId);
+      const own = await createDashboardUser(server.env, (await server.createAccount("Throttled Shop")).accountId);
       const page = await context.newPage();
       await page.goto(`${server.url}/dashboard/login`);
       for (let i = 0; i < 5; i++) expect(await submitSignIn(page, own.email, `wrong password ${i}`)).toBe(401);

@@ -5,6 +5,7 @@
  * deactivating and activating, and another account's links answering 404 and staying unchanged.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { sql } from "../../src/db/engine.ts";
 import { createDashboardUser, type DashboardClient, signIn } from "../support/dashboard.ts";
 import { payThroughLink } from "../support/link-form.ts";
 import { type Api, api, startTestServer, TEST_BASE_URL, type TestServer } from "../support/server.ts";
@@ -16,15 +17,16 @@ let stranger: DashboardClient;
 
 beforeAll(async () => {
   server = await startTestServer();
-  const shop = server.createAccount("Links Shop");
+  const shop = await server.createAccount("Links Shop");
   merchantApi = api(server.url, shop.apiKey);
   merchant = await signIn(server.url, await createDashboardUser(server.env, shop.accountId));
-  const other = server.createAccount("Other Shop");
+  const other = await server.createAccount("Other Shop");
   stranger = await signIn(server.url, await createDashboardUser(server.env, other.accountId));
 });
 afterAll(() => server.stop());
 
-const linkCount = () => server.running.db.query<{ n: number }, []>("SELECT count(*) AS n FROM payment_links").get()!.n;
+const linkCount = async () =>
+  (await server.running.db.get<{ n: number }>(sql`SELECT count(*) AS n FROM payment_links`))!.n;
 
 /** Creates a link through the form; returns its id from the redirect. */
 async function createThroughForm(form: Record<string, string>): Promise<string> {
@@ -111,7 +113,7 @@ describe("creating a link from the form", () => {
   ];
 
   test.each(refusals)("%s: 400 with the form again, what was typed, and nothing created", async (_n, form, message) => {
-    const before = linkCount();
+    const before = await linkCount();
     const res = await merchant.post("/dashboard/links/new", form);
     expect(res.status).toBe(400);
     const page = await res.text();
@@ -120,14 +122,14 @@ describe("creating a link from the form", () => {
     for (const [name, value] of Object.entries(form))
       if (name !== "mode" && value.length < 100) expect(page).toContain(`value="${value}"`);
     if (form.mode === "choose") expect(page).toMatch(/id="mode-choose" checked/);
-    expect(linkCount()).toBe(before);
+    expect(await linkCount()).toBe(before);
   });
 
   test("a POST without the CSRF token is 403 and creates nothing", async () => {
-    const before = linkCount();
+    const before = await linkCount();
     const res = await merchant.post("/dashboard/links/new", { csrf: "", mode: "fixed", amount: "5.00" });
     expect(res.status).toBe(403);
-    expect(linkCount()).toBe(before);
+    expect(await linkCount()).toBe(before);
   });
 });
 
@@ -204,7 +206,7 @@ describe("another account's links", () => {
 });
 
 test("the list pages 20 at a time, newest first, with a link to older ones", async () => {
-  const shop = server.createAccount("Many Links");
+  const shop = await server.createAccount("Many Links");
   const client = await signIn(server.url, await createDashboardUser(server.env, shop.accountId));
   const ids: string[] = [];
   const call = api(server.url, shop.apiKey);

@@ -18,14 +18,14 @@ let bobRef: string;
 
 beforeAll(async () => {
   server = await startTestServer({}, { clock });
-  const a = server.createAccount("Alice");
-  const b = server.createAccount("Bob");
+  const a = await server.createAccount("Alice");
+  const b = await server.createAccount("Bob");
   alice = await signIn(server.url, await createDashboardUser(server.env, a.accountId));
   bob = await signIn(server.url, await createDashboardUser(server.env, b.accountId));
   const store = createPaymentStore(server.running.db);
   for (let i = 29; i >= 0; i--) {
     const status = i === 3 ? "underpaid" : i % 2 ? "confirmed" : "pending";
-    const row = insertPayment(
+    const row = await insertPayment(
       store,
       paymentRow(a.accountId, TODAY - i * DAY + 3_600_000, {
         status,
@@ -35,11 +35,11 @@ beforeAll(async () => {
         fee_bps: 100,
       }),
     );
-    if (status === "confirmed") store.recordSettled(row.id, 25_000_000n, row.created_at + 60_000);
+    if (status === "confirmed") await store.recordSettled(row.id, 25_000_000n, row.created_at + 60_000);
     rows.push(row);
   }
   bobRef = "bob-<script>secret</script>";
-  insertPayment(store, paymentRow(b.accountId, TODAY, { reference: bobRef, status: "failed" }));
+  await insertPayment(store, paymentRow(b.accountId, TODAY, { reference: bobRef, status: "failed" }));
 });
 afterAll(() => server.stop());
 
@@ -150,7 +150,7 @@ describe("GET /dashboard/payments.csv", () => {
     expect(await bad.text()).toContain("to must be a date such as 2026-11-01");
     const anonymous = await fetch(`${server.url}/dashboard/payments.csv`, { redirect: "manual" });
     expect(anonymous.status).toBe(303);
-    const key = server.createAccount("Keyed").apiKey;
+    const key = (await server.createAccount("Keyed")).apiKey;
     const keyed = await api(server.url, key)("/dashboard/payments.csv", { redirect: "manual" });
     expect(keyed.status).toBe(303);
     expect((await api(server.url, key)("/api/v1/payments.csv")).status).toBe(200);

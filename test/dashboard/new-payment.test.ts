@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { formIdempotencyKey, readValues, toRequest } from "../../src/dashboard/new-payment-form.ts";
+import { sql } from "../../src/db/engine.ts";
 import { canonicalJson } from "../../src/idempotency/index.ts";
 import { sha256Hex } from "../../src/lib/secrets.ts";
 import { createDashboardUser, type DashboardClient, signIn } from "../support/dashboard.ts";
@@ -17,7 +18,7 @@ let accountId: string;
 
 beforeAll(async () => {
   server = await startTestServer();
-  const account = server.createAccount("Form Shop");
+  const account = await server.createAccount("Form Shop");
   merchant = api(server.url, account.apiKey);
   accountId = account.accountId;
   client = await signIn(server.url, await createDashboardUser(server.env, account.accountId));
@@ -223,17 +224,17 @@ describe("a form submitted twice", () => {
     const key = formIdempotencyKey(nonce);
     // The first submit, mid-creation: it holds the nonce's key and has stored no answer yet.
     const request = toRequest(readValues(new URLSearchParams(fields)));
-    server.running.db
-      .query("INSERT INTO idempotency_keys (account_id, key, request_hash, created_at) VALUES (?, ?, ?, ?)")
-      .run(accountId, key, sha256Hex(canonicalJson(request)), Date.now());
+    await server.running.db.run(
+      sql`INSERT INTO idempotency_keys (account_id, key, request_hash, created_at) VALUES (${accountId}, ${key}, ${sha256Hex(canonicalJson(request))}, ${Date.now()})`,
+    );
     const second = post(fields, [], nonce);
     // A request sent after the second is answered after the server took the second up.
     await client.get("/dashboard/payments/new");
     // The first finishes: its payment and its answer, stored under the key.
     const first = (await merchant("/api/v1/payments", { body: request })).json;
-    server.running.db
-      .query("UPDATE idempotency_keys SET status_code = 201, response_body = ? WHERE account_id = ? AND key = ?")
-      .run(JSON.stringify(first), accountId, key);
+    await server.running.db.run(
+      sql`UPDATE idempotency_keys SET status_code = 201, response_body = ${JSON.stringify(first)} WHERE account_id = ${accountId} AND key = ${key}`,
+    );
     expect(createdId(await second)).toBe(first.id);
   });
 

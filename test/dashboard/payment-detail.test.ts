@@ -49,12 +49,14 @@ beforeAll(async () => {
   paid = await stack.waitForStatus(paid.id, "confirmed", { mine: true, timeoutMs: 30_000 });
   // Every event written so far has been delivered, and its attempt recorded.
   await stack.waitFor(
-    () =>
-      stack.sql<{ n: number }>(
-        `SELECT count(*) AS n FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
+    async () =>
+      (
+        await stack.sql<{ n: number }>(
+          `SELECT count(*) AS n FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
          WHERE e.payment_id = ? AND d.state = 'succeeded'`,
-        paid.id,
-      )[0]!.n === stack.allEvents(paid.id).length,
+          paid.id,
+        )
+      )[0]!.n === (await stack.allEvents(paid.id)).length,
     20_000,
     "the payment's webhooks delivered",
   );
@@ -108,7 +110,7 @@ describe("a paid payment's page", () => {
     expect(transfers).toContain(`title="${transfer.tx_hash}"`);
     expect(transfers).toContain(">25.99<");
     expect(transfers).toContain("credited");
-    const [settlement] = stack.sql<{ tx_hash: string }>(
+    const [settlement] = await stack.sql<{ tx_hash: string }>(
       "SELECT tx_hash FROM settlements WHERE payment_id = ? AND state = 'mined'",
       paid.id,
     );
@@ -123,7 +125,7 @@ describe("a paid payment's page", () => {
     const { text } = await detailPage(paid.id);
     const history = /<ol class="pd-history">([\s\S]*?)<\/ol>/.exec(text)![1]!;
     const types = [...history.matchAll(/<span class="mono">([^<]+)<\/span>/g)].map((m) => m[1]);
-    expect(types).toEqual(["created (pending)", ...stack.allEvents(paid.id)]);
+    expect(types).toEqual(["created (pending)", ...(await stack.allEvents(paid.id))]);
     expect(types).toContain("payment.confirmed");
   });
 
@@ -131,7 +133,7 @@ describe("a paid payment's page", () => {
     const { text } = await detailPage(paid.id);
     const section = /<section class="card pd-card" id="pd-deliveries"[\s\S]*?<\/section>/.exec(text)![0];
     const deliveries = section.split('<div class="pd-delivery">').slice(1);
-    expect(deliveries.length).toBe(stack.allEvents(paid.id).length);
+    expect(deliveries.length).toBe((await stack.allEvents(paid.id)).length);
     for (const delivery of deliveries) {
       expect(delivery).toContain(endpointUrl);
       expect(delivery).toContain('<span class="badge confirmed">succeeded</span>');
@@ -151,11 +153,11 @@ describe("a paid payment's page", () => {
 
 describe("payments the user may not see", () => {
   test("another account's payment is the dashboard's 404 page, showing none of it", async () => {
-    const other = runAccountCommand(
+    const other = (await runAccountCommand(
       "account",
       ["create", "--name", "Other Shop", "--payout-address", stack.payout],
       stack.env,
-    ) as { api_key: string };
+    )) as { api_key: string };
     const res = await api(stack.url, other.api_key)("/api/v1/payments", {
       body: { amount: "7.77", description: "Secret order of another shop" },
     });
@@ -186,8 +188,8 @@ describe("the recovery notice", () => {
   test("shows a recovery of this payment in words of its stored record; any other text or id shows nothing", async () => {
     const own = await stack.createPayment({ amount: "3.00" });
     const other = await stack.createPayment({ amount: "4.00" });
-    const ownRecovery = insertPendingRecovery(stack.env, own.id);
-    const otherRecovery = insertPendingRecovery(stack.env, other.id);
+    const ownRecovery = await insertPendingRecovery(stack.env, own.id);
+    const otherRecovery = await insertPendingRecovery(stack.env, other.id);
 
     const shown = await client.get(`/dashboard/payments/${own.id}?recovery=${ownRecovery}`);
     expect(shown.status).toBe(200);

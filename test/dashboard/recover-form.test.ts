@@ -32,7 +32,7 @@ const recoveriesOf = (paymentId: string) =>
 function waitSucceeded(paymentId: string) {
   return waitFor(
     async () => {
-      const rows = recoveriesOf(paymentId);
+      const rows = await recoveriesOf(paymentId);
       if (rows.length === 1 && rows[0]!.state === "succeeded") return rows[0]!;
       await Promise.all([rig.stack.chain.mine(1), rig.x.local.source.rpc("evm_mine")]);
       return null;
@@ -63,7 +63,7 @@ describe("the recovery form on the payment page", () => {
     const refusedPage = await refused.text();
     expect(refusedPage).toContain(`Token ${rig.stack.chain.usdc} is the USDC this payment settles in`);
     expect(refusedPage).toContain(`value="${rig.stack.chain.usdc}"`);
-    expect(recoveriesOf(payment.id)).toEqual([]);
+    expect(await recoveriesOf(payment.id)).toEqual([]);
 
     const malformed = await client.post(`/dashboard/payments/${payment.id}/recover`, {
       chain: LOCAL_SOURCE.name,
@@ -73,11 +73,11 @@ describe("the recovery form on the payment page", () => {
     expect(await malformed.text()).toContain(
       "Token must be an ERC-20 contract address (0x and 40 hex digits), or empty for the native coin.",
     );
-    expect(recoveriesOf(payment.id)).toEqual([]);
+    expect(await recoveriesOf(payment.id)).toEqual([]);
 
     const asked = await client.post(`/dashboard/payments/${payment.id}/recover`, { chain: LOCAL_SOURCE.name, token });
     expect(asked.status).toBe(303);
-    const [row] = recoveriesOf(payment.id);
+    const [row] = await recoveriesOf(payment.id);
     expect(asked.headers.get("location")).toBe(`/dashboard/payments/${payment.id}?recovery=${row!.id}#pd-recover`);
     await waitSucceeded(payment.id);
 
@@ -97,7 +97,7 @@ describe("the recovery form on the payment page", () => {
     expect(await again.text()).toContain(
       `A recovery of token ${token} on ${LOCAL_SOURCE.name} was asked for this payment`,
     );
-    expect(recoveriesOf(payment.id)).toHaveLength(1);
+    expect(await recoveriesOf(payment.id)).toHaveLength(1);
   });
 
   test("in a browser, at desktop and phone width", async () => {

@@ -7,6 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { encodeFunctionData, erc20Abi } from "viem";
+import { sql } from "../../src/db/engine.ts";
 import { createRefundStore } from "../../src/refunds/store.ts";
 import { createDashboardUser, type DashboardClient, signIn } from "../support/dashboard.ts";
 import { markReceived } from "../support/refund-rows.ts";
@@ -21,10 +22,10 @@ const PAYER = "0x8ba1f109551bD432803012645Ac136ddd64DBA72";
 
 beforeAll(async () => {
   server = await startTestServer();
-  const account = server.createAccount("Refund Shop");
+  const account = await server.createAccount("Refund Shop");
   merchant = api(server.url, account.apiKey);
   client = await signIn(server.url, await createDashboardUser(server.env, account.accountId));
-  const other = server.createAccount("Other Shop");
+  const other = await server.createAccount("Other Shop");
   stranger = await signIn(server.url, await createDashboardUser(server.env, other.accountId));
 });
 afterAll(() => server.stop());
@@ -33,7 +34,7 @@ afterAll(() => server.stop());
 async function paidPayment(received = 25_000_000n): Promise<string> {
   const res = await merchant("/api/v1/payments", { body: { amount: "25.00" } });
   expect(res.status).toBe(201);
-  if (received > 0n) markReceived(server.env, res.json.id, received);
+  if (received > 0n) await markReceived(server.env, res.json.id, received);
   return res.json.id;
 }
 
@@ -45,17 +46,15 @@ type StoredRefund = {
   refund_address: string | null;
 };
 const refundsOf = (paymentId: string) =>
-  server.running.db
-    .query<StoredRefund, [string]>(
-      "SELECT id, amount, status, reason, refund_address FROM refunds WHERE payment_id = ? ORDER BY seq",
-    )
-    .safeIntegers(true)
-    .all(paymentId);
-const reservedOf = (paymentId: string) =>
-  server.running.db
-    .query<{ refund_reserved: bigint }, [string]>("SELECT refund_reserved FROM payments WHERE id = ?")
-    .safeIntegers(true)
-    .get(paymentId)!.refund_reserved;
+  server.running.db.all<StoredRefund>(
+    sql`SELECT id, amount, status, reason, refund_address FROM refunds WHERE payment_id = ${paymentId} ORDER BY seq`,
+    { bigints: true },
+  );
+const reservedOf = async (paymentId: string) =>
+  (await server.running.db.get<{ refund_reserved: bigint }>(
+    sql`SELECT refund_reserved FROM payments WHERE id = ${paymentId}`,
+    { bigints: true },
+  ))!.refund_reserved;
 
 const page = async (paymentId: string) => {
   const res = await client.get(`/dashboard/payments/${paymentId}`);
@@ -77,7 +76,7 @@ describe("the refund form on the payment page", () => {
     const form = { amount: "7.50", reason: "Damaged in transit", refund_address: "", nonce };
     const res = await client.post(`/dashboard/payments/${payment}/refunds`, form);
     expect(res.status).toBe(303);
-    const [row] = refundsOf(payment);
+    const [row] = await refundsOf(payment);
     expect(row).toMatchObject({ amount: 7_500_000n, status: "awaiting_address", reason: "Damaged in transit" });
     expect(row!.refund_address).toBeNull();
     expect(res.headers.get("location")).toBe(`/dashboard/payments/${payment}?refund=${row!.id}#refund-${row!.id}`);
@@ -86,7 +85,7 @@ describe("the refund form on the payment page", () => {
     const again = await client.post(`/dashboard/payments/${payment}/refunds`, form);
     expect(again.status).toBe(303);
     expect(again.headers.get("location")).toBe(res.headers.get("location"));
-    expect(refundsOf(payment)).toHaveLength(1);
+    expect(await refundsOf(payment)).toHaveLength(1);
 
     const after = await (await client.get(res.headers.get("location")!)).text();
     expect(after).toContain("Refund of 7.50 USDC created. Send your customer its claim link, below.");
@@ -116,13 +115,13 @@ describe("the refund form on the payment page", () => {
     );
     expect(html).toContain('value="10.000001"');
     expect(html).toContain('value="Too generous"');
-    expect(refundsOf(payment)).toEqual([]);
-    expect(reservedOf(payment)).toBe(0n);
+    expect(await refundsOf(payment)).toEqual([]);
+    expect(await reservedOf(payment)).toBe(0n);
 
     // The same nonce stays good for the corrected values.
     const fixed = await client.post(`/dashboard/payments/${payment}/refunds`, { amount: "10.00", nonce });
     expect(fixed.status).toBe(303);
-    expect(refundsOf(payment).map((r) => r.amount)).toEqual([10_000_000n]);
+    expect((await refundsOf(payment)).map((r) => r.amount)).toEqual([10_000_000n]);
     const full = await page(payment);
     expect(full).not.toContain('id="rf-form"');
     expect(full).toContain("Everything received (10.00 USDC) is refunded or\n      being refunded.");
@@ -146,7 +145,7 @@ describe("the refund form on the payment page", () => {
     });
     expect(res.status).toBe(400);
     expect(await res.text()).toContain(message);
-    expect(refundsOf(payment)).toEqual([]);
+    expect(await refundsOf(payment)).toEqual([]);
   });
 
   test("a payment that received nothing has no form, and a refund posted anyway is refused", async () => {
@@ -160,7 +159,7 @@ describe("the refund form on the payment page", () => {
     });
     expect(res.status).toBe(400);
     expect(await res.text()).toContain(`Payment ${payment} has received nothing to refund.`);
-    expect(refundsOf(payment)).toEqual([]);
+    expect(await refundsOf(payment)).toEqual([]);
   });
 
   test("Cancel cancels an unpaid refund and gives its amount back; a second cancel says why", async () => {
@@ -170,7 +169,7 @@ describe("the refund form on the payment page", () => {
       nonce: nonceOf(await page(payment)),
     });
     expect(created.status).toBe(303);
-    const [row] = refundsOf(payment);
+    const [row] = await refundsOf(payment);
     const html = await page(payment);
     expect(html).toContain(
       `<form class="inline" method="post" action="/dashboard/refunds/${row!.id}/cancel" data-refund-cancel>`,
@@ -179,8 +178,8 @@ describe("the refund form on the payment page", () => {
     const res = await client.post(`/dashboard/refunds/${row!.id}/cancel`, {});
     expect(res.status).toBe(303);
     expect(res.headers.get("location")).toBe(`/dashboard/payments/${payment}?refund=${row!.id}#refund-${row!.id}`);
-    expect(refundsOf(payment)[0]!.status).toBe("canceled");
-    expect(reservedOf(payment)).toBe(0n);
+    expect((await refundsOf(payment))[0]!.status).toBe("canceled");
+    expect(await reservedOf(payment)).toBe(0n);
     const after = await (await client.get(res.headers.get("location")!)).text();
     expect(after).toContain("Refund of 5.00 USDC canceled: it may be refunded again.");
     expect(after).toContain(">canceled</span>");
@@ -199,7 +198,7 @@ describe("the refund form on the payment page", () => {
       amount: "5.00",
       nonce: nonceOf(await page(payment)),
     });
-    const [row] = refundsOf(payment);
+    const [row] = await refundsOf(payment);
     const res = await stranger.post(`/dashboard/refunds/${row!.id}/cancel`, {});
     expect(res.status).toBe(404);
     expect(await res.text()).toContain("This account has no refund with that id.");
@@ -208,8 +207,8 @@ describe("the refund form on the payment page", () => {
       nonce: "strangerNonce00000000000",
     });
     expect(refund.status).toBe(404);
-    expect(refundsOf(payment)).toEqual([row!]);
-    expect(reservedOf(payment)).toBe(5_000_000n);
+    expect(await refundsOf(payment)).toEqual([row!]);
+    expect(await reservedOf(payment)).toBe(5_000_000n);
     expect((await stranger.get(`/dashboard/payments/${payment}?refund=${row!.id}`)).status).toBe(404);
   });
 
@@ -221,7 +220,7 @@ describe("the refund form on the payment page", () => {
       nonce: nonceOf(await page(payment)),
     });
     expect(res.status).toBe(303);
-    const [row] = refundsOf(payment);
+    const [row] = await refundsOf(payment);
     expect(row).toMatchObject({ status: "awaiting_payment", refund_address: PAYER });
     const html = await (await client.get(res.headers.get("location")!)).text();
     expect(html).toContain("Refund of 3.25 USDC created. Pay it from your wallet, below.");
@@ -247,13 +246,13 @@ describe("the refund form on the payment page", () => {
       refund_address: PAYER,
       nonce: nonceOf(await page(payment)),
     });
-    const [row] = refundsOf(payment);
+    const [row] = await refundsOf(payment);
     const store = createRefundStore(server.running.db);
     const tx = `0x${"cd".repeat(32)}`;
     // As the watcher leaves it: the transfer seen, not yet at the payment's confirmation depth.
-    expect(store.seeTransfer(row!.id, { txHash: tx, logIndex: 0, blockNumber: 9, blockHash: tx }, Date.now())).toBe(
-      true,
-    );
+    expect(
+      await store.seeTransfer(row!.id, { txHash: tx, logIndex: 0, blockNumber: 9, blockHash: tx }, Date.now()),
+    ).toBe(true);
     const seen = await page(payment);
     expect(seen).toContain(
       "A transfer paying this refund is on chain; it succeeds once\n  the chain has confirmed it.",
@@ -264,12 +263,12 @@ describe("the refund form on the payment page", () => {
     const refused = await client.post(`/dashboard/refunds/${row!.id}/cancel`, {});
     expect(refused.status).toBe(409);
     expect(await refused.text()).toContain(`a transfer paying it (${tx}) is on chain`);
-    expect(refundsOf(payment)[0]!.status).toBe("awaiting_payment");
+    expect((await refundsOf(payment))[0]!.status).toBe("awaiting_payment");
 
-    server.running.db.transaction(() => {
-      expect(store.succeed(row!.id, Date.now())).toBe(true);
-      store.addRefunded(payment, 2_000_000n, Date.now());
-    })();
+    await server.running.db.transaction(async () => {
+      expect(await store.succeed(row!.id, Date.now())).toBe(true);
+      await store.addRefunded(payment, 2_000_000n, Date.now());
+    });
     const done = await page(payment);
     expect(done).toContain(">succeeded</span>");
     expect(done).toContain(`title="${tx}"`);

@@ -22,7 +22,7 @@ type Rig = ProxiedServer<{ merchant: DashboardUser }>;
 /** The server behind the proxy, and a dashboard user. */
 const startRig = (env: Record<string, string>): Promise<Rig> =>
   startBehindProxy(env, async (server) => ({
-    merchant: await createDashboardUser(server.env, server.createAccount("Proxy Shop").accountId),
+    merchant: await createDashboardUser(server.env, (await server.createAccount("Proxy Shop")).accountId),
   }));
 const stopRig = stopBehindProxy;
 

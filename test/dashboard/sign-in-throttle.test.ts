@@ -16,7 +16,7 @@ let user: DashboardUser;
 
 beforeAll(async () => {
   server = await startTestServer({}, { clock });
-  user = await createDashboardUser(server.env, server.createAccount("Throttle Shop").accountId);
+  user = await createDashboardUser(server.env, (await server.createAccount("Throttle Shop")).accountId);
 });
 afterAll(() => server.stop());
 beforeEach(() => clock.advance(SIGN_IN_WINDOW_MS));

@@ -12,7 +12,7 @@ let user: DashboardUser;
 
 beforeAll(async () => {
   server = await startTestServer();
-  user = await createDashboardUser(server.env, server.createAccount("Sign-in Shop").accountId);
+  user = await createDashboardUser(server.env, (await server.createAccount("Sign-in Shop")).accountId);
 });
 afterAll(() => server.stop());
 

@@ -8,6 +8,7 @@ import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
+import { sql } from "../../src/db/engine.ts";
 import { createGroupCommit } from "../../src/db/group-commit.ts";
 import { type Db, openDb } from "../../src/db/index.ts";
 import { makeTempDir } from "../support/server.ts";
@@ -15,14 +16,14 @@ import { makeTempDir } from "../support/server.ts";
 let dir: string;
 let db: Db;
 
-beforeAll(() => {
+beforeAll(async () => {
   dir = makeTempDir();
   db = openDb(dir);
-  db.run("CREATE TABLE notes (job TEXT NOT NULL, n INTEGER NOT NULL) STRICT");
+  await db.exec("CREATE TABLE notes (job TEXT NOT NULL, n INTEGER NOT NULL) STRICT");
 });
 
-afterAll(() => {
-  db?.close();
+afterAll(async () => {
+  await db?.close();
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
@@ -38,14 +39,14 @@ function committedRows(table = "notes"): Array<{ job: string; n: number }> {
 
 test("a job that throws in a batch rolls back its own writes and no other job's", async () => {
   const groupCommit = createGroupCommit(db);
-  const insert = db.query("INSERT INTO notes (job, n) VALUES (?, ?)");
+  const insert = (job: string, n: number) => db.run(sql`INSERT INTO notes (job, n) VALUES (${job}, ${n})`);
   // What the last job's batch-mates had committed when it ran: nothing if they share its transaction.
   let committedBeforeLast: unknown[] | undefined;
   const write = (job: string, fail: boolean) =>
-    groupCommit.run(() => {
+    groupCommit.run(async () => {
       if (job === "c") committedBeforeLast = committedRows();
-      insert.run(job, 1);
-      insert.run(job, 2);
+      await insert(job, 1);
+      await insert(job, 2);
       if (fail) throw new Error(`job ${job} failed after writing`);
       return job;
     });
@@ -73,7 +74,7 @@ test("a job alone runs in the transaction itself, without a savepoint: it commit
   const counted = new Proxy(db, {
     get(target, key) {
       if (key === "transaction") {
-        return (fn: () => unknown) => {
+        return (fn: () => Promise<unknown>) => {
           transactions++;
           return target.transaction(fn);
         };
@@ -84,13 +85,13 @@ test("a job alone runs in the transaction itself, without a savepoint: it commit
   });
   const groupCommit = createGroupCommit(counted);
   // A table of its own: the other test reads every row of `notes`.
-  db.run("CREATE TABLE alone_notes (job TEXT NOT NULL, n INTEGER NOT NULL) STRICT");
-  const insert = db.query("INSERT INTO alone_notes (job, n) VALUES (?, ?)");
+  await db.exec("CREATE TABLE alone_notes (job TEXT NOT NULL, n INTEGER NOT NULL) STRICT");
+  const insert = (job: string, n: number) => db.run(sql`INSERT INTO alone_notes (job, n) VALUES (${job}, ${n})`);
 
-  expect(await groupCommit.run(() => insert.run("alone", 1).changes)).toBe(1);
+  expect(await groupCommit.run(() => insert("alone", 1))).toBe(1);
   expect(transactions).toBe(1);
-  const failed = groupCommit.run(() => {
-    insert.run("alone-failed", 1);
+  const failed = groupCommit.run(async () => {
+    await insert("alone-failed", 1);
     throw new Error("alone and failed");
   });
   await expect(failed).rejects.toThrow("alone and failed");
@@ -98,6 +99,6 @@ test("a job alone runs in the transaction itself, without a savepoint: it commit
   expect(committedRows("alone_notes")).toEqual([{ job: "alone", n: 1 }]);
 
   // Two in one turn: the shared transaction and a savepoint each.
-  await Promise.all([groupCommit.run(() => 1), groupCommit.run(() => 2)]);
+  await Promise.all([groupCommit.run(async () => 1), groupCommit.run(async () => 2)]);
   expect(transactions).toBe(5);
 });

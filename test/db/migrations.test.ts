@@ -1,6 +1,8 @@
+import { Database } from "bun:sqlite";
 import { afterEach, describe, expect, test } from "bun:test";
 import { chmodSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { sql } from "../../src/db/engine.ts";
 import { migrate, openDb } from "../../src/db/index.ts";
 import { POSTGRES_MIGRATIONS, SQLITE_MIGRATIONS } from "../../src/db/migrations.ts";
 import { ConfigError } from "../../src/lib/errors.ts";
@@ -20,7 +22,9 @@ afterEach(() => {
 });
 
 const appliedVersions = (db: ReturnType<typeof openDb>) =>
-  db.query<{ version: number; name: string }, []>("SELECT version, name FROM schema_migrations ORDER BY version").all();
+  db.all<{ version: number; name: string }>(sql`SELECT version, name FROM schema_migrations ORDER BY version`);
+const accountCount = async (db: ReturnType<typeof openDb>) =>
+  (await db.get<{ n: number }>(sql`SELECT count(*) AS n FROM accounts`))!.n;
 
 describe("migrations", () => {
   const engines = [
@@ -58,73 +62,110 @@ describe("migrations", () => {
       expect(readdirSync(join(MIGRATIONS_DIR, folder)).filter((f) => !f.endsWith(".sql"))).toEqual([]);
   });
 
-  test("a fresh database records every migration once", () => {
+  test("a fresh database records every migration once", async () => {
     const db = openDb(tempDir());
     try {
-      expect(appliedVersions(db)).toEqual(SQLITE_MIGRATIONS.map((m) => ({ version: m.version, name: m.name })));
+      expect(await appliedVersions(db)).toEqual(SQLITE_MIGRATIONS.map((m) => ({ version: m.version, name: m.name })));
     } finally {
-      db.close();
+      await db.close();
     }
   });
 
-  test("migrate is idempotent: running it again, or reopening, changes nothing", () => {
+  test("migrate is idempotent: running it again, or reopening, changes nothing", async () => {
     const dir = tempDir();
     const db = openDb(dir);
     try {
-      db.run(
-        "INSERT INTO accounts (id, name, payout_address, fee_bps, created_at) VALUES ('acct_x', 'X', '0x1111111111111111111111111111111111111111', NULL, 1)",
+      await db.run(
+        sql`INSERT INTO accounts (id, name, payout_address, fee_bps, created_at) VALUES ('acct_x', 'X', '0x1111111111111111111111111111111111111111', NULL, 1)`,
       );
-      const schema = () => db.query<{ sql: string | null }, []>("SELECT sql FROM sqlite_master ORDER BY name").all();
-      const before = schema();
-      migrate(db);
-      migrate(db);
-      expect(schema()).toEqual(before);
-      expect(appliedVersions(db)).toHaveLength(SQLITE_MIGRATIONS.length);
-      expect(db.query<{ n: number }, []>("SELECT count(*) AS n FROM accounts").get()!.n).toBe(1);
+      const schema = () => db.all<{ sql: string | null }>(sql`SELECT sql FROM sqlite_master ORDER BY name`);
+      const before = await schema();
+      migrate(db.database);
+      migrate(db.database);
+      expect(await schema()).toEqual(before);
+      expect(await appliedVersions(db)).toHaveLength(SQLITE_MIGRATIONS.length);
+      expect(await accountCount(db)).toBe(1);
     } finally {
-      db.close();
+      await db.close();
     }
     const again = openDb(dir);
     try {
-      expect(appliedVersions(again)).toHaveLength(SQLITE_MIGRATIONS.length);
-      expect(again.query<{ n: number }, []>("SELECT count(*) AS n FROM accounts").get()!.n).toBe(1);
+      expect(await appliedVersions(again)).toHaveLength(SQLITE_MIGRATIONS.length);
+      expect(await accountCount(again)).toBe(1);
     } finally {
-      again.close();
+      await again.close();
     }
   });
 });
 
 describe("openDb", () => {
-  test("two handles on the same file at once: each sees the other's writes", () => {
+  test("a second handle's write while the first holds a transaction open waits its turn rather than locking the thread", async () => {
     const dir = tempDir();
     const a = openDb(dir);
     const b = openDb(dir);
+    const insert = (id: string) =>
+      sql`INSERT INTO accounts (id, name, payout_address, fee_bps, created_at)
+          VALUES (${id}, 'T', '0x1111111111111111111111111111111111111111', NULL, 1)`;
     try {
-      a.run(
-        "INSERT INTO accounts (id, name, payout_address, fee_bps, created_at) VALUES ('acct_a', 'A', '0x1111111111111111111111111111111111111111', NULL, 1)",
-      );
-      expect(b.query<{ name: string }, []>("SELECT name FROM accounts WHERE id = 'acct_a'").get()?.name).toBe("A");
-      b.run(
-        "INSERT INTO accounts (id, name, payout_address, fee_bps, created_at) VALUES ('acct_b', 'B', '0x1111111111111111111111111111111111111111', NULL, 2)",
-      );
-      expect(a.query<{ n: number }, []>("SELECT count(*) AS n FROM accounts").get()!.n).toBe(2);
-      // A reader is not blocked by an open write transaction on the other handle (WAL).
-      a.run("BEGIN IMMEDIATE");
-      a.run(
-        "INSERT INTO accounts (id, name, payout_address, fee_bps, created_at) VALUES ('acct_c', 'C', '0x1111111111111111111111111111111111111111', NULL, 3)",
-      );
-      expect(b.query<{ n: number }, []>("SELECT count(*) AS n FROM accounts").get()!.n).toBe(2);
-      a.run("COMMIT");
-      expect(b.query<{ n: number }, []>("SELECT count(*) AS n FROM accounts").get()!.n).toBe(3);
+      let release!: () => void;
+      const gate = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      const held = a.transaction(async () => {
+        await a.run(insert("acct_t1"));
+        await gate;
+      });
+      await Bun.sleep(0);
+      // A second connection of this process would wait here for the lock (busy_timeout), blocking the
+      // thread the transaction needs to finish, and fail with SQLITE_BUSY.
+      const write = b.run(insert("acct_t2"));
+      release();
+      await held;
+      expect(await write).toBe(1);
+      expect(await accountCount(b)).toBe(2);
     } finally {
-      a.close();
-      b.close();
+      await a.close();
+      await b.close();
+    }
+  });
+
+  test("two handles on the same file at once: each sees the other's writes, and closing one leaves the other open", async () => {
+    const dir = tempDir();
+    const a = openDb(dir);
+    const b = openDb(dir);
+    // Another process's connection: one process holds one connection per file (src/db/index.ts).
+    const other = new Database(join(dir, "stablegate.db"), { readonly: true });
+    const othersCount = () => (other.query("SELECT count(*) AS n FROM accounts").get() as { n: number }).n;
+    try {
+      await a.run(
+        sql`INSERT INTO accounts (id, name, payout_address, fee_bps, created_at) VALUES ('acct_a', 'A', '0x1111111111111111111111111111111111111111', NULL, 1)`,
+      );
+      expect((await b.get<{ name: string }>(sql`SELECT name FROM accounts WHERE id = 'acct_a'`))?.name).toBe("A");
+      await b.run(
+        sql`INSERT INTO accounts (id, name, payout_address, fee_bps, created_at) VALUES ('acct_b', 'B', '0x1111111111111111111111111111111111111111', NULL, 2)`,
+      );
+      expect(await accountCount(a)).toBe(2);
+      // A reader is not blocked by an open write transaction, and does not see it (WAL).
+      await a.transaction(async () => {
+        await a.run(
+          sql`INSERT INTO accounts (id, name, payout_address, fee_bps, created_at) VALUES ('acct_c', 'C', '0x1111111111111111111111111111111111111111', NULL, 3)`,
+        );
+        expect(othersCount()).toBe(2);
+      });
+      expect(othersCount()).toBe(3);
+      await a.close();
+      await a.close(); // twice is once: b's hold stays
+      expect(await accountCount(b)).toBe(3);
+    } finally {
+      other.close();
+      await a.close();
+      await b.close();
     }
   });
 
   test("several processes opening a fresh data dir at once apply each migration exactly once", async () => {
     const dir = join(tempDir(), "data");
-    const script = `import { openDb } from ${JSON.stringify(join(REPO_ROOT, "src/db/index.ts"))}; openDb(${JSON.stringify(dir)}).close();`;
+    const script = `import { openDb } from ${JSON.stringify(join(REPO_ROOT, "src/db/index.ts"))}; await openDb(${JSON.stringify(dir)}).close();`;
     const procs = Array.from({ length: 4 }, () =>
       Bun.spawn([process.execPath, "-e", script], { stdout: "ignore", stderr: "pipe" }),
     );
@@ -133,39 +174,39 @@ describe("openDb", () => {
     expect({ codes, errors }).toEqual({ codes: [0, 0, 0, 0], errors: ["", "", "", ""] });
     const db = openDb(dir);
     try {
-      expect(appliedVersions(db)).toHaveLength(SQLITE_MIGRATIONS.length);
+      expect(await appliedVersions(db)).toHaveLength(SQLITE_MIGRATIONS.length);
     } finally {
-      db.close();
+      await db.close();
     }
   });
 
-  test("WAL mode, full sync, foreign keys and a busy timeout are on", () => {
+  test("WAL mode, full sync, foreign keys and a busy timeout are on", async () => {
     const db = openDb(tempDir());
     try {
-      expect(db.query<{ journal_mode: string }, []>("PRAGMA journal_mode").get()!.journal_mode).toBe("wal");
-      expect(db.query<{ foreign_keys: number }, []>("PRAGMA foreign_keys").get()!.foreign_keys).toBe(1);
-      expect(db.query<{ synchronous: number }, []>("PRAGMA synchronous").get()!.synchronous).toBe(2); // FULL
-      expect(db.query<{ timeout: number }, []>("PRAGMA busy_timeout").get()!.timeout).toBeGreaterThan(0);
+      expect((await db.get<{ journal_mode: string }>(sql`PRAGMA journal_mode`))!.journal_mode).toBe("wal");
+      expect((await db.get<{ foreign_keys: number }>(sql`PRAGMA foreign_keys`))!.foreign_keys).toBe(1);
+      expect((await db.get<{ synchronous: number }>(sql`PRAGMA synchronous`))!.synchronous).toBe(2); // FULL
+      expect((await db.get<{ timeout: number }>(sql`PRAGMA busy_timeout`))!.timeout).toBeGreaterThan(0);
     } finally {
-      db.close();
+      await db.close();
     }
   });
 
-  test("the data dir is created 0700", () => {
+  test("the data dir is created 0700", async () => {
     const dir = join(tempDir(), "nested", "data");
-    openDb(dir).close();
+    await openDb(dir).close();
     expect(statSync(dir).mode & 0o777).toBe(0o700);
   });
 
-  test("an existing, more open data dir is tightened to 0700", () => {
+  test("an existing, more open data dir is tightened to 0700", async () => {
     const dir = join(tempDir(), "data");
     mkdirSync(dir, { mode: 0o755 });
     chmodSync(dir, 0o755);
-    openDb(dir).close();
+    await openDb(dir).close();
     expect(statSync(dir).mode & 0o777).toBe(0o700);
   });
 
-  test("the database and its -wal and -shm files are 0600, even under a permissive umask", () => {
+  test("the database and its -wal and -shm files are 0600, even under a permissive umask", async () => {
     const dir = tempDir();
     const umask = process.umask(0o022);
     let db: ReturnType<typeof openDb>;
@@ -175,8 +216,8 @@ describe("openDb", () => {
       process.umask(umask);
     }
     try {
-      db.run(
-        "INSERT INTO accounts (id, name, payout_address, fee_bps, created_at) VALUES ('acct_a', 'A', '0x1111111111111111111111111111111111111111', NULL, 1)",
+      await db.run(
+        sql`INSERT INTO accounts (id, name, payout_address, fee_bps, created_at) VALUES ('acct_a', 'A', '0x1111111111111111111111111111111111111111', NULL, 1)`,
       );
       const modes = Object.fromEntries(
         ["stablegate.db", "stablegate.db-wal", "stablegate.db-shm"].map((f) => [
@@ -186,15 +227,15 @@ describe("openDb", () => {
       );
       expect(modes).toEqual({ "stablegate.db": 0o600, "stablegate.db-wal": 0o600, "stablegate.db-shm": 0o600 });
     } finally {
-      db.close();
+      await db.close();
     }
   });
 
-  test("a database file left 0644 by an older version is tightened to 0600", () => {
+  test("a database file left 0644 by an older version is tightened to 0600", async () => {
     const dir = tempDir();
     writeFileSync(join(dir, "stablegate.db"), "", { mode: 0o644 });
     chmodSync(join(dir, "stablegate.db"), 0o644);
-    openDb(dir).close();
+    await openDb(dir).close();
     expect(statSync(join(dir, "stablegate.db")).mode & 0o777).toBe(0o600);
   });
 
@@ -203,16 +244,16 @@ describe("openDb", () => {
     expect(() => openDb("/proc/nope")).toThrow(/^STABLEGATE_DATA_DIR: cannot create or use \/proc\/nope/);
   });
 
-  test("foreign keys are enforced: a key cannot point at a missing account", () => {
+  test("foreign keys are enforced: a key cannot point at a missing account", async () => {
     const db = openDb(tempDir());
     try {
-      expect(() =>
+      await expect(
         db.run(
-          "INSERT INTO api_keys (id, account_id, key_hash, key_hint, created_at) VALUES ('key_x', 'acct_missing', 'h', 'abcd', 1)",
+          sql`INSERT INTO api_keys (id, account_id, key_hash, key_hint, created_at) VALUES ('key_x', 'acct_missing', 'h', 'abcd', 1)`,
         ),
-      ).toThrow();
+      ).rejects.toThrow();
     } finally {
-      db.close();
+      await db.close();
     }
   });
 });

@@ -184,7 +184,10 @@ describe("the reference in a browser", () => {
       .click();
     const dialog = page.locator(".modal-ux");
     await expect(dialog.innerText()).resolves.toMatch(/bearer/i);
-    await dialog.locator("input").first().fill(rig.server.createAccount().apiKey);
+    await dialog
+      .locator("input")
+      .first()
+      .fill((await rig.server.createAccount()).apiKey);
     await dialog.locator("button.authorize").click();
     await dialog.locator(".close-modal").click();
     await expandOperation(page, "List payments");

@@ -50,11 +50,15 @@ async function setBusiness() {
     rig.stack.env,
   );
   expect({ code: set.code, stderr: set.stderr }).toEqual({ code: 0, stderr: "" });
-  const db = openStore(storeLocationFrom(rig.stack.env));
+  const db = await openStore(storeLocationFrom(rig.stack.env));
   try {
-    createBusinessStore(db).setLogo(rig.stack.accountId, await checkLogo(solidPng(180, 60, [180, 83, 9])), Date.now());
+    await createBusinessStore(db).setLogo(
+      rig.stack.accountId,
+      await checkLogo(solidPng(180, 60, [180, 83, 9])),
+      Date.now(),
+    );
   } finally {
-    db.close();
+    await db.close();
   }
 }
 
@@ -78,7 +82,7 @@ describe("documents of a payment paid on chain", () => {
     const p = await rig.stack.createPayment(order("INV-2031-42"));
     const txHash = await rig.stack.pay(p.deposit_address, 25_990_000n);
     const paid = await rig.stack.waitForStatus(p.id, "confirmed", { timeoutMs: 60_000 });
-    const events = rig.stack.sql<{ created_at: number }>(
+    const events = await rig.stack.sql<{ created_at: number }>(
       "SELECT created_at FROM events WHERE payment_id = ? AND type = 'payment.confirmed'",
       p.id,
     );
@@ -184,11 +188,11 @@ describe("documents of a payment paid on chain", () => {
       width: 200,
       height: 80,
     });
-    const db = openStore(storeLocationFrom(rig.stack.env));
+    const db = await openStore(storeLocationFrom(rig.stack.env));
     try {
-      createBusinessStore(db).setLogo(rig.stack.accountId, logo, Date.now());
+      await createBusinessStore(db).setLogo(rig.stack.accountId, logo, Date.now());
     } finally {
-      db.close();
+      await db.close();
     }
     expect(await pdfText(await fetchPdf(`/pay/${p.id}/receipt.pdf`))).toContain("Ceramics Atelier Lovelace Ltd");
     await page.goto(`${rig.stack.url}/pay/${p.id}/receipt`);

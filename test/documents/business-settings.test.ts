@@ -6,6 +6,7 @@
  * the PDF, and removed. And `stablegate account set-business`: its output and its refusals.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { sql } from "../../src/db/engine.ts";
 import { runCli, runToExit } from "../support/cli.ts";
 import { createDashboardUser, type DashboardClient, signIn } from "../support/dashboard.ts";
 import { pdfText } from "../support/pdf-text.ts";
@@ -19,7 +20,7 @@ let paymentId: string;
 
 beforeAll(async () => {
   server = await startTestServer();
-  shop = server.createAccount("Settings Shop");
+  shop = await server.createAccount("Settings Shop");
   client = await signIn(server.url, await createDashboardUser(server.env, shop.accountId));
   const created = await api(server.url, shop.apiKey)("/api/v1/payments", {
     body: { amount: "12.00", invoice_number: "INV-SET-1", customer_name: "Bo Berg" },
@@ -28,12 +29,11 @@ beforeAll(async () => {
 });
 afterAll(() => server?.stop());
 
-const stored = () =>
-  server.running.db
-    .query<Record<string, unknown>, [string]>(
-      "SELECT legal_name, address, tax_id, support_email, logo_sha256, logo_type FROM business_details WHERE account_id = ?",
-    )
-    .get(shop.accountId) ?? null;
+const stored = async () =>
+  (await server.running.db.get<Record<string, unknown>>(
+    sql`SELECT legal_name, address, tax_id, support_email, logo_sha256, logo_type FROM business_details
+         WHERE account_id = ${shop.accountId}`,
+  )) ?? null;
 
 const settings = async () => (await client.get("/dashboard/settings")).text();
 
@@ -68,7 +68,7 @@ describe("business details from the settings page", () => {
     });
     expect(res.status).toBe(303);
     expect(res.headers.get("location")).toStartWith("/dashboard/settings?saved=business");
-    expect(stored()).toMatchObject({
+    expect(await stored()).toMatchObject({
       legal_name: "Berg & Sohn KG",
       address: "Hafenstraße 3\n20457 Hamburg",
       tax_id: "DE999999999",
@@ -92,7 +92,7 @@ describe("business details from the settings page", () => {
   });
 
   test("a bad value is refused with the reason, and nothing changes", async () => {
-    const before = stored();
+    const before = await stored();
     const cases: Array<[Record<string, string>, string]> = [
       [{ legal_name: "Ok", support_email: "not an email" }, "support email must be an email address"],
       [{ legal_name: "x".repeat(201) }, "legal name must be at most 200 characters"],
@@ -103,14 +103,14 @@ describe("business details from the settings page", () => {
       const res = await client.post("/dashboard/settings/business", form);
       expect({ reason, status: res.status }).toEqual({ reason, status: 400 });
       expect(await res.text()).toContain(reason);
-      expect(stored()).toEqual(before);
+      expect(await stored()).toEqual(before);
     }
   });
 });
 
 describe("the logo", () => {
   test("refused unless it is a PNG or JPEG by content, small enough and of sensible dimensions", async () => {
-    const before = stored();
+    const before = await stored();
     const pngHeaderThenText = new Uint8Array([
       ...solidPng(32, 32).slice(0, 8),
       ...new TextEncoder().encode("not really"),
@@ -146,11 +146,11 @@ describe("the logo", () => {
       const res = await uploadLogo(bytes, name, type);
       expect({ name, status: res.status }).toEqual({ name, status: 400 });
       expect(await res.text()).toContain(reason);
-      expect(stored()).toEqual(before);
+      expect(await stored()).toEqual(before);
     }
     // Without the session's CSRF token the form is refused before anything is read.
     expect((await uploadLogo(solidPng(64, 32), "logo.png", "image/png", null)).status).toBe(403);
-    expect(stored()).toEqual(before);
+    expect(await stored()).toEqual(before);
   });
 
   test("uploaded: served at its own URL as an image, shown on the invoice page and in its PDF; then removed", async () => {
@@ -159,7 +159,7 @@ describe("the logo", () => {
     const png = solidPng(120, 40);
     const res = await uploadLogo(png);
     expect(res.status).toBe(303);
-    const row = stored()!;
+    const row = (await stored())!;
     expect(row.logo_type).toBe("image/png");
     const path = `/logos/${row.logo_sha256}`;
     expect(await settings()).toContain(`src="${path}"`);
@@ -176,7 +176,7 @@ describe("the logo", () => {
 
     const removed = await client.post("/dashboard/settings/logo", { remove: "yes" });
     expect(removed.status).toBe(303);
-    expect(stored()).toMatchObject({ logo_sha256: null, legal_name: "Logo & Co AG" });
+    expect(await stored()).toMatchObject({ logo_sha256: null, legal_name: "Logo & Co AG" });
     expect((await fetch(server.url + path)).status).toBe(404);
     expect(await settings()).toContain("No logo");
     const plain = new Uint8Array(await (await fetch(`${server.url}/pay/${paymentId}/invoice.pdf`)).arrayBuffer());
@@ -188,7 +188,7 @@ describe("the logo", () => {
 
 describe("stablegate account set-business", () => {
   test("sets the fields given, keeps the others, clears one given empty, and prints the details", async () => {
-    const other = server.createAccount("Cli Shop");
+    const other = await server.createAccount("Cli Shop");
     const run = (...args: string[]) => runCli(["account", "set-business", other.accountId, ...args], server.env);
     const first = await run(
       "--legal-name",
@@ -216,7 +216,7 @@ describe("stablegate account set-business", () => {
   });
 
   test("a bad value, no field or an unknown account exits non-zero with one line and changes nothing", async () => {
-    const other = server.createAccount("Careful Cli Shop");
+    const other = await server.createAccount("Careful Cli Shop");
     const run = (...args: string[]) => runCli(["account", "set-business", ...args], server.env);
     expect((await run(other.accountId, "--legal-name", "Careful Ltd")).code).toBe(0);
     const cases: Array<[string[], number, string]> = [

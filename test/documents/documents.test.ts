@@ -52,7 +52,7 @@ const bytesOf = async (res: Response) => new Uint8Array(await res.arrayBuffer())
 
 beforeAll(async () => {
   server = await startTestServer();
-  shop = server.createAccount("Plain Shop Account");
+  shop = await server.createAccount("Plain Shop Account");
   const set = await runCli(
     [
       "account",
@@ -212,7 +212,7 @@ describe("the receipt", () => {
   test("once confirmed: what was bought and paid, and each succeeded refund with its transaction", async () => {
     const created = await api(server.url, shop.apiKey)("/api/v1/payments", { body: ORDER });
     const id = created.json.id as string;
-    markReceived(server.env, id, 34_750_000n, "confirmed");
+    await markReceived(server.env, id, 34_750_000n, "confirmed");
     const refund = await api(server.url, shop.apiKey)(`/api/v1/payments/${id}/refunds`, { body: { amount: "4.75" } });
     expect(refund.status).toBe(201);
     const canceled = await api(server.url, shop.apiKey)(`/api/v1/payments/${id}/refunds`, { body: { amount: "1.00" } });
@@ -221,16 +221,16 @@ describe("the receipt", () => {
     const txHash = `0x${"7e".repeat(32)}`;
     const refunds = createRefundStore(server.running.db);
     const now = Date.parse("2026-11-20T10:00:00Z");
-    expect(refunds.setAddress(refund.json.id, "0x2222222222222222222222222222222222222222", 1, now)).toBe(true);
+    expect(await refunds.setAddress(refund.json.id, "0x2222222222222222222222222222222222222222", 1, now)).toBe(true);
     expect(
-      refunds.seeTransfer(
+      await refunds.seeTransfer(
         refund.json.id,
         { txHash, logIndex: 0, blockNumber: 5, blockHash: `0x${"11".repeat(32)}` },
         now,
       ),
     ).toBe(true);
-    expect(refunds.succeed(refund.json.id, now)).toBe(true);
-    refunds.addRefunded(id, 4_750_000n, now);
+    expect(await refunds.succeed(refund.json.id, now)).toBe(true);
+    await refunds.addRefunded(id, 4_750_000n, now);
 
     const checkout = await (await get(`/pay/${id}`)).text();
     expect(checkout).toContain(`href="/pay/${id}/receipt"`);
@@ -273,7 +273,7 @@ describe("the receipt", () => {
 
 describe("the merchant API's copies", () => {
   test("need the key, and another account's payment is 404 like an unknown one", async () => {
-    const stranger = server.createAccount("Stranger Shop");
+    const stranger = await server.createAccount("Stranger Shop");
     for (const doc of ["invoice.pdf", "receipt.pdf"]) {
       const none = await api(server.url, null)(`/api/v1/payments/${invoiced.id}/${doc}`);
       expect(none.status).toBe(401);

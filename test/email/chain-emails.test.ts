@@ -4,7 +4,7 @@
  * notice, then a refund's claim link, each exactly once, with the merchant notices' headers.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { openStore, storeLocationFrom } from "../../src/db/open.ts";
+import { sql } from "../../src/db/engine.ts";
 import { createDashboardUser } from "../support/dashboard.ts";
 import { payThroughLink } from "../support/link-form.ts";
 import { type ReceivedEmail, startTestSmtp, type TestSmtp } from "../support/smtp.ts";
@@ -31,9 +31,11 @@ beforeAll(async () => {
   userEmail = (await createDashboardUser(stack.env, stack.accountId)).email;
   const daily = await createDashboardUser(stack.env, stack.accountId);
   dailyEmail = daily.email;
-  const db = openStore(storeLocationFrom(stack.env));
-  db.query("INSERT INTO email_user_settings (user_id, payments, updated_at) VALUES (?, 'daily', 0)").run(daily.id);
-  db.close();
+  // Through the in-process server's own store (stack.sql): a second SQLite connection in this
+  // process could wait (blocking the thread) for a transaction of the server's that cannot go on.
+  await stack.sql(
+    sql`INSERT INTO email_user_settings (user_id, payments, updated_at) VALUES (${daily.id}, 'daily', 0)`,
+  );
 }, 60_000);
 afterAll(async () => {
   await stack?.stop();
@@ -98,8 +100,8 @@ describe("a payment's emails", () => {
     expect(to(dailyEmail, /^Payment confirmed/)).toEqual([]);
     // Every email is in the outbox once, and sent.
     const rows = await waitFor(
-      () => {
-        const all = stack.sql<{ recipient: string; kind: string; state: string }>(
+      async () => {
+        const all = await stack.sql<{ recipient: string; kind: string; state: string }>(
           "SELECT recipient, kind, state FROM email_outbox WHERE payment_id = ? ORDER BY seq",
           paymentId,
         );
@@ -136,7 +138,7 @@ describe("a payment a payment link's visitor started", () => {
       20_000,
       "the attention notice",
     );
-    const kinds = stack.sql<{ kind: string; recipient: string }>(
+    const kinds = await stack.sql<{ kind: string; recipient: string }>(
       "SELECT kind, recipient FROM email_outbox WHERE payment_id = ?",
       paymentId,
     );

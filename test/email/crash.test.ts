@@ -36,7 +36,9 @@ test("kill -9 with emails in the outbox and in flight: each is sent exactly once
     await stack.createPayment({ amount: "9.00", invoice_number: `K-${i}`, customer_email: to });
   // The worker (4 at a time) has claimed some and hangs on them; the rest wait in the outbox.
   await waitFor(
-    () => stack.sql<{ n: number }>("SELECT count(*) AS n FROM email_outbox WHERE claimed_by IS NOT NULL")[0]!.n >= 4,
+    async () =>
+      (await stack.sql<{ n: number }>("SELECT count(*) AS n FROM email_outbox WHERE claimed_by IS NOT NULL"))[0]!.n >=
+      4,
     15_000,
     "emails claimed by the worker",
   );
@@ -45,7 +47,8 @@ test("kill -9 with emails in the outbox and in flight: each is sent exactly once
   smtp.hold = false;
   await stack.restart();
   await waitFor(
-    () => stack.sql<{ n: number }>("SELECT count(*) AS n FROM email_outbox WHERE state = 'sent'")[0]!.n === 6,
+    async () =>
+      (await stack.sql<{ n: number }>("SELECT count(*) AS n FROM email_outbox WHERE state = 'sent'"))[0]!.n === 6,
     30_000,
     "every email sent",
   );

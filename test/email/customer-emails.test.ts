@@ -6,7 +6,7 @@
  * chain-emails.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { openStore, storeLocationFrom } from "../../src/db/open.ts";
+import { sql } from "../../src/db/engine.ts";
 import { createEmailStore } from "../../src/email/store.ts";
 import { createLogger } from "../../src/lib/log.ts";
 import { parseSmtpUrl } from "../../src/lib/smtp-url.ts";
@@ -38,7 +38,7 @@ beforeAll(async () => {
       log: createLogger("debug", (l) => logLines.push(l)),
     },
   );
-  const account = server.createAccount("Corner Shop");
+  const account = await server.createAccount("Corner Shop");
   key = account.apiKey;
 });
 afterAll(async () => {
@@ -61,18 +61,14 @@ const arrivedFor = (to: string) => smtp.messages.filter((m) => m.to.includes(to)
 const waitArrived = (to: string, n = 1) =>
   waitFor(() => (arrivedFor(to).length >= n ? arrivedFor(to) : undefined), 10_000, `${n} email(s) to ${to}`);
 
-function outbox(recipient: string) {
-  const db = openStore(storeLocationFrom(server.env));
-  try {
-    return db
-      .query<{ id: string; state: string; attempts: number; last_error: string | null }, [string]>(
-        "SELECT id, state, attempts, last_error FROM email_outbox WHERE recipient = ? ORDER BY seq",
-      )
-      .all(recipient);
-  } finally {
-    db.close();
-  }
-}
+/**
+ * Through the server's own store: a second SQLite connection in this process could wait (blocking
+ * the thread) for a transaction of the server's that cannot go on meanwhile.
+ */
+const outbox = (recipient: string) =>
+  server.running.db.all<{ id: string; state: string; attempts: number; last_error: string | null }>(
+    sql`SELECT id, state, attempts, last_error FROM email_outbox WHERE recipient = ${recipient} ORDER BY seq`,
+  );
 
 describe("the invoice", () => {
   let mail: ReceivedEmail;
@@ -102,7 +98,11 @@ describe("the invoice", () => {
 
   test("has a stable Message-ID of its outbox row, a Date, and no List-Unsubscribe (it is not a notice)", async () => {
     // Marked sent just after the server accepted it.
-    const row = await waitFor(() => outbox("ada@customer.example").find((r) => r.state === "sent"), 5_000, "sent");
+    const row = await waitFor(
+      async () => (await outbox("ada@customer.example")).find((r) => r.state === "sent"),
+      5_000,
+      "sent",
+    );
     expect(mail.headers["message-id"]).toBe(`<${row.id}@shop.example>`);
     // Dated by the server's clock (the test's, which the fault tests move on).
     expect(Math.abs(Date.parse(mail.headers.date!) - clock.now())).toBeLessThan(60_000);
@@ -113,7 +113,7 @@ describe("the invoice", () => {
 
 describe("the invoice of a merchant with business details (src/documents/for-email.ts)", () => {
   test("is sent in the legal name, with the support address as Reply-To and the invoice PDF attached", async () => {
-    const shop = server.createAccount("Legal Shop");
+    const shop = await server.createAccount("Legal Shop");
     await runCli(
       [
         "account",
@@ -158,7 +158,7 @@ describe("what sends no invoice", () => {
     expect(res.status).toBe(201);
     const res2 = await api(server.url, key)("/api/v1/payments", { body: { amount: "1.00", invoice_number: "X-1" } });
     expect(res2.status).toBe(201);
-    expect(outbox("noinvoice@customer.example")).toEqual([]);
+    expect(await outbox("noinvoice@customer.example")).toEqual([]);
   });
 
   test("an address the API takes that a mailer would read as two recipients", async () => {
@@ -166,22 +166,20 @@ describe("what sends no invoice", () => {
       body: { amount: "2.00", invoice_number: "L-1", customer_email: "list,victim@evil.example" },
     });
     expect(res.status).toBe(201);
-    expect(outbox("list,victim@evil.example")).toEqual([]);
-    expect(outbox("victim@evil.example")).toEqual([]);
+    expect(await outbox("list,victim@evil.example")).toEqual([]);
+    expect(await outbox("victim@evil.example")).toEqual([]);
   });
 
   test("an account that turned customer emails off", async () => {
-    const off = server.createAccount("Quiet Shop");
-    const db = openStore(storeLocationFrom(server.env));
-    db.query("INSERT INTO email_account_settings (account_id, customer_emails, updated_at) VALUES (?, 0, 0)").run(
-      off.accountId,
+    const off = await server.createAccount("Quiet Shop");
+    await server.running.db.run(
+      sql`INSERT INTO email_account_settings (account_id, customer_emails, updated_at) VALUES (${off.accountId}, 0, 0)`,
     );
-    db.close();
     const res = await api(server.url, off.apiKey)("/api/v1/payments", {
       body: { amount: "3.00", invoice_number: "Q-1", customer_email: "quiet@customer.example" },
     });
     expect(res.status).toBe(201);
-    expect(outbox("quiet@customer.example")).toEqual([]);
+    expect(await outbox("quiet@customer.example")).toEqual([]);
   });
 });
 
@@ -190,7 +188,7 @@ describe("faults", () => {
     await smtp.stop();
     await invoice("down@customer.example");
     const failed = await waitFor(
-      () => outbox("down@customer.example").find((r) => r.attempts >= 1),
+      async () => (await outbox("down@customer.example")).find((r) => r.attempts >= 1),
       10_000,
       "a failed attempt",
     );
@@ -200,7 +198,11 @@ describe("faults", () => {
     // The first retry comes within a minute: moved there by the clock, not waited for.
     clock.advance(31_000);
     await waitArrived("down@customer.example");
-    const sent = await waitFor(() => outbox("down@customer.example").find((r) => r.state === "sent"), 5_000, "sent");
+    const sent = await waitFor(
+      async () => (await outbox("down@customer.example")).find((r) => r.state === "sent"),
+      5_000,
+      "sent",
+    );
     expect(sent.attempts).toBeGreaterThanOrEqual(2);
     // Later rounds, even with the clock far ahead, send nothing more.
     clock.advance(10 * 60_000);
@@ -215,7 +217,7 @@ describe("faults", () => {
     await invoice("fine@customer.example");
     await waitArrived("fine@customer.example");
     const refused = await waitFor(
-      () => outbox("gone@customer.example").find((r) => r.state === "failed"),
+      async () => (await outbox("gone@customer.example")).find((r) => r.state === "failed"),
       10_000,
       "given up",
     );
@@ -242,20 +244,15 @@ describe("faults", () => {
 
 /** What /readyz and the settings page are drawn from (they are tested in health.test.ts). */
 async function readyzEmail() {
-  const db = openStore(storeLocationFrom(server.env));
-  try {
-    const h = createEmailStore(db).health();
-    return { given_up: h.failed, last_error: h.lastError! };
-  } finally {
-    db.close();
-  }
+  const h = await createEmailStore(server.running.db).health();
+  return { given_up: h.failed, last_error: h.lastError! };
 }
 
 describe("the merchant's notices", () => {
   test("an endpoint that answers 410 Gone is disabled and every user of the account is told", async () => {
     const receiver = startReceiver();
     try {
-      const account = server.createAccount("Hook Shop");
+      const account = await server.createAccount("Hook Shop");
       const user = await createDashboardUser(server.env, account.accountId);
       const created = await api(server.url, account.apiKey)("/api/v1/webhook_endpoints", {
         body: { url: receiver.url },
@@ -283,12 +280,20 @@ describe("the password", () => {
     // Its own failures, whichever tests ran before: the server down once, then a refused recipient.
     await smtp.stop();
     await invoice("nopass-retry@customer.example");
-    await waitFor(() => outbox("nopass-retry@customer.example").find((r) => r.attempts >= 1), 10_000, "a failure");
+    await waitFor(
+      async () => (await outbox("nopass-retry@customer.example")).find((r) => r.attempts >= 1),
+      10_000,
+      "a failure",
+    );
     await smtp.start();
     smtp.refuse.add("nopass-gone@customer.example");
     try {
       await invoice("nopass-gone@customer.example");
-      await waitFor(() => outbox("nopass-gone@customer.example").find((r) => r.state === "failed"), 10_000, "given up");
+      await waitFor(
+        async () => (await outbox("nopass-gone@customer.example")).find((r) => r.state === "failed"),
+        10_000,
+        "given up",
+      );
     } finally {
       smtp.refuse.delete("nopass-gone@customer.example");
     }

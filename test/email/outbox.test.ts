@@ -9,10 +9,10 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { createAccounts } from "../../src/accounts/index.ts";
 import { runAccountCommand } from "../../src/cli/accounts.ts";
+import { raw, type Sql, sql } from "../../src/db/engine.ts";
 import { createGroupCommit } from "../../src/db/group-commit.ts";
 import type { Db } from "../../src/db/index.ts";
 import { openStore, storeLocationFrom } from "../../src/db/open.ts";
-import { inTransaction } from "../../src/db/transaction.ts";
 import { createEmail, type Email } from "../../src/email/index.ts";
 import { EMAIL_RETRY_SCHEDULE_MS, emailRetryDelay } from "../../src/email/schedule.ts";
 import { createEvents, type Events } from "../../src/events/index.ts";
@@ -48,12 +48,12 @@ beforeAll(async () => {
   // SQLite, or the suite's PostgreSQL on its second pass (STABLEGATE_TEST_ENGINE).
   const env = testEnv(dir, await defaultTestDatabaseUrl());
   accountId = (
-    runAccountCommand("account", ["create", "--name", "Outbox Shop", "--payout-address", TEST_PAYOUT], env) as {
+    (await runAccountCommand("account", ["create", "--name", "Outbox Shop", "--payout-address", TEST_PAYOUT], env)) as {
       account: { id: string };
     }
   ).account.id;
   user = (await createDashboardUser(env, accountId)).email;
-  db = openStore(storeLocationFrom(env));
+  db = await openStore(storeLocationFrom(env));
   const plumbing = {
     db,
     clock,
@@ -63,7 +63,7 @@ beforeAll(async () => {
     replica: "test",
   };
   events = createEvents({ ...plumbing, config: { databaseUrl: null } });
-  const accounts = createAccounts({ ...plumbing, config: { feeRecipient: undefined, defaultSpeed: "standard" } });
+  const accounts = await createAccounts({ ...plumbing, config: { feeRecipient: undefined, defaultSpeed: "standard" } });
   email = createEmail({
     ...plumbing,
     config: {
@@ -73,10 +73,10 @@ beforeAll(async () => {
     events,
     accounts,
     options: { smtpTls: { ca: smtp.ca, timeoutMs: 5_000 }, emailPollMs: 50, emailSchedule: [30_000, 120_000] },
-    payment: (id) => createPaymentStore(db).findById(id) ?? null,
+    payment: (id) => createPaymentStore(db).findById(id),
     // What the documents capability hands over at the merge: the legal name, the support address, the PDF.
     documents: {
-      senderOf: () => ({ name: "Outbox Shop Ltd", replyTo: "help@shop.example" }),
+      senderOf: async () => ({ name: "Outbox Shop Ltd", replyTo: "help@shop.example" }),
       attachmentsFor: async (paymentId, kind) =>
         kind === "invoice"
           ? [{ filename: `invoice-${paymentId.slice(2, 10)}.pdf`, contentType: "application/pdf", content: PDF }]
@@ -98,13 +98,13 @@ beforeAll(async () => {
 afterAll(async () => {
   abort.abort();
   await running;
-  db?.close();
+  await db?.close();
   rmSync(dir, { recursive: true, force: true });
   await smtp?.close();
 });
 
 /** A payment row of the account, its customer at `<label>@customer.example`; answers its id. */
-function payment(label: string, fields: Partial<NewPaymentRow> = {}): string {
+async function payment(label: string, fields: Partial<NewPaymentRow> = {}): Promise<string> {
   const row = paymentRow(accountId, clock.now(), {
     status: "confirmed",
     amount: 12_000_000n,
@@ -112,7 +112,7 @@ function payment(label: string, fields: Partial<NewPaymentRow> = {}): string {
     customer_email: `${label}@customer.example`,
     ...fields,
   });
-  createPaymentStore(db).insert(row);
+  await createPaymentStore(db).insert(row);
   return row.id;
 }
 
@@ -120,62 +120,57 @@ function event(paymentId: string, type: string, id = `evt_${crypto.randomUUID().
   return { id, account_id: accountId, type, payment_id: paymentId, payload: "{}", created_at: clock.now() };
 }
 
-const outbox = (where = "1 = 1", ...params: string[]) =>
-  db
-    .query<
-      {
-        id: string;
-        kind: string;
-        recipient: string;
-        state: string;
-        attempts: number;
-        next_attempt_at: number;
-        last_error: string | null;
-        created_at: number;
-      },
-      string[]
-    >(`SELECT * FROM email_outbox WHERE ${where} ORDER BY seq`)
-    .all(...params);
+/** The outbox's rows where `where` holds (a `sql` fragment: its values are parameters). */
+const outbox = (where: Sql = raw("1 = 1")) =>
+  db.all<{
+    id: string;
+    kind: string;
+    recipient: string;
+    state: string;
+    attempts: number;
+    next_attempt_at: number;
+    last_error: string | null;
+    created_at: number;
+  }>(sql`SELECT * FROM email_outbox WHERE ${where} ORDER BY seq`);
 
 describe("queued in the event's transaction", () => {
-  test("committed with the event: the email row is there when the transaction returns", () => {
-    const id = payment("pay_commit");
-    inTransaction(db, () => events.store.insert(event(id, "payment.confirmed")));
-    expect(outbox("recipient = ?", "pay_commit@customer.example").map((r) => r.kind)).toEqual(["receipt"]);
+  test("committed with the event: the email row is there when the transaction returns", async () => {
+    const id = await payment("pay_commit");
+    await db.transaction(() => events.store.insert(event(id, "payment.confirmed")));
+    expect((await outbox(sql`recipient = ${"pay_commit@customer.example"}`)).map((r) => r.kind)).toEqual(["receipt"]);
   });
 
   test("rolled back with the event: no email, then or later", async () => {
-    const id = payment("pay_rollback");
-    const eventsOf = () =>
-      db.query<{ n: number }, [string]>("SELECT count(*) AS n FROM events WHERE payment_id = ?").get(id);
-    expect(() =>
-      inTransaction(db, () => {
-        events.store.insert(event(id, "payment.confirmed"));
+    const id = await payment("pay_rollback");
+    const eventsOf = () => db.get<{ n: number }>(sql`SELECT count(*) AS n FROM events WHERE payment_id = ${id}`);
+    await expect(
+      db.transaction(async () => {
+        await events.store.insert(event(id, "payment.confirmed"));
         throw new Error("the settlement's write failed");
       }),
-    ).toThrow("the settlement's write failed");
+    ).rejects.toThrow("the settlement's write failed");
     await Promise.resolve();
     const rounds = email.activity().emailRounds;
     await waitFor(() => email.activity().emailRounds > rounds + 1, 5_000, "worker rounds");
-    expect(outbox("recipient = ?", "pay_rollback@customer.example")).toEqual([]);
-    expect(eventsOf()).toEqual({ n: 0 });
+    expect(await outbox(sql`recipient = ${"pay_rollback@customer.example"}`)).toEqual([]);
+    expect(await eventsOf()).toEqual({ n: 0 });
   });
 });
 
 describe("the unique key", () => {
-  test("the same email is queued once, however often its cause is handled", () => {
-    const row = createPaymentStore(db).findById(payment("pay_twice", { invoice_number: "T-1" }))!;
-    email.paymentCreated(row);
-    email.paymentCreated(row);
-    expect(outbox("recipient = ?", "pay_twice@customer.example").map((r) => r.kind)).toEqual(["invoice"]);
+  test("the same email is queued once, however often its cause is handled", async () => {
+    const row = (await createPaymentStore(db).findById(await payment("pay_twice", { invoice_number: "T-1" })))!;
+    await email.paymentCreated(row);
+    await email.paymentCreated(row);
+    expect((await outbox(sql`recipient = ${"pay_twice@customer.example"}`)).map((r) => r.kind)).toEqual(["invoice"]);
   });
 
   test("the relayer's low gas is emailed once a day, though checked every minute", async () => {
     gasLow = true;
     try {
-      email.checkAlerts();
-      email.checkAlerts();
-      const rows = outbox("kind = 'relayer_gas'");
+      await email.checkAlerts();
+      await email.checkAlerts();
+      const rows = await outbox(sql`kind = 'relayer_gas'`);
       expect(rows.map((r) => r.recipient)).toEqual([user]);
       const mail = await waitFor(
         () => smtp.messages.find((m) => m.subject === "Relayer gas low on base"),
@@ -184,8 +179,8 @@ describe("the unique key", () => {
       );
       expect(mail.text).toContain("0.00123 ETH");
       clock.advance(DAY);
-      email.checkAlerts();
-      expect(outbox("kind = 'relayer_gas'")).toHaveLength(2);
+      await email.checkAlerts();
+      expect(await outbox(sql`kind = 'relayer_gas'`)).toHaveLength(2);
     } finally {
       gasLow = false;
     }
@@ -194,19 +189,19 @@ describe("the unique key", () => {
 
 describe("alerts", () => {
   test("the daily summary lists yesterday's confirmed payments, to the users who chose it, once", async () => {
-    const users = db.query<{ id: string }, [string]>("SELECT id FROM dashboard_users WHERE email = ?").get(user)!;
-    db.query("INSERT INTO email_user_settings (user_id, payments, updated_at) VALUES (?, 'daily', 0)").run(users.id);
+    const users = (await db.get<{ id: string }>(sql`SELECT id FROM dashboard_users WHERE email = ${user}`))!;
+    await db.run(sql`INSERT INTO email_user_settings (user_id, payments, updated_at) VALUES (${users.id}, 'daily', 0)`);
     const ids = [
-      payment("pay_day1", { invoice_number: "D-1", amount_received: 5_000_000n }),
-      payment("pay_day2", { description: "Tea", amount_received: 7_500_000n }),
+      await payment("pay_day1", { invoice_number: "D-1", amount_received: 5_000_000n }),
+      await payment("pay_day2", { description: "Tea", amount_received: 7_500_000n }),
     ];
-    for (const id of ids) inTransaction(db, () => events.store.insert(event(id, "payment.confirmed")));
+    for (const id of ids) await db.transaction(() => events.store.insert(event(id, "payment.confirmed")));
     // Users who chose the summary get no email per payment.
-    for (const id of ids) expect(outbox("payment_id = ? AND kind = 'payment_confirmed'", id)).toEqual([]);
+    for (const id of ids) expect(await outbox(sql`payment_id = ${id} AND kind = 'payment_confirmed'`)).toEqual([]);
     clock.advance(DAY);
-    email.checkAlerts();
-    email.checkAlerts();
-    const summaries = outbox("kind = 'daily_summary'");
+    await email.checkAlerts();
+    await email.checkAlerts();
+    const summaries = await outbox(sql`kind = 'daily_summary'`);
     expect(summaries.map((r) => r.recipient)).toEqual([user]);
     const mail = await waitFor(
       () => smtp.messages.find((m) => /payments? confirmed, /.test(m.subject)),
@@ -220,7 +215,7 @@ describe("alerts", () => {
   });
 
   test("a disabled webhook endpoint tells every user of its account", async () => {
-    inTransaction(db, () =>
+    await db.transaction(() =>
       email.endpointDisabled(
         { id: "we_gone", account_id: accountId, url: "https://hooks.shop.example/x" },
         clock.now(),
@@ -238,8 +233,8 @@ describe("alerts", () => {
 
 describe("what the documents give the emails", () => {
   test("the merchant's legal name, its support address as Reply-To, and the invoice's PDF attached", async () => {
-    const id = payment("pay_docs", { invoice_number: "DOC-1", status: "pending", amount_received: null });
-    email.paymentCreated(createPaymentStore(db).findById(id)!);
+    const id = await payment("pay_docs", { invoice_number: "DOC-1", status: "pending", amount_received: null });
+    await email.paymentCreated((await createPaymentStore(db).findById(id))!);
     const mail = await waitFor(
       () => smtp.messages.find((m) => m.to.includes("pay_docs@customer.example")),
       10_000,
@@ -266,12 +261,14 @@ describe("retries", () => {
 
   test("an email that keeps failing is retried on the schedule, then given up, visible", async () => {
     // Others queued by tests before this one may fail and be given up beside it.
-    const givenUpBefore = email.service.health().given_up;
+    const givenUpBefore = (await email.service.health()).given_up;
     await smtp.stop();
     try {
-      email.paymentCreated(createPaymentStore(db).findById(payment("pay_fail", { invoice_number: "F-1" }))!);
+      await email.paymentCreated(
+        (await createPaymentStore(db).findById(await payment("pay_fail", { invoice_number: "F-1" })))!,
+      );
       const first = await waitFor(
-        () => outbox("recipient = ? AND attempts = 1", "pay_fail@customer.example")[0],
+        async () => (await outbox(sql`recipient = ${"pay_fail@customer.example"} AND attempts = 1`))[0],
         10_000,
         "attempt 1",
       );
@@ -279,19 +276,19 @@ describe("retries", () => {
       expect(first.next_attempt_at - clock.now()).toBeLessThanOrEqual(30_000);
       clock.advance(30_000);
       await waitFor(
-        () => outbox("recipient = ? AND attempts = 2", "pay_fail@customer.example")[0],
+        async () => (await outbox(sql`recipient = ${"pay_fail@customer.example"} AND attempts = 2`))[0],
         10_000,
         "attempt 2",
       );
       clock.advance(120_000);
       const last = await waitFor(
-        () => outbox("recipient = ? AND state = 'failed'", "pay_fail@customer.example")[0],
+        async () => (await outbox(sql`recipient = ${"pay_fail@customer.example"} AND state = 'failed'`))[0],
         10_000,
         "given up",
       );
       expect(last.attempts).toBe(3);
       expect(last.last_error).toMatch(/ECONNREFUSED|connect/i);
-      const health = email.service.health();
+      const health = await email.service.health();
       expect(health.given_up).toBeGreaterThanOrEqual(givenUpBefore + 1);
       expect(health.ok).toBe(false);
       expect(health.last_error?.gave_up).toBe(true);
@@ -305,13 +302,17 @@ describe("retries", () => {
 describe("retention", () => {
   test("sent and given-up emails are deleted 30 days on; waiting ones are kept", async () => {
     // One sent here, whatever ran before.
-    const id = payment("pay_retained");
-    inTransaction(db, () => events.store.insert(event(id, "payment.confirmed")));
-    await waitFor(() => outbox("recipient = ? AND state = 'sent'", "pay_retained@customer.example")[0], 10_000, "sent");
-    const before = outbox("state IN ('sent', 'failed')").length;
+    const id = await payment("pay_retained");
+    await db.transaction(() => events.store.insert(event(id, "payment.confirmed")));
+    await waitFor(
+      async () => (await outbox(sql`recipient = ${"pay_retained@customer.example"} AND state = 'sent'`))[0],
+      10_000,
+      "sent",
+    );
+    const before = (await outbox(sql`state IN ('sent', 'failed')`)).length;
     expect(before).toBeGreaterThan(0);
     clock.advance(31 * DAY);
-    email.checkAlerts();
-    expect(outbox("state IN ('sent', 'failed')")).toEqual([]);
+    await email.checkAlerts();
+    expect(await outbox(sql`state IN ('sent', 'failed')`)).toEqual([]);
   });
 });

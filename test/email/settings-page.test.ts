@@ -7,7 +7,7 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { copyFileSync, mkdirSync } from "node:fs";
 import type { Page } from "playwright-core";
-import { openStore, storeLocationFrom } from "../../src/db/open.ts";
+import { sql } from "../../src/db/engine.ts";
 import { createEmailStore } from "../../src/email/store.ts";
 import { parseSmtpUrl } from "../../src/lib/smtp-url.ts";
 import { collectProblems, DESKTOP, newContext, PHONE, screenshot, useBrowserRig } from "../support/browser.ts";
@@ -35,8 +35,8 @@ const rig = useBrowserRig<{
     undo(() => server.stop());
     const off = await startTestServer();
     undo(() => off.stop());
-    const user = await createDashboardUser(server.env, server.createAccount("Mail Shop").accountId);
-    const offUser = await createDashboardUser(off.env, off.createAccount("Quiet Shop").accountId);
+    const user = await createDashboardUser(server.env, (await server.createAccount("Mail Shop")).accountId);
+    const offUser = await createDashboardUser(off.env, (await off.createAccount("Quiet Shop")).accountId);
     return { smtp, server, off, user, offUser };
   },
 });
@@ -82,14 +82,11 @@ describe("the email card", () => {
     await page.locator("#email").getByText("Off", { exact: true }).click();
     await page.getByRole("button", { name: "Save customer emails" }).click();
     await page.getByText("Email settings saved.").waitFor();
-    const db = openStore(storeLocationFrom(rig.server.env));
-    try {
-      const store = createEmailStore(db);
-      expect(store.paymentNotices(rig.user.id)).toBe("daily");
-      expect(store.customerEmails(rig.user.accountId)).toBe(false);
-    } finally {
-      db.close();
-    }
+    // Through the server's own store: a second SQLite connection in this process could wait
+    // (blocking the thread) for a transaction of the server's that cannot go on meanwhile.
+    const store = createEmailStore(rig.server.running.db);
+    expect(await store.paymentNotices(rig.user.id)).toBe("daily");
+    expect(await store.customerEmails(rig.user.accountId)).toBe(false);
     await page.locator("#email").scrollIntoViewIfNeeded();
     await bothWidths(page, "settings");
     expect(problems).toEqual([]);
@@ -123,19 +120,14 @@ describe("the email card", () => {
     expect(await card.innerText()).toContain("STABLEGATE_SMTP_URL");
     expect(await card.locator("form").count()).toBe(0);
     // Off means nothing is queued either: turning email on later sends no old news.
-    const key = rig.off.createAccount("Off Shop").apiKey;
+    const key = (await rig.off.createAccount("Off Shop")).apiKey;
     const created = await fetch(`${rig.off.url}/api/v1/payments`, {
       method: "POST",
       headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
       body: JSON.stringify({ amount: "5.00", invoice_number: "OFF-1", customer_email: "c@customer.example" }),
     });
     expect(created.status).toBe(201);
-    const db = openStore(storeLocationFrom(rig.off.env));
-    try {
-      expect(db.query("SELECT count(*) AS n FROM email_outbox").get()).toEqual({ n: 0 });
-    } finally {
-      db.close();
-    }
+    expect(await rig.off.running.db.get(sql`SELECT count(*) AS n FROM email_outbox`)).toEqual({ n: 0 });
     await card.scrollIntoViewIfNeeded();
     await bothWidths(page, "settings-off");
     await context.close();
@@ -144,7 +136,7 @@ describe("the email card", () => {
 
 describe("an email as a customer's mail program shows it", () => {
   test("the invoice's HTML body renders with nothing fetched", async () => {
-    const key = rig.server.createAccount("Corner Café").apiKey;
+    const key = (await rig.server.createAccount("Corner Café")).apiKey;
     await fetch(`${rig.server.url}/api/v1/payments`, {
       method: "POST",
       headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },

@@ -15,7 +15,7 @@ let endpointId: string;
 beforeAll(async () => {
   receiver = startReceiver();
   server = await startTestServer({ webhookAllowPrivate: true, paymentWindowMs: 1_000 });
-  merchant = api(server.url, server.createAccount("Lister").apiKey);
+  merchant = api(server.url, (await server.createAccount("Lister")).apiKey);
   const created = await merchant("/api/v1/webhook_endpoints", { body: { url: receiver.url } });
   expect(created.status).toBe(201);
   endpointId = created.json.id;

@@ -24,15 +24,15 @@ let events: ReturnType<typeof createEventsService>;
 let store: ReturnType<typeof createEventStore>;
 let accounts: ReturnType<typeof createAccountsService>;
 
-function newAccount(name: string) {
-  const id = accounts.createAccount({ name, payoutAddress: TEST_PAYOUT }).account.id;
-  return accounts.findAccount(id)!;
+async function newAccount(name: string) {
+  const id = (await accounts.createAccount({ name, payoutAddress: TEST_PAYOUT })).account.id;
+  return (await accounts.findAccount(id))!;
 }
 
 /** An event of `account` created at `at`; its payload is its own text, so the list shows which. */
-function event(account: { id: string }, at: number, type = "test"): string {
+async function event(account: { id: string }, at: number, type = "test"): Promise<string> {
   const id = randomIds.prefixed("evt");
-  store.insertUnrouted({
+  await store.insertUnrouted({
     id,
     account_id: account.id,
     type,
@@ -53,53 +53,53 @@ describe.each(ENGINES)("%s", (engine) => {
     events = createEventsService({ store, clock });
     accounts = createAccountsService({ store: createAccountStore(db), clock, ids: randomIds });
   });
-  afterAll(() => opened?.close());
+  afterAll(async () => await opened?.close());
 
   describe("events service", () => {
-    test("lists the last 30 days newest first: the boundary millisecond in, one before it out; retrieval still finds the older", () => {
-      const account = newAccount("Window");
+    test("lists the last 30 days newest first: the boundary millisecond in, one before it out; retrieval still finds the older", async () => {
+      const account = await newAccount("Window");
       clock.at = NOW;
-      const older = event(account, NOW - RETENTION_MS - 1);
-      const boundary = event(account, NOW - RETENTION_MS);
-      const recent = event(account, NOW - DAY);
-      expect(listed(events.list(account, { limit: 10 }))).toEqual([recent, boundary]);
-      expect(JSON.parse(events.retrieve(account, older)).id).toBe(older);
+      const older = await event(account, NOW - RETENTION_MS - 1);
+      const boundary = await event(account, NOW - RETENTION_MS);
+      const recent = await event(account, NOW - DAY);
+      expect(listed(await events.list(account, { limit: 10 }))).toEqual([recent, boundary]);
+      expect(JSON.parse(await events.retrieve(account, older)).id).toBe(older);
 
       // The window moves with the clock, not with the data.
       clock.at = NOW + DAY;
-      expect(listed(events.list(account, { limit: 10 }))).toEqual([recent]);
+      expect(listed(await events.list(account, { limit: 10 }))).toEqual([recent]);
       clock.at = NOW - 2 * DAY;
-      expect(listed(events.list(account, { limit: 10 }))).toEqual([recent, boundary, older]);
+      expect(listed(await events.list(account, { limit: 10 }))).toEqual([recent, boundary, older]);
       clock.at = NOW;
     });
 
-    test("pages with starting_after and has_more, filtered by type", () => {
-      const account = newAccount("Pager");
-      const ids = [0, 1, 2, 3, 4].map((i) =>
-        event(account, NOW - (5 - i) * 60_000, i % 2 === 0 ? "test" : "payment.confirmed"),
-      );
+    test("pages with starting_after and has_more, filtered by type", async () => {
+      const account = await newAccount("Pager");
+      const ids: string[] = [];
+      for (const i of [0, 1, 2, 3, 4])
+        ids.push(await event(account, NOW - (5 - i) * 60_000, i % 2 === 0 ? "test" : "payment.confirmed"));
       const [a, b, d, e] = [ids[0]!, ids[1]!, ids[3]!, ids[4]!];
-      const first = events.list(account, { limit: 2 });
+      const first = await events.list(account, { limit: 2 });
       expect(listed(first)).toEqual([e, d]);
       expect(first.hasMore).toBe(true);
-      const last = events.list(account, { limit: 2, startingAfter: b });
+      const last = await events.list(account, { limit: 2, startingAfter: b });
       expect(listed(last)).toEqual([a]);
       expect(last.hasMore).toBe(false);
-      expect(listed(events.list(account, { limit: 10, type: "payment.confirmed" }))).toEqual([d, b]);
+      expect(listed(await events.list(account, { limit: 10, type: "payment.confirmed" }))).toEqual([d, b]);
     });
 
-    test("another account's event is neither a cursor nor retrievable, exactly as an unknown one", () => {
-      const mine = newAccount("Mine");
-      const theirs = event(newAccount("Theirs"), NOW);
+    test("another account's event is neither a cursor nor retrievable, exactly as an unknown one", async () => {
+      const mine = await newAccount("Mine");
+      const theirs = await event(await newAccount("Theirs"), NOW);
       const unknown = randomIds.prefixed("evt");
-      expect(() => events.list(mine, { limit: 10, startingAfter: theirs })).toThrow(
+      await expect(events.list(mine, { limit: 10, startingAfter: theirs })).rejects.toThrow(
         `starting_after: no event ${theirs}`,
       );
-      expect(() => events.list(mine, { limit: 10, startingAfter: unknown })).toThrow(
+      await expect(events.list(mine, { limit: 10, startingAfter: unknown })).rejects.toThrow(
         `starting_after: no event ${unknown}`,
       );
-      expect(() => events.retrieve(mine, theirs)).toThrow(`no event ${theirs}`);
-      expect(() => events.retrieve(mine, unknown)).toThrow(`no event ${unknown}`);
+      await expect(events.retrieve(mine, theirs)).rejects.toThrow(`no event ${theirs}`);
+      await expect(events.retrieve(mine, unknown)).rejects.toThrow(`no event ${unknown}`);
     });
   });
 });

@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
+import { sql } from "../../src/db/engine.ts";
 import { type Db, openDb } from "../../src/db/index.ts";
 import { makeTempDir } from "../support/server.ts";
 
@@ -15,18 +16,17 @@ beforeAll(() => {
   dataDir = makeTempDir();
   db = openDb(dataDir);
 });
-afterAll(() => {
-  db.close();
+afterAll(async () => {
+  await db.close();
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-test("a payment's status history is read through an index on payment_id", () => {
-  const plan = db
-    .query<{ detail: string }, []>(
-      "EXPLAIN QUERY PLAN SELECT id, type, created_at FROM events WHERE payment_id = 'p' AND account_id = 'a' ORDER BY seq",
+test("a payment's status history is read through an index on payment_id", async () => {
+  const plan = (
+    await db.all<{ detail: string }>(
+      sql`EXPLAIN QUERY PLAN SELECT id, type, created_at FROM events WHERE payment_id = 'p' AND account_id = 'a' ORDER BY seq`,
     )
-    .all()
-    .map((r) => r.detail);
+  ).map((r) => r.detail);
   expect(plan.filter((line) => /^SCAN events\b|TEMP B-TREE/.test(line))).toEqual([]);
   expect(plan.join("\n")).toContain("events_payment_seq");
 });

@@ -3,7 +3,6 @@
  * written, resumable after any event, ending cleanly with the client or the server.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { runAccountCommand } from "../../src/cli/accounts.ts";
 import { HEARTBEAT_MS, MAX_STREAMS_PER_ACCOUNT, MAX_STREAMS_PER_KEY } from "../../src/events/feed.ts";
 import { createLogger } from "../../src/lib/log.ts";
 import { runCli } from "../support/cli.ts";
@@ -27,7 +26,7 @@ afterAll(async () => {
 
 /** An account with a webhook endpoint, and a way to make its events: test pings. */
 async function merchant(name: string) {
-  const account: TestAccount = server.createAccount(name);
+  const account: TestAccount = await server.createAccount(name);
   const call = api(server.url, account.apiKey);
   const endpoint = await call("/api/v1/webhook_endpoints", { body: { url: receiver.url } });
   expect(endpoint.status).toBe(201);
@@ -43,12 +42,15 @@ async function merchant(name: string) {
 
 const streamsClosed = () => waitFor(() => server.running.activity().eventStreams === 0, 10_000, "no open streams");
 
-/** Another API key of the account, issued as an operator does: `stablegate key create`. */
-function newKey(accountId: string): { id: string; apiKey: string } {
-  const key = runAccountCommand("key", ["create", "--account", accountId], server.env) as {
-    id: string;
-    api_key: string;
-  };
+/**
+ * Another API key of the account, issued as an operator does: `stablegate key create`, in a process
+ * of its own (in this one, its SQLite connection could wait, blocking the thread, for a transaction
+ * of the server's that cannot go on meanwhile).
+ */
+async function newKey(accountId: string): Promise<{ id: string; apiKey: string }> {
+  const created = await runCli(["key", "create", "--account", accountId], server.env);
+  expect(created.code).toBe(0);
+  const key = JSON.parse(created.stdout) as { id: string; api_key: string };
   return { id: key.id, apiKey: key.api_key };
 }
 
@@ -109,11 +111,11 @@ describe("the event stream", () => {
   test("an event written by another process (the CLI) arrives too", async () => {
     const shop = await merchant("CLI Shop");
     const stream = await openEventStream(server.url, shop.account.apiKey);
-    runAccountCommand(
-      "account",
-      ["set-payout", shop.account.accountId, "0x2222222222222222222222222222222222222222"],
+    const set = await runCli(
+      ["account", "set-payout", shop.account.accountId, "0x2222222222222222222222222222222222222222"],
       server.env,
     );
+    expect(set.code).toBe(0);
     const [frame] = await stream.waitForEvents(1, "account.updated on the stream");
     expect(frame!.event).toBe("account.updated");
     await stream.close();
@@ -180,7 +182,7 @@ describe("the event stream", () => {
     expect(JSON.parse(refused.text).error).toBe(
       `at most ${MAX_STREAMS_PER_KEY} event streams may be open per API key; close one first`,
     );
-    const other = await openEventStream(server.url, newKey(shop.account.accountId).apiKey);
+    const other = await openEventStream(server.url, (await newKey(shop.account.accountId)).apiKey);
     expect(other.status).toBe(200);
 
     await open.pop()!.close();
@@ -191,12 +193,16 @@ describe("the event stream", () => {
 
   test(`at most ${MAX_STREAMS_PER_ACCOUNT} open streams per account, whatever its keys; closing one frees its place`, async () => {
     const shop = await merchant("Busy Shop");
-    const keys = [shop.account.apiKey, newKey(shop.account.accountId).apiKey, newKey(shop.account.accountId).apiKey];
+    const keys = [
+      shop.account.apiKey,
+      (await newKey(shop.account.accountId)).apiKey,
+      (await newKey(shop.account.accountId)).apiKey,
+    ];
     const open = [];
     for (let i = 0; i < MAX_STREAMS_PER_ACCOUNT; i++)
       open.push(await openEventStream(server.url, keys[Math.floor(i / MAX_STREAMS_PER_KEY)]!));
     expect(open.map((s) => s.status)).toEqual(Array(MAX_STREAMS_PER_ACCOUNT).fill(200));
-    const fresh = newKey(shop.account.accountId).apiKey;
+    const fresh = (await newKey(shop.account.accountId)).apiKey;
     const refused = await openEventStream(server.url, fresh);
     expect(refused.status).toBe(429);
     expect(refused.headers.get("retry-after")).not.toBeNull();
@@ -213,7 +219,7 @@ describe("the event stream", () => {
 
   test("a client that disconnects leaves no stream, timer or listener behind", async () => {
     const shop = await merchant("Leaving Shop");
-    const keys = [shop.account.apiKey, shop.account.apiKey, newKey(shop.account.accountId).apiKey];
+    const keys = [shop.account.apiKey, shop.account.apiKey, (await newKey(shop.account.accountId)).apiKey];
     const streams = await Promise.all(keys.map((key) => openEventStream(server.url, key)));
     expect(streams.map((s) => s.status)).toEqual([200, 200, 200]);
     expect(server.running.activity().eventStreams).toBeGreaterThanOrEqual(3);
@@ -227,7 +233,7 @@ describe("the event stream", () => {
 describe("a revoked key", () => {
   test("ends its stream when another process revokes it: nothing written after goes out, the key is refused, its place is free", async () => {
     const shop = await merchant("Revoked Shop");
-    const other = newKey(shop.account.accountId);
+    const other = await newKey(shop.account.accountId);
     const stream = await openEventStream(server.url, shop.account.apiKey);
     const before = await shop.ping();
     expect((await stream.waitForEvents(1)).map((f) => f.id)).toEqual([before]);
@@ -247,7 +253,11 @@ describe("a revoked key", () => {
     expect(JSON.parse(refused.text)).toEqual({ error: "invalid API key" });
     // Its place is free: the account's every place opens again, through its other keys.
     await streamsClosed();
-    const keys = [other.apiKey, newKey(shop.account.accountId).apiKey, newKey(shop.account.accountId).apiKey];
+    const keys = [
+      other.apiKey,
+      (await newKey(shop.account.accountId)).apiKey,
+      (await newKey(shop.account.accountId)).apiKey,
+    ];
     const all = await Promise.all(
       Array.from({ length: MAX_STREAMS_PER_ACCOUNT }, (_, i) =>
         openEventStream(server.url, keys[Math.floor(i / MAX_STREAMS_PER_KEY)]!),
@@ -270,10 +280,10 @@ describe("a revoked key", () => {
   test("ends with a comment saying why (a client of its own sees it), on a server with a short heartbeat", async () => {
     const own = await startTestServer({}, { eventHeartbeatMs: 100 });
     try {
-      const account = own.createAccount("Heartbeat Shop");
+      const account = await own.createAccount("Heartbeat Shop");
       const stream = await openEventStream(own.url, account.apiKey);
       await waitFor(() => stream.frames.some((f) => f.comment === "ping"), 10_000, "a heartbeat comment");
-      runAccountCommand("key", ["revoke", account.keyId], own.env);
+      expect((await runCli(["key", "revoke", account.keyId], own.env)).code).toBe(0);
       expect(await endsWithin(stream, 10_000)).toBe(true);
       expect(stream.frames.at(-1)).toEqual({ comment: "the API key no longer authenticates" });
       await waitFor(() => own.running.activity().eventStreams === 0, 10_000, "the stream let go");
@@ -288,7 +298,7 @@ describe("keeping the stream open, and ending it", () => {
     // A server of its own with a short heartbeat, rather than 15 s of waiting on the shared one.
     const own = await startTestServer({}, { eventHeartbeatMs: 200 });
     try {
-      const stream = await openEventStream(own.url, own.createAccount("Idle Shop").apiKey);
+      const stream = await openEventStream(own.url, (await own.createAccount("Idle Shop")).apiKey);
       await waitFor(() => stream.frames.some((f) => f.comment === "ping"), 15_000, "a heartbeat comment", 50);
       await stream.close();
     } finally {
@@ -301,7 +311,7 @@ describe("keeping the stream open, and ending it", () => {
     const own = await startTestServer({}, { log: createLogger("warn", (line) => lines.push(line)) });
     let stopped = false;
     try {
-      const account = own.createAccount("Closing Shop");
+      const account = await own.createAccount("Closing Shop");
       const streams = await Promise.all([1, 2].map(() => openEventStream(own.url, account.apiKey)));
       expect(streams.map((s) => s.status)).toEqual([200, 200]);
       await own.stop();

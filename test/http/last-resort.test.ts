@@ -21,8 +21,8 @@ beforeAll(async () => {
 afterAll(() => server.stop());
 
 test('an internal error whose logging throws is still {"error":"internal error"} with status 500', async () => {
-  const merchant = api(server.url, server.createAccount().apiKey);
-  server.running.db.close();
+  const merchant = api(server.url, (await server.createAccount()).apiKey);
+  await server.running.db.close();
   const res = await merchant("/api/v1/payments", { body: { amount: "1.00" } });
   expect(attempts).toBeGreaterThan(0);
   expect({ status: res.status, type: res.headers.get("content-type"), text: res.text }).toEqual({

@@ -11,7 +11,7 @@ let paymentId: string;
 
 beforeAll(async () => {
   server = await startTestServer();
-  merchant = api(server.url, server.createAccount().apiKey);
+  merchant = api(server.url, (await server.createAccount()).apiKey);
   paymentId = (await merchant("/api/v1/payments", { body: { amount: "5.00" } })).json.id;
 });
 
@@ -207,8 +207,8 @@ describe("400 messages name the field and the rule", () => {
 describe("lengths count characters, not UTF-16 units", () => {
   // An account of its own: the payments these create must not show in the table's "nothing was created".
   let merchant: Api;
-  beforeAll(() => {
-    merchant = api(server.url, server.createAccount().apiKey);
+  beforeAll(async () => {
+    merchant = api(server.url, (await server.createAccount()).apiKey);
   });
 
   test("500 emoji are a valid description, 500 emoji a valid metadata value, 40 a valid key", async () => {

@@ -13,7 +13,7 @@ let deliveryId: string;
 
 beforeAll(async () => {
   server = await startTestServer();
-  merchant = api(server.url, server.createAccount("Paths").apiKey);
+  merchant = api(server.url, (await server.createAccount("Paths")).apiKey);
   const endpoint = await merchant("/api/v1/webhook_endpoints", { body: { url: "https://hooks.example.com/paths" } });
   expect(endpoint.status).toBe(201);
   endpointId = endpoint.json.id;

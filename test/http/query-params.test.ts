@@ -12,7 +12,7 @@ let endpointId: string;
 
 beforeAll(async () => {
   server = await startTestServer();
-  merchant = api(server.url, server.createAccount("Querier").apiKey);
+  merchant = api(server.url, (await server.createAccount("Querier")).apiKey);
   const created = await merchant("/api/v1/webhook_endpoints", { body: { url: "https://hooks.example.com/q" } });
   expect(created.status).toBe(201);
   endpointId = created.json.id;

@@ -5,7 +5,7 @@
  * PostgreSQL database.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import type { Db } from "../../src/db/engine.ts";
+import { type Db, sql } from "../../src/db/engine.ts";
 import { createIdempotency, IDEMPOTENCY_TTL_MS, type Idempotency } from "../../src/idempotency/index.ts";
 import { ConflictError, UnprocessableError } from "../../src/lib/errors.ts";
 import { createTestClock, type TestClock } from "../support/clock.ts";
@@ -22,18 +22,17 @@ let idempotency: Idempotency;
 let runs = 0;
 /** A request whose work stores and returns a response naming which run produced it. */
 function request(key: string, body: unknown, using: Idempotency = idempotency) {
-  return using.run(ACCOUNT, key, body, (commit) => {
+  return using.run(ACCOUNT, key, body, async (commit) => {
     const response = { status: 201, body: JSON.stringify({ run: ++runs }) };
-    commit(response.status, response.body);
+    await commit(response.status, response.body);
     return response;
   });
 }
 
-const storedKeys = () =>
-  db
-    .query<{ key: string }, [string]>("SELECT key FROM idempotency_keys WHERE account_id = ? ORDER BY key")
-    .all(ACCOUNT)
-    .map((r) => r.key);
+const storedKeys = async () =>
+  (await db.all<{ key: string }>(sql`SELECT key FROM idempotency_keys WHERE account_id = ${ACCOUNT} ORDER BY key`)).map(
+    (r) => r.key,
+  );
 
 describe.each(ENGINES)("%s", (engine) => {
   beforeAll(async () => {
@@ -96,16 +95,16 @@ describe.each(ENGINES)("%s", (engine) => {
     await request("purge-old", { amount: "4.00" });
     clock.advance(12 * 60 * MINUTE);
     await request("purge-young", { amount: "4.00" });
-    expect(storedKeys()).toEqual(expect.arrayContaining(["purge-old", "purge-young"]));
+    expect(await storedKeys()).toEqual(expect.arrayContaining(["purge-old", "purge-young"]));
 
     clock.advance(12 * 60 * MINUTE + MINUTE);
-    expect(idempotency.purgeExpired(1_000)).toBeGreaterThanOrEqual(1);
-    const left = storedKeys();
+    expect(await idempotency.purgeExpired(1_000)).toBeGreaterThanOrEqual(1);
+    const left = await storedKeys();
     expect(left).not.toContain("purge-old");
     expect(left).toContain("purge-young");
 
     clock.advance(12 * 60 * MINUTE);
-    idempotency.purgeExpired(1_000);
-    expect(storedKeys()).not.toContain("purge-young");
+    await idempotency.purgeExpired(1_000);
+    expect(await storedKeys()).not.toContain("purge-young");
   });
 });

@@ -6,9 +6,8 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { resolve } from "node:path";
-import type { Db } from "../../src/db/engine.ts";
+import { type Db, sql } from "../../src/db/engine.ts";
 import { PgDb } from "../../src/db/postgres.ts";
-import { inTransaction } from "../../src/db/transaction.ts";
 import { createLease, LeaseLostError } from "../../src/leases/lease.ts";
 import { createLeaseStore } from "../../src/leases/store.ts";
 import { silentLogger } from "../../src/lib/log.ts";
@@ -25,7 +24,7 @@ describe.each(ENGINES)("leases on %s", (engine) => {
   let n = 0;
   /** A lease name of its own for each test, so tests pass in any order. */
   const fresh = () => `lease-${++n}`;
-  const expire = (name: string) => db.run("UPDATE leases SET expires_at = 0 WHERE name = ?", [name]);
+  const expire = (name: string) => db.run(sql`UPDATE leases SET expires_at = 0 WHERE name = ${name}`);
 
   beforeAll(async () => {
     store = await openTestStore(engine);
@@ -34,52 +33,52 @@ describe.each(ENGINES)("leases on %s", (engine) => {
   });
   afterAll(() => store.close());
 
-  test("the first taker holds it; another is refused until it expires, then gets the next token", () => {
+  test("the first taker holds it; another is refused until it expires, then gets the next token", async () => {
     const name = fresh();
-    expect(leases.take(name, "a", HOUR)).toBe(1);
-    expect(leases.take(name, "b", HOUR)).toBeNull();
-    expect(leases.holds(name, "a", 1)).toBe(true);
-    expire(name);
-    expect(leases.holds(name, "a", 1)).toBe(false);
-    expect(leases.take(name, "b", HOUR)).toBe(2);
-    expect(leases.all().find((row) => row.name === name)).toMatchObject({ holder: "b", token: 2 });
+    expect(await leases.take(name, "a", HOUR)).toBe(1);
+    expect(await leases.take(name, "b", HOUR)).toBeNull();
+    expect(await leases.holds(name, "a", 1)).toBe(true);
+    await expire(name);
+    expect(await leases.holds(name, "a", 1)).toBe(false);
+    expect(await leases.take(name, "b", HOUR)).toBe(2);
+    expect((await leases.all()).find((row) => row.name === name)).toMatchObject({ holder: "b", token: 2 });
   });
 
-  test("a holder taking its own unexpired lease again (restarted) gets it at once, with a new token", () => {
+  test("a holder taking its own unexpired lease again (restarted) gets it at once, with a new token", async () => {
     const name = fresh();
-    expect(leases.take(name, "a", HOUR)).toBe(1);
-    expect(leases.take(name, "a", HOUR)).toBe(2);
-    expect(leases.holds(name, "a", 1)).toBe(false);
-    expect(leases.holds(name, "a", 2)).toBe(true);
-    expect(leases.take(name, "b", HOUR)).toBeNull();
+    expect(await leases.take(name, "a", HOUR)).toBe(1);
+    expect(await leases.take(name, "a", HOUR)).toBe(2);
+    expect(await leases.holds(name, "a", 1)).toBe(false);
+    expect(await leases.holds(name, "a", 2)).toBe(true);
+    expect(await leases.take(name, "b", HOUR)).toBeNull();
   });
 
-  test("only the unexpired holder renews; after a takeover the old token holds nothing", () => {
+  test("only the unexpired holder renews; after a takeover the old token holds nothing", async () => {
     const name = fresh();
-    const token = leases.take(name, "a", HOUR)!;
-    expect(leases.renew(name, "a", token, HOUR)).toBe(true);
-    expect(leases.renew(name, "b", token, HOUR)).toBe(false);
-    expire(name);
-    expect(leases.renew(name, "a", token, HOUR)).toBe(false); // lapsed: free to take, so not renewed
-    const next = leases.take(name, "b", HOUR)!;
+    const token = (await leases.take(name, "a", HOUR))!;
+    expect(await leases.renew(name, "a", token, HOUR)).toBe(true);
+    expect(await leases.renew(name, "b", token, HOUR)).toBe(false);
+    await expire(name);
+    expect(await leases.renew(name, "a", token, HOUR)).toBe(false); // lapsed: free to take, so not renewed
+    const next = (await leases.take(name, "b", HOUR))!;
     expect(next).toBe(token + 1);
-    expect(leases.renew(name, "a", token, HOUR)).toBe(false);
-    expect(leases.holds(name, "a", token)).toBe(false);
-    expect(leases.holds(name, "b", next)).toBe(true);
+    expect(await leases.renew(name, "a", token, HOUR)).toBe(false);
+    expect(await leases.holds(name, "a", token)).toBe(false);
+    expect(await leases.holds(name, "b", next)).toBe(true);
   });
 
-  test("release lets another take it at once; a stale release changes nothing", () => {
+  test("release lets another take it at once; a stale release changes nothing", async () => {
     const name = fresh();
-    const token = leases.take(name, "a", HOUR)!;
-    leases.release(name, "a", token);
-    const next = leases.take(name, "b", HOUR)!;
-    leases.release(name, "a", token);
-    expect(leases.holds(name, "b", next)).toBe(true);
+    const token = (await leases.take(name, "a", HOUR))!;
+    await leases.release(name, "a", token);
+    const next = (await leases.take(name, "b", HOUR))!;
+    await leases.release(name, "a", token);
+    expect(await leases.holds(name, "b", next)).toBe(true);
   });
 
   test("a lost lease stops its work, fences its writes, and is taken again once free", async () => {
     const name = fresh();
-    db.run("CREATE TABLE IF NOT EXISTS fenced_writes (lease TEXT NOT NULL, n BIGINT NOT NULL)");
+    await db.exec("CREATE TABLE IF NOT EXISTS fenced_writes (lease TEXT NOT NULL, n BIGINT NOT NULL)");
     let started = 0;
     let stopped = 0;
     const lease = createLease({
@@ -100,50 +99,49 @@ describe.each(ENGINES)("leases on %s", (engine) => {
         }),
     });
     const write = (value: number) =>
-      inTransaction(db, () => {
-        lease.assertHeld();
-        db.run("INSERT INTO fenced_writes (lease, n) VALUES (?, ?)", [name, value]);
+      db.transaction(async () => {
+        await lease.assertHeld();
+        await db.run(sql`INSERT INTO fenced_writes (lease, n) VALUES (${name}, ${value})`);
       });
-    const written = () =>
-      db
-        .query<{ n: number }, [string]>("SELECT n FROM fenced_writes WHERE lease = ? ORDER BY n")
-        .all(name)
-        .map((row) => row.n);
+    const written = async () =>
+      (await db.all<{ n: number }>(sql`SELECT n FROM fenced_writes WHERE lease = ${name} ORDER BY n`)).map(
+        (row) => row.n,
+      );
     const abort = new AbortController();
     const running = lease.run(abort.signal);
     try {
       await waitFor(() => lease.status().held, 10_000, "the lease to be taken");
       expect(lease.status()).toMatchObject({ held: true, token: 1, terms: 1 });
-      write(1);
+      await write(1);
       // It lapses (as a paused holder's would) and another replica takes it: before a even
       // notices, its writes are refused, in the transaction that would have made them.
-      expire(name);
-      expect(leases.take(name, "b", HOUR)).toBe(2);
-      expect(() => write(2)).toThrow(LeaseLostError);
-      expect(written()).toEqual([1]);
+      await expire(name);
+      expect(await leases.take(name, "b", HOUR)).toBe(2);
+      await expect(write(2)).rejects.toThrow(LeaseLostError);
+      expect(await written()).toEqual([1]);
       // Its next renewal is refused: the work stops, and a waits while b holds the lease.
       await waitFor(() => stopped === 1 && !lease.status().held, 10_000, "a's work to stop");
       // Released by b, it goes back to a, with a larger token, and the work starts again.
-      leases.release(name, "b", 2);
+      await leases.release(name, "b", 2);
       await waitFor(() => lease.status().held, 10_000, "a's second term");
       expect(lease.status()).toMatchObject({ held: true, token: 3, terms: 2 });
       expect(started).toBe(2);
-      write(3);
+      await write(3);
     } finally {
       abort.abort();
       await running;
     }
     expect(stopped).toBe(2);
     expect(lease.status()).toMatchObject({ held: false, token: null });
-    expect(() => write(4)).toThrow(LeaseLostError);
-    expect(written()).toEqual([1, 3]);
+    await expect(write(4)).rejects.toThrow(LeaseLostError);
+    expect(await written()).toEqual([1, 3]);
     // Stopping released it: another takes it at once.
-    expect(leases.take(name, "c", HOUR)).toBe(4);
+    expect(await leases.take(name, "c", HOUR)).toBe(4);
   });
 
   if (engine === "postgres") {
     test("connections racing for a free lease: exactly one gets it", async () => {
-      const others = Array.from({ length: 4 }, () => PgDb.open(store.databaseUrl!));
+      const others = await Promise.all(Array.from({ length: 4 }, () => PgDb.open(store.databaseUrl!)));
       try {
         for (let round = 0; round < 5; round++) {
           const name = fresh();
@@ -153,27 +151,27 @@ describe.each(ENGINES)("leases on %s", (engine) => {
           expect(tokens.filter((t) => t !== null)).toEqual([1]);
         }
       } finally {
-        for (const other of others) other.close();
+        for (const other of others) await other.close();
       }
     });
 
-    test("a takeover waits for the holder's fenced write in progress, which then commits", () => {
+    test("a takeover waits for the holder's fenced write in progress, which then commits", async () => {
       const name = fresh();
-      const token = leases.take(name, "a", HOUR)!;
-      const other = PgDb.open(store.databaseUrl!, { statementTimeoutMs: 300, answerWithinMs: 5_000 });
+      const token = (await leases.take(name, "a", HOUR))!;
+      const other = await PgDb.open(store.databaseUrl!, { statementTimeoutMs: 300, answerWithinMs: 5_000 });
       try {
-        inTransaction(db, () => {
-          expect(leases.holds(name, "a", token)).toBe(true);
+        await db.transaction(async () => {
+          expect(await leases.holds(name, "a", token)).toBe(true);
           // The check locked the row (FOR SHARE) until this transaction ends: another replica can
           // neither expire the lease nor take it meanwhile; its statement waits until cancelled.
-          expect(() => other.run("UPDATE leases SET expires_at = 0 WHERE name = ?", [name])).toThrow(
+          await expect(other.run(sql`UPDATE leases SET expires_at = 0 WHERE name = ${name}`)).rejects.toThrow(
             "statement timeout",
           );
         });
-        other.run("UPDATE leases SET expires_at = 0 WHERE name = ?", [name]);
-        expect(createLeaseStore(other).take(name, "b", HOUR)).toBe(token + 1);
+        await other.run(sql`UPDATE leases SET expires_at = 0 WHERE name = ${name}`);
+        expect(await createLeaseStore(other).take(name, "b", HOUR)).toBe(token + 1);
       } finally {
-        other.close();
+        await other.close();
       }
     });
 
@@ -187,18 +185,22 @@ describe.each(ENGINES)("leases on %s", (engine) => {
         const stdout = paused.stdout.getReader();
         const said = new TextDecoder().decode((await stdout.read()).value);
         expect(said).toContain("in transaction");
-        await waitFor(() => leases.all().find((row) => row.name === name)!.remaining_ms <= 0, 5_000, "it to expire");
+        await waitFor(
+          async () => (await leases.all()).find((row) => row.name === name)!.remaining_ms <= 0,
+          5_000,
+          "it to expire",
+        );
         // Without PostgreSQL ending the frozen session, this would wait on its row lock until
         // cancelled (25 s): every other replica's database work held up by one paused process.
-        expect(leases.take(name, "b", HOUR)).toBe(2);
-        expect(leases.holds(name, "b", 2)).toBe(true);
+        expect(await leases.take(name, "b", HOUR)).toBe(2);
+        expect(await leases.holds(name, "b", 2)).toBe(true);
         // Woken, it finds its session gone: the write it was about to make fails, and nothing changed.
         paused.kill("SIGCONT");
         let rest = "";
         for (let chunk = await stdout.read(); !chunk.done; chunk = await stdout.read())
           rest += new TextDecoder().decode(chunk.value);
         expect(rest).toStartWith("failed: ");
-        expect(leases.all().find((row) => row.name === name)).toMatchObject({ holder: "b", token: 2 });
+        expect((await leases.all()).find((row) => row.name === name)).toMatchObject({ holder: "b", token: 2 });
       } finally {
         paused.kill("SIGKILL");
         await paused.exited;

@@ -41,7 +41,7 @@ beforeAll(async () => {
   const chainlessServer = await startTestServer({ webhookAllowPrivate: true, paymentWindowMs: 1_000 });
   stops.push(() => chainlessServer.stop());
   contract = await loadContract(stack.url);
-  const account = chainlessServer.createAccount("Chainless Shop");
+  const account = await chainlessServer.createAccount("Chainless Shop");
   const payment = await api(chainlessServer.url, account.apiKey)("/api/v1/payments", { body: { amount: "1.00" } });
   const key = stack.apiKey;
   // Every endpoint the tests register points at the receiver, so it sees every event the account sends.
@@ -157,7 +157,7 @@ describe("every event a payment on anvil and an account can send", () => {
     await stack.waitForStatus(over.id, "confirmed", { mine: true });
     await stack.waitForStatus(late.id, "confirmed", { mine: true });
     await stack.pay(late.deposit_address, 500_000n);
-    runAccountCommand("account", ["set-payout", stack.accountId, randomAddress()], stack.env);
+    await runAccountCommand("account", ["set-payout", stack.accountId, randomAddress()], stack.env);
 
     const isEvent = (type: string, paymentId?: string) => (body: any) =>
       body.type === type && (paymentId === undefined || body.data.payment?.id === paymentId);
@@ -254,7 +254,7 @@ describe("a failed payment", () => {
   test("a settlement that reverts (USDC blocks the payout address) validates as failed, and so does its payment.failed delivery", async () => {
     // An account of its own, so blocking its payout address touches no other payment here.
     const payout = randomAddress();
-    const created = runAccountCommand(
+    const created = await runAccountCommand(
       "account",
       ["create", "--name", "Blocked Shop", "--payout-address", payout],
       stack.env,

@@ -159,7 +159,7 @@ export const REFUND_SCENARIOS: Record<OperationKey, Scenario> = {
       });
       expect(reused.status).toBe(422);
       const inFlight = freshIdempotencyKey();
-      claimIdempotencyKey(w.stack.env, w.stack.accountId, inFlight);
+      await claimIdempotencyKey(w.stack.env, w.stack.accountId, inFlight);
       const busy = await w.contract.call(op, {
         key: w.key,
         params: { id: two.id },

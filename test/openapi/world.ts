@@ -131,7 +131,7 @@ export async function idempotencyConflicts(w: World, op: OperationKey, req: Call
   const conflict = await w.contract.call(op, { ...req, body: otherBody, headers: { "idempotency-key": key } });
   expect(conflict.status).toBe(422);
   const inFlight = freshIdempotencyKey();
-  claimIdempotencyKey(w.stack.env, w.stack.accountId, inFlight);
+  await claimIdempotencyKey(w.stack.env, w.stack.accountId, inFlight);
   const busy = await w.contract.call(op, { ...req, headers: { "idempotency-key": inFlight } });
   expect(busy.status).toBe(409);
   const badKey = await w.contract.call(op, { ...req, headers: { "idempotency-key": "k".repeat(256) } });

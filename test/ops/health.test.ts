@@ -106,13 +106,13 @@ describe("internal errors", () => {
       { log: createLogger("error", (line) => logged.push(line)) },
     );
     try {
-      const key = broken.createAccount("Broken").apiKey;
+      const key = (await broken.createAccount("Broken")).apiKey;
       const merchant = api(broken.url, key);
       expect((await merchant("/api/v1/payments")).status).toBe(200);
       const created = await merchant("/api/v1/payments", { body: { amount: "1.00" } });
       expect(created.status).toBe(201);
 
-      broken.running.db.close();
+      await broken.running.db.close();
 
       const responses = [
         await merchant("/api/v1/payments"),

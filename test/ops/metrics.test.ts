@@ -49,7 +49,7 @@ beforeAll(async () => {
     // A failed webhook is retried an hour later: it stays in the queue while the test looks.
     { webhookSchedule: [0, 3_600_000], webhookTimeoutMs: 2_000 },
   );
-  merchant = api(server.url, server.createAccount("Metrics Shop").apiKey);
+  merchant = api(server.url, (await server.createAccount("Metrics Shop")).apiKey);
 });
 afterAll(() => server.stop());
 
@@ -228,7 +228,7 @@ describe("HTTP requests", () => {
 
 describe("streamed answers", () => {
   test("the event stream and the CSV export each count once, whatever they stream", async () => {
-    const key = server.createAccount("Streaming Shop").apiKey;
+    const key = (await server.createAccount("Streaming Shop")).apiKey;
     const before = await scrape();
     const stream = await openEventStream(server.url, key);
     expect(stream.status).toBe(200);
@@ -252,7 +252,7 @@ describe("webhooks", () => {
   test("failed deliveries count by endpoint id, and the pending ones make the queue depth", async () => {
     const receiver = startReceiver();
     try {
-      const shop = api(server.url, server.createAccount("Webhook Shop").apiKey);
+      const shop = api(server.url, (await server.createAccount("Webhook Shop")).apiKey);
       const register = async (path: string) =>
         (await shop("/api/v1/webhook_endpoints", { body: { url: `${receiver.url}${path}` } })).json.id as string;
       const failing = await register("/failing");
@@ -292,24 +292,24 @@ describe.each(ENGINES)("settlement queue (%s)", (engine) => {
     const { db, close } = await openTestStore(engine);
     try {
       const store = createPaymentStore(db);
-      const account = insertAccount(db, "acct_queue");
+      const account = await insertAccount(db, "acct_queue");
       const add = (fields: Partial<NewPaymentRow>) => insertPayment(store, paymentRow(account, 1, fields));
       const paid = { amount_received: 25_000_000n };
-      add({}); // nothing received
-      add({ status: "underpaid", amount_received: 10_000_000n }); // waits for the rest
-      add({ status: "expired" }); // nothing to sweep
-      add(paid); // funded: to settle
-      add({ status: "expired", ...paid }); // paid late: to settle
-      add({ status: "settling", ...paid }); // sent, not mined yet
-      add({ status: "failed", ...paid }); // to send again
-      add({ status: "overpaid", amount_received: 30_000_000n });
-      const swept = add({ status: "confirmed", ...paid });
-      const toppedUp = add({ status: "confirmed", ...paid });
-      store.recordSettled(swept.id, 25_000_000n, 2);
-      store.recordSettled(toppedUp.id, 20_000_000n, 2); // 5.00 arrived after the sweep
-      expect(store.countUnswept()).toBe(6);
+      await add({}); // nothing received
+      await add({ status: "underpaid", amount_received: 10_000_000n }); // waits for the rest
+      await add({ status: "expired" }); // nothing to sweep
+      await add(paid); // funded: to settle
+      await add({ status: "expired", ...paid }); // paid late: to settle
+      await add({ status: "settling", ...paid }); // sent, not mined yet
+      await add({ status: "failed", ...paid }); // to send again
+      await add({ status: "overpaid", amount_received: 30_000_000n });
+      const swept = await add({ status: "confirmed", ...paid });
+      const toppedUp = await add({ status: "confirmed", ...paid });
+      await store.recordSettled(swept.id, 25_000_000n, 2);
+      await store.recordSettled(toppedUp.id, 20_000_000n, 2); // 5.00 arrived after the sweep
+      expect(await store.countUnswept()).toBe(6);
     } finally {
-      close();
+      await close();
     }
   });
 });
@@ -476,7 +476,7 @@ describe("on a real chain", () => {
         30_000,
         "the open bridge on /metrics",
       );
-      expect(bridgesOf(x, payment.id).map((b) => b.state)).toEqual(["credited"]);
+      expect((await bridgesOf(x, payment.id)).map((b) => b.state)).toEqual(["credited"]);
       // Paid in full, nothing swept while the bridge is open.
       expect(exposition.value("stablegate_settlement_queue_depth", { chain: settlement })).toBe(1);
       for (const chain of [settlement, source]) {

@@ -60,11 +60,11 @@ function deliveries(): Array<{ state: string; attempts: number; next_attempt_at:
 }
 
 test("SIGTERM with a send hanging: clean exit, nothing recorded, and the restarted server delivers it", async () => {
-  const { api_key } = runAccountCommand(
+  const { api_key } = (await runAccountCommand(
     "account",
     ["create", "--name", "Shutdown Shop", "--payout-address", "0x1111111111111111111111111111111111111111"],
     env,
-  ) as { api_key: string };
+  )) as { api_key: string };
   server = spawnServe({ ...env, STABLEGATE_PORT: String(await freePort()) });
   await server.listening();
   const call = api(server.url, api_key);

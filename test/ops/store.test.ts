@@ -7,8 +7,8 @@ describe.each(ENGINES)("%s", (engine) => {
   test("the database is reachable while open and unreachable once closed, without throwing", async () => {
     const { db, close } = await openTestStore(engine);
     const store = createOpsStore(db);
-    expect(store.reachable()).toBe(true);
-    close();
-    expect(store.reachable()).toBe(false);
+    expect(await store.reachable()).toBe(true);
+    await close();
+    expect(await store.reachable()).toBe(false);
   });
 });

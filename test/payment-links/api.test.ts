@@ -4,6 +4,7 @@
  * field for every bad one (with nothing stored).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { sql } from "../../src/db/engine.ts";
 import { type Api, api, isErrorBody, startTestServer, TEST_BASE_URL, type TestServer } from "../support/server.ts";
 
 let server: TestServer;
@@ -12,12 +13,13 @@ let bob: Api;
 
 beforeAll(async () => {
   server = await startTestServer();
-  alice = api(server.url, server.createAccount("Alice").apiKey);
-  bob = api(server.url, server.createAccount("Bob").apiKey);
+  alice = api(server.url, (await server.createAccount("Alice")).apiKey);
+  bob = api(server.url, (await server.createAccount("Bob")).apiKey);
 });
 afterAll(() => server.stop());
 
-const linkCount = () => server.running.db.query<{ n: number }, []>("SELECT count(*) AS n FROM payment_links").get()!.n;
+const linkCount = async () =>
+  (await server.running.db.get<{ n: number }>(sql`SELECT count(*) AS n FROM payment_links`))!.n;
 const create = (as: Api, body: unknown, headers: Record<string, string> = {}) =>
   as("/api/v1/payment_links", { method: "POST", body, headers });
 
@@ -142,12 +144,12 @@ describe("POST /api/v1/payment_links", () => {
   ];
 
   test.each(bad)("%s: 400 naming the field, nothing stored", async (_name, body, message) => {
-    const before = linkCount();
+    const before = await linkCount();
     const res = await create(alice, body);
     expect(res.status).toBe(400);
     expect(isErrorBody(res.json)).toBe(true);
     expect(res.json.error).toMatch(message);
-    expect(linkCount()).toBe(before);
+    expect(await linkCount()).toBe(before);
   });
 
   test("malformed JSON is a 400; a missing key is a 401", async () => {
@@ -162,14 +164,14 @@ describe("POST /api/v1/payment_links", () => {
 describe("Idempotency-Key on payment link requests", () => {
   test("a create replayed with the same key returns the same link, marked, and stores one", async () => {
     const key = `plink-${crypto.randomUUID()}`;
-    const before = linkCount();
+    const before = await linkCount();
     const first = await create(alice, { amount: "8.00", metadata: { a: "1" } }, { "idempotency-key": key });
     const second = await create(alice, { metadata: { a: "1" }, amount: "8.00" }, { "idempotency-key": key });
     expect(first.status).toBe(201);
     expect(second.status).toBe(201);
     expect(second.headers.get("idempotent-replayed")).toBe("true");
     expect(second.text).toBe(first.text);
-    expect(linkCount()).toBe(before + 1);
+    expect(await linkCount()).toBe(before + 1);
   });
 
   test("the same key with another body is 422; another account's same key is its own", async () => {
@@ -202,7 +204,7 @@ describe("GET /api/v1/payment_links and /{id}", () => {
   const mine: string[] = [];
 
   beforeAll(async () => {
-    lister = api(server.url, server.createAccount("Lister").apiKey);
+    lister = api(server.url, (await server.createAccount("Lister")).apiKey);
     for (let i = 0; i < 5; i++) mine.unshift((await create(lister, { amount: `${i + 1}.00` })).json.id);
   });
 

@@ -42,11 +42,11 @@ async function submit(url: string, linkId: string, nonce: string, amount: string
 }
 
 test("acknowledged links and link payments survive kill -9; a resent form finds its payment", async () => {
-  const { api_key } = runAccountCommand(
+  const { api_key } = (await runAccountCommand(
     "account",
     ["create", "--name", "Crash Shop", "--payout-address", "0x1111111111111111111111111111111111111111"],
     env,
-  ) as { api_key: string };
+  )) as { api_key: string };
   server = await startServeProcess(env);
   const before = api(server.url, api_key);
 

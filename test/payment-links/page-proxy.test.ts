@@ -21,7 +21,7 @@ type Rig = ProxiedServer<{ linkId: string }>;
 /** The server behind the proxy, and a payment link. */
 const startRig = (env: Record<string, string>): Promise<Rig> =>
   startBehindProxy(env, async (server) => {
-    const merchant = api(server.url, server.createAccount("Proxy Shop").apiKey);
+    const merchant = api(server.url, (await server.createAccount("Proxy Shop")).apiKey);
     const link = await merchant("/api/v1/payment_links", { body: { amount: "4.00" } });
     return { linkId: link.json.id as string };
   });

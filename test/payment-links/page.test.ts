@@ -7,6 +7,7 @@
  * behind a proxy: page-proxy.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { sql } from "../../src/db/engine.ts";
 import { FORM_TOKEN, FORM_TOKEN_TTL_MS } from "../../src/payment-links/form-token.ts";
 import { LINK_OPEN_PAYMENTS_MAX } from "../../src/payment-links/service.ts";
 import { LINK_PAY_LIMIT } from "../../src/rate-limits/index.ts";
@@ -21,7 +22,7 @@ let merchant: Api;
 
 beforeAll(async () => {
   server = await startTestServer({}, { clock });
-  merchant = api(server.url, server.createAccount("Bean & Leaf <Roasters>").apiKey);
+  merchant = api(server.url, (await server.createAccount("Bean & Leaf <Roasters>")).apiKey);
 });
 afterAll(() => server.stop());
 
@@ -52,11 +53,12 @@ const submit = (id: string, fields: Record<string, string>, from = newPayer()) =
     body: new URLSearchParams(fields).toString(),
   });
 
-const paymentsOf = (linkId: string) =>
-  server.running.db
-    .query<{ id: string }, [string]>("SELECT id FROM payments WHERE payment_link = ? ORDER BY seq")
-    .all(linkId)
-    .map((r) => r.id);
+const paymentsOf = async (linkId: string) =>
+  (
+    await server.running.db.all<{ id: string }>(
+      sql`SELECT id FROM payments WHERE payment_link = ${linkId} ORDER BY seq`,
+    )
+  ).map((r) => r.id);
 
 const paymentIdFrom = (res: Response) => /^\/pay\/(0x[0-9a-f]{64})$/.exec(res.headers.get("location") ?? "")?.[1];
 
@@ -134,7 +136,7 @@ describe("POST /l/{id}", () => {
     expect(res.status).toBe(303);
     const paymentId = paymentIdFrom(res)!;
     expect(paymentId).toBeDefined();
-    expect(paymentsOf(link.json.id)).toEqual([paymentId]);
+    expect(await paymentsOf(link.json.id)).toEqual([paymentId]);
 
     const payment = await merchant(`/api/v1/payments/${paymentId}`);
     expect(payment.json).toMatchObject({
@@ -187,7 +189,7 @@ describe("POST /l/{id}", () => {
     const both = await Promise.all([submit(link.id, { nonce: racing }), submit(link.id, { nonce: racing })]);
     expect(both.map((r) => r.status)).toEqual([303, 303]);
     expect(both[1]!.headers.get("location")).toBe(both[0]!.headers.get("location"));
-    expect(paymentsOf(link.id)).toEqual([paymentIdFrom(first)!, paymentIdFrom(both[0]!)!]);
+    expect(await paymentsOf(link.id)).toEqual([paymentIdFrom(first)!, paymentIdFrom(both[0]!)!]);
   });
 
   test("the same nonce with other details is refused with the form again, and creates nothing", async () => {
@@ -197,7 +199,7 @@ describe("POST /l/{id}", () => {
     const changed = await submit(link.id, { nonce, amount: "50.00" });
     expect(changed.status).toBe(422);
     expect(await changed.text()).toContain("This form was already sent with other details");
-    expect(paymentsOf(link.id)).toHaveLength(1);
+    expect(await paymentsOf(link.id)).toHaveLength(1);
   });
 
   test("the payer's amount: typed as 10 or 10.5 it means 10.00 and 10.50", async () => {
@@ -237,7 +239,7 @@ describe("POST /l/{id}", () => {
       expect(html).toContain(message);
       if (fields.email) expect(html).toContain(`value="${fields.email}"`);
       expect(tokenIn(html)).toMatch(FORM_TOKEN);
-      expect(paymentsOf(link.id)).toEqual([]);
+      expect(await paymentsOf(link.id)).toEqual([]);
     },
   );
 
@@ -249,7 +251,7 @@ describe("POST /l/{id}", () => {
     const noNonce = await submit(link.id, {});
     expect(noNonce.status).toBe(400);
     expect(await noNonce.text()).toContain("Nonce is missing or damaged; reload the page.");
-    expect(paymentsOf(link.id)).toEqual([]);
+    expect(await paymentsOf(link.id)).toEqual([]);
   });
 
   test("a deactivated link is a 404 page to open and to post to, and creates nothing; on again, it works", async () => {
@@ -260,7 +262,7 @@ describe("POST /l/{id}", () => {
     const posted = await submit(link.id, { nonce });
     expect(posted.status).toBe(404);
     expect(await posted.text()).toContain("Payment link not found");
-    expect(paymentsOf(link.id)).toEqual([]);
+    expect(await paymentsOf(link.id)).toEqual([]);
     await merchant(`/api/v1/payment_links/${link.id}`, { body: { active: true } });
     expect((await submit(link.id, { nonce })).status).toBe(303);
   });
@@ -281,7 +283,7 @@ describe("POST /l/{id}", () => {
     }
     clock.at += FORM_TOKEN_TTL_MS;
     expect((await submit(link.id, { nonce: real, amount: "3.00" })).status).toBe(400);
-    expect(paymentsOf(link.id)).toHaveLength(2);
+    expect(await paymentsOf(link.id)).toHaveLength(2);
   });
 
   test("an unknown link's form is a 404 page", async () => {
@@ -310,7 +312,7 @@ describe("limits: per client, and per link only on payments waiting for money", 
     expect(page).toContain(
       "You have started several payments just now; wait a minute or two. Then go back and press Pay again.",
     );
-    expect(paymentsOf(link.id)).toHaveLength(LINK_PAY_LIMIT.burst);
+    expect(await paymentsOf(link.id)).toHaveLength(LINK_PAY_LIMIT.burst);
 
     // The next real payer, on the same link.
     expect((await submit(link.id, { nonce: await nonceOf(link.id) })).status).toBe(303);
@@ -330,7 +332,7 @@ describe("limits: per client, and per link only on payments waiting for money", 
     expect(await full.text()).toContain(
       "Too many payments started from this link are still waiting to be paid; one frees up within 60 minutes. Then go back and press Pay again.",
     );
-    expect(paymentsOf(link.id)).toHaveLength(LINK_OPEN_PAYMENTS_MAX);
+    expect(await paymentsOf(link.id)).toHaveLength(LINK_OPEN_PAYMENTS_MAX);
     // Other links are open as ever.
     const other = await newLink({ amount: "2.00" });
     expect((await submit(other.id, { nonce: await nonceOf(other.id) })).status).toBe(303);

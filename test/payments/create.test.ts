@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { sql } from "../../src/db/engine.ts";
 import { type Api, api, isErrorBody, startTestServer, TEST_BASE_URL, type TestServer } from "../support/server.ts";
 
 const WINDOW_MS = 45 * 60_000;
@@ -12,31 +13,31 @@ let rejecter: Api;
 
 beforeAll(async () => {
   server = await startTestServer({ paymentWindowMs: WINDOW_MS });
-  merchant = api(server.url, server.createAccount("Shop").apiKey);
-  const rejected = server.createAccount("Rejected");
+  merchant = api(server.url, (await server.createAccount("Shop")).apiKey);
+  const rejected = await server.createAccount("Rejected");
   rejecterId = rejected.accountId;
   rejecter = api(server.url, rejected.apiKey);
 });
-afterAll(() => server.stop());
+afterAll(async () => await server.stop());
 
 const create = (body: unknown, headers?: Record<string, string>) => merchant("/api/v1/payments", { body, headers });
 
 /** Payments stored for the rejecter account, read from the SQLite file itself. */
 let rejecterId: string;
-const rejecterRows = () =>
-  server.running.db
-    .query<{ n: number }, [string]>("SELECT count(*) AS n FROM payments WHERE account_id = ?")
-    .get(rejecterId)!.n;
+const rejecterRows = async () =>
+  (await server.running.db.get<{ n: number }>(
+    sql`SELECT count(*) AS n FROM payments WHERE account_id = ${rejecterId}`,
+  ))!.n;
 
 /** Posts as the rejecter; asserts a 400 `{"error"}` and that nothing was stored. */
 async function rejected(body: unknown, message?: string | RegExp) {
-  const before = rejecterRows();
+  const before = await rejecterRows();
   const res = await rejecter("/api/v1/payments", { method: "POST", body });
   expect(res.status).toBe(400);
   expect(isErrorBody(res.json)).toBe(true);
   if (typeof message === "string") expect(res.json.error).toBe(message);
   else if (message) expect(res.json.error).toMatch(message);
-  expect(rejecterRows()).toBe(before);
+  expect(await rejecterRows()).toBe(before);
   return res;
 }
 
@@ -220,9 +221,9 @@ describe("POST /api/v1/payments: metadata", () => {
     const res = await create(`{"amount":"25.00","metadata":{"a":"1",${" \n".repeat(125_000)}"b":"2"}}`);
     expect(res.status).toBe(201);
     expect(res.text).toContain(`"metadata":{"a":"1","b":"2"}`);
-    const row = server.running.db
-      .query<{ metadata: string }, [string]>("SELECT metadata FROM payments WHERE id = ?")
-      .get(res.json.id)!;
+    const row = (await server.running.db.get<{ metadata: string }>(
+      sql`SELECT metadata FROM payments WHERE id = ${res.json.id}`,
+    ))!;
     expect(row.metadata).toBe(`{"a":"1","b":"2"}`);
   });
 
@@ -399,12 +400,12 @@ describe("POST /api/v1/payments: validation", () => {
 
 describe("POST /api/v1/payments: security", () => {
   test("without an API key it is 401 and stores nothing", async () => {
-    const count = () => server.running.db.query<{ n: number }, []>("SELECT count(*) AS n FROM payments").get()!.n;
-    const before = count();
+    const count = async () => (await server.running.db.get<{ n: number }>(sql`SELECT count(*) AS n FROM payments`))!.n;
+    const before = await count();
     const res = await api(server.url, null)("/api/v1/payments", { body: { amount: "1.00" } });
     expect(res.status).toBe(401);
     expect(isErrorBody(res.json)).toBe(true);
-    expect(count()).toBe(before);
+    expect(await count()).toBe(before);
   });
 
   test("an unauthenticated request with an invalid body is 401, not 400", async () => {

@@ -1,5 +1,6 @@
 /** GET /api/v1/payments.csv over real HTTP: columns, quoting, formula neutralisation, filters, auth, streaming. */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { sql } from "../../src/db/engine.ts";
 import { CSV_COLUMNS, paymentsCsvStream } from "../../src/payments/csv.ts";
 import { createPaymentSearch } from "../../src/payments/search.ts";
 import { createSearchStore, type ExportPayment } from "../../src/payments/search-store.ts";
@@ -28,14 +29,14 @@ let bulk: TestAccount | undefined;
 const BULK_ROWS = 2_500;
 
 /** An account with 2,500 payments written straight into the server's database, made on first use. */
-function bulkAccount(): TestAccount {
+async function bulkAccount(): Promise<TestAccount> {
   if (bulk) return bulk;
-  const account = server.createAccount("Bulk");
+  const account = await server.createAccount("Bulk");
   const store = createPaymentStore(server.running.db);
-  server.running.db.transaction(() => {
+  await server.running.db.transaction(async () => {
     for (let i = 0; i < BULK_ROWS; i++)
-      insertPayment(store, paymentRow(account.accountId, T0 + (i % 700) * 1000, { reference: `r${i}` }));
-  })();
+      await insertPayment(store, paymentRow(account.accountId, T0 + (i % 700) * 1000, { reference: `r${i}` }));
+  });
   bulk = account;
   return account;
 }
@@ -55,9 +56,9 @@ beforeAll(async () => {
   // Payments made over four hours of this clock: a day's window keeps the first one pending while
   // the expiry loop runs meanwhile.
   server = await startTestServer({ paymentWindowMs: 24 * 3_600_000 }, { clock });
-  const a = server.createAccount("Alice");
+  const a = await server.createAccount("Alice");
   alice = api(server.url, a.apiKey);
-  bob = api(server.url, server.createAccount("Bob").apiKey);
+  bob = api(server.url, (await server.createAccount("Bob")).apiKey);
   const bodies: Array<Record<string, unknown>> = [
     { amount: "10.00", reference: '=HYPERLINK("http://evil","x")', description: "plain" },
     { amount: "11.00", reference: "+1-2", description: 'says "hi", then\r\nleaves' },
@@ -74,7 +75,7 @@ beforeAll(async () => {
   now = T0;
   await bob("/api/v1/payments", { body: { amount: "99.00", reference: "bob's" } });
 });
-afterAll(() => server.stop());
+afterAll(async () => await server.stop());
 
 describe("GET /api/v1/payments.csv", () => {
   test("a dated attachment, one record per payment newest first, every column in order", async () => {
@@ -153,7 +154,7 @@ describe("GET /api/v1/payments.csv", () => {
 
   test("a payment made through a payment link names the link", async () => {
     // An account of its own: the other tests count Alice's payments.
-    const shop = api(server.url, server.createAccount("Link shop").apiKey);
+    const shop = api(server.url, (await server.createAccount("Link shop")).apiKey);
     const link = await shop("/api/v1/payment_links", { body: { amount: "4.00", description: "Gift card" } });
     expect(link.status).toBe(201);
     const paymentId = await payThroughLink(server.url, link.json.id);
@@ -172,28 +173,28 @@ describe("GET /api/v1/payments.csv", () => {
 
   test("settled payments carry fee, net and their transaction hashes", async () => {
     // An account of its own: the other tests count Alice's payments.
-    const settled = server.createAccount("Settled");
+    const settled = await server.createAccount("Settled");
     const store = createPaymentStore(server.running.db);
-    const row = insertPayment(
+    const row = await insertPayment(
       store,
       paymentRow(settled.accountId, T0 - 1, { status: "confirmed", amount_received: 10_000_001n, fee_bps: 100 }),
     );
     const db = server.running.db;
     const tx = (n: number) => `0x${String(n).repeat(64)}`;
     for (const [i, hash] of [tx(1), tx(2)].entries())
-      db.query(
-        `INSERT INTO transfers (tx_hash, log_index, payment_id, from_address, amount, block_number, block_hash, credited_at, created_at)
-         VALUES (?, 0, ?, '0x2222222222222222222222222222222222222222', 5000000, ?, '0xbb', ?, ?)`,
-      ).run(hash, row.id, 10 + i, T0, T0);
-    db.query(
-      `INSERT INTO transfers (tx_hash, log_index, payment_id, from_address, amount, block_number, block_hash, credited_at, created_at)
-       VALUES (?, 0, ?, '0x2222222222222222222222222222222222222222', 1, 12, '0xbb', NULL, ?)`,
-    ).run(tx(3), row.id, T0);
-    db.query(
-      `INSERT INTO settlements (payment_id, nonce, state, tx_hash, tx_hashes, raw_tx, max_fee, priority_fee, amount, submitted_at, updated_at)
-       VALUES (?, 0, 'mined', ?, '[]', '0x', '1', '1', 10000001, ?, ?)`,
-    ).run(row.id, tx(4), T0, T0);
-    store.recordSettled(row.id, 10_000_001n, T0);
+      await db.run(
+        sql`INSERT INTO transfers (tx_hash, log_index, payment_id, from_address, amount, block_number, block_hash, credited_at, created_at)
+         VALUES (${hash}, 0, ${row.id}, '0x2222222222222222222222222222222222222222', 5000000, ${10 + i}, '0xbb', ${T0}, ${T0})`,
+      );
+    await db.run(
+      sql`INSERT INTO transfers (tx_hash, log_index, payment_id, from_address, amount, block_number, block_hash, credited_at, created_at)
+       VALUES (${tx(3)}, 0, ${row.id}, '0x2222222222222222222222222222222222222222', 1, 12, '0xbb', NULL, ${T0})`,
+    );
+    await db.run(
+      sql`INSERT INTO settlements (payment_id, nonce, state, tx_hash, tx_hashes, raw_tx, max_fee, priority_fee, amount, submitted_at, updated_at)
+       VALUES (${row.id}, 0, 'mined', ${tx(4)}, '[]', '0x', '1', '1', 10000001, ${T0}, ${T0})`,
+    );
+    await store.recordSettled(row.id, 10_000_001n, T0);
 
     const [exportedRow] = (await exported(api(server.url, settled.apiKey), `?q=${row.id}`)) as [Record<string, string>];
     expect(exportedRow.amount_received).toBe("10.000001");
@@ -204,7 +205,7 @@ describe("GET /api/v1/payments.csv", () => {
   });
 
   test("streams thousands of rows in chunks, each once, newest first", async () => {
-    const bulk = bulkAccount();
+    const bulk = await bulkAccount();
     const count = BULK_ROWS;
     const res = await rawApi(server.url, bulk.apiKey)("/api/v1/payments.csv");
     expect(res.status).toBe(200);
@@ -229,10 +230,10 @@ describe("GET /api/v1/payments.csv", () => {
   test("the stream reads the next batch from the database only when the reader asks for more", async () => {
     const search = createPaymentSearch({ store: createSearchStore(server.running.db), clock });
     let pulled = 0;
-    const batches = search.exportBatches(bulkAccount().accountId, {}, 100);
-    const counting: Iterator<ExportPayment[]> = {
-      next: () => {
-        const next = batches.next();
+    const batches = search.exportBatches((await bulkAccount()).accountId, {}, 100);
+    const counting: AsyncIterator<ExportPayment[]> = {
+      next: async () => {
+        const next = await batches.next();
         if (!next.done) pulled++;
         return next;
       },

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Db } from "../../src/db/engine.ts";
 import { createPaymentSearch } from "../../src/payments/search.ts";
 import { createSearchStore } from "../../src/payments/search-store.ts";
-import { createPaymentStore, type PaymentStore } from "../../src/payments/store.ts";
+import { createPaymentStore, type NewPaymentRow, type PaymentStore } from "../../src/payments/store.ts";
 import { insertAccount, insertPayment, paymentRow } from "../support/payment-rows.ts";
 import { ENGINES, openTestStore, type TestStore } from "../support/store-engines.ts";
 
@@ -21,12 +21,12 @@ let payments: PaymentStore;
 let now = NOON;
 let search: ReturnType<typeof createPaymentSearch>;
 /** A confirmed payment of `accountId` at `feeBps`, settled in one sweep of `amount` at `at`. */
-function settled(amount: bigint, at: number, feeBps: number, accountId: string) {
-  const row = insertPayment(
+async function settled(amount: bigint, at: number, feeBps: number, accountId: string) {
+  const row = await insertPayment(
     payments,
     paymentRow(accountId, at - 60_000, { status: "confirmed", amount, amount_received: amount, fee_bps: feeBps }),
   );
-  payments.recordSettled(row.id, amount, at);
+  await payments.recordSettled(row.id, amount, at);
   return row;
 }
 
@@ -38,17 +38,17 @@ let accounts = 0;
  * same payment; yesterday's last millisecond; the oldest day of the 7 and the day before it; the
  * oldest day of the 30 and the day before it.
  */
-function shopWithSweeps(): string {
+async function shopWithSweeps(): Promise<string> {
   const shop = `acct_shop${++accounts}`;
-  insertAccount(db, shop, 150);
-  const row = settled(1_000_001n, TODAY + 1, 150, shop);
-  payments.recordSettled(row.id, 333n, TODAY + 2);
-  settled(2_000_000n, TODAY - 1, 150, shop); // yesterday 23:59:59.999
-  settled(4_000_000n, TODAY - 6 * DAY, 150, shop); // the oldest day of the 7
-  settled(8_000_000n, TODAY - 6 * DAY - 1, 150, shop); // the day before: outside the 7, inside the 30
-  settled(16_000_000n, TODAY - 29 * DAY, 150, shop); // the oldest day of the 30
-  settled(32_000_000n, TODAY - 29 * DAY - 1, 150, shop); // outside every window
-  settled(64_000_000n, TODAY + 2, 150, "acct_other"); // another account's
+  await insertAccount(db, shop, 150);
+  const row = await settled(1_000_001n, TODAY + 1, 150, shop);
+  await payments.recordSettled(row.id, 333n, TODAY + 2);
+  await settled(2_000_000n, TODAY - 1, 150, shop); // yesterday 23:59:59.999
+  await settled(4_000_000n, TODAY - 6 * DAY, 150, shop); // the oldest day of the 7
+  await settled(8_000_000n, TODAY - 6 * DAY - 1, 150, shop); // the day before: outside the 7, inside the 30
+  await settled(16_000_000n, TODAY - 29 * DAY, 150, shop); // the oldest day of the 30
+  await settled(32_000_000n, TODAY - 29 * DAY - 1, 150, shop); // outside every window
+  await settled(64_000_000n, TODAY + 2, 150, "acct_other"); // another account's
   return shop;
 }
 
@@ -57,26 +57,30 @@ describe.each(ENGINES)("%s", (engine) => {
     opened = await openTestStore(engine);
     db = opened.db;
     payments = createPaymentStore(db);
-    insertAccount(db, "acct_other");
+    await insertAccount(db, "acct_other");
     search = createPaymentSearch({ store: createSearchStore(db), clock: { now: () => now } });
   });
   afterAll(() => opened?.close());
 
   describe("settled totals", () => {
-    test("fee per settlement rounds down as the forwarder does, and fee + net = gross", () => {
+    test("fee per settlement rounds down as the forwarder does, and fee + net = gross", async () => {
       // 1.000001 USDC at 1.5%: 15000.015 micro rounds down to 15000; a second sweep of 333 micro on
       // the same payment takes floor(4.995) = 4, not a share of one rounded total.
-      insertAccount(db, "acct_rounding", 150);
-      const row = settled(1_000_001n, TODAY + 1, 150, "acct_rounding");
-      payments.recordSettled(row.id, 333n, TODAY + 2);
-      const stored = payments.findById(row.id)!;
+      await insertAccount(db, "acct_rounding", 150);
+      const row = await settled(1_000_001n, TODAY + 1, 150, "acct_rounding");
+      await payments.recordSettled(row.id, 333n, TODAY + 2);
+      const stored = (await payments.findById(row.id))!;
       expect(stored.amount_settled).toBe(1_000_334n);
       expect(stored.fee_settled).toBe(15_004n);
-      expect(search.home("acct_rounding").totals.today).toEqual({ gross: 1_000_334n, fee: 15_004n, net: 985_330n });
+      expect((await search.home("acct_rounding")).totals.today).toEqual({
+        gross: 1_000_334n,
+        fee: 15_004n,
+        net: 985_330n,
+      });
     });
 
-    test("days are UTC days: the last millisecond of yesterday is not today; 7 and 30 days include today", () => {
-      const home = search.home(shopWithSweeps());
+    test("days are UTC days: the last millisecond of yesterday is not today; 7 and 30 days include today", async () => {
+      const home = await search.home(await shopWithSweeps());
       expect(home.today).toBe("2031-06-30");
       const fee = (gross: bigint) => (gross * 150n) / 10_000n;
       const today = { gross: 1_000_334n, fee: 15_004n, net: 985_330n };
@@ -104,11 +108,11 @@ describe.each(ENGINES)("%s", (engine) => {
       expect(home.daily.filter((d) => d.gross === 0n)).toHaveLength(25);
     });
 
-    test("at midnight the window moves: yesterday's figures are no longer today's", () => {
-      const shop = shopWithSweeps();
+    test("at midnight the window moves: yesterday's figures are no longer today's", async () => {
+      const shop = await shopWithSweeps();
       now = TODAY + DAY; // 2031-07-01 00:00:00.000
       try {
-        const home = search.home(shop);
+        const home = await search.home(shop);
         expect(home.today).toBe("2031-07-01");
         expect(home.totals.today).toEqual({ gross: 0n, fee: 0n, net: 0n });
         expect(home.daily[28]).toEqual({ day: "2031-06-30", gross: 1_000_334n });
@@ -119,24 +123,24 @@ describe.each(ENGINES)("%s", (engine) => {
       }
     });
 
-    test("a sweep larger than a 64-bit column holds saturates instead of wrapping negative", () => {
-      insertAccount(db, "acct_huge");
+    test("a sweep larger than a 64-bit column holds saturates instead of wrapping negative", async () => {
+      await insertAccount(db, "acct_huge");
       const max = 2n ** 63n - 1n;
-      const row = insertPayment(payments, paymentRow("acct_huge", NOON, { status: "confirmed" }));
-      payments.recordSettled(row.id, max, NOON);
-      payments.recordSettled(row.id, 2n ** 64n, NOON);
-      expect(payments.findById(row.id)!.amount_settled).toBe(max);
-      expect(search.home("acct_huge").totals.today.gross).toBe(max);
+      const row = await insertPayment(payments, paymentRow("acct_huge", NOON, { status: "confirmed" }));
+      await payments.recordSettled(row.id, max, NOON);
+      await payments.recordSettled(row.id, 2n ** 64n, NOON);
+      expect((await payments.findById(row.id))!.amount_settled).toBe(max);
+      expect((await search.home("acct_huge")).totals.today.gross).toBe(max);
     });
   });
 
   describe("counts and attention", () => {
-    test("counts every status of the account, zero for the ones it has none of", () => {
-      insertAccount(db, "acct_counts");
+    test("counts every status of the account, zero for the ones it has none of", async () => {
+      await insertAccount(db, "acct_counts");
       const statuses = ["pending", "pending", "underpaid", "failed", "confirmed", "expired", "expired", "expired"];
       for (const [i, status] of statuses.entries())
-        insertPayment(payments, paymentRow("acct_counts", NOON - i, { status: status as "pending" }));
-      expect(search.home("acct_counts").counts).toEqual({
+        await insertPayment(payments, paymentRow("acct_counts", NOON - i, { status: status as "pending" }));
+      expect((await search.home("acct_counts")).counts).toEqual({
         pending: 2,
         settling: 0,
         confirmed: 1,
@@ -147,15 +151,15 @@ describe.each(ENGINES)("%s", (engine) => {
       });
     });
 
-    test("counts follow every status change, made by the same compare-and-set the lifecycle uses", () => {
-      insertAccount(db, "acct_moves");
-      const row = insertPayment(payments, paymentRow("acct_moves", NOON));
-      expect(search.home("acct_moves").counts.pending).toBe(1);
-      expect(payments.updateStatus(row.id, "pending", "underpaid", NOON)).toBe(true);
-      expect(payments.updateStatus(row.id, "pending", "expired", NOON)).toBe(false); // not in that state: no change
-      expect(payments.updateStatus(row.id, "underpaid", "settling", NOON)).toBe(true);
-      expect(payments.updateStatus(row.id, "settling", "confirmed", NOON)).toBe(true);
-      const { counts } = search.home("acct_moves");
+    test("counts follow every status change, made by the same compare-and-set the lifecycle uses", async () => {
+      await insertAccount(db, "acct_moves");
+      const row = await insertPayment(payments, paymentRow("acct_moves", NOON));
+      expect((await search.home("acct_moves")).counts.pending).toBe(1);
+      expect(await payments.updateStatus(row.id, "pending", "underpaid", NOON)).toBe(true);
+      expect(await payments.updateStatus(row.id, "pending", "expired", NOON)).toBe(false); // not in that state: no change
+      expect(await payments.updateStatus(row.id, "underpaid", "settling", NOON)).toBe(true);
+      expect(await payments.updateStatus(row.id, "settling", "confirmed", NOON)).toBe(true);
+      const { counts } = await search.home("acct_moves");
       expect(counts).toEqual({
         pending: 0,
         settling: 0,
@@ -167,17 +171,20 @@ describe.each(ENGINES)("%s", (engine) => {
       });
     });
 
-    test("needs attention: underpaid and failed payments, newest first, ten shown and a flag for more", () => {
-      insertAccount(db, "acct_attention");
-      const rows = Array.from({ length: 12 }, (_, i) =>
-        insertPayment(
-          payments,
-          paymentRow("acct_attention", NOON - 12 * DAY + i * DAY, { status: i % 2 ? "failed" : "underpaid" }),
-        ),
-      );
-      insertPayment(payments, paymentRow("acct_attention", NOON, { status: "pending" }));
-      insertPayment(payments, paymentRow("acct_other", NOON, { status: "failed" }));
-      const home = search.home("acct_attention");
+    test("needs attention: underpaid and failed payments, newest first, ten shown and a flag for more", async () => {
+      await insertAccount(db, "acct_attention");
+      const rows: NewPaymentRow[] = [];
+      for (let i = 0; i < 12; i++) {
+        rows.push(
+          await insertPayment(
+            payments,
+            paymentRow("acct_attention", NOON - 12 * DAY + i * DAY, { status: i % 2 ? "failed" : "underpaid" }),
+          ),
+        );
+      }
+      await insertPayment(payments, paymentRow("acct_attention", NOON, { status: "pending" }));
+      await insertPayment(payments, paymentRow("acct_other", NOON, { status: "failed" }));
+      const home = await search.home("acct_attention");
       expect(home.attention.map((r) => r.id)).toEqual(
         rows
           .map((r) => r.id)
@@ -185,10 +192,10 @@ describe.each(ENGINES)("%s", (engine) => {
           .slice(0, 10),
       );
       expect(home.moreAttention).toBe(true);
-      insertAccount(db, "acct_few");
-      for (const i of [1, 2]) insertPayment(payments, paymentRow("acct_few", NOON - i, { status: "failed" }));
-      expect(search.home("acct_few").attention).toHaveLength(2);
-      expect(search.home("acct_few").moreAttention).toBe(false);
+      await insertAccount(db, "acct_few");
+      for (const i of [1, 2]) await insertPayment(payments, paymentRow("acct_few", NOON - i, { status: "failed" }));
+      expect((await search.home("acct_few")).attention).toHaveLength(2);
+      expect((await search.home("acct_few")).moreAttention).toBe(false);
     });
   });
 });

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { sql } from "../../src/db/engine.ts";
 import { type Api, api, isErrorBody, startTestServer, type TestServer } from "../support/server.ts";
 
 let server: TestServer;
@@ -8,26 +9,25 @@ let aliceId: string;
 
 beforeAll(async () => {
   server = await startTestServer();
-  const a = server.createAccount("Alice");
+  const a = await server.createAccount("Alice");
   aliceId = a.accountId;
   alice = api(server.url, a.apiKey);
-  bob = api(server.url, server.createAccount("Bob").apiKey);
+  bob = api(server.url, (await server.createAccount("Bob")).apiKey);
 });
-afterAll(() => server.stop());
+afterAll(async () => await server.stop());
 
 let keyCounter = 0;
 const freshKey = () => `test-key-${++keyCounter}-${crypto.randomUUID()}`;
 const withKey = (as: Api, key: string, body: unknown) =>
   as("/api/v1/payments", { method: "POST", body, headers: { "idempotency-key": key } });
-const paymentCount = (accountId: string) =>
-  server.running.db
-    .query<{ n: number }, [string]>("SELECT count(*) AS n FROM payments WHERE account_id = ?")
-    .get(accountId)!.n;
+const paymentCount = async (accountId: string) =>
+  (await server.running.db.get<{ n: number }>(sql`SELECT count(*) AS n FROM payments WHERE account_id = ${accountId}`))!
+    .n;
 
 describe("Idempotency-Key on POST /api/v1/payments", () => {
   test("the same key and body replays the original: same status, byte-equal body, one payment", async () => {
     const key = freshKey();
-    const before = paymentCount(aliceId);
+    const before = await paymentCount(aliceId);
     const body = { amount: "25.00", description: "Replay me", metadata: { order: "1" } };
     const first = await withKey(alice, key, body);
     expect(first.status).toBe(201);
@@ -38,7 +38,7 @@ describe("Idempotency-Key on POST /api/v1/payments", () => {
     expect(second.text).toBe(first.text);
     const third = await withKey(alice, key, body);
     expect(third.text).toBe(first.text);
-    expect(paymentCount(aliceId)).toBe(before + 1);
+    expect(await paymentCount(aliceId)).toBe(before + 1);
     const retrieved = await alice(`/api/v1/payments/${first.json.id}`);
     expect(retrieved.text).toBe(first.text);
   });
@@ -61,12 +61,12 @@ describe("Idempotency-Key on POST /api/v1/payments", () => {
     const key = freshKey();
     const first = await withKey(alice, key, { amount: "25.00" });
     expect(first.status).toBe(201);
-    const before = paymentCount(aliceId);
+    const before = await paymentCount(aliceId);
     const second = await withKey(alice, key, { amount: "26.00" });
     expect(second.status).toBe(422);
     expect(isErrorBody(second.json)).toBe(true);
     expect(second.text).not.toContain(first.json.id);
-    expect(paymentCount(aliceId)).toBe(before);
+    expect(await paymentCount(aliceId)).toBe(before);
     // The original is still replayable afterwards.
     const third = await withKey(alice, key, { amount: "25.00" });
     expect(third.text).toBe(first.text);
@@ -75,12 +75,12 @@ describe("Idempotency-Key on POST /api/v1/payments", () => {
   test("a key of 255 characters is accepted, 256 is 400 and stores nothing", async () => {
     const ok = await withKey(alice, "k".repeat(255), { amount: "1.00" });
     expect(ok.status).toBe(201);
-    const before = paymentCount(aliceId);
+    const before = await paymentCount(aliceId);
     const tooLong = await withKey(alice, "k".repeat(256), { amount: "1.00" });
     expect(tooLong.status).toBe(400);
     expect(isErrorBody(tooLong.json)).toBe(true);
     expect(tooLong.json.error).toMatch(/Idempotency-Key/i);
-    expect(paymentCount(aliceId)).toBe(before);
+    expect(await paymentCount(aliceId)).toBe(before);
   });
 
   test("an empty key is 400", async () => {
@@ -91,7 +91,7 @@ describe("Idempotency-Key on POST /api/v1/payments", () => {
 
   test("a key of one character is accepted and replays", async () => {
     // Its own account: one-character keys are few, and another test's must not answer for this one.
-    const carol = api(server.url, server.createAccount("Carol").apiKey);
+    const carol = api(server.url, (await server.createAccount("Carol")).apiKey);
     const first = await withKey(carol, "7", { amount: "1.00" });
     expect(first.status).toBe(201);
     const again = await withKey(carol, "7", { amount: "1.00" });
@@ -148,17 +148,17 @@ describe("Idempotency-Key on POST /api/v1/payments", () => {
   });
 
   test("requests without a key are never deduplicated", async () => {
-    const before = paymentCount(aliceId);
+    const before = await paymentCount(aliceId);
     const [a, b] = await Promise.all([
       alice("/api/v1/payments", { body: { amount: "2.00" } }),
       alice("/api/v1/payments", { body: { amount: "2.00" } }),
     ]);
     expect(a!.json.id).not.toBe(b!.json.id);
-    expect(paymentCount(aliceId)).toBe(before + 2);
+    expect(await paymentCount(aliceId)).toBe(before + 2);
   });
 
   test("8 simultaneous requests with one key create exactly one payment", async () => {
-    const carol = server.createAccount("Carol");
+    const carol = await server.createAccount("Carol");
     const as = api(server.url, carol.apiKey);
     const key = freshKey();
     const body = { amount: "42.00", description: "race" };
@@ -171,6 +171,6 @@ describe("Idempotency-Key on POST /api/v1/payments", () => {
     const list = await as("/api/v1/payments");
     expect(list.json.data).toHaveLength(1);
     expect(list.json.data[0].id).toBe(ok[0]!.json.id);
-    expect(paymentCount(carol.accountId)).toBe(1);
+    expect(await paymentCount(carol.accountId)).toBe(1);
   });
 });

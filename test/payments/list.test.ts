@@ -16,8 +16,8 @@ let bobPaymentId: string;
 
 beforeAll(async () => {
   server = await startTestServer({}, { clock });
-  alice = api(server.url, server.createAccount("Alice").apiKey);
-  bob = api(server.url, server.createAccount("Bob").apiKey);
+  alice = api(server.url, (await server.createAccount("Alice")).apiKey);
+  bob = api(server.url, (await server.createAccount("Bob")).apiKey);
   for (let i = 0; i < 12; i++) {
     now = T0 + i * 60_000;
     const res = await alice("/api/v1/payments", { body: { amount: `${i + 1}.00`, metadata: { n: String(i) } } });
@@ -183,7 +183,7 @@ describe("GET /api/v1/payments: security", () => {
   });
 
   test("a new account lists nothing", async () => {
-    const carol = api(server.url, server.createAccount("Carol").apiKey);
+    const carol = api(server.url, (await server.createAccount("Carol")).apiKey);
     const res = await carol("/api/v1/payments");
     expect(res.status).toBe(200);
     expect(res.json.data).toEqual([]);
@@ -193,7 +193,7 @@ describe("GET /api/v1/payments: security", () => {
 
 describe("GET /api/v1/payments?payment_link=", () => {
   test("lists only the payments made through that link, newest first", async () => {
-    const shop = api(server.url, server.createAccount("Link shop").apiKey);
+    const shop = api(server.url, (await server.createAccount("Link shop")).apiKey);
     const [first, second] = await Promise.all(
       ["Tea", "Cake"].map(async (description) => {
         const res = await shop("/api/v1/payment_links", { body: { amount: "3.00", description } });

@@ -7,8 +7,8 @@ let bob: Api;
 
 beforeAll(async () => {
   server = await startTestServer();
-  alice = api(server.url, server.createAccount("Alice").apiKey);
-  bob = api(server.url, server.createAccount("Bob").apiKey);
+  alice = api(server.url, (await server.createAccount("Alice")).apiKey);
+  bob = api(server.url, (await server.createAccount("Bob")).apiKey);
 });
 afterAll(() => server.stop());
 

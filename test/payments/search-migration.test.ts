@@ -7,6 +7,7 @@ import { afterAll, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { SQLITE_MIGRATIONS } from "../../src/db/migrations.ts";
+import { SqliteDb } from "../../src/db/sqlite.ts";
 import { createPaymentSearch } from "../../src/payments/search.ts";
 import { createSearchStore } from "../../src/payments/search-store.ts";
 import { createPaymentStore } from "../../src/payments/store.ts";
@@ -18,7 +19,7 @@ const BIG_FEE = (BIG * 150n) / 10_000n;
 const dataDir = makeTempDir();
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
-test("009 counts existing payments by status and backfills the settled fee and daily totals", () => {
+test("009 counts existing payments by status and backfills the settled fee and daily totals", async () => {
   const db = new Database(join(dataDir, "stablegate.db"), { create: true, strict: true });
   for (const m of SQLITE_MIGRATIONS.filter((m) => m.version < 9)) db.run(m.sql);
   db.run(
@@ -41,18 +42,20 @@ test("009 counts existing payments by status and backfills the settled fee and d
   // 009 and every later one, as an upgrade runs them: the stores below read their columns too.
   for (const m of SQLITE_MIGRATIONS.filter((m) => m.version >= 9)) db.run(m.sql);
 
-  const payments = createPaymentStore(db);
-  expect(payments.findById("p1")!.fee_settled).toBe(15_000n);
-  expect(payments.findById("p2")!.fee_settled).toBe(BIG_FEE);
-  expect(payments.findById("p3")!.fee_settled).toBe(0n);
-  const search = createPaymentSearch({ store: createSearchStore(db), clock: { now: () => day + DAY_MS + 60_000 } });
-  const home = search.home("acct_old");
+  // The stores on the same connection, as the server opens it over the migrated file.
+  const store = new SqliteDb(db);
+  const payments = createPaymentStore(store);
+  expect((await payments.findById("p1"))!.fee_settled).toBe(15_000n);
+  expect((await payments.findById("p2"))!.fee_settled).toBe(BIG_FEE);
+  expect((await payments.findById("p3"))!.fee_settled).toBe(0n);
+  const search = createPaymentSearch({ store: createSearchStore(store), clock: { now: () => day + DAY_MS + 60_000 } });
+  const home = await search.home("acct_old");
   expect(home.counts).toMatchObject({ confirmed: 2, pending: 2, underpaid: 1, failed: 0 });
   expect(home.totals.today).toEqual({ gross: BIG, fee: BIG_FEE, net: BIG - BIG_FEE });
   expect(home.daily.at(-2)).toEqual({ day: "2031-01-10", gross: 1_000_001n });
   expect(home.totals.week.fee).toBe(BIG_FEE + 15_000n);
   // New payments are counted from here on by the triggers.
   insert.run("p6", "pending", 5_000_000, null, "d6", day, day, 0);
-  expect(search.home("acct_old").counts.pending).toBe(3);
-  db.close();
+  expect((await search.home("acct_old")).counts.pending).toBe(3);
+  await store.close();
 });

@@ -7,6 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { runAccountCommand } from "../../src/cli/accounts.ts";
+import { sql } from "../../src/db/engine.ts";
 import { type Api, api, isErrorBody, startTestServer, type TestServer } from "../support/server.ts";
 import { waitFor } from "../support/wait.ts";
 
@@ -19,30 +20,29 @@ beforeAll(async () => {
   // The server's default is final: neither the schema's default (standard) nor any request's.
   server = await startTestServer({ defaultSpeed: "final", paymentWindowMs: WINDOW_MS });
 });
-afterAll(() => server?.stop());
+afterAll(async () => await server?.stop());
 
 /** A new account, with its own speed policy when `speed` is given. */
-function merchantWith(speed?: string): { accountId: string; call: Api } {
-  const { accountId, apiKey } = server.createAccount();
-  if (speed) runAccountCommand("account", ["set-speed", accountId, speed], server.env);
+async function merchantWith(speed?: string): Promise<{ accountId: string; call: Api }> {
+  const { accountId, apiKey } = await server.createAccount();
+  if (speed) await runAccountCommand("account", ["set-speed", accountId, speed], server.env);
   return { accountId, call: api(server.url, apiKey) };
 }
 
 const create = (call: Api, body: Record<string, unknown>, headers?: Record<string, string>) =>
   call("/api/v1/payments", { body: { amount: "7.00", ...body }, headers });
 
-const stored = (id: string) =>
-  server.running.db.query<{ speed: string }, [string]>("SELECT speed FROM payments WHERE id = ?").get(id)?.speed;
+const stored = async (id: string) =>
+  (await server.running.db.get<{ speed: string }>(sql`SELECT speed FROM payments WHERE id = ${id}`))?.speed;
 
-const countOf = (accountId: string) =>
-  server.running.db
-    .query<{ n: number }, [string]>("SELECT count(*) AS n FROM payments WHERE account_id = ?")
-    .get(accountId)!.n;
+const countOf = async (accountId: string) =>
+  (await server.running.db.get<{ n: number }>(sql`SELECT count(*) AS n FROM payments WHERE account_id = ${accountId}`))!
+    .n;
 
 describe("which speed a payment gets", () => {
   test("the request's, else the account's, else the server's default; null is the same as leaving it out", async () => {
-    const follows = merchantWith();
-    const own = merchantWith("standard");
+    const follows = await merchantWith();
+    const own = await merchantWith("standard");
     const cases: Array<[Api, Record<string, unknown>, string]> = [
       [follows.call, {}, "final"],
       [follows.call, { speed: null }, "final"],
@@ -54,20 +54,20 @@ describe("which speed a payment gets", () => {
     for (const [call, body, expected] of cases) {
       const res = await create(call, body);
       expect({ body, status: res.status, speed: res.json.speed }).toEqual({ body, status: 201, speed: expected });
-      expect(stored(res.json.id)).toBe(expected);
+      expect(await stored(res.json.id)).toBe(expected);
     }
   });
 
   test("fixed at creation: a later change to the account's policy leaves it as it is", async () => {
-    const { accountId, call } = merchantWith("fast");
+    const { accountId, call } = await merchantWith("fast");
     const made = await create(call, {});
-    runAccountCommand("account", ["set-speed", accountId, "final"], server.env);
+    await runAccountCommand("account", ["set-speed", accountId, "final"], server.env);
     expect((await call(`/api/v1/payments/${made.json.id}`)).json.speed).toBe("fast");
     expect((await create(call, {})).json.speed).toBe("final");
   });
 
   test("echoed on retrieve, list and the payment's events", async () => {
-    const { call } = merchantWith();
+    const { call } = await merchantWith();
     const made = await create(call, { speed: "fast" });
     expect((await call(`/api/v1/payments/${made.json.id}`)).json.speed).toBe("fast");
     const listed = (await call("/api/v1/payments")).json.data as Array<{ id: string; speed: string }>;
@@ -88,20 +88,20 @@ describe("which speed a payment gets", () => {
 
 describe("a bad speed", () => {
   test("is 400 naming the allowed values, and stores nothing", async () => {
-    const { accountId, call } = merchantWith();
+    const { accountId, call } = await merchantWith();
     for (const speed of ["instant", "FAST", " fast", "", 1, true, ["fast"], { fast: true }]) {
-      const before = countOf(accountId);
+      const before = await countOf(accountId);
       const res = await create(call, { speed });
       expect({ speed, status: res.status, error: isErrorBody(res.json) }).toEqual({ speed, status: 400, error: true });
       expect(res.json.error).toBe("speed must be one of fast, standard, final");
-      expect(countOf(accountId)).toBe(before);
+      expect(await countOf(accountId)).toBe(before);
     }
   });
 });
 
 describe("speed and Idempotency-Key", () => {
   test("the same key with the same speed replays; with another speed it is another body (422), nothing created", async () => {
-    const { accountId, call } = merchantWith();
+    const { accountId, call } = await merchantWith();
     const key = `speed-${crypto.randomUUID()}`;
     const first = await create(call, { speed: "fast" }, { "idempotency-key": key });
     expect(first.status).toBe(201);
@@ -112,6 +112,6 @@ describe("speed and Idempotency-Key", () => {
       const other = await create(call, body, { "idempotency-key": key });
       expect({ body, status: other.status }).toEqual({ body, status: 422 });
     }
-    expect(countOf(accountId)).toBe(1);
+    expect(await countOf(accountId)).toBe(1);
   });
 });

@@ -23,9 +23,9 @@ function manualClock() {
 }
 
 /** The Retry-After of a refused take, or null when it was let through. */
-function retryAfterOf(fn: () => void): string | null {
+async function retryAfterOf(fn: () => Promise<void>): Promise<string | null> {
   try {
-    fn();
+    await fn();
     return null;
   } catch (error) {
     expect(error).toBeInstanceOf(TooManyRequestsError);
@@ -34,8 +34,8 @@ function retryAfterOf(fn: () => void): string | null {
 }
 
 const stores: TestStore[] = [];
-afterAll(() => {
-  for (const store of stores) store.close();
+afterAll(async () => {
+  for (const store of stores) await store.close();
 });
 
 type Kind = "memory" | "sqlite" | "postgres";
@@ -58,73 +58,73 @@ describe.each(KINDS)("token buckets (%s)", (kind) => {
     };
   };
 
-  test("allows the burst, then refuses with Retry-After until tokens come back", () => {
+  test("allows the burst, then refuses with Retry-After until tokens come back", async () => {
     const clock = manualClock();
     const { limiter: l, key } = limiter(clock);
     const limit = { burst: 3, perSecond: 0.5 };
-    for (let i = 0; i < 3; i++) expect(retryAfterOf(() => l.take(key("a"), limit))).toBeNull();
-    expect(retryAfterOf(() => l.take(key("a"), limit))).toBe("2");
+    for (let i = 0; i < 3; i++) expect(await retryAfterOf(() => l.take(key("a"), limit))).toBeNull();
+    expect(await retryAfterOf(() => l.take(key("a"), limit))).toBe("2");
     clock.advance(1_000);
-    expect(retryAfterOf(() => l.take(key("a"), limit))).toBe("1");
+    expect(await retryAfterOf(() => l.take(key("a"), limit))).toBe("1");
     clock.advance(1_000);
-    expect(retryAfterOf(() => l.take(key("a"), limit))).toBeNull();
-    expect(retryAfterOf(() => l.take(key("a"), limit))).toBe("2");
+    expect(await retryAfterOf(() => l.take(key("a"), limit))).toBeNull();
+    expect(await retryAfterOf(() => l.take(key("a"), limit))).toBe("2");
   });
 
-  test("keys are independent, and a slow rate refills exactly (one per 4 s)", () => {
+  test("keys are independent, and a slow rate refills exactly (one per 4 s)", async () => {
     const clock = manualClock();
     const { limiter: l, key } = limiter(clock);
     const limit = { burst: 1, perSecond: 0.25, message: "slow down" };
-    l.take(key("a"), limit);
-    expect(retryAfterOf(() => l.take(key("a"), limit))).toBe("4");
-    expect(retryAfterOf(() => l.take(key("b"), limit))).toBeNull();
+    await l.take(key("a"), limit);
+    expect(await retryAfterOf(() => l.take(key("a"), limit))).toBe("4");
+    expect(await retryAfterOf(() => l.take(key("b"), limit))).toBeNull();
     clock.advance(3_999);
-    expect(() => l.take(key("a"), limit)).toThrow("slow down");
+    await expect(l.take(key("a"), limit)).rejects.toThrow("slow down");
     clock.advance(1);
-    expect(retryAfterOf(() => l.take(key("a"), limit))).toBeNull();
+    expect(await retryAfterOf(() => l.take(key("a"), limit))).toBeNull();
   });
 
   if (kind !== "memory") {
-    test("idle buckets are purged, busy ones kept", () => {
+    test("idle buckets are purged, busy ones kept", async () => {
       const clock = manualClock();
       clock.advance(1_000_000_000); // after every other test's buckets
       const buckets = createRateLimitStore(store!.db);
       const stored = createSharedRateLimiter(buckets, clock);
       const limit = { burst: 1, perSecond: 1 };
-      stored.take("idle", limit);
+      await stored.take("idle", limit);
       clock.advance(10_000);
-      stored.take("busy", limit);
-      expect(buckets.purgeIdle(clock.now() - 5_000, 1_000)).toBeGreaterThanOrEqual(1);
-      expect(() => stored.take("busy", limit)).toThrow(TooManyRequestsError);
+      await stored.take("busy", limit);
+      expect(await buckets.purgeIdle(clock.now() - 5_000, 1_000)).toBeGreaterThanOrEqual(1);
+      await expect(stored.take("busy", limit)).rejects.toThrow(TooManyRequestsError);
       // Forgotten, it starts full; had it been kept, it would be empty again since the take above.
-      expect(retryAfterOf(() => stored.take("idle", limit))).toBeNull();
+      expect(await retryAfterOf(() => stored.take("idle", limit))).toBeNull();
     });
   }
 });
 
 describe("token buckets in memory", () => {
-  test("memory stays bounded: never more than maxKeys buckets, full ones forgotten first, then the least recently used", () => {
+  test("memory stays bounded: never more than maxKeys buckets, full ones forgotten first, then the least recently used", async () => {
     const clock = manualClock();
     const limiter = createRateLimiter(clock, 10);
     const limit = { burst: 1, perSecond: 1 };
-    for (let i = 0; i < 10; i++) limiter.take(`k${i}`, limit);
+    for (let i = 0; i < 10; i++) await limiter.take(`k${i}`, limit);
     expect(limiter.size).toBe(10);
 
     clock.advance(500); // every bucket half refilled: none is full, so none can simply be dropped
-    expect(retryAfterOf(() => limiter.take("k0", limit))).not.toBeNull(); // k0 is now the most recent
-    limiter.take("new-1", limit);
+    expect(await retryAfterOf(() => limiter.take("k0", limit))).not.toBeNull(); // k0 is now the most recent
+    await limiter.take("new-1", limit);
     expect(limiter.size).toBe(10);
     // k1, the least recently used, was forgotten: it starts afresh. k0 was kept and is still limited.
-    expect(retryAfterOf(() => limiter.take("k1", limit))).toBeNull();
-    expect(retryAfterOf(() => limiter.take("k0", limit))).not.toBeNull();
+    expect(await retryAfterOf(() => limiter.take("k1", limit))).toBeNull();
+    expect(await retryAfterOf(() => limiter.take("k0", limit))).not.toBeNull();
     expect(limiter.size).toBe(10);
 
     clock.advance(5_000); // every bucket full again
-    limiter.take("new-2", limit);
+    await limiter.take("new-2", limit);
     expect(limiter.size).toBe(1); // the full ones were all forgotten, not just one
 
     for (let i = 0; i < 1_000; i++) {
-      limiter.take(`flood-${i}`, limit);
+      await limiter.take(`flood-${i}`, limit);
       expect(limiter.size).toBeLessThanOrEqual(10);
     }
   });
@@ -135,15 +135,16 @@ describe("replicas on one PostgreSQL database share the buckets", () => {
     const store = await openTestStore("postgres");
     stores.push(store);
     const clock = manualClock();
-    const second = PgDb.open(store.databaseUrl!);
+    const second = await PgDb.open(store.databaseUrl!);
     try {
       const limiters = [store.db, second].map((db) => createSharedRateLimiter(createRateLimitStore(db), clock));
       const limit = { burst: 10, perSecond: 1 };
       let allowed = 0;
-      for (let i = 0; i < 40; i++) if (retryAfterOf(() => limiters[i % 2]!.take("shared", limit)) === null) allowed++;
+      for (let i = 0; i < 40; i++)
+        if ((await retryAfterOf(() => limiters[i % 2]!.take("shared", limit))) === null) allowed++;
       expect(allowed).toBe(10);
     } finally {
-      second.close();
+      await second.close();
     }
   });
 
@@ -153,7 +154,7 @@ describe("replicas on one PostgreSQL database share the buckets", () => {
     try {
       servers.push(await startTestServer({ databaseUrl }));
       servers.push(await startTestServer({ databaseUrl }));
-      const merchant = api(servers[0]!.url, servers[0]!.createAccount("Limited").apiKey);
+      const merchant = api(servers[0]!.url, (await servers[0]!.createAccount("Limited")).apiKey);
       const id = (await merchant("/api/v1/payments", { body: { amount: "5.00" } })).json.id as string;
       const statuses: number[] = [];
       for (let i = 0; i < CHAIN_LIMIT.burst + 2; i++) {

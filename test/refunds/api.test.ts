@@ -27,8 +27,8 @@ const PAYER = "0x8ba1f109551bD432803012645Ac136ddd64DBA72";
 
 beforeAll(async () => {
   server = await startTestServer();
-  merchant = client(server.createAccount().apiKey);
-  other = client(server.createAccount().apiKey);
+  merchant = client((await server.createAccount()).apiKey);
+  other = client((await server.createAccount()).apiKey);
 });
 afterAll(() => server.stop());
 
@@ -41,7 +41,7 @@ async function paidPayment(
   const created = await merchant.post("/api/v1/payments", { amount });
   expect(created.status).toBe(201);
   const id = (created.json as { id: string }).id;
-  markReceived(server.env, id, received, status);
+  await markReceived(server.env, id, received, status);
   return id;
 }
 

@@ -19,7 +19,7 @@ const rig = useBrowserRig({
   start: async (undo) => {
     const server = await startTestServer();
     undo(() => server.stop());
-    return { server, merchant: api(server.url, server.createAccount("Bean & Leaf Roasters").apiKey) };
+    return { server, merchant: api(server.url, (await server.createAccount("Bean & Leaf Roasters")).apiKey) };
   },
 });
 
@@ -30,7 +30,7 @@ async function newRefund(): Promise<{ id: string; url: string }> {
   const payment = await rig.merchant("/api/v1/payments", {
     body: { amount: "25.00", description: "Espresso machine", invoice_number: "INV-2031-07" },
   });
-  markReceived(rig.server.env, payment.json.id, 25_000_000n);
+  await markReceived(rig.server.env, payment.json.id, 25_000_000n);
   const refund = await rig.merchant(`/api/v1/payments/${payment.json.id}/refunds`, { body: { amount: "12.50" } });
   expect(refund.status).toBe(201);
   return { id: refund.json.id, url: rig.server.url + new URL(refund.json.claim_url).pathname };

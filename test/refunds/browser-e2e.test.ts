@@ -140,7 +140,7 @@ describe("a refund, as the merchant and the payer make it", () => {
     );
     expect([...new Set(refundHooks)].sort()).toEqual(["refund.created", "refund.payable", "refund.succeeded"]);
     expect(
-      stack.sql("SELECT type FROM events WHERE type = 'refund.succeeded' AND payload LIKE ?", `%${refundId}%`),
+      await stack.sql("SELECT type FROM events WHERE type = 'refund.succeeded' AND payload LIKE ?", `%${refundId}%`),
     ).toHaveLength(1);
   });
 });

@@ -7,6 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { getAddress } from "viem";
+import { raw, sql } from "../../src/db/engine.ts";
 import { createLogger } from "../../src/lib/log.ts";
 import { READ_LIMIT } from "../../src/rate-limits/index.ts";
 import { CLAIM_CLIENT_LIMIT, CLAIM_REFUND_LIMIT } from "../../src/refunds/claim-routes.ts";
@@ -28,7 +29,7 @@ const SECRETS = ["PRIVATE-REASON-4242", "SECRET-REFUND-META", "SECRET-PAYMENT-ME
 
 beforeAll(async () => {
   server = await startTestServer({}, { clock });
-  const account = server.createAccount("Bean & Leaf <Roasters>");
+  const account = await server.createAccount("Bean & Leaf <Roasters>");
   accountId = account.accountId;
   merchant = api(server.url, account.apiKey);
 });
@@ -60,7 +61,7 @@ async function newRefund(): Promise<{ refund: Refund; path: string; payment: str
   });
   expect(created.status).toBe(201);
   const payment = created.json.id as string;
-  markReceived(server.env, payment, 25_000_000n);
+  await markReceived(server.env, payment, 25_000_000n);
   const res = await merchant(`/api/v1/payments/${payment}/refunds`, {
     body: { amount: "12.50", reason: "PRIVATE-REASON-4242", metadata: { ticket: "SECRET-REFUND-META" } },
   });
@@ -241,19 +242,19 @@ describe("POST /refund/:token", () => {
 
 describe("after the address", () => {
   /** The refund's transfer as the watcher records it, and its success, written to its row. */
-  function setRow(id: string, columns: string) {
-    server.running.db.query(`UPDATE refunds SET ${columns} WHERE id = ?`).run(id);
+  async function setRow(id: string, columns: string) {
+    await server.running.db.run(sql`UPDATE refunds SET ${raw(columns)} WHERE id = ${id}`);
   }
   const TX = `0x${"ab".repeat(32)}`;
 
   test("a transfer seen says it is confirming; a succeeded refund says Refunded, with the transfer", async () => {
     const { refund, path } = await newRefund();
     expect((await claim(path, { refund_address: PAYER, confirm: "yes" })).status).toBe(303);
-    setRow(refund.id, `tx_hash = '${TX}', log_index = 0, block_number = 10, block_hash = '${TX}'`);
+    await setRow(refund.id, `tx_hash = '${TX}', log_index = 0, block_number = 10, block_hash = '${TX}'`);
     const confirming = await (await open(path)).text();
     expect(confirming).toContain("Transfer seen, confirming");
     expect(confirming).toContain(`<span class="mono" id="refund-tx">${TX}</span>`);
-    setRow(refund.id, "status = 'succeeded', succeeded_at = 1");
+    await setRow(refund.id, "status = 'succeeded', succeeded_at = 1");
     const done = await (await open(path)).text();
     expect(done).toContain(">Refunded</p>");
     expect(done).toContain(
@@ -313,13 +314,13 @@ describe("a failure", () => {
     const logged: string[] = [];
     const broken = await startTestServer({}, { log: createLogger("error", (line) => logged.push(line)) });
     try {
-      const owner = api(broken.url, broken.createAccount().apiKey);
+      const owner = api(broken.url, (await broken.createAccount()).apiKey);
       const payment = (await owner("/api/v1/payments", { body: { amount: "5.00" } })).json.id as string;
-      markReceived(broken.env, payment, 5_000_000n);
+      await markReceived(broken.env, payment, 5_000_000n);
       const refund = (await owner(`/api/v1/payments/${payment}/refunds`, { body: {} })).json as Refund;
       const path = new URL(refund.claim_url).pathname;
       const token = path.split("/").pop()!;
-      broken.running.db.close();
+      await broken.running.db.close();
       const answers = [
         await api(broken.url, null)(path),
         await api(broken.url, null)(path, {

@@ -53,11 +53,13 @@ async function crashAndRestart(...refunds: any[]): Promise<void> {
 
 test("kill -9 between every step of a refund paid on chain: nothing lost, nothing doubled", async () => {
   const payment = await paidPayment(stack, "25.00");
-  const refundEvents = () => stack.events(payment.id).filter((t) => t.startsWith("refund."));
-  const refundRows = () =>
-    stack.sql<{ amount_refunded: number; refund_reserved: number }>(
-      "SELECT amount_refunded, refund_reserved FROM payments WHERE id = ?",
-      payment.id,
+  const refundEvents = async () => (await stack.events(payment.id)).filter((t) => t.startsWith("refund."));
+  const refundRows = async () =>
+    (
+      await stack.sql<{ amount_refunded: number; refund_reserved: number }>(
+        "SELECT amount_refunded, refund_reserved FROM payments WHERE id = ?",
+        payment.id,
+      )
     )[0];
 
   // Created, its address to come from the payer's claim link: the link survives the kill.
@@ -69,8 +71,8 @@ test("kill -9 between every step of a refund paid on chain: nothing lost, nothin
   const refund = await createRefund(stack, payment.id, { amount: "10.00" });
   expect(refund.status).toBe("awaiting_payment");
   await crashAndRestart(unclaimed, refund);
-  expect(refundEvents()).toEqual(["refund.created", "refund.created", "refund.payable"]);
-  expect(refundRows()).toEqual({ amount_refunded: 0, refund_reserved: Number(usdc("12.00")) });
+  expect(await refundEvents()).toEqual(["refund.created", "refund.created", "refund.payable"]);
+  expect(await refundRows()).toEqual({ amount_refunded: 0, refund_reserved: Number(usdc("12.00")) });
 
   // The transfer mined, perhaps not yet seen: killed, it is found after the restart.
   const merchant = await merchantWallet(stack.chain, usdc("50.00"));
@@ -98,8 +100,11 @@ test("kill -9 between every step of a refund paid on chain: nothing lost, nothin
   await stack.waitScanned(await stack.chain.head(), { mine: false });
   expect(await getRefund(stack, refund.id)).toMatchObject({ status: "succeeded", tx_hash: sent.hash });
   expect(await getRefund(stack, unclaimed.id)).toMatchObject({ status: "awaiting_address", tx_hash: null });
-  expect(refundEvents()).toEqual(["refund.created", "refund.created", "refund.payable", "refund.succeeded"]);
-  expect(refundRows()).toEqual({ amount_refunded: Number(usdc("10.00")), refund_reserved: Number(usdc("12.00")) });
+  expect(await refundEvents()).toEqual(["refund.created", "refund.created", "refund.payable", "refund.succeeded"]);
+  expect(await refundRows()).toEqual({
+    amount_refunded: Number(usdc("10.00")),
+    refund_reserved: Number(usdc("12.00")),
+  });
   expect(await stack.getPayment(payment.id)).toMatchObject({
     status: "confirmed",
     amount_received: "25.00",

@@ -101,5 +101,5 @@ test("pay, refund part by API, the merchant pays it from payment_instructions: s
     block_number: Number(sent.blockNumber),
     metadata: { order: "A-17" },
   });
-  expect(stack.events(payment.id).filter((t) => t.startsWith("refund."))).toEqual(wanted);
+  expect((await stack.events(payment.id)).filter((t) => t.startsWith("refund."))).toEqual(wanted);
 });

@@ -32,7 +32,7 @@ const r: string[] = [];
 async function paid(client: Api, received: bigint): Promise<string> {
   const res = await client("/api/v1/payments", { body: { amount: "25.00" } });
   expect(res.status).toBe(201);
-  markReceived(server.env, res.json.id, received);
+  await markReceived(server.env, res.json.id, received);
   return res.json.id;
 }
 
@@ -44,8 +44,8 @@ async function refund(client: Api, payment: string, body: Record<string, unknown
 
 beforeAll(async () => {
   server = await startTestServer({ paymentWindowMs: 24 * HOUR }, { clock });
-  alice = api(server.url, server.createAccount("Alice").apiKey);
-  bob = api(server.url, server.createAccount("Bob").apiKey);
+  alice = api(server.url, (await server.createAccount("Alice")).apiKey);
+  bob = api(server.url, (await server.createAccount("Bob")).apiKey);
   p.push(await paid(alice, 25_000_000n), await paid(alice, 10_000_000n));
   r.push(await refund(alice, p[0]!, { amount: "5.00", reason: '=HYPERLINK("http://evil","x")' }));
   now = T0 + HOUR;
@@ -58,11 +58,11 @@ beforeAll(async () => {
   // Its transfer seen and counted, as the watcher's success leaves the refund and its payment.
   const store = createRefundStore(server.running.db);
   now = T0 + 4 * HOUR;
-  server.running.db.transaction(() => {
-    expect(store.seeTransfer(r[3]!, { txHash: TX, logIndex: 3, blockNumber: 77, blockHash: TX }, now)).toBe(true);
-    expect(store.succeed(r[3]!, now)).toBe(true);
-    store.addRefunded(p[0]!, 2_000_000n, now);
-  })();
+  await server.running.db.transaction(async () => {
+    expect(await store.seeTransfer(r[3]!, { txHash: TX, logIndex: 3, blockNumber: 77, blockHash: TX }, now)).toBe(true);
+    expect(await store.succeed(r[3]!, now)).toBe(true);
+    await store.addRefunded(p[0]!, 2_000_000n, now);
+  });
   bobPayment = await paid(bob, 1_000_000n);
   await refund(bob, bobPayment, { reason: "bob's" });
 });
@@ -155,15 +155,15 @@ describe("GET /api/v1/refunds.csv", () => {
   });
 
   test("streams more refunds than one batch holds, each once, newest first", async () => {
-    const many = server.createAccount("Many");
+    const many = await server.createAccount("Many");
     const client = api(server.url, many.apiKey);
     const store = createRefundStore(server.running.db);
     const count = 1_234;
     const payments: string[] = [];
     for (let i = 0; i < Math.ceil(count / 100); i++) payments.push(await paid(client, 1_000_000_000n));
-    server.running.db.transaction(() => {
+    await server.running.db.transaction(async () => {
       for (let i = 0; i < count; i++)
-        store.insert({
+        await store.insert({
           id: `re_bulk${String(i).padStart(17, "0")}`,
           account_id: many.accountId,
           payment_id: payments[Math.floor(i / 100)]!,
@@ -179,7 +179,7 @@ describe("GET /api/v1/refunds.csv", () => {
           updated_at: T0 + i,
           payable_at: null,
         });
-    })();
+    });
     const rows = await exported(client);
     expect(rows).toHaveLength(count);
     expect(new Set(rows.map((row) => row.id)).size).toBe(count);

@@ -130,7 +130,7 @@ async function expectSettledOnce(ids: string[]): Promise<void> {
   await stack.mine(3); // a duplicate would have every chance to be mined
   const settled = depositFactoryV3Abi.find((x) => x.type === "event" && x.name === "Settled")!;
   for (const id of ids) {
-    expect(stack.sql("SELECT id FROM payments WHERE id = ?", id)).toHaveLength(1);
+    expect(await stack.sql("SELECT id FROM payments WHERE id = ?", id)).toHaveLength(1);
     const logs = await chain.publicClient.getLogs({
       address: factoryV3Address,
       event: settled,
@@ -138,7 +138,7 @@ async function expectSettledOnce(ids: string[]): Promise<void> {
       fromBlock: 0n,
     });
     expect([id, logs.length]).toEqual([id, 1]);
-    expect(stack.sql("SELECT id FROM settlements WHERE payment_id = ? AND state = 'mined'", id)).toHaveLength(1);
+    expect(await stack.sql("SELECT id FROM settlements WHERE payment_id = ? AND state = 'mined'", id)).toHaveLength(1);
   }
   const relayer = privateKeyToAccount(stack.env.STABLEGATE_RELAYER_KEY as Hex).address;
   const [latest, pending] = await Promise.all([
@@ -175,11 +175,11 @@ describe("replicas on one PostgreSQL database", () => {
       20_000,
       "a settlement in flight",
     );
-    const { holder } = stack.sql<{ holder: string }>("SELECT holder FROM leases WHERE name = 'chain'")[0]!;
+    const { holder } = (await stack.sql<{ holder: string }>("SELECT holder FROM leases WHERE name = 'chain'"))[0]!;
     first.replica.alive = false;
     await first.replica.proc.stop(); // SIGKILL
     // Deliveries the dead replica had claimed and not recorded: it may have sent them (see above).
-    const claimed = stack.sql<{ event_id: string }>(
+    const claimed = await stack.sql<{ event_id: string }>(
       "SELECT event_id FROM webhook_deliveries WHERE claimed_by = ? AND state = 'pending'",
       holder,
     );
@@ -190,11 +190,11 @@ describe("replicas on one PostgreSQL database", () => {
     await expectSettledOnce(ids);
 
     await waitFor(
-      () => stack.sql("SELECT id FROM webhook_deliveries WHERE state = 'pending'").length === 0,
+      async () => (await stack.sql("SELECT id FROM webhook_deliveries WHERE state = 'pending'")).length === 0,
       90_000, // the dead replica's claims lapse after 30 s
       "every webhook delivery to be made",
     );
-    const events = stack.sql<{ id: string }>(
+    const events = await stack.sql<{ id: string }>(
       "SELECT e.id FROM events e JOIN webhook_deliveries d ON d.event_id = e.id WHERE d.endpoint_id = ?",
       endpoint.json.id,
     );

@@ -48,7 +48,7 @@ export interface BridgeDbRow {
   attempts: number;
 }
 
-export function bridgesOf(x: CrossChainStack, paymentId: string): BridgeDbRow[] {
+export function bridgesOf(x: CrossChainStack, paymentId: string): Promise<BridgeDbRow[]> {
   return x.stack.sql<BridgeDbRow>("SELECT * FROM bridges WHERE payment_id = ? ORDER BY created_at, id", paymentId);
 }
 
@@ -80,8 +80,8 @@ export function mineBothUntil<T>(x: CrossChainStack, fn: () => T | Promise<T>, w
 export function untilBridge(x: CrossChainStack, paymentId: string, ready: (row: BridgeDbRow) => boolean, what: string) {
   return mineBothUntil(
     x,
-    () => {
-      const rows = bridgesOf(x, paymentId);
+    async () => {
+      const rows = await bridgesOf(x, paymentId);
       const found = rows.find(ready);
       if (!found) throw new Error(JSON.stringify(rows.map((r) => ({ state: r.state, error: r.error, tx: r.tx_hash }))));
       return found;
@@ -97,7 +97,7 @@ export function untilStatus(x: CrossChainStack, paymentId: string, status: strin
     async () => {
       const payment = await x.stack.getPayment(paymentId);
       if (payment.status === status) return payment;
-      const bridges = bridgesOf(x, paymentId).map((b) => `${b.state} (${b.error})`);
+      const bridges = (await bridgesOf(x, paymentId)).map((b) => `${b.state} (${b.error})`);
       throw new Error(`${payment.status}, bridges: ${bridges.join(", ") || "none"}`);
     },
     `status ${status}`,
@@ -113,7 +113,7 @@ export async function payOnSource(x: CrossChainStack, to: string, amount: bigint
   const txHash = await x.sourceTransfer(getAddress(to), amount);
   await waitFor(
     async () => {
-      const [row] = x.stack.sql<{ credited_at: number | null }>(
+      const [row] = await x.stack.sql<{ credited_at: number | null }>(
         "SELECT credited_at FROM transfers WHERE tx_hash = ? AND chain_id = ?",
         txHash,
         LOCAL_SOURCE.chainId,
@@ -133,8 +133,8 @@ export async function payOnSource(x: CrossChainStack, to: string, amount: bigint
  * Every `Bridged` event of the payment's deposit address on the source chain: one per burn. Its
  * factory's (the event is the same in every version that bridges).
  */
-export function bridgedOnSource(x: CrossChainStack, paymentId: string) {
-  const [row] = x.stack.sql<TermsRow>("SELECT factory_version FROM payments WHERE id = ?", paymentId);
+export async function bridgedOnSource(x: CrossChainStack, paymentId: string) {
+  const [row] = await x.stack.sql<TermsRow>("SELECT factory_version FROM payments WHERE id = ?", paymentId);
   return x.source.publicClient.getContractEvents({
     address: factoryOf(row!),
     abi: depositFactoryV2Abi,
@@ -171,7 +171,7 @@ export async function strangerBridges(x: CrossChainStack, account: LocalAccount,
     transport: http(x.local.source.rpcUrl),
     account,
   });
-  const [row] = x.stack.sql<TermsRow>("SELECT * FROM payments WHERE id = ?", paymentId);
+  const [row] = await x.stack.sql<TermsRow>("SELECT * FROM payments WHERE id = ?", paymentId);
   const hash = await wallet.sendTransaction(bridgeCall(row!, x.source.usdc, 0n, 2000));
   const receipt = await x.source.publicClient.waitForTransactionReceipt({ hash, pollingInterval: 20 });
   expect(receipt.status).toBe("success");
@@ -199,19 +199,21 @@ export async function expectSettledThroughStrangersBurn(
   amount: string,
   bridgeNames: Hex | null = burnTx,
 ): Promise<void> {
-  const confirmed = await untilStatus(x, payment.id, "confirmed", 15_000).catch((e) => {
+  const confirmed = await untilStatus(x, payment.id, "confirmed", 15_000).catch(async (e) => {
     const warnings = x.stack.logs().filter((l) => l.level !== "debug");
     console.log(JSON.stringify(warnings.slice(-40), null, 0));
     console.log(
       JSON.stringify(
-        x.stack.sql(
+        await x.stack.sql(
           "SELECT id, state, amount, tx_hash, bridge_id, error, message_nonce, redeem_tx_hash FROM crosschain_burns",
         ),
       ),
     );
     console.log(
       JSON.stringify(
-        x.stack.sql("SELECT id, state, amount, burn_tx_hash, burn_id, message_nonce, mint_tx_hash, error FROM bridges"),
+        await x.stack.sql(
+          "SELECT id, state, amount, burn_tx_hash, burn_id, message_nonce, mint_tx_hash, error FROM bridges",
+        ),
       ),
     );
     throw e;
@@ -220,7 +222,7 @@ export async function expectSettledThroughStrangersBurn(
   const paid = (await x.stack.usdcBalance(x.stack.payout)) - payoutBefore;
   expect(paid).toBe(usdc(amount) - usdc(confirmed.bridge_fee));
   expect((await bridgedOnSource(x, payment.id)).map((e) => e.transactionHash)).toEqual([burnTx]);
-  expect(bridgesOf(x, payment.id)).toEqual([
+  expect(await bridgesOf(x, payment.id)).toEqual([
     expect.objectContaining({ state: "settled", burn_tx_hash: bridgeNames, nonce: null }),
   ]);
 }

@@ -110,7 +110,7 @@ export interface CrossChainStack {
   /** anvil_mine on the source chain: `n` empty blocks. */
   mineSource(n?: number): Promise<void>;
   /** The server's cursor on the source chain (null before its watcher's first scan). */
-  sourceCursor(): number | null;
+  sourceCursor(): Promise<number | null>;
   /** Waits (mining source blocks along unless `mine` is false) until the source chain's watcher has scanned past `block`. */
   sourceScanned(block: bigint, opts?: { mine?: boolean }): Promise<void>;
   /**
@@ -119,7 +119,7 @@ export interface CrossChainStack {
    */
   sourceEnv(changes?: SourceSettings): Record<string, string>;
 
-  burns(paymentId: string): BurnDbRow[];
+  burns(paymentId: string): Promise<BurnDbRow[]>;
   /** Polls (100 ms) until the payment's only burn is in `state`; returns its row. */
   waitBurn(paymentId: string, state: BurnState, timeoutMs?: number): Promise<BurnDbRow>;
   /** The attestation service's messages for a source transaction (404 as an empty list). */
@@ -205,10 +205,12 @@ function wrap(chain: TestChain, local: LocalCrossChain, stack: Stack, tap: RpcTa
     return receipt.transactionHash;
   }
 
-  const sourceCursor = () =>
-    stack.sql<{ block_number: number }>(
-      "SELECT block_number FROM chain_cursor WHERE chain_id = ?",
-      LOCAL_SOURCE.chainId,
+  const sourceCursor = async () =>
+    (
+      await stack.sql<{ block_number: number }>(
+        "SELECT block_number FROM chain_cursor WHERE chain_id = ?",
+        LOCAL_SOURCE.chainId,
+      )
     )[0]?.block_number ?? null;
   const burns = (paymentId: string) =>
     stack.sql<BurnDbRow>("SELECT * FROM crosschain_burns WHERE payment_id = ? ORDER BY created_at", paymentId);
@@ -348,7 +350,7 @@ function wrap(chain: TestChain, local: LocalCrossChain, stack: Stack, tap: RpcTa
     sourceScanned: async (block, { mine = true } = {}) => {
       await waitFor(
         async () => {
-          const at = sourceCursor();
+          const at = await sourceCursor();
           if (at !== null && BigInt(at) >= block) return true;
           if (mine) await local.source.rpc("anvil_mine", ["0x1"]);
           return false;
@@ -372,8 +374,8 @@ function wrap(chain: TestChain, local: LocalCrossChain, stack: Stack, tap: RpcTa
     burns,
     waitBurn: (paymentId, state, timeoutMs = 15_000) =>
       waitFor(
-        () => {
-          const rows = burns(paymentId);
+        async () => {
+          const rows = await burns(paymentId);
           if (rows.length !== 1) throw new Error(`${rows.length} burns recorded`);
           if (rows[0]!.state !== state) throw new Error(`burn ${rows[0]!.state} (${rows[0]!.error})`);
           return rows[0]!;

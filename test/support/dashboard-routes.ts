@@ -126,11 +126,13 @@ export async function createDashboardObjects(target: SweepTarget, account: TestA
   if (endpoint.status !== 201) throw new Error(`webhook endpoint: ${endpoint.status} ${endpoint.text}`);
   const sent = await call(`/api/v1/webhook_endpoints/${endpoint.json.id}/test`, { method: "POST" });
   if (sent.status !== 202) throw new Error(`test event: ${sent.status} ${sent.text}`);
-  const key = runAccountCommand("key", ["create", "--account", account.accountId], target.env) as { id: string };
-  insertPendingRecovery(target.env, payment.json.id);
+  const key = (await runAccountCommand("key", ["create", "--account", account.accountId], target.env)) as {
+    id: string;
+  };
+  await insertPendingRecovery(target.env, payment.json.id);
   const paid = await call("/api/v1/payments", { body: { amount: "2.00", reference: `${marker}-paid` } });
   if (paid.status !== 201) throw new Error(`paid payment: ${paid.status} ${paid.text}`);
-  markReceived(target.env, paid.json.id, 2_000_000n);
+  await markReceived(target.env, paid.json.id, 2_000_000n);
   const refund = await call(`/api/v1/payments/${paid.json.id}/refunds`, {
     body: { amount: "0.75", reason: `Refund ${marker}` },
   });

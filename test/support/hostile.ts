@@ -24,16 +24,16 @@ export interface FuzzTarget {
 
 /** A fresh account on `server` with one payment, webhook endpoint, payment link and refund claim link to aim at. */
 export async function createFuzzTarget(server: TestServer): Promise<FuzzTarget> {
-  const { apiKey } = server.createAccount();
+  const { apiKey } = await server.createAccount();
   const call = api(server.url, apiKey);
   const payment = await call("/api/v1/payments", { body: { amount: "5.00" } });
   const endpoint = await call("/api/v1/webhook_endpoints", { body: { url: "https://hooks.example.com/h" } });
   const link = await call("/api/v1/payment_links", { body: { description: "Tips", max_amount: "50.00" } });
   // Another account's refund of another payment: the payment aimed at stays pending, and the
   // account's event list keeps to the kinds of events its checks expect.
-  const refunder = api(server.url, server.createAccount().apiKey);
+  const refunder = api(server.url, (await server.createAccount()).apiKey);
   const refunded = await refunder("/api/v1/payments", { body: { amount: "5.00" } });
-  markReceived(server.env, refunded.json.id, 5_000_000n);
+  await markReceived(server.env, refunded.json.id, 5_000_000n);
   const refund = await refunder(`/api/v1/payments/${refunded.json.id}/refunds`, { body: {} });
   const claimToken = new URL(refund.json.claim_url).pathname.split("/").pop();
   return { paymentId: payment.json.id, apiKey, endpointId: endpoint.json.id, linkId: link.json.id, claimToken };

@@ -7,6 +7,7 @@
  */
 import type { Address, Hex } from "viem";
 import { depositAddress } from "../../src/chain/contracts.ts";
+import { sql } from "../../src/db/engine.ts";
 import type { Stack } from "./stack.ts";
 
 type Row = { id: string; token_address: string; payout_address: string; fee_recipient: string; fee_bps: number };
@@ -17,9 +18,8 @@ type Row = { id: string; token_address: string; payout_address: string; fee_reci
  * Returns the payment as the API now shows it.
  */
 export async function asVersion1(stack: Stack, payment: { id: string }): Promise<any> {
-  const [row] = stack.sql<Row>(
-    "SELECT id, token_address, payout_address, fee_recipient, fee_bps FROM payments WHERE id = ?",
-    payment.id,
+  const [row] = await stack.sql<Row>(
+    sql`SELECT id, token_address, payout_address, fee_recipient, fee_bps FROM payments WHERE id = ${payment.id}`,
   );
   if (!row) throw new Error(`no payment ${payment.id}`);
   const deposit = depositAddress({
@@ -29,11 +29,9 @@ export async function asVersion1(stack: Stack, payment: { id: string }): Promise
     feeRecipient: row.fee_recipient as Address,
     feeBps: Number(row.fee_bps),
   });
-  stack.sql(
-    `UPDATE payments SET factory_version = 1, deposit_address = ?, settlement_domain = NULL, token_messenger = NULL,
-       max_bridge_fee_bps = NULL, fast_domains = NULL WHERE id = ?`,
-    deposit,
-    row.id,
+  await stack.sql(
+    sql`UPDATE payments SET factory_version = 1, deposit_address = ${deposit}, settlement_domain = NULL,
+         token_messenger = NULL, max_bridge_fee_bps = NULL, fast_domains = NULL WHERE id = ${row.id}`,
   );
   return stack.getPayment(row.id);
 }

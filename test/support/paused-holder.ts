@@ -4,25 +4,25 @@
  * every fenced write does), then stops itself with SIGSTOP, so its session stays in that
  * transaction; woken with SIGCONT, it tries its write and says whether it committed.
  */
+import { sql } from "../../src/db/engine.ts";
 import { PgDb } from "../../src/db/postgres.ts";
-import { inTransaction } from "../../src/db/transaction.ts";
 import { createLeaseStore } from "../../src/leases/store.ts";
 
 const [url, name, ttl] = process.argv.slice(2);
-const db = PgDb.open(url!);
+const db = await PgDb.open(url!);
 const leases = createLeaseStore(db);
-const token = leases.take(name!, "paused", Number(ttl));
+const token = await leases.take(name!, "paused", Number(ttl));
 if (token === null) throw new Error(`lease ${name} is held by another`);
 try {
-  inTransaction(db, () => {
-    if (!leases.holds(name!, "paused", token)) throw new Error("lost the lease at once");
+  await db.transaction(async () => {
+    if (!(await leases.holds(name!, "paused", token))) throw new Error("lost the lease at once");
     console.log("in transaction");
     process.kill(process.pid, "SIGSTOP");
     // Woken (SIGCONT): the write the check guarded.
-    db.run("UPDATE leases SET holder = 'written while paused' WHERE name = ?", [name!]);
+    await db.run(sql`UPDATE leases SET holder = 'written while paused' WHERE name = ${name!}`);
   });
   console.log("committed");
 } catch (error) {
   console.log(`failed: ${(error as Error).message}`);
 }
-db.close();
+await db.close();

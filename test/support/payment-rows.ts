@@ -11,8 +11,14 @@ import { TEST_PAYOUT, TEST_USDC } from "./server.ts";
 const hex = (bytes: number) => `0x${randomBytes(bytes).toString("hex")}`;
 
 /** An account row, so payments have an owner. */
-export function insertAccount(db: Db, id: string, feeBps: number | null = null): string {
-  createAccountStore(db).insertAccount({ id, name: id, payout_address: TEST_PAYOUT, fee_bps: feeBps, created_at: 0 });
+export async function insertAccount(db: Db, id: string, feeBps: number | null = null): Promise<string> {
+  await createAccountStore(db).insertAccount({
+    id,
+    name: id,
+    payout_address: TEST_PAYOUT,
+    fee_bps: feeBps,
+    created_at: 0,
+  });
   return id;
 }
 
@@ -54,8 +60,8 @@ export function paymentRow(accountId: string, createdAt: number, fields: Partial
 }
 
 /** Inserts `row` and returns it. */
-export function insertPayment(store: PaymentStore, row: NewPaymentRow): NewPaymentRow {
-  store.insert(row);
+export async function insertPayment(store: PaymentStore, row: NewPaymentRow): Promise<NewPaymentRow> {
+  await store.insert(row);
   return row;
 }
 

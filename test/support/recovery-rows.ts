@@ -1,4 +1,5 @@
-import { openStore, storeLocationFrom } from "../../src/db/open.ts";
+import { sql } from "../../src/db/engine.ts";
+import { withServerStore } from "./server-store.ts";
 
 /**
  * A pending recovery of a payment's native coin on its settlement chain, written into the server's
@@ -6,19 +7,17 @@ import { openStore, storeLocationFrom } from "../../src/db/open.ts";
  * request against: with one under way, the owner's request answers it without asking a chain. Due
  * only in the far future, so the recoverer never touches it while a sweep compares the database.
  */
-export function insertPendingRecovery(env: Record<string, string>, paymentId: string): string {
+export async function insertPendingRecovery(env: Record<string, string>, paymentId: string): Promise<string> {
   const id = `rcv_${paymentId.slice(2, 26)}`;
-  const db = openStore(storeLocationFrom(env));
-  try {
-    db.query(
-      `INSERT INTO recoveries (id, payment_id, chain_id, token, decimals, payout_address, state,
-         next_attempt_at, created_at, updated_at)
-       SELECT ?, id, chain_id, NULL, 18, payout_address, 'pending', ?, created_at, created_at
-       FROM payments WHERE id = ?`,
-    ).run(id, Number.MAX_SAFE_INTEGER, paymentId);
-  } finally {
-    db.close();
-  }
+  await withServerStore(env, (db) =>
+    db.run(
+      sql`INSERT INTO recoveries (id, payment_id, chain_id, token, decimals, payout_address, state,
+            next_attempt_at, created_at, updated_at)
+          SELECT ${id}, id, chain_id, NULL, 18, payout_address, 'pending', ${Number.MAX_SAFE_INTEGER}, created_at,
+            created_at
+          FROM payments WHERE id = ${paymentId}`,
+    ),
+  );
   return id;
 }
 
@@ -27,21 +26,18 @@ export function insertPendingRecovery(env: Record<string, string>, paymentId: st
  * the API had accepted it then: for the recoverer's own checks, which a request that the API
  * refuses never reaches. Returns its id.
  */
-export function insertDueRecovery(
+export async function insertDueRecovery(
   env: Record<string, string>,
   row: { paymentId: string; chainId: number; token: string | null; now: number },
-): string {
+): Promise<string> {
   const id = `rcv_${crypto.randomUUID().replaceAll("-", "").slice(0, 24)}`;
-  const db = openStore(storeLocationFrom(env));
-  try {
-    db.query(
-      `INSERT INTO recoveries (id, payment_id, chain_id, token, decimals, payout_address, state,
-         next_attempt_at, created_at, updated_at)
-       SELECT ?, id, ?, ?, 18, payout_address, 'pending', 0, ?, ?
-       FROM payments WHERE id = ?`,
-    ).run(id, row.chainId, row.token, row.now, row.now, row.paymentId);
-  } finally {
-    db.close();
-  }
+  await withServerStore(env, (db) =>
+    db.run(
+      sql`INSERT INTO recoveries (id, payment_id, chain_id, token, decimals, payout_address, state,
+            next_attempt_at, created_at, updated_at)
+          SELECT ${id}, id, ${row.chainId}, ${row.token}, 18, payout_address, 'pending', 0, ${row.now}, ${row.now}
+          FROM payments WHERE id = ${row.paymentId}`,
+    ),
+  );
   return id;
 }

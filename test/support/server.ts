@@ -6,13 +6,17 @@
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { runAccountCommand } from "../../src/cli/accounts.ts";
+import { createAccountsService } from "../../src/accounts/service.ts";
+import { createAccountStore } from "../../src/accounts/store.ts";
 import { type Config, loadConfig } from "../../src/config.ts";
+import { systemClock } from "../../src/lib/clock.ts";
+import { randomIds } from "../../src/lib/ids.ts";
 import { silentLogger } from "../../src/lib/log.ts";
 import { type RunningServer, type ServerOptions, startServer } from "../../src/server.ts";
 import type { Resolver } from "../../src/webhooks/url-guard.ts";
 import { rawRequest } from "./raw-request.ts";
 import { startServeProcess } from "./serve-process.ts";
+import { registerServerStore } from "./server-store.ts";
 import { defaultTestDatabaseUrl } from "./store-engines.ts";
 
 /** Any address will do: these servers never reach a chain. */
@@ -51,8 +55,12 @@ export interface TestServer {
   config: Config;
   running: RunningServer;
   stop(): Promise<void>;
-  /** Creates an account through the CLI command against the same data dir. */
-  createAccount(name?: string, payoutAddress?: string): TestAccount;
+  /**
+   * Creates an account with its first key, as `stablegate account create` does, through the
+   * server's own store: a second SQLite connection in this process could wait (blocking the
+   * thread) for a transaction of the server's that cannot go on while the thread is blocked.
+   */
+  createAccount(name?: string, payoutAddress?: string): Promise<TestAccount>;
   /** The CLI's environment for this server's data dir. */
   env: Record<string, string>;
 }
@@ -90,6 +98,7 @@ export async function startTestServer(
     databaseUrl,
   };
   const running = await startServer(config, { resolve: testResolver, log: silentLogger, ...options });
+  registerServerStore(env, running.db);
   let accounts = 0;
   return {
     url: running.url,
@@ -98,19 +107,22 @@ export async function startTestServer(
     running,
     env,
     async stop() {
+      registerServerStore(env, null);
       try {
         await running.stop();
       } finally {
         rmSync(dataDir, { recursive: true, force: true });
       }
     },
-    createAccount(name = `Merchant ${++accounts}`, payoutAddress = TEST_PAYOUT) {
-      const out = runAccountCommand("account", ["create", "--name", name, "--payout-address", payoutAddress], env) as {
-        account: { id: string };
-        api_key: string;
-      };
-      const keys = runAccountCommand("key", ["list", "--account", out.account.id], env) as Array<{ id: string }>;
-      return { accountId: out.account.id, apiKey: out.api_key, keyId: keys[0]!.id };
+    async createAccount(name = `Merchant ${++accounts}`, payoutAddress = TEST_PAYOUT) {
+      const service = createAccountsService({
+        store: createAccountStore(running.db),
+        clock: systemClock,
+        ids: randomIds,
+        defaultSpeed: config.defaultSpeed,
+      });
+      const out = await service.createAccount({ name, payoutAddress });
+      return { accountId: out.account.id, apiKey: out.api_key, keyId: out.key_id };
     },
   };
 }

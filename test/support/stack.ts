@@ -13,7 +13,7 @@ import { join, resolve } from "node:path";
 import { type Address, getAddress, type Hex } from "viem";
 import { runAccountCommand } from "../../src/cli/accounts.ts";
 import { type Config, loadConfig } from "../../src/config.ts";
-import { openStore, storeLocationFrom } from "../../src/db/open.ts";
+import { Sql } from "../../src/db/engine.ts";
 import { createLogger, type LogLevel } from "../../src/lib/log.ts";
 import { settingUp } from "../../src/lib/teardown.ts";
 import { type RunningServer, startServer } from "../../src/server.ts";
@@ -21,6 +21,7 @@ import { ANVIL_KEY_2 } from "./anvil.ts";
 import { createTestClock, type TestClock } from "./clock.ts";
 import { REPO_ROOT, startServeProcess } from "./serve-process.ts";
 import { api } from "./server.ts";
+import { registerServerStore, withServerStore } from "./server-store.ts";
 import { defaultTestDatabaseUrl } from "./store-engines.ts";
 import { randomAddress, startChain, type TestChain } from "./test-chain.ts";
 import { waitFor } from "./wait.ts";
@@ -103,11 +104,17 @@ export interface Stack {
    * payment.funds_seen: whether a transfer is seen before it counts depends on whether the watcher
    * polled before the test mined its confirmations. Tests of that event read `allEvents`.
    */
-  events(paymentId: string): string[];
+  events(paymentId: string): Promise<string[]>;
   /** Every event type of a payment, payment.funds_seen included, in outbox order. */
-  allEvents(paymentId: string): string[];
-  /** A read query on the server's SQLite file. */
-  sql<T = Record<string, unknown>>(query: string, ...params: Array<string | number | bigint | null>): T[];
+  allEvents(paymentId: string): Promise<string[]>;
+  /**
+   * A read query on the server's store (its own Db when in-process): a `sql` template, or text
+   * whose `?` each stand for the next of `params` (no `?` of its own, then: none in a string literal).
+   */
+  sql<T = Record<string, unknown>>(
+    query: Sql | string,
+    ...params: Array<string | number | bigint | null>
+  ): Promise<T[]>;
   waitFor<T>(
     fn: () => T | Promise<T>,
     timeoutMs?: number,
@@ -173,7 +180,11 @@ async function createStack(opts: StackOptions, chain: TestChain, dataDir: string
     ...(opts.feeRecipient ? { STABLEGATE_FEE_RECIPIENT: opts.feeRecipient } : {}),
     ...opts.env,
   };
-  const created = runAccountCommand("account", ["create", "--name", "Stack Shop", "--payout-address", payout], env) as {
+  const created = (await runAccountCommand(
+    "account",
+    ["create", "--name", "Stack Shop", "--payout-address", payout],
+    env,
+  )) as {
     account: { id: string };
     api_key: string;
   };
@@ -193,6 +204,7 @@ async function createStack(opts: StackOptions, chain: TestChain, dataDir: string
     config = { ...loadConfig(env), port: 0 };
     if (!opts.subprocess) {
       inProcess = await startServer(config, { clock, log, smtpTls: opts.smtpCa ? { ca: opts.smtpCa } : undefined });
+      registerServerStore(env, inProcess.db);
       url = inProcess.url;
       return;
     }
@@ -207,6 +219,7 @@ async function createStack(opts: StackOptions, chain: TestChain, dataDir: string
     if (inProcess) {
       const running = inProcess;
       inProcess = null;
+      registerServerStore(env, null);
       await running.stop();
     }
     if (child) {
@@ -225,8 +238,10 @@ async function createStack(opts: StackOptions, chain: TestChain, dataDir: string
     return { status: res.status, json: res.json ?? res.text };
   }
 
-  const allEvents = (paymentId: string) =>
-    sql<{ type: string }>("SELECT type FROM events WHERE payment_id = ? ORDER BY seq", paymentId).map((r) => r.type);
+  const allEvents = async (paymentId: string) =>
+    (await sql<{ type: string }>("SELECT type FROM events WHERE payment_id = ? ORDER BY seq", paymentId)).map(
+      (r) => r.type,
+    );
 
   async function ok(path: string, init?: { method?: string; body?: unknown; auth?: boolean }, expected = 200) {
     const res = await request(path, init);
@@ -235,13 +250,14 @@ async function createStack(opts: StackOptions, chain: TestChain, dataDir: string
     return res.json;
   }
 
-  function sql<T>(query: string, ...params: Array<string | number | bigint | null>): T[] {
-    const db = openStore(storeLocationFrom(env));
-    try {
-      return db.query<T, Array<string | number | bigint | null>>(query).all(...params);
-    } finally {
-      db.close();
+  async function sql<T>(query: Sql | string, ...params: Array<string | number | bigint | null>): Promise<T[]> {
+    let statement = query;
+    if (typeof statement === "string") {
+      const parts = statement.split("?");
+      if (parts.length !== params.length + 1) throw new Error(`${params.length} parameters for: ${statement}`);
+      statement = new Sql(parts, params);
     }
+    return withServerStore(env, (db) => db.all<T>(statement));
   }
 
   const mineUntil = <T>(fn: () => T | Promise<T>, timeoutMs = 15_000, what = "condition") =>
@@ -293,7 +309,7 @@ async function createStack(opts: StackOptions, chain: TestChain, dataDir: string
     mine: (n) => chain.mine(n),
     usdcBalance: (address) => chain.usdcBalance(getAddress(address)),
     logs: () => logLines.map((line) => JSON.parse(line)),
-    events: (paymentId) => allEvents(paymentId).filter((type) => type !== "payment.funds_seen"),
+    events: async (paymentId) => (await allEvents(paymentId)).filter((type) => type !== "payment.funds_seen"),
     allEvents,
     sql,
     waitFor: (fn, timeoutMs, what) => waitFor(fn, timeoutMs, what),
@@ -312,13 +328,15 @@ async function createStack(opts: StackOptions, chain: TestChain, dataDir: string
     },
 
     async waitScanned(block, { mine = true } = {}) {
-      const check = () =>
-        sql<{ block_number: number }>(
-          "SELECT block_number FROM chain_cursor WHERE chain_id = ?",
-          chain.anvil.chainId,
+      const check = async () =>
+        (
+          await sql<{ block_number: number }>(
+            "SELECT block_number FROM chain_cursor WHERE chain_id = ?",
+            chain.anvil.chainId,
+          )
         )[0]?.block_number;
       const scanned = async () => {
-        const at = check();
+        const at = await check();
         return at !== undefined && BigInt(at) >= block;
       };
       await (mine
@@ -329,7 +347,7 @@ async function createStack(opts: StackOptions, chain: TestChain, dataDir: string
     settlementSent: (paymentId) =>
       waitFor(
         async () => {
-          const [row] = sql<{ tx_hash: Hex }>(
+          const [row] = await sql<{ tx_hash: Hex }>(
             "SELECT tx_hash FROM settlements WHERE payment_id = ? ORDER BY id DESC LIMIT 1",
             paymentId,
           );

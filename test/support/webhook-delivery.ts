@@ -6,7 +6,7 @@
  * gives payment events without a chain.
  *
  *   const rig = deliveryRig();                        // at the top of a test file
- *   const m = rig.merchant("Shop");                   // in a test
+ *   const m = await rig.merchant("Shop");             // in a test
  *   const hook = rig.newHook(sequence(status(500), ok));
  *   const endpoint = await register(m, hook.url);
  *   const d = await settled(m, endpoint, (await sendTest(m, endpoint)).deliveryId);
@@ -84,7 +84,7 @@ export interface DeliveryRig {
   /** The server with the shortened timing, started in the file's beforeAll. */
   readonly server: TestServer;
   /** A merchant with its own account and API key, on the rig's server unless `on` is given. */
-  merchant(name: string, on?: TestServer): Merchant;
+  merchant(name: string, on?: TestServer): Promise<Merchant>;
   /** A fresh path on the receiver that records every request and answers with `behave`. */
   newHook(behave?: Behaviour): Hook;
   /** Holds the request open until the client gives up (or `holdMs` pass), then answers 200. */
@@ -138,8 +138,8 @@ export function deliveryRig(): DeliveryRig {
       if (!server) throw new Error("deliveryRig(): the server starts in beforeAll, so use it inside a test or hook");
       return server;
     },
-    merchant(name, on = rig.server) {
-      const account = on.createAccount(name);
+    async merchant(name, on = rig.server) {
+      const account = await on.createAccount(name);
       return { api: api(on.url, account.apiKey), accountId: account.accountId };
     },
     newHook(behave = ok) {

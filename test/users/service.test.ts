@@ -1,11 +1,12 @@
 /**
  * Dashboard users and sessions over a real SQLite file with the clock injected: what is stored
- * (only hashes), when a session ends (idle, absolute, sign-out, password reset, deletion).
+ * (only hashes), when a session ends (idle, absolute, sign-out, password reset, deletion), and on
+ * PostgreSQL a reset racing a sign-in's session.
  */
 import { afterAll, beforeAll, describe, expect, spyOn, test } from "bun:test";
 import { createAccountsService } from "../../src/accounts/service.ts";
 import { createAccountStore } from "../../src/accounts/store.ts";
-import type { Db } from "../../src/db/engine.ts";
+import { type Db, sql } from "../../src/db/engine.ts";
 import { AuthError, NotFoundError, ValidationError } from "../../src/lib/errors.ts";
 import { randomIds } from "../../src/lib/ids.ts";
 import { sha256Hex } from "../../src/lib/secrets.ts";
@@ -18,6 +19,7 @@ import {
   type UsersService,
 } from "../../src/users/service.ts";
 import { createUserStore } from "../../src/users/store.ts";
+import { settledOrBlocked } from "../support/lock-waits.ts";
 import { LIGHT_HASHING } from "../support/password-hashing.ts";
 import { TEST_PAYOUT } from "../support/server.ts";
 import { ENGINES, openTestStore, type TestStore } from "../support/store-engines.ts";
@@ -35,8 +37,8 @@ let n = 0;
 // Each test signs in from a client of its own, so the throttle of one never touches another.
 const client = () => `192.0.2.${++n}`;
 const email = () => `owner${++n}@shop.example`;
-const sessionCount = (userId: string) =>
-  db.query<{ n: number }, [string]>("SELECT count(*) AS n FROM dashboard_sessions WHERE user_id = ?").get(userId)!.n;
+const sessionCount = async (userId: string) =>
+  (await db.get<{ n: number }>(sql`SELECT count(*) AS n FROM dashboard_sessions WHERE user_id = ${userId}`))!.n;
 
 describe.each(ENGINES)("%s", (engine) => {
   beforeAll(async () => {
@@ -44,13 +46,13 @@ describe.each(ENGINES)("%s", (engine) => {
     db = store.db;
     const accountStore = createAccountStore(db);
     const accounts = createAccountsService({ store: accountStore, clock, ids: randomIds });
-    accountId = accounts.createAccount({ name: "Users Shop", payoutAddress: TEST_PAYOUT }).account.id;
+    accountId = (await accounts.createAccount({ name: "Users Shop", payoutAddress: TEST_PAYOUT })).account.id;
     usersWith = (passwordHashing) =>
       createUsersService({
         store: createUserStore(db),
         clock,
         ids: randomIds,
-        accountExists: (id) => accountStore.findAccount(id) !== null,
+        accountExists: async (id) => (await accountStore.findAccount(id)) !== null,
         passwordHashing,
       });
     users = usersWith(LIGHT_HASHING);
@@ -63,9 +65,7 @@ describe.each(ENGINES)("%s", (engine) => {
       expect(user.id).toMatch(/^usr_[0-9A-Za-z]{24}$/);
       expect(user.account_id).toBe(accountId);
       expect(password.length).toBeGreaterThanOrEqual(20);
-      const row = db
-        .query<{ password_hash: string }, [string]>("SELECT * FROM dashboard_users WHERE id = ?")
-        .get(user.id)!;
+      const row = (await db.get<{ password_hash: string }>(sql`SELECT * FROM dashboard_users WHERE id = ${user.id}`))!;
       expect(row.password_hash).toStartWith("$argon2id$v=19$m=65536,t=2,p=1$");
       expect(JSON.stringify(row)).not.toContain(password);
       expect(await Bun.password.verify(password, row.password_hash)).toBe(true);
@@ -79,22 +79,22 @@ describe.each(ENGINES)("%s", (engine) => {
     });
 
     test("an unknown account, a malformed email or a short password is refused and stores nothing", async () => {
-      const before = users.listUsers().length;
+      const before = (await users.listUsers()).length;
       await expect(users.createUser({ accountId: "acct_unknown", email: email() })).rejects.toThrow(NotFoundError);
       await expect(users.createUser({ accountId, email: "not-an-email" })).rejects.toThrow("email must be");
       await expect(users.createUser({ accountId, email: email(), password: "short" })).rejects.toThrow(
         "password must be at least 12 characters",
       );
-      expect(users.listUsers().length).toBe(before);
+      expect((await users.listUsers()).length).toBe(before);
     });
 
     test("listUsers narrows to one account; an account may have several users", async () => {
       const a = await users.createUser({ accountId, email: email() });
       const b = await users.createUser({ accountId, email: email() });
-      const ids = users.listUsers(accountId).map((u) => u.id);
+      const ids = (await users.listUsers(accountId)).map((u) => u.id);
       expect(ids).toContain(a.user.id);
       expect(ids).toContain(b.user.id);
-      expect(users.listUsers("acct_other")).toEqual([]);
+      expect(await users.listUsers("acct_other")).toEqual([]);
     });
   });
 
@@ -111,13 +111,13 @@ describe.each(ENGINES)("%s", (engine) => {
       expect(session.sessionId).toMatch(/^ses_/);
       expect(session.userId).toBe(user.id);
       expect(session.accountId).toBe(accountId);
-      const row = db
-        .query<Record<string, unknown>, [string]>("SELECT * FROM dashboard_sessions WHERE id = ?")
-        .get(session.sessionId)!;
+      const row = (await db.get<Record<string, unknown>>(
+        sql`SELECT * FROM dashboard_sessions WHERE id = ${session.sessionId}`,
+      ))!;
       expect(row.token_hash).toBe(sha256Hex(token));
       expect(JSON.stringify(row)).not.toContain(token);
       expect(session.csrfToken).not.toBe(token);
-      expect(users.resolveSession(token)).toEqual(session);
+      expect(await users.resolveSession(token)).toEqual(session);
     });
 
     test("a wrong password and an unknown email are refused with the same words", async () => {
@@ -133,12 +133,12 @@ describe.each(ENGINES)("%s", (engine) => {
     test("a session ends after 12 idle hours, and a request before then extends it", async () => {
       const { token } = await signedIn();
       clock.at += SESSION_IDLE_MS - HOUR;
-      expect(users.resolveSession(token)).not.toBeNull();
+      expect(await users.resolveSession(token)).not.toBeNull();
       clock.at += SESSION_IDLE_MS - HOUR; // idle again just under the limit since the last request
-      expect(users.resolveSession(token)).not.toBeNull();
+      expect(await users.resolveSession(token)).not.toBeNull();
       clock.at += SESSION_IDLE_MS;
-      expect(users.resolveSession(token)).toBeNull();
-      expect(users.resolveSession(token)).toBeNull();
+      expect(await users.resolveSession(token)).toBeNull();
+      expect(await users.resolveSession(token)).toBeNull();
     });
 
     test("a session ends 7 days after sign-in however busy it is", async () => {
@@ -146,19 +146,19 @@ describe.each(ENGINES)("%s", (engine) => {
       const signedInAt = clock.at;
       while (clock.at + SESSION_IDLE_MS / 2 < signedInAt + SESSION_MAX_MS) {
         clock.at += SESSION_IDLE_MS / 2;
-        expect(users.resolveSession(token)).not.toBeNull();
+        expect(await users.resolveSession(token)).not.toBeNull();
       }
       clock.at = signedInAt + SESSION_MAX_MS;
-      expect(users.resolveSession(token)).toBeNull();
-      expect(sessionCount(user.id)).toBe(0);
+      expect(await users.resolveSession(token)).toBeNull();
+      expect(await sessionCount(user.id)).toBe(0);
     });
 
     test("signOut ends that session only", async () => {
       const { token, address, password, user } = await signedIn();
       const other = await users.signIn({ email: address, password, client: client() });
-      users.signOut(token);
-      expect(users.resolveSession(token)).toBeNull();
-      expect(users.resolveSession(other.token)?.userId).toBe(user.id);
+      await users.signOut(token);
+      expect(await users.resolveSession(token)).toBeNull();
+      expect((await users.resolveSession(other.token))?.userId).toBe(user.id);
     });
 
     test("a password reset ends every session of the user; the new password signs in, the old does not", async () => {
@@ -166,17 +166,17 @@ describe.each(ENGINES)("%s", (engine) => {
       const other = await users.signIn({ email: address, password, client: client() });
       const reset = await users.resetPassword(user.id);
       expect(reset.password).not.toBe(password);
-      expect(users.resolveSession(token)).toBeNull();
-      expect(users.resolveSession(other.token)).toBeNull();
+      expect(await users.resolveSession(token)).toBeNull();
+      expect(await users.resolveSession(other.token)).toBeNull();
       await expect(users.signIn({ email: address, password, client: client() })).rejects.toThrow(AuthError);
       const fresh = await users.signIn({ email: address, password: reset.password, client: client() });
-      expect(users.resolveSession(fresh.token)?.userId).toBe(user.id);
+      expect((await users.resolveSession(fresh.token))?.userId).toBe(user.id);
     });
 
     test("a reset to a given password checks its length and changes nothing when refused", async () => {
       const { token, user } = await signedIn();
       await expect(users.resetPassword(user.id, "short")).rejects.toThrow(ValidationError);
-      expect(users.resolveSession(token)).not.toBeNull();
+      expect(await users.resolveSession(token)).not.toBeNull();
       await expect(users.resetPassword("usr_unknown")).rejects.toThrow(NotFoundError);
     });
 
@@ -189,7 +189,7 @@ describe.each(ENGINES)("%s", (engine) => {
         const spy = spyOn(Bun.password, "verify").mockImplementation(async (...args) => {
           const valid = await verify(...args);
           if (change === "reset") await users.resetPassword(user.id);
-          else users.deleteUser(user.id);
+          else await users.deleteUser(user.id);
           return valid;
         });
         try {
@@ -197,29 +197,65 @@ describe.each(ENGINES)("%s", (engine) => {
         } finally {
           spy.mockRestore();
         }
-        expect(sessionCount(user.id)).toBe(0);
+        expect(await sessionCount(user.id)).toBe(0);
       }
     });
 
+    // PostgreSQL only: SQLite runs one transaction at a time, so these cannot interleave there.
+    if (engine === "postgres")
+      test("a reset that lands while a sign-in writes its session waits for it, then ends that session too", async () => {
+        const address = email();
+        const { user, password } = await users.createUser({ accountId, email: address });
+        const plain = createUserStore(db);
+        let writing = () => {};
+        const written = new Promise<void>((resolve) => (writing = resolve));
+        let release = () => {};
+        const gate = new Promise<void>((resolve) => (release = resolve));
+        // A replica whose sign-in stops in its session's transaction, before the session is written.
+        const held = createUsersService({
+          store: {
+            ...plain,
+            insertSession: async (row) => {
+              writing();
+              await gate;
+              return plain.insertSession(row);
+            },
+          },
+          clock,
+          ids: randomIds,
+          accountExists: async () => true,
+          passwordHashing: LIGHT_HASHING,
+        });
+        const signingIn = held.signIn({ email: address, password, client: client() });
+        await written;
+        const reset = users.resetPassword(user.id);
+        await settledOrBlocked(db, reset);
+        release();
+        const { token } = await signingIn;
+        await reset;
+        expect(await users.resolveSession(token)).toBeNull();
+        expect(await sessionCount(user.id)).toBe(0);
+      });
+
     test("deleting a user ends their sessions", async () => {
       const { token, user } = await signedIn();
-      expect(users.deleteUser(user.id)).toEqual({ id: user.id, deleted: true });
-      expect(users.resolveSession(token)).toBeNull();
-      expect(sessionCount(user.id)).toBe(0);
-      expect(() => users.deleteUser(user.id)).toThrow(NotFoundError);
+      expect(await users.deleteUser(user.id)).toEqual({ id: user.id, deleted: true });
+      expect(await users.resolveSession(token)).toBeNull();
+      expect(await sessionCount(user.id)).toBe(0);
+      await expect(users.deleteUser(user.id)).rejects.toThrow(NotFoundError);
     });
 
     test("sessions that ended unread are deleted at the next sign-in", async () => {
       const idle = await signedIn();
       clock.at += SESSION_IDLE_MS;
       await signedIn();
-      expect(sessionCount(idle.user.id)).toBe(0);
+      expect(await sessionCount(idle.user.id)).toBe(0);
     });
 
-    test("a malformed or unknown token resolves to nothing", () => {
-      expect(users.resolveSession("")).toBeNull();
-      expect(users.resolveSession("x".repeat(43))).toBeNull();
-      expect(users.resolveSession("' OR 1=1 --")).toBeNull();
+    test("a malformed or unknown token resolves to nothing", async () => {
+      expect(await users.resolveSession("")).toBeNull();
+      expect(await users.resolveSession("x".repeat(43))).toBeNull();
+      expect(await users.resolveSession("' OR 1=1 --")).toBeNull();
     });
   });
 });

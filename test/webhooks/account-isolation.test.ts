@@ -12,8 +12,8 @@ const { merchant, newHook } = rig;
 
 describe("another account's webhook ids", () => {
   test("are 404 on every webhook route, and nothing is sent or changed", async () => {
-    const alice = merchant("Alice");
-    const mallory = merchant("Mallory");
+    const alice = await merchant("Alice");
+    const mallory = await merchant("Mallory");
     const aliceHook = newHook();
     const aliceEndpoint = await register(alice, aliceHook.url);
     const sent = await sendTest(alice, aliceEndpoint);

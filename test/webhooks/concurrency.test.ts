@@ -4,6 +4,7 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
+import { sql } from "../../src/db/engine.ts";
 import { createGroupCommit } from "../../src/db/group-commit.ts";
 import { type Db, openDb } from "../../src/db/index.ts";
 import { createEventStore } from "../../src/events/store.ts";
@@ -32,19 +33,19 @@ beforeAll(() => {
   receiver.answer = () => new Promise<Response>((resolve) => held.push(() => resolve(new Response("ok"))));
 });
 
-afterAll(() => {
+afterAll(async () => {
   receiver?.stop();
-  db?.close();
+  await db?.close();
   rmSync(dataDir, { recursive: true, force: true });
 });
 
 test(`at most ${PER_ENDPOINT} sends are in flight to one endpoint, however many are due`, async () => {
   const now = systemClock.now();
-  db.run(
-    "INSERT INTO accounts (id, name, payout_address, fee_bps, created_at) VALUES ('acct_busy', 'Busy', ?, NULL, ?)",
-    ["0x1111111111111111111111111111111111111111", now],
+  await db.run(
+    sql`INSERT INTO accounts (id, name, payout_address, fee_bps, created_at)
+        VALUES ('acct_busy', 'Busy', ${"0x1111111111111111111111111111111111111111"}, NULL, ${now})`,
   );
-  createWebhookStore(db).insertEndpoint({
+  await createWebhookStore(db).insertEndpoint({
     id: "we_slow",
     account_id: "acct_busy",
     url: receiver.url,
@@ -54,7 +55,7 @@ test(`at most ${PER_ENDPOINT} sends are in flight to one endpoint, however many 
   const events = createEventStore(db, randomIds);
   for (let i = 0; i < 3 * PER_ENDPOINT; i++) {
     const id = randomIds.prefixed("evt");
-    events.insert({
+    await events.insert({
       id,
       account_id: "acct_busy",
       type: "test",
@@ -73,14 +74,14 @@ test(`at most ${PER_ENDPOINT} sends are in flight to one endpoint, however many 
     allowPrivate: true,
     timeoutMs: 60_000,
   });
-  expect(worker.tick()).toBe(PER_ENDPOINT);
+  expect(await worker.tick()).toBe(PER_ENDPOINT);
   await waitFor(() => receiver.hits.length === PER_ENDPOINT, 10_000, "the first sends to reach the receiver");
-  expect(worker.tick()).toBe(0);
+  expect(await worker.tick()).toBe(0);
 
   // Each answered send frees one slot, and only one.
   held.shift()!();
-  await waitFor(() => worker.tick() === 1 || undefined, 10_000, "a slot to come free");
-  expect(worker.tick()).toBe(0);
+  await waitFor(async () => (await worker.tick()) === 1 || undefined, 10_000, "a slot to come free");
+  expect(await worker.tick()).toBe(0);
 
   // Answer everything still held, then let the worker finish what it started.
   receiver.answer = () => new Response("ok");

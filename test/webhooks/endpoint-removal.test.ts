@@ -3,6 +3,7 @@
  * it is canceled and nothing more is sent. Setup: test/support/webhook-delivery.ts.
  */
 import { describe, expect, test } from "bun:test";
+import { sql } from "../../src/db/engine.ts";
 import { isErrorBody } from "../support/server.ts";
 import { waitFor, webhookWorkerRanSince } from "../support/wait.ts";
 import {
@@ -22,7 +23,7 @@ const { merchant, newHook } = rig;
 
 describe("410 Gone", () => {
   test("disables the endpoint, cancels what was queued for it, and nothing more is sent", async () => {
-    const m = merchant("Gone");
+    const m = await merchant("Gone");
     // The first event is asked to come back in a minute; the second is answered 410.
     const hook = newHook(sequence(status(429, { "retry-after": "60" }), status(410)));
     const endpoint = await register(m, hook.url);
@@ -63,7 +64,7 @@ describe("410 Gone", () => {
 
 describe("deleting an endpoint", () => {
   test("cancels its pending deliveries; nothing more arrives", async () => {
-    const m = merchant("Deleter");
+    const m = await merchant("Deleter");
     const hook = newHook(status(429, { "retry-after": "1" }));
     const endpoint = await register(m, hook.url);
     const a = await sendTest(m, endpoint);
@@ -77,11 +78,9 @@ describe("deleting an endpoint", () => {
     const res = await m.api(`/api/v1/webhook_endpoints/${endpoint.id}`, { method: "DELETE" });
     expect(res.status).toBe(200);
 
-    const states = rig.server.running.db
-      .query<{ id: string; state: string; next_attempt_at: number | null }, [string]>(
-        "SELECT id, state, next_attempt_at FROM webhook_deliveries WHERE endpoint_id = ?",
-      )
-      .all(endpoint.id);
+    const states = await rig.server.running.db.all<{ id: string; state: string; next_attempt_at: number | null }>(
+      sql`SELECT id, state, next_attempt_at FROM webhook_deliveries WHERE endpoint_id = ${endpoint.id}`,
+    );
     expect(states.map((s) => s.id).sort()).toEqual([a.deliveryId, b.deliveryId].sort());
     for (const s of states) expect(s).toMatchObject({ state: "canceled", next_attempt_at: null });
     await webhookWorkerRanSince(rig.server.running, lastHit(hook) + 1_000); // past the Retry-After

@@ -22,8 +22,8 @@ beforeAll(async () => {
     return ["93.184.215.14"];
   };
   server = await startTestServer({}, { resolve });
-  alice = api(server.url, server.createAccount("Alice").apiKey);
-  bob = api(server.url, server.createAccount("Bob").apiKey);
+  alice = api(server.url, (await server.createAccount("Alice")).apiKey);
+  bob = api(server.url, (await server.createAccount("Bob")).apiKey);
 });
 afterAll(() => {
   answerSlow();
@@ -167,7 +167,7 @@ describe("POST /api/v1/webhook_endpoints: URL rules (400)", () => {
   });
 
   test("the 17th endpoint of an account is 400; deleting one makes room", async () => {
-    const carol = api(server.url, server.createAccount("Carol").apiKey);
+    const carol = api(server.url, (await server.createAccount("Carol")).apiKey);
     const ids: string[] = [];
     for (let i = 0; i < 16; i++) {
       const res = await createEndpoint(carol, `https://hooks.example.com/${i}`);
@@ -185,7 +185,7 @@ describe("POST /api/v1/webhook_endpoints: URL rules (400)", () => {
 
 describe("GET /api/v1/webhook_endpoints", () => {
   test("200 {data, has_more}; items carry id, url, created_at and never the secret", async () => {
-    const dave = api(server.url, server.createAccount("Dave").apiKey);
+    const dave = api(server.url, (await server.createAccount("Dave")).apiKey);
     const a = (await createEndpoint(dave, "https://hooks.example.com/one")).json;
     const b = (await createEndpoint(dave, "https://hooks.example.com/two")).json;
     const res = await listEndpoints(dave);
@@ -204,7 +204,7 @@ describe("GET /api/v1/webhook_endpoints", () => {
   });
 
   test("a new account lists nothing", async () => {
-    const erin = api(server.url, server.createAccount("Erin").apiKey);
+    const erin = api(server.url, (await server.createAccount("Erin")).apiKey);
     const res = await listEndpoints(erin);
     expect(res.json.data).toEqual([]);
     expect(res.json.has_more).toBe(false);

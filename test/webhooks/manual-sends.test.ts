@@ -26,7 +26,7 @@ afterAll(async () => {
 });
 
 async function merchantWithEndpoint(name: string): Promise<{ call: Api; endpointId: string }> {
-  const call = api(server.url, server.createAccount(name).apiKey);
+  const call = api(server.url, (await server.createAccount(name)).apiKey);
   const created = await call("/api/v1/webhook_endpoints", { body: { url: receiver.url } });
   expect(created.status).toBe(201);
   return { call, endpointId: created.json.id };

@@ -62,7 +62,7 @@ afterAll(() => {
 
 describe("redirects", () => {
   test("a 302 is not followed: the target receives nothing and the attempt says redirect", async () => {
-    const m = merchant("Redirect");
+    const m = await merchant("Redirect");
     const target = `http://127.0.0.1:${redirectTarget.port}/landing`;
     const hook = newHook(status(302, { location: target }));
     const endpoint = await register(m, hook.url);
@@ -80,7 +80,7 @@ describe("redirects", () => {
 
 describe("receivers that misbehave", () => {
   test("a huge response body is cut off: the delivery succeeds quickly and the server is fine", async () => {
-    const m = merchant("Chatty");
+    const m = await merchant("Chatty");
     const chunk = new Uint8Array(64 * 1024).fill(120);
     let written = 0;
     const hook = newHook(
@@ -110,7 +110,7 @@ describe("receivers that misbehave", () => {
   });
 
   test("an answer that is not HTTP is a failed attempt, retried on schedule", async () => {
-    const m = merchant("Garbage");
+    const m = await merchant("Garbage");
     const endpoint = await register(m, `http://127.0.0.1:${garbage.listener!.port}/hook`);
     const sent = await sendTest(m, endpoint);
     const d = await settled(m, endpoint, sent.deliveryId);
@@ -124,7 +124,7 @@ describe("receivers that misbehave", () => {
   });
 
   test("a connection closed without an answer is a failed attempt, retried on schedule", async () => {
-    const m = merchant("Hangup");
+    const m = await merchant("Hangup");
     const endpoint = await register(m, `http://127.0.0.1:${hangup.listener!.port}/hook`);
     const sent = await sendTest(m, endpoint);
     const d = await settled(m, endpoint, sent.deliveryId);
@@ -138,7 +138,7 @@ describe("receivers that misbehave", () => {
   });
 
   test("nothing listening on the port is a failed attempt with the connection error", async () => {
-    const m = merchant("Closed");
+    const m = await merchant("Closed");
     const closed = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("x") });
     const port = closed.port;
     closed.stop(true);

@@ -6,6 +6,7 @@
 import { beforeAll, describe, expect, test } from "bun:test";
 import { createChainStore } from "../../src/chain/store.ts";
 import { createLedger } from "../../src/chain/watching/ledger.ts";
+import { sql } from "../../src/db/engine.ts";
 import { createEventStore } from "../../src/events/store.ts";
 import { systemClock } from "../../src/lib/clock.ts";
 import { randomIds } from "../../src/lib/ids.ts";
@@ -36,7 +37,7 @@ function rawPayment(body: string): string {
 
 describe("payment events", () => {
   test("data.payment is the payment exactly as GET returns it at that moment, metadata untouched", async () => {
-    const m = merchant("Payments");
+    const m = await merchant("Payments");
     const hook = newHook();
     const endpoint = await register(m, hook.url);
     // Key order, escapes and string contents the server must keep byte for byte; only the
@@ -81,7 +82,7 @@ describe("payment events", () => {
       view: { baseUrl: rig.server.config.baseUrl, chainName: rig.server.config.chain.name },
     });
     const ledger = createLedger({ chain, payments, lifecycle, clock: systemClock });
-    const credited = db.transaction(() =>
+    const credited = await db.transaction(async () =>
       ledger.record(
         {
           chainId: rig.server.config.chain.chainId,
@@ -95,7 +96,7 @@ describe("payment events", () => {
         },
         () => true,
       ),
-    )();
+    );
     expect(credited).toBe(true);
 
     const underpaidHit = await waitFor(
@@ -127,8 +128,8 @@ describe("payment events", () => {
   });
 
   test("an event goes to every live endpoint of the account and to no other account", async () => {
-    const m = merchant("Fanout");
-    const other = merchant("Bystander");
+    const m = await merchant("Fanout");
+    const other = await merchant("Bystander");
     const hooksOfM = [newHook(), newHook(), newHook()];
     const endpoints = await Promise.all(hooksOfM.map((h) => register(m, h.url)));
     const otherHook = newHook();
@@ -155,28 +156,29 @@ describe("GET /api/v1/events", () => {
   let other: Merchant;
 
   beforeAll(async () => {
-    m = merchant("Ledger");
-    other = merchant("Neighbour");
+    m = await merchant("Ledger");
+    other = await merchant("Neighbour");
     for (let i = 0; i < 5; i++)
       expect((await m.api("/api/v1/payments", { body: { amount: `${i + 1}.00` } })).status).toBe(201);
     for (let i = 0; i < 2; i++)
       expect((await other.api("/api/v1/payments", { body: { amount: "9.00" } })).status).toBe(201);
-    const count = (accountId: string) =>
-      rig.server.running.db
-        .query<{ n: number }, [string]>(
-          "SELECT count(*) AS n FROM events WHERE account_id = ? AND type = 'payment.expired'",
-        )
-        .get(accountId)!.n;
-    await waitFor(() => count(m.accountId) === 5 && count(other.accountId) === 2, 5_000, "the payments to expire");
+    const count = async (accountId: string) =>
+      (await rig.server.running.db.get<{ n: number }>(
+        sql`SELECT count(*) AS n FROM events WHERE account_id = ${accountId} AND type = 'payment.expired'`,
+      ))!.n;
+    await waitFor(
+      async () => (await count(m.accountId)) === 5 && (await count(other.accountId)) === 2,
+      5_000,
+      "the payments to expire",
+    );
   });
 
   test("newest first, paginated with starting_after, every event once", async () => {
-    const expected = rig.server.running.db
-      .query<{ id: string }, [string]>(
-        "SELECT id FROM events WHERE account_id = ? AND type != 'test' ORDER BY seq DESC",
+    const expected = (
+      await rig.server.running.db.all<{ id: string }>(
+        sql`SELECT id FROM events WHERE account_id = ${m.accountId} AND type != 'test' ORDER BY seq DESC`,
       )
-      .all(m.accountId)
-      .map((r) => r.id);
+    ).map((r) => r.id);
     expect(expected).toHaveLength(5);
 
     const seen: any[] = [];

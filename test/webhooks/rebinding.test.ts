@@ -48,7 +48,7 @@ beforeAll(async () => {
     { webhookAllowPrivate: false },
     { resolve, webhookTimeoutMs: TIMEOUT_MS, webhookSchedule: SCHEDULE },
   );
-  merchant = api(server.url, server.createAccount("Rebind").apiKey);
+  merchant = api(server.url, (await server.createAccount("Rebind")).apiKey);
 });
 
 afterAll(async () => {

@@ -61,11 +61,11 @@ async function startServe(): Promise<void> {
 }
 
 test("events whose first attempt failed are delivered after kill -9 and a restart, with the same webhook-id", async () => {
-  const { api_key: key } = runAccountCommand(
+  const { api_key: key } = (await runAccountCommand(
     "account",
     ["create", "--name", "Crashy Shop", "--payout-address", TEST_PAYOUT],
     env,
-  ) as { api_key: string };
+  )) as { api_key: string };
   // The server's address changes with the restart: each call goes to where it listens now.
   const call = (path: string, req?: ApiRequest) => api(url, key)(path, req);
 

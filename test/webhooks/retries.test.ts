@@ -30,7 +30,7 @@ const { merchant, newHook, hang, pastFirstRetry } = rig;
 
 describe("exactly once to a healthy endpoint", () => {
   test("twenty events arrive once each and are never sent again", async () => {
-    const m = merchant("Healthy");
+    const m = await merchant("Healthy");
     const hook = newHook();
     const endpoint = await register(m, hook.url);
     const sent = await Promise.all(Array.from({ length: 20 }, () => sendTest(m, endpoint)));
@@ -48,7 +48,7 @@ describe("exactly once to a healthy endpoint", () => {
 
 describe("retries", () => {
   test("after a 500: the same webhook-id and body on every attempt, each attempt listed", async () => {
-    const m = merchant("Flaky");
+    const m = await merchant("Flaky");
     const hook = newHook(sequence(status(500), status(500), ok));
     const endpoint = await register(m, hook.url);
     const sent = await sendTest(m, endpoint);
@@ -81,7 +81,7 @@ describe("retries", () => {
   });
 
   test("after a timeout: the hanging attempt is cut at the timeout and retried with the same webhook-id", async () => {
-    const m = merchant("Slow");
+    const m = await merchant("Slow");
     const hook: Hook = newHook();
     hook.behave = sequence(
       hang(() => hook),
@@ -106,7 +106,7 @@ describe("retries", () => {
   });
 
   test("an endpoint that always fails gets the whole schedule, then the delivery fails", async () => {
-    const m = merchant("Down");
+    const m = await merchant("Down");
     const hook = newHook(status(500));
     const endpoint = await register(m, hook.url);
     const sent = await sendTest(m, endpoint);
@@ -120,7 +120,7 @@ describe("retries", () => {
   });
 
   test("429 with Retry-After delays the next attempt by at least that much", async () => {
-    const m = merchant("Busy");
+    const m = await merchant("Busy");
     const hook = newHook(sequence(status(429, { "retry-after": "2" }), ok));
     const endpoint = await register(m, hook.url);
     const sent = await sendTest(m, endpoint);
@@ -147,7 +147,7 @@ describe("retries", () => {
   });
 
   test("503 with an HTTP-date Retry-After is honoured too", async () => {
-    const m = merchant("Maintenance");
+    const m = await merchant("Maintenance");
     const hook = newHook(
       () =>
         new Response("down", { status: 503, headers: { "retry-after": new Date(Date.now() + 4_000).toUTCString() } }),
@@ -172,7 +172,7 @@ describe("retries", () => {
 
 describe("manual retry", () => {
   test("sends a succeeded delivery again, with the same webhook-id and body", async () => {
-    const m = merchant("Replay");
+    const m = await merchant("Replay");
     const hook = newHook();
     const endpoint = await register(m, hook.url);
     const sent = await sendTest(m, endpoint);
@@ -200,7 +200,7 @@ describe("manual retry", () => {
   });
 
   test("revives a failed delivery once the receiver is fixed", async () => {
-    const m = merchant("Revived");
+    const m = await merchant("Revived");
     const hook = newHook(status(500));
     const endpoint = await register(m, hook.url);
     const sent = await sendTest(m, endpoint);
@@ -217,7 +217,7 @@ describe("manual retry", () => {
   });
 
   test("an unknown delivery id is 404", async () => {
-    const m = merchant("Unknown");
+    const m = await merchant("Unknown");
     const endpoint = await register(m, newHook().url);
     const res = await m.api(`/api/v1/webhook_endpoints/${endpoint.id}/deliveries/whd_doesnotexist/retry`, {
       method: "POST",

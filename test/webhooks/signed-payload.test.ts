@@ -28,7 +28,7 @@ describe("a test event to a healthy endpoint", () => {
   let sentAt: number;
 
   beforeAll(async () => {
-    m = merchant("Signed");
+    m = await merchant("Signed");
     hook = newHook();
     endpoint = await register(m, hook.url);
     sentAt = Date.now();

@@ -42,7 +42,7 @@ describe("receivers that misbehave", () => {
     }
 
     test("a receiver that hangs does not stall a healthy endpoint of the same account", async () => {
-      const m = merchant("Mixed", patient);
+      const m = await merchant("Mixed", patient);
       const { slow, fast, slowEndpoint, fastEndpoint } = await slowAndFast(m);
       // More hanging sends than the worker has slots in all (32), let alone per endpoint.
       for (let i = 0; i < 40; i++) await sendTest(m, slowEndpoint);
@@ -61,7 +61,7 @@ describe("receivers that misbehave", () => {
       // More queued for the hanging endpoint than the worker reads in one go (4 x 32 due rows),
       // and all of it older than the healthy endpoint's events. (bench/webhooks.ts --hanging
       // measures how long the healthy endpoint waits.)
-      const m = merchant("Backlog", patient);
+      const m = await merchant("Backlog", patient);
       const { slow, fast, slowEndpoint, fastEndpoint } = await slowAndFast(m);
       for (let i = 0; i < 200; i += 50) await Promise.all(Array.from({ length: 50 }, () => sendTest(m, slowEndpoint)));
       await waitFor(() => slow.open >= 4, 10_000, "the hanging sends to be in flight");
@@ -76,8 +76,8 @@ describe("receivers that misbehave", () => {
   });
 
   test("one endpoint's backlog does not hold up another merchant's endpoint", async () => {
-    const busy = merchant("Busy");
-    const quiet = merchant("Quiet");
+    const busy = await merchant("Busy");
+    const quiet = await merchant("Quiet");
     const busyHook = newHook();
     const quietHook = newHook();
     await register(busy, busyHook.url);
@@ -85,11 +85,11 @@ describe("receivers that misbehave", () => {
     // A burst of events through the outbox, as a batch of payment changes would write them.
     const events = createEventStore(rig.server.running.db, randomIds);
     const BURST = 1_500;
-    rig.server.running.db.transaction(() => {
+    await rig.server.running.db.transaction(async () => {
       for (let i = 0; i < BURST; i++) {
         const id = randomIds.prefixed("evt");
         const now = Date.now();
-        events.insert({
+        await events.insert({
           id,
           account_id: busy.accountId,
           type: "test",
@@ -104,7 +104,7 @@ describe("receivers that misbehave", () => {
           created_at: now,
         });
       }
-    })();
+    });
     await waitFor(() => busyHook.hits.length > 0, 5_000, "the burst to start arriving");
 
     const sent = await sendTest(quiet, quietEndpoint);

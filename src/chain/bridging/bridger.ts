@@ -25,7 +25,7 @@ export interface BridgerDeps {
   payments: PaymentStore;
   lifecycle: Lifecycle;
   /** Runs `fn` in one database transaction. */
-  transaction: <T>(fn: () => T) => T;
+  transaction: <T>(fn: () => Promise<T>) => Promise<T>;
   /** Circle's fee for a fast burn from `sourceDomain` to the settlement domain, in (fractional) bps. */
   fastFeeBps: (sourceDomain: number) => Promise<number>;
   clock: Clock;
@@ -65,10 +65,10 @@ export function createBridger(deps: BridgerDeps) {
    * In `deps.transaction`, which the chain side fences with its lease: a replica that lost the
    * lease throws here, before it broadcasts what it would have saved.
    */
-  function saveWhileCredited(bridge: BridgeRow): boolean {
-    return deps.transaction(() => {
-      if (bridges.find(bridge.id)?.state !== "credited") return false;
-      bridges.save(bridge, clock.now());
+  function saveWhileCredited(bridge: BridgeRow): Promise<boolean> {
+    return deps.transaction(async () => {
+      if ((await bridges.findToUpdate(bridge.id))?.state !== "credited") return false;
+      await bridges.save(bridge, clock.now());
       return true;
     });
   }
@@ -101,7 +101,7 @@ export function createBridger(deps: BridgerDeps) {
    * read made this loop forget its own) is taken as this bridge's first.
    */
   async function send(bridge: BridgeRow): Promise<Outcome> {
-    const row = payments.findById(bridge.payment_id)!;
+    const row = (await payments.findById(bridge.payment_id))!;
     if (await adoptUnrecordedBurn(bridge, row)) return { error: null };
     const deposit = row.deposit_address as Address;
     const balance = await client.readContract({
@@ -148,7 +148,7 @@ export function createBridger(deps: BridgerDeps) {
       max_fee: fee.maxFee,
       min_finality: fee.minFinality,
     });
-    if (!saveWhileCredited(bridge)) return { error: null };
+    if (!(await saveWhileCredited(bridge))) return { error: null };
     log.info("bridge sent", { bridge_id: bridge.id, chain: source.name, tx_hash: hash, nonce, amount });
     await broadcast(serialized);
     return { error: null, retryInMs: source.pollIntervalMs };
@@ -187,7 +187,7 @@ export function createBridger(deps: BridgerDeps) {
       }
     }
     const { hash, receipt } = found;
-    const row = payments.findById(bridge.payment_id)!;
+    const row = (await payments.findById(bridge.payment_id))!;
     // Under `fast` the burn counts in a block, as the payer's transfer did; otherwise at the source
     // chain's confirmations (Circle attests a standard burn only once it is final there anyway).
     const depth = row.speed === "fast" ? 0n : BigInt(source.confirmations);
@@ -204,7 +204,7 @@ export function createBridger(deps: BridgerDeps) {
       deps.readiness.recheck();
       return { error: `bridge transaction ${hash} reverted; trying again` };
     }
-    if (!markBurned(bridge, { hash, amount: bridged.args.amount, blockNumber: receipt.blockNumber }))
+    if (!(await markBurned(bridge, { hash, amount: bridged.args.amount, blockNumber: receipt.blockNumber })))
       return { error: null };
     log.info("bridge burned", { bridge_id: bridge.id, chain: source.name, tx_hash: hash, amount: bridged.args.amount });
     deps.onBurned();
@@ -215,10 +215,10 @@ export function createBridger(deps: BridgerDeps) {
    * Records a mined burn of the deposit address as the bridge's and hands it to the redeemer,
    * unless the bridge moved on meanwhile (its mint seen). Whether it recorded.
    */
-  function markBurned(bridge: BridgeRow, burn: { hash: Hex; amount: bigint; blockNumber: bigint }): boolean {
-    return deps.transaction(() => {
-      if (bridges.find(bridge.id)?.state !== "credited") return false;
-      const recorded = burns.record({
+  function markBurned(bridge: BridgeRow, burn: { hash: Hex; amount: bigint; blockNumber: bigint }): Promise<boolean> {
+    return deps.transaction(async () => {
+      if ((await bridges.findToUpdate(bridge.id))?.state !== "credited") return false;
+      const recorded = await burns.record({
         id: deps.ids.prefixed("burn"),
         payment_id: bridge.payment_id,
         source_chain: source.name,
@@ -229,7 +229,7 @@ export function createBridger(deps: BridgerDeps) {
         now: clock.now(),
       });
       // Posted to the public cross-chain endpoint before it was found here: the same burn, now this bridge's.
-      if (recorded.bridge_id === null) burns.attachBridge(recorded.id, bridge.id, clock.now());
+      if (recorded.bridge_id === null) await burns.attachBridge(recorded.id, bridge.id, clock.now());
       Object.assign(bridge, {
         state: "burned",
         amount: burn.amount,
@@ -239,24 +239,24 @@ export function createBridger(deps: BridgerDeps) {
         error: null,
         attempts: 0,
       });
-      bridges.save(bridge, clock.now());
+      await bridges.save(bridge, clock.now());
       // Circle's per-message limit left part of the credited funds behind: the next burn is
       // opened with this one, so the payment is never settled without it.
-      const { credited, burned } = bridges.totals(bridge.payment_id, source.chainId);
-      if (credited > burned) open(bridge.payment_id);
-      lifecycle.apply(bridge.payment_id, "settlement_submitted");
+      const { credited, burned } = await bridges.totals(bridge.payment_id, source.chainId);
+      if (credited > burned) await open(bridge.payment_id);
+      await lifecycle.apply(bridge.payment_id, "settlement_submitted");
       return true;
     });
   }
 
   /** A burn of the address here that no bridge recorded (burn-reads.ts) is taken as `bridge`'s. Whether it took one. */
   async function adoptUnrecordedBurn(bridge: BridgeRow, row: PaymentRow): Promise<boolean> {
-    const since = bridges.firstCreditBlock(row.id, source.chainId);
+    const since = await bridges.firstCreditBlock(row.id, source.chainId);
     if (since === null) return false;
-    const recorded = bridges.forPayment(row.id).filter((b) => b.chain_id === source.chainId);
+    const recorded = (await bridges.forPayment(row.id)).filter((b) => b.chain_id === source.chainId);
     const burn = await unrecordedBurn(client, { row, since, confirmations: source.confirmations, recorded });
     if (!burn) return false;
-    if (!markBurned(bridge, burn)) return true;
+    if (!(await markBurned(bridge, burn))) return true;
     log.info("bridge: took a burn of the deposit address this server did not record", {
       bridge_id: bridge.id,
       chain: source.name,
@@ -284,7 +284,7 @@ export function createBridger(deps: BridgerDeps) {
       tx_hashes: JSON.stringify([...hashes, hash]),
       sent_at: clock.now(),
     });
-    if (!saveWhileCredited(bridge)) return;
+    if (!(await saveWhileCredited(bridge))) return;
     log.info("bridge stuck; replaced with higher fees", { bridge_id: bridge.id, nonce: bridge.nonce, tx_hash: hash });
     await broadcast(serialized);
   }
@@ -300,7 +300,7 @@ export function createBridger(deps: BridgerDeps) {
     bridge.attempts = outcome.error ? bridge.attempts + 1 : 0;
     bridge.error = outcome.error;
     bridge.next_attempt_at = clock.now() + (outcome.retryInMs ?? backoffMs(bridge.attempts, 1_000, 60_000));
-    if (saveWhileCredited(bridge) && outcome.error)
+    if ((await saveWhileCredited(bridge)) && outcome.error)
       log.warn("bridge: will retry", { bridge_id: bridge.id, chain: source.name, error: outcome.error });
   }
 
@@ -310,22 +310,22 @@ export function createBridger(deps: BridgerDeps) {
    * unless an earlier burn already took them (bridge() burns the whole balance, funds not yet
    * credited too): then that burn's bridge carries them.
    */
-  function openBridges(): void {
+  async function openBridges(): Promise<void> {
     const lateFunds = { floor: source.sweepFloor, perDay: LATE_SWEEPS_PER_DAY };
-    for (const paymentId of bridges.unbridgedPayments(source.chainId, clock.now(), lateFunds)) {
-      deps.transaction(() => {
-        const { credited, burned } = bridges.totals(paymentId, source.chainId);
-        const latest = bridges.latestBurned(paymentId, source.chainId);
-        if (credited <= burned && latest) return void bridges.linkTransfers(latest, paymentId, source.chainId);
-        open(paymentId);
-        lifecycle.apply(paymentId, "settlement_submitted");
+    for (const paymentId of await bridges.unbridgedPayments(source.chainId, clock.now(), lateFunds)) {
+      await deps.transaction(async () => {
+        const { credited, burned } = await bridges.totals(paymentId, source.chainId);
+        const latest = await bridges.latestBurned(paymentId, source.chainId);
+        if (credited <= burned && latest) return void (await bridges.linkTransfers(latest, paymentId, source.chainId));
+        await open(paymentId);
+        await lifecycle.apply(paymentId, "settlement_submitted");
       });
     }
   }
 
   /** A new bridge for the payment's funds on this chain; inside the caller's transaction. */
-  function open(paymentId: string): void {
-    const bridge = bridges.create({
+  async function open(paymentId: string): Promise<void> {
+    const bridge = await bridges.create({
       id: deps.ids.prefixed("brg"),
       payment_id: paymentId,
       chain_id: source.chainId,
@@ -335,19 +335,19 @@ export function createBridger(deps: BridgerDeps) {
   }
 
   /** Bridges whose burn the redeemer has an attestation for: attested, with the fee Circle will take. */
-  function recordAttested(): void {
-    for (const { bridge, message } of bridges.attestedBurns(source.chainId)) {
+  async function recordAttested(): Promise<void> {
+    for (const { bridge, message } of await bridges.attestedBurns(source.chainId)) {
       const decoded = decodeBurnMessage(message as Hex);
-      deps.transaction(() => {
+      await deps.transaction(async () => {
         // The watcher, at the head, may have seen the mint already: a minted bridge stays minted.
-        if (bridges.find(bridge.id)?.state !== bridge.state) return;
+        if ((await bridges.findToUpdate(bridge.id))?.state !== bridge.state) return;
         Object.assign(bridge, {
           state: "attested",
           fee: decoded?.feeExecuted ?? null,
           message_nonce: decoded?.nonce ?? null,
         });
-        bridges.save(bridge, clock.now());
-        lifecycle.apply(bridge.payment_id, "settlement_submitted");
+        await bridges.save(bridge, clock.now());
+        await lifecycle.apply(bridge.payment_id, "settlement_submitted");
       });
     }
   }
@@ -360,20 +360,20 @@ export function createBridger(deps: BridgerDeps) {
       return;
     }
     state.lastError = null;
-    recordAttested();
-    openBridges();
-    for (const bridge of bridges.due(source.chainId, clock.now())) await step(bridge);
+    await recordAttested();
+    await openBridges();
+    for (const bridge of await bridges.due(source.chainId, clock.now())) await step(bridge);
   }
 
   return {
     tick,
     wake: waker.wake,
     /** For /readyz: this chain's bridging, from what the loop last saw. */
-    status: () => ({
+    status: async () => ({
       chain: source.name,
       chain_id: source.chainId,
-      open: bridges.countOpen(source.chainId),
-      last_error: state.lastError ?? bridges.lastError(source.chainId),
+      open: await bridges.countOpen(source.chainId),
+      last_error: state.lastError ?? (await bridges.lastError(source.chainId)),
       rounds: state.rounds,
     }),
     /** Runs until `signal` aborts; one chain's failures never hold up another's. */

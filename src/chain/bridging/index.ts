@@ -17,7 +17,7 @@ export interface BridgingWiring {
   burns: BurnStore;
   payments: PaymentStore;
   lifecycle: Lifecycle;
-  transaction: <T>(fn: () => T) => T;
+  transaction: <T>(fn: () => Promise<T>) => Promise<T>;
   /** Circle's fees from a source domain to the settlement chain (the attestation API's fee endpoint). */
   fees: (sourceDomain: number) => Promise<{ fast: number }>;
   clock: Clock;
@@ -55,7 +55,7 @@ export function createBridging(w: BridgingWiring) {
   const byChain = new Map([...w.networks.keys()].map((chainId, i) => [chainId, bridgers[i]!]));
   return {
     /** For /readyz: each source chain's bridging. */
-    status: () => bridgers.map((b) => b.status()),
+    status: () => Promise.all(bridgers.map((b) => b.status())),
     /** Credits arrived on `chainId`: its bridger looks at once. */
     wake(chainId?: number): void {
       if (chainId === undefined) for (const b of bridgers) b.wake();

@@ -75,12 +75,12 @@ export function createOwnMints(deps: {
    * Records a recognised mint, once (the watcher may see it again after a rewind); inside the
    * watcher's transaction. Returns whether something changed.
    */
-  function record(transfer: ObservedTransfer, mint: OwnMint): boolean {
-    if (bridges.isMintRecorded(transfer.txHash)) return false;
-    const paymentId = payments.findIdByDepositAddress(transfer.to);
+  async function record(transfer: ObservedTransfer, mint: OwnMint): Promise<boolean> {
+    if (await bridges.isMintRecorded(transfer.txHash)) return false;
+    const paymentId = await payments.findIdByDepositAddress(transfer.to);
     if (!paymentId) return false;
     const chainId = deps.chainOfDomain(mint.sourceDomain);
-    const bridge = bridges.forMint(paymentId, chainId, mint.nonce, mint.burned);
+    const bridge = await bridges.forMint(paymentId, chainId, mint.nonce, mint.burned);
     if (!bridge || bridge.state === "minted" || bridge.state === "settled") {
       if (chainId !== null) return recordUnexpected(transfer, mint, paymentId, chainId);
       // From a chain that is not enabled: nothing there was credited, and nothing here is.
@@ -92,9 +92,9 @@ export function createOwnMints(deps: {
       return false;
     }
     // A burn of the address also posted to the public endpoint: the same burn, now this bridge's.
-    const posted = deps.burns.findByMessageNonce(paymentId, mint.nonce);
+    const posted = await deps.burns.findByMessageNonce(paymentId, mint.nonce);
     if (posted && posted.bridge_id === null) {
-      deps.burns.attachBridge(posted.id, bridge.id, clock.now());
+      await deps.burns.attachBridge(posted.id, bridge.id, clock.now());
       bridge.burn_id ??= posted.id;
       bridge.burn_tx_hash ??= posted.tx_hash;
     }
@@ -108,9 +108,9 @@ export function createOwnMints(deps: {
       mint_log_index: transfer.logIndex,
       error: null,
     });
-    bridges.save(bridge, clock.now());
-    payments.addBridgeFee(paymentId, mint.fee, clock.now());
-    lifecycle.apply(paymentId, "settlement_submitted");
+    await bridges.save(bridge, clock.now());
+    await payments.addBridgeFee(paymentId, mint.fee, clock.now());
+    await lifecycle.apply(paymentId, "settlement_submitted");
     log.info("bridge minted", { bridge_id: bridge.id, payment_id: paymentId, tx_hash: transfer.txHash, fee: mint.fee });
     return true;
   }
@@ -122,9 +122,14 @@ export function createOwnMints(deps: {
    * nor waits for a mint that already landed: the credits on that chain join it (the bridger's
    * openBridges), and the settlement sweeps it. Still not a payment: nothing is credited here.
    */
-  function recordUnexpected(transfer: ObservedTransfer, mint: OwnMint, paymentId: string, chainId: number): true {
-    const posted = deps.burns.findByMessageNonce(paymentId, mint.nonce);
-    const bridge = bridges.createMinted({
+  async function recordUnexpected(
+    transfer: ObservedTransfer,
+    mint: OwnMint,
+    paymentId: string,
+    chainId: number,
+  ): Promise<true> {
+    const posted = await deps.burns.findByMessageNonce(paymentId, mint.nonce);
+    const bridge = await bridges.createMinted({
       id: deps.ids.prefixed("brg"),
       payment_id: paymentId,
       chain_id: chainId,
@@ -138,9 +143,9 @@ export function createOwnMints(deps: {
       mint_log_index: transfer.logIndex,
       now: clock.now(),
     });
-    if (posted) deps.burns.attachBridge(posted.id, bridge.id, clock.now());
-    payments.addBridgeFee(paymentId, mint.fee, clock.now());
-    lifecycle.apply(paymentId, "settlement_submitted");
+    if (posted) await deps.burns.attachBridge(posted.id, bridge.id, clock.now());
+    await payments.addBridgeFee(paymentId, mint.fee, clock.now());
+    await lifecycle.apply(paymentId, "settlement_submitted");
     log.info("mint of a burn of the deposit address this server did not send; recorded as its bridge", {
       bridge_id: bridge.id,
       payment_id: paymentId,

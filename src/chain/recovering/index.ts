@@ -18,14 +18,17 @@ export interface RecoveriesWiring {
   /** The settlement chain's clients and relayer nonces, and each enabled source chain's. */
   settlement: { clients: ChainClients; nonces: NonceManager };
   sources: ReadonlyMap<number, SourceNetwork>;
-  payments: { retrieve(account: Account, id: string): PaymentRow; findById(id: string): PaymentRow | null };
+  payments: {
+    retrieve(account: Account, id: string): Promise<PaymentRow>;
+    findById(id: string): Promise<PaymentRow | null>;
+  };
   clock: Clock;
   ids: IdGenerator;
   log: Logger;
   /** When a sent transaction counts as stuck, as for settlements. */
   stuckAfterMs: number;
   /** Runs a write only the chain lease's holder may make (see src/leases/); the recoverer's saves are. */
-  fenced?: <T>(write: () => T) => T;
+  fenced?: <T>(write: () => Promise<T>) => Promise<T>;
 }
 
 /** Recovery of tokens sent by mistake: the API's service and the loop that carries requests out, on every chain. */

@@ -15,12 +15,12 @@ export const RECOVERY_WINDOW_MS = 24 * 60 * 60 * 1000;
 export const RECOVERIES_PER_ACCOUNT = 10;
 
 /** Refuses with 429 (and Retry-After) a request either limit would pass; changes nothing. */
-export function checkRecoveryLimits(
+export async function checkRecoveryLimits(
   store: RecoveryStore,
   ask: { account: Account; paymentId: string; chainId: number; chainName: string; token: string | null; now: number },
-): void {
+): Promise<void> {
   const since = ask.now - RECOVERY_WINDOW_MS;
-  const latest = store.latestFor(ask.paymentId, ask.chainId, ask.token, since);
+  const latest = await store.latestFor(ask.paymentId, ask.chainId, ask.token, since);
   if (latest !== null) {
     const what = ask.token ? `token ${ask.token}` : "the native coin";
     throw tooMany(
@@ -29,7 +29,7 @@ export function checkRecoveryLimits(
       latest + RECOVERY_WINDOW_MS - ask.now,
     );
   }
-  const asked = store.askedByAccountSince(ask.account.id, since);
+  const asked = await store.askedByAccountSince(ask.account.id, since);
   if (asked.length >= RECOVERIES_PER_ACCOUNT) {
     // The request that must leave the window before the count is under the limit again.
     const until = asked[asked.length - RECOVERIES_PER_ACCOUNT]! + RECOVERY_WINDOW_MS;

@@ -15,7 +15,7 @@ import type { RecoveryRow, RecoveryStore } from "./store.ts";
 
 export interface RecovererDeps {
   store: RecoveryStore;
-  findPayment: (id: string) => PaymentRow | null;
+  findPayment: (id: string) => Promise<PaymentRow | null>;
   networks: readonly RecoveryNetwork[];
   clock: Clock;
   log: Logger;
@@ -142,7 +142,7 @@ export function createRecoverer(deps: RecovererDeps) {
       sent_at: clock.now(),
       error: null,
     };
-    store.save(sent, clock.now());
+    await store.save(sent, clock.now());
     log.info("recovery sent", { recovery_id: row.id, chain: network.name, tx_hash: signed.hash, nonce });
     await broadcast(network, signed.serialized);
     return { ...sent, retryInMs: FOLLOW_MS };
@@ -226,7 +226,7 @@ export function createRecoverer(deps: RecovererDeps) {
       tx_hashes: JSON.stringify([...hashes, signed.hash]),
       sent_at: clock.now(),
     };
-    store.save({ ...row, ...replaced }, clock.now());
+    await store.save({ ...row, ...replaced }, clock.now());
     log.info("recovery stuck; replaced with higher fees", {
       recovery_id: row.id,
       nonce: row.nonce,
@@ -237,7 +237,7 @@ export function createRecoverer(deps: RecovererDeps) {
   }
 
   async function step(row: RecoveryRow): Promise<void> {
-    const payment = deps.findPayment(row.payment_id);
+    const payment = await deps.findPayment(row.payment_id);
     const network = networks.get(row.chain_id);
     let outcome: Outcome;
     try {
@@ -249,18 +249,18 @@ export function createRecoverer(deps: RecovererDeps) {
       log.warn("recovery: will retry", { recovery_id: row.id, error: outcome.error });
     }
     const { retryInMs, ...changes } = outcome;
-    const next = { ...(store.findById(row.id) ?? row), ...changes };
+    const next = { ...((await store.findById(row.id)) ?? row), ...changes };
     const progressed = next.state !== row.state;
     next.attempts = progressed || retryInMs !== undefined ? 0 : row.attempts + 1;
     next.next_attempt_at = clock.now() + (retryInMs ?? backoffMs(next.attempts, 1_000, 60_000));
-    store.save(next, clock.now());
+    await store.save(next, clock.now());
     if (progressed) log.info("recovery", { recovery_id: row.id, state: next.state, error: next.error });
   }
 
   async function tick(): Promise<void> {
     try {
       await ensureSourceFactories();
-      for (const row of store.due(clock.now())) await step(row);
+      for (const row of await store.due(clock.now())) await step(row);
     } finally {
       rounds++;
     }

@@ -35,20 +35,20 @@ export function recoveryRoutes(ctx: AppContext, authed: AuthPlugin) {
         if (!result.replayed) return jsonResponse(result.status, result.body);
         // A replay answers the recovery as it stands now, which is what a retrying client wants to know.
         const { id } = JSON.parse(result.body) as { id: string };
-        return jsonResponse(200, render(recoveries.retrieve(account, id)), { "idempotent-replayed": "true" });
+        return jsonResponse(200, render(await recoveries.retrieve(account, id)), { "idempotent-replayed": "true" });
       },
       { params: PaymentParams },
     )
     .get(
       "/api/v1/payments/:id/recoveries",
-      ({ account, params }) =>
+      async ({ account, params }) =>
         jsonResponse(
           200,
           JSON.stringify({
             object: "list",
-            data: recoveries
-              .forPayment(account, params.id)
-              .map((row) => recoveryView(row, recoveries.chainName(row.chain_id))),
+            data: (await recoveries.forPayment(account, params.id)).map((row) =>
+              recoveryView(row, recoveries.chainName(row.chain_id)),
+            ),
             has_more: false,
           }),
         ),
@@ -56,7 +56,7 @@ export function recoveryRoutes(ctx: AppContext, authed: AuthPlugin) {
     )
     .get(
       "/api/v1/recoveries/:id",
-      ({ account, params }) => jsonResponse(200, render(recoveries.retrieve(account, params.id))),
+      async ({ account, params }) => jsonResponse(200, render(await recoveries.retrieve(account, params.id))),
       { params: RecoveryParams },
     );
 }

@@ -23,8 +23,8 @@ export interface RecoveriesDeps {
   store: RecoveryStore;
   /** The account's payment by id (NotFoundError otherwise), and any payment by id. */
   payments: {
-    retrieve(account: Account, id: string): PaymentRow;
-    findById(id: string): PaymentRow | null;
+    retrieve(account: Account, id: string): Promise<PaymentRow>;
+    findById(id: string): Promise<PaymentRow | null>;
   };
   /** The settlement chain first, then the enabled source chains. */
   networks: readonly RecoveryNetwork[];
@@ -123,8 +123,8 @@ export function createRecoveriesService(deps: RecoveriesDeps) {
     }
   }
 
-  function ownedBy(account: Account, row: RecoveryRow | null): RecoveryRow | null {
-    return row && deps.payments.findById(row.payment_id)?.account_id === account.id ? row : null;
+  async function ownedBy(account: Account, row: RecoveryRow | null): Promise<RecoveryRow | null> {
+    return row && (await deps.payments.findById(row.payment_id))?.account_id === account.id ? row : null;
   }
 
   return {
@@ -138,9 +138,9 @@ export function createRecoveriesService(deps: RecoveriesDeps) {
       account: Account,
       paymentId: string,
       input: RecoverInput,
-      commit: (row: RecoveryRow, created: boolean) => void = () => {},
+      commit: (row: RecoveryRow, created: boolean) => Promise<void> = async () => {},
     ): Promise<{ row: RecoveryRow; created: boolean }> {
-      const payment = deps.payments.retrieve(account, paymentId);
+      const payment = await deps.payments.retrieve(account, paymentId);
       const network = networkNamed(input.chain);
       const token = tokenAddress(input.token);
       if (payment.factory_version === 1 && !network.settlement)
@@ -151,25 +151,26 @@ export function createRecoveriesService(deps: RecoveriesDeps) {
       if (network.settlement && token && token === getAddress(payment.token_address)) throw refusedUsdc(network, token);
 
       const open = () => store.openFor(payment.id, network.chainId, token);
-      const earlier = open();
+      const earlier = await open();
       if (earlier) {
-        commit(earlier, false);
+        await commit(earlier, false);
         return { row: earlier, created: false };
       }
       const limits = { account, paymentId: payment.id, chainId: network.chainId, chainName: network.name, token };
-      checkRecoveryLimits(store, { ...limits, now: clock.now() });
+      await checkRecoveryLimits(store, { ...limits, now: clock.now() });
       await check(payment, network, token);
       const decimals = await decimalsOf(network, token);
-      const outcome = store.transaction(() => {
+      const outcome = await store.transaction(async () => {
         // Asked twice at once: the second finds the first's row here, or its count.
-        const raced = open();
+        await store.lockAccount(account.id);
+        const raced = await open();
         if (raced) {
-          commit(raced, false);
+          await commit(raced, false);
           return { row: raced, created: false };
         }
-        checkRecoveryLimits(store, { ...limits, now: clock.now() });
+        await checkRecoveryLimits(store, { ...limits, now: clock.now() });
         const id = ids.prefixed("rcv");
-        store.insert({
+        await store.insert({
           id,
           payment_id: payment.id,
           chain_id: network.chainId,
@@ -178,8 +179,8 @@ export function createRecoveriesService(deps: RecoveriesDeps) {
           payout_address: payment.payout_address,
           now: clock.now(),
         });
-        const row = store.findById(id)!;
-        commit(row, true);
+        const row = (await store.findById(id))!;
+        await commit(row, true);
         return { row, created: true };
       });
       if (outcome.created) deps.wake();
@@ -187,15 +188,15 @@ export function createRecoveriesService(deps: RecoveriesDeps) {
     },
 
     /** One recovery of the account's (another's or an unknown id: 404). */
-    retrieve(account: Account, id: string): RecoveryRow {
-      const row = ownedBy(account, store.findById(id));
+    async retrieve(account: Account, id: string): Promise<RecoveryRow> {
+      const row = await ownedBy(account, await store.findById(id));
       if (!row) throw new NotFoundError(`no recovery ${id}`);
       return row;
     },
 
     /** The recoveries of one of the account's payments, newest first. */
-    forPayment(account: Account, paymentId: string): RecoveryRow[] {
-      return store.forPayment(deps.payments.retrieve(account, paymentId).id);
+    async forPayment(account: Account, paymentId: string): Promise<RecoveryRow[]> {
+      return store.forPayment((await deps.payments.retrieve(account, paymentId)).id);
     },
 
     /** A chain's name by id, for the recovery's JSON. */

@@ -1,4 +1,5 @@
 import type { Hex } from "viem";
+import { assertOutsideTransaction } from "../../db/transaction-scope.ts";
 import { RetryableError } from "../../lib/errors.ts";
 import { MAX_FEE_BPS } from "./quote.ts";
 
@@ -17,6 +18,7 @@ export type AttestationApi = ReturnType<typeof createAttestationApi>;
  */
 export function createAttestationApi(baseUrl: string, timeoutMs = 10_000) {
   async function get(path: string, init?: RequestInit): Promise<Response> {
+    assertOutsideTransaction("a request to the attestation service");
     let response: Response;
     try {
       response = await fetch(`${baseUrl}${path}`, {

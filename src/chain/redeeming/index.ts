@@ -17,15 +17,15 @@ export interface CrossChainWiring {
   burns: BurnStore;
   clients: ReturnType<typeof createChainClients>;
   nonces: NonceManager;
-  depositAddressOf: (paymentId: string) => Address | null;
-  paymentOf: (paymentId: string) => PaymentRow | null;
+  depositAddressOf: (paymentId: string) => Promise<Address | null>;
+  paymentOf: (paymentId: string) => Promise<PaymentRow | null>;
   clock: Clock;
   ids: IdGenerator;
   log: Logger;
   /** When a sent transaction counts as stuck, as for settlements. */
   stuckAfterMs: number;
   /** Runs a write only the chain lease's holder may make (see src/leases/); the redeemer's saves are. */
-  fenced?: <T>(write: () => T) => T;
+  fenced?: <T>(write: () => Promise<T>) => Promise<T>;
 }
 
 /** Cross-chain funding: the public API's service and the loop that redeems recorded burns. */
@@ -40,8 +40,8 @@ export function createCrossChain(w: CrossChainWiring) {
     api,
     destination: { client: w.clients.publicClient, wallet: w.clients.walletClient, nonces: w.nonces },
     depositAddressOf: w.depositAddressOf,
-    worthRedeeming: (paymentId, amount) => {
-      const row = w.paymentOf(paymentId);
+    worthRedeeming: async (paymentId, amount) => {
+      const row = await w.paymentOf(paymentId);
       return row !== null && worthRedeeming(row, amount, w.config.redeemFloor);
     },
     sourceBurns,

@@ -35,9 +35,9 @@ export interface RedeemerDeps {
     wallet: WalletClient<Transport, Chain | undefined, Account>;
     nonces: NonceManager;
   };
-  depositAddressOf: (paymentId: string) => Address | null;
+  depositAddressOf: (paymentId: string) => Promise<Address | null>;
   /** Whether a payer's burn of `amount` for the payment is worth a redemption (service.ts `worthRedeeming`). */
-  worthRedeeming: (paymentId: string, amount: bigint) => boolean;
+  worthRedeeming: (paymentId: string, amount: bigint) => Promise<boolean>;
   sourceBurns: SourceBurns;
   clock: Clock;
   log: Logger;
@@ -92,7 +92,7 @@ export function createRedeemer(deps: RedeemerDeps) {
       burn.amount = verified.amount;
     }
     // A payer's burn posted before it was mined is checked here, as the public endpoint checks a mined one.
-    if (burn.bridge_id === null && !deps.worthRedeeming(burn.payment_id, burn.amount))
+    if (burn.bridge_id === null && !(await deps.worthRedeeming(burn.payment_id, burn.amount)))
       return {
         state: "failed",
         error:
@@ -222,7 +222,7 @@ export function createRedeemer(deps: RedeemerDeps) {
       redeem_raw_tx: serialized,
       redeem_sent_at: clock.now(),
     });
-    burns.save(burn, clock.now());
+    await burns.save(burn, clock.now());
     await broadcast(serialized);
     return { state: "redeeming", error: "redemption sent, waiting for it to be mined", retryInMs: REDEEM_POLL_MS };
   }
@@ -243,7 +243,7 @@ export function createRedeemer(deps: RedeemerDeps) {
       redeem_raw_tx: serialized,
       redeem_sent_at: clock.now(),
     });
-    burns.save(burn, clock.now());
+    await burns.save(burn, clock.now());
     log.info("redemption stuck; replaced with higher fees", {
       burn_id: burn.id,
       nonce: burn.redeem_nonce,
@@ -267,7 +267,7 @@ export function createRedeemer(deps: RedeemerDeps) {
   }
 
   async function step(burn: BurnRow): Promise<void> {
-    const deposit = deps.depositAddressOf(burn.payment_id);
+    const deposit = await deps.depositAddressOf(burn.payment_id);
     let outcome: Outcome;
     try {
       if (!deposit) outcome = { state: "failed", error: "payment not found" };
@@ -286,14 +286,14 @@ export function createRedeemer(deps: RedeemerDeps) {
     burn.next_attempt_at = clock.now() + (outcome.retryInMs ?? backoffMs(burn.attempts, 1_000, 60_000));
     burn.state = outcome.state;
     burn.error = outcome.error ?? null;
-    burns.save(burn, clock.now());
+    await burns.save(burn, clock.now());
     if (progressed) log.info("cross-chain burn", { burn_id: burn.id, state: burn.state, error: burn.error });
   }
 
   let rounds = 0;
   async function tick(): Promise<void> {
     try {
-      for (const burn of burns.due(clock.now())) await step(burn);
+      for (const burn of await burns.due(clock.now())) await step(burn);
     } finally {
       rounds++;
     }

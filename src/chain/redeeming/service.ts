@@ -147,7 +147,7 @@ export function createCrossChainService(deps: CrossChainDeps): CrossChainApi {
     async record(row: PaymentRow, chain: string, txHash: Hex) {
       const from = source(chain);
       const hash = txHash.toLowerCase() as Hex;
-      const known = burns.find(from.domain, hash, row.id);
+      const known = await burns.find(from.domain, hash, row.id);
       if (known) return burnView(known);
       // Only a payment waiting for funds has a payer's burn redeemed for it.
       if (!AWAITING_FUNDS.includes(row.status))
@@ -169,13 +169,13 @@ export function createCrossChainService(deps: CrossChainDeps): CrossChainApi {
         );
       // Hashes nothing can check yet are capped, as past a handful they are noise; a mined burn
       // to this deposit address is money and always recorded, so that noise never blocks it.
-      if (onSource === null && burns.countUnchecked(row.id) >= MAX_UNCHECKED_BURNS) {
+      if (onSource === null && (await burns.countUnchecked(row.id)) >= MAX_UNCHECKED_BURNS) {
         throw new ConflictError(
           `this payment already has ${MAX_UNCHECKED_BURNS} cross-chain transfers waiting for their source chain; ` +
             "post this one again once it is mined",
         );
       }
-      const burn = burns.record({
+      const burn = await burns.record({
         id: ids.prefixed("burn"),
         payment_id: row.id,
         source_chain: from.name,

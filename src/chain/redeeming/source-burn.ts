@@ -2,6 +2,7 @@ import { type Address, createPublicClient, type Hex, http, type PublicClient, pa
 import { fitsInt64 } from "../../db/int64.ts";
 import { tokenMessengerAbi } from "../cctp-abi.ts";
 import { addressToBytes32 } from "../cctp-message.ts";
+import { outsideTransactions } from "../client.ts";
 import type { CctpSource, CrossChainConfig } from "../cross-chain-config.ts";
 import { unlessNotFound } from "../rpc-errors.ts";
 
@@ -21,7 +22,7 @@ export function createSourceBurns(config: CrossChainConfig, opts: { timeoutMs?: 
     let client = clients.get(source.name);
     if (!client) {
       client = createPublicClient({
-        transport: http(source.rpcUrl, { timeout: opts.timeoutMs ?? 15_000, retryCount: 0 }),
+        transport: outsideTransactions(http(source.rpcUrl, { timeout: opts.timeoutMs ?? 15_000, retryCount: 0 })),
       });
       clients.set(source.name, client);
     }

@@ -1,4 +1,4 @@
-import type { Db } from "../../db/index.ts";
+import { type Db, sql } from "../../db/engine.ts";
 import { int64 } from "../../db/int64.ts";
 
 export type BurnState = "attesting" | "redeeming" | "redeemed" | "failed";
@@ -29,56 +29,25 @@ export interface BurnRow {
 
 export type BurnStore = ReturnType<typeof createBurnStore>;
 
+/** Amounts can pass 2^53: rows are read with bigints, then normalised. */
+const BIGINTS = { bigints: true };
+
 export function createBurnStore(db: Db) {
-  const insert = db.query(
-    `INSERT INTO crosschain_burns
-       (id, payment_id, source_chain, source_domain, tx_hash, state, amount, bridge_id, next_attempt_at, created_at,
-        updated_at)
-     VALUES ($id, $payment_id, $source_chain, $source_domain, $tx_hash, 'attesting', $amount, $bridge_id, $now, $now,
-        $now)
-     ON CONFLICT (source_domain, tx_hash, payment_id) DO NOTHING`,
-  );
-  const find = db
-    .query<BurnRow, [number, string, string]>(
-      "SELECT * FROM crosschain_burns WHERE source_domain = ? AND tx_hash = ? AND payment_id = ?",
-    )
-    .safeIntegers(true);
-  const byMessageNonce = db
-    .query<BurnRow, [string, string]>("SELECT * FROM crosschain_burns WHERE payment_id = ? AND message_nonce = ?")
-    .safeIntegers(true);
-  const attachBridge = db.query(
-    "UPDATE crosschain_burns SET bridge_id = ?, updated_at = ? WHERE id = ? AND bridge_id IS NULL",
-  );
-  const maxRedeemNonce = db.query<{ n: number | null }, []>("SELECT max(redeem_nonce) AS n FROM crosschain_burns");
-  const countUnchecked = db.query<{ n: number }, [string]>(
-    `SELECT count(*) AS n FROM crosschain_burns
-     WHERE payment_id = ? AND amount IS NULL AND state = 'attesting' AND bridge_id IS NULL`,
-  );
-  const forPayment = db
-    .query<BurnRow, [string]>(
-      "SELECT * FROM crosschain_burns WHERE payment_id = ? AND bridge_id IS NULL ORDER BY created_at",
-    )
-    .safeIntegers(true);
-  const due = db
-    .query<BurnRow, [number]>(
-      `SELECT * FROM crosschain_burns
-       WHERE state IN ('attesting', 'redeeming') AND next_attempt_at <= ?
-       ORDER BY next_attempt_at LIMIT 50`,
-    )
-    .safeIntegers(true);
-  const update = db.query(
-    `UPDATE crosschain_burns SET state = $state, amount = $amount, message = $message, attestation = $attestation,
-       message_nonce = $message_nonce, redeem_tx_hash = $redeem_tx_hash, redeem_nonce = $redeem_nonce,
-       redeem_raw_tx = $redeem_raw_tx, redeem_sent_at = $redeem_sent_at, error = $error, attempts = $attempts,
-       next_attempt_at = $next_attempt_at, updated_at = $now WHERE id = $id`,
-  );
+  const find = async (sourceDomain: number, txHash: string, paymentId: string) => {
+    const row = await db.get<BurnRow>(
+      sql`SELECT * FROM crosschain_burns
+          WHERE source_domain = ${sourceDomain} AND tx_hash = ${txHash} AND payment_id = ${paymentId}`,
+      BIGINTS,
+    );
+    return row ? normalise(row) : null;
+  };
 
   return {
     /**
      * Records a burn for a payment once; returns the stored row, new or earlier. `amount` is
      * the burned amount when the source chain has already been read, else null.
      */
-    record(row: {
+    async record(row: {
       id: string;
       payment_id: string;
       source_chain: string;
@@ -88,50 +57,74 @@ export function createBurnStore(db: Db) {
       now: number;
       /** For a deposit address's own burn: its bridge. */
       bridge_id?: string;
-    }): BurnRow {
-      insert.run({
-        ...row,
-        amount: row.amount === null ? null : int64(row.amount, "burn amount"),
-        bridge_id: row.bridge_id ?? null,
-      });
-      return normalise(find.get(row.source_domain, row.tx_hash, row.payment_id)!);
+    }): Promise<BurnRow> {
+      const amount = row.amount === null ? null : int64(row.amount, "burn amount");
+      const bridgeId = row.bridge_id ?? null;
+      await db.run(
+        sql`INSERT INTO crosschain_burns
+              (id, payment_id, source_chain, source_domain, tx_hash, state, amount, bridge_id, next_attempt_at,
+               created_at, updated_at)
+            VALUES (${row.id}, ${row.payment_id}, ${row.source_chain}, ${row.source_domain}, ${row.tx_hash},
+               'attesting', ${amount}, ${bridgeId}, ${row.now}, ${row.now}, ${row.now})
+            ON CONFLICT (source_domain, tx_hash, payment_id) DO NOTHING`,
+      );
+      return (await find(row.source_domain, row.tx_hash, row.payment_id))!;
     },
     /** The payment's burn whose attested message has `nonce`, if one was posted and attested. */
-    findByMessageNonce: (paymentId: string, nonce: string) => {
-      const row = byMessageNonce.get(paymentId, nonce);
+    findByMessageNonce: async (paymentId: string, nonce: string) => {
+      const row = await db.get<BurnRow>(
+        sql`SELECT * FROM crosschain_burns WHERE payment_id = ${paymentId} AND message_nonce = ${nonce}`,
+        BIGINTS,
+      );
       return row ? normalise(row) : null;
     },
     /** A burn posted as a payer's that is the deposit address's own: carried by `bridgeId` from now on. */
-    attachBridge: (id: string, bridgeId: string, now: number) => attachBridge.run(bridgeId, now, id),
+    attachBridge: (id: string, bridgeId: string, now: number) =>
+      db.run(
+        sql`UPDATE crosschain_burns SET bridge_id = ${bridgeId}, updated_at = ${now}
+            WHERE id = ${id} AND bridge_id IS NULL`,
+      ),
     /** The burns payers made for a payment (a deposit address's own are shown with its transfers). */
-    forPayment: (paymentId: string) => forPayment.all(paymentId).map(normalise),
+    forPayment: async (paymentId: string) =>
+      (
+        await db.all<BurnRow>(
+          sql`SELECT * FROM crosschain_burns WHERE payment_id = ${paymentId} AND bridge_id IS NULL ORDER BY created_at`,
+          BIGINTS,
+        )
+      ).map(normalise),
     /** Relayer nonces signed for redemptions, so the nonce manager never hands one out twice. */
-    maxRedeemNonce: () => maxRedeemNonce.get()?.n ?? null,
+    maxRedeemNonce: async () =>
+      (await db.get<{ n: number | null }>(sql`SELECT max(redeem_nonce) AS n FROM crosschain_burns`))?.n ?? null,
     /** A payment's burns not yet found on their source chain. */
-    countUnchecked: (paymentId: string) => countUnchecked.get(paymentId)?.n ?? 0,
+    countUnchecked: async (paymentId: string) =>
+      (
+        await db.get<{ n: number }>(
+          sql`SELECT count(*) AS n FROM crosschain_burns
+              WHERE payment_id = ${paymentId} AND amount IS NULL AND state = 'attesting' AND bridge_id IS NULL`,
+        )
+      )?.n ?? 0,
     /** The burn `txHash` as recorded for one payment (each payment has its own record). */
-    find: (sourceDomain: number, txHash: string, paymentId: string) => {
-      const row = find.get(sourceDomain, txHash, paymentId);
-      return row ? normalise(row) : null;
+    find,
+    due: async (now: number) =>
+      (
+        await db.all<BurnRow>(
+          sql`SELECT * FROM crosschain_burns
+              WHERE state IN ('attesting', 'redeeming') AND next_attempt_at <= ${now}
+              ORDER BY next_attempt_at LIMIT 50`,
+          BIGINTS,
+        )
+      ).map(normalise),
+    async save(row: BurnRow, now: number): Promise<number> {
+      const amount = row.amount === null ? null : int64(row.amount, "burn amount");
+      return db.run(
+        sql`UPDATE crosschain_burns SET state = ${row.state}, amount = ${amount}, message = ${row.message},
+              attestation = ${row.attestation}, message_nonce = ${row.message_nonce},
+              redeem_tx_hash = ${row.redeem_tx_hash}, redeem_nonce = ${row.redeem_nonce},
+              redeem_raw_tx = ${row.redeem_raw_tx}, redeem_sent_at = ${row.redeem_sent_at}, error = ${row.error},
+              attempts = ${row.attempts}, next_attempt_at = ${row.next_attempt_at}, updated_at = ${now}
+            WHERE id = ${row.id}`,
+      );
     },
-    due: (now: number) => due.all(now).map(normalise),
-    save: (row: BurnRow, now: number) =>
-      update.run({
-        id: row.id,
-        state: row.state,
-        amount: row.amount === null ? null : int64(row.amount, "burn amount"),
-        message: row.message,
-        attestation: row.attestation,
-        message_nonce: row.message_nonce,
-        redeem_tx_hash: row.redeem_tx_hash,
-        redeem_nonce: row.redeem_nonce,
-        redeem_raw_tx: row.redeem_raw_tx,
-        redeem_sent_at: row.redeem_sent_at,
-        error: row.error,
-        attempts: row.attempts,
-        next_attempt_at: row.next_attempt_at,
-        now,
-      }),
   };
 }
 

@@ -52,9 +52,9 @@ export interface SettlerDeps {
   factoryV2?: boolean;
   /** Bridged funds of a payment (src/chain/bridging/): where its newest mint landed, and marking them swept. */
   bridged?: {
-    newestMint(paymentId: string): { block: number; log: number } | null;
+    newestMint(paymentId: string): Promise<{ block: number; log: number } | null>;
     /** Inside the transaction that records a sweep mined in `block`. */
-    swept(paymentId: string, block: number): void;
+    swept(paymentId: string, block: number): Promise<unknown>;
   };
 }
 
@@ -79,7 +79,10 @@ export type Settler = ReturnType<typeof createSettler>;
 export function createSettler(deps: SettlerDeps) {
   const { client, wallet, account, chain, payments, lifecycle, clock, log, chainId, confirmations } = deps;
   let factoryReady = false;
-  const young = createYoungSettlements({ ...deps, factoryOf: (paymentId) => factoryOf(payments.findById(paymentId)!) });
+  const young = createYoungSettlements({
+    ...deps,
+    factoryOf: async (paymentId) => factoryOf((await payments.findById(paymentId))!),
+  });
   const state = { lastError: null as string | null, balance: null as bigint | null, balanceAt: 0, rounds: 0 };
   const waker = createWaker();
 
@@ -129,11 +132,10 @@ export function createSettler(deps: SettlerDeps) {
    */
   async function settledByOthers(row: PaymentRow): Promise<{ amount: bigint; fee: bigint }> {
     // Funds that reached the address on this chain: credited transfers here, and mints of its bridges.
-    const credited = chain
-      .transfersForPayment(row.id)
+    const credited = (await chain.transfersForPayment(row.id))
       .filter((t) => t.credited_at !== null && t.chain_id === chainId)
       .map((t) => ({ blockNumber: t.block_number, logIndex: t.log_index }));
-    const mint = deps.bridged?.newestMint(row.id);
+    const mint = await deps.bridged?.newestMint(row.id);
     if (mint) credited.push({ blockNumber: mint.block, logIndex: mint.log });
     const newest = credited.sort((a, b) => a.blockNumber - b.blockNumber || a.logIndex - b.logIndex).at(-1);
     if (!newest) return { amount: 0n, fee: 0n };
@@ -152,35 +154,38 @@ export function createSettler(deps: SettlerDeps) {
    * transaction) once someone else's settlement is proven; until then the likelier cause is a
    * node answering from an older block, which a later look sees past. Whether it recorded.
    */
-  async function recordSweptByOthers(row: PaymentRow, alsoInTx: () => void = () => {}): Promise<boolean> {
+  async function recordSweptByOthers(
+    row: PaymentRow,
+    alsoInTx: () => Promise<unknown> = async () => {},
+  ): Promise<boolean> {
     const { amount: swept, fee } = await settledByOthers(row);
     if (swept === 0n) {
       log.debug("credited funds not at the deposit address, and no settlement of it seen yet", { payment_id: row.id });
       return false;
     }
-    chain.transaction(() => {
-      alsoInTx();
+    await chain.transaction(async () => {
+      await alsoInTx();
       // At most what is owed: the same events are found again only once more was credited
       // before them, and then only that part is new.
-      const fresh = payments.findById(row.id)!;
+      const fresh = (await payments.findById(row.id))!;
       const owed = owedOn(fresh);
       // biome-ignore lint/complexity/useMathMinMax: bigints, which Math.min does not take
       const amount = swept < owed ? swept : owed;
-      if (amount > 0n) payments.recordSettled(row.id, amount, clock.now(), fee);
-      deps.bridged?.swept(row.id, Number.MAX_SAFE_INTEGER);
-      lifecycle.apply(row.id, "settlement_submitted");
-      lifecycle.apply(row.id, "settlement_mined");
+      if (amount > 0n) await payments.recordSettled(row.id, amount, clock.now(), fee);
+      await deps.bridged?.swept(row.id, Number.MAX_SAFE_INTEGER);
+      await lifecycle.apply(row.id, "settlement_submitted");
+      await lifecycle.apply(row.id, "settlement_mined");
     });
     log.info("deposit address already settled by another caller", { payment_id: row.id, amount: swept });
     return true;
   }
 
   /** Marks a settlement failure and schedules the retry; runs inside the caller's transaction. */
-  function recordFailure(paymentId: string, reason: string): void {
-    const row = payments.findById(paymentId)!;
+  async function recordFailure(paymentId: string, reason: string): Promise<void> {
+    const row = (await payments.findById(paymentId))!;
     const retryAt = clock.now() + retryDelayMs(row.settle_attempts + 1);
-    payments.recordSettleFailure(row.id, retryAt, clock.now());
-    lifecycle.apply(row.id, "settlement_reverted");
+    await payments.recordSettleFailure(row.id, retryAt, clock.now());
+    await lifecycle.apply(row.id, "settlement_reverted");
     log.warn("settlement failed; funds stay at the deposit address", {
       payment_id: row.id,
       reason,
@@ -202,8 +207,8 @@ export function createSettler(deps: SettlerDeps) {
     }
     const nonce = await deps.nonces.claim();
     const signed = (await sign(row, nonce, (gas * 12n) / 10n))!;
-    chain.transaction(() => {
-      chain.insertSettlement({
+    await chain.transaction(async () => {
+      await chain.insertSettlement({
         payment_id: row.id,
         nonce,
         tx_hash: signed.hash,
@@ -212,7 +217,7 @@ export function createSettler(deps: SettlerDeps) {
         priority_fee: signed.maxPriorityFeePerGas.toString(),
         now: clock.now(),
       });
-      lifecycle.apply(row.id, "settlement_submitted");
+      await lifecycle.apply(row.id, "settlement_submitted");
     });
     log.info("settlement sent", { payment_id: row.id, tx_hash: signed.hash, nonce });
     await broadcast(signed.serialized);
@@ -241,7 +246,7 @@ export function createSettler(deps: SettlerDeps) {
         // before deciding the nonce went to a transaction we never sent.
         found = await receiptOf(hashes);
         if (!found) {
-          chain.transaction(() =>
+          await chain.transaction(() =>
             chain.finishSettlement(settlement.id, "dropped", null, null, settlement.tx_hash, clock.now()),
           );
           deps.nonces.reset();
@@ -256,7 +261,7 @@ export function createSettler(deps: SettlerDeps) {
       }
     }
     const { hash, receipt } = found;
-    const row = payments.findById(settlement.payment_id)!;
+    const row = (await payments.findById(settlement.payment_id))!;
     if (!counts(row.speed, receipt.blockNumber, depth)) return; // mined, not deep enough yet
     // Every factory version emits the same Settled event; only the payment's own factory counts.
     const factory = factoryOf(row);
@@ -268,11 +273,11 @@ export function createSettler(deps: SettlerDeps) {
       ours,
     );
     const ok = receipt.status === "success" && settled !== undefined;
-    chain.transaction(() => {
+    await chain.transaction(async () => {
       const counted = ok
-        ? payments.recordSettled(settlement.payment_id, settled.args.amount, clock.now(), settled.args.fee)
+        ? await payments.recordSettled(settlement.payment_id, settled.args.amount, clock.now(), settled.args.fee)
         : null;
-      chain.finishSettlement(
+      await chain.finishSettlement(
         settlement.id,
         ok ? "mined" : "reverted",
         counted && { amount: settled!.args.amount, fee: counted.fee },
@@ -281,10 +286,10 @@ export function createSettler(deps: SettlerDeps) {
         clock.now(),
       );
       if (ok) {
-        deps.bridged?.swept(settlement.payment_id, Number(receipt.blockNumber));
-        lifecycle.apply(settlement.payment_id, "settlement_mined");
+        await deps.bridged?.swept(settlement.payment_id, Number(receipt.blockNumber));
+        await lifecycle.apply(settlement.payment_id, "settlement_mined");
       } else {
-        recordFailure(settlement.payment_id, `transaction ${hash} reverted`);
+        await recordFailure(settlement.payment_id, `transaction ${hash} reverted`);
       }
     });
     if (ok)
@@ -312,7 +317,7 @@ export function createSettler(deps: SettlerDeps) {
     const pending = await unlessNotFound(client.getTransaction({ hash: settlement.tx_hash as Hex }));
     if (!pending) {
       // Never accepted (no gas?) while someone else settled the address: nothing is left to send.
-      const row = payments.findById(settlement.payment_id)!;
+      const row = (await payments.findById(settlement.payment_id))!;
       const dropped = () =>
         chain.finishSettlement(settlement.id, "dropped", null, null, settlement.tx_hash, clock.now());
       if ((await depositBalance(row)) === 0n && (await recordSweptByOthers(row, dropped))) {
@@ -323,11 +328,11 @@ export function createSettler(deps: SettlerDeps) {
     if (!pending || clock.now() - settlement.submitted_at < deps.stuckAfterMs)
       return broadcast(settlement.raw_tx as Hex);
 
-    const row = payments.findById(settlement.payment_id)!;
+    const row = (await payments.findById(settlement.payment_id))!;
     const previous = sentWith(settlement.raw_tx as Hex);
     const signed = await sign(row, settlement.nonce, previous.gas, previous);
     if (!signed) return broadcast(settlement.raw_tx as Hex);
-    chain.transaction(() =>
+    await chain.transaction(() =>
       chain.replaceSettlement({
         id: settlement.id,
         tx_hash: signed.hash,
@@ -359,13 +364,16 @@ export function createSettler(deps: SettlerDeps) {
       if (deps.factoryV2) await ensureFactoryFor(2, deployer);
       factoryReady = true;
     }
-    const open = chain.openSettlements();
-    if (open.length > 0 || young.any()) {
+    const open = await chain.openSettlements();
+    if (open.length > 0 || (await young.any())) {
       const depth = await deps.depth.read();
       for (const settlement of open) await follow(settlement, depth);
       await young.check(depth);
     }
-    for (const row of payments.awaitingSettlement(clock.now(), { floor: deps.sweepFloor, perDay: LATE_SWEEPS_PER_DAY }))
+    for (const row of await payments.awaitingSettlement(clock.now(), {
+      floor: deps.sweepFloor,
+      perDay: LATE_SWEEPS_PER_DAY,
+    }))
       await submit(row);
   }
 

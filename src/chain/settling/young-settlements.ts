@@ -26,16 +26,19 @@ export function createYoungSettlements(deps: {
   clock: Clock;
   log: Logger;
   confirmations: number;
-  factoryOf: (paymentId: string) => Address;
+  factoryOf: (paymentId: string) => Promise<Address>;
 }) {
   const { client, chain, payments, lifecycle, clock, log } = deps;
   /** The lowest block a young settlement can be in, from the last look; -1 before the first. */
   let above = -1;
 
   /** Whether the receipt still shows this settlement's sweep, as it was recorded. */
-  function sweepStands(settlement: SettlementRow, receipt: Awaited<ReturnType<PublicClient["getTransactionReceipt"]>>) {
+  async function sweepStands(
+    settlement: SettlementRow,
+    receipt: Awaited<ReturnType<PublicClient["getTransactionReceipt"]>>,
+  ): Promise<boolean> {
     if (receipt.status !== "success") return false;
-    const factory = deps.factoryOf(settlement.payment_id).toLowerCase();
+    const factory = (await deps.factoryOf(settlement.payment_id)).toLowerCase();
     const settled = parseEventLogs({ abi: depositFactoryAbi, eventName: "Settled", logs: receipt.logs }).find(
       (e) => e.address.toLowerCase() === factory && e.args.paymentId === settlement.payment_id,
     );
@@ -43,13 +46,13 @@ export function createYoungSettlements(deps: {
     return settled !== undefined && (settlement.amount === null || settled.args.amount === settlement.amount);
   }
 
-  function reverse(settlement: SettlementRow): void {
-    chain.transaction(() => {
-      if (!chain.settlementReorged(settlement.id, clock.now())) return;
+  async function reverse(settlement: SettlementRow): Promise<void> {
+    await chain.transaction(async () => {
+      if (!(await chain.settlementReorged(settlement.id, clock.now()))) return;
       // A sweep too large to store was counted as the 64-bit maximum (recordSettled).
       const swept = { amount: settlement.amount ?? INT64_MAX, fee: settlement.fee ?? 0n };
-      payments.unrecordSettled(settlement.payment_id, swept, settlement.updated_at, clock.now());
-      lifecycle.settlementReversed(settlement.payment_id);
+      await payments.unrecordSettled(settlement.payment_id, swept, settlement.updated_at, clock.now());
+      await lifecycle.settlementReversed(settlement.payment_id);
     });
     // Its nonce may be free again: the next transaction must not leave a gap before it.
     deps.nonces.reset();
@@ -66,11 +69,13 @@ export function createYoungSettlements(deps: {
 
     async check(depth: Depth): Promise<void> {
       above = Number(depth.head) - depth.confirmations;
-      for (const settlement of chain.youngSettlements(above)) {
+      for (const settlement of await chain.youngSettlements(above)) {
         const receipt = await unlessNotFound(client.getTransactionReceipt({ hash: settlement.tx_hash as Hex }));
-        if (!receipt || !sweepStands(settlement, receipt)) reverse(settlement);
+        if (!receipt || !(await sweepStands(settlement, receipt))) await reverse(settlement);
         else if (Number(receipt.blockNumber) !== settlement.block_number)
-          chain.transaction(() => chain.settlementMovedTo(settlement.id, Number(receipt.blockNumber), clock.now()));
+          await chain.transaction(() =>
+            chain.settlementMovedTo(settlement.id, Number(receipt.blockNumber), clock.now()),
+          );
       }
     },
   };

@@ -40,8 +40,8 @@ export function createLedger(deps: {
    * Real USDC never comes near 2^63 units, but a custom token can: such a transfer is neither
    * stored nor credited (it would wrap negative), and its funds stay at the deposit address.
    */
-  function fits(paymentId: string, transfer: ObservedTransfer): boolean {
-    const received = payments.findById(paymentId)!.amount_received ?? 0n;
+  async function fits(paymentId: string, transfer: ObservedTransfer): Promise<boolean> {
+    const received = (await payments.findById(paymentId))!.amount_received ?? 0n;
     return transfer.amount <= INT64_MAX - received;
   }
 
@@ -52,8 +52,8 @@ export function createLedger(deps: {
    * it on a source chain is not the payment's to credit. It stays there (recoverable where the
    * address is a contract), and the operator hears of it.
    */
-  function reachable(paymentId: string, transfer: ObservedTransfer): boolean {
-    const row = payments.findById(paymentId)!;
+  async function reachable(paymentId: string, transfer: ObservedTransfer): Promise<boolean> {
+    const row = (await payments.findById(paymentId))!;
     if (transfer.chainId === row.chain_id || bridgesFromSources(row)) return true;
     deps.log?.warn(
       "transfer on a source chain to a deposit address that cannot bridge from there " +
@@ -69,11 +69,12 @@ export function createLedger(deps: {
     return false;
   }
 
-  return {
+  const ledger = {
     /** Whether `record` would take this transfer rather than refuse it as too large. */
-    fits(transfer: ObservedTransfer): boolean {
-      const paymentId = payments.findIdByDepositAddress(transfer.to);
-      if (!paymentId || chain.findTransfer(transfer.txHash, transfer.logIndex)?.credited_at != null) return true;
+    async fits(transfer: ObservedTransfer): Promise<boolean> {
+      const paymentId = await payments.findIdByDepositAddress(transfer.to);
+      if (!paymentId || (await chain.findTransfer(transfer.txHash, transfer.logIndex))?.credited_at != null)
+        return true;
       return fits(paymentId, transfer);
     },
 
@@ -82,18 +83,19 @@ export function createLedger(deps: {
      * `counts` says its payment's speed policy counts it (src/chain/watching/depth.ts); one not
      * counted yet is announced as seen (payment.funds_seen) and credited later (`creditWaiting`).
      * Found again in another block (a reorg moved it), it is kept with its new block. Returns
-     * whether this call credited the transfer.
+     * whether this call credited the transfer. Recorded or credited by another at the same moment
+     * (the watcher and a payer's /sync, on any replica), it is credited once: by whoever got there first.
      */
-    record(transfer: ObservedTransfer, counts: (speed: Speed) => boolean): boolean {
+    async record(transfer: ObservedTransfer, counts: (speed: Speed) => boolean, again = false): Promise<boolean> {
       if (transfer.amount <= 0n) return false; // zero-value transfers are address-poisoning noise
-      const paymentId = payments.findIdByDepositAddress(transfer.to);
+      const paymentId = await payments.findIdByDepositAddress(transfer.to);
       if (!paymentId) return false;
-      if (!reachable(paymentId, transfer)) return false;
-      const existing = chain.findTransfer(transfer.txHash, transfer.logIndex);
+      if (!(await reachable(paymentId, transfer))) return false;
+      const existing = await chain.findTransfer(transfer.txHash, transfer.logIndex);
       if (existing && existing.block_hash !== transfer.blockHash)
-        chain.moveTransfer(transfer.txHash, transfer.logIndex, transfer.blockNumber, transfer.blockHash);
+        await chain.moveTransfer(transfer.txHash, transfer.logIndex, transfer.blockNumber, transfer.blockHash);
       if (existing?.credited_at != null) return false;
-      if (!fits(paymentId, transfer)) {
+      if (!(await fits(paymentId, transfer))) {
         deps.log?.warn("transfer too large to account for; not credited", {
           payment_id: paymentId,
           tx_hash: transfer.txHash,
@@ -103,12 +105,19 @@ export function createLedger(deps: {
         return false;
       }
       const now = clock.now();
-      const confirmed = counts(payments.findById(paymentId)!.speed);
+      const confirmed = counts((await payments.findById(paymentId))!.speed);
       if (existing) {
         if (!confirmed) return false;
-        chain.markCredited(transfer.txHash, transfer.logIndex, transfer.blockNumber, transfer.blockHash, now);
+        const credited = await chain.markCredited(
+          transfer.txHash,
+          transfer.logIndex,
+          transfer.blockNumber,
+          transfer.blockHash,
+          now,
+        );
+        if (!credited) return false;
       } else {
-        chain.insertTransfer({
+        const inserted = await chain.insertTransfer({
           chain_id: transfer.chainId,
           tx_hash: transfer.txHash,
           log_index: transfer.logIndex,
@@ -120,12 +129,14 @@ export function createLedger(deps: {
           credited_at: confirmed ? now : null,
           created_at: now,
         });
+        // Recorded by another meanwhile: it is there now, so take the path of a recorded transfer.
+        if (!inserted) return again ? false : ledger.record(transfer, counts, true);
         if (!confirmed) {
-          lifecycle.seen(paymentId);
+          await lifecycle.seen(paymentId);
           return false;
         }
       }
-      lifecycle.credit(paymentId, transfer.amount);
+      await lifecycle.credit(paymentId, transfer.amount);
       return true;
     },
 
@@ -133,16 +144,17 @@ export function createLedger(deps: {
      * Credits a recorded transfer that its payment's policy now counts; whether it did. One that
      * no longer fits beside what the payment received since stays recorded, uncredited (see `fits`).
      */
-    creditWaiting(transfer: TransferRow): boolean {
-      if (transfer.amount > INT64_MAX - (payments.findById(transfer.payment_id)!.amount_received ?? 0n)) return false;
-      const credited = chain.markCredited(
+    async creditWaiting(transfer: TransferRow): Promise<boolean> {
+      const received = (await payments.findById(transfer.payment_id))!.amount_received ?? 0n;
+      if (transfer.amount > INT64_MAX - received) return false;
+      const credited = await chain.markCredited(
         transfer.tx_hash,
         transfer.log_index,
         transfer.block_number,
         transfer.block_hash,
         clock.now(),
       );
-      if (credited) lifecycle.credit(transfer.payment_id, transfer.amount);
+      if (credited) await lifecycle.credit(transfer.payment_id, transfer.amount);
       return credited;
     },
 
@@ -151,9 +163,9 @@ export function createLedger(deps: {
      * the payment's record, its credit (if it had one) taken back, and announced
      * (payment.funds_reversed).
      */
-    reverse(transfer: TransferRow): void {
-      chain.reverseTransfer(transfer.tx_hash, transfer.log_index, clock.now());
-      lifecycle.reverse(transfer.payment_id, transfer.credited_at === null ? 0n : transfer.amount);
+    async reverse(transfer: TransferRow): Promise<void> {
+      await chain.reverseTransfer(transfer.tx_hash, transfer.log_index, clock.now());
+      await lifecycle.reverse(transfer.payment_id, transfer.credited_at === null ? 0n : transfer.amount);
       deps.log?.warn("a transfer left the chain in a reorg", {
         payment_id: transfer.payment_id,
         chain_id: transfer.chain_id,
@@ -164,4 +176,5 @@ export function createLedger(deps: {
       });
     },
   };
+  return ledger;
 }

@@ -29,7 +29,7 @@ export function createRefundMatches(deps: {
   /** The chain's hash of a block. */
   blockHash: (blockNumber: bigint) => Promise<Hex>;
   /** The watcher's fenced transaction (see WatcherDeps). */
-  fenced: <T>(write: () => T) => T;
+  fenced: <T>(write: () => Promise<T>) => Promise<T>;
 }) {
   const { refunds, payments, chainId, usdc } = deps;
   /** Payable refunds with a transfer seen, as the last scan left them; null when no scan ran since. */
@@ -47,8 +47,8 @@ export function createRefundMatches(deps: {
      * transfer on the oldest payable refund it fits. One query when nothing is payable; then one
      * lookup per log, by its `to` topic, and only the logs to a refund's address are decoded.
      */
-    scanned(logs: RpcLog[], from: bigint, to: bigint): { seen: number; forgotten: number } {
-      const payable = refunds.payableOn(chainId);
+    async scanned(logs: RpcLog[], from: bigint, to: bigint): Promise<{ seen: number; forgotten: number }> {
+      const payable = await refunds.payableOn(chainId);
       seenAfterScan = [];
       const outcome = { seen: 0, forgotten: 0 };
       if (payable.length === 0) return outcome;
@@ -76,10 +76,10 @@ export function createRefundMatches(deps: {
           continue;
         }
         const now = inRange.get(seen);
-        if (now === undefined) outcome.forgotten += refunds.forget(row) ? 1 : 0;
-        else if (now.blockHash !== row.block_hash) refunds.forget(row);
+        if (now === undefined) outcome.forgotten += (await refunds.forget(row)) ? 1 : 0;
+        else if (now.blockHash !== row.block_hash) await refunds.forget(row);
         // Still there, maybe in another block (the reorg moved it): held again with its new block.
-        if (now !== undefined && (now.blockHash === row.block_hash || refunds.see(row, now))) {
+        if (now !== undefined && (now.blockHash === row.block_hash || (await refunds.see(row, now)))) {
           taken.add(seen);
           holding.set(row, now);
         } else holding.set(row, null);
@@ -91,7 +91,7 @@ export function createRefundMatches(deps: {
           if (holds !== null || !pays(row, transfer)) continue;
           // False when the refund changed since it was read (canceled) or the transfer already paid
           // a refund no longer payable (a rescan after it succeeded): then the next one may take it.
-          if (!refunds.see(row, transfer)) continue;
+          if (!(await refunds.see(row, transfer))) continue;
           holding.set(row, transfer);
           taken.add(k);
           outcome.seen++;
@@ -116,12 +116,14 @@ export function createRefundMatches(deps: {
      * transfer again if not. No query when this round's scan left no transfer seen.
      */
     async countSeen(depth: Depth, upTo: bigint): Promise<{ succeeded: number; forgotten: number }> {
-      const seen = seenAfterScan ?? refunds.payableOn(chainId).filter((row) => row.tx_hash !== null);
-      const due = seen.filter(
-        (row) =>
+      const seen = seenAfterScan ?? (await refunds.payableOn(chainId)).filter((row) => row.tx_hash !== null);
+      const due: RefundRow[] = [];
+      for (const row of seen)
+        if (
           BigInt(row.block_number!) <= upTo &&
-          counts(payments.findById(row.payment_id)!.speed, BigInt(row.block_number!), depth),
-      );
+          counts((await payments.findById(row.payment_id))!.speed, BigInt(row.block_number!), depth)
+        )
+          due.push(row);
       const outcome = { succeeded: 0, forgotten: 0 };
       if (due.length === 0) return outcome;
       const hashes = new Map<number, Hex>();
@@ -129,16 +131,16 @@ export function createRefundMatches(deps: {
         if (!hashes.has(row.block_number!))
           hashes.set(row.block_number!, await deps.blockHash(BigInt(row.block_number!)));
       const wanted = new Set(due.map(seenKey));
-      deps.fenced(() => {
+      await deps.fenced(async () => {
         // Read again here: a refund `due` named may have changed since it was read (canceled, or
         // its transfer forgotten and another seen), and only what the row says now may be acted on.
-        for (const row of refunds.payableOn(chainId)) {
+        for (const row of await refunds.payableOn(chainId)) {
           const seenNow = seenKey(row);
           if (seenNow === null || !wanted.has(seenNow)) continue;
           const hash = hashes.get(row.block_number!);
           if (hash === undefined) continue;
-          if (hash !== row.block_hash) outcome.forgotten += refunds.forget(row) ? 1 : 0;
-          else outcome.succeeded += refunds.succeed(row) ? 1 : 0;
+          if (hash !== row.block_hash) outcome.forgotten += (await refunds.forget(row)) ? 1 : 0;
+          else outcome.succeeded += (await refunds.succeed(row)) ? 1 : 0;
         }
       });
       return outcome;

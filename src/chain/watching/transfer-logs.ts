@@ -27,13 +27,13 @@ export function matchingTransfers(deps: {
   chainId: number;
 }) {
   const { payments, usdc, chainId } = deps;
-  return function matching(logs: RpcLog[], from: bigint, to: bigint): ObservedTransfer[] {
+  return async function matching(logs: RpcLog[], from: bigint, to: bigint): Promise<ObservedTransfer[]> {
     const recipients = new Set<string>();
     for (const raw of logs) {
       const address = recipient(raw);
       if (address) recipients.add(address);
     }
-    const ours = payments.depositAddressesAmong([...recipients]);
+    const ours = await payments.depositAddressesAmong([...recipients]);
     const out: ObservedTransfer[] = [];
     for (const raw of logs) {
       const address = recipient(raw);

@@ -28,7 +28,7 @@ export interface WatcherDeps {
    * still holds the chain lease (src/leases/), so one that lost it moves nothing. A plain
    * transaction where nothing is leased (tests that drive one watcher).
    */
-  fenced?: <T>(write: () => T) => T;
+  fenced?: <T>(write: () => Promise<T>) => Promise<T>;
   /** The standard depth: a reorg rewinds the scan at least twice this far, so what counted early is looked at again. */
   confirmations: number;
   /** Reads the head and the final block (shared with the settler on the settlement chain). */
@@ -92,7 +92,7 @@ export function createWatcher(deps: WatcherDeps) {
 
   /** Where to start the first time: far enough back to cover payments made before it. */
   async function initialCursor(head: bigint): Promise<bigint> {
-    const oldest = payments.oldestCreatedAt();
+    const oldest = await payments.oldestCreatedAt();
     if (oldest === null) return head;
     const blocks = BigInt(Math.ceil((clock.now() - oldest) / deps.pollIntervalMs)) + 10n;
     const back = blocks > MAX_INITIAL_LOOKBACK ? MAX_INITIAL_LOOKBACK : blocks;
@@ -110,12 +110,12 @@ export function createWatcher(deps: WatcherDeps) {
     state.head = head;
     if (moved) deps.onNewHead?.();
 
-    let stored = chain.cursor(chainId);
+    let stored = await chain.cursor(chainId);
     if (!stored) {
       const start = await initialCursor(head);
       const hash = await blockHash(start);
-      fenced(() => chain.setCursor(chainId, Number(start), hash, clock.now()));
-      stored = chain.cursor(chainId)!;
+      await fenced(() => chain.setCursor(chainId, Number(start), hash, clock.now()));
+      stored = (await chain.cursor(chainId))!;
     }
     let cursor = BigInt(stored.block_number);
     // Nothing new since the last round: the blocks, and so what counts, are as they were.
@@ -136,7 +136,7 @@ export function createWatcher(deps: WatcherDeps) {
       const back = top - rewind < 0n ? 0n : top - rewind;
       log.warn("chain reorg below the cursor; rescanning", { chain: deps.name, from_block: back, cursor });
       const hash = await blockHash(back);
-      fenced(() => chain.setCursor(chainId, Number(back), hash, clock.now()));
+      await fenced(() => chain.setCursor(chainId, Number(back), hash, clock.now()));
       cursor = back;
     }
     state.cursor = cursor;
@@ -183,23 +183,24 @@ export function createWatcher(deps: WatcherDeps) {
     // The logs belong to the chain that ends in `toHash` only if it still does: near the head a
     // block can be replaced between two calls. Then read the range again.
     if ((await blockHash(to)) !== toHash) return true;
-    const found = matching(logs, from, to);
+    const found = await matching(logs, from, to);
     const mints = await ownMintsIn(found);
     const key = (txHash: string, logIndex: number) => `${txHash.toLowerCase()}:${logIndex}`;
     const there = new Set(found.map((t) => key(t.txHash, t.logIndex)));
     let credited = 0;
     let minted = 0;
     let refundTransfers = { seen: 0, forgotten: 0 };
-    fenced(() => {
-      for (const recorded of chain.transfersBetween(chainId, Number(from), Number(to)))
-        if (!there.has(key(recorded.tx_hash, recorded.log_index))) ledger.reverse(recorded);
+    await fenced(async () => {
+      for (const recorded of await chain.transfersBetween(chainId, Number(from), Number(to)))
+        if (!there.has(key(recorded.tx_hash, recorded.log_index))) await ledger.reverse(recorded);
       for (const transfer of found) {
         const mint = mints.get(transfer);
-        if (mint) minted += deps.ownMints!.record(transfer, mint) ? 1 : 0;
-        else if (ledger.record(transfer, (speed) => counts(speed, BigInt(transfer.blockNumber), depth))) credited++;
+        if (mint) minted += (await deps.ownMints!.record(transfer, mint)) ? 1 : 0;
+        else if (await ledger.record(transfer, (speed) => counts(speed, BigInt(transfer.blockNumber), depth)))
+          credited++;
       }
-      if (refunds) refundTransfers = refunds.scanned(logs, from, to);
-      chain.setCursor(chainId, Number(to), toHash, clock.now());
+      if (refunds) refundTransfers = await refunds.scanned(logs, from, to);
+      await chain.setCursor(chainId, Number(to), toHash, clock.now());
     });
     state.cursor = to;
     refundsLog(refundTransfers.seen, refundTransfers.forgotten);
@@ -223,16 +224,18 @@ export function createWatcher(deps: WatcherDeps) {
       if (succeeded > 0) log.info("refunds succeeded", { chain: deps.name, count: succeeded });
       refundsLog(0, forgotten);
     }
-    const due = chain.waitingOn(chainId, Number(upTo)).filter((t) => counts(t.speed, BigInt(t.block_number), depth));
+    const due = (await chain.waitingOn(chainId, Number(upTo))).filter((t) =>
+      counts(t.speed, BigInt(t.block_number), depth),
+    );
     if (due.length === 0) return;
     const hashes = new Map<number, Hex>();
     for (const t of due)
       if (!hashes.has(t.block_number)) hashes.set(t.block_number, await blockHash(BigInt(t.block_number)));
     let credited = 0;
-    fenced(() => {
+    await fenced(async () => {
       for (const t of due) {
-        if (hashes.get(t.block_number) !== t.block_hash) ledger.reverse(t);
-        else if (ledger.creditWaiting(t)) credited++;
+        if (hashes.get(t.block_number) !== t.block_hash) await ledger.reverse(t);
+        else if (await ledger.creditWaiting(t)) credited++;
       }
     });
     if (credited > 0) {
@@ -314,7 +317,7 @@ export function createWatcher(deps: WatcherDeps) {
         if (!skip()) {
           try {
             state.head = await client.getBlockNumber({ cacheTime: 0 });
-            const stored = chain.cursor(chainId);
+            const stored = await chain.cursor(chainId);
             state.cursor = stored ? BigInt(stored.block_number) : null;
             state.lastError = null;
             state.lastSuccessAt = clock.now();
@@ -355,10 +358,10 @@ export function createWatcher(deps: WatcherDeps) {
       const countsNow = (speed: Speed) => counts(speed, receipt.blockNumber, depth);
       let credited = false;
       let refused = 0;
-      chain.transaction(() => {
+      await chain.transaction(async () => {
         for (const transfer of paid) {
-          if (!ledger.fits(transfer)) refused++;
-          else credited = ledger.record(transfer, countsNow) || credited;
+          if (!(await ledger.fits(transfer))) refused++;
+          else credited = (await ledger.record(transfer, countsNow)) || credited;
         }
       });
       if (credited) deps.onCredited?.();

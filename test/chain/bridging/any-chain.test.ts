@@ -60,7 +60,7 @@ describe("a plain transfer on a source chain", () => {
     const txHash = await payOnSource(x, payment.deposit_address, usdc("25.00"));
 
     const confirmed = await untilStatus(x, payment.id, "confirmed");
-    const [bridge, ...more] = bridgesOf(x, payment.id);
+    const [bridge, ...more] = await bridgesOf(x, payment.id);
     expect(more).toEqual([]);
     expect(bridge).toMatchObject({ state: "settled", chain_id: LOCAL_SOURCE.chainId, error: null });
     const { amount: burned, feeExecuted } = await attestedOf(bridge!.burn_tx_hash!);
@@ -88,13 +88,13 @@ describe("a plain transfer on a source chain", () => {
     // The redeemer minted the address's own burn once; the payer's burns list stays empty.
     expect(confirmed.cross_chain_transfers).toEqual([]);
     expect(await x.mintsTo(payment.deposit_address)).toEqual([burned - feeExecuted]);
-    expect(x.stack.sql("SELECT * FROM settlements WHERE payment_id = ?", payment.id)).toHaveLength(1);
+    expect(await x.stack.sql("SELECT * FROM settlements WHERE payment_id = ?", payment.id)).toHaveLength(1);
 
     // The payout has the funds on the settlement chain (no platform fee on this account).
     expect((await x.stack.usdcBalance(x.stack.payout)) - payoutBefore).toBe(usdc("25.00") - feeExecuted);
     expect(await x.stack.usdcBalance(payment.deposit_address)).toBe(0n);
     expect(await sourceBalance(x, payment.deposit_address)).toBe(0n);
-    expect(x.stack.events(payment.id)).toEqual(["payment.settling", "payment.confirmed"]);
+    expect(await x.stack.events(payment.id)).toEqual(["payment.settling", "payment.confirmed"]);
 
     // The payer's page follows the funds too, without the merchant's fee.
     const pub = await x.stack.publicPayment(payment.id);
@@ -122,7 +122,7 @@ describe("a plain transfer on a source chain", () => {
     // Credited in its block, burned in the next (the bridge), minted and swept on the settlement chain.
     const confirmed = await x.stack.waitForStatus(payment.id, "confirmed", { mine: false, timeoutMs: 30_000 });
     expect(confirmed.amount_received).toBe("5.00");
-    const [bridge] = bridgesOf(x, payment.id);
+    const [bridge] = await bridgesOf(x, payment.id);
     expect(bridge).toMatchObject({ state: "settled", min_finality: 1000 });
     expect(await x.source.publicClient.getBlockNumber({ cacheTime: 0 })).toBe(paidIn + 1n);
   }, 60_000);
@@ -135,7 +135,7 @@ describe("a plain transfer on a source chain", () => {
     const bridge = await untilBridge(x, payment.id, (row) => row.burn_tx_hash !== null, "the burn");
     // Circle attests a standard burn once it is final on its chain; the source allows fast, the policy does not.
     expect(bridge.min_finality).toBe(2000);
-    const [credited] = x.stack.sql<{ credited_at: number | null }>(
+    const [credited] = await x.stack.sql<{ credited_at: number | null }>(
       "SELECT credited_at FROM transfers WHERE tx_hash = ?",
       txHash,
     );
@@ -150,12 +150,16 @@ describe("a plain transfer on a source chain", () => {
     const underpaid = await x.stack.getPayment(payment.id);
     expect(underpaid).toMatchObject({ status: "underpaid", amount_received: "4.00" });
     // Bridged while underpaid: the funds move, the status waits for the rest.
-    await mineBothUntil(x, () => bridgesOf(x, payment.id)[0]?.state === "minted", "the first part to be minted");
+    await mineBothUntil(
+      x,
+      async () => (await bridgesOf(x, payment.id))[0]?.state === "minted",
+      "the first part to be minted",
+    );
     expect((await x.stack.getPayment(payment.id)).status).toBe("underpaid");
 
     await x.stack.pay(payment.deposit_address, usdc("6.00"));
     const confirmed = await untilStatus(x, payment.id, "confirmed");
-    const [bridge] = bridgesOf(x, payment.id);
+    const [bridge] = await bridgesOf(x, payment.id);
     const { feeExecuted } = await attestedOf(bridge!.burn_tx_hash!);
     expect(confirmed.amount_received).toBe("10.00");
     expect(usdc(confirmed.bridge_fee)).toBe(feeExecuted);
@@ -163,7 +167,7 @@ describe("a plain transfer on a source chain", () => {
     expect(confirmed.transfers.map(byChain).sort()).toEqual(
       [`${LOCAL_SOURCE.name}:settled`, `${x.stack.config.chain.name}:-`].sort(),
     );
-    expect(x.stack.sql("SELECT * FROM settlements WHERE payment_id = ?", payment.id)).toHaveLength(1);
+    expect(await x.stack.sql("SELECT * FROM settlements WHERE payment_id = ?", payment.id)).toHaveLength(1);
     expect(await x.stack.usdcBalance(payment.deposit_address)).toBe(0n);
   }, 60_000);
 
@@ -177,7 +181,7 @@ describe("a plain transfer on a source chain", () => {
       // Paid in full and on its way: settling, but nothing swept while the bridge is open.
       await x.stack.waitForStatus(payment.id, "settling");
       await settlerLooked(2);
-      expect(x.stack.sql("SELECT * FROM settlements WHERE payment_id = ?", payment.id)).toEqual([]);
+      expect(await x.stack.sql("SELECT * FROM settlements WHERE payment_id = ?", payment.id)).toEqual([]);
     } finally {
       x.local.attestation.setMode("normal");
     }
@@ -185,11 +189,13 @@ describe("a plain transfer on a source chain", () => {
     const fee = usdc(confirmed.bridge_fee);
     expect(fee).toBeGreaterThan(0n);
     // One settlement swept both parts.
-    expect(x.stack.sql("SELECT state FROM settlements WHERE payment_id = ?", payment.id)).toEqual([{ state: "mined" }]);
-    const [{ settled }] = x.stack.sql<{ settled: number }>(
+    expect(await x.stack.sql("SELECT state FROM settlements WHERE payment_id = ?", payment.id)).toEqual([
+      { state: "mined" },
+    ]);
+    const [{ settled }] = (await x.stack.sql<{ settled: number }>(
       "SELECT amount_settled AS settled FROM payments WHERE id = ?",
       payment.id,
-    ) as [{ settled: number }];
+    )) as [{ settled: number }];
     expect(BigInt(settled)).toBe(usdc("10.00") - fee);
     expect(await x.stack.usdcBalance(payment.deposit_address)).toBe(0n);
   }, 60_000);
@@ -203,24 +209,28 @@ describe("a plain transfer on a source chain", () => {
       x,
       async () => {
         const p = await x.stack.getPayment(payment.id);
-        return bridgesOf(x, payment.id).every((b) => b.state === "settled") && p.transfers.length === 2 && p;
+        return (await bridgesOf(x, payment.id)).every((b) => b.state === "settled") && p.transfers.length === 2 && p;
       },
       "the late funds to be bridged and swept",
     );
     expect(swept).toMatchObject({ status: "confirmed", amount_received: "4.50" });
-    const fees = bridgesOf(x, payment.id).map((b) => BigInt(b.fee!));
+    const fees = (await bridgesOf(x, payment.id)).map((b) => BigInt(b.fee!));
     expect(fees).toHaveLength(2);
     expect(usdc(swept.bridge_fee)).toBe(fees[0]! + fees[1]!);
-    expect(x.stack.events(payment.id)).toEqual(["payment.settling", "payment.confirmed", "payment.funds_received"]);
+    expect(await x.stack.events(payment.id)).toEqual([
+      "payment.settling",
+      "payment.confirmed",
+      "payment.funds_received",
+    ]);
     // What was owed is what was swept: received less the bridge fees, nothing counted twice
     // however often the settler looks again at the emptied address.
     await settlerLooked(3);
-    const [row] = x.stack.sql<{ received: number; settled: number; fee: number }>(
+    const [row] = await x.stack.sql<{ received: number; settled: number; fee: number }>(
       "SELECT amount_received AS received, amount_settled AS settled, bridge_fee AS fee FROM payments WHERE id = ?",
       payment.id,
     );
     expect(BigInt(row!.settled)).toBe(BigInt(row!.received) - BigInt(row!.fee));
-    expect(x.stack.sql("SELECT state FROM settlements WHERE payment_id = ?", payment.id)).toEqual([
+    expect(await x.stack.sql("SELECT state FROM settlements WHERE payment_id = ?", payment.id)).toEqual([
       { state: "mined" },
       { state: "mined" },
     ]);
@@ -233,7 +243,7 @@ describe("a plain transfer on a source chain", () => {
       await payOnSource(x, payment.deposit_address, usdc("2.00"));
       // Circle's fee cannot be read: nothing is burned, and the bridge says why.
       const waiting = await x.stack.waitFor(
-        () => bridgesOf(x, payment.id).find((b) => b.error !== null && b.attempts >= 2),
+        async () => (await bridgesOf(x, payment.id)).find((b) => b.error !== null && b.attempts >= 2),
         15_000,
         "the bridge to retry",
       );
@@ -249,7 +259,7 @@ describe("a plain transfer on a source chain", () => {
     const confirmed = await untilStatus(x, payment.id, "confirmed");
     expect(confirmed.amount_received).toBe("2.00");
     expect(await x.mintsTo(payment.deposit_address)).toHaveLength(1);
-    expect(x.stack.sql("SELECT * FROM settlements WHERE payment_id = ?", payment.id)).toHaveLength(1);
+    expect(await x.stack.sql("SELECT * FROM settlements WHERE payment_id = ?", payment.id)).toHaveLength(1);
   }, 60_000);
 
   test("a balance above Circle's per-message burn limit is bridged in several burns, all settled at once", async () => {
@@ -272,7 +282,7 @@ describe("a plain transfer on a source chain", () => {
       const payment = await x.stack.createPayment({ amount: "10.00" });
       await payOnSource(x, payment.deposit_address, usdc("10.00"));
       const confirmed = await untilStatus(x, payment.id, "confirmed");
-      const bridges = bridgesOf(x, payment.id);
+      const bridges = await bridgesOf(x, payment.id);
       expect(bridges.map((b) => [b.state, BigInt(b.amount!)])).toEqual([
         ["settled", usdc("4.00")],
         ["settled", usdc("4.00")],
@@ -285,7 +295,7 @@ describe("a plain transfer on a source chain", () => {
         expect.objectContaining({ amount: "10.00", bridge: expect.objectContaining({ state: "settled" }) }),
       ]);
       expect(await x.mintsTo(payment.deposit_address)).toHaveLength(3);
-      expect(x.stack.sql("SELECT * FROM settlements WHERE payment_id = ?", payment.id)).toHaveLength(1);
+      expect(await x.stack.sql("SELECT * FROM settlements WHERE payment_id = ?", payment.id)).toHaveLength(1);
       expect(await sourceBalance(x, payment.deposit_address)).toBe(0n);
       expect(await x.stack.usdcBalance(payment.deposit_address)).toBe(0n);
     } finally {
@@ -302,7 +312,7 @@ describe("a plain transfer on a source chain", () => {
       await gasReadAgain(LOCAL_SOURCE.name);
       await payOnSource(x, payment.deposit_address, usdc("1.00"));
       const waiting = await x.stack.waitFor(
-        () => bridgesOf(x, payment.id).find((b) => b.error?.includes("has no gas")),
+        async () => (await bridgesOf(x, payment.id)).find((b) => b.error?.includes("has no gas")),
         15_000,
         "the bridge to wait for gas",
       );
@@ -317,7 +327,7 @@ describe("a plain transfer on a source chain", () => {
       const direct = await x.stack.createPayment({ amount: "1.00" });
       await x.stack.pay(direct.deposit_address, usdc("1.00"));
       await x.stack.waitForStatus(direct.id, "confirmed", { mine: true });
-      expect(bridgesOf(x, payment.id)).toEqual([expect.objectContaining({ state: "credited", tx_hash: null })]);
+      expect(await bridgesOf(x, payment.id)).toEqual([expect.objectContaining({ state: "credited", tx_hash: null })]);
     } finally {
       await x.local.source.rpc("anvil_setBalance", [relayer, `0x${funded.toString(16)}`]);
       await gasReadAgain(LOCAL_SOURCE.name);
@@ -350,7 +360,7 @@ describe("a source chain whose deposit factory went away (a reorg took its deplo
     expect(confirmed.amount_received).toBe("6.00");
     for (const address of [factoryV3Address, forwarderV3Address])
       expect(await x.source.publicClient.getCode({ address })).toMatch(/^0x[0-9a-f]{2,}$/);
-    expect(bridgesOf(x, second.id).map((b) => b.state)).toEqual(["settled"]);
+    expect((await bridgesOf(x, second.id)).map((b) => b.state)).toEqual(["settled"]);
   }, 60_000);
 });
 
@@ -359,7 +369,11 @@ describe("a bridge's message relayed by someone else", () => {
     const payment = await x.stack.createPayment({ amount: "3.30" });
     await payOnSource(x, payment.deposit_address, usdc("3.30"));
     // Mined at once (automine), then no block on top: the server waits for the burn's confirmation.
-    const sent = await x.stack.waitFor(() => bridgesOf(x, payment.id)[0]?.tx_hash, 15_000, "the bridge to be sent");
+    const sent = await x.stack.waitFor(
+      async () => (await bridgesOf(x, payment.id))[0]?.tx_hash,
+      15_000,
+      "the bridge to be sent",
+    );
     await x.source.publicClient.waitForTransactionReceipt({ hash: sent as Hex });
     const signed = await x.stack.waitFor(
       async () => {
@@ -388,21 +402,25 @@ describe("a bridge's message relayed by someone else", () => {
         args: [signed.message, signed.attestation as Hex],
       }),
     });
-    expect(bridgesOf(x, payment.id)[0]!.state).toBe("credited");
+    expect((await bridgesOf(x, payment.id))[0]!.state).toBe("credited");
     // The settlement chain's watcher sees the mint while the burn still waits for its block on top.
-    await x.stack.mineUntil(() => bridgesOf(x, payment.id)[0]!.state === "minted", 15_000, "the mint recognised");
+    await x.stack.mineUntil(
+      async () => (await bridgesOf(x, payment.id))[0]!.state === "minted",
+      15_000,
+      "the mint recognised",
+    );
 
     const confirmed = await untilStatus(x, payment.id, "confirmed");
-    const [bridge, ...more] = bridgesOf(x, payment.id);
+    const [bridge, ...more] = await bridgesOf(x, payment.id);
     expect(more).toEqual([]);
     expect(bridge).toMatchObject({ state: "settled", amount: Number(usdc("3.30")) });
     expect(confirmed.amount_received).toBe("3.30");
     expect(usdc(confirmed.bridge_fee)).toBe(attestedBurn(signed.message).feeExecuted);
     expect(await x.mintsTo(payment.deposit_address)).toHaveLength(1);
     expect(await x.messagesReceived(attestedBurn(signed.message).nonce)).toHaveLength(1);
-    expect(x.stack.sql("SELECT * FROM settlements WHERE payment_id = ?", payment.id)).toHaveLength(1);
+    expect(await x.stack.sql("SELECT * FROM settlements WHERE payment_id = ?", payment.id)).toHaveLength(1);
     // Its burn, once confirmed, was not handed to the redeemer: the mint had landed already.
-    expect(x.burns(payment.id)).toEqual([]);
+    expect(await x.burns(payment.id)).toEqual([]);
   }, 60_000);
 });
 
@@ -413,18 +431,23 @@ describe("a bridge transaction stuck in the source chain's mempool", () => {
     await x.local.source.rpc("evm_setAutomine", [false]);
     try {
       await x.mineSource(1); // the transfer's confirmation: credited, and the bridge sent into the mempool
-      const sent = await x.stack.waitFor(() => bridgesOf(x, payment.id)[0]?.tx_hash, 15_000, "the bridge to be sent");
+      const sent = await x.stack.waitFor(
+        async () => (await bridgesOf(x, payment.id))[0]?.tx_hash,
+        15_000,
+        "the bridge to be sent",
+      );
       const original = await atNode(x.source.publicClient, sent as Hex);
       expect(original.blockNumber).toBeNull();
       // Held by the node past the stuck threshold (30 s, by the stack's clock): outbid.
       x.stack.clock.advance(31_000);
       const replaced = await x.stack.waitFor(
-        () => bridgesOf(x, payment.id).find((b) => (JSON.parse(b.tx_hashes ?? "[]") as string[]).length === 2),
+        async () =>
+          (await bridgesOf(x, payment.id)).find((b) => (JSON.parse(b.tx_hashes ?? "[]") as string[]).length === 2),
         15_000,
         "the bridge to be replaced",
       );
       expect(JSON.parse(replaced.tx_hashes!)).toEqual([sent, replaced.tx_hash]);
-      expect(replaced.nonce).toBe(bridgesOf(x, payment.id)[0]!.nonce);
+      expect(replaced.nonce).toBe((await bridgesOf(x, payment.id))[0]!.nonce);
       const replacement = await atNode(x.source.publicClient, replaced.tx_hash as Hex);
       expect(replacement.nonce).toBe(original.nonce);
       expect(replacement.maxFeePerGas!).toBeGreaterThan(original.maxFeePerGas!);
@@ -433,7 +456,7 @@ describe("a bridge transaction stuck in the source chain's mempool", () => {
     }
     const confirmed = await untilStatus(x, payment.id, "confirmed");
     expect(confirmed.amount_received).toBe("2.50");
-    const [bridge] = bridgesOf(x, payment.id);
+    const [bridge] = await bridgesOf(x, payment.id);
     expect(bridge!.burn_tx_hash).toBe(bridge!.tx_hash);
     const burns = await bridgedOnSource(x, payment.id);
     expect(burns.map((b) => b.transactionHash as string)).toEqual([bridge!.tx_hash!]);

@@ -51,21 +51,27 @@ async function expectExactlyOnce(payment: { id: string; deposit_address: Address
   const fee = usdc(confirmed.bridge_fee);
   expect(fee).toBeGreaterThan(0n);
   expect(await x.mintsTo(payment.deposit_address)).toEqual([usdc(amount) - fee]);
-  expect(stack.sql("SELECT state FROM settlements WHERE payment_id = ?", payment.id)).toEqual([{ state: "mined" }]);
+  expect(await stack.sql("SELECT state FROM settlements WHERE payment_id = ?", payment.id)).toEqual([
+    { state: "mined" },
+  ]);
   expect(confirmed.amount_received).toBe(amount);
-  expect(bridgesOf(x, payment.id)).toEqual([expect.objectContaining({ state: "settled" })]);
+  expect(await bridgesOf(x, payment.id)).toEqual([expect.objectContaining({ state: "settled" })]);
   // The payout has it, less the bridge fee: every payment of this stack pays the same payout.
-  const [{ settled }] = stack.sql<{ settled: number }>(
+  const [{ settled }] = (await stack.sql<{ settled: number }>(
     "SELECT amount_settled - fee_settled AS settled FROM payments WHERE id = ?",
     payment.id,
-  ) as [{ settled: number }];
+  )) as [{ settled: number }];
   expect(BigInt(settled)).toBe(usdc(amount) - fee);
-  const [{ total }] = stack.sql<{ total: number }>(
+  const [{ total }] = (await stack.sql<{ total: number }>(
     "SELECT sum(amount_settled - fee_settled) AS total FROM payments",
-  ) as [{ total: number }];
+  )) as [{ total: number }];
   expect(await stack.usdcBalance(stack.payout)).toBe(BigInt(total));
   // Nothing was sent again after the restart that could burn or mint a second time.
-  await mineBothUntil(x, () => stack.sql("SELECT 1 FROM bridges WHERE state != 'settled'").length === 0, "all settled");
+  await mineBothUntil(
+    x,
+    async () => (await stack.sql("SELECT 1 FROM bridges WHERE state != 'settled'")).length === 0,
+    "all settled",
+  );
   expect(await x.mintsTo(payment.deposit_address)).toHaveLength(1);
 }
 
@@ -75,12 +81,12 @@ describe("kill -9 while bridging", () => {
     const withheld = sourceTap.withholdNextSendTo(factoryV3Address, () => stack.crash());
     await payOnSource(x, payment.deposit_address, usdc("7.00"));
     const hash = await withheld;
-    expect(bridgesOf(x, payment.id)).toEqual([expect.objectContaining({ state: "credited", tx_hash: hash })]);
+    expect(await bridgesOf(x, payment.id)).toEqual([expect.objectContaining({ state: "credited", tx_hash: hash })]);
     expect(await x.source.publicClient.getTransaction({ hash }).catch(() => null)).toBeNull();
 
     await stack.restart();
     await untilBridge(x, payment.id, (b) => b.state !== "credited", "the stored bridge transaction to be mined");
-    expect(bridgesOf(x, payment.id)[0]!.burn_tx_hash).toBe(hash);
+    expect((await bridgesOf(x, payment.id))[0]!.burn_tx_hash).toBe(hash);
     await expectExactlyOnce(payment, "7.00");
   }, 90_000);
 
@@ -92,14 +98,18 @@ describe("kill -9 while bridging", () => {
 
     await stack.restart();
     await expectExactlyOnce(payment, "6.00");
-    expect(bridgesOf(x, payment.id)[0]!.burn_tx_hash).toBe(hash);
+    expect((await bridgesOf(x, payment.id))[0]!.burn_tx_hash).toBe(hash);
   }, 90_000);
 
   test("killed once the burn is recorded (attestation service down): attested and minted after the restart", async () => {
     const payment = await stack.createPayment({ amount: "5.00" });
     await payOnSource(x, payment.deposit_address, usdc("5.00"));
     // Sent (the fee was quoted); mined at once, but not burned before a block on top.
-    await waitFor(() => bridgesOf(x, payment.id)[0]?.tx_hash, 20_000, "the bridge transaction to be sent");
+    await waitFor(
+      async () => (await bridgesOf(x, payment.id))[0]?.tx_hash,
+      20_000,
+      "the bridge transaction to be sent",
+    );
     x.local.attestation.setMode("down");
     try {
       await untilBridge(x, payment.id, (b) => b.state === "burned", "the burn to be recorded");
@@ -116,9 +126,10 @@ describe("kill -9 while bridging", () => {
     await payOnSource(x, payment.deposit_address, usdc("4.00"));
     await waitFor(
       async () => {
-        if (bridgesOf(x, payment.id)[0]?.state === "burned") await x.chain.anvil.rpc("evm_setAutomine", [false]);
+        if ((await bridgesOf(x, payment.id))[0]?.state === "burned")
+          await x.chain.anvil.rpc("evm_setAutomine", [false]);
         else await x.mineSource(1);
-        return bridgesOf(x, payment.id)[0]?.state === "attested";
+        return (await bridgesOf(x, payment.id))[0]?.state === "attested";
       },
       20_000,
       "the burn to be attested",

@@ -79,7 +79,7 @@ describe("dust to a deposit address", () => {
     await x.sourceTransfer(deposit, 1n);
     const credited = await untilReceived(payment.id, "1.000002");
     expect(credited.status).toBe("confirmed");
-    expect(count(x.stack.events(payment.id), "payment.funds_received")).toBe(2);
+    expect(count(await x.stack.events(payment.id), "payment.funds_received")).toBe(2);
     expect(credited.transfers.map((t: { chain: string; amount: string }) => [t.chain, t.amount]).sort()).toEqual(
       [
         [LOCAL_SOURCE.name, "0.000001"],
@@ -94,7 +94,7 @@ describe("dust to a deposit address", () => {
     expect(await relayerNonces(x, relayer)).toEqual(nonces);
     expect(await x.stack.usdcBalance(deposit)).toBe(1n);
     expect(await sourceBalance(x, deposit)).toBe(1n);
-    expect(bridgesOf(x, payment.id)).toEqual([]);
+    expect(await bridgesOf(x, payment.id)).toEqual([]);
   }, 90_000);
 
   test("of an expired payment, on both chains: credited as underpaid, and no relayer transaction on either chain", async () => {
@@ -107,13 +107,13 @@ describe("dust to a deposit address", () => {
     await x.sourceTransfer(deposit, 1n);
     const credited = await untilReceived(payment.id, "0.000002");
     expect(credited.status).toBe("underpaid");
-    expect(x.stack.events(payment.id)).toEqual(["payment.expired", "payment.underpaid"]);
+    expect(await x.stack.events(payment.id)).toEqual(["payment.expired", "payment.underpaid"]);
 
     await loopsGoRound(x, 4);
     expect(await relayerNonces(x, relayer)).toEqual(nonces);
     expect(await x.stack.usdcBalance(deposit)).toBe(1n);
     expect(await sourceBalance(x, deposit)).toBe(1n);
-    expect(bridgesOf(x, payment.id)).toEqual([]);
+    expect(await bridgesOf(x, payment.id)).toEqual([]);
   }, 90_000);
 });
 
@@ -143,8 +143,8 @@ describe("late funds from the sweep floor (0.01 USDC on a custom chain) up", () 
     await payOnSource(x, payment.deposit_address, usdc("0.02"));
     const [bridge] = await mineBothUntil(
       x,
-      () => {
-        const rows = bridgesOf(x, payment.id);
+      async () => {
+        const rows = await bridgesOf(x, payment.id);
         return rows.length === 1 && rows[0]!.state === "settled" ? rows : undefined;
       },
       "the late funds' bridge to be settled",
@@ -201,7 +201,7 @@ test("a stranger's bridge() posted to the public cross-chain endpoint: the payme
   // Settlement-chain blocks only: the server redeems the burn and sees its mint while the source
   // transfer waits for its confirmations (the order the payment was stranded in).
   await x.stack.mineUntil(
-    () => bridgesOf(x, payment.id).find((b) => b.state === "minted"),
+    async () => (await bridgesOf(x, payment.id)).find((b) => b.state === "minted"),
     15_000,
     "the mint of the posted burn to be recorded as the payment's bridge",
   );

@@ -15,7 +15,6 @@ import { createBurnStore } from "../../../src/chain/redeeming/store.ts";
 import { createSourceNetworks } from "../../../src/chain/source-networks.ts";
 import { createChainStore } from "../../../src/chain/store.ts";
 import { openDb } from "../../../src/db/index.ts";
-import { inTransaction } from "../../../src/db/transaction.ts";
 import { createEventStore } from "../../../src/events/store.ts";
 import { CHAIN_LEASE, LeaseLostError } from "../../../src/leases/lease.ts";
 import { createLeaseStore } from "../../../src/leases/store.ts";
@@ -41,9 +40,9 @@ afterAll(() => x?.stop());
 const staleKey: Hex = generatePrivateKey();
 
 /** A bridger on the server's database, signing with `staleKey`, whose writes go through `transaction`. */
-function bridgerBeside(transaction: <T>(fn: () => T) => T, db: ReturnType<typeof openDb>) {
+function bridgerBeside(transaction: <T>(fn: () => Promise<T>) => Promise<T>, db: ReturnType<typeof openDb>) {
   const source = { ...x.stack.config.crossChain!.sources[0]!, rpcUrl: x.local.source.rpcUrl };
-  const network = createSourceNetworks([source], staleKey, () => null).get(LOCAL_SOURCE.chainId)!;
+  const network = createSourceNetworks([source], staleKey, async () => null).get(LOCAL_SOURCE.chainId)!;
   const payments = createPaymentStore(db);
   const chain = createChainStore(db);
   const lifecycle = createLifecycle({
@@ -91,7 +90,7 @@ test("a bridger whose lease is gone saves nothing and broadcasts nothing; holdin
   try {
     // What the server's watcher would have recorded: the transfer credited, a bridge open for it.
     const log = receipt.logs.find((l) => l.address.toLowerCase() === x.source.usdc.toLowerCase())!;
-    createChainStore(db).insertTransfer({
+    await createChainStore(db).insertTransfer({
       chain_id: LOCAL_SOURCE.chainId,
       tx_hash: txHash,
       log_index: log.logIndex!,
@@ -103,7 +102,7 @@ test("a bridger whose lease is gone saves nothing and broadcasts nothing; holdin
       credited_at: Date.now(),
       created_at: Date.now(),
     });
-    const bridge = createBridgeStore(db).create({
+    const bridge = await createBridgeStore(db).create({
       id: randomIds.prefixed("brg"),
       payment_id: payment.id,
       chain_id: LOCAL_SOURCE.chainId,
@@ -114,8 +113,8 @@ test("a bridger whose lease is gone saves nothing and broadcasts nothing; holdin
     const leases = createLeaseStore(db);
     const stale = bridgerBeside(
       (fn) =>
-        inTransaction(db, () => {
-          if (!leases.holds(CHAIN_LEASE, "stale-replica", 1)) throw new LeaseLostError(CHAIN_LEASE);
+        db.transaction(async () => {
+          if (!(await leases.holds(CHAIN_LEASE, "stale-replica", 1))) throw new LeaseLostError(CHAIN_LEASE);
           return fn();
         }),
       db,
@@ -127,17 +126,17 @@ test("a bridger whose lease is gone saves nothing and broadcasts nothing; holdin
     await expect(stale.bridger.tick()).rejects.toBeInstanceOf(LeaseLostError);
     expect(await stale.nonce()).toBe(before);
     expect(await bridgedOnSource(x, payment.id)).toEqual([]);
-    const [row] = x.stack.sql<{ tx_hash: string | null; state: string }>(
+    const [row] = await x.stack.sql<{ tx_hash: string | null; state: string }>(
       "SELECT tx_hash, state FROM bridges WHERE id = ?",
       bridge.id,
     );
     expect(row).toEqual({ tx_hash: null, state: "credited" });
 
     // The control: the same rig with its writes allowed does send, so the silence above is the fence's.
-    const holder = bridgerBeside((fn) => inTransaction(db, fn), db);
+    const holder = bridgerBeside((fn) => db.transaction(fn), db);
     await holder.bridger.tick();
     expect(await holder.nonce()).toBe(before + 1);
   } finally {
-    db.close();
+    await db.close();
   }
 }, 60_000);

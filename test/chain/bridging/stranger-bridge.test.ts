@@ -66,16 +66,16 @@ describe("a stranger's bridge() of a deposit address", () => {
     ).toHaveLength(1);
     // Settlement-chain blocks only: the mint is seen while the source transfer waits for its confirmations.
     const minted = await x.stack.mineUntil(
-      () => bridgesOf(x, payment.id).find((b) => b.state === "minted"),
+      async () => (await bridgesOf(x, payment.id)).find((b) => b.state === "minted"),
       15_000,
       "the mint to be recorded as the payment's bridge",
     );
     expect(minted).toMatchObject({ mint_tx_hash: hash, burn_tx_hash: null });
     expect(
-      x.stack.sql("SELECT tx_hash FROM transfers WHERE payment_id = ? AND credited_at IS NOT NULL", payment.id),
+      await x.stack.sql("SELECT tx_hash FROM transfers WHERE payment_id = ? AND credited_at IS NOT NULL", payment.id),
     ).toEqual([]);
     // The server never learned the burn's hash: the mint is all it saw of it.
     await expectSettledThroughStrangersBurn(x, payment, burnTx, payoutBefore, "7.00", null);
-    expect(bridgesOf(x, payment.id)[0]!.mint_tx_hash).toBe(hash);
+    expect((await bridgesOf(x, payment.id))[0]!.mint_tx_hash).toBe(hash);
   }, 90_000);
 });

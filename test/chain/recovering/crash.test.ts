@@ -45,7 +45,11 @@ test("a recovery stored before a kill -9 is sent again after the restart and rec
   });
   expect(created.status).toBe(202);
   const rows = () => stack.sql<RecoveryDbRow>("SELECT * FROM recoveries WHERE payment_id = ?", payment.id);
-  const stored = await waitFor(() => rows().find((r) => r.state === "submitted"), 15_000, "the signed recovery stored");
+  const stored = await waitFor(
+    async () => (await rows()).find((r) => r.state === "submitted"),
+    15_000,
+    "the signed recovery stored",
+  );
 
   await stack.crash();
   // Whatever the node got before the crash is gone: only the stored transaction can bring it back.
@@ -55,7 +59,7 @@ test("a recovery stored before a kill -9 is sent again after the restart and rec
 
   const done = await waitFor(
     async () => {
-      const row = rows()[0]!;
+      const row = (await rows())[0]!;
       if (row.state === "succeeded") return row;
       await local.source.rpc("evm_mine");
       throw new Error(`recovery ${row.state}`);
@@ -64,7 +68,7 @@ test("a recovery stored before a kill -9 is sent again after the restart and rec
     "the recovery to succeed after the restart",
     100,
   );
-  expect(rows()).toHaveLength(1);
+  expect(await rows()).toHaveLength(1);
   expect(done).toMatchObject({ tx_hash: stored.tx_hash, nonce: stored.nonce, amount_units: "4200000" });
   const recovered = await client.getContractEvents({
     address: factoryV3Address,

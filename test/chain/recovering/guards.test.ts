@@ -42,12 +42,12 @@ afterAll(async () => {
 });
 
 /** A new account and its API key: each test that counts requests starts from none. */
-function newMerchant() {
-  const created = runAccountCommand(
+async function newMerchant() {
+  const created = (await runAccountCommand(
     "account",
     ["create", "--name", "Guarded Shop", "--payout-address", stack.payout],
     stack.env,
-  ) as { api_key: string };
+  )) as { api_key: string };
   const call = api(stack.url, created.api_key);
   return {
     createPayment: async () => (await call("/api/v1/payments", { body: { amount: "5.00" } })).json,
@@ -81,7 +81,7 @@ async function recovererRan() {
 function waitState(paymentId: string, id: string, state: string) {
   return waitFor(
     async () => {
-      const row = storedRecoveries(paymentId).find((r) => r.id === id);
+      const row = (await storedRecoveries(paymentId)).find((r) => r.id === id);
       if (row?.state === state) return row;
       await Promise.all([stack.chain.mine(1), x.local.source.rpc("evm_mine")]);
       return null;
@@ -115,7 +115,7 @@ describe("the gas cap", () => {
       expect(match).not.toBeNull();
       expect(BigInt(match![1]!)).toBeGreaterThan(9_000_000n); // 400 fresh slots
     }
-    expect(storedRecoveries(payment.id)).toEqual([]);
+    expect(await storedRecoveries(payment.id)).toEqual([]);
     await recovererRan();
     expect(await relayerNonces(x.source.publicClient)).toEqual(before);
   }, 60_000);
@@ -126,7 +126,7 @@ describe("the gas cap", () => {
     const token = await gasBurnerOnSource(x, deposit, 1_000n);
     const before = await relayerNonces(x.source.publicClient);
     // As if accepted while its transfer was cheap: the recoverer checks again before it signs.
-    const id = insertDueRecovery(stack.env, {
+    const id = await insertDueRecovery(stack.env, {
       paymentId: payment.id,
       chainId: LOCAL_SOURCE.chainId,
       token,
@@ -152,7 +152,7 @@ describe("the gas cap", () => {
     const created = await recover(payment.id, { chain: LOCAL_SOURCE.name, token });
     expect(created.status).toBe(202);
     const done = await waitState(payment.id, created.json.id, "succeeded");
-    const [row] = stack.sql<{ raw_tx: Hex }>("SELECT raw_tx FROM recoveries WHERE id = ?", created.json.id);
+    const [row] = await stack.sql<{ raw_tx: Hex }>("SELECT raw_tx FROM recoveries WHERE id = ?", created.json.id);
     expect(parseTransaction(row!.raw_tx).gas).toBeLessThanOrEqual(RECOVERY_GAS_CAP);
     const receipt = await x.source.publicClient.getTransactionReceipt({ hash: done.tx_hash as Hex });
     // The first recovery of the address deploys its clone too: about 116,000 (see src/chain/recovering/gas.ts).
@@ -173,7 +173,7 @@ describe("the token's own Transfer to the deposit address", () => {
       `token ${token} has logged no Transfer to the deposit address ${deposit} on ${LOCAL_SOURCE.name} since the ` +
         "payment was created: only a token sent there can be recovered",
     );
-    expect(storedRecoveries(payment.id)).toEqual([]);
+    expect(await storedRecoveries(payment.id)).toEqual([]);
     await recovererRan();
     expect(await relayerNonces(x.source.publicClient)).toEqual(before);
   }, 60_000);
@@ -181,15 +181,14 @@ describe("the token's own Transfer to the deposit address", () => {
 
 describe("the limits on requests", () => {
   test("one recovery per payment and token in 24 hours: the next is 429 with Retry-After, then allowed again", async () => {
-    const merchant = newMerchant();
+    const merchant = await newMerchant();
     const payment = await merchant.createPayment();
     await sendNative(payment.deposit_address, 1_000n);
     const first = await merchant.recover(payment.id, { chain: settlementName });
     expect(first.status).toBe(202);
     await waitState(payment.id, first.json.id, "succeeded");
-    const askedAt = stack.sql<{ created_at: number }>(
-      "SELECT created_at FROM recoveries WHERE id = ?",
-      first.json.id,
+    const askedAt = (
+      await stack.sql<{ created_at: number }>("SELECT created_at FROM recoveries WHERE id = ?", first.json.id)
     )[0]!.created_at;
 
     await sendNative(payment.deposit_address, 2_000n);
@@ -205,7 +204,7 @@ describe("the limits on requests", () => {
     });
     expect(Number(again.headers.get("retry-after"))).toBe(Math.ceil((next - stack.clock.now()) / 1000));
     expect(Number(again.headers.get("retry-after"))).toBeGreaterThan(86_000);
-    expect(storedRecoveries(payment.id)).toHaveLength(1);
+    expect(await storedRecoveries(payment.id)).toHaveLength(1);
     await recovererRan();
     expect(await relayerNonces(stack.chain.publicClient)).toEqual(before);
 
@@ -223,7 +222,7 @@ describe("the limits on requests", () => {
   }, 90_000);
 
   test(`an account may ask ${RECOVERIES_PER_ACCOUNT} recoveries in 24 hours; the next is 429 with Retry-After`, async () => {
-    const merchant = newMerchant();
+    const merchant = await newMerchant();
     const asked: string[] = [];
     const payments: Array<{ id: string; deposit_address: string }> = [];
     for (let i = 0; i <= RECOVERIES_PER_ACCOUNT; i++) {
@@ -236,8 +235,9 @@ describe("the limits on requests", () => {
       expect(created.status).toBe(202);
       asked.push(created.json.id);
     }
-    const oldest = stack.sql<{ created_at: number }>("SELECT created_at FROM recoveries WHERE id = ?", asked[0]!)[0]!
-      .created_at;
+    const oldest = (
+      await stack.sql<{ created_at: number }>("SELECT created_at FROM recoveries WHERE id = ?", asked[0]!)
+    )[0]!.created_at;
 
     const last = payments.at(-1)!;
     const refused = await merchant.recover(last.id, { chain: settlementName });
@@ -249,7 +249,7 @@ describe("the limits on requests", () => {
         `is ${RECOVERIES_PER_ACCOUNT}; the next may be asked from ${new Date(until).toISOString()}`,
     });
     expect(Number(refused.headers.get("retry-after"))).toBe(Math.ceil((until - stack.clock.now()) / 1000));
-    expect(storedRecoveries(last.id)).toEqual([]);
+    expect(await storedRecoveries(last.id)).toEqual([]);
 
     // Another account is not held back by this one's count.
     const payment = await stack.createPayment({ amount: "5.00" });

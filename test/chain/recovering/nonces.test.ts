@@ -28,7 +28,7 @@ test("a settlement is signed past the highest nonce stored for a recovery on the
   const pending = await chain.publicClient.getTransactionCount({ address: relayer, blockTag: "pending" });
   // A recovery signed at a nonce the node has not seen (sent before a crash, then evicted, say).
   const stored = pending + 3;
-  stack.sql(
+  await stack.sql(
     `INSERT INTO recoveries (id, payment_id, chain_id, token, decimals, payout_address, state, nonce,
        next_attempt_at, created_at, updated_at)
      VALUES ('rcv_nonceTest00000000000000', ?, ?, NULL, 18, ?, 'failed', ?, 0, 0, 0)`,
@@ -40,7 +40,8 @@ test("a settlement is signed past the highest nonce stored for a recovery on the
 
   await stack.pay(payment.deposit_address, usdc("1.00"));
   const settlement = await stack.mineUntil(
-    () => stack.sql<{ nonce: number }>("SELECT nonce FROM settlements WHERE payment_id = ?", payment.id)[0],
+    async () =>
+      (await stack.sql<{ nonce: number }>("SELECT nonce FROM settlements WHERE payment_id = ?", payment.id))[0],
     15_000,
     "the settlement signed",
   );

@@ -134,7 +134,7 @@ describe("POST /api/v1/payments/{id}/recover", () => {
     expect(done.amount_units).toBe(wei.toString());
     expect((await stack.chain.publicClient.getBalance({ address: stack.payout })) - before).toBe(wei);
     expect(await stack.chain.publicClient.getBalance({ address: deposit })).toBe(0n);
-    expect(storedRecoveries(payment.id)).toHaveLength(1);
+    expect(await storedRecoveries(payment.id)).toHaveLength(1);
   }, 60_000);
 
   test("the same request while one is under way answers it (200), even once mined but not yet confirmed", async () => {
@@ -149,7 +149,7 @@ describe("POST /api/v1/payments/{id}/recover", () => {
       expect(created.status).toBe(202);
       first = created.json;
       const sent = await waitFor(
-        () => storedRecoveries(payment.id).find((r) => r.state === "submitted"),
+        async () => (await storedRecoveries(payment.id)).find((r) => r.state === "submitted"),
         15_000,
         "the recovery sent",
       );
@@ -168,7 +168,7 @@ describe("POST /api/v1/payments/{id}/recover", () => {
     expect(again.status).toBe(200);
     expect(again.json).toMatchObject({ id: first.id, state: "submitted" });
     await waitRecovery(first.id, "succeeded");
-    expect(storedRecoveries(payment.id)).toHaveLength(1);
+    expect(await storedRecoveries(payment.id)).toHaveLength(1);
   }, 60_000);
 });
 
@@ -177,10 +177,12 @@ describe("a stuck recovery", () => {
     const payment = await stack.createPayment({ amount: "5.00" });
     const deposit = getAddress(payment.deposit_address);
     const token = await strayTokenOnSource(x, deposit, 9_000n, 6);
-    const row = () =>
-      stack.sql<{ id: string; state: string; tx_hash: string; tx_hashes: string; raw_tx: string }>(
-        "SELECT * FROM recoveries WHERE payment_id = ?",
-        payment.id,
+    const row = async () =>
+      (
+        await stack.sql<{ id: string; state: string; tx_hash: string; tx_hashes: string; raw_tx: string }>(
+          "SELECT * FROM recoveries WHERE payment_id = ?",
+          payment.id,
+        )
       )[0];
 
     await x.local.source.rpc("evm_setAutomine", [false]);
@@ -188,7 +190,11 @@ describe("a stuck recovery", () => {
     try {
       const created = await recover(payment.id, { chain: LOCAL_SOURCE.name, token });
       expect(created.status).toBe(202);
-      first = await waitFor(() => row()?.state === "submitted" && row(), 15_000, "the recovery sent");
+      first = await waitFor(
+        async () => (await row())?.state === "submitted" && (await row()),
+        15_000,
+        "the recovery sent",
+      );
       await waitFor(
         () => x.source.publicClient.getTransaction({ hash: first.tx_hash as Hex }),
         15_000,
@@ -196,8 +202,8 @@ describe("a stuck recovery", () => {
       );
       stack.clock.advance(31_000); // past the 30 s after which a held transaction counts as stuck
       const hashes = await waitFor(
-        () => {
-          const sent = JSON.parse(row()!.tx_hashes) as Hex[];
+        async () => {
+          const sent = JSON.parse((await row())!.tx_hashes) as Hex[];
           return sent.length === 2 && sent;
         },
         15_000,
@@ -212,7 +218,7 @@ describe("a stuck recovery", () => {
     } finally {
       await x.local.source.rpc("evm_setAutomine", [true]);
     }
-    const replaced = row()!;
+    const replaced = (await row())!;
     expect(JSON.parse(replaced.tx_hashes)).toEqual([first.tx_hash, replaced.tx_hash]);
     const before = sentWith(first.raw_tx as Hex);
     const after = sentWith(replaced.raw_tx as Hex);
@@ -265,7 +271,7 @@ describe("refusals change nothing", () => {
       `token ${ownUsdc} is USDC that the deposit address bridges from ${LOCAL_SOURCE.name} to the settlement ` +
         "chain, where it settles; it cannot be recovered",
     );
-    expect(storedRecoveries(payment.id)).toEqual([]);
+    expect(await storedRecoveries(payment.id)).toEqual([]);
   }, 30_000);
 
   test("nothing to recover is 422; an unknown chain or a malformed token is 400 naming the field", async () => {
@@ -288,7 +294,7 @@ describe("refusals change nothing", () => {
     const missing = await recover(payment.id, {});
     expect(missing.status).toBe(400);
     expect(missing.json.error).toMatch(/^chain is required/);
-    expect(storedRecoveries(payment.id)).toEqual([]);
+    expect(await storedRecoveries(payment.id)).toEqual([]);
   }, 30_000);
 
   test("another account's payment and recovery are 404", async () => {
@@ -298,11 +304,11 @@ describe("refusals change nothing", () => {
     const mine = await recover(payment.id, { chain: settlementName });
     expect(mine.status).toBe(202);
 
-    const other = runAccountCommand(
+    const other = (await runAccountCommand(
       "account",
       ["create", "--name", "Other Shop", "--payout-address", "0x1111111111111111111111111111111111111111"],
       stack.env,
-    ) as { api_key: string };
+    )) as { api_key: string };
     const asOther = api(stack.url, other.api_key);
 
     const post = await asOther(`/api/v1/payments/${payment.id}/recover`, { body: { chain: settlementName } });
@@ -316,7 +322,7 @@ describe("refusals change nothing", () => {
       status: 404,
       json: { error: `no recovery ${mine.json.id}` },
     });
-    expect(storedRecoveries(payment.id)).toHaveLength(1);
+    expect(await storedRecoveries(payment.id)).toHaveLength(1);
     await waitRecovery(mine.json.id, "succeeded");
   }, 60_000);
 });
@@ -325,7 +331,7 @@ describe("a version 1 payment", () => {
   test("is refused on a source chain, and recovers through the version 1 factory on the settlement chain", async () => {
     // As an older build issued it: new payments get version 3.
     const payment = await asVersion1(stack, await stack.createPayment({ amount: "5.00" }));
-    expect(stack.sql("SELECT factory_version FROM payments WHERE id = ?", payment.id)).toEqual([
+    expect(await stack.sql("SELECT factory_version FROM payments WHERE id = ?", payment.id)).toEqual([
       { factory_version: 1 },
     ]);
     const deposit = getAddress(payment.deposit_address);
@@ -337,7 +343,7 @@ describe("a version 1 payment", () => {
       `chain must be ${settlementName} for this payment: its deposit address is a version 1 address, ` +
         `which exists on ${settlementName} only`,
     );
-    expect(storedRecoveries(payment.id)).toEqual([]);
+    expect(await storedRecoveries(payment.id)).toEqual([]);
 
     const created = await recover(payment.id, { chain: settlementName });
     expect(created.status).toBe(202);
@@ -362,7 +368,7 @@ describe("a source chain reorg that takes the deposit factory", () => {
     const waiting = await recover(payment.id, { chain: LOCAL_SOURCE.name, token });
     expect(waiting.status).toBe(503);
     expect(waiting.json.error).toContain(`not deployed on ${LOCAL_SOURCE.name} yet`);
-    expect(storedRecoveries(payment.id)).toEqual([]);
+    expect(await storedRecoveries(payment.id)).toEqual([]);
 
     stack.clock.advance(61_000); // the recoverer looks for each source chain's factory once a minute
     await sourceFactoryDeployed(x);

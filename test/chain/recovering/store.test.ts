@@ -9,8 +9,8 @@ import { createPaymentStore, insertAccount, insertPayment, paymentRow } from "..
 import { ENGINES, openTestStore, type TestStore } from "../../support/store-engines.ts";
 
 let store: TestStore | undefined;
-afterEach(() => {
-  store?.close();
+afterEach(async () => {
+  await store?.close();
   store = undefined;
 });
 
@@ -22,7 +22,9 @@ describe.each(ENGINES)("recoveries store (%s)", (engine) => {
   beforeEach(async () => {
     store = await openTestStore(engine);
     recoveries = createRecoveryStore(store.db);
-    payment = insertPayment(createPaymentStore(store.db), paymentRow(insertAccount(store.db, "acct_r"), 0)).id;
+    payment = (
+      await insertPayment(createPaymentStore(store.db), paymentRow(await insertAccount(store.db, "acct_r"), 0))
+    ).id;
   });
   const request = (id: string, chainId: number, token: string | null, now: number) =>
     recoveries.insert({
@@ -35,10 +37,10 @@ describe.each(ENGINES)("recoveries store (%s)", (engine) => {
       now,
     });
 
-  test("a request is stored pending, listed newest first, and found as the one under way for its token", () => {
-    request("rcv_1", 31337, TOKEN, 10);
-    request("rcv_2", 31337, null, 20);
-    expect(recoveries.findById("rcv_1")).toEqual({
+  test("a request is stored pending, listed newest first, and found as the one under way for its token", async () => {
+    await request("rcv_1", 31337, TOKEN, 10);
+    await request("rcv_2", 31337, null, 20);
+    expect(await recoveries.findById("rcv_1")).toEqual({
       id: "rcv_1",
       payment_id: payment,
       chain_id: 31337,
@@ -59,43 +61,48 @@ describe.each(ENGINES)("recoveries store (%s)", (engine) => {
       created_at: 10,
       updated_at: 10,
     });
-    expect(recoveries.findById("rcv_none")).toBeNull();
-    expect(recoveries.forPayment(payment).map((r) => r.id)).toEqual(["rcv_2", "rcv_1"]);
-    expect(recoveries.openFor(payment, 31337, TOKEN)?.id).toBe("rcv_1");
-    expect(recoveries.openFor(payment, 31337, null)?.id).toBe("rcv_2"); // the native coin
-    expect(recoveries.openFor(payment, 1, TOKEN)).toBeNull();
+    expect(await recoveries.findById("rcv_none")).toBeNull();
+    expect((await recoveries.forPayment(payment)).map((r) => r.id)).toEqual(["rcv_2", "rcv_1"]);
+    expect((await recoveries.openFor(payment, 31337, TOKEN))?.id).toBe("rcv_1");
+    expect((await recoveries.openFor(payment, 31337, null))?.id).toBe("rcv_2"); // the native coin
+    expect(await recoveries.openFor(payment, 1, TOKEN)).toBeNull();
   });
 
-  test("a save moves a request on; finished ones are neither due nor under way, and every nonce signed counts", () => {
-    request("rcv_1", 31337, TOKEN, 10);
-    request("rcv_2", 31337, null, 20);
-    request("rcv_3", 1, TOKEN, 30);
-    expect(recoveries.maxNonceOn(31337)).toBeNull();
-    const first = recoveries.findById("rcv_1")!;
+  test("a save moves a request on; finished ones are neither due nor under way, and every nonce signed counts", async () => {
+    await request("rcv_1", 31337, TOKEN, 10);
+    await request("rcv_2", 31337, null, 20);
+    await request("rcv_3", 1, TOKEN, 30);
+    expect(await recoveries.maxNonceOn(31337)).toBeNull();
+    const first = (await recoveries.findById("rcv_1"))!;
     // A uint256 amount kept as its decimal string.
     const amount = (2n ** 200n).toString();
-    recoveries.save(
+    await recoveries.save(
       { ...first, state: "failed", nonce: 8, amount_units: amount, tx_hashes: '["0x1"]', error: "reverted" },
       40,
     );
-    recoveries.save({ ...recoveries.findById("rcv_2")!, state: "submitted", nonce: 5, next_attempt_at: 100 }, 40);
-    expect(recoveries.findById("rcv_1")).toMatchObject({ state: "failed", amount_units: amount, updated_at: 40 });
-    expect(recoveries.openFor(payment, 31337, TOKEN)).toBeNull();
-    expect(recoveries.due(50).map((r) => r.id)).toEqual(["rcv_3"]);
-    expect(recoveries.due(100).map((r) => r.id)).toEqual(["rcv_3", "rcv_2"]);
-    expect(recoveries.maxNonceOn(31337)).toBe(8); // the failed one's nonce too
-    expect(recoveries.maxNonceOn(1)).toBeNull();
+    await recoveries.save(
+      { ...(await recoveries.findById("rcv_2"))!, state: "submitted", nonce: 5, next_attempt_at: 100 },
+      40,
+    );
+    expect(await recoveries.findById("rcv_1")).toMatchObject({ state: "failed", amount_units: amount, updated_at: 40 });
+    expect(await recoveries.openFor(payment, 31337, TOKEN)).toBeNull();
+    expect((await recoveries.due(50)).map((r) => r.id)).toEqual(["rcv_3"]);
+    expect((await recoveries.due(100)).map((r) => r.id)).toEqual(["rcv_3", "rcv_2"]);
+    expect(await recoveries.maxNonceOn(31337)).toBe(8); // the failed one's nonce too
+    expect(await recoveries.maxNonceOn(1)).toBeNull();
   });
 
-  test("the limits count: the newest request of a payment's token on a chain, and an account's requests, since a time", () => {
-    const other = insertPayment(createPaymentStore(store!.db), paymentRow(insertAccount(store!.db, "acct_o"), 0)).id;
-    request("rcv_1", 31337, TOKEN, 10);
-    request("rcv_2", 31337, TOKEN, 30);
-    request("rcv_3", 31337, null, 20);
-    request("rcv_4", 1, TOKEN, 40);
+  test("the limits count: the newest request of a payment's token on a chain, and an account's requests, since a time", async () => {
+    const other = (
+      await insertPayment(createPaymentStore(store!.db), paymentRow(await insertAccount(store!.db, "acct_o"), 0))
+    ).id;
+    await request("rcv_1", 31337, TOKEN, 10);
+    await request("rcv_2", 31337, TOKEN, 30);
+    await request("rcv_3", 31337, null, 20);
+    await request("rcv_4", 1, TOKEN, 40);
     // Finished ones count as much as those under way.
-    recoveries.save({ ...recoveries.findById("rcv_2")!, state: "failed", error: "reverted" }, 50);
-    recoveries.insert({
+    await recoveries.save({ ...(await recoveries.findById("rcv_2"))!, state: "failed", error: "reverted" }, 50);
+    await recoveries.insert({
       id: "rcv_other",
       payment_id: other,
       chain_id: 31337,
@@ -105,16 +112,16 @@ describe.each(ENGINES)("recoveries store (%s)", (engine) => {
       now: 35,
     });
 
-    expect(recoveries.latestFor(payment, 31337, TOKEN, 0)).toBe(30);
-    expect(recoveries.latestFor(payment, 31337, TOKEN, 30)).toBeNull(); // after the time only
-    expect(recoveries.latestFor(payment, 31337, null, 0)).toBe(20);
-    expect(recoveries.latestFor(payment, 1, TOKEN, 0)).toBe(40);
-    expect(recoveries.latestFor(payment, 1, null, 0)).toBeNull();
-    expect(recoveries.latestFor(other, 31337, TOKEN, 0)).toBe(35);
+    expect(await recoveries.latestFor(payment, 31337, TOKEN, 0)).toBe(30);
+    expect(await recoveries.latestFor(payment, 31337, TOKEN, 30)).toBeNull(); // after the time only
+    expect(await recoveries.latestFor(payment, 31337, null, 0)).toBe(20);
+    expect(await recoveries.latestFor(payment, 1, TOKEN, 0)).toBe(40);
+    expect(await recoveries.latestFor(payment, 1, null, 0)).toBeNull();
+    expect(await recoveries.latestFor(other, 31337, TOKEN, 0)).toBe(35);
 
-    expect(recoveries.askedByAccountSince("acct_r", 0)).toEqual([10, 20, 30, 40]);
-    expect(recoveries.askedByAccountSince("acct_r", 20)).toEqual([30, 40]);
-    expect(recoveries.askedByAccountSince("acct_o", 0)).toEqual([35]);
-    expect(recoveries.askedByAccountSince("acct_none", 0)).toEqual([]);
+    expect(await recoveries.askedByAccountSince("acct_r", 0)).toEqual([10, 20, 30, 40]);
+    expect(await recoveries.askedByAccountSince("acct_r", 20)).toEqual([30, 40]);
+    expect(await recoveries.askedByAccountSince("acct_o", 0)).toEqual([35]);
+    expect(await recoveries.askedByAccountSince("acct_none", 0)).toEqual([]);
   });
 });

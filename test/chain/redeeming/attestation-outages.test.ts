@@ -56,8 +56,8 @@ async function expectRedeemedOnce(paymentId: string, amount: string) {
 /** The burn row's last error, once it mentions `pattern` (the redeemer has met the outage). */
 function waitBurnError(paymentId: string, pattern: RegExp) {
   return stack.waitFor(
-    () => {
-      const [row] = x.burns(paymentId);
+    async () => {
+      const [row] = await x.burns(paymentId);
       return row && row.state === "attesting" && pattern.test(row.error ?? "") ? row : undefined;
     },
     10_000,
@@ -68,8 +68,8 @@ function waitBurnError(paymentId: string, pattern: RegExp) {
 /** The burn row once the redeemer has asked about it `attempts` times and it still waits. */
 function waitBurnAttempts(paymentId: string, attempts: number) {
   return stack.waitFor(
-    () => {
-      const [row] = x.burns(paymentId);
+    async () => {
+      const [row] = await x.burns(paymentId);
       return row && Number(row.attempts) >= attempts ? row : undefined;
     },
     15_000,
@@ -141,7 +141,7 @@ describe("the attestation service", () => {
     const { burnTxHash } = await x.payCrossChain(payment.id, "fast");
     const row = await expectRedeemedOnce(payment.id, "3.00");
     expect(x.local.attestation.reattestCount).toBe(reattestsBefore + 1);
-    expect(x.burns(payment.id)).toHaveLength(1);
+    expect(await x.burns(payment.id)).toHaveLength(1);
     // The message received is the re-signed one: no expiry left in it.
     const [message] = await x.attested(burnTxHash);
     expect(message!.eventNonce).toBe(row.message_nonce as Hex);

@@ -38,7 +38,7 @@ const automine = (on: boolean) => x.chain.anvil.rpc("evm_setAutomine", [on]);
 
 /** Polls the burn row (100 ms) until `ready` holds for it. */
 function waitRow(paymentId: string, ready: (row: BurnDbRow) => boolean, what: string) {
-  return waitFor(() => x.burns(paymentId).find(ready), 15_000, what, 100);
+  return waitFor(async () => (await x.burns(paymentId)).find(ready), 15_000, what, 100);
 }
 
 /**
@@ -102,7 +102,7 @@ describe("kill -9 mid-redemption", () => {
 
     await stack.restart();
     await expectMintedOnce(payment.id, burnTxHash, "20.00");
-    expect(x.burns(payment.id)[0]!.redeem_tx_hash).toBe(sent.redeem_tx_hash);
+    expect((await x.burns(payment.id))[0]!.redeem_tx_hash).toBe(sent.redeem_tx_hash);
   }, 40_000);
 
   test("receiveMessage sent, killed, still unmined after the restart: the restarted server waits for it", async () => {
@@ -115,11 +115,11 @@ describe("kill -9 mid-redemption", () => {
     );
 
     await stack.crash();
-    const attempts = Number(x.burns(payment.id)[0]!.attempts);
+    const attempts = Number((await x.burns(payment.id))[0]!.attempts);
     await stack.restart();
     // The restarted server finds the unmined redemption and waits for it instead of sending another.
     await lookedAgain(payment.id, attempts);
-    expect(x.burns(payment.id)[0]).toMatchObject({ state: "redeeming", redeem_tx_hash: sent.redeem_tx_hash });
+    expect((await x.burns(payment.id))[0]).toMatchObject({ state: "redeeming", redeem_tx_hash: sent.redeem_tx_hash });
     await automine(true);
     await stack.mine(1);
     await expectMintedOnce(payment.id, burnTxHash, "12.34");
@@ -148,13 +148,13 @@ describe("kill -9 right after sending receiveMessage", () => {
     const lost = await killedOnSend;
     // The node has the redemption, and the server had written it down before sending it.
     expect((await x.chain.publicClient.getTransaction({ hash: lost })).blockNumber).toBeNull();
-    expect(x.burns(payment.id)[0]).toMatchObject({ state: "redeeming", redeem_tx_hash: lost });
+    expect((await x.burns(payment.id))[0]).toMatchObject({ state: "redeeming", redeem_tx_hash: lost });
 
-    const attempts = Number(x.burns(payment.id)[0]!.attempts);
+    const attempts = Number((await x.burns(payment.id))[0]!.attempts);
     await stack.restart();
     await lookedAgain(payment.id, attempts);
     // Still the same transaction: nothing new was signed while it waits in the mempool.
-    expect(x.burns(payment.id)[0]).toMatchObject({ state: "redeeming", redeem_tx_hash: lost });
+    expect((await x.burns(payment.id))[0]).toMatchObject({ state: "redeeming", redeem_tx_hash: lost });
     await automine(true);
     await stack.mine(1);
     expect((await x.chain.publicClient.getTransactionReceipt({ hash: lost })).status).toBe("success");
@@ -176,7 +176,7 @@ describe("kill -9 right after sending receiveMessage", () => {
       15_000,
       "the redemption to be sent again",
     );
-    expect(x.burns(payment.id)[0]).toMatchObject({ redeem_tx_hash: lost });
+    expect((await x.burns(payment.id))[0]).toMatchObject({ redeem_tx_hash: lost });
     await automine(true);
     await stack.mine(1);
     await expectMintedOnce(payment.id, burnTxHash, "6.00");

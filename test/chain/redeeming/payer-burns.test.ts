@@ -206,7 +206,7 @@ describe("paying from the source chain", () => {
     expect((await stack.usdcBalance(stack.payout)) - before).toBe(minted);
     // The quote's fee margin minted a little more than due: not reported as an overpayment.
     expect(minted).toBeGreaterThan(usdc("25.00"));
-    expect(stack.events(payment.id)).toEqual(["payment.settling", "payment.confirmed"]);
+    expect(await stack.events(payment.id)).toEqual(["payment.settling", "payment.confirmed"]);
     expect(await stack.usdcBalance(payment.deposit_address)).toBe(0n);
 
     const burnView = {
@@ -256,7 +256,7 @@ describe("paying from the source chain", () => {
     expect(feeCollected).toBe(feeAt(usdc("6.00"), FAST_BPS));
     const confirmed = await stack.waitForStatus(payment.id, "confirmed", { mine: true });
     expect(usdc(confirmed.amount_received)).toBe(minted);
-    expect(stack.events(payment.id)).toEqual(["payment.overpaid", "payment.confirmed"]);
+    expect(await stack.events(payment.id)).toEqual(["payment.overpaid", "payment.confirmed"]);
   }, 30_000);
 
   test("a confirmed payment's quote says nothing more is needed", async () => {
@@ -280,10 +280,10 @@ describe("POST /api/public/payments/{id}/cross-chain", () => {
     });
     expect(upper.status).toBe(202);
     expect(upper.json.id).toBe(paid.burnId);
-    expect(stack.sql("SELECT id FROM crosschain_burns WHERE tx_hash = ?", paid.burnTxHash.toLowerCase())).toHaveLength(
-      1,
-    );
-    expect(x.burns(paid.id)).toHaveLength(1);
+    expect(
+      await stack.sql("SELECT id FROM crosschain_burns WHERE tx_hash = ?", paid.burnTxHash.toLowerCase()),
+    ).toHaveLength(1);
+    expect(await x.burns(paid.id)).toHaveLength(1);
   }, 30_000);
 
   test("the same burn posted for another payment is 422 and recorded nowhere else", async () => {
@@ -292,9 +292,9 @@ describe("POST /api/public/payments/{id}/cross-chain", () => {
     const res = await x.postBurn(other.id, { chain: LOCAL_SOURCE.name, tx_hash: paid.burnTxHash });
     expect(res.status).toBe(422);
     expect(res.json.error).toMatch(/mints to another address, not this payment's deposit address/);
-    expect(x.burns(other.id)).toHaveLength(0);
+    expect(await x.burns(other.id)).toHaveLength(0);
     expect(
-      stack.sql("SELECT payment_id FROM crosschain_burns WHERE tx_hash = ?", paid.burnTxHash.toLowerCase()),
+      await stack.sql("SELECT payment_id FROM crosschain_burns WHERE tx_hash = ?", paid.burnTxHash.toLowerCase()),
     ).toEqual([{ payment_id: paid.id }]);
   }, 30_000);
 
@@ -305,7 +305,7 @@ describe("POST /api/public/payments/{id}/cross-chain", () => {
     const res = await x.postBurn(payment.id, { chain: LOCAL_SOURCE.name, tx_hash: txHash });
     expect(res.status).toBe(422);
     expect(res.json.error).toMatch(/not a CCTP burn/);
-    expect(x.burns(payment.id)).toHaveLength(0);
+    expect(await x.burns(payment.id)).toHaveLength(0);
     const view = await stack.publicPayment(payment.id);
     expect(view.cross_chain_transfers).toEqual([]);
     expect(view.status).toBe("pending");
@@ -318,7 +318,7 @@ describe("POST /api/public/payments/{id}/cross-chain", () => {
     const res = await x.postBurn(payment.id, { chain: LOCAL_SOURCE.name, tx_hash: txHash });
     expect(res.status).toBe(422);
     expect(res.json.error).toMatch(/another address/);
-    expect(x.burns(payment.id)).toHaveLength(0);
+    expect(await x.burns(payment.id)).toHaveLength(0);
 
     // The attesters did sign it; the server still never received it.
     const [message] = await x.attested(txHash);
@@ -349,7 +349,7 @@ describe("POST /api/public/payments/{id}/cross-chain", () => {
     expect(real).toMatchObject({ status: 202, json: { tx_hash: txHash.toLowerCase(), amount: "3.00" } });
     const confirmed = await stack.waitForStatus(payment.id, "confirmed", { mine: true });
     expect(confirmed.amount_received).toBe("3.00");
-    expect(x.burns(payment.id)).toHaveLength(21);
+    expect(await x.burns(payment.id)).toHaveLength(21);
   }, 30_000);
 
   test("a chain that is not configured, and a malformed hash or chain, are 400 and record nothing", async () => {
@@ -372,7 +372,7 @@ describe("POST /api/public/payments/{id}/cross-chain", () => {
       expect({ body, status: res.status }).toEqual({ body, status: 400 });
       expect(typeof res.json.error).toBe("string");
     }
-    expect(x.burns(payment.id)).toHaveLength(0);
+    expect(await x.burns(payment.id)).toHaveLength(0);
   });
 });
 
@@ -385,7 +385,7 @@ describe("a burn belongs to the payment whose deposit address it mints to, whoev
     const hijack = await x.postBurn(attacker.id, { chain: LOCAL_SOURCE.name, tx_hash: txHash });
     expect(hijack.status).toBe(422);
     expect(hijack.json.error).toMatch(/mints to another address, not this payment's deposit address/);
-    expect(x.burns(attacker.id)).toHaveLength(0);
+    expect(await x.burns(attacker.id)).toHaveLength(0);
 
     const own = await x.postBurn(victim.id, { chain: LOCAL_SOURCE.name, tx_hash: txHash });
     expect(own.status).toBe(202);

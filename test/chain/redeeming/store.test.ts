@@ -9,6 +9,7 @@ import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { type BurnStore, createBurnStore } from "../../../src/chain/redeeming/store.ts";
+import { sql } from "../../../src/db/engine.ts";
 import { migrate, openDb } from "../../../src/db/index.ts";
 import { SQLITE_MIGRATIONS } from "../../../src/db/migrations.ts";
 import { createPaymentStore, insertAccount, insertPayment, paymentRow } from "../../support/payment-rows.ts";
@@ -17,9 +18,9 @@ import { ENGINES, openTestStore, type TestStore } from "../../support/store-engi
 
 const dirs: string[] = [];
 let store: TestStore | undefined;
-afterEach(() => {
+afterEach(async () => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-  store?.close();
+  await store?.close();
   store = undefined;
 });
 
@@ -34,7 +35,7 @@ function addPayment(db: Database, id: string, deposit: string) {
 }
 
 describe("migration 005", () => {
-  test("keeps every burn recorded before it, and lets another payment record the same transaction", () => {
+  test("keeps every burn recorded before it, and lets another payment record the same transaction", async () => {
     const dir = makeTempDir("stablegate-burns-");
     dirs.push(dir);
     // A data dir as a server before 005 left it, with a burn a wrong payment posted first.
@@ -62,21 +63,19 @@ describe("migration 005", () => {
     const db = openDb(dir);
     try {
       expect(
-        db.query<{ version: number }, []>("SELECT max(version) AS version FROM schema_migrations").get()!.version,
+        (await db.get<{ version: number }>(sql`SELECT max(version) AS version FROM schema_migrations`))!.version,
       ).toBe(SQLITE_MIGRATIONS.length);
       // Every row kept as it was; 013 adds bridge_id (null: a payer's burn).
-      expect(db.query("SELECT * FROM crosschain_burns").all()).toEqual(
+      expect(await db.all(sql`SELECT * FROM crosschain_burns`)).toEqual(
         before.map((row) => ({ ...(row as object), bridge_id: null })),
       );
-      const indexes = db
-        .query<{ name: string }, []>(
-          "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'crosschain_burns' AND sql IS NOT NULL ORDER BY name",
-        )
-        .all();
+      const indexes = await db.all<{ name: string }>(
+        sql`SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'crosschain_burns' AND sql IS NOT NULL ORDER BY name`,
+      );
       expect(indexes.map((i) => i.name)).toEqual(["crosschain_burns_due", "crosschain_burns_payment"]);
 
       const burns = createBurnStore(db);
-      const right = burns.record({
+      const right = await burns.record({
         id: "burn_new",
         payment_id: "0xright",
         source_chain: "src",
@@ -88,25 +87,27 @@ describe("migration 005", () => {
       expect(right).toMatchObject({ id: "burn_new", payment_id: "0xright", state: "attesting" });
       // Recorded once per payment: a repeat answers the earlier row.
       expect(
-        burns.record({
-          id: "burn_dup",
-          payment_id: "0xright",
-          source_chain: "src",
-          source_domain: 7,
-          tx_hash: TX,
-          amount: null,
-          now: 7,
-        }).id,
+        (
+          await burns.record({
+            id: "burn_dup",
+            payment_id: "0xright",
+            source_chain: "src",
+            source_domain: 7,
+            tx_hash: TX,
+            amount: null,
+            now: 7,
+          })
+        ).id,
       ).toBe("burn_new");
-      expect(burns.find(7, TX, "0xwrong")!.id).toBe("burn_old");
-      expect(db.query("SELECT id FROM crosschain_burns ORDER BY id").all()).toEqual([
+      expect((await burns.find(7, TX, "0xwrong"))!.id).toBe("burn_old");
+      expect(await db.all(sql`SELECT id FROM crosschain_burns ORDER BY id`)).toEqual([
         { id: "burn_new" },
         { id: "burn_old" },
       ]);
-      migrate(db); // applied once: running again changes nothing
-      expect(db.query("SELECT count(*) AS n FROM crosschain_burns").get()).toEqual({ n: 2 });
+      migrate(db.database); // applied once: running again changes nothing
+      expect(await db.get(sql`SELECT count(*) AS n FROM crosschain_burns`)).toEqual({ n: 2 });
     } finally {
-      db.close();
+      await db.close();
     }
   });
 });
@@ -118,9 +119,9 @@ describe.each(ENGINES)("burn store (%s)", (engine) => {
   beforeEach(async () => {
     store = await openTestStore(engine);
     const payments = createPaymentStore(store.db);
-    const account = insertAccount(store.db, "acct_x");
-    payment = insertPayment(payments, paymentRow(account, 0)).id;
-    other = insertPayment(payments, paymentRow(account, 0)).id;
+    const account = await insertAccount(store.db, "acct_x");
+    payment = (await insertPayment(payments, paymentRow(account, 0))).id;
+    other = (await insertPayment(payments, paymentRow(account, 0))).id;
     burns = createBurnStore(store.db);
   });
   const burn = (
@@ -139,9 +140,9 @@ describe.each(ENGINES)("burn store (%s)", (engine) => {
       ...fields,
     });
 
-  test("a burn is recorded once per payment, the first record kept, with its amount exact", () => {
+  test("a burn is recorded once per payment, the first record kept, with its amount exact", async () => {
     const max = 2n ** 63n - 1n;
-    const first = burn("burn_1", payment, { amount: max, now: 5 });
+    const first = await burn("burn_1", payment, { amount: max, now: 5 });
     expect(first).toEqual({
       id: "burn_1",
       payment_id: payment,
@@ -164,28 +165,28 @@ describe.each(ENGINES)("burn store (%s)", (engine) => {
       updated_at: 5,
       bridge_id: null,
     });
-    expect(burn("burn_dup", payment, { amount: 1n, now: 6 })).toEqual(first);
-    expect(burn("burn_2", other, {}).id).toBe("burn_2"); // the same transaction posted for another payment
-    expect(burns.find(7, TX, payment)).toEqual(first);
-    expect(burns.find(8, TX, payment)).toBeNull();
-    expect(() => burn("burn_big", payment, { amount: max + 1n })).toThrow(RangeError);
+    expect(await burn("burn_dup", payment, { amount: 1n, now: 6 })).toEqual(first);
+    expect((await burn("burn_2", other, {})).id).toBe("burn_2"); // the same transaction posted for another payment
+    expect(await burns.find(7, TX, payment)).toEqual(first);
+    expect(await burns.find(8, TX, payment)).toBeNull();
+    await expect(burn("burn_big", payment, { amount: max + 1n })).rejects.toThrow(RangeError);
   });
 
-  test("a payment's payer burns, the unchecked ones, what is due, and a save", () => {
-    const checked = burn("burn_1", payment, { amount: 5n, now: 1 });
-    const unchecked = burn("burn_2", other, { now: 2 });
-    burn("burn_3", payment, { tx_hash: `0x${"cd".repeat(32)}`, now: 3 });
-    burn("burn_4", payment, { tx_hash: `0x${"ef".repeat(32)}`, now: 4, bridge_id: "brg_1" });
-    expect(burns.forPayment(payment).map((b) => b.id)).toEqual(["burn_1", "burn_3"]); // not the bridge's own
-    expect(burns.countUnchecked(payment)).toBe(1);
-    expect(burns.maxRedeemNonce()).toBeNull();
+  test("a payment's payer burns, the unchecked ones, what is due, and a save", async () => {
+    const checked = await burn("burn_1", payment, { amount: 5n, now: 1 });
+    const unchecked = await burn("burn_2", other, { now: 2 });
+    await burn("burn_3", payment, { tx_hash: `0x${"cd".repeat(32)}`, now: 3 });
+    await burn("burn_4", payment, { tx_hash: `0x${"ef".repeat(32)}`, now: 4, bridge_id: "brg_1" });
+    expect((await burns.forPayment(payment)).map((b) => b.id)).toEqual(["burn_1", "burn_3"]); // not the bridge's own
+    expect(await burns.countUnchecked(payment)).toBe(1);
+    expect(await burns.maxRedeemNonce()).toBeNull();
 
-    burns.save({ ...checked, state: "redeeming", redeem_nonce: 9, redeem_sent_at: 4, next_attempt_at: 50 }, 4);
-    burns.save({ ...unchecked, state: "failed", error: "no such burn", attempts: 3 }, 4);
-    expect(burns.due(10).map((b) => b.id)).toEqual(["burn_3", "burn_4"]);
-    expect(burns.due(50).map((b) => b.id)).toEqual(["burn_3", "burn_4", "burn_1"]);
-    expect(burns.find(7, TX, payment)).toMatchObject({ state: "redeeming", redeem_nonce: 9, updated_at: 4 });
-    expect(burns.find(7, TX, other)).toMatchObject({ state: "failed", error: "no such burn", attempts: 3 });
-    expect(burns.maxRedeemNonce()).toBe(9);
+    await burns.save({ ...checked, state: "redeeming", redeem_nonce: 9, redeem_sent_at: 4, next_attempt_at: 50 }, 4);
+    await burns.save({ ...unchecked, state: "failed", error: "no such burn", attempts: 3 }, 4);
+    expect((await burns.due(10)).map((b) => b.id)).toEqual(["burn_3", "burn_4"]);
+    expect((await burns.due(50)).map((b) => b.id)).toEqual(["burn_3", "burn_4", "burn_1"]);
+    expect(await burns.find(7, TX, payment)).toMatchObject({ state: "redeeming", redeem_nonce: 9, updated_at: 4 });
+    expect(await burns.find(7, TX, other)).toMatchObject({ state: "failed", error: "no such burn", attempts: 3 });
+    expect(await burns.maxRedeemNonce()).toBe(9);
   });
 });

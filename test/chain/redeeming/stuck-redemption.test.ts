@@ -26,7 +26,7 @@ async function stuckThenReplaced(amount: string) {
   await anvil.rpc("evm_setAutomine", [false]);
   const { burnTxHash } = await x.payCrossChain(payment.id, "fast");
   const sent = await waitFor(
-    () => x.burns(payment.id).find((r) => r.state === "redeeming" && r.redeem_tx_hash !== null),
+    async () => (await x.burns(payment.id)).find((r) => r.state === "redeeming" && r.redeem_tx_hash !== null),
     15_000,
     "the redemption to be sent",
   );
@@ -40,7 +40,7 @@ async function stuckThenReplaced(amount: string) {
 
   stack.clock.advance(31_000); // past the 30 s after which a held transaction counts as stuck
   const replaced = await waitFor(
-    () => x.burns(payment.id).find((r) => r.redeem_tx_hash !== sent.redeem_tx_hash),
+    async () => (await x.burns(payment.id)).find((r) => r.redeem_tx_hash !== sent.redeem_tx_hash),
     15_000,
     "a replacement",
   );

@@ -60,19 +60,21 @@ test("with the fee recipient blocked, a fee-bearing payment is confirmed and the
   await blacklist(FEE_RECIPIENT, true);
   const payment = await stack.createPayment({ amount: "25.00" });
   expect(payment.fee_bps).toBe(100);
-  expect(stack.sql("SELECT factory_version FROM payments WHERE id = ?", payment.id)).toEqual([{ factory_version: 3 }]);
+  expect(await stack.sql("SELECT factory_version FROM payments WHERE id = ?", payment.id)).toEqual([
+    { factory_version: 3 },
+  ]);
   await stack.pay(payment.deposit_address, usdc("25.00"));
 
   const confirmed = await stack.waitForStatus(payment.id, "confirmed", { mine: true });
   expect(confirmed.amount_received).toBe("25.00");
-  expect(stack.events(payment.id)).toEqual(["payment.settling", "payment.confirmed"]);
+  expect(await stack.events(payment.id)).toEqual(["payment.settling", "payment.confirmed"]);
   expect(await stack.usdcBalance(stack.payout)).toBe(usdc("25.00"));
   expect(await stack.usdcBalance(FEE_RECIPIENT)).toBe(0n);
   expect(await stack.usdcBalance(payment.deposit_address)).toBe(0n);
 
   // What was settled, with the fee as actually paid: none.
   expect(
-    stack.sql(
+    await stack.sql(
       "SELECT CAST(amount_settled AS TEXT) AS settled, CAST(fee_settled AS TEXT) AS fee FROM payments WHERE id = ?",
       payment.id,
     ),

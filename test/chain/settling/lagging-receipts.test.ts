@@ -43,9 +43,9 @@ test("a receipt missing on the first look but there on the second: the settlemen
   await waitFor(() => tap.receiptsHidden === 1, 10_000, "the settler to miss the receipt once");
 
   await stack.waitForStatus(payment.id, "confirmed", { mine: true });
-  expect(stack.sql("SELECT state, tx_hash FROM settlements WHERE payment_id = ?", payment.id)).toEqual([
+  expect(await stack.sql("SELECT state, tx_hash FROM settlements WHERE payment_id = ?", payment.id)).toEqual([
     { state: "mined", tx_hash: sent },
   ]);
   expect(stack.logs().filter((line) => line.level === "warn" || line.level === "error")).toEqual([]);
-  expect(stack.events(payment.id)).toEqual(["payment.settling", "payment.confirmed"]);
+  expect(await stack.events(payment.id)).toEqual(["payment.settling", "payment.confirmed"]);
 });

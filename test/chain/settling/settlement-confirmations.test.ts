@@ -26,18 +26,18 @@ test("a mined settlement is confirmed only once its block has the configured con
   if (oneShort > head) await stack.mine(Number(oneShort - head));
   await settlerRanSince(stack);
   expect((await stack.getPayment(payment.id)).status).toBe("settling");
-  expect(stack.sql("SELECT state, block_number FROM settlements WHERE payment_id = ?", payment.id)).toEqual([
+  expect(await stack.sql("SELECT state, block_number FROM settlements WHERE payment_id = ?", payment.id)).toEqual([
     { state: "submitted", block_number: null },
   ]);
-  expect(stack.events(payment.id)).toEqual(["payment.settling"]);
+  expect(await stack.events(payment.id)).toEqual(["payment.settling"]);
 
   // The block that completes them.
   await stack.mine(1);
   const confirmed = await stack.waitForStatus(payment.id, "confirmed");
   expect(confirmed.amount_received).toBe("4.00");
-  expect(stack.sql("SELECT state, block_number FROM settlements WHERE payment_id = ?", payment.id)).toEqual([
+  expect(await stack.sql("SELECT state, block_number FROM settlements WHERE payment_id = ?", payment.id)).toEqual([
     { state: "mined", block_number: Number(blockNumber) },
   ]);
   expect(await stack.usdcBalance(stack.payout)).toBe(usdc("4.00"));
-  expect(stack.events(payment.id)).toEqual(["payment.settling", "payment.confirmed"]);
+  expect(await stack.events(payment.id)).toEqual(["payment.settling", "payment.confirmed"]);
 });

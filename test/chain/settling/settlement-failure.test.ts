@@ -32,11 +32,11 @@ test("a blocked payout fails the settlement; once unblocked, the retry within 60
 
   const failed = await stack.waitForStatus(payment.id, "failed", { mine: true });
   expect(failed.amount_received).toBe("25.00");
-  expect(stack.events(payment.id)).toEqual(["payment.failed"]);
+  expect(await stack.events(payment.id)).toEqual(["payment.failed"]);
   // Non-custodial: the funds wait at the deposit address, nothing reached the payout.
   expect(await stack.usdcBalance(payment.deposit_address)).toBe(usdc("25.00"));
   expect(await stack.usdcBalance(stack.payout)).toBe(before);
-  const [row] = stack.sql<{ settle_attempts: number; settle_retry_at: number }>(
+  const [row] = await stack.sql<{ settle_attempts: number; settle_retry_at: number }>(
     "SELECT settle_attempts, settle_retry_at FROM payments WHERE id = ?",
     payment.id,
   );
@@ -47,18 +47,20 @@ test("a blocked payout fails the settlement; once unblocked, the retry within 60
   await stack.mine(5);
   await settlerRanSince(stack);
   expect((await stack.getPayment(payment.id)).status).toBe("failed");
-  expect(stack.events(payment.id)).toEqual(["payment.failed"]);
+  expect(await stack.events(payment.id)).toEqual(["payment.failed"]);
   // Not even tried: a retry against the still-blocked payout would fail again, unseen in the status.
-  expect(stack.sql("SELECT settle_attempts FROM payments WHERE id = ?", payment.id)).toEqual([{ settle_attempts: 1 }]);
+  expect(await stack.sql("SELECT settle_attempts FROM payments WHERE id = ?", payment.id)).toEqual([
+    { settle_attempts: 1 },
+  ]);
 
   await setBlocked(stack.payout, false);
   stack.clock.advance(61_000);
   const confirmed = await stack.waitForStatus(payment.id, "confirmed", { mine: true });
   expect(confirmed.amount_received).toBe("25.00");
-  expect(stack.events(payment.id)).toEqual(["payment.failed", "payment.settling", "payment.confirmed"]);
+  expect(await stack.events(payment.id)).toEqual(["payment.failed", "payment.settling", "payment.confirmed"]);
   expect((await stack.usdcBalance(stack.payout)) - before).toBe(usdc("25.00"));
   expect(await stack.usdcBalance(payment.deposit_address)).toBe(0n);
-  const [after] = stack.sql<{ settle_attempts: number; settle_retry_at: number | null; amount_settled: number }>(
+  const [after] = await stack.sql<{ settle_attempts: number; settle_retry_at: number | null; amount_settled: number }>(
     "SELECT settle_attempts, settle_retry_at, amount_settled FROM payments WHERE id = ?",
     payment.id,
   );
@@ -95,20 +97,22 @@ test("a settlement that reverts on chain (not in simulation) fails the payment, 
 
   const failed = await stack.waitForStatus(payment.id, "failed", { mine: true });
   expect(failed.amount_received).toBe("25.00");
-  expect(stack.events(payment.id)).toEqual(["payment.settling", "payment.failed"]);
-  expect(stack.sql("SELECT state FROM settlements WHERE payment_id = ?", payment.id)).toEqual([{ state: "reverted" }]);
+  expect(await stack.events(payment.id)).toEqual(["payment.settling", "payment.failed"]);
+  expect(await stack.sql("SELECT state FROM settlements WHERE payment_id = ?", payment.id)).toEqual([
+    { state: "reverted" },
+  ]);
   expect(await stack.usdcBalance(payment.deposit_address)).toBe(usdc("25.00"));
 
   await setBlocked(stack.payout, false);
   stack.clock.advance(61_000);
   await stack.waitForStatus(payment.id, "confirmed", { mine: true });
-  expect(stack.events(payment.id)).toEqual([
+  expect(await stack.events(payment.id)).toEqual([
     "payment.settling",
     "payment.failed",
     "payment.settling",
     "payment.confirmed",
   ]);
-  expect(stack.sql("SELECT state FROM settlements WHERE payment_id = ? ORDER BY id", payment.id)).toEqual([
+  expect(await stack.sql("SELECT state FROM settlements WHERE payment_id = ? ORDER BY id", payment.id)).toEqual([
     { state: "reverted" },
     { state: "mined" },
   ]);
@@ -120,7 +124,7 @@ test("a settlement mined after a reorg took the factory's deployment fails, and 
   const { anvil, publicClient } = stack.chain;
   const payment = await stack.createPayment({ amount: "7.00" });
   await stack.pay(payment.deposit_address, usdc("7.00"));
-  const [row] = stack.sql<{ factory_version: 1 | 2 | 3 }>(
+  const [row] = await stack.sql<{ factory_version: 1 | 2 | 3 }>(
     "SELECT factory_version FROM payments WHERE id = ?",
     payment.id,
   );
@@ -152,7 +156,7 @@ test("a settlement mined after a reorg took the factory's deployment fails, and 
   stack.clock.advance(61_000);
   await stack.waitForStatus(payment.id, "confirmed", { mine: true });
   expect(await publicClient.getCode({ address: factory })).toMatch(/^0x[0-9a-f]{100,}$/);
-  expect(stack.sql("SELECT state FROM settlements WHERE payment_id = ? ORDER BY id", payment.id)).toEqual([
+  expect(await stack.sql("SELECT state FROM settlements WHERE payment_id = ? ORDER BY id", payment.id)).toEqual([
     { state: "reverted" },
     { state: "mined" },
   ]);

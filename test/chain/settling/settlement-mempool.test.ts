@@ -58,8 +58,8 @@ test("a settlement held unmined past the stuck threshold is replaced with higher
 
   stack.clock.advance(31_000); // past the 30 s after which a held transaction counts as stuck
   const replacement = await stack.waitFor(
-    () => {
-      const [row] = stack.sql<{ tx_hash: Hex; tx_hashes: string }>(
+    async () => {
+      const [row] = await stack.sql<{ tx_hash: Hex; tx_hashes: string }>(
         "SELECT tx_hash, tx_hashes FROM settlements WHERE payment_id = ?",
         payment.id,
       );
@@ -84,7 +84,7 @@ test("a settlement held unmined past the stuck threshold is replaced with higher
   await stack.mine(1);
   expect((await publicClient.getTransactionReceipt({ hash: second.hash })).status).toBe("success");
   await stack.waitForStatus(payment.id, "confirmed", { mine: true });
-  expect(stack.sql("SELECT state, tx_hash FROM settlements WHERE payment_id = ?", payment.id)).toEqual([
+  expect(await stack.sql("SELECT state, tx_hash FROM settlements WHERE payment_id = ?", payment.id)).toEqual([
     { state: "mined", tx_hash: second.hash },
   ]);
   expect((await stack.usdcBalance(stack.payout)) - before).toBe(usdc("3.00"));
@@ -119,7 +119,7 @@ test("a stuck settlement is not replaced when outbidding it would pay far above 
 
   stack.clock.advance(31_000); // past the 30 s after which a held transaction counts as stuck
   await settlerRanSince(stack);
-  expect(stack.sql("SELECT tx_hash, tx_hashes FROM settlements WHERE payment_id = ?", payment.id)).toEqual([
+  expect(await stack.sql("SELECT tx_hash, tx_hashes FROM settlements WHERE payment_id = ?", payment.id)).toEqual([
     { tx_hash: first.hash, tx_hashes: JSON.stringify([first.hash]) },
   ]);
   expect((await stack.readyz()).chain.settlement.last_error).toBeNull();
@@ -131,7 +131,7 @@ test("a stuck settlement is not replaced when outbidding it would pay far above 
   ).toEqual([]);
 
   await stack.waitForStatus(payment.id, "confirmed", { mine: true });
-  expect(stack.sql("SELECT state, tx_hash FROM settlements WHERE payment_id = ?", payment.id)).toEqual([
+  expect(await stack.sql("SELECT state, tx_hash FROM settlements WHERE payment_id = ?", payment.id)).toEqual([
     { state: "mined", tx_hash: first.hash },
   ]);
   expect((await stack.usdcBalance(stack.payout)) - before).toBe(usdc("2.00"));

@@ -20,7 +20,7 @@ async function confirmedFast() {
   const txHash = await stack.pay(payment.deposit_address, usdc("25.00"));
   const raw = await stack.chain.anvil.rpc<Hex>("eth_getRawTransactionByHash", [txHash]);
   await stack.waitForStatus(payment.id, "confirmed", { mine: false });
-  const [settlement] = stack.sql<{ tx_hash: Hex; block_number: number }>(
+  const [settlement] = await stack.sql<{ tx_hash: Hex; block_number: number }>(
     "SELECT tx_hash, block_number FROM settlements WHERE payment_id = ?",
     payment.id,
   );
@@ -41,8 +41,8 @@ test("a reorg that drops the settlement but keeps the payer's transfer: recorded
   await stack.mine(1);
 
   // The settlement left the chain: taken back from the record, announced, and sent again.
-  const settled = await stack.waitFor(() => {
-    const rows = stack.sql<{ state: string; tx_hash: Hex }>(
+  const settled = await stack.waitFor(async () => {
+    const rows = await stack.sql<{ state: string; tx_hash: Hex }>(
       "SELECT state, tx_hash FROM settlements WHERE payment_id = ? ORDER BY id",
       payment.id,
     );
@@ -56,9 +56,15 @@ test("a reorg that drops the settlement but keeps the payer's transfer: recorded
   expect(after).toMatchObject({ status: "confirmed", amount_received: "25.00" });
   // The payer's transfer is still credited, once, in its new block.
   expect(after.transfers).toEqual([expect.objectContaining({ tx_hash: txHash, confirmed: true })]);
-  expect(stack.events(payment.id)).toEqual(["payment.settling", "payment.confirmed", "payment.settlement_reversed"]);
+  expect(await stack.events(payment.id)).toEqual([
+    "payment.settling",
+    "payment.confirmed",
+    "payment.settlement_reversed",
+  ]);
   expect(
-    stack.sql("SELECT amount_settled FROM payments WHERE id = ?", payment.id).map((r) => String(r.amount_settled)),
+    (await stack.sql("SELECT amount_settled FROM payments WHERE id = ?", payment.id)).map((r) =>
+      String(r.amount_settled),
+    ),
   ).toEqual([String(usdc("25.00"))]);
 });
 
@@ -69,8 +75,8 @@ test("a reorg that takes the payer's transfer after confirmed: the record keeps 
   await stack.chain.anvil.rpc("anvil_reorg", [2, []]);
   await stack.mine(1);
 
-  const reversed = await stack.waitFor(() => {
-    const events = stack.events(payment.id);
+  const reversed = await stack.waitFor(async () => {
+    const events = await stack.events(payment.id);
     return events.includes("payment.funds_reversed") && events.includes("payment.settlement_reversed")
       ? events
       : undefined;
@@ -82,17 +88,21 @@ test("a reorg that takes the payer's transfer after confirmed: the record keeps 
   const after = await stack.getPayment(payment.id);
   expect(after).toMatchObject({ status: "confirmed", amount_received: "0.00" });
   expect(after.transfers).toEqual([expect.objectContaining({ tx_hash: txHash, confirmed: false, reversed: true })]);
-  expect(stack.sql("SELECT tx_hash FROM reversed_transfers WHERE payment_id = ?", payment.id)).toEqual([
+  expect(await stack.sql("SELECT tx_hash FROM reversed_transfers WHERE payment_id = ?", payment.id)).toEqual([
     { tx_hash: txHash },
   ]);
-  expect(stack.sql("SELECT count(*) AS n FROM transfers WHERE payment_id = ?", payment.id)).toEqual([{ n: 0 }]);
+  expect(await stack.sql("SELECT count(*) AS n FROM transfers WHERE payment_id = ?", payment.id)).toEqual([{ n: 0 }]);
   expect(await stack.usdcBalance(stack.payout)).toBe(payoutBefore);
   expect(
-    stack.sql("SELECT amount_settled FROM payments WHERE id = ?", payment.id).map((r) => String(r.amount_settled)),
+    (await stack.sql("SELECT amount_settled FROM payments WHERE id = ?", payment.id)).map((r) =>
+      String(r.amount_settled),
+    ),
   ).toEqual(["0"]);
   // Nothing is left to settle: a whole settlement round later, no new settlement was sent.
   await settlerRanSince(stack);
   expect(
-    stack.sql<{ state: string }>("SELECT state FROM settlements WHERE payment_id = ?", payment.id).map((r) => r.state),
+    (await stack.sql<{ state: string }>("SELECT state FROM settlements WHERE payment_id = ?", payment.id)).map(
+      (r) => r.state,
+    ),
   ).toEqual(["reorged"]);
 });

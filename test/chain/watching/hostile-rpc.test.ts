@@ -211,7 +211,7 @@ let credits = 0;
 
 const payments = () => createPaymentStore(db);
 const chainStore = () => createChainStore(db);
-const cursor = () => chainStore().cursor(CHAIN_ID)?.block_number ?? null;
+const cursor = async () => (await chainStore().cursor(CHAIN_ID))?.block_number ?? null;
 
 /** Runs `n` ticks, collecting failures instead of stopping at them (as the loop does). */
 async function ticks(n: number): Promise<{ ok: number; failed: string[] }> {
@@ -228,12 +228,12 @@ async function ticks(n: number): Promise<{ ok: number; failed: string[] }> {
   return { ok, failed };
 }
 
-function expectNothingCredited(): void {
-  const row = payments().findById(paymentId)!;
+async function expectNothingCredited(): Promise<void> {
+  const row = (await payments().findById(paymentId))!;
   expect(row.amount_received).toBeNull();
   expect(row.status).toBe("pending");
-  expect(chainStore().transfersForPayment(paymentId)).toEqual([]);
-  expect(createEventStore(db, randomIds).listForPayment(paymentId)).toEqual([]);
+  expect(await chainStore().transfersForPayment(paymentId)).toEqual([]);
+  expect(await createEventStore(db, randomIds).listForPayment(paymentId)).toEqual([]);
   expect(credits).toBe(0);
 }
 
@@ -260,20 +260,24 @@ afterAll(() => {
 });
 
 /** A fresh database with one pending payment, and a watcher on it; a fresh fake node. */
-beforeEach(() => {
+beforeEach(async () => {
   Object.assign(node, freshNode());
   credits = 0;
   dataDir = mkdtempSync(join(tmpdir(), "stablegate-hostile-"));
   db = openDb(dataDir);
   const clock = { now: () => Date.now() };
-  const { account } = createAccountsService({ store: createAccountStore(db), clock, ids: randomIds }).createAccount({
+  const { account } = await createAccountsService({
+    store: createAccountStore(db),
+    clock,
+    ids: randomIds,
+  }).createAccount({
     name: "Hostile",
     payoutAddress: randomAddress(),
   });
   deposit = randomAddress();
   paymentId = randomIds.paymentId();
   const now = clock.now();
-  payments().insert(
+  await payments().insert(
     // Created long enough ago that the first scan starts at block 0.
     paymentRow(account.id, now - 1_000_000, {
       id: paymentId,
@@ -329,16 +333,16 @@ beforeEach(() => {
   });
 });
 
-afterEach(() => {
-  db?.close();
+afterEach(async () => {
+  await db?.close();
   rmSync(dataDir, { recursive: true, force: true });
 });
 
 /** Ticks (as the loop does, past failures) until the cursor reaches `head`: the watcher scans to the head. */
 async function scanTo(head: number, maxTicks = 60): Promise<void> {
   node.head = head;
-  for (let i = 0; i < maxTicks && cursor() !== head; i++) await ticks(1);
-  expect(cursor()).toBe(head);
+  for (let i = 0; i < maxTicks && (await cursor()) !== head; i++) await ticks(1);
+  expect(await cursor()).toBe(head);
 }
 
 /** A hostile scan to block 60, then an honest node with the payment's transfer at block 395 caught up to 400. */
@@ -349,7 +353,7 @@ async function creditThePayment(): Promise<{ start: number }> {
     transferLog({ to: deposit, units: 25_000_000n, block: 395, tx: txHash("the payment"), logIndex: 3 }),
   ];
   node.ranges = [];
-  const start = cursor()!;
+  const start = (await cursor())!;
   // Catch up, however many refusals it takes.
   await scanTo(400);
   return { start };
@@ -357,22 +361,22 @@ async function creditThePayment(): Promise<{ start: number }> {
 
 describe("a hostile node", () => {
   test("crafted logs (other contract, removed, out of range, malformed, pending, zero) credit nothing", async () => {
-    expect(payments().depositAddressesAmong([deposit.toLowerCase()])).toEqual(new Set([deposit.toLowerCase()]));
+    expect(await payments().depositAddressesAmong([deposit.toLowerCase()])).toEqual(new Set([deposit.toLowerCase()]));
     node.mode = "hostile";
     node.head = 60;
     const { failed } = await ticks(3);
     expect(failed).toEqual([]);
     // The range was scanned (the junk came back for it) and the cursor moved to the head.
-    expect(cursor()).toBe(60);
+    expect(await cursor()).toBe(60);
     expect(node.ranges.some(([from, to, ok]) => ok && from <= 1 && to >= 58)).toBe(true);
-    expectNothingCredited();
+    await expectNothingCredited();
   });
 
   test("null results and garbage fields fail the tick, leave the cursor, and credit nothing", async () => {
     await scanTo(60);
     node.mode = "broken";
     node.head = 90;
-    const before = cursor();
+    const before = await cursor();
     for (const broken of [
       "eth_blockNumber",
       "eth_getBlockByNumber",
@@ -383,8 +387,8 @@ describe("a hostile node", () => {
       node.broken = broken;
       const { ok, failed } = await ticks(2);
       expect({ broken, ok, failed: failed.length }).toEqual({ broken, ok: 0, failed: 2 });
-      expect(cursor()).toBe(before);
-      expectNothingCredited();
+      expect(await cursor()).toBe(before);
+      await expectNothingCredited();
     }
     expect(watcher.status().cursor).toBe(BigInt(before!));
   });
@@ -406,9 +410,9 @@ describe("an honest node with a range limit", () => {
     }
     expect(next).toBe(400 + 1);
 
-    const credited = payments().findById(paymentId)!;
+    const credited = (await payments().findById(paymentId))!;
     expect(credited.amount_received).toBe(25_000_000n);
-    const transfers = chainStore().transfersForPayment(paymentId);
+    const transfers = await chainStore().transfersForPayment(paymentId);
     expect(transfers).toHaveLength(1);
     expect(transfers[0]).toMatchObject({
       tx_hash: txHash("the payment"),
@@ -429,11 +433,11 @@ describe("an honest node with a range limit", () => {
     await scanTo(402, 10);
     // The rewind went below block 395 and the rescan returned the transfer again (twice).
     expect(node.ranges.some(([from, to, ok]) => ok && from <= 395 && to >= 395)).toBe(true);
-    expect(chainStore().cursor(CHAIN_ID)!.block_hash).toBe(blockHash(402));
+    expect((await chainStore().cursor(CHAIN_ID))!.block_hash).toBe(blockHash(402));
 
-    expect(payments().findById(paymentId)!.amount_received).toBe(25_000_000n);
-    expect(chainStore().transfersForPayment(paymentId)).toHaveLength(1);
+    expect((await payments().findById(paymentId))!.amount_received).toBe(25_000_000n);
+    expect(await chainStore().transfersForPayment(paymentId)).toHaveLength(1);
     expect(credits).toBe(1);
-    expect(createEventStore(db, randomIds).listForPayment(paymentId)).toEqual([]); // R = A: settling is the settler's move
+    expect(await createEventStore(db, randomIds).listForPayment(paymentId)).toEqual([]); // R = A: settling is the settler's move
   });
 });

@@ -36,10 +36,12 @@ async function transferMinted(to: string, units: bigint): Promise<Hex> {
 }
 
 /** Stored amounts as exact text, so a wrapped (negative) value cannot hide behind a JS number. */
-const stored = (paymentId: string) =>
-  stack.sql<{ received: string | null; settled: string }>(
-    "SELECT CAST(amount_received AS TEXT) AS received, CAST(amount_settled AS TEXT) AS settled FROM payments WHERE id = ?",
-    paymentId,
+const stored = async (paymentId: string) =>
+  (
+    await stack.sql<{ received: string | null; settled: string }>(
+      "SELECT CAST(amount_received AS TEXT) AS received, CAST(amount_settled AS TEXT) AS settled FROM payments WHERE id = ?",
+      paymentId,
+    )
   )[0]!;
 const transfersOf = (paymentId: string) =>
   stack.sql<{ amount: string }>("SELECT CAST(amount AS TEXT) AS amount FROM transfers WHERE payment_id = ?", paymentId);
@@ -54,8 +56,8 @@ describe("amounts of 2^63 units or more", () => {
     expect(synced.status).toBe(422);
     expect(synced.json).toEqual({ error: expect.stringMatching(/more than this server can account for/) });
     await stack.waitScanned(await stack.chain.head(), { mine: true });
-    expect(transfersOf(payment.id)).toEqual([]);
-    expect(stored(payment.id)).toEqual({ received: null, settled: "0" });
+    expect(await transfersOf(payment.id)).toEqual([]);
+    expect(await stored(payment.id)).toEqual({ received: null, settled: "0" });
     expect(await stack.getPayment(payment.id)).toMatchObject({
       status: "pending",
       amount_received: null,
@@ -68,14 +70,16 @@ describe("amounts of 2^63 units or more", () => {
     const confirmed = await stack.waitForStatus(payment.id, "confirmed", { mine: true });
     expect(confirmed.amount_received).toBe("25.00");
     expect((await stack.usdcBalance(stack.payout)) - before).toBe(2n ** 63n + usdc("25.00"));
-    expect(stack.sql("SELECT state, amount FROM settlements WHERE payment_id = ?", payment.id)).toEqual([
+    expect(await stack.sql("SELECT state, amount FROM settlements WHERE payment_id = ?", payment.id)).toEqual([
       { state: "mined", amount: null },
     ]);
     // Saturated, never wrapped: nothing looks unswept, so no second settlement is ever sent.
-    expect(stored(payment.id)).toEqual({ received: String(usdc("25.00")), settled: String(INT64_MAX) });
+    expect(await stored(payment.id)).toEqual({ received: String(usdc("25.00")), settled: String(INT64_MAX) });
     await stack.waitScanned(await stack.chain.head(), { mine: true });
-    expect(stack.sql("SELECT count(*) AS n FROM settlements WHERE payment_id = ?", payment.id)).toEqual([{ n: 1 }]);
-    expect(stack.events(payment.id)).toEqual(["payment.settling", "payment.confirmed"]);
+    expect(await stack.sql("SELECT count(*) AS n FROM settlements WHERE payment_id = ?", payment.id)).toEqual([
+      { n: 1 },
+    ]);
+    expect(await stack.events(payment.id)).toEqual(["payment.settling", "payment.confirmed"]);
   });
 
   test("a transfer that would take a payment's total past 2^63 - 1 is refused; the total stays exact and positive", async () => {
@@ -89,12 +93,12 @@ describe("amounts of 2^63 units or more", () => {
     expect(synced.status).toBe(422);
     expect(synced.json.error).toMatch(/more than this server can account for/);
     await stack.waitScanned(await stack.chain.head(), { mine: true });
-    expect(transfersOf(payment.id)).toEqual([{ amount: String(INT64_MAX) }]);
-    expect(stored(payment.id).received).toBe(String(INT64_MAX));
+    expect(await transfersOf(payment.id)).toEqual([{ amount: String(INT64_MAX) }]);
+    expect((await stored(payment.id)).received).toBe(String(INT64_MAX));
     const after = await stack.getPayment(payment.id);
     expect(after.amount_received).toBe("9223372036854.775807");
     expect(after.transfers.map((t: { amount: string }) => t.amount)).toEqual(["9223372036854.775807"]);
-    expect(stack.events(payment.id)).toEqual(["payment.overpaid", "payment.confirmed"]);
+    expect(await stack.events(payment.id)).toEqual(["payment.overpaid", "payment.confirmed"]);
     // The watcher moved on past it: a later payment to another address is still credited.
     const next = await stack.createPayment({ amount: "1.00" });
     await stack.pay(next.deposit_address, usdc("1.00"));
@@ -106,14 +110,18 @@ describe("amounts of 2^63 units or more", () => {
     const payment = await stack.createPayment({ amount: "25.00", speed: "final" });
     await transferMinted(payment.deposit_address, INT64_MAX - 5n);
     await transferMinted(payment.deposit_address, 10n);
-    await stack.waitFor(() => transfersOf(payment.id).length === 2 || undefined, 15_000, "both transfers recorded");
-    expect(stored(payment.id).received).toBeNull();
+    await stack.waitFor(
+      async () => (await transfersOf(payment.id)).length === 2 || undefined,
+      15_000,
+      "both transfers recorded",
+    );
+    expect((await stored(payment.id)).received).toBeNull();
 
     // Anvil's finalized block trails its head by 64 blocks: past both.
     await stack.mine(70);
-    await stack.waitFor(() => stored(payment.id).received === String(INT64_MAX - 5n) || undefined);
+    await stack.waitFor(async () => (await stored(payment.id)).received === String(INT64_MAX - 5n) || undefined);
     expect(
-      stack.sql<{ amount: string; credited: number }>(
+      await stack.sql<{ amount: string; credited: number }>(
         "SELECT CAST(amount AS TEXT) AS amount, credited_at IS NOT NULL AS credited FROM transfers WHERE payment_id = ? ORDER BY block_number",
         payment.id,
       ),
@@ -135,6 +143,6 @@ describe("amounts of 2^63 units or more", () => {
     const again = await stack.sync(payment.id, large);
     expect(again.status).toBe(200);
     expect(again.json).toMatchObject({ status: "confirmed", amount_received: "9223372036854.775807" });
-    expect(transfersOf(payment.id)).toEqual([{ amount: String(INT64_MAX) }]);
+    expect(await transfersOf(payment.id)).toEqual([{ amount: String(INT64_MAX) }]);
   });
 });

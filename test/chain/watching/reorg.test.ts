@@ -25,7 +25,9 @@ test("a transfer reorged away before its confirmations is never credited and lea
   expect(synced.json.amount_received).toBeNull();
   expect(synced.json.incoming_transfers).toHaveLength(1);
   expect(synced.json.incoming_transfers[0]).toMatchObject({ tx_hash: txHash, amount: "25.00", confirmed: false });
-  expect(stack.sql("SELECT credited_at FROM transfers WHERE tx_hash = ?", txHash)).toEqual([{ credited_at: null }]);
+  expect(await stack.sql("SELECT credited_at FROM transfers WHERE tx_hash = ?", txHash)).toEqual([
+    { credited_at: null },
+  ]);
 
   await anvil.revert(snapshot);
   expect(await publicClient.getTransactionReceipt({ hash: txHash }).catch(() => null)).toBeNull();
@@ -35,20 +37,20 @@ test("a transfer reorged away before its confirmations is never credited and lea
   // cursor alone cannot tell (before it sees the reorg it may stand past the block, on the old
   // chain): the transfer taken off the record can.
   await stack.waitScanned(blockNumber + 2n);
-  await stack.waitFor(() => stack.allEvents(payment.id).includes("payment.funds_reversed") || undefined);
+  await stack.waitFor(async () => (await stack.allEvents(payment.id)).includes("payment.funds_reversed") || undefined);
   const after = await stack.getPayment(payment.id);
   // The merchant's record keeps it, as reversed; nothing was ever credited.
   expect(after).toMatchObject({ status: "pending", amount_received: null });
   expect(after.transfers).toEqual([expect.objectContaining({ tx_hash: txHash, confirmed: false, reversed: true })]);
   // The payer was told it arrived (seen, not counted yet), and then that it left the chain.
-  expect(stack.allEvents(payment.id)).toEqual(["payment.funds_seen", "payment.funds_reversed"]);
-  expect(stack.sql("SELECT tx_hash, credited_at FROM reversed_transfers WHERE payment_id = ?", payment.id)).toEqual([
-    { tx_hash: txHash, credited_at: null },
-  ]);
+  expect(await stack.allEvents(payment.id)).toEqual(["payment.funds_seen", "payment.funds_reversed"]);
+  expect(
+    await stack.sql("SELECT tx_hash, credited_at FROM reversed_transfers WHERE payment_id = ?", payment.id),
+  ).toEqual([{ tx_hash: txHash, credited_at: null }]);
   const view = await stack.publicPayment(payment.id);
   expect(view.incoming_transfers).toEqual([]);
   expect(view.amount_received).toBeNull();
-  expect(stack.sql("SELECT * FROM transfers WHERE payment_id = ?", payment.id)).toEqual([]);
+  expect(await stack.sql("SELECT * FROM transfers WHERE payment_id = ?", payment.id)).toEqual([]);
   expect(await stack.usdcBalance(payment.deposit_address)).toBe(0n);
 });
 
@@ -60,8 +62,8 @@ test("when the watcher's cursor block is reorged away it rewinds and credits the
   const snapshot = await anvil.snapshot();
   await stack.mine(8);
   await stack.waitScanned(start + 8n - BigInt(CONFIRMATIONS), { mine: false });
-  const stale = stack.sql<{ block_number: number; block_hash: string }>(
-    "SELECT block_number, block_hash FROM chain_cursor",
+  const stale = (
+    await stack.sql<{ block_number: number; block_hash: string }>("SELECT block_number, block_hash FROM chain_cursor")
   )[0]!;
 
   // The chain the watcher followed is gone; the payment lands below its cursor on the new one.
@@ -73,10 +75,10 @@ test("when the watcher's cursor block is reorged away it rewinds and credits the
   const confirmed = await stack.waitForStatus(payment.id, "confirmed", { mine: true });
   expect(confirmed.amount_received).toBe("25.00");
   expect(confirmed.transfers).toEqual([expect.objectContaining({ tx_hash: txHash, amount: "25.00", confirmed: true })]);
-  expect(stack.events(payment.id)).toEqual(["payment.settling", "payment.confirmed"]);
+  expect(await stack.events(payment.id)).toEqual(["payment.settling", "payment.confirmed"]);
   expect(await stack.usdcBalance(stack.payout)).toBe(usdc("25.00"));
-  const cursor = stack.sql<{ block_number: number; block_hash: string }>(
-    "SELECT block_number, block_hash FROM chain_cursor",
+  const cursor = (
+    await stack.sql<{ block_number: number; block_hash: string }>("SELECT block_number, block_hash FROM chain_cursor")
   )[0]!;
   const block = await stack.chain.publicClient.getBlock({ blockNumber: BigInt(cursor.block_number) });
   expect(cursor.block_hash).toBe(block.hash);

@@ -97,11 +97,11 @@ describe("a source chain without the deterministic deployment proxy", () => {
     const hint = await x.stack.sync(payment.id, txHash, LOCAL_SOURCE.name);
     expect(hint.status).toBe(503);
     expect(hint.json.error).toContain(`the deposit contracts are not on ${LOCAL_SOURCE.name} yet`);
-    expect(sourceTransfersOf(payment.id)).toEqual([]);
+    expect(await sourceTransfersOf(payment.id)).toEqual([]);
     expect(await x.stack.getPayment(payment.id)).toMatchObject({ status: "pending", amount_received: null });
     // Its cursor was placed where it would start anyway, before the transfer, and waits there.
-    expect(x.sourceCursor()).not.toBeNull();
-    expect(BigInt(x.sourceCursor()!)).toBeLessThan(block);
+    expect(await x.sourceCursor()).not.toBeNull();
+    expect(BigInt((await x.sourceCursor())!)).toBeLessThan(block);
 
     // The proxy comes, but the relayer has no gas there: the deployment fails, and /readyz says so.
     const relayer = (await x.stack.readyz()).chain.settlement.relayer as Address;
@@ -182,7 +182,7 @@ describe("Circle's contracts on the source chain, in /readyz", () => {
 
   /** `recover` of the source chain's USDC at the payment's deposit address, simulated there. */
   async function simulateRecover(paymentId: string): Promise<string> {
-    const [row] = c.stack.sql<TermsRow>("SELECT * FROM payments WHERE id = ?", paymentId);
+    const [row] = await c.stack.sql<TermsRow>("SELECT * FROM payments WHERE id = ?", paymentId);
     try {
       await c.source.publicClient.simulateContract({
         ...recoverCall(row!, c.source.usdc),

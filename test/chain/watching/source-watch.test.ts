@@ -41,7 +41,7 @@ function earlierBridgesDone(): Promise<unknown> {
     async () => {
       await x.mineSource(1);
       await stack.mine(1);
-      const open = stack.sql<{ state: string; error: string | null }>(
+      const open = await stack.sql<{ state: string; error: string | null }>(
         `SELECT b.state, b.error FROM bridges b JOIN payments p ON p.id = b.payment_id
          WHERE b.state IN ('credited', 'burned', 'attested')
             OR (b.state = 'minted' AND p.status IN ('settling', 'overpaid', 'confirmed'))`,
@@ -100,7 +100,7 @@ describe("a plain transfer on the source chain", () => {
       }),
     ]);
     expect(
-      stack.sql("SELECT chain_id, credited_at IS NOT NULL AS credited FROM transfers WHERE tx_hash = ?", txHash),
+      await stack.sql("SELECT chain_id, credited_at IS NOT NULL AS credited FROM transfers WHERE tx_hash = ?", txHash),
     ).toEqual([{ chain_id: LOCAL_SOURCE.chainId, credited: 1 }]);
     // Counted on the source chain: the blocks on top of the transfer there (2, or more once this
     // payment's bridge transaction lands there too), never the settlement chain's hundreds.
@@ -130,7 +130,7 @@ describe("a plain transfer on the source chain", () => {
       return p.status !== "underpaid" ? p : undefined;
     });
     expect(["settling", "confirmed"]).toContain(moved.status);
-    expect(stack.events(payment.id).slice(0, 2)).toEqual(["payment.underpaid", "payment.settling"]);
+    expect((await stack.events(payment.id)).slice(0, 2)).toEqual(["payment.underpaid", "payment.settling"]);
     expect(paid.transfers).toHaveLength(2);
     expect(paid.transfers).toEqual(
       expect.arrayContaining([
@@ -158,7 +158,9 @@ describe("a plain transfer on the source chain", () => {
     expect(synced.json.incoming_transfers).toEqual([
       expect.objectContaining({ chain: LOCAL_SOURCE.name, tx_hash: txHash, confirmed: false }),
     ]);
-    expect(stack.sql("SELECT credited_at FROM transfers WHERE tx_hash = ?", txHash)).toEqual([{ credited_at: null }]);
+    expect(await stack.sql("SELECT credited_at FROM transfers WHERE tx_hash = ?", txHash)).toEqual([
+      { credited_at: null },
+    ]);
 
     await x.local.source.revert(snapshot);
     expect(await x.source.publicClient.getTransactionReceipt({ hash: txHash }).catch(() => null)).toBeNull();
@@ -167,14 +169,16 @@ describe("a plain transfer on the source chain", () => {
     // Its cursor alone cannot tell (before it sees the reorg it may already stand past the block,
     // on the old chain): the transfer taken off the record can.
     await x.sourceScanned(block + 1n);
-    await stack.waitFor(() => stack.allEvents(payment.id).includes("payment.funds_reversed") || undefined);
+    await stack.waitFor(
+      async () => (await stack.allEvents(payment.id)).includes("payment.funds_reversed") || undefined,
+    );
     const after = await stack.getPayment(payment.id);
     // The merchant's record keeps it, as reversed; nothing was ever credited.
     expect(after).toMatchObject({ status: "pending", amount_received: null });
     expect(after.transfers).toEqual([expect.objectContaining({ tx_hash: txHash, confirmed: false, reversed: true })]);
     expect((await stack.publicPayment(payment.id)).incoming_transfers).toEqual([]);
-    expect(stack.sql("SELECT * FROM transfers WHERE payment_id = ?", payment.id)).toEqual([]);
-    expect(stack.allEvents(payment.id)).toEqual(["payment.funds_seen", "payment.funds_reversed"]);
+    expect(await stack.sql("SELECT * FROM transfers WHERE payment_id = ?", payment.id)).toEqual([]);
+    expect(await stack.allEvents(payment.id)).toEqual(["payment.funds_seen", "payment.funds_reversed"]);
   }, 30_000);
 });
 
@@ -189,15 +193,15 @@ describe("a deposit address that cannot bridge from the source chain", () => {
       } finally {
         await stack.restart(x.sourceEnv(SOURCE));
       }
-      expect(stack.sql("SELECT factory_version, token_messenger FROM payments WHERE id = ?", payment.id)).toEqual([
-        { factory_version: 3, token_messenger: zeroAddress },
-      ]);
+      expect(await stack.sql("SELECT factory_version, token_messenger FROM payments WHERE id = ?", payment.id)).toEqual(
+        [{ factory_version: 3, token_messenger: zeroAddress }],
+      );
       return payment;
     },
     /** Version 1, a contract only on the settlement chain. */
     "of version 1, from an older build": async () => {
       const payment = await asVersion1(stack, await stack.createPayment({ amount: "25.00" }));
-      expect(stack.sql("SELECT factory_version FROM payments WHERE id = ?", payment.id)).toEqual([
+      expect(await stack.sql("SELECT factory_version FROM payments WHERE id = ?", payment.id)).toEqual([
         { factory_version: 1 },
       ]);
       return payment;
@@ -215,7 +219,7 @@ describe("a deposit address that cannot bridge from the source chain", () => {
         amount_received: null,
         transfers: [],
       });
-      expect(stack.sql("SELECT * FROM transfers WHERE payment_id = ?", payment.id)).toEqual([]);
+      expect(await stack.sql("SELECT * FROM transfers WHERE payment_id = ?", payment.id)).toEqual([]);
       expect(
         stack
           .logs()
@@ -228,7 +232,7 @@ describe("a deposit address that cannot bridge from the source chain", () => {
       expect(synced.json.error).toBe(
         `this payment's deposit address is valid only on ${stack.config.chain.name}; funds sent to it on ${LOCAL_SOURCE.name} are not credited`,
       );
-      expect(stack.sql("SELECT * FROM transfers WHERE payment_id = ?", payment.id)).toEqual([]);
+      expect(await stack.sql("SELECT * FROM transfers WHERE payment_id = ?", payment.id)).toEqual([]);
     }, 60_000);
 });
 
@@ -247,7 +251,7 @@ describe("POST /api/public/payments/{id}/sync with a chain", () => {
     expect(empty.status).toBe(400);
     expect(empty.json.error).toMatch(/^chain /);
     // Nothing on any chain but the source chain, whose own watcher records the transfer when it scans it.
-    expect(onOtherChains(payment.id)).toEqual([]);
+    expect(await onOtherChains(payment.id)).toEqual([]);
   });
 
   test("without a chain looks on the settlement chain, where a source transaction is not found", async () => {
@@ -256,7 +260,7 @@ describe("POST /api/public/payments/{id}/sync with a chain", () => {
     const res = await stack.sync(payment.id, txHash);
     // Unknown to the settlement chain's node: accepted as pending, as for a hash not relayed yet.
     expect(res.status).toBe(202);
-    expect(onOtherChains(payment.id)).toEqual([]);
+    expect(await onOtherChains(payment.id)).toEqual([]);
   });
 });
 
@@ -346,7 +350,7 @@ describe("a source chain whose RPC hangs", () => {
       await earlierBridgesDone();
       await stack.restart(x.sourceEnv({ ...SOURCE, rpcUrl: `http://127.0.0.1:${hung.port}` }));
       await stack.waitFor(() => held > 0, 10_000, "the source watcher to call the hung RPC");
-      const sourceCursor = x.sourceCursor();
+      const sourceCursor = await x.sourceCursor();
       const payoutBefore = await stack.usdcBalance(stack.payout);
 
       const payment = await stack.createPayment({ amount: "25.00" });
@@ -355,7 +359,7 @@ describe("a source chain whose RPC hangs", () => {
       expect(confirmed.amount_received).toBe("25.00");
       expect((await stack.usdcBalance(stack.payout)) - payoutBefore).toBe(usdc("25.00"));
       // All the while the source chain's watcher had no answer: it never got past its first call.
-      expect(x.sourceCursor()).toBe(sourceCursor);
+      expect(await x.sourceCursor()).toBe(sourceCursor);
       // /readyz answers from what each loop last saw: the source chain degraded, the settlement chain ok.
       const ready = await stack.readyz();
       expect(ready.chain.ok).toBe(true);

@@ -22,7 +22,7 @@ async function blockOf(txHash: `0x${string}`): Promise<bigint> {
 
 /** The block the payment's settlement landed in. */
 async function settlementBlock(paymentId: string): Promise<bigint> {
-  const [settlement] = stack.sql<{ tx_hash: `0x${string}` }>(
+  const [settlement] = await stack.sql<{ tx_hash: `0x${string}` }>(
     "SELECT tx_hash FROM settlements WHERE payment_id = ?",
     paymentId,
   );
@@ -46,13 +46,13 @@ describe("fast", () => {
     const confirmed = await stack.waitForStatus(payment.id, "confirmed", { mine: false });
     expect(confirmed).toMatchObject({ speed: "fast", amount_received: "25.00" });
     expect(confirmed.transfers).toEqual([expect.objectContaining({ tx_hash: txHash, confirmed: true })]);
-    const [settlement] = stack.sql<{ block_number: number }>(
+    const [settlement] = await stack.sql<{ block_number: number }>(
       "SELECT block_number FROM settlements WHERE payment_id = ? AND state = 'mined'",
       payment.id,
     );
     expect(BigInt(settlement!.block_number)).toBe(paid + 1n);
     expect(await stack.chain.head()).toBe(paid + 1n);
-    expect(stack.allEvents(payment.id)).toEqual(["payment.settling", "payment.confirmed"]);
+    expect(await stack.allEvents(payment.id)).toEqual(["payment.settling", "payment.confirmed"]);
     expect(await stack.usdcBalance(stack.payout)).toBeGreaterThanOrEqual(usdc("25.00"));
   });
 });
@@ -64,7 +64,7 @@ describe("standard", () => {
     const paid = await blockOf(txHash);
 
     // Seen at once: the merchant hears of it, the payer's page lists it, nothing is credited.
-    await stack.waitFor(() => stack.allEvents(payment.id).includes("payment.funds_seen") || undefined);
+    await stack.waitFor(async () => (await stack.allEvents(payment.id)).includes("payment.funds_seen") || undefined);
     const seen = await stack.getPayment(payment.id);
     expect(seen).toMatchObject({ status: "pending", amount_received: null, speed: "standard" });
     expect(seen.transfers).toEqual([expect.objectContaining({ tx_hash: txHash, confirmed: false })]);
@@ -87,7 +87,7 @@ describe("standard", () => {
     expect((await stack.getPayment(payment.id)).status).toBe("settling");
     await stack.mine(1);
     await stack.waitForStatus(payment.id, "confirmed", { mine: false });
-    expect(stack.allEvents(payment.id)).toEqual(["payment.funds_seen", "payment.settling", "payment.confirmed"]);
+    expect(await stack.allEvents(payment.id)).toEqual(["payment.funds_seen", "payment.settling", "payment.confirmed"]);
   });
 });
 
@@ -96,7 +96,7 @@ describe("final", () => {
     const payment = await stack.createPayment({ amount: "25.00", speed: "final" });
     const txHash = await stack.pay(payment.deposit_address, usdc("25.00"));
     const paid = await blockOf(txHash);
-    await stack.waitFor(() => stack.allEvents(payment.id).includes("payment.funds_seen") || undefined);
+    await stack.waitFor(async () => (await stack.allEvents(payment.id)).includes("payment.funds_seen") || undefined);
 
     // One block on top: the finalized block (head - 2) is still below the transfer's.
     await stack.mine(1);

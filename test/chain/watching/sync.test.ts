@@ -13,7 +13,7 @@ import { randomAddress, usdc } from "../../support/test-chain.ts";
 
 const stack = useStack({ confirmations: 2 });
 
-const transferCount = () => stack.sql<{ n: number }>("SELECT count(*) AS n FROM transfers")[0]!.n;
+const transferCount = async () => (await stack.sql<{ n: number }>("SELECT count(*) AS n FROM transfers"))[0]!.n;
 
 describe("a matching transaction", () => {
   test("is recorded (200 with the public view), credited once confirmed, and only once however often it is synced", async () => {
@@ -38,7 +38,7 @@ describe("a matching transaction", () => {
     const again = await stack.sync(payment.id, txHash);
     expect(again.status).toBe(200);
     expect(again.json.incoming_transfers).toHaveLength(1);
-    expect(stack.sql("SELECT credited_at FROM transfers WHERE payment_id = ?", payment.id)).toEqual([
+    expect(await stack.sql("SELECT credited_at FROM transfers WHERE payment_id = ?", payment.id)).toEqual([
       { credited_at: null },
     ]);
 
@@ -57,8 +57,8 @@ describe("a matching transaction", () => {
     }
     await stack.waitScanned(await stack.chain.head());
     expect((await stack.getPayment(payment.id)).amount_received).toBe("25.00");
-    expect(stack.sql("SELECT count(*) AS n FROM transfers WHERE payment_id = ?", payment.id)).toEqual([{ n: 1 }]);
-    expect(stack.allEvents(payment.id)).toEqual(["payment.funds_seen", "payment.settling", "payment.confirmed"]);
+    expect(await stack.sql("SELECT count(*) AS n FROM transfers WHERE payment_id = ?", payment.id)).toEqual([{ n: 1 }]);
+    expect(await stack.allEvents(payment.id)).toEqual(["payment.funds_seen", "payment.settling", "payment.confirmed"]);
     expect((await stack.usdcBalance(stack.payout)) - before).toBe(usdc("25.00"));
   });
 
@@ -77,7 +77,7 @@ describe("a matching transaction", () => {
         amount_received: null,
         incoming_transfers: [],
       });
-      expect(stack.sql("SELECT * FROM transfers WHERE payment_id = ?", payment.id)).toEqual([]);
+      expect(await stack.sql("SELECT * FROM transfers WHERE payment_id = ?", payment.id)).toEqual([]);
       await stack.mine(1);
     } finally {
       await anvil.rpc("evm_setAutomine", [true]);
@@ -99,11 +99,11 @@ describe("refused transactions write nothing", () => {
     const payment = await stack.createPayment({ amount: "25.00" });
     const txHash = await stack.pay(randomAddress(), usdc("25.00"));
     await stack.mine(2);
-    const before = transferCount();
+    const before = await transferCount();
     const res = await stack.sync(payment.id, txHash);
     expect(res.status).toBe(422);
     expect(isErrorBody(res.json)).toBe(true);
-    expect(transferCount()).toBe(before);
+    expect(await transferCount()).toBe(before);
     expect((await stack.getPayment(payment.id)).amount_received).toBeNull();
   });
 
@@ -116,7 +116,10 @@ describe("refused transactions write nothing", () => {
     expect(isErrorBody(res.json)).toBe(true);
     // Nothing for this payment; the watcher, scanning to the head, may record it for its own at any
     // moment, and only there.
-    const recorded = stack.sql<{ payment_id: string }>("SELECT payment_id FROM transfers WHERE tx_hash = ?", txHash);
+    const recorded = await stack.sql<{ payment_id: string }>(
+      "SELECT payment_id FROM transfers WHERE tx_hash = ?",
+      txHash,
+    );
     expect(recorded.filter((row) => row.payment_id !== theirs.id)).toEqual([]);
     expect(recorded.length).toBeLessThanOrEqual(1);
     expect((await stack.publicPayment(mine.id)).incoming_transfers).toEqual([]);
@@ -137,25 +140,25 @@ describe("refused transactions write nothing", () => {
     });
     const receipt = await stack.chain.publicClient.waitForTransactionReceipt({ hash: txHash });
     expect(receipt.status).toBe("reverted");
-    const before = transferCount();
+    const before = await transferCount();
     const res = await stack.sync(payment.id, txHash);
     expect(res.status).toBe(422);
     expect(isErrorBody(res.json)).toBe(true);
-    expect(transferCount()).toBe(before);
+    expect(await transferCount()).toBe(before);
   });
 
   test("an unknown hash: 202 with the unchanged view, since the node may still learn of it", async () => {
     const payment = await stack.createPayment({ amount: "25.00" });
-    const before = transferCount();
+    const before = await transferCount();
     const res = await stack.sync(payment.id, toHex(crypto.getRandomValues(new Uint8Array(32))));
     expect(res.status).toBe(202);
     expect(res.json).toMatchObject({ id: payment.id, status: "pending", amount_received: null });
-    expect(transferCount()).toBe(before);
+    expect(await transferCount()).toBe(before);
   });
 
   test("a malformed hash or body: 400", async () => {
     const payment = await stack.createPayment({ amount: "25.00" });
-    const before = transferCount();
+    const before = await transferCount();
     for (const bad of [
       "0x1234",
       "not a hash",
@@ -174,7 +177,7 @@ describe("refused transactions write nothing", () => {
       expect(res.status).toBe(400);
       expect(isErrorBody(res.json)).toBe(true);
     }
-    expect(transferCount()).toBe(before);
+    expect(await transferCount()).toBe(before);
   });
 
   test("an unknown payment: 404", async () => {

@@ -1,0 +1,94 @@
+/**
+ * The API key cache (src/accounts/key-cache.ts) never outlives a change: a key revoked, or an
+ * account changed, by another process (the CLI on SQLite, another replica on PostgreSQL) is seen
+ * by the next request to a server that had the key cached.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { createKeyCache } from "../../src/accounts/key-cache.ts";
+import { createAccountsService } from "../../src/accounts/service.ts";
+import { createAccountStore } from "../../src/accounts/store.ts";
+import { sql } from "../../src/db/engine.ts";
+import { PgDb } from "../../src/db/postgres.ts";
+import { systemClock } from "../../src/lib/clock.ts";
+import { randomIds } from "../../src/lib/ids.ts";
+import { runCli } from "../support/cli.ts";
+import { createTestDatabase } from "../support/postgres.ts";
+import { api, startTestServer, type TestServer } from "../support/server.ts";
+
+const NEW_PAYOUT = "0x2222222222222222222222222222222222222222";
+
+describe.each(["sqlite", "postgres"] as const)("%s", (engine) => {
+  let server: TestServer;
+  /** Changes made as another process would make them: the CLI on SQLite, another replica on PostgreSQL. */
+  let elsewhere: {
+    revoke(keyId: string): Promise<void>;
+    setPayout(accountId: string, address: string): Promise<void>;
+    close(): Promise<void>;
+  };
+
+  beforeAll(async () => {
+    const databaseUrl = engine === "postgres" ? await createTestDatabase() : null;
+    server = await startTestServer({ databaseUrl });
+    if (engine === "sqlite") {
+      const cli = async (args: string[]) => {
+        const out = await runCli(args, server.env);
+        expect(out.code).toBe(0);
+      };
+      elsewhere = {
+        revoke: (keyId) => cli(["key", "revoke", keyId]),
+        setPayout: (accountId, address) => cli(["account", "set-payout", accountId, address]),
+        close: async () => {},
+      };
+    } else {
+      const db = await PgDb.open(databaseUrl!);
+      const keyCache = await createKeyCache(db, systemClock);
+      const store = createAccountStore(db);
+      const replica = createAccountsService({
+        store,
+        clock: systemClock,
+        ids: randomIds,
+        keyCache,
+      });
+      elsewhere = {
+        revoke: async (keyId) => {
+          await replica.revokeKey(keyId);
+        },
+        setPayout: async (accountId, address) => {
+          await db.transaction(() => store.setPayoutAddress(accountId, address));
+        },
+        close: async () => {
+          await keyCache.close();
+          await db.close();
+        },
+      };
+    }
+  });
+  afterAll(async () => {
+    await elsewhere.close();
+    await server.stop();
+  });
+
+  test("a key revoked elsewhere fails the very next request, though the server had it cached", async () => {
+    const account = await server.createAccount();
+    const merchant = api(server.url, account.apiKey);
+    for (let i = 0; i < 3; i++) expect((await merchant("/api/v1/payments?limit=1")).status).toBe(200);
+    await elsewhere.revoke(account.keyId);
+    expect((await merchant("/api/v1/payments?limit=1")).status).toBe(401);
+  });
+
+  test("an account changed elsewhere is what the next request acts for", async () => {
+    const account = await server.createAccount();
+    const merchant = api(server.url, account.apiKey);
+    const before = await merchant("/api/v1/payments", { body: { amount: "1.00" } });
+    expect(before.status).toBe(201);
+    await elsewhere.setPayout(account.accountId, NEW_PAYOUT);
+    const after = await merchant("/api/v1/payments", { body: { amount: "1.00" } });
+    expect(after.status).toBe(201);
+    // The deposit address commits to the payout: a stale cached account would issue the old terms.
+    const payouts = await server.running.db.all<{ id: string; payout_address: string }>(
+      sql`SELECT id, payout_address FROM payments WHERE id IN (${before.json.id}, ${after.json.id})`,
+    );
+    expect(payouts.find((row) => row.id === before.json.id)!.payout_address).not.toBe(NEW_PAYOUT);
+    expect(payouts.find((row) => row.id === after.json.id)!.payout_address).toBe(NEW_PAYOUT);
+  });
+});
