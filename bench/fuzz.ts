@@ -42,11 +42,11 @@ const server = await spawnTestServer(
   throw error;
 });
 try {
-  const created = runAccountCommand(
+  const created = (await runAccountCommand(
     "account",
     ["create", "--name", "Fuzz", "--payout-address", "0x1111111111111111111111111111111111111111"],
     server.env,
-  ) as {
+  )) as {
     api_key: string;
   };
   const auth = { authorization: `Bearer ${created.api_key}`, "content-type": "application/json" };

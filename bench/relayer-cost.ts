@@ -86,9 +86,9 @@ async function relayerSpent(client: PublicClient, relayer: Address, from: bigint
 }
 
 /** Whether anything of the payments is on its way: an unminted bridge, an unredeemed burn, an unmined settlement. */
-function inFlight(x: CrossChainStack, paymentIds: string[]): boolean {
+async function inFlight(x: CrossChainStack, paymentIds: string[]): Promise<boolean> {
   const marks = paymentIds.map(() => "?").join(", ");
-  const [row] = x.stack.sql<{ n: number }>(
+  const [row] = await x.stack.sql<{ n: number }>(
     `SELECT (SELECT count(*) FROM bridges
               WHERE payment_id IN (${marks}) AND state IN ('credited', 'burned', 'attested'))
           + (SELECT count(*) FROM crosschain_burns
@@ -115,7 +115,7 @@ async function measure(x: CrossChainStack, relayer: Address, act: () => Promise<
   for (;;) {
     const nonces = await relayerNonces(x, relayer);
     await loopsGoRound(x, 5);
-    await mineBothUntil(x, () => !inFlight(x, paymentIds), "the case's payments to settle down", 60_000);
+    await mineBothUntil(x, async () => !(await inFlight(x, paymentIds)), "the case's payments to settle down", 60_000);
     const after = await relayerNonces(x, relayer);
     if (after.settlement === nonces.settlement && after.source === nonces.source) break;
   }

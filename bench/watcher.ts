@@ -43,6 +43,7 @@ import { createChainStore } from "../src/chain/store.ts";
 import { createDepthReader } from "../src/chain/watching/depth.ts";
 import { createLedger } from "../src/chain/watching/ledger.ts";
 import { createWatcher } from "../src/chain/watching/watcher.ts";
+import { sql } from "../src/db/engine.ts";
 import { openDb } from "../src/db/index.ts";
 import { createEventStore } from "../src/events/store.ts";
 import { systemClock } from "../src/lib/clock.ts";
@@ -95,22 +96,18 @@ const int = (n: number) => Math.round(n).toLocaleString("en-US");
 // ---------------------------------------------------------------------------------------------
 // Seeder: payments rows straight into the real schema, 50,000 per transaction.
 
-function seed(dir: string): void {
+async function seed(dir: string): Promise<void> {
   const started = performance.now();
   const db = openDb(dir);
   const now = Date.now();
   const accountId = randomIds.prefixed("acct");
-  createAccountStore(db).insertAccount({
+  await createAccountStore(db).insertAccount({
     id: accountId,
     name: "Bench",
     payout_address: PAYOUT,
     fee_bps: null,
     created_at: now,
   });
-  const insert = db.query(
-    `INSERT INTO payments (id, account_id, status, amount, fee_bps, fee_recipient, payout_address, chain_id, token_address,
-       deposit_address, expires_at, created_at, updated_at) VALUES (?, ?, 'pending', ?, 0, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  );
   let checksumMs = 0;
   const batch = 50_000;
   for (let start = 0; start < ADDRESSES; start += batch) {
@@ -122,26 +119,20 @@ function seed(dir: string): void {
       checksumAddress(`0x${hex.slice(i * 104 + 64, i * 104 + 104)}`),
     );
     checksumMs += performance.now() - t0;
-    db.transaction(() => {
+    await db.transaction(async () => {
       for (let i = 0; i < n; i++) {
-        insert.run(
-          `0x${hex.slice(i * 104, i * 104 + 64)}`,
-          accountId,
-          PRICE,
-          zeroAddress,
-          PAYOUT,
-          CHAIN_ID,
-          USDC,
-          deposits[i]!,
-          now + 86_400_000,
-          now,
-          now,
+        const id = `0x${hex.slice(i * 104, i * 104 + 64)}`;
+        await db.run(
+          sql`INSERT INTO payments (id, account_id, status, amount, fee_bps, fee_recipient, payout_address, chain_id,
+                token_address, deposit_address, expires_at, created_at, updated_at)
+              VALUES (${id}, ${accountId}, 'pending', ${PRICE}, 0, ${zeroAddress}, ${PAYOUT}, ${CHAIN_ID}, ${USDC},
+                ${deposits[i]!}, ${now + 86_400_000}, ${now}, ${now})`,
         );
       }
-    })();
+    });
   }
-  db.run("PRAGMA wal_checkpoint(TRUNCATE)");
-  db.close();
+  await db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+  await db.close();
   const size = statSync(join(dir, "stablegate.db")).size;
   console.log(
     `setup: seeded ${int(ADDRESSES)} payments in ${secs(performance.now() - started)} ` +
@@ -403,7 +394,7 @@ async function main(): Promise<void> {
   if ((await seeder.exited) !== 0) throw new Error("seeding failed");
 
   const db = openDb(dataDir);
-  const hits = pickHits(db, hitsPerBlock);
+  const hits = await pickHits(db, hitsPerBlock);
   const latencyHits = hits.splice(BLOCKS * hitsPerBlock);
   writeFileSync(join(dataDir, "hits.json"), JSON.stringify(hits));
 
@@ -452,7 +443,7 @@ async function main(): Promise<void> {
   });
   const ledger = createLedger({ chain: chainStore, payments: paymentStore, lifecycle, clock: systemClock });
   // Refunds as the server wires them (none payable unless --refunds): what each round pays for looking.
-  const refunds = createRefunds({
+  const refunds = await createRefunds({
     db,
     clock: systemClock,
     ids: randomIds,
@@ -461,16 +452,16 @@ async function main(): Promise<void> {
     payments: paymentStore,
     chain: chainStore,
   });
-  seedPayableRefunds(db, REFUNDS);
+  await seedPayableRefunds(db, REFUNDS);
   let lastCreditedAt = 0;
   const watcher = createWatcher({
     client: timedClient(rawClient),
     chain: {
       ...chainStore,
-      transaction: <T>(fn: () => T): T => {
+      transaction: async <T>(fn: () => Promise<T>): Promise<T> => {
         const t0 = performance.now();
         try {
-          return chainStore.transaction(fn);
+          return await chainStore.transaction(fn);
         } finally {
           timing.txMs += performance.now() - t0;
         }
@@ -479,8 +470,8 @@ async function main(): Promise<void> {
     payments: paymentStore,
     ledger: {
       ...ledger,
-      record(transfer, counts) {
-        const credited = ledger.record(transfer, counts);
+      async record(transfer, counts) {
+        const credited = await ledger.record(transfer, counts);
         if (credited) timing.credited++;
         return credited;
       },
@@ -508,7 +499,7 @@ async function main(): Promise<void> {
   const rssLoaded = rss();
 
   // Catch-up: the cursor at block 0, the head BLOCKS ahead; tick until all of them are scanned.
-  chainStore.setCursor(CHAIN_ID, 0, blockHash(0), Date.now());
+  await chainStore.setCursor(CHAIN_ID, 0, blockHash(0), Date.now());
   resetTiming();
   resetPeak();
   const sampler = setInterval(() => (sampledPeak = Math.max(sampledPeak, rss())), 25);
@@ -543,7 +534,7 @@ async function main(): Promise<void> {
   );
 
   // Correctness: exactly the transfers sent to deposit addresses were credited, once, in full.
-  const check = checkCredits(db, hits, timing.credited);
+  const check = await checkCredits(db, hits, timing.credited);
   console.log(`          credited ${int(timing.credited)} transfers of ${int(hits.length)} sent to deposit addresses`);
   console.log(`${check.ok ? "PASS" : "FAIL"}: ${check.detail}\n`);
 
@@ -554,16 +545,15 @@ async function main(): Promise<void> {
   const catchUpRequests = logRequests.length;
   const latencies: number[] = [];
   const commits: number[] = [];
-  const find = db.query<{ amount_received: number | null }, [string]>(
-    "SELECT amount_received FROM payments WHERE id = ?",
-  );
+  const find = (id: string) =>
+    db.get<{ amount_received: number | null }>(sql`SELECT amount_received FROM payments WHERE id = ${id}`);
   for (const hit of latencyHits) {
     await Bun.sleep(200 + Math.random() * POLL_INTERVAL_MS); // a random phase against the poll loop
     const t0 = performance.now();
     await rpc("bench_mine", [hit]);
-    while (find.get(hit.paymentId)?.amount_received == null && performance.now() - t0 < 10_000) await Bun.sleep(10);
+    while ((await find(hit.paymentId))?.amount_received == null && performance.now() - t0 < 10_000) await Bun.sleep(10);
     const seen = performance.now();
-    latencies.push(find.get(hit.paymentId)?.amount_received == null ? Number.POSITIVE_INFINITY : seen - t0);
+    latencies.push((await find(hit.paymentId))?.amount_received == null ? Number.POSITIVE_INFINITY : seen - t0);
     commits.push(lastCreditedAt - t0);
   }
   controller.abort();
@@ -587,10 +577,7 @@ async function main(): Promise<void> {
 
   // The profile's own filter: every issued address in a Set, so its figures are decoding's alone.
   const issued = new Set(
-    db
-      .query<{ a: string }, []>("SELECT lower(deposit_address) AS a FROM payments")
-      .all()
-      .map((row) => row.a),
+    (await db.all<{ a: string }>(sql`SELECT lower(deposit_address) AS a FROM payments`)).map((row) => row.a),
   );
   await profileDecoding(rpc, rpcUrl, rawClient, (address) => issued.has(address.toLowerCase()), answered);
 
@@ -605,53 +592,57 @@ async function main(): Promise<void> {
   console.log(`  ${check.ok ? "PASS  " : "FAIL  "} credits match the transfers sent`);
 
   await stopChild(node);
-  db.close();
+  await db.close();
   process.exit(check.ok ? 0 : 1);
 }
 
 /** Distinct random payments: hitsPerBlock per measured block, then one per latency run. */
-function pickHits(db: ReturnType<typeof openDb>, hitsPerBlock: number): Hit[] {
-  const bySeq = db.query<{ id: string; deposit_address: string }, [number]>(
-    "SELECT id, deposit_address FROM payments WHERE seq = ?",
-  );
+async function pickHits(db: ReturnType<typeof openDb>, hitsPerBlock: number): Promise<Hit[]> {
   const seqs = new Set<number>();
   const wanted = BLOCKS * hitsPerBlock + LATENCY_RUNS;
   while (seqs.size < wanted) seqs.add(1 + Math.floor(Math.random() * ADDRESSES));
-  return [...seqs].map((seq, k) => {
-    const row = bySeq.get(seq)!;
+  const hits: Hit[] = [];
+  for (const [k, seq] of [...seqs].entries()) {
+    const row = (await db.get<{ id: string; deposit_address: string }>(
+      sql`SELECT id, deposit_address FROM payments WHERE seq = ${seq}`,
+    ))!;
     const inRun = k < BLOCKS * hitsPerBlock;
     const j = k % hitsPerBlock;
-    return {
+    hits.push({
       block: inRun ? 1 + Math.floor(k / hitsPerBlock) : 0,
       logIndex: inRun ? Math.floor(((j + 0.5) * PER_BLOCK) / hitsPerBlock) : 0,
       to: row.deposit_address.toLowerCase(),
       // Every tenth payer sends half: an underpaid payment, so events are written too.
       amount: String(k % 10 === 9 ? PRICE / 2n : PRICE),
       paymentId: row.id,
-    };
-  });
+    });
+  }
+  return hits;
 }
 
-function checkCredits(db: ReturnType<typeof openDb>, hits: Hit[], credited: number): { ok: boolean; detail: string } {
-  const rows = db
-    .query<{ n: number; total: number; uncredited: number }, []>(
-      "SELECT count(*) AS n, coalesce(sum(amount), 0) AS total, coalesce(sum(credited_at IS NULL), 0) AS uncredited FROM transfers",
-    )
-    .get()!;
-  const touched = db
-    .query<{ n: number }, []>("SELECT count(*) AS n FROM payments WHERE amount_received IS NOT NULL")
-    .get()!.n;
-  const underpaidEvents = db
-    .query<{ n: number }, []>("SELECT count(*) AS n FROM events WHERE type = 'payment.underpaid'")
-    .get()!.n;
-  const received = db.query<{ amount_received: number | null; status: string }, [string]>(
-    "SELECT amount_received, status FROM payments WHERE id = ?",
-  );
-  const wrong = hits.filter((hit) => {
-    const row = received.get(hit.paymentId);
+async function checkCredits(
+  db: ReturnType<typeof openDb>,
+  hits: Hit[],
+  credited: number,
+): Promise<{ ok: boolean; detail: string }> {
+  const rows = (await db.get<{ n: number; total: number; uncredited: number }>(
+    sql`SELECT count(*) AS n, coalesce(sum(amount), 0) AS total, coalesce(sum(credited_at IS NULL), 0) AS uncredited FROM transfers`,
+  ))!;
+  const touched = (await db.get<{ n: number }>(
+    sql`SELECT count(*) AS n FROM payments WHERE amount_received IS NOT NULL`,
+  ))!.n;
+  const underpaidEvents = (await db.get<{ n: number }>(
+    sql`SELECT count(*) AS n FROM events WHERE type = 'payment.underpaid'`,
+  ))!.n;
+  const wrong: Hit[] = [];
+  for (const hit of hits) {
+    const row = await db.get<{ amount_received: number | null; status: string }>(
+      sql`SELECT amount_received, status FROM payments WHERE id = ${hit.paymentId}`,
+    );
     const underpaid = BigInt(hit.amount) < PRICE;
-    return row?.amount_received !== Number(hit.amount) || row.status !== (underpaid ? "underpaid" : "pending");
-  });
+    if (row?.amount_received !== Number(hit.amount) || row.status !== (underpaid ? "underpaid" : "pending"))
+      wrong.push(hit);
+  }
   const expectedTotal = hits.reduce((sum, hit) => sum + Number(hit.amount), 0);
   const expectedUnderpaid = hits.filter((hit) => BigInt(hit.amount) < PRICE).length;
   const problems = [
@@ -811,21 +802,21 @@ async function profileDecoding(
 }
 
 // Last, so that every module-level binding above is initialised first.
-if (ROLE === "seed") seed(flag("dir")!);
+if (ROLE === "seed") await seed(flag("dir")!);
 else if (ROLE === "node") serveNode(flag("dir")!);
 else await main();
 
 /** `n` refunds waiting for a transfer to an address no block of the bench pays. */
-function seedPayableRefunds(db: ReturnType<typeof openDb>, n: number): void {
+async function seedPayableRefunds(db: ReturnType<typeof openDb>, n: number): Promise<void> {
   if (n === 0) return;
   const store = createRefundStore(db);
-  const payments = db.query<{ id: string; account_id: string }, [number]>(
-    "SELECT id, account_id FROM payments LIMIT ?",
+  const payments = await db.all<{ id: string; account_id: string }>(
+    sql`SELECT id, account_id FROM payments LIMIT ${n}`,
   );
-  db.transaction(() => {
-    for (const [i, payment] of payments.all(n).entries()) {
+  await db.transaction(async () => {
+    for (const [i, payment] of payments.entries()) {
       const id = `re_bench${i}`;
-      store.insert({
+      await store.insert({
         id,
         account_id: payment.account_id,
         payment_id: payment.id,
@@ -842,6 +833,6 @@ function seedPayableRefunds(db: ReturnType<typeof openDb>, n: number): void {
         payable_at: Date.now(),
       });
     }
-  })();
+  });
   console.log(`setup: ${int(n)} payable refunds`);
 }

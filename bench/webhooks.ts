@@ -21,6 +21,7 @@
 import { readFileSync, rmSync } from "node:fs";
 import { runAccountCommand } from "../src/cli/accounts.ts";
 import { loadConfig } from "../src/config.ts";
+import { sql } from "../src/db/engine.ts";
 import { createEventStore } from "../src/events/store.ts";
 import { randomIds } from "../src/lib/ids.ts";
 import { silentLogger } from "../src/lib/log.ts";
@@ -77,11 +78,11 @@ const receiver = Bun.serve({
 });
 
 const env = { ...testEnv(dataDir), STABLEGATE_WEBHOOK_ALLOW_PRIVATE: "on" };
-const { account, api_key: apiKey } = runAccountCommand(
+const { account, api_key: apiKey } = (await runAccountCommand(
   "account",
   ["create", "--name", "Bench Shop", "--payout-address", TEST_PAYOUT],
   env,
-) as {
+)) as {
   account: { id: string };
   api_key: string;
 };
@@ -90,7 +91,7 @@ const server = await startServer(
   { ...loadConfig(env), port: 0 },
   { log: silentLogger, webhookLimits: { test: unlimited, retry: unlimited } },
 );
-if (SYNCHRONOUS) server.db.run(`PRAGMA synchronous = ${SYNCHRONOUS}`);
+if (SYNCHRONOUS) await server.db.exec(`PRAGMA synchronous = ${SYNCHRONOUS}`);
 
 let timedOut = false;
 const deadline = setTimeout(() => {
@@ -130,21 +131,22 @@ try {
   // The outbox exactly as lifecycle.emit writes it: the event and one queued delivery per live
   // endpoint, in the transaction. Batches yield to the event loop so the worker runs alongside.
   const events = createEventStore(server.db, randomIds);
-  const insertBatch = server.db.transaction((count: number) => {
-    for (let i = 0; i < count; i++) {
-      const id = randomIds.prefixed("evt");
-      const now = Date.now();
-      const payload = `{"id":${JSON.stringify(id)},"object":"event","type":"payment.underpaid","created_at":"${new Date(now).toISOString()}","data":{"payment":${paymentText}}}`;
-      events.insert({
-        id,
-        account_id: account.id,
-        type: "payment.underpaid",
-        payment_id: paymentId,
-        payload,
-        created_at: now,
-      });
-    }
-  });
+  const insertBatch = (count: number) =>
+    server.db.transaction(async () => {
+      for (let i = 0; i < count; i++) {
+        const id = randomIds.prefixed("evt");
+        const now = Date.now();
+        const payload = `{"id":${JSON.stringify(id)},"object":"event","type":"payment.underpaid","created_at":"${new Date(now).toISOString()}","data":{"payment":${paymentText}}}`;
+        await events.insert({
+          id,
+          account_id: account.id,
+          type: "payment.underpaid",
+          payment_id: paymentId,
+          payload,
+          created_at: now,
+        });
+      }
+    });
 
   const endpoints =
     HANGING > 0 ? `one endpoint and a hanging one (${HANGING} test events queued for it first)` : "one endpoint";
@@ -154,7 +156,7 @@ try {
   if (SYNCHRONOUS) console.log(`(diagnostic: PRAGMA synchronous = ${SYNCHRONOUS} on the server's connection)`);
   const started = Date.now();
   for (let written = 0; written < EVENTS; written += BATCH) {
-    insertBatch(Math.min(BATCH, EVENTS - written));
+    await insertBatch(Math.min(BATCH, EVENTS - written));
     await Bun.sleep(0);
   }
   const writtenMs = Date.now() - started;
@@ -162,12 +164,11 @@ try {
   const finished = Date.now();
 
   const created = new Map(
-    server.db
-      .query<{ id: string; created_at: number }, [string]>(
-        "SELECT id, created_at FROM events WHERE account_id = ? AND type = 'payment.underpaid'",
+    (
+      await server.db.all<{ id: string; created_at: number }>(
+        sql`SELECT id, created_at FROM events WHERE account_id = ${account.id} AND type = 'payment.underpaid'`,
       )
-      .all(account.id)
-      .map((r) => [r.id, r.created_at]),
+    ).map((r) => [r.id, r.created_at]),
   );
   const latencies = [...arrivals]
     .filter(([id]) => created.has(id))
@@ -177,13 +178,14 @@ try {
   const lastArrival = Math.max(...arrivals.values());
   const seconds = ((timedOut ? finished : lastArrival) - started) / 1000;
   // The last sends are recorded just after they arrive; give them a moment.
-  const pendingNow = server.db.query<{ n: number }, []>(
-    "SELECT count(*) AS n FROM webhook_deliveries WHERE state = 'pending'",
-  );
-  for (let i = 0; i < 100 && !timedOut && pendingNow.get()!.n > 0; i++) await Bun.sleep(20);
-  const states = server.db
-    .query<{ state: string; n: number }, []>("SELECT state, count(*) AS n FROM webhook_deliveries GROUP BY state")
-    .all()
+  const pendingNow = async () =>
+    (await server.db.get<{ n: number }>(sql`SELECT count(*) AS n FROM webhook_deliveries WHERE state = 'pending'`))!.n;
+  for (let i = 0; i < 100 && !timedOut && (await pendingNow()) > 0; i++) await Bun.sleep(20);
+  const states = (
+    await server.db.all<{ state: string; n: number }>(
+      sql`SELECT state, count(*) AS n FROM webhook_deliveries GROUP BY state`,
+    )
+  )
     .map((r) => `${r.state} ${r.n}`)
     .join(", ");
 
