@@ -14,6 +14,7 @@ import {
   hexToBytes,
   parseAbi,
   parseAbiParameters,
+  zeroHash,
 } from "viem";
 import { abiParams } from "../lib/abi-params.ts";
 import { artifacts, cloneAddressFor, DETERMINISTIC_DEPLOYER, ensureDeterministic, FACTORY_SALT } from "./contracts.ts";
@@ -134,12 +135,14 @@ export function depositSaltV3(t: DepositTermsV3): Hex {
   return bytesToHex(saltBytes(t));
 }
 
-// abi.encode of a struct of static fields is the encoding of its fields in order.
+// abi.encode of a struct of static fields is the encoding of its fields in order, one 32-byte word
+// each, the payment id first. Everything after it is the same for every payment of an account
+// under one configuration, so its encoding is kept, and each payment adds only its id.
 const saltParameters = parseAbiParameters(terms);
+const encodedTerms = new Map<string, Uint8Array>();
 
 function saltBytes(t: DepositTermsV3): Uint8Array {
-  const fields = [
-    t.paymentId,
+  const key = [
     t.token,
     t.payout,
     t.feeRecipient,
@@ -148,8 +151,27 @@ function saltBytes(t: DepositTermsV3): Uint8Array {
     t.tokenMessenger,
     t.maxBridgeFeeBps,
     t.fastDomains,
-  ] as const;
-  return keccakBytes(hexToBytes(encodeAbiParameters(saltParameters, fields)));
+  ].join("|");
+  let encoded = encodedTerms.get(key);
+  if (!encoded) {
+    const fields = [
+      zeroHash,
+      t.token,
+      t.payout,
+      t.feeRecipient,
+      t.feeBps,
+      t.settlementDomain,
+      t.tokenMessenger,
+      t.maxBridgeFeeBps,
+      t.fastDomains,
+    ] as const;
+    encoded = hexToBytes(encodeAbiParameters(saltParameters, fields));
+    if (encodedTerms.size >= 1_000) encodedTerms.clear();
+    encodedTerms.set(key, encoded);
+  }
+  const preimage = encoded.slice();
+  preimage.set(hexToBytes(t.paymentId, { size: 32 }), 0);
+  return keccakBytes(preimage);
 }
 
 /** The deposit address for the terms, on every chain, as the factory's `depositAddress` view returns it. */

@@ -55,17 +55,15 @@ export function createLifecycle(deps: LifecycleDeps) {
       confirmed: !reversed && t.credited_at !== null,
       reversed,
     });
+    const record = await chain.recordOf(row.id);
     const shownTransfers: TransferView[] = [];
-    for (const t of await chain.transfersForPayment(row.id)) {
+    for (const t of record.transfers) {
       shownTransfers.push({
         ...shown(t, false),
         bridge: t.chain_id === row.chain_id || t.credited_at === null ? null : await bridgeOf(t.bridge_id ?? null),
       });
     }
-    return [
-      ...shownTransfers,
-      ...(await chain.reversedForPayment(row.id)).map((t) => ({ ...shown(t, true), bridge: null })),
-    ];
+    return [...shownTransfers, ...record.reversed.map((t) => ({ ...shown(t, true), bridge: null }))];
   }
 
   /** No bridge yet: credited, waiting for the bridger to burn it. */

@@ -1,4 +1,4 @@
-import { type Db, list, raw, type Sql, sql, sqlFor, textsIn } from "../db/engine.ts";
+import { type Db, raw, type Sql, sql, sqlFor, textsIn } from "../db/engine.ts";
 import { INT64_MAX } from "../db/int64.ts";
 import { splitFee } from "../lib/money.ts";
 import type { Speed } from "../lib/speed.ts";
@@ -70,39 +70,6 @@ export const PAYMENT_STATUSES: readonly PaymentStatus[] = [
   "failed",
 ];
 
-const COLUMNS = [
-  "id",
-  "account_id",
-  "status",
-  "amount",
-  "amount_received",
-  "fee_bps",
-  "fee_recipient",
-  "payout_address",
-  "chain_id",
-  "token_address",
-  "deposit_address",
-  "description",
-  "reference",
-  "success_url",
-  "customer_email",
-  "customer_name",
-  "invoice_number",
-  "due_at",
-  "metadata",
-  "line_items",
-  "payment_link",
-  "factory_version",
-  "settlement_domain",
-  "token_messenger",
-  "max_bridge_fee_bps",
-  "fast_domains",
-  "speed",
-  "expires_at",
-  "created_at",
-  "updated_at",
-] as const;
-
 export type NewPaymentRow = Omit<
   PaymentRow,
   | "seq"
@@ -146,7 +113,6 @@ const unswept = (hint: (index: string) => string) =>
   SELECT * FROM payments WHERE status IN ('settling', 'overpaid', 'failed')`);
 const UNSWEPT_SQLITE = unswept((index) => ` INDEXED BY ${index}`);
 const UNSWEPT_POSTGRES = unswept(() => "");
-const INSERT_COLUMNS = raw(COLUMNS.join(", "));
 const BIGINTS = { bigints: true };
 
 export function createPaymentStore(db: Db) {
@@ -159,10 +125,25 @@ export function createPaymentStore(db: Db) {
   return {
     /** Inserts the payment and returns it as stored (read back by the insert itself: one statement). */
     async insert(row: NewPaymentRow): Promise<PaymentRow> {
-      const values = list(COLUMNS.map((c) => sql`${row[c]}`));
-      return normalise(
-        await db.get<PaymentRow>(sql`INSERT INTO payments (${INSERT_COLUMNS}) VALUES (${values}) RETURNING *`, BIGINTS),
-      )!;
+      // Written out in full, the hottest statement of the server is a constant text: prepared once.
+      const inserted = await db.get<PaymentRow>(
+        sql`INSERT INTO payments (
+              id, account_id, status, amount, amount_received, fee_bps, fee_recipient, payout_address, chain_id,
+              token_address, deposit_address, description, reference, success_url, customer_email, customer_name,
+              invoice_number, due_at, metadata, line_items, payment_link, factory_version, settlement_domain,
+              token_messenger, max_bridge_fee_bps, fast_domains, speed, expires_at, created_at, updated_at)
+            VALUES (
+              ${row.id}, ${row.account_id}, ${row.status}, ${row.amount}, ${row.amount_received}, ${row.fee_bps},
+              ${row.fee_recipient}, ${row.payout_address}, ${row.chain_id}, ${row.token_address},
+              ${row.deposit_address}, ${row.description}, ${row.reference}, ${row.success_url},
+              ${row.customer_email}, ${row.customer_name}, ${row.invoice_number}, ${row.due_at}, ${row.metadata},
+              ${row.line_items}, ${row.payment_link}, ${row.factory_version}, ${row.settlement_domain},
+              ${row.token_messenger}, ${row.max_bridge_fee_bps}, ${row.fast_domains}, ${row.speed},
+              ${row.expires_at}, ${row.created_at}, ${row.updated_at})
+            RETURNING *`,
+        BIGINTS,
+      );
+      return normalise(inserted)!;
     },
     findForAccount: async (id: string, accountId: string) =>
       normalise(
