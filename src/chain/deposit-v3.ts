@@ -142,7 +142,8 @@ const saltParameters = parseAbiParameters(terms);
 const encodedTerms = new Map<string, Uint8Array>();
 
 function saltBytes(t: DepositTermsV3): Uint8Array {
-  const key = [
+  const fields = [
+    zeroHash,
     t.token,
     t.payout,
     t.feeRecipient,
@@ -151,20 +152,10 @@ function saltBytes(t: DepositTermsV3): Uint8Array {
     t.tokenMessenger,
     t.maxBridgeFeeBps,
     t.fastDomains,
-  ].join("|");
+  ] as const;
+  const key = fields.join("|");
   let encoded = encodedTerms.get(key);
   if (!encoded) {
-    const fields = [
-      zeroHash,
-      t.token,
-      t.payout,
-      t.feeRecipient,
-      t.feeBps,
-      t.settlementDomain,
-      t.tokenMessenger,
-      t.maxBridgeFeeBps,
-      t.fastDomains,
-    ] as const;
     encoded = hexToBytes(encodeAbiParameters(saltParameters, fields));
     if (encodedTerms.size >= 1_000) encodedTerms.clear();
     encodedTerms.set(key, encoded);

@@ -107,9 +107,6 @@ export function createWatcher(deps: WatcherDeps) {
     const head = await deps.depth.head();
     refunds?.startRound();
     const moved = head !== state.head;
-    state.head = head;
-    if (moved) deps.onNewHead?.();
-
     let stored = await chain.cursor(chainId);
     if (!stored) {
       const start = await initialCursor(head);
@@ -118,6 +115,10 @@ export function createWatcher(deps: WatcherDeps) {
       stored = (await chain.cursor(chainId))!;
     }
     let cursor = BigInt(stored.block_number);
+    // The head and the cursor it is read against are shown together (/readyz), never one alone.
+    state.head = head;
+    state.cursor = cursor;
+    if (moved) deps.onNewHead?.();
     // Nothing new since the last round: the blocks, and so what counts, are as they were.
     if (!moved && cursor === head) return false;
     // Side by side, each a round trip a new block would otherwise wait for: the final block, the
