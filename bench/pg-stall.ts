@@ -218,6 +218,7 @@ for (const r of requests.filter((r) => r.kind === "create" && r.id)) {
 }
 let retried = 0;
 let retryFailed = 0;
+const retryAnswers: string[] = [];
 for (const r of requests.filter((r) => r.kind === "create" && !r.id)) {
   retried++;
   const response = await fetch(`${base}/api/v1/payments`, {
@@ -225,8 +226,11 @@ for (const r of requests.filter((r) => r.kind === "create" && !r.id)) {
     headers: { ...headers, "idempotency-key": r.key! },
     body: JSON.stringify({ amount: "25.00", reference: `stall-${r.key}` }),
   });
-  await response.arrayBuffer();
-  if (!response.ok) retryFailed++;
+  const answer = await response.text();
+  if (!response.ok) {
+    retryFailed++;
+    retryAnswers.push(`${response.status} ${answer.slice(0, 100)}`);
+  }
 }
 const sql = new SQL(url, { max: 1 });
 const [{ n: stored }] = await sql`SELECT count(*)::int AS n FROM payments`;
@@ -238,6 +242,7 @@ console.log(
   `\nAccepted creates: ${accepted}, missing afterwards: ${missing}; failed creates retried with their key: ${retried}, ` +
     `failing again: ${retryFailed}; payments stored: ${stored}, references stored twice: ${duplicates}`,
 );
+for (const answer of new Set(retryAnswers)) console.log(`  a retry answered: ${answer}`);
 for (const server of servers) await stopChild(server);
 process.exit(0);
 

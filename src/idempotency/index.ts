@@ -1,6 +1,6 @@
 import type { Db } from "../db/index.ts";
 import type { Clock } from "../lib/clock.ts";
-import { ConflictError, UnprocessableError, ValidationError } from "../lib/errors.ts";
+import { ConflictError, DatabaseUnavailableError, UnprocessableError, ValidationError } from "../lib/errors.ts";
 import { sha256Hex } from "../lib/secrets.ts";
 import { createIdempotencyStore } from "./store.ts";
 
@@ -31,8 +31,7 @@ export function createIdempotency(db: Db, clock: Clock) {
    * decides which of requests racing for a key takes it, whichever replica they reached. One that
    * lost reads the row it lost to; should that row be released or lapse in between, it claims again.
    */
-  async function begin(accountId: string, key: string, hash: string): Promise<StoredResponse | null> {
-    const now = clock.now();
+  async function begin(accountId: string, key: string, hash: string, now: number): Promise<StoredResponse | null> {
     const free = { expiredAt: now - IDEMPOTENCY_TTL_MS, abandonedAt: now - STALE_CLAIM_MS };
     for (let round = 0; round < 3; round++) {
       if (await store.claim(accountId, key, hash, now, free)) return null;
@@ -47,6 +46,20 @@ export function createIdempotency(db: Db, clock: Clock) {
       if (row.created_at > free.abandonedAt) break;
     }
     throw new ConflictError("a request with this Idempotency-Key is still in progress; retry shortly");
+  }
+
+  /** Tries the release every second until it succeeds or the claim would have lapsed anyway. */
+  function releaseWhenBack(accountId: string, key: string, claimedAt: number): void {
+    const until = Date.now() + STALE_CLAIM_MS;
+    void (async () => {
+      while (Date.now() < until) {
+        try {
+          return await store.release(accountId, key, claimedAt);
+        } catch {
+          await Bun.sleep(1_000);
+        }
+      }
+    })();
   }
 
   return {
@@ -68,14 +81,26 @@ export function createIdempotency(db: Db, clock: Clock) {
         return { ...result, replayed: false };
       }
       validateKey(key);
-      const replay = await begin(accountId, key, sha256Hex(canonicalJson(request)));
+      const claimedAt = clock.now();
+      let replay: StoredResponse | null;
+      try {
+        replay = await begin(accountId, key, sha256Hex(canonicalJson(request)), claimedAt);
+      } catch (error) {
+        // The claim may have landed after its caller stopped waiting: freed as a failed request's is.
+        if (error instanceof DatabaseUnavailableError) releaseWhenBack(accountId, key, claimedAt);
+        throw error;
+      }
       if (replay) return replay;
       try {
         const result = await work((status, body) => store.complete(accountId, key, status, body));
         return { ...result, replayed: false };
       } catch (error) {
-        // Nothing was stored for a rejected or failed request: the key stays free for a retry.
-        await store.release(accountId, key);
+        // Nothing was stored for a rejected or failed request: the key stays free for a retry. With
+        // the database unavailable the release waits for it, after the caller has its 503: a retry
+        // once the database is back finds the key free (or, had the commit landed after all, the
+        // stored response) rather than "in progress" until the claim lapses.
+        if (error instanceof DatabaseUnavailableError) releaseWhenBack(accountId, key, claimedAt);
+        else await store.release(accountId, key, claimedAt);
         throw error;
       }
     },

@@ -45,9 +45,11 @@ export function createIdempotencyStore(db: Db) {
              WHERE account_id = ${accountId} AND key = ${key}`,
       )),
     /** Frees a claim whose request stored nothing; a completed row stays. */
-    release: async (accountId: string, key: string): Promise<void> =>
+    /** Frees a claim still unanswered, the one made at `claimedAt` only: never a later request's. */
+    release: async (accountId: string, key: string, claimedAt: number): Promise<void> =>
       void (await db.run(
-        sql`DELETE FROM idempotency_keys WHERE account_id = ${accountId} AND key = ${key} AND status_code IS NULL`,
+        sql`DELETE FROM idempotency_keys
+             WHERE account_id = ${accountId} AND key = ${key} AND status_code IS NULL AND created_at = ${claimedAt}`,
       )),
     /** Deletes up to `limit` rows created before `before`; returns how many. */
     purgeBefore: (before: number, limit: number) =>

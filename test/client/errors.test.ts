@@ -137,7 +137,8 @@ describe("errors from the server", () => {
   test("a 409 is asked again after a pause: once the first request is done, the create goes through", async () => {
     const { apiKey, accountId } = await server.createAccount();
     const idempotency = createIdempotencyStore(server.running.db);
-    await idempotency.claim(accountId, "order-409-retry", "in flight", Date.now());
+    const claimedAt = Date.now();
+    await idempotency.claim(accountId, "order-409-retry", "in flight", claimedAt);
     const statuses: number[] = [];
     const client = new Stablegate({
       apiKey,
@@ -147,7 +148,7 @@ describe("errors from the server", () => {
       fetch: async (input, init) => {
         const response = await fetch(input, init);
         statuses.push(response.status);
-        if (statuses.length === 1) await idempotency.release(accountId, "order-409-retry");
+        if (statuses.length === 1) await idempotency.release(accountId, "order-409-retry", claimedAt);
         return response;
       },
     });
