@@ -1,5 +1,5 @@
 /**
- * What the WebAssembly keccak (src/chain/keccak.ts) buys over viem's pure-JavaScript one, for a
+ * What the WebAssembly keccak (src/lib/keccak.ts) buys over viem's pure-JavaScript one, for a
  * single hash of a CREATE2 preimage (85 bytes) and for a whole deposit address, which also
  * ABI-encodes the salt and checksums the result.
  *
@@ -10,7 +10,7 @@
 import { parseArgs } from "node:util";
 import { concat, encodeAbiParameters, getContractAddress, keccak256, parseAbiParameters } from "viem";
 import { type DepositParams, depositAddress, factoryAddress, forwarderAddress } from "../src/chain/contracts.ts";
-import { keccakBytes } from "../src/chain/keccak.ts";
+import { keccakBytes } from "../src/lib/keccak.ts";
 
 const { values } = parseArgs({ options: { iterations: { type: "string", default: "50000" } } });
 const iterations = Number(values.iterations);

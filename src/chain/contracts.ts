@@ -35,7 +35,7 @@ import TestTokenJson from "../../contracts/artifacts/TestToken.json";
 import TestTokenMessengerV2Json from "../../contracts/artifacts/TestTokenMessengerV2.json";
 import TestUSDCJson from "../../contracts/artifacts/TestUSDC.json";
 import { abiParams } from "../lib/abi-params.ts";
-import { keccakBytes } from "./keccak.ts";
+import { keccakBytes } from "../lib/keccak.ts";
 import type { NonceManager } from "./nonces.ts";
 
 /** What scripts/compile-contracts.ts writes to contracts/artifacts/<contractName>.json. */

@@ -15,6 +15,7 @@ import {
   parseAbiParameters,
 } from "viem";
 import { abiParams } from "../lib/abi-params.ts";
+import { keccakBytes } from "../lib/keccak.ts";
 import {
   artifacts,
   cloneAddressFor,
@@ -23,7 +24,6 @@ import {
   ensureDeterministic,
   FACTORY_SALT,
 } from "./contracts.ts";
-import { keccakBytes } from "./keccak.ts";
 
 /** Everything a v2 deposit address commits to, in the order of the factory's `Terms` struct. */
 export type DepositTerms = DepositParams & {

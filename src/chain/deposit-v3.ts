@@ -17,9 +17,9 @@ import {
   zeroHash,
 } from "viem";
 import { abiParams } from "../lib/abi-params.ts";
+import { keccakBytes } from "../lib/keccak.ts";
 import { artifacts, cloneAddressFor, DETERMINISTIC_DEPLOYER, ensureDeterministic, FACTORY_SALT } from "./contracts.ts";
 import { bridged, type DepositTerms, movedFrom } from "./deposit-v2.ts";
-import { keccakBytes } from "./keccak.ts";
 
 /** Everything a v3 deposit address commits to, in the order of the factory's `Terms` struct. */
 export type DepositTermsV3 = DepositTerms & {

@@ -1,5 +1,6 @@
 import { type Db, raw, type Sql, sql, sqlFor, textsIn } from "../db/engine.ts";
 import { INT64_MAX } from "../db/int64.ts";
+import { checksummed } from "../lib/keccak.ts";
 import { splitFee } from "../lib/money.ts";
 import type { Speed } from "../lib/speed.ts";
 import { createStatusCountStore } from "./status-count-store.ts";
@@ -202,16 +203,18 @@ export function createPaymentStore(db: Db) {
         )
       ).map((row) => normalise(row)!),
     /**
-     * Which of `candidates` (lower-case addresses) are deposit addresses, whichever replica issued
-     * them. Answered from the index on lower(deposit_address): log topics hold addresses in lower case.
+     * Which of `candidates` (lower-case addresses, as log topics hold them) are deposit addresses,
+     * whichever replica issued them: looked up in their stored, checksummed form, through the
+     * unique index every create writes anyway (migration 026).
      */
     async depositAddressesAmong(candidates: string[]): Promise<Set<string>> {
-      if (candidates.length === 0) return new Set();
+      const valid = candidates.filter((candidate) => /^0x[0-9a-f]{40}$/.test(candidate));
+      if (valid.length === 0) return new Set();
       const rows = await db.all<{ address: string }>(
-        sql`SELECT lower(deposit_address) AS address FROM payments
-             WHERE lower(deposit_address) IN (${textsIn(db, candidates)})`,
+        sql`SELECT deposit_address AS address FROM payments
+             WHERE deposit_address IN (${textsIn(db, valid.map(checksummed))})`,
       );
-      return new Set(rows.map((row) => row.address));
+      return new Set(rows.map((row) => row.address.toLowerCase()));
     },
     addReceived: (id: string, amount: bigint, now: number) =>
       db.run(

@@ -3,6 +3,7 @@
  * read them (lists, searches, home figures, the export) without going through the API.
  */
 import { randomBytes } from "node:crypto";
+import { getAddress } from "viem";
 import { createAccountStore } from "../../src/accounts/store.ts";
 import type { Db } from "../../src/db/index.ts";
 import { createPaymentStore, type NewPaymentRow, type PaymentStore } from "../../src/payments/store.ts";
@@ -35,7 +36,7 @@ export function paymentRow(accountId: string, createdAt: number, fields: Partial
     payout_address: TEST_PAYOUT,
     chain_id: 31337,
     token_address: TEST_USDC,
-    deposit_address: hex(20),
+    deposit_address: getAddress(hex(20)), // stored checksummed, as payment creation stores it
     description: null,
     reference: null,
     success_url: null,
