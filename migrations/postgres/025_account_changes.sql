@@ -1,9 +1,8 @@
 -- A version of everything an API key's authentication reads (the key's revocation, its account's
--- name, payout address, fee and speed), moved on by triggers at every change, whichever replica
--- or code path makes it, and announced with NOTIFY stablegate_account_changes, which PostgreSQL
--- delivers to every replica when the change commits. A replica caches keys it resolved and drops
--- them all on each notification, and caches nothing while it is not listening
--- (src/accounts/key-cache.ts).
+-- name, payout address, fee and speed), moved on by triggers at every change. The SQLite server
+-- caches keys against it (src/accounts/key-cache.ts); on PostgreSQL, where reading it would cost a
+-- round trip like reading the key, nothing caches keys, and the table is kept so that both stores
+-- have one schema (test/db/postgres-schema.test.ts) and `db copy` finds it on both sides.
 CREATE TABLE account_changes (
   id  BIGINT PRIMARY KEY CHECK (id = 1),
   n   BIGINT NOT NULL
@@ -14,7 +13,6 @@ INSERT INTO account_changes (id, n) VALUES (1, 0);
 CREATE FUNCTION account_changed() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   UPDATE account_changes SET n = n + 1;
-  PERFORM pg_notify('stablegate_account_changes', '');
   RETURN NULL;
 END
 $$;

@@ -2,46 +2,26 @@ import { type Db, sql } from "../db/engine.ts";
 import type { Clock } from "../lib/clock.ts";
 import type { KeyWithAccount } from "./store.ts";
 
-/** Longest an entry is trusted even with no change announced: a bound should a notification be lost. */
+/** Longest an entry is kept, changed or not: a bound on what the cache holds for keys gone quiet. */
 const TTL_MS = 5_000;
 const MAX_ENTRIES = 10_000;
-const CHANNEL = "stablegate_account_changes";
 
-export type KeyCache = Awaited<ReturnType<typeof createKeyCache>>;
+export type KeyCache = ReturnType<typeof createKeyCache>;
 
 /**
- * API keys this process resolved recently (by key hash), so a request's authentication skips the
- * join of keys and accounts. Every change to a key's revocation or to an account moves a version
- * (migration 025), and an entry is trusted only at the version it was read at:
- * - SQLite: the version is a one-row read per request, so a revocation by any process (the CLI's
- *   included) is seen by the very next request.
- * - PostgreSQL: the version is a count of NOTIFYs this replica has heard, which PostgreSQL sends to
- *   every replica when the change commits; the revoking request answers only after that. While
- *   the listening connection is down nothing is cached, and a re-subscription forgets everything.
+ * API keys this process resolved recently (by key hash), so a request's authentication on SQLite
+ * reads one row rather than the join of keys and accounts. Every change to a key's revocation or
+ * to an account moves a version (migration 025: triggers, whichever process or code path makes
+ * the change, the CLI's included), and an entry is trusted only at the version it was read at:
+ * each request reads the version, so a revocation is seen by the very next one.
+ *
+ * SQLite only. On PostgreSQL reading the version is a round trip like reading the key itself, so a
+ * cache there would buy nothing but the chance of a stale answer: each request reads the key.
  */
-export async function createKeyCache(db: Db, clock: Clock) {
+export function createKeyCache(db: Db, clock: Clock) {
   const entries = new Map<string, { row: KeyWithAccount; version: number; until: number }>();
-  let heard = 0;
-  let listening = false;
-  const waiting: Array<() => void> = [];
-  const changed = () => {
-    heard++;
-    entries.clear();
-    for (const wake of waiting.splice(0)) wake();
-  };
-  const stop =
-    db.engine === "postgres" && db.listen
-      ? await db.listen(CHANNEL, changed, () => {
-          listening = true;
-          changed();
-        })
-      : null;
-
-  /** The version now, or null when nothing may be trusted from the cache. */
-  const version = async (): Promise<number | null> => {
-    if (db.engine === "postgres") return listening ? heard : null;
-    return (await db.get<{ n: number }>(sql`SELECT n FROM account_changes`))?.n ?? null;
-  };
+  const version = async (): Promise<number | null> =>
+    (await db.get<{ n: number }>(sql`SELECT n FROM account_changes`))?.n ?? null;
 
   return {
     /** The key's cached row, when it is still what the store holds. */
@@ -62,25 +42,5 @@ export async function createKeyCache(db: Db, clock: Clock) {
       }
       return row;
     },
-    /** A change this process made: forget at once rather than wait for the version to say so. */
-    forget: () => entries.clear(),
-    /** How many changes this replica has heard of (PostgreSQL), for `heardSince`. */
-    heard: () => heard,
-    /**
-     * Resolves once this replica has heard of a change after `before`: PostgreSQL sends a commit's
-     * notification to every listener at once, so a request answered after its own replica heard
-     * is answered after the others were told. Bounded, should the notice never come.
-     */
-    heardSince(before: number, withinMs = 2_000): Promise<void> {
-      if (heard !== before || !listening) return Promise.resolve();
-      return new Promise((resolve) => {
-        const timer = setTimeout(resolve, withinMs);
-        waiting.push(() => {
-          clearTimeout(timer);
-          resolve();
-        });
-      });
-    },
-    close: async () => stop?.(),
   };
 }

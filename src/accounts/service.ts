@@ -129,12 +129,8 @@ export function createAccountsService({ store, clock, ids, defaultSpeed = "stand
      * twice keeps the first time.
      */
     async revokeKey(keyId: string, accountId?: string): Promise<ApiKeyInfo> {
-      const heard = keyCache?.heard();
       const row = await store.revokeKey(keyId, clock.now(), accountId);
       if (!row) throw new NotFoundError(`no key ${keyId}`);
-      keyCache?.forget();
-      // Answered once this replica heard the change announced to all (PostgreSQL): so does every other.
-      if (heard !== undefined) await keyCache?.heardSince(heard);
       return toKeyInfo(row);
     },
 

@@ -34,12 +34,6 @@ export interface Db {
    * rollback): how a write wakes what reads it on other connections, which could not see it before.
    */
   afterCommit(fn: () => void): void;
-  /**
-   * PostgreSQL only: calls `onNotify` with each NOTIFY on `channel`, and `onListen` each time the
-   * listening connection (re)subscribes, after which notifications sent while it was away are lost.
-   * Resolves once listening; the answer stops it.
-   */
-  listen?(channel: string, onNotify: (payload: string) => void, onListen: () => void): Promise<() => Promise<void>>;
   /** Statements separated by semicolons, without parameters: migrations and schema work. */
   exec(text: string): Promise<void>;
   close(): Promise<void>;

@@ -124,11 +124,6 @@ export class PgDb implements Db {
     await this.#answered((tx?.sql ?? this.#pool).unsafe(text), tx);
   }
 
-  async listen(channel: string, onNotify: (payload: string) => void, onListen: () => void) {
-    const subscription = await this.#pool.listen(channel, onNotify, onListen);
-    return () => subscription.unlisten();
-  }
-
   inTransaction(): boolean {
     return currentTransaction(this) !== undefined;
   }
