@@ -86,11 +86,22 @@ export function createAccountStore(db: Db) {
     /** Whether the key exists and is not revoked. */
     isKeyLive: async (id: string) =>
       (await db.get<{ id: string }>(sql`SELECT id FROM api_keys WHERE id = ${id} AND revoked_at IS NULL`)) != null,
-    /** Records a use at `now` unless one at or after `staleBefore` is recorded already. */
+    /**
+     * Records a use at `now` unless one at or after `staleBefore` is recorded already. On
+     * PostgreSQL a key another request is recording right now is skipped rather than waited for:
+     * that one records the use, and a burst of requests on one key never queues on its row.
+     */
     touchKey: async (id: string, now: number, staleBefore: number) =>
       (await db.run(
-        sql`UPDATE api_keys SET last_used_at = ${now}
-             WHERE id = ${id} AND (last_used_at IS NULL OR last_used_at <= ${staleBefore})`,
+        sqlFor(
+          db,
+          sql`UPDATE api_keys SET last_used_at = ${now}
+               WHERE id = ${id} AND (last_used_at IS NULL OR last_used_at <= ${staleBefore})`,
+          sql`UPDATE api_keys SET last_used_at = ${now}
+               WHERE id = (SELECT id FROM api_keys
+                            WHERE id = ${id} AND (last_used_at IS NULL OR last_used_at <= ${staleBefore})
+                            FOR UPDATE SKIP LOCKED)`,
+        ),
       )) > 0,
     setPayoutAddress: (id: string, address: string) =>
       db.get<AccountRow>(sql`UPDATE accounts SET payout_address = ${address} WHERE id = ${id} RETURNING *`),
