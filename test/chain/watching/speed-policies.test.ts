@@ -15,9 +15,9 @@ import { watcherRanSince } from "../../support/wait.ts";
 const CONFIRMATIONS = 5;
 const stack = useStack({ confirmations: CONFIRMATIONS, slotsInAnEpoch: 1 });
 
-/** The block the payer's transfer landed in. */
+/** The block the payer's transfer landed in, once its receipt is there (anvil answers it a moment after the send). */
 async function blockOf(txHash: `0x${string}`): Promise<bigint> {
-  return (await stack.chain.publicClient.getTransactionReceipt({ hash: txHash })).blockNumber;
+  return (await stack.chain.publicClient.waitForTransactionReceipt({ hash: txHash, pollingInterval: 20 })).blockNumber;
 }
 
 /** The block the payment's settlement landed in. */
