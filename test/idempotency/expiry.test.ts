@@ -10,6 +10,7 @@ import { createIdempotency, IDEMPOTENCY_TTL_MS, type Idempotency } from "../../s
 import { ConflictError, UnprocessableError } from "../../src/lib/errors.ts";
 import { createTestClock, type TestClock } from "../support/clock.ts";
 import { ENGINES, openTestStore, type TestStore } from "../support/store-engines.ts";
+import { waitFor } from "../support/wait.ts";
 
 const MINUTE = 60_000;
 const ACCOUNT = "acct_expiry";
@@ -28,6 +29,10 @@ function request(key: string, body: unknown, using: Idempotency = idempotency) {
     return response;
   });
 }
+
+/** Waits until the key's claim is stored: on PostgreSQL a request started next may otherwise claim first. */
+const claimStored = (key: string) =>
+  waitFor(async () => (await storedKeys()).includes(key) || undefined, 5_000, `the claim of ${key}`);
 
 const storedKeys = async () =>
   (await db.all<{ key: string }>(sql`SELECT key FROM idempotency_keys WHERE account_id = ${ACCOUNT} ORDER BY key`)).map(
@@ -63,6 +68,7 @@ describe.each(ENGINES)("%s", (engine) => {
   test("a claim left by a request that never finished is taken over after a minute, not before", async () => {
     // The first request claims the key and never completes (its process died mid-flight).
     void idempotency.run(ACCOUNT, "stale", { amount: "3.00" }, () => new Promise<never>(() => {}));
+    await claimStored("stale");
 
     clock.advance(MINUTE / 2);
     await expect(request("stale", { amount: "3.00" })).rejects.toBeInstanceOf(ConflictError);
@@ -85,6 +91,7 @@ describe.each(ENGINES)("%s", (engine) => {
     expect((await request("ttl-edge", { amount: "5.00" }, frozen)).replayed).toBe(false);
 
     void frozen.run(ACCOUNT, "stale-edge", { amount: "6.00" }, () => new Promise<never>(() => {}));
+    await claimStored("stale-edge");
     now += MINUTE - 1;
     await expect(request("stale-edge", { amount: "6.00" }, frozen)).rejects.toBeInstanceOf(ConflictError);
     now += 1;
