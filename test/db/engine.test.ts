@@ -106,12 +106,18 @@ describe.each(ENGINES)("%s", (engine) => {
   });
 
   test("network calls are refused inside a transaction, allowed outside it and after it", async () => {
-    let timer: Promise<void> | undefined;
+    let ended!: () => void;
+    const afterwards = new Promise<void>((resolve) => {
+      ended = resolve;
+    });
+    let later: Promise<void> | undefined;
     await db.transaction(async () => {
       expect(() => assertOutsideTransaction("a webhook")).toThrow("inside a database transaction");
-      timer = new Promise((resolve) => setTimeout(resolve, 1)).then(() => assertOutsideTransaction("later"));
+      // Work queued inside, run once the transaction has ended: it keeps the async context.
+      later = afterwards.then(() => assertOutsideTransaction("later"));
     });
-    await timer; // set inside, run once the transaction ended
+    ended();
+    await later;
     expect(() => assertOutsideTransaction("a webhook")).not.toThrow();
   });
 });
