@@ -3,6 +3,8 @@
  * waits for this to count one, then lets the holder go on, and asserts what the two left behind.
  */
 import { type Db, sql } from "../../src/db/engine.ts";
+import { createEventStore } from "../../src/events/store.ts";
+import { randomIds } from "../../src/lib/ids.ts";
 import { waitFor } from "./wait.ts";
 
 /** Sessions on `db`'s database (each test has one of its own) waiting for a lock another holds. */
@@ -24,4 +26,30 @@ export async function settledOrBlocked(db: Db, racing: Promise<unknown>): Promis
     () => (settled = true),
   );
   await waitFor(async () => settled || (await lockWaits(db)) > 0, 10_000, "the racing change to end or wait", 10);
+}
+
+/**
+ * An event's transaction (a payment's status change, say) that routes `eventId` of `accountId` to
+ * its endpoints and is then held open: `routed` resolves once it is, `release()` lets it commit,
+ * and `done` settles with it.
+ */
+export async function holdRoutedEvent(db: Db, accountId: string, eventId = "evt_raced") {
+  let release = () => {};
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  let routed = () => {};
+  const written = new Promise<void>((resolve) => (routed = resolve));
+  const done = db.transaction(async () => {
+    await createEventStore(db, randomIds).insert({
+      id: eventId,
+      account_id: accountId,
+      type: "payment.confirmed",
+      payment_id: null,
+      payload: "{}",
+      created_at: 1,
+    });
+    routed();
+    await gate;
+  });
+  await written;
+  return { release, done };
 }

@@ -12,7 +12,7 @@ import { createEventStore } from "../../src/events/store.ts";
 import { randomIds } from "../../src/lib/ids.ts";
 import { createDeliveryStore, type DeliveryStore } from "../../src/webhooks/delivery-store.ts";
 import { createWebhookStore } from "../../src/webhooks/store.ts";
-import { settledOrBlocked } from "../support/lock-waits.ts";
+import { holdRoutedEvent, settledOrBlocked } from "../support/lock-waits.ts";
 import { createPaymentStore, insertAccount, insertPayment, paymentRow } from "../support/payment-rows.ts";
 import { ENGINES, openTestStore, type TestStore } from "../support/store-engines.ts";
 
@@ -322,23 +322,7 @@ describe.each(ENGINES)("webhook deliveries store (%s)", (engine) => {
     test("an endpoint disabled while an event is routed to it waits for it, then cancels its delivery too", async () => {
       const { db } = store!;
       const ea = await endpoint(a);
-      let release = () => {};
-      const gate = new Promise<void>((resolve) => (release = resolve));
-      let routed = () => {};
-      const written = new Promise<void>((resolve) => (routed = resolve));
-      const routing = db.transaction(async () => {
-        await createEventStore(db, randomIds).insert({
-          id: "evt_raced",
-          account_id: a,
-          type: "payment.confirmed",
-          payment_id: null,
-          payload: "{}",
-          created_at: 1,
-        });
-        routed();
-        await gate;
-      });
-      await written;
+      const { release, done: routing } = await holdRoutedEvent(db, a);
       // The worker's transaction after a 410 Gone.
       const disabling = db.transaction(() => deliveries.disableEndpoint(ea, 50));
       await settledOrBlocked(db, disabling);

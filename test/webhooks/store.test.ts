@@ -13,7 +13,7 @@ import { silentLogger } from "../../src/lib/log.ts";
 import { createDeliveryStore } from "../../src/webhooks/delivery-store.ts";
 import { createWebhookEndpointsService, MAX_ENDPOINTS_PER_ACCOUNT } from "../../src/webhooks/endpoints.ts";
 import { createWebhookStore, type WebhookStore } from "../../src/webhooks/store.ts";
-import { settledOrBlocked } from "../support/lock-waits.ts";
+import { holdRoutedEvent, settledOrBlocked } from "../support/lock-waits.ts";
 import { insertAccount } from "../support/payment-rows.ts";
 import { testResolver } from "../support/server.ts";
 import { ENGINES, openTestStore, type TestStore } from "../support/store-engines.ts";
@@ -140,24 +140,8 @@ describe.each(ENGINES)("webhook endpoints store (%s)", (engine) => {
       const gone = await add("we_gone", a, 10);
       const kept = await add("we_kept", a, 20);
       const db = store!.db;
-      let release = () => {};
-      const gate = new Promise<void>((resolve) => (release = resolve));
-      let routed = () => {};
-      const written = new Promise<void>((resolve) => (routed = resolve));
       // An event's transaction (a payment's status change, say), held open once the event is routed.
-      const event = db.transaction(async () => {
-        await createEventStore(db, randomIds).insert({
-          id: "evt_raced",
-          account_id: a,
-          type: "payment.confirmed",
-          payment_id: null,
-          payload: "{}",
-          created_at: 1,
-        });
-        routed();
-        await gate;
-      });
-      await written;
+      const { release, done: event } = await holdRoutedEvent(db, a);
       const deleting = service().delete({ id: a } as Account, gone.id);
       await settledOrBlocked(db, deleting);
       release();
