@@ -9,11 +9,6 @@ import { SqliteDb } from "./sqlite.ts";
 export type { Db } from "./engine.ts";
 
 /**
- * Opens (creating if needed) the one SQLite file in the data directory. WAL lets the CLI and
- * a running server share it; synchronous=FULL makes every committed payment survive a power
- * cut, not just a crashed process; the busy timeout turns brief write contention into a wait.
- */
-/**
  * The stores open in this process, by file. One process never holds two connections to one file:
  * a transaction spans several turns of the event loop, and a second connection of the same
  * process waiting for its lock (busy_timeout) would block the very thread that must finish it.
@@ -24,6 +19,11 @@ const openFiles = new Map<string, { store: SqliteDb; users: number }>();
 /** A SQLite store, with its connection for what only SQLite has (backups, pragmas, the tests' schema checks). */
 export type SqliteStore = Db & { readonly database: Database };
 
+/**
+ * Opens (creating if needed) the one SQLite file in the data directory. WAL lets the CLI and
+ * a running server share it; synchronous=FULL makes every committed payment survive a power
+ * cut, not just a crashed process; the busy timeout turns brief write contention into a wait.
+ */
 export function openDb(dataDir: string): SqliteStore {
   ensureDataDir(dataDir);
   const path = databasePath(dataDir);
