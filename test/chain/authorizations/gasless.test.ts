@@ -4,10 +4,10 @@
  * `confirmed`. Real anvil, real TestUSDC (EIP-3009 as Circle's FiatToken), real HTTP server.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { type Address, getAddress, parseEventLogs } from "viem";
-import { privateKeyToAccount } from "viem/accounts";
+import { type Address, getAddress } from "viem";
 import { eip3009Abi, transferCall } from "../../../src/chain/authorizations/token.ts";
-import { gaslessApi, gaslessPayer, type Offer, randomNonce, signOffer } from "../../support/gasless.ts";
+import { walletClientFor } from "../../support/chain.ts";
+import { gaslessApi, gaslessPayer, type Offer, signOffer } from "../../support/gasless.ts";
 import { type Stack, startStack } from "../../support/stack.ts";
 import { randomAddress, startChain, type TestChain, usdc } from "../../support/test-chain.ts";
 
@@ -161,7 +161,6 @@ describe("refused, in words, with nothing stored or sent", () => {
   test("an authorization already used on chain", async () => {
     const signed = await signOffer(offer, payer.key);
     const stranger = await chain.fundedKey();
-    const { walletClientFor } = await import("../../support/chain.ts");
     const a = signed.authorization;
     await chain.publicClient.waitForTransactionReceipt({
       hash: await walletClientFor(chain.rpcUrl, stranger).writeContract(
@@ -226,5 +225,3 @@ describe("unknown payments", () => {
     expect(res.headers.get("access-control-allow-origin")).toBe("*");
   });
 });
-
-export { parseEventLogs, privateKeyToAccount, randomNonce };
