@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { type Address, getAddress } from "viem";
 import { eip3009Abi, transferCall } from "../../../src/chain/authorizations/token.ts";
-import { walletClientFor } from "../../support/chain.ts";
+import { testTokenAbi, walletClientFor } from "../../support/chain.ts";
 import { gaslessApi, gaslessPayer, type Offer, signOffer } from "../../support/gasless.ts";
 import { type Stack, startStack } from "../../support/stack.ts";
 import { randomAddress, startChain, type TestChain, usdc } from "../../support/test-chain.ts";
@@ -159,7 +159,9 @@ describe("refused, in words, with nothing stored or sent", () => {
   });
 
   test("an authorization already used on chain", async () => {
-    const signed = await signOffer(offer, payer.key);
+    // A payment of its own: the stranger's transfer pays it.
+    const own = await newPayment("2.00");
+    const signed = await signOffer(own.offer, payer.key);
     const stranger = await chain.fundedKey();
     const a = signed.authorization;
     await chain.publicClient.waitForTransactionReceipt({
@@ -178,7 +180,22 @@ describe("refused, in words, with nothing stored or sent", () => {
         ),
       ),
     });
-    await refused(signed, /^This authorization was already used/);
+    const res = await api.post(own.payment.id, signed);
+    expect(res.status).toBe(400);
+    expect(res.json.error).toMatch(/^This authorization was already used/);
+  });
+
+  test("a payer USDC's blocklist holds: only the simulation knows, and it says so", async () => {
+    const blocked = await gaslessPayer(chain, usdc("30.00"));
+    await chain.publicClient.waitForTransactionReceipt({
+      hash: await chain.deployer.writeContract({
+        address: chain.usdc,
+        abi: testTokenAbi,
+        functionName: "setBlocked",
+        args: [blocked.address, true],
+      }),
+    });
+    await refused(await signOffer(offer, blocked.key), /^USDC does not allow transfers from or to this wallet/);
   });
 
   test("malformed bodies", async () => {
