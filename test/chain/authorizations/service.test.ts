@@ -94,6 +94,16 @@ describe("authorizations service", () => {
     expect(refusal.message).toMatch(/this payment is paid on custom/);
   });
 
+  test("below the floor is below_floor (the sweep floor here: one cent)", async () => {
+    const payer = await gaslessPayer(chain, usdc("5.00"));
+    const to = randomAddress();
+    expect(await service.floor(chain.anvil.chainId)).toBe(usdc("0.01"));
+    const dust = await signed(payer.key, to, 9_999n);
+    expect(
+      await service.verify({ chainId: chain.anvil.chainId, ...dust, expect: { to, value: 9_999n } }),
+    ).toMatchObject({ ok: false, code: "below_floor", message: expect.stringMatching(/start at 0\.01 USDC/) });
+  });
+
   test("codes a program can act on", async () => {
     const payer = await gaslessPayer(chain, usdc("5.00"));
     const to = randomAddress();
