@@ -32,6 +32,8 @@ export const say = {
   /** What a record that failed for want of funds says, in the public view too. */
   fundsGone: (needed: bigint) =>
     `The wallet no longer holds the ${formatExact(needed)} USDC this payment needs; sign again once it does`,
+  onItsWay: () =>
+    "A payment by signature for this payment is already on its way; wait for it, or pay with a plain transfer",
   wrongRecipient: (to: string) => `This authorization pays ${to}, not this payment's address; sign the one offered`,
   wrongAmount: (value: bigint, due: bigint) =>
     `This authorization is for ${formatExact(value)} USDC but ${formatExact(due)} USDC is due; sign the one offered`,

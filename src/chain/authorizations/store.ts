@@ -82,6 +82,12 @@ export function createAuthorizationStore(db: Db) {
       db.all<AuthorizationRow>(
         sql`SELECT * FROM authorizations WHERE payment_id = ${paymentId} ORDER BY created_at, id`,
       ),
+    /** The payment's authorization still on its way (accepted or sent, not yet done), if any. */
+    openForPayment: (paymentId: string) =>
+      db.get<AuthorizationRow>(
+        sql`SELECT * FROM authorizations WHERE payment_id = ${paymentId} AND status IN ('pending', 'submitted')
+            ORDER BY created_at LIMIT 1`,
+      ),
     /** Rows the submitter has work on now: to send, or sent and to follow. */
     due: (now: number) =>
       db.all<AuthorizationRow>(
