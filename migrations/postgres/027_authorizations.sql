@@ -11,8 +11,8 @@ CREATE TABLE authorizations (
   from_address    TEXT NOT NULL,                      -- EIP-55: the payer, who signed
   to_address      TEXT NOT NULL,                      -- EIP-55
   value           TEXT NOT NULL,                      -- micro-USDC as signed, decimal (a uint256)
-  valid_after     BIGINT NOT NULL,                   -- unix seconds, as signed
-  valid_before    BIGINT NOT NULL,
+  valid_after     TEXT NOT NULL,                      -- unix seconds as signed, decimal (a uint256)
+  valid_before    TEXT NOT NULL,
   nonce           TEXT NOT NULL,                      -- bytes32, lower-case hex, as signed
   signature       TEXT NOT NULL,
   source          TEXT NOT NULL CHECK (source IN ('checkout', 'x402', 'facilitator')),

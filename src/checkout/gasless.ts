@@ -12,8 +12,6 @@ import { amountDue } from "../payments/view.ts";
 export const GASLESS_WINDOW_SECONDS = 600;
 /** validAfter a minute back: the chain's clock may trail the server's, and a block must find it valid. */
 const VALID_AFTER_SLACK_SECONDS = 60;
-/** Unix seconds this far off are refused before anything else: they cannot be stored, nor be meant. */
-const MAX_SECONDS = 2n ** 40n;
 
 /** What the page posts, as the wire has it (numbers as decimal strings). */
 export interface PostedAuthorization {
@@ -113,16 +111,12 @@ export function createGasless(deps: { authorizations: Authorizations; clock: Clo
 }
 
 function parse(a: PostedAuthorization["authorization"]): TransferAuthorization {
-  const validAfter = BigInt(a.validAfter);
-  const validBefore = BigInt(a.validBefore);
-  if (validAfter > MAX_SECONDS || validBefore > MAX_SECONDS)
-    throw new ValidationError("authorization validAfter and validBefore must be unix times in seconds");
   return {
     from: getAddress(a.from) as Address,
     to: getAddress(a.to) as Address,
     value: BigInt(a.value),
-    validAfter,
-    validBefore,
+    validAfter: BigInt(a.validAfter),
+    validBefore: BigInt(a.validBefore),
     nonce: a.nonce.toLowerCase() as Hex,
   };
 }

@@ -5,6 +5,8 @@ import type { AuthorizationFailure } from "./types.ts";
 
 /** A time as a payer reads it: "14:02 UTC", with the date when it is not today's. */
 export function utcTime(ms: number, nowMs: number): string {
+  // Past what a Date holds (a uint256 may say anything): no clock time means anything there.
+  if (!(Math.abs(ms) <= 8.64e15)) return "a time far in the future";
   const at = isoMillis(ms);
   const sameDay = at.slice(0, 10) === isoMillis(nowMs).slice(0, 10);
   return `${sameDay ? "" : `${at.slice(0, 10)} `}${at.slice(11, 16)} UTC`;

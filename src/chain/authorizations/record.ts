@@ -13,7 +13,7 @@ export function recordOf(row: AuthorizationRow): AuthorizationRecord {
     from: row.from_address as Address,
     to: row.to_address as Address,
     value: BigInt(row.value),
-    valid_before: row.valid_before,
+    valid_before: Number(row.valid_before),
     nonce: row.nonce as Hex,
     source: row.source,
     status: row.status,

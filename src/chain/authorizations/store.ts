@@ -10,8 +10,9 @@ export interface AuthorizationRow {
   from_address: string;
   to_address: string;
   value: string;
-  valid_after: number;
-  valid_before: number;
+  /** Unix seconds as signed, decimal: a uint256, which may be past any integer column. */
+  valid_after: string;
+  valid_before: string;
   nonce: string;
   signature: string;
   source: "checkout" | "x402" | "facilitator";

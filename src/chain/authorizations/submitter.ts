@@ -60,6 +60,9 @@ const authorizationOf = (row: AuthorizationRow): TransferAuthorization => ({
   nonce: row.nonce as Hex,
 });
 
+/** Whether the authorization can no longer be mined: its validBefore is past. */
+const expiredAt = (row: AuthorizationRow, nowMs: number): boolean => BigInt(row.valid_before) * 1000n <= BigInt(nowMs);
+
 export type Submitter = ReturnType<typeof createSubmitter>;
 
 /**
@@ -155,7 +158,7 @@ export function createSubmitter(deps: SubmitterDeps) {
   async function send(row: AuthorizationRow): Promise<Outcome> {
     if (await isUsed(row)) return resolveUsed(row);
     const nowMs = clock.now();
-    if (row.valid_before * 1000 <= nowMs) return failed("expired", say.expired(row.valid_before, nowMs));
+    if (expiredAt(row, nowMs)) return failed("expired", say.expired(Number(row.valid_before), nowMs));
     const a = authorizationOf(row);
     const call = transferCall(deps.usdc, a, row.signature as Hex);
     let gas: bigint;
@@ -163,8 +166,8 @@ export function createSubmitter(deps: SubmitterDeps) {
       gas = await client.estimateContractGas({ ...call, account });
     } catch (error) {
       const verdict = revertVerdict(error, {
-        validAfter: row.valid_after,
-        validBefore: row.valid_before,
+        validAfter: Number(row.valid_after),
+        validBefore: Number(row.valid_before),
         needed: a.value,
         nowMs,
       });
@@ -242,7 +245,7 @@ export function createSubmitter(deps: SubmitterDeps) {
     // Reverted: someone used it first, it expired on the way, or the payer's funds went elsewhere.
     if (await isUsed(row)) return resolveUsed(row);
     const nowMs = clock.now();
-    if (row.valid_before * 1000 <= nowMs) return failed("expired", say.expired(row.valid_before, nowMs));
+    if (expiredAt(row, nowMs)) return failed("expired", say.expired(Number(row.valid_before), nowMs));
     const held = await client.readContract({
       address: deps.usdc,
       abi: eip3009Abi,

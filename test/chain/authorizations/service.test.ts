@@ -45,7 +45,13 @@ afterAll(async () => {
   await chain?.stop();
 });
 
-async function signed(key: `0x${string}`, to: Address, value: bigint, chainId = chain.anvil.chainId) {
+async function signed(
+  key: `0x${string}`,
+  to: Address,
+  value: bigint,
+  chainId = chain.anvil.chainId,
+  window: Partial<Pick<TransferAuthorization, "validAfter" | "validBefore">> = {},
+) {
   const account = privateKeyToAccount(key);
   const now = BigInt(Math.floor(Date.now() / 1000));
   const authorization: TransferAuthorization = {
@@ -55,6 +61,7 @@ async function signed(key: `0x${string}`, to: Address, value: bigint, chainId = 
     validAfter: now - 60n,
     validBefore: now + 600n,
     nonce: randomNonce(),
+    ...window,
   };
   const domain = { ...(await service.domain(chain.anvil.chainId)), chainId };
   return { authorization, signature: await account.signTypedData(typedDataOf(domain, authorization)) };
@@ -182,6 +189,30 @@ describe("authorizations service", () => {
     expect(refusal.message).toMatch(/as many signed payments today as it may/);
     expect(refusal.retryAfterSeconds).toBeGreaterThan(0);
   });
+
+  test("a uint256 window is kept exactly: valid until the end of time, or after it", async () => {
+    const payer = await gaslessPayer(chain, usdc("5.00"));
+    const to = randomAddress();
+    const forever = await signed(payer.key, to, usdc("1.00"), chain.anvil.chainId, { validBefore: 2n ** 256n - 1n });
+    const record = await service.accept({
+      chainId: chain.anvil.chainId,
+      ...forever,
+      paymentId: null,
+      accountId: stack.accountId,
+      expect: { to, value: usdc("1.00") },
+      source: "facilitator",
+      client: "forever-test",
+    });
+    expect((await service.outcome(record.id, Date.now() + 20_000)).status).toBe("succeeded");
+    const later = await signed(payer.key, to, usdc("1.00"), chain.anvil.chainId, { validAfter: 2n ** 255n });
+    expect(
+      await service.verify({ chainId: chain.anvil.chainId, ...later, expect: { to, value: usdc("1.00") } }),
+    ).toEqual({
+      ok: false,
+      code: "not_yet_valid",
+      message: "This authorization is valid only after a time far in the future; sign one valid now",
+    });
+  }, 30_000);
 
   test("outcome() at the deadline answers what the record is then", async () => {
     const payer = await gaslessPayer(chain, usdc("5.00"));
