@@ -13,6 +13,7 @@ import { typedDataOf } from "../../../src/chain/authorizations/token.ts";
 import type { Authorizations, TransferAuthorization } from "../../../src/chain/authorizations/types.ts";
 import { randomIds } from "../../../src/lib/ids.ts";
 import { createLogger } from "../../../src/lib/log.ts";
+import { deployTestToken } from "../../support/chain.ts";
 import { gaslessPayer, randomNonce } from "../../support/gasless.ts";
 import { withServerStore } from "../../support/server-store.ts";
 import { type Stack, startStack } from "../../support/stack.ts";
@@ -75,6 +76,31 @@ describe("authorizations service", () => {
       chainId: chain.anvil.chainId,
       verifyingContract: getAddress(chain.usdc),
     });
+  });
+
+  test("a token without EIP-3009 is unsupported_token", async () => {
+    const token = await deployTestToken(chain.publicClient, chain.deployer, { name: "USD Coin", decimals: 6 });
+    const plain = await withServerStore(stack.env, async (db) =>
+      createAuthorizationsService({
+        store: createAuthorizationStore(db),
+        chain: { ...stack.config.chain, usdc: token },
+        client: chain.publicClient,
+        relayer: randomAddress(),
+        clock: stack.clock,
+        ids: randomIds,
+        log: createLogger("error"),
+        marginSeconds: 30,
+        wake: () => {},
+        changed: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+      }),
+    );
+    expect(await plain.domain(chain.anvil.chainId).catch((e) => e)).toMatchObject({ code: "unsupported_token" });
+    const payer = await gaslessPayer(chain, 0n);
+    const to = randomAddress();
+    const s = await signed(payer.key, to, usdc("2.00"));
+    expect(
+      await plain.verify({ chainId: chain.anvil.chainId, ...s, expect: { to, value: usdc("2.00") } }),
+    ).toMatchObject({ ok: false, code: "unsupported_token" });
   });
 
   test("another chain is wrong_chain, for verify and accept alike", async () => {
