@@ -133,3 +133,33 @@ describe("kill -9 after the broadcast, before the server saw it mined", () => {
     expect(await stack.usdcBalance(stack.payout)).toBe(usdc("25.00"));
   }, 90_000);
 });
+
+describe("restart with an authorization signed but never broadcast", () => {
+  let stack: Stack;
+
+  beforeAll(async () => {
+    // A relayer without ETH, before and after the restart: nothing it signs reaches the node.
+    stack = await startStack({ chain, relayerKey: generatePrivateKey(), env: { STABLEGATE_SWEEP_FLOOR: "1.00" } });
+  });
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  test("the relayer's next transaction takes the nonce after it, not the same one", async () => {
+    const { id } = await payBySignature(stack, "25.00");
+    const stored = await stack.waitFor(async () => {
+      const row = await rowOf(stack, id);
+      return row.status === "submitted" ? row : undefined;
+    });
+    expect(stored.relayer_nonce).toBe(0);
+    await stack.restart();
+    // A plain payment: its settlement is the relayer's next transaction.
+    const plain = await stack.createPayment({ amount: "5.00" });
+    await stack.pay(plain.deposit_address, usdc("5.00"));
+    const [settlement] = await stack.mineUntil(async () => {
+      const rows = await stack.sql<{ nonce: number }>("SELECT nonce FROM settlements WHERE payment_id = ?", plain.id);
+      return rows.length > 0 ? rows : undefined;
+    });
+    expect(settlement!.nonce).toBe(1);
+  }, 60_000);
+});
