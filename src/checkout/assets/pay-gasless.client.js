@@ -108,7 +108,7 @@
           chainId: network.chain_id,
           text:
             `Your account ${W.short(from)} ${has(shortfall)} on ${network.label} to pay a network fee. ` +
-            "You can still pay: choose Pay without gas and sign in your wallet; the fee is paid for you.",
+            "You can still pay: choose “Pay without gas” and sign in your wallet; the fee is paid for you.",
         };
         W.refresh(false);
       } catch (_) {
@@ -117,12 +117,13 @@
     }
   }
 
-  function rendered(network, wallets) {
-    const shown = offered(network) && wallets.length > 0;
-    $("gasless-hint").hidden = !shown;
+  /** The hint, or instead the account's lack of gas; neither once the payment is sent. */
+  function rendered(network, wallets, sent) {
+    const shown = offered(network) && wallets.length > 0 && !sent;
     const notice = $("gas-notice");
     notice.textContent = (shown && lowGas && lowGas.chainId === network.chain_id && lowGas.text) || "";
     notice.hidden = !notice.textContent;
+    $("gasless-hint").hidden = !shown || !notice.hidden;
     if (shown && lowGas === null) probeGas(network, wallets);
   }
 

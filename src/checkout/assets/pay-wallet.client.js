@@ -321,7 +321,7 @@
       );
       box.append(...(leads ? [signed, plain] : [plain, signed]));
     }
-    if (otherWay) otherWay.rendered(network, wallets);
+    if (otherWay) otherWay.rendered(network, wallets, sentFor === v.amount_due);
     drawn = true;
     $("wallet").hidden = false;
     // Only a wallet on this device pays on the picked network; the QR codes name their own.
@@ -375,7 +375,7 @@
      * Another way to pay from the wallet, beside the transfer, as transferWay: send(wallet, network,
      * alive) and follow(sent, network), plus offered(network); leads(network), to come first;
      * beforeTransfer(wallet, network, from), which throws to stop a transfer; rendered(network,
-     * wallets), after each drawing. One at most (pay-gasless.client.js).
+     * wallets, sent), after each drawing (`sent`: what is due has been sent). One at most (pay-gasless.client.js).
      */
     addWay(way) {
       otherWay = way;
