@@ -55,8 +55,16 @@
     W.refresh(false);
   }
 
+  /** A signed payment of this checkout the relayer has yet to see through (this page's, or one before a reload). */
+  const inFlight = (v) => (v.authorizations || []).find((a) => a.status === "pending" || a.status === "submitted");
+
+  // While one is in flight, a second signature would pay twice: not offered until it ends.
   const offered = (network) =>
-    !!offer && offer.available === true && offer.chain_id === network.chain_id && page.payable(page.view);
+    !!offer &&
+    offer.available === true &&
+    offer.chain_id === network.chain_id &&
+    page.payable(page.view) &&
+    !inFlight(page.view);
 
   /** The account's ETH on the wallet's current chain when below one transfer's fee, else null. */
   async function gasShortfall(provider, from) {
@@ -241,6 +249,8 @@
   }
 
   page.onView((v) => {
+    const flying = inFlight(v);
+    if (!following && flying) following = { id: flying.id };
     if (following) {
       const list = v.authorizations || [];
       show(following.id ? list.find((a) => a.id === following.id) : list[list.length - 1]);
@@ -256,5 +266,10 @@
     send: send,
     follow: follow,
   });
+  const flying = inFlight(page.view);
+  if (flying) {
+    following = { id: flying.id };
+    show(flying);
+  }
   if (page.payable(page.view)) load();
 })();
