@@ -29,12 +29,20 @@ const SHOP = "https://shop.example.test";
 const GASLESS = /^Pay without gas with Test Wallet$/;
 const TRANSFER = /^Pay .* USDC with Test Wallet$/;
 
-// Five confirmations of 0.5 s blocks: long enough for the page to show "seen, confirming".
+// Five confirmations of 0.5 s blocks: long enough for the page to show "seen, confirming". A sweep
+// floor of 1.00 USDC is the floor of paying without gas on a custom chain.
 const rig = useBrowserRig({
   start: async (undo) => {
     const chain = await startChain({ blockTime: 0.5 });
     undo(() => chain.stop());
-    const stack = await startStack({ chain, confirmations: 5, pollIntervalMs: 100, subprocess: true, binary: true });
+    const stack = await startStack({
+      chain,
+      confirmations: 5,
+      pollIntervalMs: 100,
+      subprocess: true,
+      binary: true,
+      env: { STABLEGATE_SWEEP_FLOOR: "1.00" },
+    });
     undo(() => stack.stop());
     return { chain, stack };
   },
@@ -43,7 +51,7 @@ const rig = useBrowserRig({
 const cancelAbi = parseAbi(["function cancelAuthorization(address authorizer, bytes32 nonce, bytes signature)"]);
 
 /** The checkout of `paymentId` with a test wallet holding `funds` USDC and `eth` ETH (default none). */
-async function openWithWallet(paymentId: string, opts: { funds?: string; eth?: bigint } = {}) {
+async function openWithWallet(paymentId: string, opts: { funds?: string; eth?: bigint; offered?: boolean } = {}) {
   const key = await fundedPayerKey(rig.chain, usdc(opts.funds ?? "100"), opts.eth ?? 0n);
   const context = await newContext(rig.browser, [rig.stack.url]);
   await context.route(`${SHOP}/**`, (route) =>
@@ -63,7 +71,7 @@ async function openWithWallet(paymentId: string, opts: { funds?: string; eth?: b
   await page.goto(`${rig.stack.url}/pay/${paymentId}`);
   const gasless = page.getByRole("button", { name: GASLESS });
   const transfer = page.getByRole("button", { name: TRANSFER });
-  await gasless.waitFor();
+  await (opts.offered === false ? transfer : gasless).waitFor();
   return { context, page, wallet, key, problems, posts, gasless, transfer };
 }
 
@@ -180,6 +188,22 @@ describe("paying without gas at checkout", () => {
     await message.filter({ hasText: "no ETH on Chain 31337 for the network fee" }).waitFor();
     expect(await message.innerText()).toContain("Pay without gas instead");
     expect(wallet.calls.some((c) => c.method === "eth_sendTransaction")).toBe(false);
+    await context.close();
+  });
+
+  test("below the floor it is not offered, and a payer without ETH reads why in the endpoint's words", async () => {
+    const p = await rig.stack.createPayment({ amount: "0.50" });
+    const offer = (await rig.stack.request(`/api/public/payments/${p.id}/authorization`, { auth: false })).json;
+    expect(offer.available).toBe(false);
+    const { context, page, gasless } = await openWithWallet(p.id, { offered: false });
+    const notice = page.locator("#gas-notice");
+    await notice.waitFor();
+    expect(await notice.innerText()).toContain("has no ETH on Chain 31337");
+    expect(await notice.innerText()).toContain(`Paying without gas is not possible for this payment: ${offer.reason}`);
+    expect(await gasless.count()).toBe(0);
+    expect(await page.locator("#gasless-hint").isVisible()).toBe(false);
+    await page.setViewportSize(PHONE);
+    await screenshot(page, "gasless-below-floor-phone");
     await context.close();
   });
 

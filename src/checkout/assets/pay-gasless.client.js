@@ -22,7 +22,7 @@
   ];
   let offer = null; // the last answer of GET .../authorization, null until one came
   let offerFor = null; // the amount_due and status it was asked for
-  let lowGas = null; // {chainId, text}: an account there cannot pay a transfer's fee, so this way leads
+  let lowGas = null; // {chainId, from, shortfall, told}: an account there cannot pay a transfer's fee
   const gasWarned = new Set(); // account@chain told once about its gas: pressing again sends anyway
   const probed = new Set();
   let following = null; // {id}: the authorization this page posted, until it succeeded or failed
@@ -80,7 +80,21 @@
   const has = (shortfall) =>
     shortfall.balance === 0n ? "has no ETH" : `has only ${formatEth(shortfall.balance)} ETH, probably too little,`;
 
-  /** Before a transfer: an account that cannot pay its fee is told to pay without gas (once). */
+  /** What a payer without gas can do instead: pay without it, or why not (the endpoint's words) and what else. */
+  function instead(network, clicked) {
+    if (offered(network)) {
+      return clicked
+        ? "Pay without gas instead: you sign the payment in your wallet, and the fee is paid for you."
+        : "You can still pay: choose “Pay without gas” and sign in your wallet; the fee is paid for you.";
+    }
+    const why =
+      offer && offer.chain_id === network.chain_id && offer.reason
+        ? `Paying without gas is not possible for this payment: ${String(offer.reason).replace(/\.?$/, ".")} `
+        : "";
+    return `${why}Add a little ETH to it, or send the USDC from another wallet or an exchange to the address below.`;
+  }
+
+  /** Before a transfer: an account that cannot pay its fee is told so, and what to do instead (once). */
   async function beforeTransfer(wallet, network, from) {
     const key = `${from.toLowerCase()}@${network.chain_id}`;
     if (gasWarned.has(key)) return;
@@ -88,10 +102,10 @@
     const shortfall = await gasShortfall(wallet.provider, from);
     if (!shortfall) return;
     gasWarned.add(key);
-    lowGas = { chainId: network.chain_id, text: null }; // the message below says it
+    lowGas = { chainId: network.chain_id, from: from, shortfall: shortfall, told: true }; // the message says it
     throw new Friendly(
       `This account ${has(shortfall)} on ${network.label} for the network fee, so a transfer cannot go through. ` +
-        "Pay without gas instead: you sign the payment in your wallet, and the fee is paid for you." +
+        instead(network, true) +
         (shortfall.balance === 0n ? "" : " To try the transfer anyway, press it again."),
     );
   }
@@ -103,7 +117,8 @@
   async function probeGas(network, wallets) {
     for (const wallet of wallets) {
       const key = `${wallet.info.uuid}@${network.chain_id}`;
-      if (lowGas !== null || probed.has(key)) return;
+      if (lowGas !== null) return;
+      if (probed.has(key)) continue;
       probed.add(key);
       try {
         const accounts = await W.req(wallet.provider, "eth_accounts");
@@ -112,12 +127,7 @@
         if (parseInt(await W.req(wallet.provider, "eth_chainId"), 16) !== network.chain_id) continue;
         const shortfall = await gasShortfall(wallet.provider, from);
         if (!shortfall || lowGas !== null) continue;
-        lowGas = {
-          chainId: network.chain_id,
-          text:
-            `Your account ${W.short(from)} ${has(shortfall)} on ${network.label} to pay a network fee. ` +
-            "You can still pay: choose “Pay without gas” and sign in your wallet; the fee is paid for you.",
-        };
+        lowGas = { chainId: network.chain_id, from: from, shortfall: shortfall, told: false };
         W.refresh(false);
       } catch (_) {
         // a wallet that cannot say: both ways stay as they are
@@ -125,14 +135,22 @@
     }
   }
 
-  /** The hint, or instead the account's lack of gas; neither once the payment is sent. */
+  /**
+   * The hint, or instead the account's lack of gas and what to do (also where paying without gas
+   * is refused, in the endpoint's words); neither once the payment is sent.
+   */
   function rendered(network, wallets, sent) {
-    const shown = offered(network) && wallets.length > 0 && !sent;
+    const live = wallets.length > 0 && !sent && page.payable(page.view);
+    const low = live && lowGas !== null && lowGas.chainId === network.chain_id && !lowGas.told;
     const notice = $("gas-notice");
-    notice.textContent = (shown && lowGas && lowGas.chainId === network.chain_id && lowGas.text) || "";
-    notice.hidden = !notice.textContent;
-    $("gasless-hint").hidden = !shown || !notice.hidden;
-    if (shown && lowGas === null) probeGas(network, wallets);
+    notice.textContent = low
+      ? `Your account ${W.short(lowGas.from)} ${has(lowGas.shortfall)} on ${network.label} to pay a network fee. ` +
+        instead(network, false)
+      : "";
+    notice.hidden = !low;
+    $("gasless-hint").hidden = !live || low || !offered(network);
+    // Once the server has answered for this network, whether or not it offers the signature.
+    if (live && lowGas === null && offer && offer.chain_id === network.chain_id) probeGas(network, wallets);
   }
 
   function nonce() {

@@ -193,8 +193,8 @@
     const { from, name, due } = ready;
     const label = network.label;
     const v = page.view;
-    // Where a signature can pay instead, an account without ETH for the fee is told so first.
-    if (otherOffered(network)) await otherWay.beforeTransfer(wallet, network, from);
+    // An account without ETH for the fee is told so first, and what it can do instead.
+    if (otherWay) await otherWay.beforeTransfer(wallet, network, from);
     if (!alive()) return null;
     say(`Confirm the payment of ${v.amount_due} USDC on ${label} in ${name}…`);
     const tx = {
