@@ -87,11 +87,11 @@
         ? "Pay without gas instead: you sign the payment in your wallet, and the fee is paid for you."
         : "You can still pay: choose “Pay without gas” and sign in your wallet; the fee is paid for you.";
     }
-    const why =
-      offer && offer.chain_id === network.chain_id && offer.reason
-        ? `Paying without gas is not possible for this payment: ${String(offer.reason).replace(/\.?$/, ".")} `
-        : "";
-    return `${why}Add a little ETH to it, or send the USDC from another wallet or an exchange to the address below.`;
+    // Why not, in the endpoint's words ("Payments without gas start at 1.00 USDC; ...").
+    const why = offer && offer.chain_id === network.chain_id && offer.reason ? String(offer.reason) : "";
+    const ways =
+      "add a little ETH to the account, or send the USDC from another wallet or an exchange to the address below.";
+    return why ? `${why.replace(/\.?$/, ".")} For a transfer, ${ways}` : `To pay, ${ways}`;
   }
 
   /** Before a transfer: an account that cannot pay its fee is told so, and what to do instead (once). */

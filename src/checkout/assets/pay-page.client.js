@@ -190,7 +190,7 @@
 
   function countdown() {
     const el = $("countdown");
-    const show = view.status === "pending";
+    const show = view.status === "pending" && !waiting(view); // on its way: no clock to race
     el.hidden = !show;
     if (!show) return;
     const left = Math.max(0, Math.floor((Date.parse(view.expires_at) - Date.now()) / 1000));
