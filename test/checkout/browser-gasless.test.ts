@@ -21,7 +21,8 @@ import {
   useBrowserRig,
 } from "../support/browser.ts";
 import { startStack } from "../support/stack.ts";
-import { startChain, usdc } from "../support/test-chain.ts";
+import { randomAddress, startChain, usdc } from "../support/test-chain.ts";
+import { waitFor } from "../support/wait.ts";
 
 setDefaultTimeout(90_000);
 
@@ -63,10 +64,14 @@ async function openWithWallet(paymentId: string, opts: { funds?: string; eth?: b
   const wallet = await installTestWallet(context, { rpcUrl: rig.chain.rpcUrl, privateKey: key });
   const page = await context.newPage();
   const problems = collectProblems(page);
-  const posts: Array<{ status: number; body: any }> = [];
+  const posts: Array<{ status: number; body: any; nonce: string }> = [];
   page.on("response", async (res) => {
     if (res.url().endsWith("/authorization") && res.request().method() === "POST")
-      posts.push({ status: res.status(), body: await res.json().catch(() => null) });
+      posts.push({
+        status: res.status(),
+        body: await res.json().catch(() => null),
+        nonce: res.request().postDataJSON().authorization.nonce,
+      });
   });
   await page.goto(`${rig.stack.url}/pay/${paymentId}`);
   const gasless = page.getByRole("button", { name: GASLESS });
@@ -205,6 +210,70 @@ describe("paying without gas at checkout", () => {
     expect(await page.locator("#gasless-hint").isVisible()).toBe(false);
     await page.setViewportSize(PHONE);
     await screenshot(page, "gasless-below-floor-phone");
+    await context.close();
+  });
+
+  test("while a signed payment is in flight, a reload does not offer to sign for it again", async () => {
+    const p = await rig.stack.createPayment({ amount: "4.00" });
+    const { context, page, wallet, gasless, transfer } = await openWithWallet(p.id);
+    await intervalMining(0); // the relayer's transaction waits in the mempool
+    try {
+      await gasless.click();
+      await waitFor(
+        async () =>
+          ((await rig.stack.publicPayment(p.id)).authorizations ?? []).some((a: { status: string }) =>
+            ["pending", "submitted"].includes(a.status),
+          ),
+        15_000,
+        "the authorization in flight",
+      );
+      await page.reload();
+      await transfer.waitFor();
+      await page
+        .locator("#wallet-msg")
+        .filter({ hasText: /being submitted|on its way/ })
+        .waitFor();
+      expect(await gasless.count()).toBe(0);
+    } finally {
+      await intervalMining(1);
+    }
+    await rig.stack.waitForStatus(p.id, "confirmed", { timeoutMs: 30_000 });
+    expect(wallet.signed.length).toBe(1);
+    await context.close();
+  });
+
+  test("typed data naming another address than the deposit address is never signed", async () => {
+    const p = await rig.stack.createPayment({ amount: "3.50" });
+    const { context, page, wallet, posts, gasless } = await openWithWallet(p.id);
+    await page.route("**/api/public/payments/*/authorization", async (route) => {
+      if (route.request().method() !== "GET") return route.fallback();
+      const response = await route.fetch();
+      const offer = await response.json();
+      offer.typed_data.message.to = randomAddress();
+      return route.fulfill({ response, json: offer });
+    });
+    await gasless.click();
+    await page.locator("#wallet-msg.error").filter({ hasText: "This payment changed" }).waitFor();
+    expect(wallet.signed).toEqual([]);
+    expect(wallet.calls.some((c) => c.method === "eth_signTypedData_v4")).toBe(false);
+    expect(posts).toEqual([]);
+    await context.close();
+  });
+
+  test("a signature that arrives after Cancel is never posted; the next one pays", async () => {
+    const p = await rig.stack.createPayment({ amount: "2.50" });
+    const { context, page, wallet, posts, gasless } = await openWithWallet(p.id);
+    const held = wallet.gate("eth_signTypedData_v4");
+    await gasless.click();
+    await held.reached;
+    await page.getByRole("button", { name: "Cancel" }).click();
+    await page.locator("#wallet-msg").filter({ hasText: "Cancelled" }).waitFor();
+    held.release(); // the payer signs in the wallet anyway
+
+    await gasless.click();
+    await rig.stack.waitForStatus(p.id, "confirmed", { timeoutMs: 30_000 });
+    expect(wallet.signed.length).toBe(2);
+    expect(posts.map((r) => r.nonce)).toEqual([String(wallet.signed[1]!.message.nonce)]);
     await context.close();
   });
 
