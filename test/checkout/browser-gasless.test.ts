@@ -52,9 +52,12 @@ const rig = useBrowserRig({
 const cancelAbi = parseAbi(["function cancelAuthorization(address authorizer, bytes32 nonce, bytes signature)"]);
 
 /** The checkout of `paymentId` with a test wallet holding `funds` USDC and `eth` ETH (default none). */
-async function openWithWallet(paymentId: string, opts: { funds?: string; eth?: bigint; offered?: boolean } = {}) {
+async function openWithWallet(
+  paymentId: string,
+  opts: { funds?: string; eth?: bigint; offered?: boolean; dark?: boolean } = {},
+) {
   const key = await fundedPayerKey(rig.chain, usdc(opts.funds ?? "100"), opts.eth ?? 0n);
-  const context = await newContext(rig.browser, [rig.stack.url]);
+  const context = await newContext(rig.browser, [rig.stack.url], opts.dark ? { colorScheme: "dark" } : {});
   await context.route(`${SHOP}/**`, (route) =>
     route.fulfill({
       contentType: "text/html",
@@ -173,6 +176,10 @@ describe("paying without gas at checkout", () => {
     await message.filter({ hasText: "You declined the request in your wallet" }).waitFor();
     expect(await gasless.isEnabled()).toBe(true);
     await screenshot(page, "gasless-declined-desktop");
+    // A wallet that does not sign typed data at all (EIP-1193's 4200) is told to pay with a transfer.
+    wallet.failNext("eth_signTypedData_v4", { code: 4200, message: "The requested method is not supported." });
+    await gasless.click();
+    await message.filter({ hasText: "Test Wallet cannot sign a payment without gas" }).waitFor();
 
     await gasless.click();
     await page
@@ -184,15 +191,16 @@ describe("paying without gas at checkout", () => {
     await context.close();
   });
 
-  test("no ETH and the transfer pressed anyway: the page says why and sends nothing", async () => {
+  test("no ETH and the transfer pressed anyway: the page says why and sends nothing (dark colour scheme)", async () => {
     const p = await rig.stack.createPayment({ amount: "2.00" });
-    const { context, page, wallet, transfer } = await openWithWallet(p.id);
+    const { context, page, wallet, transfer } = await openWithWallet(p.id, { dark: true });
     await page.locator("#gas-notice").waitFor();
     await transfer.click();
     const message = page.locator("#wallet-msg");
     await message.filter({ hasText: "no ETH on Chain 31337 for the network fee" }).waitFor();
     expect(await message.innerText()).toContain("Pay without gas instead");
     expect(wallet.calls.some((c) => c.method === "eth_sendTransaction")).toBe(false);
+    await screenshot(page, "gasless-no-eth-transfer-dark");
     await context.close();
   });
 

@@ -208,7 +208,16 @@
     W.say(
       `Sign the payment of ${amount} USDC in ${ready.name}. Signing costs nothing; the network fee is paid for you.`,
     );
-    const signature = await W.req(wallet.provider, "eth_signTypedData_v4", [ready.from, JSON.stringify(data)]);
+    let signature;
+    try {
+      signature = await W.req(wallet.provider, "eth_signTypedData_v4", [ready.from, JSON.stringify(data)]);
+    } catch (e) {
+      // 4200 (EIP-1193) or -32601 (JSON-RPC): the wallet does not sign typed data at all.
+      if (e && (Number(e.code) === 4200 || Number(e.code) === -32601)) {
+        throw new Friendly(`${ready.name} cannot sign a payment without gas. Nothing was paid; pay with a transfer.`);
+      }
+      throw e; // declined and the rest: as for a transfer
+    }
     if (!alive()) return null; // cancelled: the signature never leaves this page, so nothing moves
     if (typeof signature !== "string" || !/^0x[0-9a-f]+$/i.test(signature)) {
       throw new Friendly("Your wallet did not return a signature. Nothing was paid; you can try again.");
