@@ -15,7 +15,8 @@ export const say = {
   expired: (validBeforeS: number, nowMs: number) =>
     `This authorization expired at ${utcTime(validBeforeS * 1000, nowMs)}; sign a new one`,
   expiresTooSoon: (validBeforeS: number, nowMs: number) =>
-    `This authorization expires at ${utcTime(validBeforeS * 1000, nowMs)}, too soon to be sent and mined; sign a new one`,
+    `This authorization expires at ${utcTime(validBeforeS * 1000, nowMs)}, ` +
+    "too soon to be sent and mined; sign a new one",
   notYetValid: (validAfterS: number, nowMs: number) =>
     `This authorization is valid only after ${utcTime(validAfterS * 1000, nowMs)}; sign one valid now`,
   used: () => "This authorization was already used",

@@ -4,10 +4,10 @@
  * `confirmed`. Real anvil, real TestUSDC (EIP-3009 as Circle's FiatToken), real HTTP server.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { type Address, getAddress, parseEventLogs } from "viem";
-import { privateKeyToAccount } from "viem/accounts";
+import { type Address, getAddress } from "viem";
 import { eip3009Abi, transferCall } from "../../../src/chain/authorizations/token.ts";
-import { gaslessApi, gaslessPayer, type Offer, randomNonce, signOffer } from "../../support/gasless.ts";
+import { testTokenAbi, walletClientFor } from "../../support/chain.ts";
+import { gaslessApi, gaslessPayer, type Offer, signOffer } from "../../support/gasless.ts";
 import { type Stack, startStack } from "../../support/stack.ts";
 import { randomAddress, startChain, type TestChain, usdc } from "../../support/test-chain.ts";
 
@@ -159,9 +159,10 @@ describe("refused, in words, with nothing stored or sent", () => {
   });
 
   test("an authorization already used on chain", async () => {
-    const signed = await signOffer(offer, payer.key);
+    // A payment of its own: the stranger's transfer pays it.
+    const own = await newPayment("2.00");
+    const signed = await signOffer(own.offer, payer.key);
     const stranger = await chain.fundedKey();
-    const { walletClientFor } = await import("../../support/chain.ts");
     const a = signed.authorization;
     await chain.publicClient.waitForTransactionReceipt({
       hash: await walletClientFor(chain.rpcUrl, stranger).writeContract(
@@ -179,7 +180,22 @@ describe("refused, in words, with nothing stored or sent", () => {
         ),
       ),
     });
-    await refused(signed, /^This authorization was already used/);
+    const res = await api.post(own.payment.id, signed);
+    expect(res.status).toBe(400);
+    expect(res.json.error).toMatch(/^This authorization was already used/);
+  });
+
+  test("a payer USDC's blocklist holds: only the simulation knows, and it says so", async () => {
+    const blocked = await gaslessPayer(chain, usdc("30.00"));
+    await chain.publicClient.waitForTransactionReceipt({
+      hash: await chain.deployer.writeContract({
+        address: chain.usdc,
+        abi: testTokenAbi,
+        functionName: "setBlocked",
+        args: [blocked.address, true],
+      }),
+    });
+    await refused(await signOffer(offer, blocked.key), /^USDC does not allow transfers from or to this wallet/);
   });
 
   test("malformed bodies", async () => {
@@ -226,5 +242,3 @@ describe("unknown payments", () => {
     expect(res.headers.get("access-control-allow-origin")).toBe("*");
   });
 });
-
-export { parseEventLogs, privateKeyToAccount, randomNonce };
