@@ -199,6 +199,7 @@ describe("paying without gas at checkout", () => {
     const message = page.locator("#wallet-msg");
     await message.filter({ hasText: "no ETH on Chain 31337 for the network fee" }).waitFor();
     expect(await message.innerText()).toContain("Pay without gas instead");
+    expect(await page.locator("#gasless-hint").isVisible()).toBe(false); // the message says it
     expect(wallet.calls.some((c) => c.method === "eth_sendTransaction")).toBe(false);
     await screenshot(page, "gasless-no-eth-transfer-dark");
     await context.close();

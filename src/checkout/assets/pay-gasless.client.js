@@ -141,14 +141,15 @@
    */
   function rendered(network, wallets, sent) {
     const live = wallets.length > 0 && !sent && page.payable(page.view);
-    const low = live && lowGas !== null && lowGas.chainId === network.chain_id && !lowGas.told;
+    const here = live && lowGas !== null && lowGas.chainId === network.chain_id; // said once, here or in a message
+    const low = here && !lowGas.told;
     const notice = $("gas-notice");
     notice.textContent = low
       ? `Your account ${W.short(lowGas.from)} ${has(lowGas.shortfall)} on ${network.label} to pay a network fee. ` +
         instead(network, false)
       : "";
     notice.hidden = !low;
-    $("gasless-hint").hidden = !live || low || !offered(network);
+    $("gasless-hint").hidden = !live || here || !offered(network);
     // Once the server has answered for this network, whether or not it offers the signature.
     if (live && lowGas === null && offer && offer.chain_id === network.chain_id) probeGas(network, wallets);
   }
