@@ -54,7 +54,7 @@ const cancelAbi = parseAbi(["function cancelAuthorization(address authorizer, by
 /** The checkout of `paymentId` with a test wallet holding `funds` USDC and `eth` ETH (default none). */
 async function openWithWallet(
   paymentId: string,
-  opts: { funds?: string; eth?: bigint; offered?: boolean; dark?: boolean } = {},
+  opts: { funds?: string; eth?: bigint; offered?: boolean; dark?: boolean; chainId?: number } = {},
 ) {
   const key = await fundedPayerKey(rig.chain, usdc(opts.funds ?? "100"), opts.eth ?? 0n);
   const context = await newContext(rig.browser, [rig.stack.url], opts.dark ? { colorScheme: "dark" } : {});
@@ -64,7 +64,7 @@ async function openWithWallet(
       body: "<!doctype html><title>Thanks</title><h1>Thanks for your order</h1>",
     }),
   );
-  const wallet = await installTestWallet(context, { rpcUrl: rig.chain.rpcUrl, privateKey: key });
+  const wallet = await installTestWallet(context, { rpcUrl: rig.chain.rpcUrl, privateKey: key, chainId: opts.chainId });
   const page = await context.newPage();
   const problems = collectProblems(page);
   const posts: Array<{ status: number; body: any; nonce: string }> = [];
@@ -162,9 +162,10 @@ describe("paying without gas at checkout", () => {
     await context.close();
   });
 
-  test("with ETH the transfer leads and Pay without gas is offered beside it; two signatures never share a nonce", async () => {
+  test("with ETH the transfer leads and Pay without gas is offered beside it; the wallet is switched before it signs", async () => {
     const p = await rig.stack.createPayment({ amount: "3.00" });
-    const { context, page, wallet, gasless } = await openWithWallet(p.id, { eth: 10n });
+    // The wallet starts on Ethereum mainnet: the page must switch it before asking for a signature.
+    const { context, page, wallet, gasless } = await openWithWallet(p.id, { eth: 10n, chainId: 1 });
     expect(await firstButton(page)).toEqual({ text: "Pay 3.00 USDC with Test Wallet", primary: true });
     expect(await page.locator("#gas-notice").isVisible()).toBe(false);
     expect(await page.locator("#gasless-hint").isVisible()).toBe(true);
@@ -187,6 +188,10 @@ describe("paying without gas at checkout", () => {
       .filter({ hasText: /^(Payment seen, confirming|Payment received|Paid)$/ })
       .waitFor({ timeout: 30_000 });
     expect(wallet.signed.length).toBe(1); // the declined request was never signed
+    const methods = wallet.calls.map((c) => c.method);
+    expect(methods.indexOf("wallet_switchEthereumChain")).toBeGreaterThanOrEqual(0);
+    expect(methods.indexOf("wallet_switchEthereumChain")).toBeLessThan(methods.indexOf("eth_signTypedData_v4"));
+    expect(methods).not.toContain("eth_sendTransaction");
     await rig.stack.waitForStatus(p.id, "confirmed", { timeoutMs: 30_000 });
     await context.close();
   });
