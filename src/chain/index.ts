@@ -216,13 +216,18 @@ export function createChainSide(deps: ChainSideDeps) {
     authorizations: authorizations.service,
     submitter: authorizations.submitter,
     lease,
-    /** The chains as the API and /readyz show them, with the bridges per source chain when cross-chain is on. */
-    api: bridging
-      ? {
-          ...chain.api,
-          readiness: async () => ({ ...(await chain.api.readiness()), bridging: await bridging.status() }),
-        }
-      : chain.api,
+    /**
+     * The chains as the API and /readyz show them, with the gasless submitter's rounds and last error,
+     * and the bridges per source chain when cross-chain is on.
+     */
+    api: {
+      ...chain.api,
+      readiness: async () => ({
+        ...(await chain.api.readiness()),
+        gasless: authorizations.submitter.status(),
+        ...(bridging ? { bridging: await bridging.status() } : {}),
+      }),
+    },
     /** The public cross-chain endpoints' service: an empty list of sources when cross-chain funding is off. */
     crossChainApi: crossChain?.service ?? noCrossChain,
     /** The leases of work one replica at a time does, and whether this replica holds each (/readyz). */

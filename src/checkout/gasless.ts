@@ -46,8 +46,18 @@ export function createGasless(deps: { authorizations: Authorizations; clock: Clo
     return null;
   }
 
-  async function offer(row: PaymentRow) {
+  /** Why the page should not offer it now: the above, or one already on its way (posting another is a 409). */
+  async function notOffered(row: PaymentRow): Promise<string | null> {
     const reason = await unavailable(row);
+    if (reason !== null) return reason;
+    const open = (await authorizations.forPayment(row.id)).some(
+      (a) => a.status === "pending" || a.status === "submitted",
+    );
+    return open ? "A payment by signature for this payment is already on its way" : null;
+  }
+
+  async function offer(row: PaymentRow) {
+    const reason = await notOffered(row);
     const floor = await floorOrNull(row);
     const nowS = Math.floor(clock.now() / 1000);
     const domain = reason === null ? await authorizations.domain(row.chain_id) : null;

@@ -133,6 +133,7 @@ export const PUBLIC_OPERATIONS: Operation[] = [
     description:
       "Checked (signature, amount, recipient, validity, the payer's balance, a simulation) before anything is " +
       "stored; the same authorization posted again answers the same record. A refusal says why in words (400); " +
+      "another while one for the payment is on its way is 409 (each pays the whole amount due); " +
       "at most 3 per payment and 10 per client an hour are accepted (429).",
     auth: false,
     params: PublicPaymentParams,
@@ -152,7 +153,7 @@ export const PUBLIC_OPERATIONS: Operation[] = [
       },
     },
     responses: { 202: { description: "Accepted: the relayer submits it.", schema: GaslessAccepted } },
-    errors: [400, 404, 429, 503],
+    errors: [400, 404, 409, 429, 503],
   },
   {
     method: "get",

@@ -118,8 +118,16 @@ export const PUBLIC_SCENARIOS: Record<OperationKey, Scenario> = {
       const params = { id: await ownPayment(w) };
       const offer = (await w.contract.call("GET /api/public/payments/{id}/authorization", { params })).json as Offer;
       const payer = await gaslessPayer(w.stack.chain, 10_000_000n);
-      const accepted = await w.contract.call(op, { params, body: await signOffer(offer, payer.key) });
-      expect(accepted.status).toBe(202);
+      // Nothing mined meanwhile, so the first is still on its way when the second comes.
+      await w.stack.chain.anvil.rpc("evm_setAutomine", [false]);
+      try {
+        const accepted = await w.contract.call(op, { params, body: await signOffer(offer, payer.key) });
+        expect(accepted.status).toBe(202);
+        expect((await w.contract.call(op, { params, body: await signOffer(offer, payer.key) })).status).toBe(409);
+      } finally {
+        await w.stack.chain.anvil.rpc("evm_setAutomine", [true]);
+        await w.stack.chain.mine(1);
+      }
       const stranger = await gaslessPayer(w.stack.chain, 0n);
       const forged = await signOffer(offer, stranger.key, { from: payer.address });
       expect((await w.contract.call(op, { params, body: forged })).status).toBe(400);

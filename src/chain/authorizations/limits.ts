@@ -36,13 +36,16 @@ export async function checkAuthorizationLimits(
 ): Promise<void> {
   const { now } = ask;
   if (ask.paymentId !== null) {
-    const n = await store.countForPaymentSince(ask.paymentId, now - HOUR_MS);
-    if (n >= limits.perPaymentPerHour)
+    const { n, oldest } = await store.countForPaymentSince(ask.paymentId, now - HOUR_MS);
+    if (n >= limits.perPaymentPerHour) {
+      // The oldest counted leaving the hour brings the count under the limit again.
+      const until = (oldest ?? now) + HOUR_MS;
       throw tooMany(
         `This payment has had ${n} signed payments in the last hour, the most allowed; ` +
-          `try again after ${isoMillis(now + HOUR_MS).slice(11, 16)} UTC, or pay with a plain transfer`,
-        HOUR_MS,
+          `try again after ${isoMillis(until).slice(11, 16)} UTC, or pay with a plain transfer`,
+        until - now,
       );
+    }
   }
   const byClient = await store.countForClientSince(ask.client, now - HOUR_MS);
   if (byClient >= limits.perClientPerHour)

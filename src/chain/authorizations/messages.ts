@@ -23,8 +23,17 @@ export const say = {
   canceled: () => "This authorization was canceled by its signer",
   invalidSignature: () =>
     "The signature does not match this authorization and wallet; sign again with the wallet that pays",
+  /**
+   * Only to whoever posted the authorization (the refusal's answer), never stored: the public view
+   * of a record shows no payer data the page did not send, and a balance is not that.
+   */
   insufficientFunds: (held: bigint, needed: bigint) =>
     `Your wallet holds ${formatExact(held)} USDC; this payment needs ${formatExact(needed)} USDC`,
+  /** What a record that failed for want of funds says, in the public view too. */
+  fundsGone: (needed: bigint) =>
+    `The wallet no longer holds the ${formatExact(needed)} USDC this payment needs; sign again once it does`,
+  onItsWay: () =>
+    "A payment by signature for this payment is already on its way; wait for it, or pay with a plain transfer",
   wrongRecipient: (to: string) => `This authorization pays ${to}, not this payment's address; sign the one offered`,
   wrongAmount: (value: bigint, due: bigint) =>
     `This authorization is for ${formatExact(value)} USDC but ${formatExact(due)} USDC is due; sign the one offered`,

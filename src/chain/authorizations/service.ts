@@ -1,6 +1,6 @@
 import { type Address, getAddress, type Hex, isAddressEqual, type PublicClient, recoverTypedDataAddress } from "viem";
 import type { Clock } from "../../lib/clock.ts";
-import { UnavailableError, ValidationError } from "../../lib/errors.ts";
+import { ConflictError, UnavailableError, ValidationError } from "../../lib/errors.ts";
 import type { IdGenerator } from "../../lib/ids.ts";
 import type { Logger } from "../../lib/log.ts";
 import { errorMessage, revertOf } from "../rpc-errors.ts";
@@ -203,6 +203,9 @@ export function createAuthorizationsService(deps: AuthorizationsDeps): Authoriza
       await store.lockKeys([`payment:${ask.paymentId}`, `client:${ask.client}`, `account:${ask.accountId}`]);
       const raced = await again();
       if (raced) return raced;
+      // One at a time per payment: each is for the whole amount due, so a second would pay twice.
+      if (ask.paymentId !== null && (await store.openForPayment(ask.paymentId)))
+        throw new ConflictError(say.onItsWay());
       await checkAuthorizationLimits(store, { ...ask, now: clock.now() }, deps.limits);
       await store.insert({
         id,

@@ -94,7 +94,8 @@ export interface Authorizations {
    * verify(), then the limits (per payment, per client, per account), then stores it, idempotent
    * on (chain, token, from, nonce): the same authorization accepted twice answers the same record.
    * Wakes the submitter. Throws ValidationError / TooManyRequestsError with the failure in words;
-   * a refusal's `code` is on the error (AuthorizationRefused).
+   * a refusal's `code` is on the error (AuthorizationRefused). ConflictError while another
+   * authorization for the same payment is still on its way (each pays the whole amount due).
    */
   accept(ask: AcceptAsk): Promise<AuthorizationRecord>;
   /** Resolves once the record has succeeded or failed, or at the deadline with what it is then. */

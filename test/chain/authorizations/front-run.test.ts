@@ -7,10 +7,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { getAddress, type Hex, parseGwei } from "viem";
 import { eip3009Abi, transferCall } from "../../../src/chain/authorizations/token.ts";
-import { atNode, walletClientFor } from "../../support/chain.ts";
+import { atNode, testTokenAbi, walletClientFor } from "../../support/chain.ts";
 import { gaslessApi, gaslessPayer, signOffer } from "../../support/gasless.ts";
 import { type Stack, startStack } from "../../support/stack.ts";
-import { startChain, type TestChain, usdc } from "../../support/test-chain.ts";
+import { randomAddress, startChain, type TestChain, usdc } from "../../support/test-chain.ts";
 
 let chain: TestChain;
 let stack: Stack;
@@ -86,6 +86,47 @@ describe("front-run", () => {
   }, 60_000);
 });
 
+describe("funds gone", () => {
+  test("the payer's funds moved before the relayer's transaction was mined: failed, in words without the balance", async () => {
+    const payer = await gaslessPayer(chain, usdc("12.00"));
+    const payment = await stack.createPayment({ amount: "10.00" });
+    const api = gaslessApi(stack.url);
+    const signed = await signOffer(await api.offer(payment.id), payer.key);
+    await chain.setBalance(payer.address, 10n ** 18n);
+    await chain.anvil.rpc("evm_setAutomine", [false]);
+    try {
+      const res = await api.post(payment.id, signed);
+      expect(res.status).toBe(202);
+      const ours = await stack.waitFor(async () => {
+        const [row] = await stack.sql<{ tx_hash: Hex | null }>(
+          "SELECT tx_hash FROM authorizations WHERE id = ?",
+          res.json.authorization.id,
+        );
+        return row?.tx_hash;
+      });
+      await atNode(chain.publicClient, ours);
+      await walletClientFor(chain.rpcUrl, payer.key).writeContract({
+        address: chain.usdc,
+        abi: testTokenAbi,
+        functionName: "transfer",
+        args: [randomAddress(), usdc("12.00")],
+        gas: 100_000n,
+        maxFeePerGas: parseGwei("500"),
+        maxPriorityFeePerGas: parseGwei("400"),
+      });
+      await chain.mine(1);
+    } finally {
+      await chain.anvil.rpc("evm_setAutomine", [true]);
+    }
+    const failed = await stack.waitFor(async () => {
+      const view = await stack.publicPayment(payment.id);
+      return view.authorizations[0]?.status === "failed" ? view.authorizations[0] : undefined;
+    });
+    expect(failed.error).toBe("The wallet no longer holds the 10.00 USDC this payment needs; sign again once it does");
+    expect((await stack.getPayment(payment.id)).status).toBe("pending");
+  }, 60_000);
+});
+
 describe("stuck", () => {
   test("an unmined submission is replaced with higher fees on the same nonce; one transfer", async () => {
     const payer = await gaslessPayer(chain, usdc("50.00"));
@@ -103,7 +144,8 @@ describe("stuck", () => {
       const first = await stack.waitFor(async () => ((await row()).tx_hashes ? row() : undefined));
       const [original] = JSON.parse(first.tx_hashes!) as Hex[];
       await atNode(chain.publicClient, original!);
-      // Past the settler's stuck time (at least 30 s) by the server's clock.
+      // Past the settler's stuck time (at least 30 s) by the server's clock (this file's last test:
+      // the server's clock stays ahead of the chain's from here).
       stack.clock.advance(120_000);
       const replaced = await stack.waitFor(async () => {
         const now = await row();

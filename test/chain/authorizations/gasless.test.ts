@@ -72,6 +72,8 @@ describe("pay without gas", () => {
     expect(res.json.payment).toMatchObject({ id: payment.id, authorizations: [res.json.authorization] });
 
     await stack.waitForStatus(payment.id, "confirmed", { mine: true, timeoutMs: 30_000 });
+    expect((await stack.readyz()).chain.gasless).toMatchObject({ last_error: null });
+    expect((await stack.readyz()).chain.gasless.rounds).toBeGreaterThan(0);
     expect(await stack.usdcBalance(stack.payout)).toBe(usdc("25.00"));
     expect(await chain.usdcBalance(payer.address)).toBe(usdc("75.00"));
     expect(await chain.publicClient.getBalance({ address: payer.address })).toBe(0n);
