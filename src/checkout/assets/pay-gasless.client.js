@@ -140,7 +140,8 @@
    * is refused, in the endpoint's words); neither once the payment is sent.
    */
   function rendered(network, wallets, sent) {
-    const live = wallets.length > 0 && !sent && page.payable(page.view);
+    // Nothing to suggest while one is on its way: the page follows it.
+    const live = wallets.length > 0 && !sent && page.payable(page.view) && !inFlight(page.view);
     const here = live && lowGas !== null && lowGas.chainId === network.chain_id; // said once, here or in a message
     const low = here && !lowGas.told;
     const notice = $("gas-notice");
