@@ -90,7 +90,10 @@ export function paySection(view: PublicPaymentView, ctx: PayContext): Raw {
   <div class="methods" ${when(PAYABLE, s)}>
     <div class="wallet" id="wallet" hidden>
       ${ctx.networks.length > 1 ? walletNetworkPicker(ctx.networks) : ""}
+      <p class="notice warn" id="gas-notice" hidden></p>
       <div class="wallet-options" id="wallet-options"></div>
+      <p class="wallet-hint" id="gasless-hint" hidden>Pay without gas: you sign the payment in your wallet and the
+        network fee is paid for you, so you need no ETH.</p>
       <p class="wallet-none" id="wallet-none" hidden>No browser wallet found on this device.
         Scan ${ctx.networks.length > 1 ? "a QR code below" : "the QR code"} with a mobile wallet, or send the USDC
         yourself.</p>

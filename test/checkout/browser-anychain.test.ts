@@ -83,7 +83,9 @@ describe("paying on any listed network", () => {
       expect(await img.evaluate((el: HTMLImageElement) => el.complete && el.naturalWidth > 0)).toBe(true);
     }
     expect(await page.locator(".only-usdc").innerText()).toContain("Send only USDC");
-    await page.locator("#wallet-options button").waitFor();
+    await page.locator("#wallet-options button").first().waitFor();
+    // Paying without gas is the settlement chain's (its USDC, its relayer).
+    await page.getByRole("button", { name: "Pay without gas on Chain 31337 with Test Wallet" }).waitFor();
     await screenshot(page, "anychain-desktop");
     await page.setViewportSize(PHONE);
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(PHONE.width);
@@ -112,6 +114,7 @@ describe("paying on any listed network", () => {
     // The rest from the browser wallet: the payer picks the source chain, the wallet switches
     // there and sends that chain's USDC, and the page reports it with /sync naming the chain.
     await page.getByLabel("Network to pay on").selectOption(LOCAL_SOURCE.name);
+    expect(await page.getByRole("button", { name: /without gas/ }).count()).toBe(0);
     const syncs: Array<{ tx_hash?: string; chain?: string }> = [];
     page.on("request", (r) => void (r.url().endsWith("/sync") && syncs.push(JSON.parse(r.postData() ?? "{}"))));
     // Both anvils automine only transactions: blocks on top give confirmations on each chain.

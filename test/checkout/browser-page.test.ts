@@ -241,7 +241,7 @@ describe("checkout page in a browser", () => {
     const html = await (await fetch(`${rig.stack.url}/pay/${p.id}`)).text();
     const htmlWithoutQr = html.replace(/data:image\/svg\+xml;base64,[A-Za-z0-9+/=]+/, "");
     const linked = [...html.matchAll(/<(?:link[^>]+href|script[^>]+src)="(\/[^"]+)"/g)].map((m) => m[1]!);
-    expect(linked.length).toBe(4); // one stylesheet, three scripts
+    expect(linked.length).toBe(5); // one stylesheet, four scripts
     let total = Buffer.byteLength(htmlWithoutQr);
     for (const path of linked) {
       const res = await fetch(rig.stack.url + path);

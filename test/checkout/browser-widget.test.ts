@@ -75,20 +75,20 @@ function countWidgetWork() {
     setInterval(() => void Promise.resolve(fn()).finally(() => w.timerRounds++), ms);
 }
 
-/** Serves a merchant page at a fresh path and opens it in a context with a funded test wallet. */
-async function openShop(buttonPayment: string, apiPayment: string) {
+/** Serves a merchant page at a fresh path and opens it in a context with a test wallet holding 100 USDC and `eth` ETH (default 10). */
+async function openShop(buttonPayment: string, apiPayment: string, opts: { eth?: bigint } = {}) {
   const path = `/shop-${crypto.randomUUID()}`;
   shopPages.set(path, merchantPage(rig.stack.url, buttonPayment, apiPayment));
   const context = await newContext(rig.browser, [rig.stack.url, rig.shopUrl]);
-  await installTestWallet(context, {
+  const wallet = await installTestWallet(context, {
     rpcUrl: rig.chain.rpcUrl,
-    privateKey: await fundedPayerKey(rig.chain, usdc("100")),
+    privateKey: await fundedPayerKey(rig.chain, usdc("100"), opts.eth),
   });
   await context.addInitScript(countWidgetWork);
   const page = await context.newPage();
   const problems = collectProblems(page);
   await page.goto(rig.shopUrl + path);
-  return { context, page, problems };
+  return { context, page, problems, wallet };
 }
 
 const events = (page: Page) =>
@@ -139,6 +139,27 @@ describe("checkout.js widget on a merchant page", () => {
     await page.getByRole("button", { name: "Close checkout" }).click();
     await dialog.waitFor({ state: "detached" });
     expect(await page.evaluate(() => document.activeElement?.id)).toBe("buy"); // focus goes back
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+
+  test("inside the widget a wallet with no ETH pays without gas: one signature, and the page gets stablegate:confirmed", async () => {
+    const p = await rig.stack.createPayment({ amount: "6.40", description: "Gyokuro, 50 g" });
+    const { context, page, problems, wallet } = await openShop(p.id, p.id, { eth: 0n });
+    await page.click("#buy");
+    const frame = page.frameLocator('iframe[title="Stablegate checkout"]');
+    const gasless = frame.getByRole("button", { name: "Pay without gas with Test Wallet" });
+    await gasless.waitFor();
+    await frame.locator("#gas-notice").filter({ hasText: "has no ETH" }).waitFor();
+    await screenshot(page, "widget-gasless-desktop");
+
+    await gasless.click();
+    await frame.locator("#status-label").filter({ hasText: "Paid" }).waitFor({ timeout: 30_000 });
+    await page.waitForFunction(() => (window as any).events.length > 0, undefined, { timeout: 15_000 });
+    expect(await events(page)).toEqual([{ paymentId: p.id, status: "confirmed" }]);
+    expect(wallet.signed.length).toBe(1);
+    expect(wallet.calls.some((c) => c.method === "eth_sendTransaction")).toBe(false);
+    expect(await rig.chain.publicClient.getBalance({ address: wallet.address })).toBe(0n);
     expect(problems).toEqual([]);
     await context.close();
   });

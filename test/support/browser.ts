@@ -179,6 +179,21 @@ export interface TestWallet {
   hang: Set<string>;
   /** Emits an EIP-1193 event ("disconnect", "accountsChanged"...) to the page's listeners. */
   emit(page: Page, event: string, payload?: unknown): Promise<void>;
+  /** Every EIP-712 message the page had signed (eth_signTypedData_v4), as it asked, in order. */
+  signed: TypedDataRequest[];
+  /**
+   * Holds the next request for `method` until `release()`: `reached` resolves with its params once
+   * the page has asked (a payer who takes a while in the wallet window, while the test acts).
+   */
+  gate(method: string): { reached: Promise<unknown[]>; release(): void };
+}
+
+/** What eth_signTypedData_v4 is handed (JSON-parsed): EIP712Domain among the types, as wallets expect. */
+export interface TypedDataRequest {
+  domain: Record<string, unknown>;
+  types: Record<string, Array<{ name: string; type: string }>>;
+  primaryType: string;
+  message: Record<string, unknown>;
 }
 
 export const REJECTED: RpcError = { code: 4001, message: "User rejected the request." };
@@ -201,6 +216,7 @@ export async function installTestWallet(context: BrowserContext, opts: WalletOpt
     return url;
   };
   const failures = new Map<string, RpcError>();
+  const gates = new Map<string, { reached: (params: unknown[]) => void; released: Promise<void> }>();
   const wallet: TestWallet = {
     address: account.address,
     chainId: opts.chainId ?? foundry.id,
@@ -210,6 +226,14 @@ export async function installTestWallet(context: BrowserContext, opts: WalletOpt
     hang: new Set(),
     emit: (page, event, payload) =>
       page.evaluate(([e, p]) => (window as any).__stablegateTestWalletEmit(e, p), [event, payload] as const),
+    signed: [],
+    gate(method) {
+      let reached!: (params: unknown[]) => void;
+      let release!: () => void;
+      const reachedP = new Promise<unknown[]>((resolve) => (reached = resolve));
+      gates.set(method, { reached, released: new Promise<void>((resolve) => (release = resolve)) });
+      return { reached: reachedP, release };
+    },
   };
 
   async function handle(method: string, params: unknown[]): Promise<unknown> {
@@ -219,6 +243,12 @@ export async function installTestWallet(context: BrowserContext, opts: WalletOpt
       throw failure;
     }
     if (wallet.hang.has(method)) return new Promise(() => {});
+    const gate = gates.get(method);
+    if (gate) {
+      gates.delete(method);
+      gate.reached(params);
+      await gate.released;
+    }
     switch (method) {
       case "eth_requestAccounts":
       case "eth_accounts":
@@ -246,6 +276,14 @@ export async function installTestWallet(context: BrowserContext, opts: WalletOpt
           account,
         });
         return client.sendTransaction({ to: tx.to, data: tx.data, value: tx.value ? BigInt(tx.value) : 0n });
+      }
+      case "eth_signTypedData_v4": {
+        const [signer, json] = params as [string, string];
+        if (signer.toLowerCase() !== account.address.toLowerCase())
+          throw { code: 4100, message: `the test wallet cannot sign for ${signer}` };
+        const request = JSON.parse(json) as TypedDataRequest;
+        wallet.signed.push(request);
+        return account.signTypedData(typedDataForViem(request));
       }
       default:
         return forward(rpcUrl(), method, params);
@@ -305,6 +343,26 @@ export async function installTestWallet(context: BrowserContext, opts: WalletOpt
   return wallet;
 }
 
+/**
+ * The JSON a page hands eth_signTypedData_v4, as viem signs it: EIP712Domain left to viem (which
+ * derives it from the domain), integers from their decimal strings, as a wallet reads them.
+ */
+function typedDataForViem(request: TypedDataRequest) {
+  const { EIP712Domain: _domain, ...types } = request.types;
+  const fields = types[request.primaryType] ?? [];
+  const message = Object.fromEntries(
+    Object.entries(request.message).map(([name, value]) => {
+      const type = fields.find((f) => f.name === name)?.type ?? "";
+      return [name, /^u?int\d*$/.test(type) ? BigInt(value as string) : value];
+    }),
+  );
+  const domain = { ...request.domain };
+  if (domain.chainId !== undefined) domain.chainId = Number(domain.chainId);
+  return { domain, types, primaryType: request.primaryType, message } as Parameters<
+    ReturnType<typeof privateKeyToAccount>["signTypedData"]
+  >[0];
+}
+
 async function forward(rpcUrl: string, method: string, params: unknown[]): Promise<unknown> {
   const res = await fetch(rpcUrl, {
     method: "POST",
@@ -316,9 +374,9 @@ async function forward(rpcUrl: string, method: string, params: unknown[]): Promi
   return body.result;
 }
 
-/** A new key with ETH for gas and `units` of test USDC. */
-export async function fundedPayerKey(chain: TestChain, units: bigint): Promise<Hex> {
-  const key = await chain.fundedKey();
+/** A new key with ETH for gas (`eth`, default 10; 0n: none at all) and `units` of test USDC. */
+export async function fundedPayerKey(chain: TestChain, units: bigint, eth?: bigint): Promise<Hex> {
+  const key = await chain.fundedKey(eth);
   if (units > 0n) {
     const hash = await chain.deployer.writeContract({
       address: chain.usdc,

@@ -52,9 +52,12 @@
     pill.dataset.status = shown;
     const label = boot.labels[shown] || v.status;
     if ($("status-label").textContent !== label) $("status-label").textContent = label;
+    // A transfer on its way to a payment that awaits it: no invitation to pay twice while it confirms.
+    const confirming = v.status === "pending" && (v.incoming_transfers || []).some((t) => !t.confirmed);
     for (const el of document.querySelectorAll("[data-state]")) {
       const show =
-        el.dataset.state.split(" ").indexOf(v.status) >= 0 && (!el.classList.contains("methods") || payable(v));
+        el.dataset.state.split(" ").indexOf(v.status) >= 0 &&
+        (!el.classList.contains("methods") || (payable(v) && !confirming));
       el.hidden = !show;
     }
     $("incoming").hidden = !waiting(v);
@@ -187,7 +190,7 @@
 
   function countdown() {
     const el = $("countdown");
-    const show = view.status === "pending";
+    const show = view.status === "pending" && !waiting(view); // on its way: no clock to race
     el.hidden = !show;
     if (!show) return;
     const left = Math.max(0, Math.floor((Date.parse(view.expires_at) - Date.now()) / 1000));

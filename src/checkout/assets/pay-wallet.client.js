@@ -1,7 +1,8 @@
 "use strict";
 // Pay from a browser wallet: EIP-6963 discovery (else window.ethereum), connect, switch or add
 // the chosen network's chain, check the USDC balance there, send transfer(deposit address,
-// amount due) to that chain's USDC, then /sync naming the network.
+// amount due) to that chain's USDC, then /sync naming the network. Other ways to pay from the
+// wallet (pay-gasless.client.js: a signature instead of a transaction) join through addWay.
 // The ERC-20 calldata is encoded by hand: selector + two 32-byte words.
 (() => {
   const page = window.StablegateCheckout;
@@ -16,6 +17,8 @@
   let busy = false;
   let sentFor = null; // amount_due when this page last sent a payment
   let lastUsed = null;
+  let otherWay = null; // the gasless way, once its script has joined (addWay)
+  let drawn = false; // the wallets have been looked for (announced, or the legacy wait is over)
 
   class Friendly extends Error {}
 
@@ -60,6 +63,11 @@
       "Try again, or send the USDC yourself below."
     );
   }
+
+  const hexAmount = (raw) => (typeof raw === "string" && /^0x[0-9a-f]+$/i.test(raw) ? BigInt(raw) : 0n);
+
+  /** The other way is offered on this network, for what is due now. */
+  const otherOffered = (network) => !!otherWay && otherWay.offered(network);
 
   function say(text, kind) {
     const el = $("wallet-msg");
@@ -113,14 +121,18 @@
     );
   }
 
-  async function pay(wallet) {
+  /** The plain transfer: sent from the wallet, then reported with /sync. */
+  const transferWay = { send: send, follow: (sent, network) => submitted(sent.hash, network) };
+
+  /** Runs one way of paying from `wallet`: its send step may be cancelled; once sent, it is followed. */
+  async function pay(wallet, way) {
     if (busy) return;
     const run = ++flow;
     const network = chosenNetwork();
     setBusy(true);
     let sent;
     try {
-      sent = await send(wallet, network, () => run === flow);
+      sent = await way.send(wallet, network, () => run === flow);
     } catch (e) {
       if (run === flow) {
         say(explain(e), "error");
@@ -133,7 +145,7 @@
     flow++;
     sentFor = sent.due;
     setBusy(false);
-    await submitted(sent.hash, network);
+    await way.follow(sent, network);
   }
 
   /** The network the payer picked (the settlement chain unless the page offers others). */
@@ -142,8 +154,11 @@
     return (select && networks.find((n) => n.chain === select.value)) || networks[0];
   }
 
-  /** Connect, switch chain, check the balance, send: the transaction hash, or null if abandoned. */
-  async function send(wallet, network, alive) {
+  /**
+   * What every way of paying starts with: connect, switch chain, check the USDC balance against
+   * what is due. The account and what is due, or null if abandoned.
+   */
+  async function prepare(wallet, network, alive) {
     const name = wallet.info.name || "your wallet";
     const label = network.label;
     say(`Connecting to ${name}…`);
@@ -160,7 +175,7 @@
       { to: network.token_address, data: BALANCE_OF + word(from) },
       "latest",
     ]);
-    const balance = typeof raw === "string" && /^0x[0-9a-f]+$/i.test(raw) ? BigInt(raw) : 0n;
+    const balance = hexAmount(raw);
     if (!alive()) return null;
     if (balance < due) {
       throw new Friendly(
@@ -168,6 +183,19 @@
           "Add USDC to it or choose another account, then try again.",
       );
     }
+    return { from: from, name: name, due: due };
+  }
+
+  /** Prepare, check the gas, send: the transaction hash, or null if abandoned. */
+  async function send(wallet, network, alive) {
+    const ready = await prepare(wallet, network, alive);
+    if (!ready) return null;
+    const { from, name, due } = ready;
+    const label = network.label;
+    const v = page.view;
+    // An account without ETH for the fee is told so first, and what it can do instead.
+    if (otherWay) await otherWay.beforeTransfer(wallet, network, from);
+    if (!alive()) return null;
     say(`Confirm the payment of ${v.amount_due} USDC on ${label} in ${name}…`);
     const tx = {
       from: from,
@@ -243,28 +271,58 @@
     renderOptions();
   }
 
+  function walletButton(wallet, text, way, kind, disabled) {
+    const button = document.createElement("button");
+    button.type = "button";
+    button.className = `btn ${kind}`;
+    button.disabled = disabled;
+    const icon = wallet.info.icon;
+    if (typeof icon === "string" && /^data:image\/(png|svg\+xml|webp|jpeg|gif);/.test(icon)) {
+      const img = document.createElement("img");
+      img.src = icon;
+      img.alt = "";
+      button.append(img);
+    }
+    button.append(text);
+    button.addEventListener("click", () => pay(wallet, way));
+    return button;
+  }
+
+  /** Each wallet's buttons: the transfer first, unless the account has no gas and a signature can pay. */
   function renderOptions() {
     const box = $("wallet-options");
     const v = page.view;
+    const network = chosenNetwork();
     const what = v.status === "underpaid" ? `Pay the remaining ${v.amount_due} USDC` : `Pay ${v.amount_due} USDC`;
-    const label = networks.length > 1 ? `${what} on ${chosenNetwork().label}` : what;
+    const on = networks.length > 1 ? ` on ${network.label}` : "";
+    const gasless = otherOffered(network);
+    const leads = gasless && otherWay.leads(network);
+    const disabled = busy || sentFor === v.amount_due;
     box.textContent = "";
     for (const wallet of wallets) {
-      const button = document.createElement("button");
-      button.type = "button";
-      button.className = "btn primary";
-      button.disabled = busy || sentFor === v.amount_due;
-      const icon = wallet.info.icon;
-      if (typeof icon === "string" && /^data:image\/(png|svg\+xml|webp|jpeg|gif);/.test(icon)) {
-        const img = document.createElement("img");
-        img.src = icon;
-        img.alt = "";
-        button.append(img);
+      const name = wallet.info.name || "browser wallet";
+      const plain = walletButton(
+        wallet,
+        `${what}${on} with ${name}`,
+        transferWay,
+        leads ? "secondary" : "primary",
+        disabled,
+      );
+      if (!gasless) {
+        box.append(plain);
+        continue;
       }
-      button.append(`${label} with ${wallet.info.name || "browser wallet"}`);
-      button.addEventListener("click", () => pay(wallet));
-      box.append(button);
+      const signed = walletButton(
+        wallet,
+        `Pay without gas${on} with ${name}`,
+        otherWay,
+        leads ? "primary" : "secondary",
+        disabled,
+      );
+      box.append(...(leads ? [signed, plain] : [plain, signed]));
     }
+    if (otherWay) otherWay.rendered(network, wallets, sentFor === v.amount_due);
+    drawn = true;
     $("wallet").hidden = false;
     // Only a wallet on this device pays on the picked network; the QR codes name their own.
     if ($("wallet-network-row")) $("wallet-network-row").hidden = wallets.length === 0;
@@ -309,5 +367,24 @@
     waitForReceipt: waitForReceipt,
     /** The wallet the payer last used, else the first one found. */
     current: () => lastUsed || wallets[0] || null,
+    say: say,
+    short: short,
+    units: units,
+    prepare: prepare,
+    /**
+     * Another way to pay from the wallet, beside the transfer, as transferWay: send(wallet, network,
+     * alive) and follow(sent, network), plus offered(network); leads(network), to come first;
+     * beforeTransfer(wallet, network, from), which throws to stop a transfer; rendered(network,
+     * wallets, sent), after each drawing (`sent`: what is due has been sent). One at most (pay-gasless.client.js).
+     */
+    addWay(way) {
+      otherWay = way;
+      if (drawn) renderOptions();
+    },
+    /** Offer again what is due (what was sent failed); or just redraw, when `again` is false. */
+    refresh(again) {
+      if (again) sentFor = null;
+      if (drawn) renderOptions();
+    },
   };
 })();
