@@ -2,9 +2,10 @@
  * A payer that holds USDC and no ETH, paying a payment by signature through the public gasless
  * endpoints (GET/POST /api/public/payments/{id}/authorization), as the checkout page does.
  */
-import { type Address, type Hex, toHex } from "viem";
+import { type Address, erc20Abi, type Hex, isAddressEqual, parseEventLogs, toHex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { mined, testTokenAbi } from "./chain.ts";
+import type { Stack } from "./stack.ts";
 import type { TestChain } from "./test-chain.ts";
 
 export interface Offer {
@@ -89,4 +90,26 @@ export function gaslessApi(url: string, client?: string) {
       return { status: res.status, json: await res.json(), headers: res.headers };
     },
   };
+}
+
+/**
+ * What the payment's mined settlement paid the payout address (micro-USDC), read from its receipt:
+ * unlike the payout's balance, it holds whatever else the file's other tests paid the same address.
+ */
+export async function settledToPayout(
+  stack: Pick<Stack, "chain" | "payout" | "sql">,
+  paymentId: string,
+): Promise<bigint> {
+  const rows = await stack.sql<{ tx_hash: Hex }>(
+    "SELECT tx_hash FROM settlements WHERE payment_id = ? AND state = 'mined'",
+    paymentId,
+  );
+  let paid = 0n;
+  for (const { tx_hash } of rows) {
+    const receipt = await stack.chain.publicClient.getTransactionReceipt({ hash: tx_hash });
+    for (const log of parseEventLogs({ abi: erc20Abi, eventName: "Transfer", logs: receipt.logs }))
+      if (isAddressEqual(log.address, stack.chain.usdc) && isAddressEqual(log.args.to, stack.payout as Address))
+        paid += log.args.value;
+  }
+  return paid;
 }

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { getAddress, type Hex, parseGwei } from "viem";
 import { eip3009Abi, transferCall } from "../../../src/chain/authorizations/token.ts";
 import { atNode, testTokenAbi, walletClientFor } from "../../support/chain.ts";
-import { gaslessApi, gaslessPayer, signOffer } from "../../support/gasless.ts";
+import { gaslessApi, gaslessPayer, settledToPayout, signOffer } from "../../support/gasless.ts";
 import { type Stack, startStack } from "../../support/stack.ts";
 import { randomAddress, startChain, type TestChain, usdc } from "../../support/test-chain.ts";
 
@@ -79,7 +79,7 @@ describe("front-run", () => {
       });
       expect(transfers.map((t) => t.transactionHash)).toEqual([theirs]);
       expect(await chain.usdcBalance(payer.address)).toBe(usdc("30.00"));
-      expect(await stack.usdcBalance(stack.payout)).toBe(usdc("20.00"));
+      expect(await settledToPayout(stack, payment.id)).toBe(usdc("20.00"));
     } finally {
       await chain.anvil.rpc("evm_setAutomine", [true]);
     }

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { type Address, getAddress } from "viem";
 import { eip3009Abi, transferCall } from "../../../src/chain/authorizations/token.ts";
 import { testTokenAbi, walletClientFor } from "../../support/chain.ts";
-import { gaslessApi, gaslessPayer, type Offer, signOffer } from "../../support/gasless.ts";
+import { gaslessApi, gaslessPayer, type Offer, settledToPayout, signOffer } from "../../support/gasless.ts";
 import { type Stack, startStack } from "../../support/stack.ts";
 import { randomAddress, startChain, type TestChain, usdc } from "../../support/test-chain.ts";
 
@@ -74,7 +74,7 @@ describe("pay without gas", () => {
     await stack.waitForStatus(payment.id, "confirmed", { mine: true, timeoutMs: 30_000 });
     expect((await stack.readyz()).chain.gasless).toMatchObject({ last_error: null });
     expect((await stack.readyz()).chain.gasless.rounds).toBeGreaterThan(0);
-    expect(await stack.usdcBalance(stack.payout)).toBe(usdc("25.00"));
+    expect(await settledToPayout(stack, payment.id)).toBe(usdc("25.00"));
     expect(await chain.usdcBalance(payer.address)).toBe(usdc("75.00"));
     expect(await chain.publicClient.getBalance({ address: payer.address })).toBe(0n);
     const view = await stack.publicPayment(payment.id);
