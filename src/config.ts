@@ -183,6 +183,8 @@ function settlementChain(env: Env) {
       confirmations: confirmations ?? 1,
       pollIntervalMs: pollIntervalMs ?? 1_000,
       sweepFloor: floorOf(name),
+      // Nothing here knows what a custom chain's native coin is worth: its floor is the sweep floor.
+      nativePrice: null,
     };
   }
   const known = CHAINS.get(name);
@@ -201,6 +203,8 @@ function settlementChain(env: Env) {
     pollIntervalMs: pollIntervalMs ?? pollIntervalOf(known),
     /** Micro-USDC below which late funds are not swept at the relayer's cost (ChainInfo.sweepFloor). */
     sweepFloor: floorOf(name),
+    /** Micro-USDC per native coin, high on purpose, for gasless payments' floor (ChainInfo.nativePrice). */
+    nativePrice: known.nativePrice,
   };
 }
 

@@ -12,6 +12,11 @@ export interface SettlementChain {
   pollIntervalMs: number;
   /** Micro-USDC below which late funds are not swept at the relayer's cost (`ChainInfo.sweepFloor`). */
   sweepFloor: bigint;
+  /**
+   * Micro-USDC per whole native coin, a conservative price (`ChainInfo.nativePrice`): the gas
+   * part of gasless payments' floor. Null on a custom chain, whose floor is then its sweep floor.
+   */
+  nativePrice: bigint | null;
 }
 
 /** The chain side's slice of the configuration. */

@@ -8,6 +8,8 @@ import type { Logger } from "../lib/log.ts";
 import type { Lifecycle } from "../payments/lifecycle.ts";
 import type { PaymentsService } from "../payments/service.ts";
 import type { PaymentStore } from "../payments/store.ts";
+import { createAuthorizations } from "./authorizations/index.ts";
+import { type AuthorizationStore, createAuthorizationStore } from "./authorizations/store.ts";
 import { bridgeView, createBridging } from "./bridging/index.ts";
 import { type BridgeStore, createBridgeStore } from "./bridging/store.ts";
 import type { ChainSideConfig } from "./config.ts";
@@ -32,7 +34,13 @@ export function openChainRecords(db: Db, config: Pick<ChainSideConfig, "crossCha
   const bridges = createBridgeStore(db);
   const burnsOf = async (paymentId: string) => (await burns.forPayment(paymentId)).map(burnView);
   return {
-    stores: { chain: createChainStore(db), burns, bridges, recoveries: createRecoveryStore(db) },
+    stores: {
+      chain: createChainStore(db),
+      burns,
+      bridges,
+      recoveries: createRecoveryStore(db),
+      authorizations: createAuthorizationStore(db),
+    },
     crossChain: config.crossChain
       ? {
           burnsOf,
@@ -59,6 +67,7 @@ export interface ChainSideDeps {
     burns: BurnStore;
     bridges: BridgeStore;
     recoveries: RecoveryStore;
+    authorizations: AuthorizationStore;
   };
   lifecycle: Lifecycle;
   payments: Pick<PaymentsService, "retrieve">;
@@ -109,7 +118,11 @@ export function createChainSide(deps: ChainSideDeps) {
     clock,
     log,
     highestOtherNonce: async () =>
-      highest(await burns.maxRedeemNonce(), await recoveryStore.maxNonceOn(config.chain.chainId)),
+      highest(
+        await burns.maxRedeemNonce(),
+        await recoveryStore.maxNonceOn(config.chain.chainId),
+        await stores.authorizations.maxNonceOn(config.chain.chainId),
+      ),
     highestStoredOn: async (chainId) =>
       highest(await bridges.maxNonce(chainId), await recoveryStore.maxNonceOn(chainId)),
     bridges: config.crossChain ? bridges : undefined,
@@ -169,6 +182,19 @@ export function createChainSide(deps: ChainSideDeps) {
     fenced,
   });
 
+  // Gasless payments on the settlement chain: any replica accepts, the lease's holder submits.
+  const authorizations = createAuthorizations({
+    chain: config.chain,
+    store: stores.authorizations,
+    clients: chain.clients,
+    nonces: chain.nonces,
+    clock,
+    ids,
+    log,
+    stuckAfterMs: chain.stuckAfterMs,
+    fenced,
+  });
+
   /** What the lease's holder runs, from taking the lease until losing it or stopping. */
   function work(signal: AbortSignal): Promise<unknown> {
     return Promise.all([
@@ -176,6 +202,7 @@ export function createChainSide(deps: ChainSideDeps) {
       crossChain?.redeemer.run(signal),
       bridging?.run(signal),
       recoverer.run(signal),
+      authorizations.submitter.run(signal),
     ]);
   }
 
@@ -185,6 +212,9 @@ export function createChainSide(deps: ChainSideDeps) {
     bridging,
     recoveries,
     recoverer,
+    /** Gasless payments (EIP-3009 authorizations the relayer submits): src/chain/authorizations/. */
+    authorizations: authorizations.service,
+    submitter: authorizations.submitter,
     lease,
     /** The chains as the API and /readyz show them, with the bridges per source chain when cross-chain is on. */
     api: bridging
@@ -202,6 +232,7 @@ export function createChainSide(deps: ChainSideDeps) {
       watcherRounds: chain.watcher.status().rounds,
       redeemerRounds: crossChain?.redeemer.rounds() ?? 0,
       recovererRounds: recoverer.rounds(),
+      submitterRounds: authorizations.submitter.rounds(),
     }),
     /** Takes the lease whenever it is free and runs the chain side under it; follows the chains meanwhile. */
     run(signal: AbortSignal) {

@@ -16,6 +16,7 @@ import p023 from "../../migrations/postgres/023_email.sql" with { type: "text" }
 import p024 from "../../migrations/postgres/024_status_count_deltas.sql" with { type: "text" };
 import p025 from "../../migrations/postgres/025_account_changes.sql" with { type: "text" };
 import p026 from "../../migrations/postgres/026_deposit_lookup.sql" with { type: "text" };
+import p027 from "../../migrations/postgres/027_authorizations.sql" with { type: "text" };
 import s001 from "../../migrations/sqlite/001_core.sql" with { type: "text" };
 import s002 from "../../migrations/sqlite/002_chain.sql" with { type: "text" };
 import s003 from "../../migrations/sqlite/003_webhooks.sql" with { type: "text" };
@@ -42,6 +43,7 @@ import s023 from "../../migrations/sqlite/023_email.sql" with { type: "text" };
 import s024 from "../../migrations/sqlite/024_status_count_deltas.sql" with { type: "text" };
 import s025 from "../../migrations/sqlite/025_account_changes.sql" with { type: "text" };
 import s026 from "../../migrations/sqlite/026_deposit_lookup.sql" with { type: "text" };
+import s027 from "../../migrations/sqlite/027_authorizations.sql" with { type: "text" };
 
 export interface Migration {
   version: number;
@@ -76,6 +78,7 @@ export const SQLITE_MIGRATIONS: ReadonlyArray<Migration> = [
   { version: 24, name: "024_status_count_deltas.sql", sql: s024 },
   { version: 25, name: "025_account_changes.sql", sql: s025 },
   { version: 26, name: "026_deposit_lookup.sql", sql: s026 },
+  { version: 27, name: "027_authorizations.sql", sql: s027 },
 ];
 
 export const POSTGRES_MIGRATIONS: ReadonlyArray<Migration> = [
@@ -92,4 +95,5 @@ export const POSTGRES_MIGRATIONS: ReadonlyArray<Migration> = [
   { version: 24, name: "024_status_count_deltas.sql", sql: p024 },
   { version: 25, name: "025_account_changes.sql", sql: p025 },
   { version: 26, name: "026_deposit_lookup.sql", sql: p026 },
+  { version: 27, name: "027_authorizations.sql", sql: p027 },
 ];

@@ -20,6 +20,13 @@ export interface ChainInfo {
    * a stranger's dust cannot make the operator pay. STABLEGATE_SWEEP_FLOOR overrides it.
    */
   sweepFloor: bigint;
+  /**
+   * A conservative (high) price of the chain's native coin, in micro-USDC per whole coin: what
+   * gasless payments' floor converts the relayer's gas at (docs/gasless.md). Set well above the
+   * going price so a rally does not turn the floor into a subsidy; a floor too high only sends
+   * small payers to a plain transfer.
+   */
+  nativePrice: bigint;
   cctpDomain: number;
   testnet: boolean;
   /** CCTP fast transfer is only offered from chains whose finality is slow enough to need it. */
@@ -40,6 +47,7 @@ const MAINNETS: Array<[Row, Chain]> = [
       confirmations: 12,
       blockTimeMs: 12_000,
       sweepFloor: 5_000_000n,
+      nativePrice: 10_000_000_000n, // ETH at 10,000 USD
       cctpDomain: 0,
       fastSource: true,
       explorer: "https://etherscan.io",
@@ -54,6 +62,7 @@ const MAINNETS: Array<[Row, Chain]> = [
       confirmations: 1,
       blockTimeMs: 2_000,
       sweepFloor: 100_000n,
+      nativePrice: 200_000_000n, // AVAX at 200 USD
       cctpDomain: 1,
       fastSource: false,
       explorer: "https://snowtrace.io",
@@ -68,6 +77,7 @@ const MAINNETS: Array<[Row, Chain]> = [
       confirmations: 30,
       blockTimeMs: 2_000,
       sweepFloor: 100_000n,
+      nativePrice: 10_000_000_000n, // ETH at 10,000 USD
       cctpDomain: 2,
       fastSource: true,
       explorer: "https://optimistic.etherscan.io",
@@ -82,6 +92,7 @@ const MAINNETS: Array<[Row, Chain]> = [
       confirmations: 300,
       blockTimeMs: 1_000,
       sweepFloor: 100_000n,
+      nativePrice: 10_000_000_000n, // ETH at 10,000 USD
       cctpDomain: 3,
       fastSource: true,
       explorer: "https://arbiscan.io",
@@ -96,6 +107,7 @@ const MAINNETS: Array<[Row, Chain]> = [
       confirmations: 30,
       blockTimeMs: 2_000,
       sweepFloor: 100_000n,
+      nativePrice: 10_000_000_000n, // ETH at 10,000 USD
       cctpDomain: 6,
       fastSource: true,
       explorer: "https://basescan.org",
@@ -110,6 +122,7 @@ const MAINNETS: Array<[Row, Chain]> = [
       confirmations: 50,
       blockTimeMs: 2_000,
       sweepFloor: 100_000n,
+      nativePrice: 5_000_000n, // POL at 5 USD
       cctpDomain: 7,
       fastSource: false,
       explorer: "https://polygonscan.com",
@@ -127,6 +140,7 @@ const TESTNETS: Array<[Row, Chain]> = [
       confirmations: 12,
       blockTimeMs: 12_000,
       sweepFloor: 5_000_000n,
+      nativePrice: 10_000_000_000n, // ETH at 10,000 USD
       cctpDomain: 0,
       fastSource: true,
       explorer: "https://sepolia.etherscan.io",
@@ -141,6 +155,7 @@ const TESTNETS: Array<[Row, Chain]> = [
       confirmations: 1,
       blockTimeMs: 2_000,
       sweepFloor: 100_000n,
+      nativePrice: 200_000_000n, // AVAX at 200 USD
       cctpDomain: 1,
       fastSource: false,
       explorer: "https://testnet.snowtrace.io",
@@ -155,6 +170,7 @@ const TESTNETS: Array<[Row, Chain]> = [
       confirmations: 30,
       blockTimeMs: 2_000,
       sweepFloor: 100_000n,
+      nativePrice: 10_000_000_000n, // ETH at 10,000 USD
       cctpDomain: 2,
       fastSource: true,
       explorer: "https://optimism-sepolia.blockscout.com",
@@ -169,6 +185,7 @@ const TESTNETS: Array<[Row, Chain]> = [
       confirmations: 300,
       blockTimeMs: 1_000,
       sweepFloor: 100_000n,
+      nativePrice: 10_000_000_000n, // ETH at 10,000 USD
       cctpDomain: 3,
       fastSource: true,
       explorer: "https://sepolia.arbiscan.io",
@@ -183,6 +200,7 @@ const TESTNETS: Array<[Row, Chain]> = [
       confirmations: 30,
       blockTimeMs: 2_000,
       sweepFloor: 100_000n,
+      nativePrice: 10_000_000_000n, // ETH at 10,000 USD
       cctpDomain: 6,
       fastSource: true,
       explorer: "https://sepolia.basescan.org",
@@ -197,6 +215,7 @@ const TESTNETS: Array<[Row, Chain]> = [
       confirmations: 50,
       blockTimeMs: 2_000,
       sweepFloor: 100_000n,
+      nativePrice: 5_000_000n, // POL at 5 USD
       cctpDomain: 7,
       fastSource: false,
       explorer: "https://amoy.polygonscan.com",

@@ -1,6 +1,6 @@
 /**
  * Identifiers. Payment ids are 256-bit random hex (the spec fixes their shape); everything else
- * carries a type prefix (`acct_`, `key_`, `we_`, `evt_`, `whd_`, `usr_`, `ses_`, `plink_`, `rcv_`, `re_`,
+ * carries a type prefix (`acct_`, `key_`, `we_`, `evt_`, `whd_`, `usr_`, `ses_`, `plink_`, `rcv_`, `auth_`, `re_`,
  * `eml_`) so a stray id says what it is.
  */
 const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
@@ -33,6 +33,7 @@ export type IdPrefix =
   | "ses"
   | "plink"
   | "rcv"
+  | "auth"
   | "re"
   | "eml";
 

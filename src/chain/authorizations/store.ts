@@ -1,0 +1,140 @@
+import { type Db, isPostgres, sql } from "../../db/engine.ts";
+
+/** An authorizations row as stored (migrations/*\/027_authorizations.sql). */
+export interface AuthorizationRow {
+  id: string;
+  payment_id: string | null;
+  account_id: string;
+  chain_id: number;
+  token: string;
+  from_address: string;
+  to_address: string;
+  value: string;
+  valid_after: number;
+  valid_before: number;
+  nonce: string;
+  signature: string;
+  source: "checkout" | "x402" | "facilitator";
+  client: string;
+  resource: string | null;
+  status: "pending" | "submitted" | "succeeded" | "failed";
+  relayer_nonce: number | null;
+  raw_tx: string | null;
+  tx_hashes: string | null;
+  tx_hash: string | null;
+  sent_at: number | null;
+  from_block: number;
+  /** An AuthorizationFailure (./types.ts). */
+  failure_code: string | null;
+  failure_message: string | null;
+  last_error: string | null;
+  attempts: number;
+  next_attempt_at: number;
+  created_at: number;
+  updated_at: number;
+}
+
+export type NewAuthorization = Omit<
+  AuthorizationRow,
+  | "status"
+  | "relayer_nonce"
+  | "raw_tx"
+  | "tx_hashes"
+  | "tx_hash"
+  | "sent_at"
+  | "failure_code"
+  | "failure_message"
+  | "last_error"
+  | "attempts"
+  | "next_attempt_at"
+  | "updated_at"
+>;
+
+export type AuthorizationStore = ReturnType<typeof createAuthorizationStore>;
+
+/** SQL of signed authorizations: what was accepted, and the transactions that carry them. */
+export function createAuthorizationStore(db: Db) {
+  return {
+    /** Inserts a pending row; false when one with the same (chain, token, from, nonce) is there already. */
+    async insert(row: NewAuthorization): Promise<boolean> {
+      const changed = await db.run(
+        sql`INSERT INTO authorizations
+              (id, payment_id, account_id, chain_id, token, from_address, to_address, value, valid_after,
+               valid_before, nonce, signature, source, client, resource, status, from_block, next_attempt_at,
+               created_at, updated_at)
+            VALUES (${row.id}, ${row.payment_id}, ${row.account_id}, ${row.chain_id}, ${row.token},
+               ${row.from_address}, ${row.to_address}, ${row.value}, ${row.valid_after}, ${row.valid_before},
+               ${row.nonce}, ${row.signature}, ${row.source}, ${row.client}, ${row.resource}, 'pending',
+               ${row.from_block}, ${row.created_at}, ${row.created_at}, ${row.created_at})
+            ON CONFLICT (chain_id, token, from_address, nonce) DO NOTHING`,
+      );
+      return changed > 0;
+    },
+    findById: (id: string) => db.get<AuthorizationRow>(sql`SELECT * FROM authorizations WHERE id = ${id}`),
+    /** The row of this authorization, the token's own key for it. */
+    findByKey: (chainId: number, token: string, from: string, nonce: string) =>
+      db.get<AuthorizationRow>(
+        sql`SELECT * FROM authorizations
+            WHERE chain_id = ${chainId} AND token = ${token} AND from_address = ${from} AND nonce = ${nonce}`,
+      ),
+    /** A payment's authorizations, oldest first. */
+    forPayment: (paymentId: string) =>
+      db.all<AuthorizationRow>(
+        sql`SELECT * FROM authorizations WHERE payment_id = ${paymentId} ORDER BY created_at, id`,
+      ),
+    /** Rows the submitter has work on now: to send, or sent and to follow. */
+    due: (now: number) =>
+      db.all<AuthorizationRow>(
+        sql`SELECT * FROM authorizations WHERE status IN ('pending', 'submitted') AND next_attempt_at <= ${now}
+            ORDER BY next_attempt_at LIMIT 50`,
+      ),
+    /** How many were accepted after `since` (ms) for the payment, from the client, for the account: the limits. */
+    countForPaymentSince: async (paymentId: string, since: number) =>
+      count(
+        db,
+        sql`SELECT count(*) AS n FROM authorizations WHERE payment_id = ${paymentId} AND created_at > ${since}`,
+      ),
+    countForClientSince: async (client: string, since: number) =>
+      count(db, sql`SELECT count(*) AS n FROM authorizations WHERE client = ${client} AND created_at > ${since}`),
+    countForAccountSince: async (accountId: string, since: number) =>
+      count(
+        db,
+        sql`SELECT count(*) AS n FROM authorizations WHERE account_id = ${accountId} AND created_at > ${since}`,
+      ),
+    /**
+     * Holds other accepts with the same keys back until the caller's transaction ends, on
+     * PostgreSQL, whose transactions run side by side: two at once are counted one after the
+     * other. SQLite runs one transaction at a time already.
+     */
+    async lockKeys(keys: string[]): Promise<void> {
+      if (!isPostgres(db)) return;
+      for (const key of [...keys].sort())
+        await db.get(sql`SELECT pg_advisory_xact_lock(hashtextextended(${`authorizations:${key}`}, 0))`);
+    },
+    async save(row: AuthorizationRow, now: number): Promise<void> {
+      await db.run(
+        sql`UPDATE authorizations SET status = ${row.status}, relayer_nonce = ${row.relayer_nonce},
+              raw_tx = ${row.raw_tx}, tx_hashes = ${row.tx_hashes}, tx_hash = ${row.tx_hash}, sent_at = ${row.sent_at},
+              failure_code = ${row.failure_code}, failure_message = ${row.failure_message},
+              last_error = ${row.last_error}, attempts = ${row.attempts}, next_attempt_at = ${row.next_attempt_at},
+              updated_at = ${now}
+            WHERE id = ${row.id}`,
+      );
+    },
+    /**
+     * The highest relayer nonce signed for an authorization on `chainId`, so a restart never reuses
+     * it. Every nonce ever signed counts: a failed or replaced row's transaction may still be in a mempool.
+     */
+    maxNonceOn: async (chainId: number) =>
+      (
+        await db.get<{ n: number | null }>(
+          sql`SELECT max(relayer_nonce) AS n FROM authorizations WHERE chain_id = ${chainId}`,
+        )
+      )?.n ?? null,
+    transaction: <T>(fn: () => Promise<T>): Promise<T> => db.transaction(fn),
+  };
+}
+
+async function count(db: Db, query: ReturnType<typeof sql>): Promise<number> {
+  return Number((await db.get<{ n: number | bigint }>(query))?.n ?? 0);
+}

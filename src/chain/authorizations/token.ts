@@ -1,0 +1,54 @@
+import { type Address, type Hex, parseAbi } from "viem";
+import type { TokenDomain, TransferAuthorization } from "./types.ts";
+
+/** What the relayer calls and reads of an EIP-3009 token (USDC's FiatToken v2.2; contracts/test/TestUSDC.sol). */
+export const eip3009Abi = parseAbi([
+  "function name() view returns (string)",
+  "function version() view returns (string)",
+  "function balanceOf(address) view returns (uint256)",
+  "function authorizationState(address authorizer, bytes32 nonce) view returns (bool)",
+  "function transferWithAuthorization(address from, address to, uint256 value, uint256 validAfter, uint256 validBefore, bytes32 nonce, bytes signature)",
+  "event AuthorizationUsed(address indexed authorizer, bytes32 indexed nonce)",
+  "event AuthorizationCanceled(address indexed authorizer, bytes32 indexed nonce)",
+  "event Transfer(address indexed from, address indexed to, uint256 value)",
+]);
+
+/** EIP-3009's struct, as a wallet signs it with eth_signTypedData_v4. */
+export const TRANSFER_WITH_AUTHORIZATION_TYPES = {
+  TransferWithAuthorization: [
+    { name: "from", type: "address" },
+    { name: "to", type: "address" },
+    { name: "value", type: "uint256" },
+    { name: "validAfter", type: "uint256" },
+    { name: "validBefore", type: "uint256" },
+    { name: "nonce", type: "bytes32" },
+  ],
+} as const;
+
+/** The domain's own type, which eth_signTypedData_v4 wants listed beside the struct's. */
+export const EIP712_DOMAIN_TYPE = [
+  { name: "name", type: "string" },
+  { name: "version", type: "string" },
+  { name: "chainId", type: "uint256" },
+  { name: "verifyingContract", type: "address" },
+] as const;
+
+/** The typed data of one authorization, for viem's signTypedData and recoverTypedDataAddress. */
+export function typedDataOf(domain: TokenDomain, authorization: TransferAuthorization) {
+  return {
+    domain,
+    types: TRANSFER_WITH_AUTHORIZATION_TYPES,
+    primaryType: "TransferWithAuthorization" as const,
+    message: authorization,
+  };
+}
+
+/** The call the relayer makes, with the signature as the `bytes` overload takes it. */
+export function transferCall(token: Address, a: TransferAuthorization, signature: Hex) {
+  return {
+    address: token,
+    abi: eip3009Abi,
+    functionName: "transferWithAuthorization" as const,
+    args: [a.from, a.to, a.value, a.validAfter, a.validBefore, a.nonce, signature] as const,
+  };
+}
