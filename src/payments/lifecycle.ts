@@ -119,6 +119,21 @@ export function createLifecycle(deps: LifecycleDeps) {
       return updated;
     },
 
+    /**
+     * A payment paid by one mined transfer straight to its payout address (an x402 settlement
+     * there, src/x402/): received and settled by the same transfer, so it goes pending ->
+     * settling -> confirmed through the state machine, each with its event, and what was settled
+     * is counted with no fee (the account has none, or the transfer was refused). Runs inside
+     * the caller's transaction, with the payment's own insert.
+     */
+    async paidDirectly(paymentId: string, amount: bigint): Promise<PaymentRow> {
+      await payments.addReceived(paymentId, amount, clock.now());
+      await apply(paymentId, "settlement_submitted");
+      const confirmed = await apply(paymentId, "settlement_mined");
+      await payments.recordSettled(paymentId, amount, clock.now(), 0n);
+      return (await payments.findById(paymentId)) ?? confirmed;
+    },
+
     /** A transfer recorded before its payment's speed policy counts it: "received, confirming". */
     async seen(paymentId: string): Promise<void> {
       await emit((await payments.findById(paymentId))!, "payment.funds_seen");
