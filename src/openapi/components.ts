@@ -26,6 +26,7 @@ import { CrossChainBurn, LineItem, Payment, PaymentStatus, PublicPayment, Speed,
 import { CrossChainQuote, CrossChainSources, Health, Readiness } from "./public-objects.ts";
 import { PaymentInstructions, Refund, RefundStatus } from "./refund-objects.ts";
 import { RefundList } from "./refund-operations.ts";
+import { X402PaymentRequired, X402SettleResponse, X402Supported, X402VerifyResponse } from "./x402-operations.ts";
 
 /**
  * The named schemas of the document (`components.schemas`, by their `$id`): wherever one of
@@ -67,4 +68,8 @@ export const COMPONENTS: readonly TSchema[] = [
   CrossChainQuote,
   Health,
   Readiness,
+  X402PaymentRequired,
+  X402VerifyResponse,
+  X402SettleResponse,
+  X402Supported,
 ];

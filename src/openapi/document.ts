@@ -9,6 +9,7 @@ import { type ErrorStatus, type Operation, TAGS } from "./operation.ts";
 import { PUBLIC_OPERATIONS } from "./public-operations.ts";
 import { REFUND_OPERATIONS } from "./refund-operations.ts";
 import { WEBHOOKS } from "./webhooks.ts";
+import { X402_OPERATIONS } from "./x402-operations.ts";
 
 /** Every operation the document describes; the contract test holds it to the server's routes. */
 export const OPERATIONS: readonly Operation[] = [
@@ -16,6 +17,7 @@ export const OPERATIONS: readonly Operation[] = [
   ...REFUND_OPERATIONS,
   ...DOCUMENT_OPERATIONS,
   ...PUBLIC_OPERATIONS,
+  ...X402_OPERATIONS,
 ];
 
 /**

@@ -1,4 +1,4 @@
-import { DomainError, TooManyRequestsError } from "../lib/errors.ts";
+import { DomainError, TooManyRequestsError, UnavailableError } from "../lib/errors.ts";
 import type { AuthorizationFailure } from "./authorizations.ts";
 
 /**
@@ -50,9 +50,12 @@ export interface Refusal {
   message: string;
 }
 
-/** A core refusal (ValidationError / TooManyRequestsError with `code`) as x402 words. */
+/**
+ * A core refusal (AuthorizationRefused with its `code`, or a limit's TooManyRequestsError) as
+ * x402 words; null for anything else, a chain out of reach included (a 503 from the error handler).
+ */
 export function refusalOf(error: unknown): Refusal | null {
-  if (!(error instanceof DomainError)) return null;
+  if (!(error instanceof DomainError) || error instanceof UnavailableError) return null;
   const code = (error as { code?: AuthorizationFailure }).code;
   const reason =
     code && REASON_OF[code]

@@ -599,6 +599,87 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/public/payments/{id}/x402": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Pay the payment over x402
+         * @description Without PAYMENT-SIGNATURE: 402 with the PAYMENT-REQUIRED header (and body) for the amount due. With it: the authorization is verified and sent by the relayer; 200 with PAYMENT-RESPONSE once mined, 402 with the reason, 202 while still on its way. Nothing due: 200. See docs/agents-and-programs.md.
+         */
+        get: operations["payPaymentWithX402"];
+        put?: never;
+        /**
+         * Pay the payment over x402
+         * @description Without PAYMENT-SIGNATURE: 402 with the PAYMENT-REQUIRED header (and body) for the amount due. With it: the authorization is verified and sent by the relayer; 200 with PAYMENT-RESPONSE once mined, 402 with the reason, 202 while still on its way. Nothing due: 200. See docs/agents-and-programs.md.
+         */
+        post: operations["payPaymentWithX402Post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/x402/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Verify an x402 payment (facilitator)
+         * @description x402 v2 facilitator /verify. payTo must be the account's payout address (accounts without a fee) or a deposit address of one of its payments. A refusal is `isValid: false` with the reason.
+         */
+        post: operations["verifyX402Payment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/x402/settle": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Settle an x402 payment (facilitator)
+         * @description x402 v2 facilitator /settle: the relayer sends the authorization and the answer waits for it to be mined. Each settlement is a payment of the account. The same payload again answers the same result; money moves once.
+         */
+        post: operations["settleX402Payment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/x402/supported": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** What the facilitator settles */
+        get: operations["listX402Supported"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "payment.pending": {
@@ -1061,6 +1142,11 @@ export interface components {
              * @description The hosted checkout page.
              */
             pay_url: string;
+            /**
+             * Format: uri
+             * @description Where a program pays it over x402 (v2, scheme exact): answers 402 with PAYMENT-REQUIRED for the amount due.
+             */
+            x402_url: string;
             /** @description A 0x-prefixed EVM address. */
             deposit_address: string;
             fee_bps: number;
@@ -1462,6 +1548,11 @@ export interface components {
             customer_name: string | null;
             success_url: string | null;
             payment_uri: string;
+            /**
+             * Format: uri
+             * @description Where a program pays it over x402 (docs/agents-and-programs.md).
+             */
+            x402_url: string;
             merchant_name: string;
             incoming_transfers: {
                 chain: string;
@@ -1607,6 +1698,66 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        X402PaymentRequired: {
+            /** @constant */
+            x402Version: 2;
+            error?: string;
+            resource: {
+                url: string;
+                description?: string;
+                mimeType?: string;
+            } & {
+                [key: string]: unknown;
+            };
+            accepts: ({
+                scheme: string;
+                network: string;
+                amount: string;
+                asset: string;
+                payTo: string;
+                maxTimeoutSeconds: number;
+                extra?: {
+                    [key: string]: unknown;
+                };
+            } & {
+                [key: string]: unknown;
+            })[];
+            extensions?: {
+                [key: string]: unknown;
+            };
+        };
+        X402VerifyResponse: {
+            isValid: boolean;
+            invalidReason?: string;
+            /** @description The reason in words. */
+            invalidMessage?: string;
+            payer?: string;
+        };
+        X402SettleResponse: {
+            success: boolean;
+            errorReason?: string;
+            /** @description The reason in words. */
+            errorMessage?: string;
+            payer?: string;
+            /** @description The transaction hash; empty when nothing was sent. */
+            transaction: string;
+            /** @description CAIP-2, eip155:<chain id>. */
+            network: string;
+            amount?: string;
+        };
+        X402Supported: {
+            kinds: {
+                /** @constant */
+                x402Version: 2;
+                /** @constant */
+                scheme: "exact";
+                network: string;
+            }[];
+            extensions: string[];
+            signers: {
+                [key: string]: string[];
+            };
+        };
         CreatePaymentRequest: {
             amount?: string | null;
             line_items?: {
@@ -1679,6 +1830,55 @@ export interface components {
             chain: string;
             /** @description Must be a 0x-prefixed 32-byte transaction hash. */
             tx_hash: string;
+        };
+        X402FacilitatorRequest: {
+            x402Version: number;
+            paymentPayload: {
+                x402Version: number;
+                resource?: {
+                    url: string;
+                    description?: string;
+                    mimeType?: string;
+                } & {
+                    [key: string]: unknown;
+                };
+                accepted: {
+                    scheme: string;
+                    network: string;
+                    amount: string;
+                    asset: string;
+                    payTo: string;
+                    maxTimeoutSeconds: number;
+                    extra?: {
+                        [key: string]: unknown;
+                    };
+                } & {
+                    [key: string]: unknown;
+                };
+                payload: {
+                    [key: string]: unknown;
+                };
+                extensions?: {
+                    [key: string]: unknown;
+                };
+            } & {
+                [key: string]: unknown;
+            };
+            paymentRequirements: {
+                scheme: string;
+                network: string;
+                amount: string;
+                asset: string;
+                payTo: string;
+                maxTimeoutSeconds: number;
+                extra?: {
+                    [key: string]: unknown;
+                };
+            } & {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
         };
     };
     responses: {
@@ -2969,6 +3169,275 @@ export interface operations {
                     };
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    payPaymentWithX402: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description base64 of an x402 v2 PaymentPayload (scheme exact, an EIP-3009 authorization): pays the amount due. */
+                "PAYMENT-SIGNATURE"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Paid (PAYMENT-RESPONSE), or nothing due: the public view. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicPayment"];
+                };
+            };
+            /** @description Sent, not mined within the answer's wait: the public view. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicPayment"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description Payment required (PAYMENT-REQUIRED), or refused with the reason. */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["X402PaymentRequired"];
+                };
+            };
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    payPaymentWithX402Post: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description base64 of an x402 v2 PaymentPayload (scheme exact, an EIP-3009 authorization): pays the amount due. */
+                "PAYMENT-SIGNATURE"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Paid (PAYMENT-RESPONSE), or nothing due: the public view. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicPayment"];
+                };
+            };
+            /** @description Sent, not mined within the answer's wait: the public view. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicPayment"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description Payment required (PAYMENT-REQUIRED), or refused with the reason. */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["X402PaymentRequired"];
+                };
+            };
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    verifyX402Payment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "x402Version": 2,
+                 *       "paymentPayload": {
+                 *         "x402Version": 2,
+                 *         "resource": {
+                 *           "url": "https://api.example.com/report",
+                 *           "mimeType": "application/json"
+                 *         },
+                 *         "accepted": {
+                 *           "scheme": "exact",
+                 *           "network": "eip155:8453",
+                 *           "amount": "10000",
+                 *           "asset": "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",
+                 *           "payTo": "0x209693Bc6afc0C5328bA36FaF03C514EF312287C",
+                 *           "maxTimeoutSeconds": 300,
+                 *           "extra": {
+                 *             "name": "USD Coin",
+                 *             "version": "2"
+                 *           }
+                 *         },
+                 *         "payload": {
+                 *           "signature": "0x…",
+                 *           "authorization": {
+                 *             "from": "0x857b06519E91e3A54538791bDbb0E22373e36b66",
+                 *             "to": "0x209693Bc6afc0C5328bA36FaF03C514EF312287C",
+                 *             "value": "10000",
+                 *             "validAfter": "1740672089",
+                 *             "validBefore": "1740672389",
+                 *             "nonce": "0xf3746613c2d920b5fdabc0856f2aeb2d4f88ee6037b8cc5d04a71a4462f13480"
+                 *           }
+                 *         }
+                 *       },
+                 *       "paymentRequirements": {
+                 *         "scheme": "exact",
+                 *         "network": "eip155:8453",
+                 *         "amount": "10000",
+                 *         "asset": "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",
+                 *         "payTo": "0x209693Bc6afc0C5328bA36FaF03C514EF312287C",
+                 *         "maxTimeoutSeconds": 300,
+                 *         "extra": {
+                 *           "name": "USD Coin",
+                 *           "version": "2"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["X402FacilitatorRequest"];
+            };
+        };
+        responses: {
+            /** @description The verdict. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["X402VerifyResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    settleX402Payment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "x402Version": 2,
+                 *       "paymentPayload": {
+                 *         "x402Version": 2,
+                 *         "resource": {
+                 *           "url": "https://api.example.com/report",
+                 *           "mimeType": "application/json"
+                 *         },
+                 *         "accepted": {
+                 *           "scheme": "exact",
+                 *           "network": "eip155:8453",
+                 *           "amount": "10000",
+                 *           "asset": "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",
+                 *           "payTo": "0x209693Bc6afc0C5328bA36FaF03C514EF312287C",
+                 *           "maxTimeoutSeconds": 300,
+                 *           "extra": {
+                 *             "name": "USD Coin",
+                 *             "version": "2"
+                 *           }
+                 *         },
+                 *         "payload": {
+                 *           "signature": "0x…",
+                 *           "authorization": {
+                 *             "from": "0x857b06519E91e3A54538791bDbb0E22373e36b66",
+                 *             "to": "0x209693Bc6afc0C5328bA36FaF03C514EF312287C",
+                 *             "value": "10000",
+                 *             "validAfter": "1740672089",
+                 *             "validBefore": "1740672389",
+                 *             "nonce": "0xf3746613c2d920b5fdabc0856f2aeb2d4f88ee6037b8cc5d04a71a4462f13480"
+                 *           }
+                 *         }
+                 *       },
+                 *       "paymentRequirements": {
+                 *         "scheme": "exact",
+                 *         "network": "eip155:8453",
+                 *         "amount": "10000",
+                 *         "asset": "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",
+                 *         "payTo": "0x209693Bc6afc0C5328bA36FaF03C514EF312287C",
+                 *         "maxTimeoutSeconds": 300,
+                 *         "extra": {
+                 *           "name": "USD Coin",
+                 *           "version": "2"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["X402FacilitatorRequest"];
+            };
+        };
+        responses: {
+            /** @description The settlement. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["X402SettleResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listX402Supported: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Scheme exact on the settlement chain. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["X402Supported"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
             413: components["responses"]["PayloadTooLarge"];
             500: components["responses"]["InternalError"];
         };
