@@ -1,4 +1,4 @@
-import type { Address } from "viem";
+import { type Address, getAddress } from "viem";
 import type { Account } from "../accounts/service.ts";
 import type { Clock } from "../lib/clock.ts";
 import type { Logger } from "../lib/log.ts";
@@ -63,7 +63,8 @@ export function createFacilitator(deps: FacilitatorDeps) {
         };
       return { kind: "payout" };
     }
-    const id = await deps.paymentStore.findIdByDepositAddress(lower);
+    // Stored checksummed; askOf checked that payTo is an address.
+    const id = await deps.paymentStore.findIdByDepositAddress(getAddress(payTo));
     const payment = id ? await deps.paymentStore.findById(id) : null;
     if (payment && payment.account_id === account.id && payment.chain_id === served.chainId)
       return { kind: "deposit", payment };
