@@ -75,11 +75,10 @@ export function createPayByX402(deps: PayDeps) {
         required: await required(row, url, r.message),
         response: { success: false, errorReason: r.reason, errorMessage: r.message, payer, transaction: "", network },
       });
-      // Checked against what is due now, not against what the client says it accepted.
+      // Checked against what is due now, not against what the client says it accepted: the core
+      // compares the signed `to` and `value` with this payment's deposit address and amount due.
       const checked = askOf(served, payload, await requirementsOf(row));
       if (!checked.ok) return refused(checked, checked.payer);
-      if (payload.accepted.payTo.toLowerCase() !== row.deposit_address.toLowerCase())
-        return refused({ reason: REASONS.recipient, message: "payTo must be this payment's deposit address" });
       let record: AuthorizationRecord;
       try {
         record = await authorizations.accept({

@@ -24,7 +24,7 @@ import { paidApp } from "../../docs/examples/x402-paid-route.ts";
 import { payStablegatePayment } from "../../docs/examples/x402-pay-a-payment.ts";
 import { type Stack, startStack } from "../support/stack.ts";
 import { startChain, type TestChain, usdc } from "../support/test-chain.ts";
-import { payingFetch, TOKEN_NAME, TOKEN_VERSION } from "../support/x402.ts";
+import { payingFetch, type Signed, signAuthorization, TOKEN_NAME, TOKEN_VERSION } from "../support/x402.ts";
 
 let chain: TestChain;
 let stack: Stack;
@@ -101,6 +101,73 @@ describe("a Stablegate payment paid with @x402/fetch", () => {
     const again = await fetch(url);
     expect(again.status).toBe(200);
     expect((await again.json()).amount_due).toBe("0.00");
+  });
+});
+
+describe("the x402 endpoint refuses what the official client would never send", () => {
+  const signatureFor = (signed: Signed, payTo: string, amount: bigint) => {
+    const accepted = {
+      scheme: "exact",
+      network: `eip155:${chainId()}`,
+      amount: amount.toString(),
+      asset: chain.usdc,
+      payTo,
+      maxTimeoutSeconds: 300,
+      extra: { name: TOKEN_NAME, version: TOKEN_VERSION },
+    };
+    const payload = { x402Version: 2, accepted, payload: { ...signed } };
+    return Buffer.from(JSON.stringify(payload)).toString("base64");
+  };
+  const reasonOf = (res: Response) =>
+    JSON.parse(Buffer.from(res.headers.get("PAYMENT-RESPONSE")!, "base64").toString()).errorReason;
+
+  test("an authorization made for one payment, replayed at another: 402, nothing moved", async () => {
+    const first = await stack.createPayment({ amount: "1.00" });
+    const second = await stack.createPayment({ amount: "1.00" });
+    const { account } = await gaslessWallet(usdc("3.00"));
+    const signed = await signAuthorization({
+      signer: account,
+      chainId: chainId(),
+      usdc: chain.usdc,
+      to: first.deposit_address,
+      value: usdc("1.00"),
+    });
+    const res = await fetch(`${stack.url}/api/public/payments/${second.id}/x402`, {
+      headers: { "PAYMENT-SIGNATURE": signatureFor(signed, first.deposit_address, usdc("1.00")) },
+    });
+    expect(res.status).toBe(402);
+    expect(reasonOf(res)).toBe("invalid_exact_evm_payload_recipient_mismatch");
+    expect(res.headers.get("PAYMENT-REQUIRED")).toBeTruthy();
+    expect(await chain.usdcBalance(account.address)).toBe(usdc("3.00"));
+  });
+
+  test("less than the amount due: 402 with the value mismatch", async () => {
+    const payment = await stack.createPayment({ amount: "1.00" });
+    const { account } = await gaslessWallet(usdc("3.00"));
+    const signed = await signAuthorization({
+      signer: account,
+      chainId: chainId(),
+      usdc: chain.usdc,
+      to: payment.deposit_address,
+      value: usdc("0.50"),
+    });
+    const res = await fetch(`${stack.url}/api/public/payments/${payment.id}/x402`, {
+      method: "POST",
+      headers: { "PAYMENT-SIGNATURE": signatureFor(signed, payment.deposit_address, usdc("0.50")) },
+    });
+    expect(res.status).toBe(402);
+    expect(reasonOf(res)).toBe("invalid_exact_evm_payload_authorization_value_mismatch");
+  });
+
+  test("a PAYMENT-SIGNATURE that is not a payload is a 400 in words; an unknown payment a 404", async () => {
+    const payment = await stack.createPayment({ amount: "1.00" });
+    const junk = await fetch(`${stack.url}/api/public/payments/${payment.id}/x402`, {
+      headers: { "PAYMENT-SIGNATURE": "bm90IGEgcGF5bG9hZA==" },
+    });
+    expect(junk.status).toBe(400);
+    expect(typeof ((await junk.json()) as { error: unknown }).error).toBe("string");
+    const unknown = await fetch(`${stack.url}/api/public/payments/0x${"ab".repeat(32)}/x402`);
+    expect(unknown.status).toBe(404);
   });
 });
 
