@@ -145,7 +145,15 @@ export function openApiDocument(baseUrl: string): OpenAPIV3_1.Document {
 function operationObject(op: Operation, schema: (s: TSchema) => JsonSchema) {
   const responses: Record<string, unknown> = {};
   for (const [status, answer] of Object.entries(op.responses)) {
-    const headers = answer.replayable ? { "Idempotent-Replayed": ref("headers", "IdempotentReplayed") } : undefined;
+    const named = (answer.headers ?? []).map((h) => [
+      h.name,
+      { description: h.description, schema: { type: "string" } },
+    ]);
+    const all = {
+      ...(answer.replayable ? { "Idempotent-Replayed": ref("headers", "IdempotentReplayed") } : {}),
+      ...Object.fromEntries(named),
+    };
+    const headers = Object.keys(all).length > 0 ? all : undefined;
     const content = answer.schema
       ? json(schema(answer.schema))
       : { [answer.mediaType ?? "application/json"]: { schema: { type: "string" } } };

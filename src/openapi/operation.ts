@@ -28,6 +28,8 @@ export interface Answer {
   mediaType?: string;
   /** Sent when an Idempotency-Key request is answered from the stored response. */
   replayable?: boolean;
+  /** Response headers the answer carries (x402's PAYMENT-REQUIRED, PAYMENT-RESPONSE). */
+  headers?: Array<{ name: string; description: string }>;
 }
 
 /**

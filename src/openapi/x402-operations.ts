@@ -59,6 +59,11 @@ const SIGNATURE_HEADER = {
   schema: Type.String(),
 };
 
+const PAYMENT_RESPONSE_HEADER = {
+  name: "PAYMENT-RESPONSE",
+  description: "base64 of the x402 v2 SettlementResponse: success, transaction, network, payer (or errorReason).",
+};
+
 const payOperation = (method: "get" | "post"): Operation => ({
   method,
   path: "/api/public/payments/:id/x402",
@@ -73,11 +78,19 @@ const payOperation = (method: "get" | "post"): Operation => ({
   params: PublicPaymentParams,
   headers: [SIGNATURE_HEADER],
   responses: {
-    200: { description: "Paid (PAYMENT-RESPONSE), or nothing due: the public view.", schema: PublicPayment },
+    200: {
+      description: "Paid (with PAYMENT-RESPONSE), or nothing due: the public view.",
+      schema: PublicPayment,
+      headers: [PAYMENT_RESPONSE_HEADER],
+    },
     202: { description: "Sent, not mined within the answer's wait: the public view.", schema: PublicPayment },
     402: {
-      description: "Payment required (PAYMENT-REQUIRED), or refused with the reason.",
+      description: "Payment required, or refused with the reason (PAYMENT-RESPONSE then says why).",
       schema: X402PaymentRequired,
+      headers: [
+        { name: "PAYMENT-REQUIRED", description: "base64 of the x402 v2 PaymentRequired, as the body." },
+        PAYMENT_RESPONSE_HEADER,
+      ],
     },
   },
   errors: [400, 404, 429],

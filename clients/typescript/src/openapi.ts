@@ -3187,9 +3187,11 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Paid (PAYMENT-RESPONSE), or nothing due: the public view. */
+            /** @description Paid (with PAYMENT-RESPONSE), or nothing due: the public view. */
             200: {
                 headers: {
+                    /** @description base64 of the x402 v2 SettlementResponse: success, transaction, network, payer (or errorReason). */
+                    "PAYMENT-RESPONSE"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3206,9 +3208,13 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
-            /** @description Payment required (PAYMENT-REQUIRED), or refused with the reason. */
+            /** @description Payment required, or refused with the reason (PAYMENT-RESPONSE then says why). */
             402: {
                 headers: {
+                    /** @description base64 of the x402 v2 PaymentRequired, as the body. */
+                    "PAYMENT-REQUIRED"?: string;
+                    /** @description base64 of the x402 v2 SettlementResponse: success, transaction, network, payer (or errorReason). */
+                    "PAYMENT-RESPONSE"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3235,9 +3241,11 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Paid (PAYMENT-RESPONSE), or nothing due: the public view. */
+            /** @description Paid (with PAYMENT-RESPONSE), or nothing due: the public view. */
             200: {
                 headers: {
+                    /** @description base64 of the x402 v2 SettlementResponse: success, transaction, network, payer (or errorReason). */
+                    "PAYMENT-RESPONSE"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3254,9 +3262,13 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
-            /** @description Payment required (PAYMENT-REQUIRED), or refused with the reason. */
+            /** @description Payment required, or refused with the reason (PAYMENT-RESPONSE then says why). */
             402: {
                 headers: {
+                    /** @description base64 of the x402 v2 PaymentRequired, as the body. */
+                    "PAYMENT-REQUIRED"?: string;
+                    /** @description base64 of the x402 v2 SettlementResponse: success, transaction, network, payer (or errorReason). */
+                    "PAYMENT-RESPONSE"?: string;
                     [name: string]: unknown;
                 };
                 content: {
