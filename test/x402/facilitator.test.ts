@@ -211,12 +211,17 @@ describe("settling", () => {
     const before = await chain.usdcBalance(stack.payout);
     expect(await verdict(body)).toEqual({ isValid: true, payer: signer.address });
 
-    const first = await call("settle", body);
+    // Three at once, before any is recorded: one transfer, one payment, the same answer to each.
+    const [first, second, third] = await Promise.all([
+      call("settle", body),
+      call("settle", body),
+      call("settle", body),
+    ]);
     expect(first.json).toMatchObject({ success: true, payer: signer.address, network: `eip155:${chainId()}` });
     expect(first.json.transaction).toMatch(/^0x[0-9a-f]{64}$/);
-    const [second, third] = await Promise.all([call("settle", body), call("settle", body)]);
     expect(second.json).toEqual(first.json);
     expect(third.json).toEqual(first.json);
+    expect((await call("settle", body)).json).toEqual(first.json);
     expect(await chain.usdcBalance(stack.payout)).toBe(before + usdc("1.25"));
     expect(await chain.usdcBalance(signer.address)).toBe(usdc("3.75"));
 
@@ -232,6 +237,11 @@ describe("settling", () => {
     );
     expect(recorded).toHaveLength(1);
     expect(recorded[0]!.state).toBe("recorded");
+    const made = await stack.sql<{ id: string }>(
+      "SELECT id FROM payments WHERE metadata LIKE ?",
+      `%${first.json.transaction}%`,
+    );
+    expect(made.map((p) => p.id)).toEqual([recorded[0]!.payment_id]);
     const payment = await stack.getPayment(recorded[0]!.payment_id);
     expect(payment).toMatchObject({ status: "confirmed", amount: "1.25", amount_received: "1.25" });
     expect(payment.metadata.x402).toMatchObject({ payer: signer.address, tx_hash: first.json.transaction });
