@@ -1,5 +1,6 @@
 import { Elysia } from "elysia";
 import { recoveryRoutes } from "./chain/recovering/routes.ts";
+import { authorizationRoutes } from "./checkout/authorization-routes.ts";
 import { pageRoutes } from "./checkout/page-routes.ts";
 import { publicRoutes } from "./checkout/public-routes.ts";
 import type { AppContext } from "./context.ts";
@@ -73,6 +74,7 @@ export function createApp(ctx: AppContext, db: Db) {
       .use(openApiRoutes(ctx))
       .use(docsRoutes())
       .use(publicRoutes(ctx))
+      .use(authorizationRoutes(ctx))
       .use(x402PublicRoutes(ctx))
       .use(pageRoutes(ctx))
       .use(linkPageRoutes(ctx))

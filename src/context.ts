@@ -1,8 +1,10 @@
 import type { AccountsService } from "./accounts/service.ts";
 import type { ChainApi } from "./chain/api.ts";
+import type { Authorizations } from "./chain/authorizations/types.ts";
 import type { ChainSide } from "./chain/index.ts";
 import type { RecoveriesService } from "./chain/recovering/service.ts";
 import type { CrossChainApi } from "./chain/redeeming/api.ts";
+import type { Gasless } from "./checkout/gasless.ts";
 import type { Checkout } from "./checkout/index.ts";
 import type { Networks } from "./checkout/networks.ts";
 import type { PublicExtras } from "./checkout/public-view.ts";
@@ -77,6 +79,10 @@ export interface AppContext {
   networks: (row: PaymentRow) => Networks;
   chain: ChainApi;
   crossChain: CrossChainApi;
+  /** Gasless payments (EIP-3009 authorizations the relayer submits), for x402 and the facilitator. */
+  authorizations: Authorizations;
+  /** The checkout's "pay without gas": the offer and the posted authorization, per payment. */
+  gasless: Gasless;
   /** Returns tokens or native coin sent to a deposit address by mistake. */
   recoveries: RecoveriesService;
   /** Per-payment limits on the public endpoints, per-endpoint ones on webhook test and retry. */
@@ -140,6 +146,8 @@ export function appContext(c: {
     chain: chainSide.api,
     crossChain: chainSide.crossChainApi,
     recoveries: chainSide.recoveries,
+    authorizations: chainSide.authorizations,
+    gasless: c.checkout.gasless,
     rateLimiter: c.rateLimits.limiter,
     webhookLimits: webhooks.limits,
     metrics: c.ops.metrics,

@@ -106,6 +106,8 @@ async function createCapabilities(config: Config, plumbing: Plumbing, options: S
     lifecycle,
     chain: chainSide.chain,
     burnsOf,
+    authorizations: chainSide.authorizations,
+    clock: plumbing.clock,
     view,
   });
   const idempotency = createIdempotency(plumbing.db, plumbing.clock);

@@ -1,7 +1,11 @@
 import type { AccountsService } from "../accounts/service.ts";
+import type { Authorizations } from "../chain/authorizations/types.ts";
+import { publicAuthorizationView } from "../chain/authorizations/view.ts";
+import type { Clock } from "../lib/clock.ts";
 import type { Lifecycle } from "../payments/lifecycle.ts";
 import type { PaymentRow } from "../payments/store.ts";
 import type { ViewContext } from "../payments/view.ts";
+import { createGasless } from "./gasless.ts";
 import { type Networks, networksOf } from "./networks.ts";
 import type { IncomingTransfer, PublicExtras } from "./public-view.ts";
 
@@ -22,6 +26,9 @@ export function createCheckout(w: {
   };
   /** The payment's cross-chain burns, when cross-chain funding is on. */
   burnsOf?: (paymentId: string) => Promise<unknown[]> | unknown[];
+  /** Gasless payments (src/chain/authorizations/): what "pay without gas" offers and takes. */
+  authorizations: Authorizations;
+  clock: Clock;
   view: ViewContext;
 }) {
   const incoming = async (row: PaymentRow): Promise<IncomingTransfer[]> =>
@@ -47,11 +54,13 @@ export function createCheckout(w: {
 
   return {
     networks,
+    gasless: createGasless({ authorizations: w.authorizations, clock: w.clock, chainName: w.view.chainName }),
     publicExtras: async (row: PaymentRow): Promise<PublicExtras> => ({
       merchantName: (await w.legalName?.(row.account_id)) ?? (await w.accounts.findAccount(row.account_id))?.name ?? "",
       incoming: await incoming(row),
       crossChain: (await w.burnsOf?.(row.id)) ?? [],
       networks: networks(row),
+      authorizations: (await w.authorizations.forPayment(row.id)).map(publicAuthorizationView),
     }),
   };
 }

@@ -1,3 +1,4 @@
+import type { PublicAuthorizationView } from "../chain/authorizations/view.ts";
 import { isoMillis } from "../lib/clock.ts";
 import { formatAmount, formatExact } from "../lib/money.ts";
 import type { PaymentRow } from "../payments/store.ts";
@@ -23,6 +24,8 @@ export interface PublicExtras {
   crossChain: unknown[];
   /** Where the payer may send USDC, the settlement chain first (networksOf). */
   networks: Networks;
+  /** The payment's gasless authorizations (docs/gasless.md): status, transaction and what went wrong, in words. */
+  authorizations: PublicAuthorizationView[];
 }
 
 /**
@@ -56,6 +59,7 @@ export function publicPaymentView(row: PaymentRow, extras: PublicExtras, ctx: Vi
     incoming_transfers: extras.incoming,
     cross_chain_transfers: extras.crossChain,
     networks: networksView(row, extras.networks),
+    authorizations: extras.authorizations,
   };
 }
 

@@ -22,8 +22,24 @@ import {
   TestSend,
   WebhookEndpoint,
 } from "./objects.ts";
-import { CrossChainBurn, LineItem, Payment, PaymentStatus, PublicPayment, Speed, Transfer } from "./payment-objects.ts";
-import { CrossChainQuote, CrossChainSources, Health, Readiness } from "./public-objects.ts";
+import {
+  CrossChainBurn,
+  LineItem,
+  Payment,
+  PaymentStatus,
+  PublicAuthorization,
+  PublicPayment,
+  Speed,
+  Transfer,
+} from "./payment-objects.ts";
+import {
+  CrossChainQuote,
+  CrossChainSources,
+  GaslessAccepted,
+  GaslessOffer,
+  Health,
+  Readiness,
+} from "./public-objects.ts";
 import { PaymentInstructions, Refund, RefundStatus } from "./refund-objects.ts";
 import { RefundList } from "./refund-operations.ts";
 import { X402PaymentRequired, X402SettleResponse, X402Supported, X402VerifyResponse } from "./x402-operations.ts";
@@ -64,6 +80,9 @@ export const COMPONENTS: readonly TSchema[] = [
   Recovery,
   RecoveryList,
   PublicPayment,
+  PublicAuthorization,
+  GaslessOffer,
+  GaslessAccepted,
   CrossChainSources,
   CrossChainQuote,
   Health,

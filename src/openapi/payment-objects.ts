@@ -174,6 +174,23 @@ const Network = Type.Object(
   { additionalProperties: false },
 );
 
+/** A gasless authorization as the payer's page sees it (docs/gasless.md). */
+export const PublicAuthorization = Type.Object(
+  {
+    id: Type.String({ pattern: "^auth_[0-9A-Za-z]{24}$" }),
+    status: Type.Union(
+      [Type.Literal("pending"), Type.Literal("submitted"), Type.Literal("succeeded"), Type.Literal("failed")],
+      {
+        description:
+          "`succeeded`: the transfer was mined, by the relayer or by anyone who sent the same authorization.",
+      },
+    ),
+    tx_hash: nullable(TxHash),
+    error: nullable(Type.String({ description: "Why it failed, in words for the payer." })),
+  },
+  { $id: "PublicAuthorization", additionalProperties: false },
+);
+
 /** What the checkout page and the widget see: nothing private (no metadata, fee, email or payout). */
 export const PublicPayment = Type.Object(
   {
@@ -205,6 +222,9 @@ export const PublicPayment = Type.Object(
     incoming_transfers: Type.Array(IncomingTransfer),
     cross_chain_transfers: Type.Array(CrossChainBurn),
     networks: Type.Array(Network, { description: "Where the payer may send USDC, the settlement chain first." }),
+    authorizations: Type.Array(PublicAuthorization, {
+      description: "Payments by signature (pay without gas) posted for this payment, oldest first.",
+    }),
   },
   { $id: "PublicPayment", additionalProperties: false },
 );

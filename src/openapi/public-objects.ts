@@ -1,5 +1,5 @@
 import { Type } from "@sinclair/typebox";
-import { Address, ExactAmount, nullable } from "./payment-objects.ts";
+import { Address, ExactAmount, nullable, PublicAuthorization, PublicPayment } from "./payment-objects.ts";
 
 /**
  * What the cross-chain endpoints of the checkout (src/chain/redeeming/service.ts) and the health
@@ -68,6 +68,50 @@ export const CrossChainQuote = Type.Union(
     ),
   ],
   { $id: "CrossChainQuote", description: "How to pay what is due by burning USDC on a source chain." },
+);
+
+const Uint = Type.String({ pattern: "^[0-9]+$" });
+const TypedField = Type.Object({ name: Type.String(), type: Type.String() }, { additionalProperties: false });
+
+/** What "pay without gas" offers to sign for a payment: EIP-3009 typed data for eth_signTypedData_v4. */
+export const GaslessOffer = Type.Object(
+  {
+    available: Type.Boolean(),
+    reason: nullable(Type.String({ description: "Why not, in words for the payer, when not available." })),
+    chain: Type.String(),
+    chain_id: Type.Integer(),
+    floor: nullable(ExactAmount),
+    typed_data: nullable(
+      Type.Object(
+        {
+          domain: Type.Object(
+            { name: Type.String(), version: Type.String(), chainId: Type.Integer(), verifyingContract: Address },
+            { additionalProperties: false, description: "Read from the token itself (name(), version())." },
+          ),
+          types: Type.Object(
+            { EIP712Domain: Type.Array(TypedField), TransferWithAuthorization: Type.Array(TypedField) },
+            { additionalProperties: false },
+          ),
+          primaryType: Type.Literal("TransferWithAuthorization"),
+          message: Type.Object(
+            { to: Address, value: Uint, validAfter: Uint, validBefore: Uint },
+            {
+              additionalProperties: false,
+              description:
+                "The wallet adds `from` and a random 32-byte `nonce`; value in micro-USDC, times in unix seconds.",
+            },
+          ),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+  },
+  { $id: "GaslessOffer", additionalProperties: false },
+);
+
+export const GaslessAccepted = Type.Object(
+  { authorization: PublicAuthorization, payment: PublicPayment },
+  { $id: "GaslessAccepted", additionalProperties: false },
 );
 
 export const Health = Type.Object({ ok: Type.Literal(true) }, { $id: "Health", additionalProperties: false });

@@ -1,4 +1,5 @@
 import { Type } from "@sinclair/typebox";
+import { GaslessAuthorizationSchema } from "../checkout/authorization-routes.ts";
 import {
   CrossChainBurnSchema,
   PublicPaymentParams,
@@ -8,7 +9,15 @@ import {
 } from "../checkout/public-routes.ts";
 import type { Operation } from "./operation.ts";
 import { CrossChainBurn, PublicPayment } from "./payment-objects.ts";
-import { CrossChainQuote, CrossChainSources, Health, OpenApiDocument, Readiness } from "./public-objects.ts";
+import {
+  CrossChainQuote,
+  CrossChainSources,
+  GaslessAccepted,
+  GaslessOffer,
+  Health,
+  OpenApiDocument,
+  Readiness,
+} from "./public-objects.ts";
 
 /**
  * The routes the checkout page and the widget call, keyed by the payment id alone, and the
@@ -98,6 +107,52 @@ export const PUBLIC_OPERATIONS: Operation[] = [
     },
     responses: { 202: { description: "The burn, being followed.", schema: CrossChainBurn } },
     errors: [400, 404, 422, 429, 503],
+  },
+  {
+    method: "get",
+    path: "/api/public/payments/:id/authorization",
+    operationId: "retrieveGaslessOffer",
+    tag: "Public",
+    summary: "What to sign to pay without gas",
+    description:
+      "EIP-3009 TransferWithAuthorization typed data for the amount due to the deposit address, valid for a few " +
+      "minutes; the wallet adds `from` and a random `nonce` and signs with eth_signTypedData_v4. " +
+      "`available` is false (with `reason`) when the payment is not waiting for funds or what is due is below " +
+      "`floor`, the least the relayer submits (docs/gasless.md).",
+    auth: false,
+    params: PublicPaymentParams,
+    responses: { 200: { description: "The offer.", schema: GaslessOffer } },
+    errors: [404, 429, 503],
+  },
+  {
+    method: "post",
+    path: "/api/public/payments/:id/authorization",
+    operationId: "payBySignature",
+    tag: "Public",
+    summary: "Pay by a signed authorization; the relayer pays the gas",
+    description:
+      "Checked (signature, amount, recipient, validity, the payer's balance, a simulation) before anything is " +
+      "stored; the same authorization posted again answers the same record. A refusal says why in words (400); " +
+      "at most 3 per payment and 10 per client an hour are accepted (429).",
+    auth: false,
+    params: PublicPaymentParams,
+    body: {
+      name: "GaslessAuthorizationRequest",
+      schema: GaslessAuthorizationSchema,
+      example: {
+        authorization: {
+          from: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
+          to: "0x5FbDB2315678afecb367f032d93F642f64180aa3",
+          value: "25000000",
+          validAfter: "1764600000",
+          validBefore: "1764600660",
+          nonce: "0x5f0c2b3a8d9e4f1a6b7c8d9e0f1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c",
+        },
+        signature: `0x${"1b".repeat(65)}`,
+      },
+    },
+    responses: { 202: { description: "Accepted: the relayer submits it.", schema: GaslessAccepted } },
+    errors: [400, 404, 429, 503],
   },
   {
     method: "get",

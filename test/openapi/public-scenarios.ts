@@ -4,6 +4,7 @@
  */
 import { expect } from "bun:test";
 import { randomBytes } from "node:crypto";
+import { gaslessPayer, type Offer, signOffer } from "../support/gasless.ts";
 import type { OperationKey } from "../support/openapi-document.ts";
 import { randomAddress } from "../support/test-chain.ts";
 import { callUntil, commonRefusals, INTERNAL, type Scenario, type World } from "./world.ts";
@@ -94,6 +95,42 @@ export const PUBLIC_SCENARIOS: Record<OperationKey, Scenario> = {
     },
     unreachable: { 500: INTERNAL, 202: NO_SECOND_CHAIN, 422: NO_SECOND_CHAIN, 503: NO_SECOND_CHAIN },
     unsentParameters: { "path id": `no burn is accepted without a source chain: ${NO_SECOND_CHAIN}` },
+  },
+
+  "GET /api/public/payments/{id}/authorization": {
+    async run(w) {
+      const op = "GET /api/public/payments/{id}/authorization";
+      const params = { id: await ownPayment(w) };
+      const offer = await w.contract.call(op, { params });
+      expect(offer.status).toBe(200);
+      expect(offer.json).toMatchObject({ available: true, reason: null });
+      const { server, paymentId } = w.chainless;
+      expect((await w.contract.call(op, { baseUrl: server.url, params: { id: paymentId } })).status).toBe(503);
+      await commonRefusals(w, op, { params });
+      await callUntil(429, 2_000, () => w.contract.call(op, { params }));
+    },
+    unreachable: { 500: INTERNAL },
+  },
+
+  "POST /api/public/payments/{id}/authorization": {
+    async run(w) {
+      const op = "POST /api/public/payments/{id}/authorization";
+      const params = { id: await ownPayment(w) };
+      const offer = (await w.contract.call("GET /api/public/payments/{id}/authorization", { params })).json as Offer;
+      const payer = await gaslessPayer(w.stack.chain, 10_000_000n);
+      const accepted = await w.contract.call(op, { params, body: await signOffer(offer, payer.key) });
+      expect(accepted.status).toBe(202);
+      const stranger = await gaslessPayer(w.stack.chain, 0n);
+      const forged = await signOffer(offer, stranger.key, { from: payer.address });
+      expect((await w.contract.call(op, { params, body: forged })).status).toBe(400);
+      const { server, paymentId } = w.chainless;
+      expect((await w.contract.call(op, { baseUrl: server.url, params: { id: paymentId }, body: forged })).status).toBe(
+        503,
+      );
+      await commonRefusals(w, op, { params, body: forged });
+      await callUntil(429, 200, () => w.contract.call(op, { params, body: forged }));
+    },
+    unreachable: { 500: INTERNAL },
   },
 
   "GET /healthz": {

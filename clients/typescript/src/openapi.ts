@@ -545,6 +545,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/public/payments/{id}/authorization": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What to sign to pay without gas
+         * @description EIP-3009 TransferWithAuthorization typed data for the amount due to the deposit address, valid for a few minutes; the wallet adds `from` and a random `nonce` and signs with eth_signTypedData_v4. `available` is false (with `reason`) when the payment is not waiting for funds or what is due is below `floor`, the least the relayer submits (docs/gasless.md).
+         */
+        get: operations["retrieveGaslessOffer"];
+        put?: never;
+        /**
+         * Pay by a signed authorization; the relayer pays the gas
+         * @description Checked (signature, amount, recipient, validity, the payer's balance, a simulation) before anything is stored; the same authorization posted again answers the same record. A refusal says why in words (400); at most 3 per payment and 10 per client an hour are accepted (429).
+         */
+        post: operations["payBySignature"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/healthz": {
         parameters: {
             query?: never;
@@ -1581,6 +1605,56 @@ export interface components {
                 payment_uri: string;
                 explorer: string | null;
             }[];
+            /** @description Payments by signature (pay without gas) posted for this payment, oldest first. */
+            authorizations: components["schemas"]["PublicAuthorization"][];
+        };
+        PublicAuthorization: {
+            id: string;
+            /** @description `succeeded`: the transfer was mined, by the relayer or by anyone who sent the same authorization. */
+            status: "pending" | "submitted" | "succeeded" | "failed";
+            tx_hash: string | null;
+            error: string | null;
+        };
+        GaslessOffer: {
+            available: boolean;
+            reason: string | null;
+            chain: string;
+            chain_id: number;
+            floor: string | null;
+            typed_data: {
+                /** @description Read from the token itself (name(), version()). */
+                domain: {
+                    name: string;
+                    version: string;
+                    chainId: number;
+                    /** @description A 0x-prefixed EVM address. */
+                    verifyingContract: string;
+                };
+                types: {
+                    EIP712Domain: {
+                        name: string;
+                        type: string;
+                    }[];
+                    TransferWithAuthorization: {
+                        name: string;
+                        type: string;
+                    }[];
+                };
+                /** @constant */
+                primaryType: "TransferWithAuthorization";
+                /** @description The wallet adds `from` and a random 32-byte `nonce`; value in micro-USDC, times in unix seconds. */
+                message: {
+                    /** @description A 0x-prefixed EVM address. */
+                    to: string;
+                    value: string;
+                    validAfter: string;
+                    validBefore: string;
+                };
+            } | null;
+        };
+        GaslessAccepted: {
+            authorization: components["schemas"]["PublicAuthorization"];
+            payment: components["schemas"]["PublicPayment"];
         };
         CrossChainSources: {
             /** @constant */
@@ -1830,6 +1904,24 @@ export interface components {
             chain: string;
             /** @description Must be a 0x-prefixed 32-byte transaction hash. */
             tx_hash: string;
+        };
+        GaslessAuthorizationRequest: {
+            authorization: {
+                /** @description Must be a 0x-prefixed 20-byte address (the payer). */
+                from: string;
+                /** @description Must be a 0x-prefixed 20-byte address (the payment's deposit address). */
+                to: string;
+                /** @description Must be a whole number as a decimal string. */
+                value: string;
+                /** @description Must be a whole number as a decimal string. */
+                validAfter: string;
+                /** @description Must be a whole number as a decimal string. */
+                validBefore: string;
+                /** @description Must be a 0x-prefixed 32-byte hex nonce. */
+                nonce: string;
+            };
+            /** @description Must be the 0x-prefixed hex signature the wallet returned. */
+            signature: string;
         };
         X402FacilitatorRequest: {
             x402Version: number;
@@ -3083,6 +3175,78 @@ export interface operations {
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    retrieveGaslessOffer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The offer. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GaslessOffer"];
+                };
+            };
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    payBySignature: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "authorization": {
+                 *         "from": "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
+                 *         "to": "0x5FbDB2315678afecb367f032d93F642f64180aa3",
+                 *         "value": "25000000",
+                 *         "validAfter": "1764600000",
+                 *         "validBefore": "1764600660",
+                 *         "nonce": "0x5f0c2b3a8d9e4f1a6b7c8d9e0f1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c"
+                 *       },
+                 *       "signature": "0x1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b"
+                 *     }
+                 */
+                "application/json": components["schemas"]["GaslessAuthorizationRequest"];
+            };
+        };
+        responses: {
+            /** @description Accepted: the relayer submits it. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GaslessAccepted"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];

@@ -250,6 +250,11 @@ export function createAuthorizationsService(deps: AuthorizationsDeps): Authoriza
     }
   }
 
+  async function findSigned(chainId: number, from: Address, nonce: Hex): Promise<AuthorizationRecord | null> {
+    const row = await store.findByKey(chainId, getAddress(chain.usdc), getAddress(from), nonce.toLowerCase());
+    return row ? recordOf(row) : null;
+  }
+
   return {
     domain,
     floor,
@@ -257,6 +262,7 @@ export function createAuthorizationsService(deps: AuthorizationsDeps): Authoriza
     accept,
     outcome,
     find,
+    findSigned,
     forPayment: async (paymentId) => (await store.forPayment(paymentId)).map(recordOf),
   };
 }

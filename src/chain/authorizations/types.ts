@@ -100,5 +100,7 @@ export interface Authorizations {
   /** Resolves once the record has succeeded or failed, or at the deadline with what it is then. */
   outcome(id: string, deadlineMs: number): Promise<AuthorizationRecord>;
   find(id: string): Promise<AuthorizationRecord | null>;
+  /** The record of this signed authorization (the token's key for it: chain, from, nonce), if accepted. */
+  findSigned(chainId: number, from: Address, nonce: Hex): Promise<AuthorizationRecord | null>;
   forPayment(paymentId: string): Promise<AuthorizationRecord[]>;
 }

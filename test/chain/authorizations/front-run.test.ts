@@ -1,0 +1,86 @@
+/**
+ * A front-run: a stranger submits the same signed authorization before the relayer's transaction
+ * is mined. The payment still completes, once; the record shows the stranger's transaction.
+ * Automine is off, so the test decides what lands in which block (anvil orders by tip).
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { getAddress, type Hex, parseGwei } from "viem";
+import { eip3009Abi, transferCall } from "../../../src/chain/authorizations/token.ts";
+import { atNode, walletClientFor } from "../../support/chain.ts";
+import { gaslessApi, gaslessPayer, signOffer } from "../../support/gasless.ts";
+import { type Stack, startStack } from "../../support/stack.ts";
+import { startChain, type TestChain, usdc } from "../../support/test-chain.ts";
+
+let chain: TestChain;
+let stack: Stack;
+
+beforeAll(async () => {
+  chain = await startChain();
+  stack = await startStack({ chain, env: { STABLEGATE_SWEEP_FLOOR: "1.00" } });
+});
+afterAll(async () => {
+  await stack?.stop();
+  await chain?.stop();
+});
+
+describe("front-run", () => {
+  test("a stranger's submission of the same authorization completes the payment once", async () => {
+    const payer = await gaslessPayer(chain, usdc("50.00"));
+    const stranger = walletClientFor(chain.rpcUrl, await chain.fundedKey());
+    const payment = await stack.createPayment({ amount: "20.00" });
+    const api = gaslessApi(stack.url);
+    const signed = await signOffer(await api.offer(payment.id), payer.key);
+    await chain.anvil.rpc("evm_setAutomine", [false]);
+    try {
+      const res = await api.post(payment.id, signed);
+      expect(res.status).toBe(202);
+      const id = res.json.authorization.id;
+      const ours = await stack.waitFor(async () => {
+        const [row] = await stack.sql<{ tx_hash: Hex | null }>("SELECT tx_hash FROM authorizations WHERE id = ?", id);
+        return row?.tx_hash;
+      });
+      await atNode(chain.publicClient, ours);
+      const a = signed.authorization;
+      const theirs = await stranger.writeContract({
+        ...transferCall(
+          chain.usdc,
+          {
+            from: a.from,
+            to: a.to,
+            value: BigInt(a.value),
+            validAfter: BigInt(a.validAfter),
+            validBefore: BigInt(a.validBefore),
+            nonce: a.nonce,
+          },
+          signed.signature,
+        ),
+        gas: 150_000n,
+        maxFeePerGas: parseGwei("500"),
+        maxPriorityFeePerGas: parseGwei("400"),
+      });
+      await chain.mine(1);
+      const mined = await chain.publicClient.getTransactionReceipt({ hash: theirs });
+      expect(mined.status).toBe("success");
+      expect((await chain.publicClient.getTransactionReceipt({ hash: ours })).status).toBe("reverted");
+
+      const record = await stack.waitFor(async () => {
+        const view = await stack.publicPayment(payment.id);
+        return view.authorizations[0]?.status === "succeeded" ? view.authorizations[0] : undefined;
+      });
+      expect(record).toMatchObject({ id, tx_hash: theirs, error: null });
+      await stack.waitForStatus(payment.id, "confirmed", { mine: true, timeoutMs: 30_000 });
+      const transfers = await chain.publicClient.getContractEvents({
+        address: chain.usdc,
+        abi: eip3009Abi,
+        eventName: "Transfer",
+        args: { from: payer.address, to: getAddress(payment.deposit_address) },
+        fromBlock: 0n,
+      });
+      expect(transfers.map((t) => t.transactionHash)).toEqual([theirs]);
+      expect(await chain.usdcBalance(payer.address)).toBe(usdc("30.00"));
+      expect(await stack.usdcBalance(stack.payout)).toBe(usdc("20.00"));
+    } finally {
+      await chain.anvil.rpc("evm_setAutomine", [true]);
+    }
+  }, 60_000);
+});
