@@ -93,7 +93,7 @@ const payOperation = (method: "get" | "post"): Operation => ({
       ],
     },
   },
-  errors: [400, 404, 429],
+  errors: [400, 404, 429, 503],
 });
 
 const facilitatorBody = {
@@ -153,7 +153,7 @@ export const X402_OPERATIONS: Operation[] = [
     auth: true,
     body: facilitatorBody,
     responses: { 200: { description: "The verdict.", schema: X402VerifyResponse } },
-    errors: [400],
+    errors: [400, 503],
   },
   {
     method: "post",
@@ -167,7 +167,7 @@ export const X402_OPERATIONS: Operation[] = [
     auth: true,
     body: facilitatorBody,
     responses: { 200: { description: "The settlement.", schema: X402SettleResponse } },
-    errors: [400],
+    errors: [400, 503],
   },
   {
     method: "get",

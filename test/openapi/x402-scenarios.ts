@@ -4,8 +4,10 @@
  * three routes with the stack's key.
  */
 import { expect } from "bun:test";
+import type { Address } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import type { OperationKey } from "../support/openapi-document.ts";
+import { TEST_PAYOUT, TEST_USDC } from "../support/server.ts";
 import { randomAddress, usdc } from "../support/test-chain.ts";
 import { facilitatorRequest, signAuthorization } from "../support/x402.ts";
 import { callUntil, commonRefusals, INTERNAL, type Scenario, type World } from "./world.ts";
@@ -56,6 +58,9 @@ const payScenario = (op: OperationKey, paying: boolean): Scenario => ({
       const headers = { "PAYMENT-SIGNATURE": "bm90IGEgcGF5bG9hZA==" };
       expect((await w.contract.call(op, { params: { id: paid.id }, headers })).status).toBe(200);
     }
+    // The chain out of reach (the token's domain cannot be read): 503 with Retry-After.
+    const { server, paymentId } = w.chainless;
+    expect((await w.contract.call(op, { baseUrl: server.url, params: { id: paymentId } })).status).toBe(503);
     await commonRefusals(w, op, { params });
     const own = { id: (await w.newPayment()).id };
     await callUntil(429, 2_000, () => w.contract.call(op, { params: own }));
@@ -86,6 +91,14 @@ const facilitatorScenario = (op: OperationKey, field: "isValid" | "success"): Sc
     expect(answer.status).toBe(200);
     expect(answer.json[field]).toBe(false);
     expect((await w.contract.call(op, { key: w.key, body: { x402Version: 2 } })).status).toBe(400);
+    // The chainless server's own payout address, so the request reaches the chain, which is out of reach.
+    const { server, account } = w.chainless;
+    const signer = privateKeyToAccount(generatePrivateKey());
+    const there = { chainId: 31337, usdc: TEST_USDC as Address, payTo: TEST_PAYOUT as Address, amount: 1_000_000n };
+    const signed = await signAuthorization({ signer, ...there, to: there.payTo, value: there.amount });
+    const unreachable = facilitatorRequest({ ...there, signed });
+    const far = await w.contract.call(op, { baseUrl: server.url, key: account.apiKey, body: unreachable });
+    expect(far.status).toBe(503);
     await commonRefusals(w, op, { key: w.key, body });
   },
   unreachable: { 500: INTERNAL },
