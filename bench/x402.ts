@@ -109,8 +109,8 @@ async function throughput() {
       settled: latencies.length,
       failed,
       perSecond: round(latencies.length / seconds),
-      p50Ms: round(percentile(latencies, 50)),
-      p99Ms: round(percentile(latencies, 99)),
+      p50Ms: round(percentile(latencies, 0.5)),
+      p99Ms: round(percentile(latencies, 0.99)),
     },
   };
 }
@@ -161,7 +161,7 @@ async function timeToConfirmed() {
     const sorted = [...xs].sort((a, b) => a - b);
     return {
       n: xs.length,
-      medianS: round(percentile(sorted, 50), 2),
+      medianS: round(percentile(sorted, 0.5), 2),
       minS: round(sorted[0]!, 2),
       maxS: round(sorted.at(-1)!, 2),
     };

@@ -94,8 +94,13 @@ export function createFacilitator(deps: FacilitatorDeps) {
       await store.finish(row.authorization_id, "recorded", row.payment_id, clock.now());
       return;
     }
+    // Metadata holds strings of at most 500 characters (the API's rule); the full resource URL stays in x402_settlements.
     const metadata = JSON.stringify({
-      x402: { resource: row.resource, payer: row.payer, tx_hash: record.tx_hash, network, pay_to: row.pay_to },
+      x402_resource: (row.resource ?? "").slice(0, 500),
+      x402_payer: row.payer,
+      x402_tx_hash: record.tx_hash ?? "",
+      x402_network: network,
+      x402_pay_to: row.pay_to,
     });
     const owner = await deps.accountOf(row.account_id);
     if (!owner) throw new Error(`account ${row.account_id} of an x402 settlement is gone`);
@@ -103,7 +108,7 @@ export function createFacilitator(deps: FacilitatorDeps) {
       .createExact(
         owner,
         row.amount,
-        { description: row.description ?? row.resource, metadataText: metadata },
+        { description: (row.description ?? row.resource)?.slice(0, 500) ?? null, metadataText: metadata },
         async (payment) => {
           // Exactly one caller records it: another's insert rolls back with this throw.
           if (!(await store.finish(row.authorization_id, "recorded", payment.id, clock.now())))

@@ -244,7 +244,7 @@ describe("settling", () => {
     expect(made.map((p) => p.id)).toEqual([recorded[0]!.payment_id]);
     const payment = await stack.getPayment(recorded[0]!.payment_id);
     expect(payment).toMatchObject({ status: "confirmed", amount: "1.25", amount_received: "1.25" });
-    expect(payment.metadata.x402).toMatchObject({ payer: signer.address, tx_hash: first.json.transaction });
+    expect(payment.metadata).toMatchObject({ x402_payer: signer.address, x402_tx_hash: first.json.transaction });
     expect(await stack.events(payment.id)).toEqual(["payment.settling", "payment.confirmed"]);
   });
 

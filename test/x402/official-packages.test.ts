@@ -203,14 +203,20 @@ describe("a resource sold through the official Hono middleware with Stablegate a
 
     const list = await stack.request("/api/v1/payments?limit=5");
     const recorded = list.json.data.find(
-      (p: { metadata: { x402?: { tx_hash: string } } | null }) => p.metadata?.x402?.tx_hash === settlement.transaction,
+      (p: { metadata: Record<string, string> | null }) => p.metadata?.x402_tx_hash === settlement.transaction,
     );
     expect(recorded).toMatchObject({
       status: "confirmed",
       amount: "0.25",
       amount_received: "0.25",
       description: "Today's report",
-      metadata: { x402: { resource, payer: account.address, tx_hash: settlement.transaction, pay_to: stack.payout } },
+      metadata: {
+        x402_resource: resource,
+        x402_payer: account.address,
+        x402_tx_hash: settlement.transaction,
+        x402_network: `eip155:${chainId()}`,
+        x402_pay_to: stack.payout,
+      },
     });
     expect(await stack.events(recorded.id)).toEqual(["payment.settling", "payment.confirmed"]);
     // Settled straight to the payout address: nothing for the settler to sweep.
