@@ -73,7 +73,7 @@ const payOperation = (method: "get" | "post"): Operation => ({
   description:
     "Without PAYMENT-SIGNATURE: 402 with the PAYMENT-REQUIRED header (and body) for the amount due. With it: the " +
     "authorization is verified and sent by the relayer; 200 with PAYMENT-RESPONSE once mined, 402 with the reason, " +
-    "202 while still on its way. Nothing due: 200. See docs/agents-and-programs.md.",
+    "202 while one is on its way (then nothing more is asked). Nothing due: 200. See docs/agents-and-programs.md.",
   auth: false,
   params: PublicPaymentParams,
   headers: [SIGNATURE_HEADER],
@@ -83,7 +83,12 @@ const payOperation = (method: "get" | "post"): Operation => ({
       schema: PublicPayment,
       headers: [PAYMENT_RESPONSE_HEADER],
     },
-    202: { description: "Sent, not mined within the answer's wait: the public view.", schema: PublicPayment },
+    202: {
+      description:
+        "An authorization for it is on its way (sent, or mined and not credited yet): the public view. Nothing " +
+        "is asked, so nothing is paid twice.",
+      schema: PublicPayment,
+    },
     402: {
       description: "Payment required, or refused with the reason (PAYMENT-RESPONSE then says why).",
       schema: X402PaymentRequired,

@@ -10,5 +10,8 @@ export type {
   TransferAuthorization,
 } from "../chain/authorizations/types.ts";
 
-export type AuthorizationsApi = Pick<Authorizations, "domain" | "verify" | "accept" | "outcome" | "find">;
+export type AuthorizationsApi = Pick<
+  Authorizations,
+  "domain" | "verify" | "accept" | "outcome" | "find" | "forPayment"
+>;
 export type Ask = Parameters<Authorizations["verify"]>[0];

@@ -52,6 +52,10 @@ export function createX402(w: {
   });
   const pay = createPayByX402({
     authorizations: w.authorizations,
+    creditedTransfers: async (row) =>
+      new Set(
+        (await w.payments.lifecycle.transfersView(row)).filter((t) => t.confirmed).map((t) => t.tx_hash.toLowerCase()),
+      ),
     clock: w.clock,
     served,
     maxTimeoutSeconds: MAX_TIMEOUT_SECONDS,

@@ -15,7 +15,9 @@ import {
 import { REASON_OF, REASONS, type Refusal, refusalOf } from "./reasons.ts";
 
 export interface PayDeps {
-  authorizations: Pick<AuthorizationsApi, "domain" | "accept" | "outcome">;
+  authorizations: Pick<AuthorizationsApi, "domain" | "accept" | "outcome" | "forPayment">;
+  /** The hashes of the payment's transfers the watcher has credited (src/payments/lifecycle.ts transfersView). */
+  creditedTransfers: (row: PaymentRow) => Promise<Set<string>>;
   clock: Clock;
   served: Served;
   /** What the payer has to sign within: x402's maxTimeoutSeconds. */
@@ -66,6 +68,23 @@ export function createPayByX402(deps: PayDeps) {
 
   return {
     required,
+
+    /**
+     * Whether an authorization for this payment is on its way: accepted and not mined, or mined
+     * and not credited yet. Its amount is not in amount_received, so a 402 for what looks due
+     * would have the payer pay twice; the endpoint answers 202 with the public view instead.
+     */
+    async inFlight(row: PaymentRow): Promise<boolean> {
+      const records = await authorizations.forPayment(row.id);
+      if (records.every((r) => r.status === "failed")) return false;
+      const credited = await deps.creditedTransfers(row);
+      return records.some(
+        (r) =>
+          r.status === "pending" ||
+          r.status === "submitted" ||
+          (r.status === "succeeded" && (r.tx_hash === null || !credited.has(r.tx_hash.toLowerCase()))),
+      );
+    },
 
     /** Verifies and submits `payload` for what `row` has due, and waits (bounded) for the transfer. */
     async pay(row: PaymentRow, url: string, payload: PaymentPayload): Promise<PayOutcome> {

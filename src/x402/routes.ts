@@ -32,6 +32,11 @@ export function x402PublicRoutes(ctx: AppContext) {
       return publicPaymentView(fresh, await ctx.publicExtras(fresh), ctx.view);
     };
     if (amountDue(row) === 0n) return view();
+    // An authorization already on its way: what it pays is not credited yet, and asking again would pay twice.
+    if (await ctx.x402.pay.inFlight(row)) {
+      set.status = 202;
+      return view();
+    }
     const url = x402Url(row.id, ctx.view);
     if (!signature) {
       const required = await ctx.x402.pay.required(row, url, "PAYMENT-SIGNATURE header is required");

@@ -90,6 +90,11 @@ describe("a Stablegate payment paid with @x402/fetch", () => {
     expect(paid.settlement).toMatchObject({ success: true, network: `eip155:${chainId()}`, payer: account.address });
     expect(paid.settlement!.transaction).toMatch(/^0x[0-9a-f]{64}$/);
     expect(paid.payment.id).toBe(payment.id);
+    // Mined, not yet credited (the payment waits for its confirmations): asked again, the endpoint
+    // says it is on its way (202) instead of a 402 for the whole amount, which would be paid twice.
+    const during = await fetch(url);
+    expect(during.status).toBe(202);
+    expect(during.headers.get("PAYMENT-REQUIRED")).toBeNull();
     const confirmed = await stack.waitForStatus(payment.id, "confirmed", { mine: true });
     expect(confirmed.amount_received).toBe("2.50");
     expect(confirmed.transfers.map((t: { tx_hash: string }) => t.tx_hash)).toContain(paid.settlement!.transaction);

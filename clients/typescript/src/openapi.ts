@@ -632,13 +632,13 @@ export interface paths {
         };
         /**
          * Pay the payment over x402
-         * @description Without PAYMENT-SIGNATURE: 402 with the PAYMENT-REQUIRED header (and body) for the amount due. With it: the authorization is verified and sent by the relayer; 200 with PAYMENT-RESPONSE once mined, 402 with the reason, 202 while still on its way. Nothing due: 200. See docs/agents-and-programs.md.
+         * @description Without PAYMENT-SIGNATURE: 402 with the PAYMENT-REQUIRED header (and body) for the amount due. With it: the authorization is verified and sent by the relayer; 200 with PAYMENT-RESPONSE once mined, 402 with the reason, 202 while one is on its way (then nothing more is asked). Nothing due: 200. See docs/agents-and-programs.md.
          */
         get: operations["payPaymentWithX402"];
         put?: never;
         /**
          * Pay the payment over x402
-         * @description Without PAYMENT-SIGNATURE: 402 with the PAYMENT-REQUIRED header (and body) for the amount due. With it: the authorization is verified and sent by the relayer; 200 with PAYMENT-RESPONSE once mined, 402 with the reason, 202 while still on its way. Nothing due: 200. See docs/agents-and-programs.md.
+         * @description Without PAYMENT-SIGNATURE: 402 with the PAYMENT-REQUIRED header (and body) for the amount due. With it: the authorization is verified and sent by the relayer; 200 with PAYMENT-RESPONSE once mined, 402 with the reason, 202 while one is on its way (then nothing more is asked). Nothing due: 200. See docs/agents-and-programs.md.
          */
         post: operations["payPaymentWithX402Post"];
         delete?: never;
@@ -3362,7 +3362,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicPayment"];
                 };
             };
-            /** @description Sent, not mined within the answer's wait: the public view. */
+            /** @description An authorization for it is on its way (sent, or mined and not credited yet): the public view. Nothing is asked, so nothing is paid twice. */
             202: {
                 headers: {
                     [name: string]: unknown;
@@ -3417,7 +3417,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicPayment"];
                 };
             };
-            /** @description Sent, not mined within the answer's wait: the public view. */
+            /** @description An authorization for it is on its way (sent, or mined and not credited yet): the public view. Nothing is asked, so nothing is paid twice. */
             202: {
                 headers: {
                     [name: string]: unknown;
