@@ -16,6 +16,11 @@
  * carries PAYMENT-RESPONSE, which the official decoder reads; the middleware calls /supported
  * at start, then /verify before the handler and /settle after it, and on `settlement_pending`
  * settles once more with the same payload (which Stablegate answers with the same record).
+ * Read in the installed 2.27 packages, not in the specification: the client's spend controls
+ * (only assets it is told of, $1 a payment by default: the docs' example sets a budget), the
+ * facilitator client's 90 s timeout (Stablegate's settle answers within 30 s), and the
+ * `settlement_pending` retry. The exact EVM client signs validAfter = now - 600 and
+ * validBefore = now + maxTimeoutSeconds, which the core's 30 s margin accepts.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { decodePaymentResponseHeader } from "@x402/fetch";
@@ -224,6 +229,8 @@ describe("a resource sold through the official Hono middleware with Stablegate a
       },
     });
     expect(await stack.events(recorded.id)).toEqual(["payment.settling", "payment.confirmed"]);
+    const csv = await stack.request("/api/v1/payments.csv");
+    expect(String(csv.json)).toContain(recorded.id);
     // Settled straight to the payout address: nothing for the settler to sweep.
     const [row] = await stack.sql<{ amount_settled: number }>(
       "SELECT amount_settled FROM payments WHERE id = ?",
