@@ -16,30 +16,46 @@ export const AUTHORIZATIONS_PER_CLIENT_PER_HOUR = 10;
 /** Per account in a day: far above a shop's day, far below what would drain a relayer. */
 export const AUTHORIZATIONS_PER_ACCOUNT_PER_DAY = 2_000;
 
+export interface AuthorizationLimits {
+  perPaymentPerHour: number;
+  perClientPerHour: number;
+  perAccountPerDay: number;
+}
+
+export const AUTHORIZATION_LIMITS: AuthorizationLimits = {
+  perPaymentPerHour: AUTHORIZATIONS_PER_PAYMENT_PER_HOUR,
+  perClientPerHour: AUTHORIZATIONS_PER_CLIENT_PER_HOUR,
+  perAccountPerDay: AUTHORIZATIONS_PER_ACCOUNT_PER_DAY,
+};
+
 /** Refuses with 429 (and Retry-After) an authorization a limit would pass; changes nothing. */
 export async function checkAuthorizationLimits(
   store: AuthorizationStore,
   ask: { paymentId: string | null; client: string; accountId: string; now: number },
+  limits: AuthorizationLimits = AUTHORIZATION_LIMITS,
 ): Promise<void> {
   const { now } = ask;
   if (ask.paymentId !== null) {
-    const n = await store.countForPaymentSince(ask.paymentId, now - HOUR_MS);
-    if (n >= AUTHORIZATIONS_PER_PAYMENT_PER_HOUR)
+    const { n, oldest } = await store.countForPaymentSince(ask.paymentId, now - HOUR_MS);
+    if (n >= limits.perPaymentPerHour) {
+      // The oldest counted leaving the hour brings the count under the limit again.
+      const until = (oldest ?? now) + HOUR_MS;
       throw tooMany(
         `This payment has had ${n} signed payments in the last hour, the most allowed; ` +
-          `try again after ${isoMillis(now + HOUR_MS).slice(11, 16)} UTC, or pay with a plain transfer`,
-        HOUR_MS,
+          `try again after ${isoMillis(until).slice(11, 16)} UTC, or pay with a plain transfer`,
+        until - now,
       );
+    }
   }
   const byClient = await store.countForClientSince(ask.client, now - HOUR_MS);
-  if (byClient >= AUTHORIZATIONS_PER_CLIENT_PER_HOUR)
+  if (byClient >= limits.perClientPerHour)
     throw tooMany(
       `You have sent ${byClient} signed payments in the last hour, the most allowed; ` +
         "try again later, or pay with a plain transfer",
       HOUR_MS,
     );
   const byAccount = await store.countForAccountSince(ask.accountId, now - DAY_MS);
-  if (byAccount >= AUTHORIZATIONS_PER_ACCOUNT_PER_DAY)
+  if (byAccount >= limits.perAccountPerDay)
     throw tooMany(
       "This merchant has taken as many signed payments today as it may; pay with a plain transfer instead",
       DAY_MS,

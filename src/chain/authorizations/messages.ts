@@ -15,15 +15,23 @@ export const say = {
   expired: (validBeforeS: number, nowMs: number) =>
     `This authorization expired at ${utcTime(validBeforeS * 1000, nowMs)}; sign a new one`,
   expiresTooSoon: (validBeforeS: number, nowMs: number) =>
-    `This authorization expires at ${utcTime(validBeforeS * 1000, nowMs)}, too soon to be sent and mined; sign a new one`,
+    `This authorization expires at ${utcTime(validBeforeS * 1000, nowMs)}, ` +
+    "too soon to be sent and mined; sign a new one",
   notYetValid: (validAfterS: number, nowMs: number) =>
     `This authorization is valid only after ${utcTime(validAfterS * 1000, nowMs)}; sign one valid now`,
   used: () => "This authorization was already used",
   canceled: () => "This authorization was canceled by its signer",
   invalidSignature: () =>
     "The signature does not match this authorization and wallet; sign again with the wallet that pays",
+  /**
+   * Only to whoever posted the authorization (the refusal's answer), never stored: the public view
+   * of a record shows no payer data the page did not send, and a balance is not that.
+   */
   insufficientFunds: (held: bigint, needed: bigint) =>
     `Your wallet holds ${formatExact(held)} USDC; this payment needs ${formatExact(needed)} USDC`,
+  /** What a record that failed for want of funds says, in the public view too. */
+  fundsGone: (needed: bigint) =>
+    `The wallet no longer holds the ${formatExact(needed)} USDC this payment needs; sign again once it does`,
   wrongRecipient: (to: string) => `This authorization pays ${to}, not this payment's address; sign the one offered`,
   wrongAmount: (value: bigint, due: bigint) =>
     `This authorization is for ${formatExact(value)} USDC but ${formatExact(due)} USDC is due; sign the one offered`,

@@ -5,7 +5,7 @@ import type { IdGenerator } from "../../lib/ids.ts";
 import type { Logger } from "../../lib/log.ts";
 import { errorMessage, revertOf } from "../rpc-errors.ts";
 import { AUTHORIZATION_GAS_CAP, floorOf } from "./floor.ts";
-import { checkAuthorizationLimits } from "./limits.ts";
+import { type AuthorizationLimits, checkAuthorizationLimits } from "./limits.ts";
 import { revertVerdict, say } from "./messages.ts";
 import { recordOf } from "./record.ts";
 import type { AuthorizationStore } from "./store.ts";
@@ -52,6 +52,8 @@ export interface AuthorizationsDeps {
   marginSeconds: number;
   /** Tells the submitter a new authorization is waiting. */
   wake: () => void;
+  /** How many are accepted (./limits.ts); the built-in figures unless a test sets others. */
+  limits?: AuthorizationLimits;
   /** Resolves when a record may have changed (the submitter saved one), or after `ms`. */
   changed: (ms: number) => Promise<void>;
 }
@@ -201,7 +203,7 @@ export function createAuthorizationsService(deps: AuthorizationsDeps): Authoriza
       await store.lockKeys([`payment:${ask.paymentId}`, `client:${ask.client}`, `account:${ask.accountId}`]);
       const raced = await again();
       if (raced) return raced;
-      await checkAuthorizationLimits(store, { ...ask, now: clock.now() });
+      await checkAuthorizationLimits(store, { ...ask, now: clock.now() }, deps.limits);
       await store.insert({
         id,
         payment_id: ask.paymentId,

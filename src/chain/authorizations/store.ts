@@ -89,11 +89,14 @@ export function createAuthorizationStore(db: Db) {
             ORDER BY next_attempt_at LIMIT 50`,
       ),
     /** How many were accepted after `since` (ms) for the payment, from the client, for the account: the limits. */
-    countForPaymentSince: async (paymentId: string, since: number) =>
-      count(
-        db,
-        sql`SELECT count(*) AS n FROM authorizations WHERE payment_id = ${paymentId} AND created_at > ${since}`,
-      ),
+    /** With when the oldest of them was accepted: the per-payment limit lifts when it leaves the window. */
+    countForPaymentSince: async (paymentId: string, since: number) => {
+      const row = await db.get<{ n: number | bigint | string; oldest: number | bigint | string | null }>(
+        sql`SELECT count(*) AS n, min(created_at) AS oldest FROM authorizations
+            WHERE payment_id = ${paymentId} AND created_at > ${since}`,
+      );
+      return { n: Number(row?.n ?? 0), oldest: row?.oldest == null ? null : Number(row.oldest) };
+    },
     countForClientSince: async (client: string, since: number) =>
       count(db, sql`SELECT count(*) AS n FROM authorizations WHERE client = ${client} AND created_at > ${since}`),
     countForAccountSince: async (accountId: string, since: number) =>

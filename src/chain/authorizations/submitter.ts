@@ -172,15 +172,7 @@ export function createSubmitter(deps: SubmitterDeps) {
       // The chain's clock may trail ours: not yet valid there is a matter of a block or two.
       if (verdict.code === "not_yet_valid") return { last_error: verdict.message, retryInMs: deps.pollIntervalMs };
       if (verdict.code === "used") return resolveUsed(row);
-      if (verdict.code === "insufficient_funds") {
-        const held = await client.readContract({
-          address: deps.usdc,
-          abi: eip3009Abi,
-          functionName: "balanceOf",
-          args: [a.from],
-        });
-        return failed(verdict.code, say.insufficientFunds(held, a.value));
-      }
+      if (verdict.code === "insufficient_funds") return failed(verdict.code, say.fundsGone(a.value));
       return failed(verdict.code, verdict.message);
     }
     if (gas > AUTHORIZATION_GAS_CAP) return failed("reverted", say.tooCostly());
@@ -257,7 +249,7 @@ export function createSubmitter(deps: SubmitterDeps) {
       functionName: "balanceOf",
       args: [row.from_address as Address],
     });
-    if (held < BigInt(row.value)) return failed("insufficient_funds", say.insufficientFunds(held, BigInt(row.value)));
+    if (held < BigInt(row.value)) return failed("insufficient_funds", say.fundsGone(BigInt(row.value)));
     return failed("reverted", say.reverted(`transaction ${hash} reverted`));
   }
 

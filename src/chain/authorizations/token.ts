@@ -7,11 +7,31 @@ export const eip3009Abi = parseAbi([
   "function version() view returns (string)",
   "function balanceOf(address) view returns (uint256)",
   "function authorizationState(address authorizer, bytes32 nonce) view returns (bool)",
-  "function transferWithAuthorization(address from, address to, uint256 value, uint256 validAfter, uint256 validBefore, bytes32 nonce, bytes signature)",
   "event AuthorizationUsed(address indexed authorizer, bytes32 indexed nonce)",
   "event AuthorizationCanceled(address indexed authorizer, bytes32 indexed nonce)",
   "event Transfer(address indexed from, address indexed to, uint256 value)",
-]);
+] as const);
+
+const uint256 = (name: string) => ({ name, type: "uint256" }) as const;
+
+/** FiatToken v2.2's `bytes signature` overload of transferWithAuthorization (the v, r, s one does the same). */
+export const transferWithAuthorizationAbi = [
+  {
+    type: "function",
+    name: "transferWithAuthorization",
+    stateMutability: "nonpayable",
+    inputs: [
+      { name: "from", type: "address" },
+      { name: "to", type: "address" },
+      uint256("value"),
+      uint256("validAfter"),
+      uint256("validBefore"),
+      { name: "nonce", type: "bytes32" },
+      { name: "signature", type: "bytes" },
+    ],
+    outputs: [],
+  },
+] as const;
 
 /** EIP-3009's struct, as a wallet signs it with eth_signTypedData_v4. */
 export const TRANSFER_WITH_AUTHORIZATION_TYPES = {
@@ -47,7 +67,7 @@ export function typedDataOf(domain: TokenDomain, authorization: TransferAuthoriz
 export function transferCall(token: Address, a: TransferAuthorization, signature: Hex) {
   return {
     address: token,
-    abi: eip3009Abi,
+    abi: transferWithAuthorizationAbi,
     functionName: "transferWithAuthorization" as const,
     args: [a.from, a.to, a.value, a.validAfter, a.validBefore, a.nonce, signature] as const,
   };

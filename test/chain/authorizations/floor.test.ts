@@ -14,17 +14,17 @@ const BASE = CHAINS.get("base")!;
 
 describe("the gasless floor", () => {
   test("20 transfers' gas at the conservative native price, when above the sweep floor", () => {
-    // Ethereum at 10 gwei: 90,000 gas is 0.0009 ETH, 9.00 USDC at 10,000 USD; twenty of them 180.00.
+    // Ethereum at 10 gwei: 100,000 gas is 0.001 ETH, 10.00 USDC at 10,000 USD; twenty of them 200.00.
     expect(floorOf({ sweepFloor: ETH.sweepFloor, nativePrice: ETH.nativePrice, gasPriceWei: 10n * gwei })).toBe(
-      180_000_000n,
+      200_000_000n,
     );
-    expect(FLOOR_GAS_MULTIPLE * TRANSFER_WITH_AUTHORIZATION_GAS).toBe(1_800_000n);
+    expect(FLOOR_GAS_MULTIPLE * TRANSFER_WITH_AUTHORIZATION_GAS).toBe(2_000_000n);
   });
 
   test("the sweep floor when gas is cheap (an L2)", () => {
-    // Base at 0.01 gwei: 20 x 90,000 x 0.01 gwei is 0.000018 ETH, 0.18 USDC; the sweep floor is 0.10.
+    // Base at 0.01 gwei: 20 x 100,000 x 0.01 gwei is 0.00002 ETH, 0.20 USDC; the sweep floor is 0.10.
     expect(floorOf({ sweepFloor: BASE.sweepFloor, nativePrice: BASE.nativePrice, gasPriceWei: gwei / 100n })).toBe(
-      180_000n,
+      200_000n,
     );
     expect(floorOf({ sweepFloor: BASE.sweepFloor, nativePrice: BASE.nativePrice, gasPriceWei: gwei / 1000n })).toBe(
       BASE.sweepFloor,

@@ -1,15 +1,16 @@
 /**
  * A front-run: a stranger submits the same signed authorization before the relayer's transaction
  * is mined. The payment still completes, once; the record shows the stranger's transaction.
- * Automine is off, so the test decides what lands in which block (anvil orders by tip).
+ * Automine is off, so the test decides what lands in which block (anvil orders by tip). And one
+ * stuck in the mempool is replaced with higher fees on its nonce, once, and mined once.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { getAddress, type Hex, parseGwei } from "viem";
 import { eip3009Abi, transferCall } from "../../../src/chain/authorizations/token.ts";
-import { atNode, walletClientFor } from "../../support/chain.ts";
+import { atNode, testTokenAbi, walletClientFor } from "../../support/chain.ts";
 import { gaslessApi, gaslessPayer, signOffer } from "../../support/gasless.ts";
 import { type Stack, startStack } from "../../support/stack.ts";
-import { startChain, type TestChain, usdc } from "../../support/test-chain.ts";
+import { randomAddress, startChain, type TestChain, usdc } from "../../support/test-chain.ts";
 
 let chain: TestChain;
 let stack: Stack;
@@ -82,5 +83,99 @@ describe("front-run", () => {
     } finally {
       await chain.anvil.rpc("evm_setAutomine", [true]);
     }
+  }, 60_000);
+});
+
+describe("funds gone", () => {
+  test("the payer's funds moved before the relayer's transaction was mined: failed, in words without the balance", async () => {
+    const payer = await gaslessPayer(chain, usdc("12.00"));
+    const payment = await stack.createPayment({ amount: "10.00" });
+    const api = gaslessApi(stack.url);
+    const signed = await signOffer(await api.offer(payment.id), payer.key);
+    await chain.setBalance(payer.address, 10n ** 18n);
+    await chain.anvil.rpc("evm_setAutomine", [false]);
+    try {
+      const res = await api.post(payment.id, signed);
+      expect(res.status).toBe(202);
+      const ours = await stack.waitFor(async () => {
+        const [row] = await stack.sql<{ tx_hash: Hex | null }>(
+          "SELECT tx_hash FROM authorizations WHERE id = ?",
+          res.json.authorization.id,
+        );
+        return row?.tx_hash;
+      });
+      await atNode(chain.publicClient, ours);
+      await walletClientFor(chain.rpcUrl, payer.key).writeContract({
+        address: chain.usdc,
+        abi: testTokenAbi,
+        functionName: "transfer",
+        args: [randomAddress(), usdc("12.00")],
+        gas: 100_000n,
+        maxFeePerGas: parseGwei("500"),
+        maxPriorityFeePerGas: parseGwei("400"),
+      });
+      await chain.mine(1);
+    } finally {
+      await chain.anvil.rpc("evm_setAutomine", [true]);
+    }
+    const failed = await stack.waitFor(async () => {
+      const view = await stack.publicPayment(payment.id);
+      return view.authorizations[0]?.status === "failed" ? view.authorizations[0] : undefined;
+    });
+    expect(failed.error).toBe("The wallet no longer holds the 10.00 USDC this payment needs; sign again once it does");
+    expect((await stack.getPayment(payment.id)).status).toBe("pending");
+  }, 60_000);
+});
+
+describe("stuck", () => {
+  test("an unmined submission is replaced with higher fees on the same nonce; one transfer", async () => {
+    const payer = await gaslessPayer(chain, usdc("50.00"));
+    const payment = await stack.createPayment({ amount: "10.00" });
+    const api = gaslessApi(stack.url);
+    const signed = await signOffer(await api.offer(payment.id), payer.key);
+    await chain.anvil.rpc("evm_setAutomine", [false]);
+    type Row = { tx_hashes: string | null; relayer_nonce: number | null; raw_tx: Hex | null };
+    try {
+      const res = await api.post(payment.id, signed);
+      expect(res.status).toBe(202);
+      const id = res.json.authorization.id;
+      const row = async () =>
+        (await stack.sql<Row>("SELECT tx_hashes, relayer_nonce, raw_tx FROM authorizations WHERE id = ?", id))[0]!;
+      const first = await stack.waitFor(async () => ((await row()).tx_hashes ? row() : undefined));
+      const [original] = JSON.parse(first.tx_hashes!) as Hex[];
+      await atNode(chain.publicClient, original!);
+      // Past the settler's stuck time (at least 30 s) by the server's clock (this file's last test:
+      // the server's clock stays ahead of the chain's from here).
+      stack.clock.advance(120_000);
+      const replaced = await stack.waitFor(async () => {
+        const now = await row();
+        return (JSON.parse(now.tx_hashes!) as Hex[]).length === 2 ? now : undefined;
+      });
+      expect(replaced.relayer_nonce).toBe(first.relayer_nonce);
+      const newest = (JSON.parse(replaced.tx_hashes!) as Hex[])[1]!;
+      const [before, after] = await Promise.all([
+        chain.publicClient.getTransaction({ hash: original! }).catch(() => null),
+        atNode(chain.publicClient, newest),
+      ]);
+      if (before) expect(after.maxFeePerGas! > before.maxFeePerGas!).toBe(true);
+      await chain.mine(1);
+      const record = await stack.waitFor(async () => {
+        const view = await stack.publicPayment(payment.id);
+        return view.authorizations[0]?.status === "succeeded" ? view.authorizations[0] : undefined;
+      });
+      expect(record.tx_hash).toBe(newest);
+    } finally {
+      await chain.anvil.rpc("evm_setAutomine", [true]);
+    }
+    await stack.waitForStatus(payment.id, "confirmed", { mine: true, timeoutMs: 30_000 });
+    const transfers = await chain.publicClient.getContractEvents({
+      address: chain.usdc,
+      abi: eip3009Abi,
+      eventName: "Transfer",
+      args: { from: payer.address, to: getAddress(payment.deposit_address) },
+      fromBlock: 0n,
+    });
+    expect(transfers).toHaveLength(1);
+    expect(await chain.usdcBalance(payer.address)).toBe(usdc("40.00"));
   }, 60_000);
 });

@@ -43,7 +43,9 @@ describe("limits on accepted authorizations", () => {
       expect((await authorize(payment.id, `203.0.113.${i + 1}`)).status).toBe(202);
     const refused = await authorize(payment.id, "203.0.113.99");
     expect(refused.status).toBe(429);
-    expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
+    const retryAfter = Number(refused.headers.get("retry-after"));
+    expect(retryAfter).toBeGreaterThan(3_500);
+    expect(retryAfter).toBeLessThanOrEqual(3_600);
     expect(refused.json.error).toMatch(/This payment has had 3 signed payments in the last hour, the most allowed/);
     const rows = await stack.sql("SELECT id FROM authorizations WHERE payment_id = ?", payment.id);
     expect(rows).toHaveLength(AUTHORIZATIONS_PER_PAYMENT_PER_HOUR);

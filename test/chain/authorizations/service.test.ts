@@ -148,6 +148,41 @@ describe("authorizations service", () => {
     expect(await service.findSigned(chain.anvil.chainId, payer.address, s.authorization.nonce)).toEqual(done);
   }, 30_000);
 
+  test("the per-account limit a day: 429 past it, in words", async () => {
+    const limited = await withServerStore(stack.env, async (db) =>
+      createAuthorizationsService({
+        store: createAuthorizationStore(db),
+        chain: { ...stack.config.chain },
+        client: chain.publicClient,
+        relayer: randomAddress(),
+        clock: stack.clock,
+        ids: randomIds,
+        log: createLogger("error"),
+        marginSeconds: 30,
+        wake: () => {},
+        changed: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+        limits: { perPaymentPerHour: 100, perClientPerHour: 100, perAccountPerDay: 0 },
+      }),
+    );
+    const payer = await gaslessPayer(chain, usdc("5.00"));
+    const to = randomAddress();
+    const s = await signed(payer.key, to, usdc("1.00"));
+    const refusal = await limited
+      .accept({
+        chainId: chain.anvil.chainId,
+        ...s,
+        paymentId: null,
+        accountId: stack.accountId,
+        expect: { to, value: usdc("1.00") },
+        source: "facilitator",
+        client: "account-limit-test",
+      })
+      .catch((e) => e);
+    expect(refusal).toMatchObject({ kind: "too_many" });
+    expect(refusal.message).toMatch(/as many signed payments today as it may/);
+    expect(refusal.retryAfterSeconds).toBeGreaterThan(0);
+  });
+
   test("outcome() at the deadline answers what the record is then", async () => {
     const payer = await gaslessPayer(chain, usdc("5.00"));
     const to = randomAddress();
