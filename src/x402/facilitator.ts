@@ -94,7 +94,8 @@ export function createFacilitator(deps: FacilitatorDeps) {
       await store.finish(row.authorization_id, "recorded", row.payment_id, clock.now());
       return;
     }
-    // Metadata holds strings of at most 500 characters (the API's rule); the full resource URL stays in x402_settlements.
+    // Metadata holds strings of at most 500 characters (the API's rule);
+    // the full resource URL stays in x402_settlements.
     const metadata = JSON.stringify({
       x402_resource: (row.resource ?? "").slice(0, 500),
       x402_payer: row.payer,

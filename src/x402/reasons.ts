@@ -30,7 +30,7 @@ export const REASONS = {
   requirements: "invalid_payment_requirements",
   recipient: "invalid_exact_evm_payload_recipient_mismatch",
   value: "invalid_exact_evm_payload_authorization_value_mismatch",
-  /** Not the spec's: a payTo the account may not use through this facilitator (not its own, or a fee it cannot split). */
+  /** Not the spec's: a payTo the account may not use here (not its own, or a fee it cannot split). */
   payTo: "invalid_pay_to",
   /** The relayer's limits (per payment, client, account): try later. */
   limited: "rate_limited",
