@@ -61,20 +61,12 @@ export function createX402(w: {
     maxTimeoutSeconds: MAX_TIMEOUT_SECONDS,
     waitMs,
   });
-  let followRounds = 0;
-  const follow = async () => {
-    try {
-      await facilitator.followPending();
-    } finally {
-      followRounds++;
-    }
-  };
   return {
     facilitator,
     pay,
     /** Records facilitator settlements whose answers did not wait for their outcome, every 2 s. */
-    run: (signal: AbortSignal) => runEvery("x402 settlements", FOLLOW_EVERY_MS, follow, { log: w.log, signal }),
-    activity: () => ({ x402FollowRounds: followRounds }),
+    run: (signal: AbortSignal) =>
+      runEvery("x402 settlements", FOLLOW_EVERY_MS, () => facilitator.followPending(), { log: w.log, signal }),
   };
 }
 
