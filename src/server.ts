@@ -55,6 +55,8 @@ export interface RunningServer {
     /** Rounds of the email worker, and emails being sent now. */
     emailRounds: number;
     emailSending: number;
+    /** Rounds of the x402 facilitator's follower. */
+    x402Rounds: number;
   };
   stop(): Promise<void>;
 }
@@ -122,6 +124,7 @@ async function createCapabilities(config: Config, plumbing: Plumbing, options: S
     payments,
     accountOf: (id) => accounts.findAccount(id),
     relayer: () => chainSide.chain.clients.account.address,
+    chain: { client: chainSide.chain.clients.publicClient, depth: chainSide.chain.depth },
   });
   return {
     accounts,
@@ -198,6 +201,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
       ...chainSide.activity(),
       ...events.activity(),
       ...email.activity(),
+      ...x402.activity(),
     }),
     async stop() {
       abort.abort();

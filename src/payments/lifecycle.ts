@@ -121,17 +121,25 @@ export function createLifecycle(deps: LifecycleDeps) {
 
     /**
      * A payment paid by one mined transfer straight to its payout address (an x402 settlement
-     * there, src/x402/): received and settled by the same transfer, so it goes pending ->
-     * settling -> confirmed through the state machine, each with its event, and what was settled
-     * is counted with no fee (the account has none, or the transfer was refused). Runs inside
+     * there, src/x402/): received, and its settlement (that same transfer) submitted, so it goes
+     * pending -> settling through the state machine, with its event. It is `confirmed` only once
+     * the payment's speed policy counts the transfer's block (`settledDirectly`). Runs inside
      * the caller's transaction, with the payment's own insert.
      */
     async paidDirectly(paymentId: string, amount: bigint): Promise<PaymentRow> {
       await payments.addReceived(paymentId, amount, clock.now());
-      await apply(paymentId, "settlement_submitted");
-      const confirmed = await apply(paymentId, "settlement_mined");
+      return apply(paymentId, "settlement_submitted");
+    },
+
+    /**
+     * The transfer of a payment `paidDirectly` is as deep as its speed policy asks: what was
+     * settled is counted with no fee (the account has none, or the transfer was refused), and
+     * the payment goes settling -> confirmed, with its event. Runs inside the caller's
+     * transaction; the caller makes sure it runs once per payment.
+     */
+    async settledDirectly(paymentId: string, amount: bigint): Promise<PaymentRow> {
       await payments.recordSettled(paymentId, amount, clock.now(), 0n);
-      return (await payments.findById(paymentId)) ?? confirmed;
+      return apply(paymentId, "settlement_mined");
     },
 
     /** A transfer recorded before its payment's speed policy counts it: "received, confirming". */

@@ -1,5 +1,6 @@
-import { type Address, getAddress } from "viem";
+import { type Address, erc20Abi, getAddress, type Hex, parseEventLogs, type TransactionReceipt } from "viem";
 import type { Account } from "../accounts/service.ts";
+import { counts, type Depth } from "../chain/watching/depth.ts";
 import type { Clock } from "../lib/clock.ts";
 import type { Logger } from "../lib/log.ts";
 import type { Lifecycle } from "../payments/lifecycle.ts";
@@ -23,7 +24,7 @@ export interface FacilitatorDeps {
   authorizations: AuthorizationsApi;
   payments: Pick<PaymentsService, "createExact">;
   paymentStore: Pick<PaymentStore, "findIdByDepositAddress" | "findById">;
-  lifecycle: Pick<Lifecycle, "paidDirectly">;
+  lifecycle: Pick<Lifecycle, "paidDirectly" | "settledDirectly">;
   store: X402Store;
   /** The account as its key resolves it (payout address, fee, speed), for the payment made of a settlement. */
   accountOf: (accountId: string) => Promise<Account | null>;
@@ -34,6 +35,11 @@ export interface FacilitatorDeps {
   defaultFeeBps: number;
   /** The relayer's address, which /supported lists as the signer. */
   relayer: () => Address | null;
+  /**
+   * The settlement chain as the follower reads it, outside any transaction: a transaction's
+   * receipt (null when the node has none) and the chain's depth (src/chain/watching/depth.ts).
+   */
+  chain: { receipt: (hash: Hex) => Promise<TransactionReceipt | null>; depth: () => Promise<Depth> };
   /** How long settle waits for the transfer to be mined before answering what it is then. */
   settleWaitMs: number;
 }
@@ -47,8 +53,10 @@ type PayTo = { kind: "payout" } | { kind: "deposit"; payment: PaymentRow };
  * EIP-3009 authorization, sent by the relayer; each is kept as a payment of the account.
  */
 export function createFacilitator(deps: FacilitatorDeps) {
-  const { authorizations, store, clock, served } = deps;
+  const { authorizations, store, clock, served, log } = deps;
   const network = caip2(served.chainId);
+  /** Why each settling settlement was last found unpaid on chain, so the log says it once, not every round. */
+  const unpaid = new Map<string, string>();
 
   /** The account's own payTo, or why it is not served. Fee refusal: see docs/decisions.md. */
   async function payToOf(account: Account, payTo: string): Promise<PayTo | Refusal> {
@@ -82,7 +90,10 @@ export function createFacilitator(deps: FacilitatorDeps) {
     return { ...checked, payTo };
   }
 
-  /** Records a settlement whose authorization is final: the payment of a payout-address one, made now. */
+  /**
+   * Records a settlement whose authorization is final. A payout-address one's payment is made
+   * now, received and settling: `confirmIfDeep` confirms it once its speed policy counts the block.
+   */
   async function finish(row: X402SettlementRow, record: AuthorizationRecord): Promise<void> {
     if (record.status === "failed") {
       await store.finish(row.authorization_id, "failed", null, clock.now());
@@ -112,7 +123,7 @@ export function createFacilitator(deps: FacilitatorDeps) {
         { description: (row.description ?? row.resource)?.slice(0, 500) ?? null, metadataText: metadata },
         async (payment) => {
           // Exactly one caller records it: another's insert rolls back with this throw.
-          if (!(await store.finish(row.authorization_id, "recorded", payment.id, clock.now())))
+          if (!(await store.finish(row.authorization_id, "settling", payment.id, clock.now(), record.tx_hash)))
             throw new AlreadyRecorded();
           await deps.lifecycle.paidDirectly(payment.id, row.amount);
         },
@@ -120,6 +131,60 @@ export function createFacilitator(deps: FacilitatorDeps) {
       .catch((error) => {
         if (!(error instanceof AlreadyRecorded)) throw error;
       });
+  }
+
+  /** Whether `receipt` moved the settlement's amount from its payer to its payTo in USDC. */
+  function paidBy(row: X402SettlementRow, receipt: TransactionReceipt | null): string | null {
+    if (!receipt) return "its transaction has no receipt on the chain now (a reorg took its block?)";
+    if (receipt.status !== "success") return "its transaction reverted";
+    const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
+    const moved = parseEventLogs({ abi: erc20Abi, eventName: "Transfer", logs: receipt.logs }).some(
+      (t) =>
+        same(t.address, served.usdc) &&
+        same(t.args.from, row.payer) &&
+        same(t.args.to, row.pay_to) &&
+        t.args.value === row.amount,
+    );
+    return moved ? null : "its transaction moves no USDC from the payer to the payout address";
+  }
+
+  /**
+   * Confirms a settling payout-address settlement's payment once the payment's speed policy
+   * counts the block its transfer is in (docs/speed.md), as the settler does for a sweep. The
+   * receipt is read before, outside the transaction; the write is guarded (settling ->
+   * recorded), so two rounds or two replicas confirm it once. A transfer no longer on the chain
+   * leaves the payment settling (said once in the log) until it is found again at depth.
+   */
+  async function confirmIfDeep(row: X402SettlementRow, depth: Depth): Promise<boolean> {
+    const receipt = row.tx_hash ? await deps.chain.receipt(row.tx_hash as Hex) : null;
+    const problem = paidBy(row, receipt);
+    if (problem) {
+      if (unpaid.get(row.authorization_id) !== problem)
+        log.warn("x402 settlement not on the chain as paid; its payment stays settling", {
+          authorization: row.authorization_id,
+          payment_id: row.payment_id,
+          tx_hash: row.tx_hash,
+          problem,
+        });
+      unpaid.set(row.authorization_id, problem);
+      return false;
+    }
+    if (unpaid.delete(row.authorization_id))
+      log.info("x402 settlement found on the chain again", { authorization: row.authorization_id });
+    const payment = await deps.paymentStore.findById(row.payment_id!);
+    if (!payment || !counts(payment.speed, receipt!.blockNumber, depth)) return false; // not deep enough yet
+    const confirmed = await store.transaction(async () => {
+      if (!(await store.confirm(row.authorization_id, clock.now()))) return false;
+      await deps.lifecycle.settledDirectly(payment.id, row.amount);
+      return true;
+    });
+    if (confirmed)
+      log.info("x402 settlement confirmed", {
+        payment_id: payment.id,
+        tx_hash: row.tx_hash,
+        block: receipt!.blockNumber,
+      });
+    return confirmed;
   }
 
   const settleAnswer = (record: AuthorizationRecord, payer: string): SettleResponse => {
@@ -210,6 +275,7 @@ export function createFacilitator(deps: FacilitatorDeps) {
         pay_to: prepared.ask.expect.to,
         payer: prepared.payer,
         amount: prepared.ask.authorization.value,
+        tx_hash: null,
         resource: resource?.url?.slice(0, 2048) ?? null,
         description: resource?.description ? resource.description.slice(0, 500) : null,
         state: "pending",
@@ -223,13 +289,16 @@ export function createFacilitator(deps: FacilitatorDeps) {
           await finish(row, outcome);
         } catch (error) {
           // The follower records it on its next round; the answer is the transfer's.
-          deps.log.warn("x402 settlement not recorded yet", { authorization: record.id, error: String(error) });
+          log.warn("x402 settlement not recorded yet", { authorization: record.id, error: String(error) });
         }
       }
       return settleAnswer(outcome, prepared.payer);
     },
 
-    /** One round of the follower: settlements whose answer did not wait for their outcome. */
+    /**
+     * One round of the follower: settlements whose answer did not wait for their outcome, then
+     * payout-address payments settling until their transfer is deep enough (one depth read).
+     */
     async followPending(limit = 100): Promise<number> {
       let finished = 0;
       for (const row of await store.pending(limit)) {
@@ -238,6 +307,10 @@ export function createFacilitator(deps: FacilitatorDeps) {
         await finish(row, record);
         finished++;
       }
+      const settling = await store.settling(limit);
+      if (settling.length === 0) return finished;
+      const depth = await deps.chain.depth();
+      for (const row of settling) if (await confirmIfDeep(row, depth)) finished++;
       return finished;
     },
   };

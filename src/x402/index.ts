@@ -1,5 +1,7 @@
-import type { Address } from "viem";
+import type { Address, Hex, PublicClient } from "viem";
 import type { Account } from "../accounts/service.ts";
+import { unlessNotFound } from "../chain/rpc-errors.ts";
+import type { DepthReader } from "../chain/watching/depth.ts";
 import type { Db } from "../db/engine.ts";
 import type { Clock } from "../lib/clock.ts";
 import type { Logger } from "../lib/log.ts";
@@ -16,7 +18,7 @@ import { createX402Store } from "./store.ts";
 export const MAX_TIMEOUT_SECONDS = 300;
 /** How long a request waits for its transfer to be mined before answering what it is then. */
 export const ANSWER_WAIT_MS = 30_000;
-/** How often settlements answered before their outcome are looked at again. */
+/** How often settlements answered before their outcome, and payments settling, are looked at again. */
 const FOLLOW_EVERY_MS = 2_000;
 
 /**
@@ -32,6 +34,8 @@ export function createX402(w: {
   payments: { service: Pick<PaymentsService, "createExact">; store: PaymentStore; lifecycle: Lifecycle };
   accountOf: (accountId: string) => Promise<Account | null>;
   relayer: () => Address | null;
+  /** The settlement chain: its public client and the depth reader its watcher and settler share. */
+  chain: { client: PublicClient; depth: DepthReader };
   answerWaitMs?: number;
 }) {
   const served = { chainId: w.config.chain.chainId, chainName: w.config.chain.name, usdc: w.config.chain.usdc };
@@ -48,8 +52,13 @@ export function createX402(w: {
     served,
     defaultFeeBps: w.config.feeBps,
     relayer: w.relayer,
+    chain: {
+      receipt: (hash: Hex) => unlessNotFound(w.chain.client.getTransactionReceipt({ hash })),
+      depth: () => w.chain.depth.read(),
+    },
     settleWaitMs: waitMs,
   });
+  let followRounds = 0;
   const pay = createPayByX402({
     authorizations: w.authorizations,
     creditedTransfers: async (row) =>
@@ -64,9 +73,25 @@ export function createX402(w: {
   return {
     facilitator,
     pay,
-    /** Records facilitator settlements whose answers did not wait for their outcome, every 2 s. */
+    /** Rounds of the follower completed: tests wait on these, not on sleeps. */
+    activity: () => ({ x402Rounds: followRounds }),
+    /**
+     * Every 2 s: records facilitator settlements whose answers did not wait for their outcome,
+     * and confirms payout-address payments once their transfer is deep enough.
+     */
     run: (signal: AbortSignal) =>
-      runEvery("x402 settlements", FOLLOW_EVERY_MS, () => facilitator.followPending(), { log: w.log, signal }),
+      runEvery(
+        "x402 settlements",
+        FOLLOW_EVERY_MS,
+        async () => {
+          try {
+            await facilitator.followPending();
+          } finally {
+            followRounds++;
+          }
+        },
+        { log: w.log, signal },
+      ),
   };
 }
 

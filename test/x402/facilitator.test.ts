@@ -206,7 +206,7 @@ describe("refusals, each answered isValid false with the reason, and nothing mov
 });
 
 describe("settling", () => {
-  test("to the payout address: settled once however often asked, one confirmed payment, replays refused", async () => {
+  test("to the payout address: settled once however often asked, one payment, confirmed at depth, replays refused", async () => {
     const { signer, body } = await request(stack.payout, usdc("1.25"));
     const before = await chain.usdcBalance(stack.payout);
     expect(await verdict(body)).toEqual({ isValid: true, payer: signer.address });
@@ -236,16 +236,22 @@ describe("settling", () => {
       signer.address,
     );
     expect(recorded).toHaveLength(1);
-    expect(recorded[0]!.state).toBe("recorded");
     const made = await stack.sql<{ id: string }>(
       "SELECT id FROM payments WHERE metadata LIKE ?",
       `%${first.json.transaction}%`,
     );
     expect(made.map((p) => p.id)).toEqual([recorded[0]!.payment_id]);
     const payment = await stack.getPayment(recorded[0]!.payment_id);
-    expect(payment).toMatchObject({ status: "confirmed", amount: "1.25", amount_received: "1.25" });
+    expect(payment).toMatchObject({ amount: "1.25", amount_received: "1.25" });
     expect(payment.metadata).toMatchObject({ x402_payer: signer.address, x402_tx_hash: first.json.transaction });
+    // Settling until the transfer has the confirmations on top (test/x402/payout-depth.test.ts), then confirmed once.
+    await stack.waitForStatus(payment.id, "confirmed", { mine: true });
     expect(await stack.events(payment.id)).toEqual(["payment.settling", "payment.confirmed"]);
+    const [after] = await stack.sql<{ state: string }>(
+      "SELECT state FROM x402_settlements WHERE payer = ?",
+      signer.address,
+    );
+    expect(after!.state).toBe("recorded");
   });
 
   test("to a deposit address of an account with a fee: linked to that payment, credited and split as usual", async () => {

@@ -212,9 +212,12 @@ describe("a resource sold through the official Hono middleware with Stablegate a
     expect(await chain.publicClient.getBalance({ address: account.address })).toBe(0n);
 
     const list = await stack.request("/api/v1/payments?limit=5");
-    const recorded = list.json.data.find(
+    const made = list.json.data.find(
       (p: { metadata: Record<string, string> | null }) => p.metadata?.x402_tx_hash === settlement.transaction,
     );
+    // Settling once mined; confirmed once the transfer has the confirmations on top.
+    expect(made.status).toBe("settling");
+    const recorded = await stack.waitForStatus(made.id, "confirmed", { mine: true });
     expect(recorded).toMatchObject({
       status: "confirmed",
       amount: "0.25",
