@@ -28,6 +28,8 @@ import { claimRoutes } from "./refunds/claim-routes.ts";
 import { refundExportRoutes } from "./refunds/export-routes.ts";
 import { refundRoutes } from "./refunds/routes.ts";
 import { webhookEndpointRoutes } from "./webhooks/routes.ts";
+import { x402FacilitatorRoutes } from "./x402/facilitator-routes.ts";
+import { x402PublicRoutes } from "./x402/routes.ts";
 
 /** The HTTP application: body parsing and error mapping once, then each capability's routes. */
 export function createApp(ctx: AppContext, db: Db) {
@@ -73,6 +75,7 @@ export function createApp(ctx: AppContext, db: Db) {
       .use(docsRoutes())
       .use(publicRoutes(ctx))
       .use(authorizationRoutes(ctx))
+      .use(x402PublicRoutes(ctx))
       .use(pageRoutes(ctx))
       .use(linkPageRoutes(ctx))
       .use(claimRoutes(ctx))
@@ -86,6 +89,7 @@ export function createApp(ctx: AppContext, db: Db) {
       .use(recoveryRoutes(ctx, authed))
       .use(webhookEndpointRoutes(ctx, authed))
       .use(eventRoutes(ctx, authed))
+      .use(x402FacilitatorRoutes(ctx, authed))
       .use(signInRoutes(ctx))
       .use(dashboardRoutes(createSessionGate(ctx.users), allDashboardRoutes(ctx)))
   );

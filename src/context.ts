@@ -36,6 +36,7 @@ import type { UsersService } from "./users/service.ts";
 import type { DeliveriesService } from "./webhooks/deliveries.ts";
 import type { WebhookEndpointsService } from "./webhooks/endpoints.ts";
 import type { Webhooks } from "./webhooks/index.ts";
+import type { X402 } from "./x402/index.ts";
 
 /**
  * The assembled application as its routes see it: each capability's services, built once by
@@ -93,6 +94,8 @@ export interface AppContext {
   leases: () => LeaseStatus[];
   /** Email settings, health (/readyz, the settings page) and the test email. */
   email: EmailService;
+  /** Every payment payable over x402, and the facilitator of the merchant's own x402 resources. */
+  x402: Pick<X402, "pay" | "facilitator">;
 }
 
 /** The context drawn from the built capabilities, each part under the name the routes know it by. */
@@ -114,6 +117,7 @@ export function appContext(c: {
   rateLimits: RateLimits;
   email: Email;
   ops: Ops;
+  x402: X402;
 }): AppContext {
   const { payments, webhooks, chainSide } = c;
   return {
@@ -149,5 +153,6 @@ export function appContext(c: {
     metrics: c.ops.metrics,
     leases: chainSide.leases,
     email: c.email.service,
+    x402: c.x402,
   };
 }

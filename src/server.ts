@@ -25,6 +25,7 @@ import { createRateLimits } from "./rate-limits/index.ts";
 import { createRefunds } from "./refunds/index.ts";
 import { createUsers } from "./users/index.ts";
 import { createWebhooks, type WebhookOptions } from "./webhooks/index.ts";
+import { createX402 } from "./x402/index.ts";
 
 /** What tests change; `stablegate serve` takes the defaults. */
 export type ServerOptions = WebhookOptions &
@@ -54,6 +55,8 @@ export interface RunningServer {
     /** Rounds of the email worker, and emails being sent now. */
     emailRounds: number;
     emailSending: number;
+    /** Rounds of the x402 facilitator's follower. */
+    x402Rounds: number;
   };
   stop(): Promise<void>;
 }
@@ -114,6 +117,15 @@ async function createCapabilities(config: Config, plumbing: Plumbing, options: S
   const paymentLinks = await createPaymentLinks({ ...plumbing, payments: service, accounts, idempotency });
   const users = createUsers({ ...plumbing, accounts });
   const ops = createOps({ ...plumbing, config, payments, webhooks, chainSide, events, idempotency, rateLimits });
+  const x402 = createX402({
+    ...plumbing,
+    config,
+    authorizations: chainSide.authorizations,
+    payments,
+    accountOf: (id) => accounts.findAccount(id),
+    relayer: () => chainSide.chain.clients.account.address,
+    chain: { client: chainSide.chain.clients.publicClient, depth: chainSide.chain.depth },
+  });
   return {
     accounts,
     users,
@@ -129,6 +141,7 @@ async function createCapabilities(config: Config, plumbing: Plumbing, options: S
     rateLimits,
     email,
     ops,
+    x402,
   };
 }
 
@@ -170,10 +183,12 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
     store: describeStore(config),
   });
   built.ops.announce();
-  const { chainSide, payments, ops, webhooks, events, email } = built;
+  const { chainSide, payments, ops, webhooks, events, email, x402 } = built;
   // Each capability's loops, side by side; all stop when `abort` fires.
   const abort = new AbortController();
-  const loops = Promise.all([chainSide, payments, ops, webhooks, events, email].map((part) => part.run(abort.signal)));
+  const loops = Promise.all(
+    [chainSide, payments, ops, webhooks, events, email, x402].map((part) => part.run(abort.signal)),
+  );
 
   return {
     // Where this process can reach itself; the log names what is bound.
@@ -186,6 +201,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
       ...chainSide.activity(),
       ...events.activity(),
       ...email.activity(),
+      ...x402.activity(),
     }),
     async stop() {
       abort.abort();

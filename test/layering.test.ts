@@ -36,7 +36,7 @@ const isStore = (file: string) => /(^|\/|-)store\.ts$/.test(file);
 /** Shared plumbing: knows no capability. */
 const isPlumbing = (file: string) => file.startsWith("src/lib/") || file.startsWith("src/db/");
 /** A capability's factory: its folder's index.ts (the chain side's is src/chain/index.ts). */
-const isFactory = (file: string) => /^src\/[a-z-]+\/index\.ts$/.test(file);
+const isFactory = (file: string) => /^src\/[a-z0-9-]+\/index\.ts$/.test(file);
 /** The chain side's activities, each a folder of src/chain/ beside the plumbing they share. */
 const CHAIN_ACTIVITIES = ["watching", "settling", "bridging", "redeeming", "recovering"];
 

@@ -272,6 +272,8 @@ export function createChain(deps: ChainDeps) {
     settler,
     clients,
     nonces,
+    /** The settlement chain's depth reader, which its watcher and the settler share (docs/speed.md). */
+    depth,
     /** The enabled source chains, by chain id: where version 2 deposit addresses are valid too. */
     sources,
     /**

@@ -4,7 +4,9 @@ const PUBLIC_PREFIX = "/api/public/";
 const CORS_HEADERS = {
   "access-control-allow-origin": "*",
   "access-control-allow-methods": "GET, POST, OPTIONS",
-  "access-control-allow-headers": "content-type",
+  // x402 (src/x402/routes.ts): a browser client sends PAYMENT-SIGNATURE and reads the answer's headers.
+  "access-control-allow-headers": "content-type, payment-signature",
+  "access-control-expose-headers": "payment-required, payment-response",
   "access-control-max-age": "600",
 };
 

@@ -2,7 +2,7 @@ import type { PublicAuthorizationView } from "../chain/authorizations/view.ts";
 import { isoMillis } from "../lib/clock.ts";
 import { formatAmount, formatExact } from "../lib/money.ts";
 import type { PaymentRow } from "../payments/store.ts";
-import { amountDue, lineItemsView, type ViewContext } from "../payments/view.ts";
+import { amountDue, lineItemsView, type ViewContext, x402Url } from "../payments/view.ts";
 import { type Networks, networksView, paymentUri } from "./networks.ts";
 
 /** Transfers the chain watcher has seen; unconfirmed ones let the page say "waiting for confirmations". */
@@ -54,6 +54,7 @@ export function publicPaymentView(row: PaymentRow, extras: PublicExtras, ctx: Vi
     customer_name: row.customer_name,
     success_url: row.status === "confirmed" ? row.success_url : null,
     payment_uri: paymentUri(row, extras.networks[0]),
+    x402_url: x402Url(row.id, ctx),
     merchant_name: extras.merchantName,
     incoming_transfers: extras.incoming,
     cross_chain_transfers: extras.crossChain,

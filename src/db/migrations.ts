@@ -17,6 +17,7 @@ import p024 from "../../migrations/postgres/024_status_count_deltas.sql" with { 
 import p025 from "../../migrations/postgres/025_account_changes.sql" with { type: "text" };
 import p026 from "../../migrations/postgres/026_deposit_lookup.sql" with { type: "text" };
 import p027 from "../../migrations/postgres/027_authorizations.sql" with { type: "text" };
+import p028 from "../../migrations/postgres/028_x402_settlements.sql" with { type: "text" };
 import s001 from "../../migrations/sqlite/001_core.sql" with { type: "text" };
 import s002 from "../../migrations/sqlite/002_chain.sql" with { type: "text" };
 import s003 from "../../migrations/sqlite/003_webhooks.sql" with { type: "text" };
@@ -44,6 +45,7 @@ import s024 from "../../migrations/sqlite/024_status_count_deltas.sql" with { ty
 import s025 from "../../migrations/sqlite/025_account_changes.sql" with { type: "text" };
 import s026 from "../../migrations/sqlite/026_deposit_lookup.sql" with { type: "text" };
 import s027 from "../../migrations/sqlite/027_authorizations.sql" with { type: "text" };
+import s028 from "../../migrations/sqlite/028_x402_settlements.sql" with { type: "text" };
 
 export interface Migration {
   version: number;
@@ -79,6 +81,7 @@ export const SQLITE_MIGRATIONS: ReadonlyArray<Migration> = [
   { version: 25, name: "025_account_changes.sql", sql: s025 },
   { version: 26, name: "026_deposit_lookup.sql", sql: s026 },
   { version: 27, name: "027_authorizations.sql", sql: s027 },
+  { version: 28, name: "028_x402_settlements.sql", sql: s028 },
 ];
 
 export const POSTGRES_MIGRATIONS: ReadonlyArray<Migration> = [
@@ -96,4 +99,5 @@ export const POSTGRES_MIGRATIONS: ReadonlyArray<Migration> = [
   { version: 25, name: "025_account_changes.sql", sql: p025 },
   { version: 26, name: "026_deposit_lookup.sql", sql: p026 },
   { version: 27, name: "027_authorizations.sql", sql: p027 },
+  { version: 28, name: "028_x402_settlements.sql", sql: p028 },
 ];

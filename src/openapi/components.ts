@@ -42,6 +42,7 @@ import {
 } from "./public-objects.ts";
 import { PaymentInstructions, Refund, RefundStatus } from "./refund-objects.ts";
 import { RefundList } from "./refund-operations.ts";
+import { X402PaymentRequired, X402SettleResponse, X402Supported, X402VerifyResponse } from "./x402-operations.ts";
 
 /**
  * The named schemas of the document (`components.schemas`, by their `$id`): wherever one of
@@ -86,4 +87,8 @@ export const COMPONENTS: readonly TSchema[] = [
   CrossChainQuote,
   Health,
   Readiness,
+  X402PaymentRequired,
+  X402VerifyResponse,
+  X402SettleResponse,
+  X402Supported,
 ];

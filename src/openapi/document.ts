@@ -9,6 +9,7 @@ import { type ErrorStatus, type Operation, TAGS } from "./operation.ts";
 import { PUBLIC_OPERATIONS } from "./public-operations.ts";
 import { REFUND_OPERATIONS } from "./refund-operations.ts";
 import { WEBHOOKS } from "./webhooks.ts";
+import { X402_OPERATIONS } from "./x402-operations.ts";
 
 /** Every operation the document describes; the contract test holds it to the server's routes. */
 export const OPERATIONS: readonly Operation[] = [
@@ -16,6 +17,7 @@ export const OPERATIONS: readonly Operation[] = [
   ...REFUND_OPERATIONS,
   ...DOCUMENT_OPERATIONS,
   ...PUBLIC_OPERATIONS,
+  ...X402_OPERATIONS,
 ];
 
 /**
@@ -143,7 +145,15 @@ export function openApiDocument(baseUrl: string): OpenAPIV3_1.Document {
 function operationObject(op: Operation, schema: (s: TSchema) => JsonSchema) {
   const responses: Record<string, unknown> = {};
   for (const [status, answer] of Object.entries(op.responses)) {
-    const headers = answer.replayable ? { "Idempotent-Replayed": ref("headers", "IdempotentReplayed") } : undefined;
+    const named = (answer.headers ?? []).map((h) => [
+      h.name,
+      { description: h.description, schema: { type: "string" } },
+    ]);
+    const all = {
+      ...(answer.replayable ? { "Idempotent-Replayed": ref("headers", "IdempotentReplayed") } : {}),
+      ...Object.fromEntries(named),
+    };
+    const headers = Object.keys(all).length > 0 ? all : undefined;
     const content = answer.schema
       ? json(schema(answer.schema))
       : { [answer.mediaType ?? "application/json"]: { schema: { type: "string" } } };

@@ -13,6 +13,7 @@ export const TAGS = {
   "Webhook endpoints": "Where signed events are delivered: endpoints, their deliveries, and test events.",
   Events: "What happened to the account and its payments, as webhooks send it: listed, retrieved or streamed.",
   Recoveries: "Returning another token, or the native coin, sent to a deposit address by mistake.",
+  x402: "Stablegate as the x402 facilitator of the merchant's own paid resources (docs/agents-and-programs.md).",
   Public:
     "What the checkout page and the widget call, keyed by the payment id alone: no API key, rate limited per " +
     "payment.",
@@ -27,6 +28,8 @@ export interface Answer {
   mediaType?: string;
   /** Sent when an Idempotency-Key request is answered from the stored response. */
   replayable?: boolean;
+  /** Response headers the answer carries (x402's PAYMENT-REQUIRED, PAYMENT-RESPONSE). */
+  headers?: Array<{ name: string; description: string }>;
 }
 
 /**
@@ -52,7 +55,7 @@ export interface Operation {
   /** The request body, with an example for the docs (renderers otherwise invent one from the patterns). */
   body?: { name: string; schema: TSchema; example: unknown };
   /** Successes; and /readyz's 503, which is its own body rather than an error. */
-  responses: Partial<Record<200 | 201 | 202 | 503, Answer>>;
+  responses: Partial<Record<200 | 201 | 202 | 402 | 503, Answer>>;
   /** Besides 413 and 500, which any request can get (document.ts). */
   errors: ErrorStatus[];
 }

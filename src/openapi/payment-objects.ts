@@ -113,6 +113,11 @@ export const Payment = Type.Object(
     }),
     currency: Type.Literal("USDC"),
     pay_url: Type.String({ format: "uri", description: "The hosted checkout page." }),
+    x402_url: Type.String({
+      format: "uri",
+      description:
+        "Where a program pays it over x402 (v2, scheme exact): answers 402 with PAYMENT-REQUIRED for the amount due.",
+    }),
     deposit_address: Address,
     fee_bps: Type.Integer({ minimum: 0, maximum: 10_000 }),
     bridge_fee: ExactAmount,
@@ -209,6 +214,10 @@ export const PublicPayment = Type.Object(
     customer_name: nullable(Type.String()),
     success_url: nullable(Type.String({ description: "Set once the payment is confirmed." })),
     payment_uri: Type.String(),
+    x402_url: Type.String({
+      format: "uri",
+      description: "Where a program pays it over x402 (docs/agents-and-programs.md).",
+    }),
     merchant_name: Type.String(),
     incoming_transfers: Type.Array(IncomingTransfer),
     cross_chain_transfers: Type.Array(CrossChainBurn),

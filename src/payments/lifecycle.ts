@@ -119,6 +119,29 @@ export function createLifecycle(deps: LifecycleDeps) {
       return updated;
     },
 
+    /**
+     * A payment paid by one mined transfer straight to its payout address (an x402 settlement
+     * there, src/x402/): received, and its settlement (that same transfer) submitted, so it goes
+     * pending -> settling through the state machine, with its event. It is `confirmed` only once
+     * the payment's speed policy counts the transfer's block (`settledDirectly`). Runs inside
+     * the caller's transaction, with the payment's own insert.
+     */
+    async paidDirectly(paymentId: string, amount: bigint): Promise<PaymentRow> {
+      await payments.addReceived(paymentId, amount, clock.now());
+      return apply(paymentId, "settlement_submitted");
+    },
+
+    /**
+     * The transfer of a payment `paidDirectly` is as deep as its speed policy asks: what was
+     * settled is counted with no fee (the account has none, or the transfer was refused), and
+     * the payment goes settling -> confirmed, with its event. Runs inside the caller's
+     * transaction; the caller makes sure it runs once per payment.
+     */
+    async settledDirectly(paymentId: string, amount: bigint): Promise<PaymentRow> {
+      await payments.recordSettled(paymentId, amount, clock.now(), 0n);
+      return apply(paymentId, "settlement_mined");
+    },
+
     /** A transfer recorded before its payment's speed policy counts it: "received, confirming". */
     async seen(paymentId: string): Promise<void> {
       await emit((await payments.findById(paymentId))!, "payment.funds_seen");

@@ -52,6 +52,74 @@ export type PaymentsService = ReturnType<typeof createPaymentsService>;
 export function createPaymentsService(deps: PaymentsDeps) {
   const { store, clock, ids } = deps;
 
+  /** Stores a payment of `amount` (already checked) with a deposit address that commits to its payout and fee. */
+  async function insert(
+    account: Account,
+    amount: bigint,
+    input: Omit<CreatePaymentInput, "amount">,
+    metadataText: string | null,
+    inTransaction: ((row: PaymentRow) => unknown) | undefined,
+    paymentLink: string | null,
+    fromRequest = true,
+  ): Promise<PaymentRow> {
+    const now = clock.now();
+    const dueAt = input.due_at == null ? null : parseDueAt(input.due_at, now);
+    if (input.success_url != null) requireHttps(input.success_url);
+    // Stablegate's own metadata (createExact) is stored as written; a request's is checked first.
+    const metadata = !fromRequest
+      ? metadataText
+      : input.metadata == null || metadataText === null
+        ? null
+        : storedMetadata(metadataText);
+    // Fixed now: a later change to the account's or the server's policy leaves this payment as it is.
+    const speed = requestedSpeed(input.speed) ?? account.speed ?? deps.defaultSpeed;
+
+    const feeBps = account.feeBps ?? deps.defaultFeeBps;
+    const feeRecipient = feeBps > 0 ? deps.feeRecipient : ZERO_ADDRESS;
+    // Start-up refuses this configuration; checked again so a fee can never be committed to nobody.
+    if (!feeRecipient) throw new Error("a fee is configured without STABLEGATE_FEE_RECIPIENT");
+    const id = ids.paymentId();
+    const { deposit, fields } = issueDeposit(
+      { paymentId: id as Hex, token: deps.usdc, payout: account.payoutAddress, feeRecipient, feeBps },
+      deps.depositTerms,
+    );
+
+    const row: NewPaymentRow = {
+      id,
+      account_id: account.id,
+      status: "pending",
+      amount,
+      amount_received: null,
+      fee_bps: feeBps,
+      fee_recipient: feeRecipient,
+      payout_address: account.payoutAddress,
+      chain_id: deps.chainId,
+      token_address: deps.usdc,
+      deposit_address: deposit,
+      description: input.description ?? null,
+      reference: input.reference ?? null,
+      success_url: input.success_url ?? null,
+      customer_email: input.customer_email ?? null,
+      customer_name: input.customer_name ?? null,
+      invoice_number: input.invoice_number ?? null,
+      due_at: dueAt,
+      metadata,
+      line_items: input.line_items == null ? null : JSON.stringify(storedLineItems(input.line_items)),
+      payment_link: paymentLink,
+      speed,
+      ...fields,
+      expires_at: Math.max(now + deps.paymentWindowMs, dueAt ?? 0),
+      created_at: now,
+      updated_at: now,
+    };
+    return deps.groupCommit.run(async () => {
+      const stored = await store.insert(row);
+      if (inTransaction) await inTransaction(stored);
+      if (deps.onCreated) await deps.onCreated(stored);
+      return stored;
+    });
+  }
+
   return {
     /**
      * Validates the business rules TypeBox cannot express, then stores the payment with a
@@ -67,58 +135,31 @@ export function createPaymentsService(deps: PaymentsDeps) {
       inTransaction?: (row: PaymentRow) => unknown,
       paymentLink: string | null = null,
     ): Promise<PaymentRow> {
-      const amount = resolveAmount(input);
-      const now = clock.now();
-      const dueAt = input.due_at == null ? null : parseDueAt(input.due_at, now);
-      if (input.success_url != null) requireHttps(input.success_url);
-      const metadata = input.metadata == null || metadataText === null ? null : storedMetadata(metadataText);
-      // Fixed now: a later change to the account's or the server's policy leaves this payment as it is.
-      const speed = requestedSpeed(input.speed) ?? account.speed ?? deps.defaultSpeed;
+      return insert(account, resolveAmount(input), input, metadataText, inTransaction, paymentLink);
+    },
 
-      const feeBps = account.feeBps ?? deps.defaultFeeBps;
-      const feeRecipient = feeBps > 0 ? deps.feeRecipient : ZERO_ADDRESS;
-      // Start-up refuses this configuration; checked again so a fee can never be committed to nobody.
-      if (!feeRecipient) throw new Error("a fee is configured without STABLEGATE_FEE_RECIPIENT");
-      const id = ids.paymentId();
-      const { deposit, fields } = issueDeposit(
-        { paymentId: id as Hex, token: deps.usdc, payout: account.payoutAddress, feeRecipient, feeBps },
-        deps.depositTerms,
-      );
-
-      const row: NewPaymentRow = {
-        id,
-        account_id: account.id,
-        status: "pending",
+    /**
+     * A payment of an exact micro-USDC `amount` (any precision, unlike the API's two decimals) that
+     * Stablegate opens for the account itself: an x402 settlement to its payout address
+     * (src/x402/). `metadataText` is JSON text Stablegate wrote, stored as given.
+     */
+    async createExact(
+      account: Account,
+      amount: bigint,
+      details: { description: string | null; metadataText: string | null },
+      inTransaction?: (row: PaymentRow) => unknown,
+    ): Promise<PaymentRow> {
+      if (amount <= 0n || amount > MAX_AMOUNT)
+        throw new ValidationError("amount must be greater than 0 and at most 1000000000.00");
+      return insert(
+        account,
         amount,
-        amount_received: null,
-        fee_bps: feeBps,
-        fee_recipient: feeRecipient,
-        payout_address: account.payoutAddress,
-        chain_id: deps.chainId,
-        token_address: deps.usdc,
-        deposit_address: deposit,
-        description: input.description ?? null,
-        reference: input.reference ?? null,
-        success_url: input.success_url ?? null,
-        customer_email: input.customer_email ?? null,
-        customer_name: input.customer_name ?? null,
-        invoice_number: input.invoice_number ?? null,
-        due_at: dueAt,
-        metadata,
-        line_items: input.line_items == null ? null : JSON.stringify(storedLineItems(input.line_items)),
-        payment_link: paymentLink,
-        speed,
-        ...fields,
-        expires_at: Math.max(now + deps.paymentWindowMs, dueAt ?? 0),
-        created_at: now,
-        updated_at: now,
-      };
-      return deps.groupCommit.run(async () => {
-        const stored = await store.insert(row);
-        if (inTransaction) await inTransaction(stored);
-        if (deps.onCreated) await deps.onCreated(stored);
-        return stored;
-      });
+        { description: details.description },
+        details.metadataText,
+        inTransaction,
+        null,
+        false,
+      );
     },
 
     async retrieve(account: Account, id: string): Promise<PaymentRow> {

@@ -248,6 +248,8 @@ export function createPaymentStore(db: Db) {
      * nothing up; a confirmed payment needs nothing). Late funds of a confirmed payment only from
      * the sweep floor up, and only while the payment had fewer than `perDay` settlements in the
      * last day: dust sent by a stranger to a finished payment must not spend the relayer's gas.
+     * None paid straight to the payout address by an x402 settlement that is settling: its
+     * transfer is its settlement, followed by the facilitator (src/x402/), with nothing to sweep.
      */
     async awaitingSettlement(now: number, lateFunds: { floor: bigint; perDay: number }): Promise<PaymentRow[]> {
       const rows = await db.all<PaymentRow>(
@@ -258,6 +260,7 @@ export function createPaymentStore(db: Db) {
                         AND (SELECT count(*) FROM settlements s
                               WHERE s.payment_id = p.id AND s.submitted_at > ${now - DAY_MS}) < ${lateFunds.perDay}))
                AND NOT EXISTS (SELECT 1 FROM settlements s WHERE s.payment_id = p.id AND s.state = 'submitted')
+               AND NOT EXISTS (SELECT 1 FROM x402_settlements x WHERE x.payment_id = p.id AND x.state = 'settling')
                AND NOT EXISTS (SELECT 1 FROM bridges b WHERE b.payment_id = p.id
                                  AND b.state IN ('credited', 'burned', 'attested'))
                AND (status = 'confirmed'

@@ -57,6 +57,9 @@ export function chainNameOf(chainId: number, ctx: ViewContext): string {
   return ctx.sourceChainNames?.get(chainId) ?? ctx.chainName;
 }
 
+/** Where a program pays the payment over x402 (src/x402/routes.ts). */
+export const x402Url = (id: string, ctx: ViewContext): string => `${ctx.baseUrl}/api/public/payments/${id}/x402`;
+
 /** What is still to pay, never negative. */
 export function amountDue(row: PaymentRow): bigint {
   const due = row.amount - (row.amount_received ?? 0n);
@@ -82,6 +85,7 @@ export function merchantPaymentJson(
     amount_refunded: formatExact(row.amount_refunded),
     currency: "USDC",
     pay_url: `${ctx.baseUrl}/pay/${row.id}`,
+    x402_url: x402Url(row.id, ctx),
     deposit_address: row.deposit_address,
     fee_bps: row.fee_bps,
     bridge_fee: formatExact(row.bridge_fee),

@@ -22,8 +22,15 @@ import { MERCHANT_SCENARIOS } from "./merchant-scenarios.ts";
 import { PUBLIC_SCENARIOS } from "./public-scenarios.ts";
 import { REFUND_SCENARIOS } from "./refund-scenarios.ts";
 import { answerGoneWhenAsked, createOwned, received, type World } from "./world.ts";
+import { X402_SCENARIOS } from "./x402-scenarios.ts";
 
-const SCENARIOS = { ...MERCHANT_SCENARIOS, ...REFUND_SCENARIOS, ...DOCUMENT_SCENARIOS, ...PUBLIC_SCENARIOS };
+const SCENARIOS = {
+  ...MERCHANT_SCENARIOS,
+  ...REFUND_SCENARIOS,
+  ...DOCUMENT_SCENARIOS,
+  ...PUBLIC_SCENARIOS,
+  ...X402_SCENARIOS,
+};
 
 let world: World;
 let contract: Contract;

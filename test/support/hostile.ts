@@ -67,6 +67,7 @@ export const ROUTES: Array<[path: string, methods: string[]]> = [
   ["/api/public/payments/:id/sync", ["POST", "OPTIONS"]],
   ["/api/public/payments/:id/cross-chain", ["GET", "POST"]],
   ["/api/public/payments/:id/cross-chain?chain=:junk", ["GET"]],
+  ["/api/public/payments/:id/x402", ["GET", "POST", "OPTIONS"]],
   ...MERCHANT_ROUTES.map((route): [string, string[]] => [
     route.path
       .replace(/^\/api\/v1\/webhook_endpoints\/:id/, "/api/v1/webhook_endpoints/:endpoint")

@@ -28,6 +28,35 @@ export interface MerchantRoute {
   streams?: boolean;
 }
 
+const X402_REQUIREMENTS = {
+  scheme: "exact",
+  network: "eip155:84532",
+  amount: "1000000",
+  asset: "0x036CbD53842c5426634e7929541eC2318f3dCF7e",
+  payTo: "0x000000000000000000000000000000000000dEaD",
+  maxTimeoutSeconds: 300,
+  extra: { name: "USDC", version: "2" },
+};
+const X402_SWEEP_REQUEST = {
+  x402Version: 2,
+  paymentRequirements: X402_REQUIREMENTS,
+  paymentPayload: {
+    x402Version: 2,
+    accepted: X402_REQUIREMENTS,
+    payload: {
+      signature: `0x${"11".repeat(65)}`,
+      authorization: {
+        from: "0x1111111111111111111111111111111111111111",
+        to: X402_REQUIREMENTS.payTo,
+        value: "1000000",
+        validAfter: "0",
+        validBefore: "99999999999",
+        nonce: `0x${"22".repeat(32)}`,
+      },
+    },
+  },
+};
+
 export const MERCHANT_ROUTES: readonly MerchantRoute[] = [
   { method: "POST", path: "/api/v1/payments", body: { amount: "1.00" }, writes: true },
   { method: "GET", path: "/api/v1/payments", writes: false },
@@ -59,6 +88,10 @@ export const MERCHANT_ROUTES: readonly MerchantRoute[] = [
   { method: "GET", path: "/api/v1/events", writes: false },
   { method: "GET", path: "/api/v1/events/stream", writes: false, streams: true },
   { method: "GET", path: "/api/v1/events/:id", writes: false },
+  // A well-formed facilitator request for a payTo the account does not have: answered (isValid / success false), 200.
+  { method: "POST", path: "/api/v1/x402/verify", body: X402_SWEEP_REQUEST, writes: false },
+  { method: "POST", path: "/api/v1/x402/settle", body: X402_SWEEP_REQUEST, writes: true },
+  { method: "GET", path: "/api/v1/x402/supported", writes: false },
 ];
 
 /** The concrete path of `route` for `objects`. */

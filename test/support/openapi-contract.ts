@@ -28,7 +28,7 @@ type Response = OpenAPIV3_1.ResponseObject;
 type Header = OpenAPIV3_1.HeaderObject;
 
 /** Response headers a client acts on: when the server sends one, the answer must declare it. */
-const MEANINGFUL_HEADERS = ["retry-after", "idempotent-replayed"];
+const MEANINGFUL_HEADERS = ["retry-after", "idempotent-replayed", "payment-required", "payment-response"];
 
 export interface CallRequest {
   /** Values for the path's `{params}`. */

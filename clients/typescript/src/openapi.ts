@@ -545,6 +545,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/public/payments/{id}/authorization": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What to sign to pay without gas
+         * @description EIP-3009 TransferWithAuthorization typed data for the amount due to the deposit address, valid for a few minutes; the wallet adds `from` and a random `nonce` and signs with eth_signTypedData_v4. `available` is false (with `reason`) when the payment is not waiting for funds or what is due is below `floor`, the least the relayer submits (docs/gasless.md).
+         */
+        get: operations["retrieveGaslessOffer"];
+        put?: never;
+        /**
+         * Pay by a signed authorization; the relayer pays the gas
+         * @description Checked (signature, amount, recipient, validity, the payer's balance, a simulation) before anything is stored; the same authorization posted again answers the same record. A refusal says why in words (400); at most 3 per payment and 10 per client an hour are accepted (429).
+         */
+        post: operations["payBySignature"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/healthz": {
         parameters: {
             query?: never;
@@ -591,6 +615,87 @@ export interface paths {
         };
         /** This document */
         get: operations["openApiDocument"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/public/payments/{id}/x402": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Pay the payment over x402
+         * @description Without PAYMENT-SIGNATURE: 402 with the PAYMENT-REQUIRED header (and body) for the amount due. With it: the authorization is verified and sent by the relayer; 200 with PAYMENT-RESPONSE once mined, 402 with the reason, 202 while one is on its way (then nothing more is asked). Nothing due: 200. See docs/agents-and-programs.md.
+         */
+        get: operations["payPaymentWithX402"];
+        put?: never;
+        /**
+         * Pay the payment over x402
+         * @description Without PAYMENT-SIGNATURE: 402 with the PAYMENT-REQUIRED header (and body) for the amount due. With it: the authorization is verified and sent by the relayer; 200 with PAYMENT-RESPONSE once mined, 402 with the reason, 202 while one is on its way (then nothing more is asked). Nothing due: 200. See docs/agents-and-programs.md.
+         */
+        post: operations["payPaymentWithX402Post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/x402/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Verify an x402 payment (facilitator)
+         * @description x402 v2 facilitator /verify. payTo must be the account's payout address (accounts without a fee) or a deposit address of one of its payments. A refusal is `isValid: false` with the reason.
+         */
+        post: operations["verifyX402Payment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/x402/settle": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Settle an x402 payment (facilitator)
+         * @description x402 v2 facilitator /settle: the relayer sends the authorization and the answer waits for it to be mined. Each settlement is a payment of the account. The same payload again answers the same result; money moves once.
+         */
+        post: operations["settleX402Payment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/x402/supported": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** What the facilitator settles */
+        get: operations["listX402Supported"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1061,6 +1166,11 @@ export interface components {
              * @description The hosted checkout page.
              */
             pay_url: string;
+            /**
+             * Format: uri
+             * @description Where a program pays it over x402 (v2, scheme exact): answers 402 with PAYMENT-REQUIRED for the amount due.
+             */
+            x402_url: string;
             /** @description A 0x-prefixed EVM address. */
             deposit_address: string;
             fee_bps: number;
@@ -1462,6 +1572,11 @@ export interface components {
             customer_name: string | null;
             success_url: string | null;
             payment_uri: string;
+            /**
+             * Format: uri
+             * @description Where a program pays it over x402 (docs/agents-and-programs.md).
+             */
+            x402_url: string;
             merchant_name: string;
             incoming_transfers: {
                 chain: string;
@@ -1490,6 +1605,56 @@ export interface components {
                 payment_uri: string;
                 explorer: string | null;
             }[];
+            /** @description Payments by signature (pay without gas) posted for this payment, oldest first. */
+            authorizations: components["schemas"]["PublicAuthorization"][];
+        };
+        PublicAuthorization: {
+            id: string;
+            /** @description `succeeded`: the transfer was mined, by the relayer or by anyone who sent the same authorization. */
+            status: "pending" | "submitted" | "succeeded" | "failed";
+            tx_hash: string | null;
+            error: string | null;
+        };
+        GaslessOffer: {
+            available: boolean;
+            reason: string | null;
+            chain: string;
+            chain_id: number;
+            floor: string | null;
+            typed_data: {
+                /** @description Read from the token itself (name(), version()). */
+                domain: {
+                    name: string;
+                    version: string;
+                    chainId: number;
+                    /** @description A 0x-prefixed EVM address. */
+                    verifyingContract: string;
+                };
+                types: {
+                    EIP712Domain: {
+                        name: string;
+                        type: string;
+                    }[];
+                    TransferWithAuthorization: {
+                        name: string;
+                        type: string;
+                    }[];
+                };
+                /** @constant */
+                primaryType: "TransferWithAuthorization";
+                /** @description The wallet adds `from` and a random 32-byte `nonce`; value in micro-USDC, times in unix seconds. */
+                message: {
+                    /** @description A 0x-prefixed EVM address. */
+                    to: string;
+                    value: string;
+                    validAfter: string;
+                    validBefore: string;
+                };
+            } | null;
+        };
+        GaslessAccepted: {
+            authorization: components["schemas"]["PublicAuthorization"];
+            payment: components["schemas"]["PublicPayment"];
         };
         CrossChainSources: {
             /** @constant */
@@ -1607,6 +1772,66 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        X402PaymentRequired: {
+            /** @constant */
+            x402Version: 2;
+            error?: string;
+            resource: {
+                url: string;
+                description?: string;
+                mimeType?: string;
+            } & {
+                [key: string]: unknown;
+            };
+            accepts: ({
+                scheme: string;
+                network: string;
+                amount: string;
+                asset: string;
+                payTo: string;
+                maxTimeoutSeconds: number;
+                extra?: {
+                    [key: string]: unknown;
+                };
+            } & {
+                [key: string]: unknown;
+            })[];
+            extensions?: {
+                [key: string]: unknown;
+            };
+        };
+        X402VerifyResponse: {
+            isValid: boolean;
+            invalidReason?: string;
+            /** @description The reason in words. */
+            invalidMessage?: string;
+            payer?: string;
+        };
+        X402SettleResponse: {
+            success: boolean;
+            errorReason?: string;
+            /** @description The reason in words. */
+            errorMessage?: string;
+            payer?: string;
+            /** @description The transaction hash; empty when nothing was sent. */
+            transaction: string;
+            /** @description CAIP-2, eip155:<chain id>. */
+            network: string;
+            amount?: string;
+        };
+        X402Supported: {
+            kinds: {
+                /** @constant */
+                x402Version: 2;
+                /** @constant */
+                scheme: "exact";
+                network: string;
+            }[];
+            extensions: string[];
+            signers: {
+                [key: string]: string[];
+            };
+        };
         CreatePaymentRequest: {
             amount?: string | null;
             line_items?: {
@@ -1679,6 +1904,73 @@ export interface components {
             chain: string;
             /** @description Must be a 0x-prefixed 32-byte transaction hash. */
             tx_hash: string;
+        };
+        GaslessAuthorizationRequest: {
+            authorization: {
+                /** @description Must be a 0x-prefixed 20-byte address (the payer). */
+                from: string;
+                /** @description Must be a 0x-prefixed 20-byte address (the payment's deposit address). */
+                to: string;
+                /** @description Must be a whole number as a decimal string. */
+                value: string;
+                /** @description Must be a whole number as a decimal string. */
+                validAfter: string;
+                /** @description Must be a whole number as a decimal string. */
+                validBefore: string;
+                /** @description Must be a 0x-prefixed 32-byte hex nonce. */
+                nonce: string;
+            };
+            /** @description Must be the 0x-prefixed hex signature the wallet returned. */
+            signature: string;
+        };
+        X402FacilitatorRequest: {
+            x402Version: number;
+            paymentPayload: {
+                x402Version: number;
+                resource?: {
+                    url: string;
+                    description?: string;
+                    mimeType?: string;
+                } & {
+                    [key: string]: unknown;
+                };
+                accepted: {
+                    scheme: string;
+                    network: string;
+                    amount: string;
+                    asset: string;
+                    payTo: string;
+                    maxTimeoutSeconds: number;
+                    extra?: {
+                        [key: string]: unknown;
+                    };
+                } & {
+                    [key: string]: unknown;
+                };
+                payload: {
+                    [key: string]: unknown;
+                };
+                extensions?: {
+                    [key: string]: unknown;
+                };
+            } & {
+                [key: string]: unknown;
+            };
+            paymentRequirements: {
+                scheme: string;
+                network: string;
+                amount: string;
+                asset: string;
+                payTo: string;
+                maxTimeoutSeconds: number;
+                extra?: {
+                    [key: string]: unknown;
+                };
+            } & {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
         };
     };
     responses: {
@@ -2888,6 +3180,78 @@ export interface operations {
             503: components["responses"]["Unavailable"];
         };
     };
+    retrieveGaslessOffer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The offer. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GaslessOffer"];
+                };
+            };
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    payBySignature: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "authorization": {
+                 *         "from": "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
+                 *         "to": "0x5FbDB2315678afecb367f032d93F642f64180aa3",
+                 *         "value": "25000000",
+                 *         "validAfter": "1764600000",
+                 *         "validBefore": "1764600660",
+                 *         "nonce": "0x5f0c2b3a8d9e4f1a6b7c8d9e0f1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c"
+                 *       },
+                 *       "signature": "0x1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b"
+                 *     }
+                 */
+                "application/json": components["schemas"]["GaslessAuthorizationRequest"];
+            };
+        };
+        responses: {
+            /** @description Accepted: the relayer submits it. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GaslessAccepted"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
     health: {
         parameters: {
             query?: never;
@@ -2969,6 +3333,291 @@ export interface operations {
                     };
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    payPaymentWithX402: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description base64 of an x402 v2 PaymentPayload (scheme exact, an EIP-3009 authorization): pays the amount due. */
+                "PAYMENT-SIGNATURE"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Paid (with PAYMENT-RESPONSE), or nothing due: the public view. */
+            200: {
+                headers: {
+                    /** @description base64 of the x402 v2 SettlementResponse: success, transaction, network, payer (or errorReason). */
+                    "PAYMENT-RESPONSE"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicPayment"];
+                };
+            };
+            /** @description An authorization for it is on its way (sent, or mined and not credited yet): the public view. Nothing is asked, so nothing is paid twice. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicPayment"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description Payment required, or refused with the reason (PAYMENT-RESPONSE then says why). */
+            402: {
+                headers: {
+                    /** @description base64 of the x402 v2 PaymentRequired, as the body. */
+                    "PAYMENT-REQUIRED"?: string;
+                    /** @description base64 of the x402 v2 SettlementResponse: success, transaction, network, payer (or errorReason). */
+                    "PAYMENT-RESPONSE"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["X402PaymentRequired"];
+                };
+            };
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    payPaymentWithX402Post: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description base64 of an x402 v2 PaymentPayload (scheme exact, an EIP-3009 authorization): pays the amount due. */
+                "PAYMENT-SIGNATURE"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Paid (with PAYMENT-RESPONSE), or nothing due: the public view. */
+            200: {
+                headers: {
+                    /** @description base64 of the x402 v2 SettlementResponse: success, transaction, network, payer (or errorReason). */
+                    "PAYMENT-RESPONSE"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicPayment"];
+                };
+            };
+            /** @description An authorization for it is on its way (sent, or mined and not credited yet): the public view. Nothing is asked, so nothing is paid twice. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicPayment"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description Payment required, or refused with the reason (PAYMENT-RESPONSE then says why). */
+            402: {
+                headers: {
+                    /** @description base64 of the x402 v2 PaymentRequired, as the body. */
+                    "PAYMENT-REQUIRED"?: string;
+                    /** @description base64 of the x402 v2 SettlementResponse: success, transaction, network, payer (or errorReason). */
+                    "PAYMENT-RESPONSE"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["X402PaymentRequired"];
+                };
+            };
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    verifyX402Payment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "x402Version": 2,
+                 *       "paymentPayload": {
+                 *         "x402Version": 2,
+                 *         "resource": {
+                 *           "url": "https://api.example.com/report",
+                 *           "mimeType": "application/json"
+                 *         },
+                 *         "accepted": {
+                 *           "scheme": "exact",
+                 *           "network": "eip155:8453",
+                 *           "amount": "10000",
+                 *           "asset": "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",
+                 *           "payTo": "0x209693Bc6afc0C5328bA36FaF03C514EF312287C",
+                 *           "maxTimeoutSeconds": 300,
+                 *           "extra": {
+                 *             "name": "USD Coin",
+                 *             "version": "2"
+                 *           }
+                 *         },
+                 *         "payload": {
+                 *           "signature": "0x…",
+                 *           "authorization": {
+                 *             "from": "0x857b06519E91e3A54538791bDbb0E22373e36b66",
+                 *             "to": "0x209693Bc6afc0C5328bA36FaF03C514EF312287C",
+                 *             "value": "10000",
+                 *             "validAfter": "1740672089",
+                 *             "validBefore": "1740672389",
+                 *             "nonce": "0xf3746613c2d920b5fdabc0856f2aeb2d4f88ee6037b8cc5d04a71a4462f13480"
+                 *           }
+                 *         }
+                 *       },
+                 *       "paymentRequirements": {
+                 *         "scheme": "exact",
+                 *         "network": "eip155:8453",
+                 *         "amount": "10000",
+                 *         "asset": "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",
+                 *         "payTo": "0x209693Bc6afc0C5328bA36FaF03C514EF312287C",
+                 *         "maxTimeoutSeconds": 300,
+                 *         "extra": {
+                 *           "name": "USD Coin",
+                 *           "version": "2"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["X402FacilitatorRequest"];
+            };
+        };
+        responses: {
+            /** @description The verdict. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["X402VerifyResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    settleX402Payment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "x402Version": 2,
+                 *       "paymentPayload": {
+                 *         "x402Version": 2,
+                 *         "resource": {
+                 *           "url": "https://api.example.com/report",
+                 *           "mimeType": "application/json"
+                 *         },
+                 *         "accepted": {
+                 *           "scheme": "exact",
+                 *           "network": "eip155:8453",
+                 *           "amount": "10000",
+                 *           "asset": "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",
+                 *           "payTo": "0x209693Bc6afc0C5328bA36FaF03C514EF312287C",
+                 *           "maxTimeoutSeconds": 300,
+                 *           "extra": {
+                 *             "name": "USD Coin",
+                 *             "version": "2"
+                 *           }
+                 *         },
+                 *         "payload": {
+                 *           "signature": "0x…",
+                 *           "authorization": {
+                 *             "from": "0x857b06519E91e3A54538791bDbb0E22373e36b66",
+                 *             "to": "0x209693Bc6afc0C5328bA36FaF03C514EF312287C",
+                 *             "value": "10000",
+                 *             "validAfter": "1740672089",
+                 *             "validBefore": "1740672389",
+                 *             "nonce": "0xf3746613c2d920b5fdabc0856f2aeb2d4f88ee6037b8cc5d04a71a4462f13480"
+                 *           }
+                 *         }
+                 *       },
+                 *       "paymentRequirements": {
+                 *         "scheme": "exact",
+                 *         "network": "eip155:8453",
+                 *         "amount": "10000",
+                 *         "asset": "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",
+                 *         "payTo": "0x209693Bc6afc0C5328bA36FaF03C514EF312287C",
+                 *         "maxTimeoutSeconds": 300,
+                 *         "extra": {
+                 *           "name": "USD Coin",
+                 *           "version": "2"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["X402FacilitatorRequest"];
+            };
+        };
+        responses: {
+            /** @description The settlement. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["X402SettleResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listX402Supported: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Scheme exact on the settlement chain. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["X402Supported"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
             413: components["responses"]["PayloadTooLarge"];
             500: components["responses"]["InternalError"];
         };
