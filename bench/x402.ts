@@ -16,7 +16,9 @@
  *    then PAYMENT-SIGNATURE sent; `confirmed` when GET /api/v1/payments/{id} says so, read every
  *    100 ms), with --confirmations as STABLEGATE_CONFIRMATIONS (the payment's standard policy: the
  *    transfer's depth, then the settlement's); and --runs facilitator settlements to the payout
- *    address, `confirmed` when /settle answers (the payment is made confirmed once the transfer is mined).
+ *    address: signature to the /settle answer (once the transfer is mined), and to `confirmed` (the
+ *    payment made of it, found in the list by its tx hash, confirmed once the transfer has the
+ *    confirmations on top: the facilitator's follower looks every 2 s).
  *
  * The server is `bun src/main.ts serve`, a process of its own (test/support/stack.ts, SQLite), so
  * the load generator's CPU is not the server's. Each settle uses a payer of its own: the core's
@@ -149,12 +151,27 @@ async function timeToConfirmed() {
     viaEndpoint.push((performance.now() - t0) / 1000);
   }
 
+  const answered: number[] = [];
   const viaFacilitator: number[] = [];
   for (const payer of payers.slice(RUNS)) {
     const t0 = performance.now();
     const body = await settleRequest(stack, payer, stack.payout);
-    const answer = (await (await post(stack, "settle", body)).json()) as { success: boolean; errorReason?: string };
+    const answer = (await (await post(stack, "settle", body)).json()) as {
+      success: boolean;
+      errorReason?: string;
+      transaction: string;
+    };
     if (!answer.success) throw new Error(`settle refused: ${answer.errorReason}`);
+    answered.push((performance.now() - t0) / 1000);
+    await stack.waitFor(
+      async () =>
+        (await stack.request("/api/v1/payments?limit=5")).json.data.some(
+          (p: { status: string; metadata: Record<string, string> | null }) =>
+            p.metadata?.x402_tx_hash === answer.transaction && p.status === "confirmed",
+        ),
+      120_000,
+      "the settlement's payment confirmed",
+    );
     viaFacilitator.push((performance.now() - t0) / 1000);
   }
   const summary = (xs: number[]) => {
@@ -166,7 +183,11 @@ async function timeToConfirmed() {
       maxS: round(sorted.at(-1)!, 2),
     };
   };
-  return { endpoint: summary(viaEndpoint), facilitatorToPayout: summary(viaFacilitator) };
+  return {
+    endpoint: summary(viaEndpoint),
+    facilitatorToPayoutAnswered: summary(answered),
+    facilitatorToPayout: summary(viaFacilitator),
+  };
 }
 
 try {

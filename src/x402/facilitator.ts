@@ -3,6 +3,7 @@ import type { Account } from "../accounts/service.ts";
 import { counts, type Depth } from "../chain/watching/depth.ts";
 import type { Clock } from "../lib/clock.ts";
 import type { Logger } from "../lib/log.ts";
+import type { Speed } from "../lib/speed.ts";
 import type { Lifecycle } from "../payments/lifecycle.ts";
 import type { PaymentsService } from "../payments/service.ts";
 import type { PaymentRow, PaymentStore } from "../payments/store.ts";
@@ -57,6 +58,11 @@ export function createFacilitator(deps: FacilitatorDeps) {
   const network = caip2(served.chainId);
   /** Why each settling settlement was last found unpaid on chain, so the log says it once, not every round. */
   const unpaid = new Map<string, string>();
+  /**
+   * The block each settling settlement's transfer was last seen in: its receipt is read again
+   * only once that block would count, so a round costs no call per settlement still too young.
+   */
+  const seenIn = new Map<string, bigint>();
 
   /** The account's own payTo, or why it is not served. Fee refusal: see docs/decisions.md. */
   async function payToOf(account: Account, payTo: string): Promise<PayTo | Refusal> {
@@ -155,35 +161,35 @@ export function createFacilitator(deps: FacilitatorDeps) {
    * recorded), so two rounds or two replicas confirm it once. A transfer no longer on the chain
    * leaves the payment settling (said once in the log) until it is found again at depth.
    */
-  async function confirmIfDeep(row: X402SettlementRow, depth: Depth): Promise<boolean> {
+  async function confirmIfDeep(row: X402SettlementRow & { speed: Speed }, depth: Depth): Promise<boolean> {
+    const id = row.authorization_id;
+    const seen = seenIn.get(id);
+    if (seen !== undefined && !counts(row.speed, seen, depth)) return false; // not deep enough yet
     const receipt = row.tx_hash ? await deps.chain.receipt(row.tx_hash as Hex) : null;
     const problem = paidBy(row, receipt);
     if (problem) {
-      if (unpaid.get(row.authorization_id) !== problem)
+      seenIn.delete(id);
+      if (unpaid.get(id) !== problem)
         log.warn("x402 settlement not on the chain as paid; its payment stays settling", {
-          authorization: row.authorization_id,
+          authorization: id,
           payment_id: row.payment_id,
           tx_hash: row.tx_hash,
           problem,
         });
-      unpaid.set(row.authorization_id, problem);
+      unpaid.set(id, problem);
       return false;
     }
-    if (unpaid.delete(row.authorization_id))
-      log.info("x402 settlement found on the chain again", { authorization: row.authorization_id });
-    const payment = await deps.paymentStore.findById(row.payment_id!);
-    if (!payment || !counts(payment.speed, receipt!.blockNumber, depth)) return false; // not deep enough yet
+    if (unpaid.delete(id)) log.info("x402 settlement found on the chain again", { authorization: id });
+    const block = receipt!.blockNumber;
+    seenIn.set(id, block);
+    if (!counts(row.speed, block, depth)) return false; // not deep enough yet
     const confirmed = await store.transaction(async () => {
-      if (!(await store.confirm(row.authorization_id, clock.now()))) return false;
-      await deps.lifecycle.settledDirectly(payment.id, row.amount);
+      if (!(await store.confirm(id, clock.now()))) return false;
+      await deps.lifecycle.settledDirectly(row.payment_id!, row.amount);
       return true;
     });
-    if (confirmed)
-      log.info("x402 settlement confirmed", {
-        payment_id: payment.id,
-        tx_hash: row.tx_hash,
-        block: receipt!.blockNumber,
-      });
+    seenIn.delete(id);
+    if (confirmed) log.info("x402 settlement confirmed", { payment_id: row.payment_id, tx_hash: row.tx_hash, block });
     return confirmed;
   }
 
@@ -307,7 +313,10 @@ export function createFacilitator(deps: FacilitatorDeps) {
         await finish(row, record);
         finished++;
       }
-      const settling = await store.settling(limit);
+      const settling = await store.settling(SETTLING_PER_ROUND);
+      // Confirmed meanwhile (by another replica): nothing left to remember about those.
+      const open = new Set(settling.map((r) => r.authorization_id));
+      for (const known of [unpaid, seenIn]) for (const id of known.keys()) if (!open.has(id)) known.delete(id);
       if (settling.length === 0) return finished;
       const depth = await deps.chain.depth();
       for (const row of settling) if (await confirmIfDeep(row, depth)) finished++;
@@ -315,6 +324,12 @@ export function createFacilitator(deps: FacilitatorDeps) {
     },
   };
 }
+
+/**
+ * Settling settlements a follower round looks at: those in flight are the last few blocks'
+ * (the confirmations' worth), and one still too young costs no call to the chain.
+ */
+const SETTLING_PER_ROUND = 1000;
 
 class AlreadyRecorded extends Error {}
 

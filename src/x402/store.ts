@@ -1,4 +1,5 @@
 import { type Db, sql } from "../db/engine.ts";
+import type { Speed } from "../lib/speed.ts";
 
 /** A settlement the facilitator made for an account (migrations/*\/028_x402_settlements.sql). */
 export interface X402SettlementRow {
@@ -81,14 +82,15 @@ export function createX402Store(db: Db) {
         sql`UPDATE x402_settlements SET state = 'recorded', updated_at = ${now}
              WHERE authorization_id = ${authorizationId} AND state = 'settling'`,
       )) > 0,
-    /** Payout-address settlements whose payment is settling, the oldest first. */
-    settling: async (limit: number): Promise<X402SettlementRow[]> =>
+    /** Payout-address settlements whose payment is settling, the oldest first, with the payment's speed policy. */
+    settling: async (limit: number): Promise<Array<X402SettlementRow & { speed: Speed }>> =>
       (
-        await db.all<X402SettlementRow>(
-          sql`SELECT * FROM x402_settlements WHERE state = 'settling' ORDER BY created_at LIMIT ${limit}`,
+        await db.all<X402SettlementRow & { speed: Speed }>(
+          sql`SELECT x.*, p.speed FROM x402_settlements x JOIN payments p ON p.id = x.payment_id
+               WHERE x.state = 'settling' ORDER BY x.created_at LIMIT ${limit}`,
           BIGINTS,
         )
-      ).map((r) => normalise(r)!),
+      ).map((r) => ({ ...normalise(r)!, speed: r.speed })),
     /** Runs `fn` in one transaction (no network call inside). */
     transaction: <T>(fn: () => Promise<T>): Promise<T> => db.transaction(fn),
     /** The oldest settlements still waiting for their authorization's outcome. */

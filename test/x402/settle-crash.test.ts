@@ -14,10 +14,11 @@ import { facilitatorRequest, signAuthorization } from "../support/x402.ts";
 let chain: TestChain;
 let stack: Stack;
 
+// A server process of its own (on PostgreSQL, its own database too): more than the hook's 5 s on a busy machine.
 beforeAll(async () => {
   chain = await startChain({ automine: false });
   stack = await startStack({ chain, subprocess: true });
-});
+}, 60_000);
 afterAll(async () => {
   await stack?.stop();
   await chain?.stop();
