@@ -560,7 +560,7 @@ export interface paths {
         put?: never;
         /**
          * Pay by a signed authorization; the relayer pays the gas
-         * @description Checked (signature, amount, recipient, validity, the payer's balance, a simulation) before anything is stored; the same authorization posted again answers the same record. A refusal says why in words (400); at most 3 per payment and 10 per client an hour are accepted (429).
+         * @description Checked (signature, amount, recipient, validity, the payer's balance, a simulation) before anything is stored; the same authorization posted again answers the same record. A refusal says why in words (400); another while one for the payment is on its way is 409 (each pays the whole amount due); at most 3 per payment and 10 per client an hour are accepted (429).
          */
         post: operations["payBySignature"];
         delete?: never;
@@ -3246,6 +3246,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
