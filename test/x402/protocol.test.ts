@@ -18,6 +18,7 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { askOf } from "../../src/x402/checks.ts";
 import { decodeHeader, encodeHeader } from "../../src/x402/headers.ts";
 import { type PaymentPayload, PaymentPayloadSchema, type PaymentRequired } from "../../src/x402/protocol.ts";
+import { AUTHORIZATION_TYPES } from "../support/x402.ts";
 
 const USDC = "0x036CbD53842c5426634e7929541eC2318f3dCF7e" as Address;
 const PAY_TO = "0x209693Bc6afc0C5328bA36FaF03C514EF312287C" as Address;
@@ -69,16 +70,7 @@ describe("x402 headers against the official packages", () => {
     expect([a.from, a.to, a.value]).toEqual([from, PAY_TO, 10_000n]);
     const recovered = await recoverTypedDataAddress({
       domain: { name: "USDC", version: "2", chainId: 84532, verifyingContract: USDC },
-      types: {
-        TransferWithAuthorization: [
-          { name: "from", type: "address" },
-          { name: "to", type: "address" },
-          { name: "value", type: "uint256" },
-          { name: "validAfter", type: "uint256" },
-          { name: "validBefore", type: "uint256" },
-          { name: "nonce", type: "bytes32" },
-        ],
-      },
+      types: AUTHORIZATION_TYPES,
       primaryType: "TransferWithAuthorization",
       message: a,
       signature: checked.ask.signature,
