@@ -8,6 +8,7 @@ import {
   keccak256,
   type PublicClient,
   parseEventLogs,
+  parseTransaction,
   type Transport,
   type WalletClient,
 } from "viem";
@@ -62,6 +63,17 @@ const authorizationOf = (row: AuthorizationRow): TransferAuthorization => ({
 
 /** Whether the authorization can no longer be mined: its validBefore is past. */
 const expiredAt = (row: AuthorizationRow, nowMs: number): boolean => BigInt(row.valid_before) * 1000n <= BigInt(nowMs);
+
+/**
+ * Seconds an authorization must stay valid for the relayer to sign or bid for a transaction that
+ * carries it: mined after validBefore, transferWithAuthorization reverts, and the gas is spent.
+ */
+export const SEND_MARGIN_SECONDS = 15;
+const tooLateToSend = (row: AuthorizationRow, nowMs: number): boolean =>
+  expiredAt(row, nowMs + SEND_MARGIN_SECONDS * 1000);
+
+/** The gas of a plain transfer of nothing, which takes a nonce and does nothing else. */
+const SELF_TRANSFER_GAS = 21_000n;
 
 export type Submitter = ReturnType<typeof createSubmitter>;
 
@@ -159,6 +171,7 @@ export function createSubmitter(deps: SubmitterDeps) {
     if (await isUsed(row)) return resolveUsed(row);
     const nowMs = clock.now();
     if (expiredAt(row, nowMs)) return failed("expired", say.expired(Number(row.valid_before), nowMs));
+    if (tooLateToSend(row, nowMs)) return failed("expired", say.expiresTooSoon(Number(row.valid_before), nowMs));
     const a = authorizationOf(row);
     const call = transferCall(deps.usdc, a, row.signature as Hex);
     let gas: bigint;
@@ -232,6 +245,11 @@ export function createSubmitter(deps: SubmitterDeps) {
       }
     }
     const { hash, receipt } = found;
+    // Our self-transfer took the nonce (./submitter.ts unmined): the authorization was never carried.
+    if (receipt.to !== null && isAddressEqual(receipt.to, account.address)) {
+      if (await isUsed(row)) return resolveUsed(row);
+      return failed("expired", say.expired(Number(row.valid_before), clock.now()));
+    }
     const ours = parseEventLogs({ abi: eip3009Abi, eventName: "AuthorizationUsed", logs: receipt.logs }).some(
       (e) =>
         isAddressEqual(e.address, deps.usdc) &&
@@ -259,10 +277,13 @@ export function createSubmitter(deps: SubmitterDeps) {
   /** Not mined yet: sent again unchanged, or outbid on the same nonce once the node has held it too long. */
   async function unmined(row: AuthorizationRow, hashes: Hex[]): Promise<Outcome> {
     const held = await unlessNotFound(client.getTransaction({ hash: row.tx_hash as Hex }));
+    if (tooLateToSend(row, clock.now()) && !isSelfTransfer(row.raw_tx as Hex)) return release(row, hashes);
     if (!held || clock.now() - row.sent_at! < deps.stuckAfterMs) {
       await broadcast(row.raw_tx as Hex);
       return { retryInMs: deps.pollIntervalMs };
     }
+    // A self-transfer stuck on its fee is outbid by another, never by the authorization again.
+    if (isSelfTransfer(row.raw_tx as Hex)) return release(row, hashes);
     const previous = sentWith(row.raw_tx as Hex);
     const fees = await outbid(client, previous);
     if (!fees) {
@@ -283,6 +304,52 @@ export function createSubmitter(deps: SubmitterDeps) {
       tx_hash: signed.hash,
     });
     await broadcast(signed.serialized);
+    return { ...replaced, retryInMs: deps.pollIntervalMs };
+  }
+
+  const isSelfTransfer = (serialized: Hex): boolean => {
+    const to = parseTransaction(serialized).to;
+    return to != null && isAddressEqual(to, account.address);
+  };
+
+  /**
+   * The authorization expires (or is about to) while its transaction waits unmined: mined now it
+   * could only revert. Its nonce goes to a transfer of nothing to the relayer itself, outbidding
+   * it, so the relayer's later transactions are not held behind it and no gas buys a revert.
+   * Stored before it is broadcast, as any replacement.
+   */
+  async function release(row: AuthorizationRow, hashes: Hex[]): Promise<Outcome> {
+    const previous = sentWith(row.raw_tx as Hex);
+    // Even above what outbid() calls wise: the one it replaces would be mined at its own fee and revert.
+    const fees = (await outbid(client, previous)) ?? {
+      maxFeePerGas: (previous.maxFeePerGas * 115n) / 100n,
+      maxPriorityFeePerGas: (previous.maxPriorityFeePerGas * 115n) / 100n,
+    };
+    const serialized = await wallet.signTransaction({
+      account,
+      chain: undefined,
+      chainId: deps.chainId,
+      type: "eip1559",
+      to: account.address,
+      value: 0n,
+      gas: SELF_TRANSFER_GAS,
+      nonce: row.relayer_nonce!,
+      ...fees,
+    });
+    const hash = keccak256(serialized);
+    const replaced = {
+      raw_tx: serialized,
+      tx_hash: hash,
+      tx_hashes: JSON.stringify([...hashes, hash]),
+      sent_at: clock.now(),
+    };
+    await deps.fenced(() => store.save({ ...row, ...replaced }, clock.now()));
+    log.info("authorization expires unmined; its relayer nonce goes to a self-transfer", {
+      authorization_id: row.id,
+      nonce: row.relayer_nonce,
+      tx_hash: hash,
+    });
+    await broadcast(serialized);
     return { ...replaced, retryInMs: deps.pollIntervalMs };
   }
 
