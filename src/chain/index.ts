@@ -7,6 +7,7 @@ import type { IdGenerator } from "../lib/ids.ts";
 import type { Logger } from "../lib/log.ts";
 import type { Lifecycle } from "../payments/lifecycle.ts";
 import type { PaymentsService } from "../payments/service.ts";
+import { AWAITING_FUNDS } from "../payments/states.ts";
 import type { PaymentStore } from "../payments/store.ts";
 import { createAuthorizations } from "./authorizations/index.ts";
 import { type AuthorizationStore, createAuthorizationStore } from "./authorizations/store.ts";
@@ -193,6 +194,15 @@ export function createChainSide(deps: ChainSideDeps) {
     log,
     stuckAfterMs: chain.stuckAfterMs,
     fenced,
+    // Transfers seen count before they are credited: a plain transfer in flight pays as well.
+    stillDue: async (paymentId) => {
+      const payment = await stores.payments.findById(paymentId);
+      if (!payment || !AWAITING_FUNDS.includes(payment.status)) return 0n;
+      const seen = (await stores.chain.transfersForPayment(paymentId)).reduce((sum, t) => sum + t.amount, 0n);
+      const received = payment.amount_received ?? 0n;
+      const due = payment.amount - (seen > received ? seen : received);
+      return due > 0n ? due : 0n;
+    },
   });
 
   /** What the lease's holder runs, from taking the lease until losing it or stopping. */

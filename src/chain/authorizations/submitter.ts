@@ -42,6 +42,12 @@ export interface SubmitterDeps {
   pollIntervalMs: number;
   /** Called after a record changed, so outcome() waiters look again. */
   onChange: () => void;
+  /**
+   * What a payment still needs (micro-USDC), counting every transfer to it seen so far, confirmed
+   * or not; 0 once it no longer waits for funds. An authorization for more is not sent: the payer
+   * would pay twice.
+   */
+  stillDue: (paymentId: string) => Promise<bigint>;
 }
 
 type Outcome = Partial<AuthorizationRow> & { retryInMs?: number };
@@ -172,6 +178,7 @@ export function createSubmitter(deps: SubmitterDeps) {
     const nowMs = clock.now();
     if (expiredAt(row, nowMs)) return failed("expired", say.expired(Number(row.valid_before), nowMs));
     if (tooLateToSend(row, nowMs)) return failed("expired", say.expiresTooSoon(Number(row.valid_before), nowMs));
+    if (await paidOtherwise(row)) return failed("canceled", say.paidOtherwise());
     const a = authorizationOf(row);
     const call = transferCall(deps.usdc, a, row.signature as Hex);
     let gas: bigint;
@@ -245,10 +252,12 @@ export function createSubmitter(deps: SubmitterDeps) {
       }
     }
     const { hash, receipt } = found;
-    // Our self-transfer took the nonce (./submitter.ts unmined): the authorization was never carried.
+    // Our self-transfer took the nonce (release()): the authorization was never carried.
     if (receipt.to !== null && isAddressEqual(receipt.to, account.address)) {
       if (await isUsed(row)) return resolveUsed(row);
-      return failed("expired", say.expired(Number(row.valid_before), clock.now()));
+      const nowMs = clock.now();
+      if (tooLateToSend(row, nowMs)) return failed("expired", say.expired(Number(row.valid_before), nowMs));
+      return failed("canceled", say.paidOtherwise());
     }
     const ours = parseEventLogs({ abi: eip3009Abi, eventName: "AuthorizationUsed", logs: receipt.logs }).some(
       (e) =>
@@ -277,7 +286,8 @@ export function createSubmitter(deps: SubmitterDeps) {
   /** Not mined yet: sent again unchanged, or outbid on the same nonce once the node has held it too long. */
   async function unmined(row: AuthorizationRow, hashes: Hex[]): Promise<Outcome> {
     const held = await unlessNotFound(client.getTransaction({ hash: row.tx_hash as Hex }));
-    if (tooLateToSend(row, clock.now()) && !isSelfTransfer(row.raw_tx as Hex)) return release(row, hashes);
+    if (!isSelfTransfer(row.raw_tx as Hex) && (tooLateToSend(row, clock.now()) || (await paidOtherwise(row))))
+      return release(row, hashes);
     if (!held || clock.now() - row.sent_at! < deps.stuckAfterMs) {
       await broadcast(row.raw_tx as Hex);
       return { retryInMs: deps.pollIntervalMs };
@@ -307,14 +317,20 @@ export function createSubmitter(deps: SubmitterDeps) {
     return { ...replaced, retryInMs: deps.pollIntervalMs };
   }
 
+  /** The payment was paid (in part) another way since this was accepted: sending it would overpay. */
+  const paidOtherwise = async (row: AuthorizationRow): Promise<boolean> =>
+    row.payment_id !== null &&
+    row.source !== "facilitator" &&
+    (await deps.stillDue(row.payment_id)) < BigInt(row.value);
+
   const isSelfTransfer = (serialized: Hex): boolean => {
     const to = parseTransaction(serialized).to;
     return to != null && isAddressEqual(to, account.address);
   };
 
   /**
-   * The authorization expires (or is about to) while its transaction waits unmined: mined now it
-   * could only revert. Its nonce goes to a transfer of nothing to the relayer itself, outbidding
+   * The authorization expires (or is about to) while its transaction waits unmined, so mined now it
+   * could only revert, or its payment was paid another way meanwhile, so it would make the payer pay twice. Its nonce goes to a transfer of nothing to the relayer itself, outbidding
    * it, so the relayer's later transactions are not held behind it and no gas buys a revert.
    * Stored before it is broadcast, as any replacement.
    */
@@ -344,7 +360,7 @@ export function createSubmitter(deps: SubmitterDeps) {
       sent_at: clock.now(),
     };
     await deps.fenced(() => store.save({ ...row, ...replaced }, clock.now()));
-    log.info("authorization expires unmined; its relayer nonce goes to a self-transfer", {
+    log.info("authorization unmined and no longer to be sent; its relayer nonce goes to a self-transfer", {
       authorization_id: row.id,
       nonce: row.relayer_nonce,
       tx_hash: hash,
