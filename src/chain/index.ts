@@ -7,7 +7,6 @@ import type { IdGenerator } from "../lib/ids.ts";
 import type { Logger } from "../lib/log.ts";
 import type { Lifecycle } from "../payments/lifecycle.ts";
 import type { PaymentsService } from "../payments/service.ts";
-import { AWAITING_FUNDS } from "../payments/states.ts";
 import type { PaymentStore } from "../payments/store.ts";
 import { createAuthorizations } from "./authorizations/index.ts";
 import { type AuthorizationStore, createAuthorizationStore } from "./authorizations/store.ts";
@@ -194,12 +193,20 @@ export function createChainSide(deps: ChainSideDeps) {
     log,
     stuckAfterMs: chain.stuckAfterMs,
     fenced,
-    // Transfers seen count before they are credited: a plain transfer in flight pays as well.
-    stillDue: async (paymentId) => {
+    // Transfers seen count before they are credited: a plain transfer in flight pays as well. The
+    // authorization's own transactions do not (one a reorg took away may still be listed). By
+    // amounts alone: every status but those awaiting funds means all was received.
+    stillDue: async (paymentId, ours) => {
       const payment = await stores.payments.findById(paymentId);
-      if (!payment || !AWAITING_FUNDS.includes(payment.status)) return 0n;
-      const seen = (await stores.chain.transfersForPayment(paymentId)).reduce((sum, t) => sum + t.amount, 0n);
-      const received = payment.amount_received ?? 0n;
+      if (!payment) return 0n;
+      const mine = new Set(ours.map((hash) => hash.toLowerCase()));
+      let seen = 0n;
+      let creditedOurs = 0n;
+      for (const t of await stores.chain.transfersForPayment(paymentId)) {
+        if (!mine.has(t.tx_hash.toLowerCase())) seen += t.amount;
+        else if (t.credited_at !== null) creditedOurs += t.amount;
+      }
+      const received = (payment.amount_received ?? 0n) - creditedOurs;
       const due = payment.amount - (seen > received ? seen : received);
       return due > 0n ? due : 0n;
     },

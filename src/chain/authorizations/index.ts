@@ -27,8 +27,8 @@ export interface AuthorizationsWiring {
   stuckAfterMs: number;
   /** Runs a write only the chain lease's holder may make; the submitter's saves are. */
   fenced: <T>(write: () => Promise<T>) => Promise<T>;
-  /** What a payment still needs, seen transfers counted (./submitter.ts). */
-  stillDue: (paymentId: string) => Promise<bigint>;
+  /** What a payment still needs, seen transfers but the authorization's own counted (./submitter.ts). */
+  stillDue: (paymentId: string, ours: string[]) => Promise<bigint>;
 }
 
 /** Seconds an authorization must stay valid when accepted: enough to send it and see it mined. */
@@ -63,6 +63,7 @@ export function createAuthorizations(w: AuthorizationsWiring) {
     clock: w.clock,
     log: w.log,
     stuckAfterMs: w.stuckAfterMs,
+    confirmations: w.chain.confirmations,
     stillDue: w.stillDue,
     pollIntervalMs: Math.max(100, Math.min(w.chain.pollIntervalMs, 2_000)),
     onChange: () => {

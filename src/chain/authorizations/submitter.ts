@@ -39,18 +39,23 @@ export interface SubmitterDeps {
   log: Logger;
   /** A transaction unmined for this long is replaced with higher fees (the settler's setting). */
   stuckAfterMs: number;
+  /** Blocks (the mined one counted) after which a succeeded record's transaction is no longer watched for a reorg. */
+  confirmations: number;
   pollIntervalMs: number;
   /** Called after a record changed, so outcome() waiters look again. */
   onChange: () => void;
   /**
    * What a payment still needs (micro-USDC), counting every transfer to it seen so far, confirmed
-   * or not; 0 once it no longer waits for funds. An authorization for more is not sent: the payer
-   * would pay twice.
+   * or not, but those of `ours` (the authorization's own transactions); 0 once all was received.
+   * An authorization for more is not sent: the payer would pay twice.
    */
-  stillDue: (paymentId: string) => Promise<bigint>;
+  stillDue: (paymentId: string, ours: string[]) => Promise<bigint>;
 }
 
 type Outcome = Partial<AuthorizationRow> & { retryInMs?: number };
+
+/** next_attempt_at of a record the submitter has nothing more to do for. */
+export const NEVER = Number.MAX_SAFE_INTEGER;
 
 const failed = (code: AuthorizationFailure, message: string): Outcome => ({
   status: "failed",
@@ -267,7 +272,7 @@ export function createSubmitter(deps: SubmitterDeps) {
     );
     if (receipt.status === "success" && ours) {
       log.info("authorization mined", { authorization_id: row.id, tx_hash: hash });
-      return { status: "succeeded", tx_hash: hash };
+      return { status: "succeeded", tx_hash: hash, retryInMs: deps.pollIntervalMs };
     }
     // Reverted: someone used it first, it expired on the way, or the payer's funds went elsewhere.
     if (await isUsed(row)) return resolveUsed(row);
@@ -321,7 +326,7 @@ export function createSubmitter(deps: SubmitterDeps) {
   const paidOtherwise = async (row: AuthorizationRow): Promise<boolean> =>
     row.payment_id !== null &&
     row.source !== "facilitator" &&
-    (await deps.stillDue(row.payment_id)) < BigInt(row.value);
+    (await deps.stillDue(row.payment_id, row.tx_hashes === null ? [] : JSON.parse(row.tx_hashes))) < BigInt(row.value);
 
   const isSelfTransfer = (serialized: Hex): boolean => {
     const to = parseTransaction(serialized).to;
@@ -369,10 +374,41 @@ export function createSubmitter(deps: SubmitterDeps) {
     return { ...replaced, retryInMs: deps.pollIntervalMs };
   }
 
+  /**
+   * A succeeded record, until its transaction is `confirmations` deep: a reorg that takes it away
+   * (gone from chain and mempool) makes the record `submitted` again, so the stored transaction
+   * is sent again on its nonce (the gap would hold up every later relayer transaction) or, once
+   * expired, its nonce goes to a self-transfer. One that never carried ours goes back to pending.
+   */
+  async function watchMined(row: AuthorizationRow): Promise<Outcome> {
+    const hash = row.tx_hash as Hex;
+    let receipt = await unlessNotFound(client.getTransactionReceipt({ hash }));
+    // Receipts can lag (a node behind a load balancer): ask once more before deciding it is gone.
+    receipt ??= await unlessNotFound(client.getTransactionReceipt({ hash }));
+    if (receipt && receipt.status === "success") {
+      const head = await client.getBlockNumber({ cacheTime: 0 });
+      if (head - receipt.blockNumber + 1n >= BigInt(deps.confirmations)) return { next_attempt_at: NEVER };
+      return { retryInMs: deps.pollIntervalMs };
+    }
+    deps.nonces.reset(); // its nonce may be free again
+    const ours = row.tx_hashes === null ? [] : (JSON.parse(row.tx_hashes) as Hex[]);
+    log.warn("a succeeded authorization's transaction left the chain in a reorg; following it again", {
+      authorization_id: row.id,
+      tx_hash: hash,
+    });
+    if (row.raw_tx === null || ours.length === 0) return { status: "pending", tx_hash: null, retryInMs: 0 };
+    return { status: "submitted", tx_hash: ours.at(-1)!, raw_tx: row.raw_tx, retryInMs: 0 };
+  }
+
   async function step(row: AuthorizationRow): Promise<void> {
     let outcome: Outcome;
     try {
-      outcome = row.status === "pending" ? await send(row) : await follow(row);
+      outcome =
+        row.status === "pending"
+          ? await send(row)
+          : row.status === "succeeded"
+            ? await watchMined(row)
+            : await follow(row);
     } catch (error) {
       outcome = { last_error: errorMessage(error) };
       log.warn("authorization: will retry", { authorization_id: row.id, error: outcome.last_error });
@@ -381,7 +417,10 @@ export function createSubmitter(deps: SubmitterDeps) {
     const next = { ...((await store.findById(row.id)) ?? row), ...changes };
     const progressed = next.status !== row.status || next.tx_hash !== row.tx_hash;
     next.attempts = progressed || retryInMs !== undefined ? 0 : row.attempts + 1;
-    next.next_attempt_at = clock.now() + (retryInMs ?? backoffMs(next.attempts, 1_000, 60_000));
+    // A failed record is done; a succeeded one is watched until watchMined() says it is deep enough.
+    if (changes.next_attempt_at === undefined)
+      next.next_attempt_at =
+        next.status === "failed" ? NEVER : clock.now() + (retryInMs ?? backoffMs(next.attempts, 1_000, 60_000));
     await deps.fenced(() => store.save(next, clock.now()));
     if (progressed) {
       log.info("authorization", { authorization_id: row.id, status: next.status, failure: next.failure_code });
