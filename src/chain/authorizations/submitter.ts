@@ -334,10 +334,11 @@ export function createSubmitter(deps: SubmitterDeps) {
   };
 
   /**
-   * The authorization expires (or is about to) while its transaction waits unmined, so mined now it
-   * could only revert, or its payment was paid another way meanwhile, so it would make the payer pay twice. Its nonce goes to a transfer of nothing to the relayer itself, outbidding
-   * it, so the relayer's later transactions are not held behind it and no gas buys a revert.
-   * Stored before it is broadcast, as any replacement.
+   * The authorization expires (or is about to) while its transaction waits unmined, so mined now
+   * it could only revert, or its payment was paid another way meanwhile, so it would make the payer
+   * pay twice. Its nonce goes to a transfer of nothing to the relayer itself, outbidding it, so the
+   * relayer's later transactions are not held behind it and no gas buys a revert. Stored before it
+   * is broadcast, as any replacement.
    */
   async function release(row: AuthorizationRow, hashes: Hex[]): Promise<Outcome> {
     const previous = sentWith(row.raw_tx as Hex);

@@ -26,7 +26,7 @@ afterAll(async () => {
 type Row = { status: string; tx_hash: Hex | null; relayer_nonce: number | null };
 
 describe("reorg", () => {
-  test("a mined submission a reorg took away is sent again (same transaction), and the relayer is not held up", async () => {
+  test("a mined submission a reorg took away is sent again, the same transaction; the relayer goes on", async () => {
     const payer = await gaslessPayer(chain, usdc("50.00"));
     const payment = await stack.createPayment({ amount: "10.00" });
     const api = gaslessApi(stack.url);
