@@ -38,4 +38,5 @@ CREATE UNIQUE INDEX authorizations_once ON authorizations(chain_id, token, from_
 CREATE INDEX authorizations_payment ON authorizations(payment_id, created_at);
 CREATE INDEX authorizations_client ON authorizations(client, created_at);
 CREATE INDEX authorizations_account ON authorizations(account_id, created_at);
-CREATE INDEX authorizations_open ON authorizations(next_attempt_at) WHERE status IN ('pending', 'submitted');
+-- The submitter's work (src/chain/authorizations/store.ts due): a record it is done with waits until never.
+CREATE INDEX authorizations_due ON authorizations(next_attempt_at);

@@ -193,6 +193,23 @@ export function createChainSide(deps: ChainSideDeps) {
     log,
     stuckAfterMs: chain.stuckAfterMs,
     fenced,
+    // Transfers seen count before they are credited: a plain transfer in flight pays as well. The
+    // authorization's own transactions do not (one a reorg took away may still be listed). By
+    // amounts alone: every status but those awaiting funds means all was received.
+    stillDue: async (paymentId, ours) => {
+      const payment = await stores.payments.findById(paymentId);
+      if (!payment) return 0n;
+      const mine = new Set(ours.map((hash) => hash.toLowerCase()));
+      let seen = 0n;
+      let creditedOurs = 0n;
+      for (const t of await stores.chain.transfersForPayment(paymentId)) {
+        if (!mine.has(t.tx_hash.toLowerCase())) seen += t.amount;
+        else if (t.credited_at !== null) creditedOurs += t.amount;
+      }
+      const received = (payment.amount_received ?? 0n) - creditedOurs;
+      const due = payment.amount - (seen > received ? seen : received);
+      return due > 0n ? due : 0n;
+    },
   });
 
   /** What the lease's holder runs, from taking the lease until losing it or stopping. */

@@ -27,6 +27,8 @@ export interface AuthorizationsWiring {
   stuckAfterMs: number;
   /** Runs a write only the chain lease's holder may make; the submitter's saves are. */
   fenced: <T>(write: () => Promise<T>) => Promise<T>;
+  /** What a payment still needs, seen transfers but the authorization's own counted (./submitter.ts). */
+  stillDue: (paymentId: string, ours: string[]) => Promise<bigint>;
 }
 
 /** Seconds an authorization must stay valid when accepted: enough to send it and see it mined. */
@@ -61,6 +63,8 @@ export function createAuthorizations(w: AuthorizationsWiring) {
     clock: w.clock,
     log: w.log,
     stuckAfterMs: w.stuckAfterMs,
+    confirmations: w.chain.confirmations,
+    stillDue: w.stillDue,
     pollIntervalMs: Math.max(100, Math.min(w.chain.pollIntervalMs, 2_000)),
     onChange: () => {
       for (const listener of [...listeners]) listener();

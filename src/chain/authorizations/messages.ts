@@ -34,6 +34,8 @@ export const say = {
   /** What a record that failed for want of funds says, in the public view too. */
   fundsGone: (needed: bigint) =>
     `The wallet no longer holds the ${formatExact(needed)} USDC this payment needs; sign again once it does`,
+  paidOtherwise: () =>
+    "This payment was paid another way before this authorization was sent; nothing was taken from the wallet",
   onItsWay: () =>
     "A payment by signature for this payment is already on its way; wait for it, or pay with a plain transfer",
   wrongRecipient: (to: string) => `This authorization pays ${to}, not this payment's address; sign the one offered`,

@@ -89,10 +89,14 @@ export function createAuthorizationStore(db: Db) {
         sql`SELECT * FROM authorizations WHERE payment_id = ${paymentId} AND status IN ('pending', 'submitted')
             ORDER BY created_at LIMIT 1`,
       ),
-    /** Rows the submitter has work on now: to send, or sent and to follow. */
+    /**
+     * Rows the submitter has work on now: to send, sent and to follow, or succeeded and watched for
+     * a reorg until deep enough (then, as failed ones, next_attempt_at is ./submitter.ts NEVER).
+     */
     due: (now: number) =>
       db.all<AuthorizationRow>(
-        sql`SELECT * FROM authorizations WHERE status IN ('pending', 'submitted') AND next_attempt_at <= ${now}
+        sql`SELECT * FROM authorizations WHERE next_attempt_at <= ${now}
+              AND status IN ('pending', 'submitted', 'succeeded')
             ORDER BY next_attempt_at LIMIT 50`,
       ),
     /** How many were accepted after `since` (ms) for the payment, from the client, for the account: the limits. */

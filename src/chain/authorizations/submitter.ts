@@ -8,6 +8,7 @@ import {
   keccak256,
   type PublicClient,
   parseEventLogs,
+  parseTransaction,
   type Transport,
   type WalletClient,
 } from "viem";
@@ -38,12 +39,23 @@ export interface SubmitterDeps {
   log: Logger;
   /** A transaction unmined for this long is replaced with higher fees (the settler's setting). */
   stuckAfterMs: number;
+  /** Blocks (the mined one counted) after which a succeeded record's transaction is no longer watched for a reorg. */
+  confirmations: number;
   pollIntervalMs: number;
   /** Called after a record changed, so outcome() waiters look again. */
   onChange: () => void;
+  /**
+   * What a payment still needs (micro-USDC), counting every transfer to it seen so far, confirmed
+   * or not, but those of `ours` (the authorization's own transactions); 0 once all was received.
+   * An authorization for more is not sent: the payer would pay twice.
+   */
+  stillDue: (paymentId: string, ours: string[]) => Promise<bigint>;
 }
 
 type Outcome = Partial<AuthorizationRow> & { retryInMs?: number };
+
+/** next_attempt_at of a record the submitter has nothing more to do for. */
+export const NEVER = Number.MAX_SAFE_INTEGER;
 
 const failed = (code: AuthorizationFailure, message: string): Outcome => ({
   status: "failed",
@@ -62,6 +74,17 @@ const authorizationOf = (row: AuthorizationRow): TransferAuthorization => ({
 
 /** Whether the authorization can no longer be mined: its validBefore is past. */
 const expiredAt = (row: AuthorizationRow, nowMs: number): boolean => BigInt(row.valid_before) * 1000n <= BigInt(nowMs);
+
+/**
+ * Seconds an authorization must stay valid for the relayer to sign or bid for a transaction that
+ * carries it: mined after validBefore, transferWithAuthorization reverts, and the gas is spent.
+ */
+export const SEND_MARGIN_SECONDS = 15;
+const tooLateToSend = (row: AuthorizationRow, nowMs: number): boolean =>
+  expiredAt(row, nowMs + SEND_MARGIN_SECONDS * 1000);
+
+/** The gas of a plain transfer of nothing, which takes a nonce and does nothing else. */
+const SELF_TRANSFER_GAS = 21_000n;
 
 export type Submitter = ReturnType<typeof createSubmitter>;
 
@@ -159,6 +182,8 @@ export function createSubmitter(deps: SubmitterDeps) {
     if (await isUsed(row)) return resolveUsed(row);
     const nowMs = clock.now();
     if (expiredAt(row, nowMs)) return failed("expired", say.expired(Number(row.valid_before), nowMs));
+    if (tooLateToSend(row, nowMs)) return failed("expired", say.expiresTooSoon(Number(row.valid_before), nowMs));
+    if (await paidOtherwise(row)) return failed("canceled", say.paidOtherwise());
     const a = authorizationOf(row);
     const call = transferCall(deps.usdc, a, row.signature as Hex);
     let gas: bigint;
@@ -232,6 +257,13 @@ export function createSubmitter(deps: SubmitterDeps) {
       }
     }
     const { hash, receipt } = found;
+    // Our self-transfer took the nonce (release()): the authorization was never carried.
+    if (receipt.to !== null && isAddressEqual(receipt.to, account.address)) {
+      if (await isUsed(row)) return resolveUsed(row);
+      const nowMs = clock.now();
+      if (tooLateToSend(row, nowMs)) return failed("expired", say.expired(Number(row.valid_before), nowMs));
+      return failed("canceled", say.paidOtherwise());
+    }
     const ours = parseEventLogs({ abi: eip3009Abi, eventName: "AuthorizationUsed", logs: receipt.logs }).some(
       (e) =>
         isAddressEqual(e.address, deps.usdc) &&
@@ -240,7 +272,7 @@ export function createSubmitter(deps: SubmitterDeps) {
     );
     if (receipt.status === "success" && ours) {
       log.info("authorization mined", { authorization_id: row.id, tx_hash: hash });
-      return { status: "succeeded", tx_hash: hash };
+      return { status: "succeeded", tx_hash: hash, retryInMs: deps.pollIntervalMs };
     }
     // Reverted: someone used it first, it expired on the way, or the payer's funds went elsewhere.
     if (await isUsed(row)) return resolveUsed(row);
@@ -259,10 +291,14 @@ export function createSubmitter(deps: SubmitterDeps) {
   /** Not mined yet: sent again unchanged, or outbid on the same nonce once the node has held it too long. */
   async function unmined(row: AuthorizationRow, hashes: Hex[]): Promise<Outcome> {
     const held = await unlessNotFound(client.getTransaction({ hash: row.tx_hash as Hex }));
+    if (!isSelfTransfer(row.raw_tx as Hex) && (tooLateToSend(row, clock.now()) || (await paidOtherwise(row))))
+      return release(row, hashes);
     if (!held || clock.now() - row.sent_at! < deps.stuckAfterMs) {
       await broadcast(row.raw_tx as Hex);
       return { retryInMs: deps.pollIntervalMs };
     }
+    // A self-transfer stuck on its fee is outbid by another, never by the authorization again.
+    if (isSelfTransfer(row.raw_tx as Hex)) return release(row, hashes);
     const previous = sentWith(row.raw_tx as Hex);
     const fees = await outbid(client, previous);
     if (!fees) {
@@ -286,10 +322,94 @@ export function createSubmitter(deps: SubmitterDeps) {
     return { ...replaced, retryInMs: deps.pollIntervalMs };
   }
 
+  /** The payment was paid (in part) another way since this was accepted: sending it would overpay. */
+  const paidOtherwise = async (row: AuthorizationRow): Promise<boolean> =>
+    row.payment_id !== null &&
+    row.source !== "facilitator" &&
+    (await deps.stillDue(row.payment_id, row.tx_hashes === null ? [] : JSON.parse(row.tx_hashes))) < BigInt(row.value);
+
+  const isSelfTransfer = (serialized: Hex): boolean => {
+    const to = parseTransaction(serialized).to;
+    return to != null && isAddressEqual(to, account.address);
+  };
+
+  /**
+   * The authorization expires (or is about to) while its transaction waits unmined, so mined now
+   * it could only revert, or its payment was paid another way meanwhile, so it would make the payer
+   * pay twice. Its nonce goes to a transfer of nothing to the relayer itself, outbidding it, so the
+   * relayer's later transactions are not held behind it and no gas buys a revert. Stored before it
+   * is broadcast, as any replacement.
+   */
+  async function release(row: AuthorizationRow, hashes: Hex[]): Promise<Outcome> {
+    const previous = sentWith(row.raw_tx as Hex);
+    // Even above what outbid() calls wise: the one it replaces would be mined at its own fee and revert.
+    const fees = (await outbid(client, previous)) ?? {
+      maxFeePerGas: (previous.maxFeePerGas * 115n) / 100n,
+      maxPriorityFeePerGas: (previous.maxPriorityFeePerGas * 115n) / 100n,
+    };
+    const serialized = await wallet.signTransaction({
+      account,
+      chain: undefined,
+      chainId: deps.chainId,
+      type: "eip1559",
+      to: account.address,
+      value: 0n,
+      gas: SELF_TRANSFER_GAS,
+      nonce: row.relayer_nonce!,
+      ...fees,
+    });
+    const hash = keccak256(serialized);
+    const replaced = {
+      raw_tx: serialized,
+      tx_hash: hash,
+      tx_hashes: JSON.stringify([...hashes, hash]),
+      sent_at: clock.now(),
+    };
+    await deps.fenced(() => store.save({ ...row, ...replaced }, clock.now()));
+    log.info("authorization unmined and no longer to be sent; its relayer nonce goes to a self-transfer", {
+      authorization_id: row.id,
+      nonce: row.relayer_nonce,
+      tx_hash: hash,
+    });
+    await broadcast(serialized);
+    return { ...replaced, retryInMs: deps.pollIntervalMs };
+  }
+
+  /**
+   * A succeeded record, until its transaction is `confirmations` deep: a reorg that takes it away
+   * (gone from chain and mempool) makes the record `submitted` again, so the stored transaction
+   * is sent again on its nonce (the gap would hold up every later relayer transaction) or, once
+   * expired, its nonce goes to a self-transfer. One that never carried ours goes back to pending.
+   */
+  async function watchMined(row: AuthorizationRow): Promise<Outcome> {
+    const hash = row.tx_hash as Hex;
+    let receipt = await unlessNotFound(client.getTransactionReceipt({ hash }));
+    // Receipts can lag (a node behind a load balancer): ask once more before deciding it is gone.
+    receipt ??= await unlessNotFound(client.getTransactionReceipt({ hash }));
+    if (receipt && receipt.status === "success") {
+      const head = await client.getBlockNumber({ cacheTime: 0 });
+      if (head - receipt.blockNumber + 1n >= BigInt(deps.confirmations)) return { next_attempt_at: NEVER };
+      return { retryInMs: deps.pollIntervalMs };
+    }
+    deps.nonces.reset(); // its nonce may be free again
+    const ours = row.tx_hashes === null ? [] : (JSON.parse(row.tx_hashes) as Hex[]);
+    log.warn("a succeeded authorization's transaction left the chain in a reorg; following it again", {
+      authorization_id: row.id,
+      tx_hash: hash,
+    });
+    if (row.raw_tx === null || ours.length === 0) return { status: "pending", tx_hash: null, retryInMs: 0 };
+    return { status: "submitted", tx_hash: ours.at(-1)!, raw_tx: row.raw_tx, retryInMs: 0 };
+  }
+
   async function step(row: AuthorizationRow): Promise<void> {
     let outcome: Outcome;
     try {
-      outcome = row.status === "pending" ? await send(row) : await follow(row);
+      outcome =
+        row.status === "pending"
+          ? await send(row)
+          : row.status === "succeeded"
+            ? await watchMined(row)
+            : await follow(row);
     } catch (error) {
       outcome = { last_error: errorMessage(error) };
       log.warn("authorization: will retry", { authorization_id: row.id, error: outcome.last_error });
@@ -298,7 +418,10 @@ export function createSubmitter(deps: SubmitterDeps) {
     const next = { ...((await store.findById(row.id)) ?? row), ...changes };
     const progressed = next.status !== row.status || next.tx_hash !== row.tx_hash;
     next.attempts = progressed || retryInMs !== undefined ? 0 : row.attempts + 1;
-    next.next_attempt_at = clock.now() + (retryInMs ?? backoffMs(next.attempts, 1_000, 60_000));
+    // A failed record is done; a succeeded one is watched until watchMined() says it is deep enough.
+    if (changes.next_attempt_at === undefined)
+      next.next_attempt_at =
+        next.status === "failed" ? NEVER : clock.now() + (retryInMs ?? backoffMs(next.attempts, 1_000, 60_000));
     await deps.fenced(() => store.save(next, clock.now()));
     if (progressed) {
       log.info("authorization", { authorization_id: row.id, status: next.status, failure: next.failure_code });
