@@ -165,7 +165,9 @@ export function createFacilitator(deps: FacilitatorDeps) {
     const id = row.authorization_id;
     const seen = seenIn.get(id);
     if (seen !== undefined && !counts(row.speed, seen, depth)) return false; // not deep enough yet
-    const receipt = row.tx_hash ? await deps.chain.receipt(row.tx_hash as Hex) : null;
+    // The core's record names the transaction now: a reorg can have it sent again on another nonce.
+    const txHash = (await authorizations.find(id))?.tx_hash ?? row.tx_hash;
+    const receipt = txHash ? await deps.chain.receipt(txHash as Hex) : null;
     const problem = paidBy(row, receipt);
     if (problem) {
       seenIn.delete(id);
@@ -173,7 +175,7 @@ export function createFacilitator(deps: FacilitatorDeps) {
         log.warn("x402 settlement not on the chain as paid; its payment stays settling", {
           authorization: id,
           payment_id: row.payment_id,
-          tx_hash: row.tx_hash,
+          tx_hash: txHash,
           problem,
         });
       unpaid.set(id, problem);
@@ -189,7 +191,7 @@ export function createFacilitator(deps: FacilitatorDeps) {
       return true;
     });
     seenIn.delete(id);
-    if (confirmed) log.info("x402 settlement confirmed", { payment_id: row.payment_id, tx_hash: row.tx_hash, block });
+    if (confirmed) log.info("x402 settlement confirmed", { payment_id: row.payment_id, tx_hash: txHash, block });
     return confirmed;
   }
 
