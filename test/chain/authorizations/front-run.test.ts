@@ -135,6 +135,7 @@ describe("stuck", () => {
     const signed = await signOffer(await api.offer(payment.id), payer.key);
     await chain.anvil.rpc("evm_setAutomine", [false]);
     type Row = { tx_hashes: string | null; relayer_nonce: number | null; raw_tx: Hex | null };
+    let advancedChain = false;
     try {
       const res = await api.post(payment.id, signed);
       expect(res.status).toBe(202);
@@ -144,9 +145,10 @@ describe("stuck", () => {
       const first = await stack.waitFor(async () => ((await row()).tx_hashes ? row() : undefined));
       const [original] = JSON.parse(first.tx_hashes!) as Hex[];
       await atNode(chain.publicClient, original!);
-      // Past the settler's stuck time (at least 30 s) by the server's clock (this file's last test:
-      // the server's clock stays ahead of the chain's from here).
+      // Past the settler's stuck time (at least 30 s) by the server's clock; the chain's clock is
+      // moved as far below, so the file's other tests, in any order, find the two agreeing.
       stack.clock.advance(120_000);
+      advancedChain = true;
       const replaced = await stack.waitFor(async () => {
         const now = await row();
         return (JSON.parse(now.tx_hashes!) as Hex[]).length === 2 ? now : undefined;
@@ -165,6 +167,7 @@ describe("stuck", () => {
       });
       expect(record.tx_hash).toBe(newest);
     } finally {
+      if (advancedChain) await chain.anvil.rpc("evm_increaseTime", [120]);
       await chain.anvil.rpc("evm_setAutomine", [true]);
     }
     await stack.waitForStatus(payment.id, "confirmed", { mine: true, timeoutMs: 30_000 });
