@@ -90,14 +90,13 @@ export function createAuthorizationStore(db: Db) {
             ORDER BY created_at LIMIT 1`,
       ),
     /**
-     * Rows the submitter has work on now: to send, sent and to follow, or succeeded and watched for
-     * a reorg until deep enough (then, as failed ones, next_attempt_at is ./submitter.ts NEVER).
+     * Rows the submitter has work on now: to send, sent and to follow, or succeeded (or failed with
+     * a transaction of theirs signed) and watched for a reorg until deep enough; then, as failed ones
+     * that never signed one, next_attempt_at is ./submitter.ts NEVER.
      */
     due: (now: number) =>
       db.all<AuthorizationRow>(
-        sql`SELECT * FROM authorizations WHERE next_attempt_at <= ${now}
-              AND status IN ('pending', 'submitted', 'succeeded')
-            ORDER BY next_attempt_at LIMIT 50`,
+        sql`SELECT * FROM authorizations WHERE next_attempt_at <= ${now} ORDER BY next_attempt_at LIMIT 50`,
       ),
     /** How many were accepted after `since` (ms) for the payment, from the client, for the account: the limits. */
     /** With when the oldest of them was accepted: the per-payment limit lifts when it leaves the window. */

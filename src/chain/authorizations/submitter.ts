@@ -401,6 +401,69 @@ export function createSubmitter(deps: SubmitterDeps) {
     return { status: "submitted", tx_hash: ours.at(-1)!, raw_tx: row.raw_tx, retryInMs: 0 };
   }
 
+  /**
+   * Whether the authorization can no longer move the payer's funds, whatever carries it now: used
+   * on chain, or expired by our clock and by the chain's latest block (every later block is later).
+   */
+  async function spent(row: AuthorizationRow): Promise<boolean> {
+    if (await isUsed(row)) return true;
+    if (!expiredAt(row, clock.now())) return false;
+    const latest = await client.getBlock({ blockTag: "latest" });
+    return latest.timestamp >= BigInt(row.valid_before);
+  }
+
+  /**
+   * A failed record whose transaction was signed (a reverted transferWithAuthorization, or the
+   * self-transfer of release()), until one of its transactions is `confirmations` deep. One a reorg
+   * took away leaves a gap at its relayer nonce that would hold up every later relayer
+   * transaction: it is filled again, never with an authorization that could still move the payer's
+   * funds (the record told them it failed). The stored transaction is sent again when it cannot
+   * (a self-transfer, or the authorization used or expired since); otherwise, and when stuck, a
+   * self-transfer outbids it on that nonce, stored before it is broadcast. The record stays failed.
+   */
+  async function watchFailed(row: AuthorizationRow): Promise<Outcome> {
+    const hashes = row.tx_hashes === null ? [] : (JSON.parse(row.tx_hashes) as Hex[]);
+    // Receipts can lag (a node behind a load balancer): ask once more before deciding it is gone.
+    const found = (await receiptOf(hashes)) ?? (await receiptOf(hashes));
+    if (found) {
+      const head = await client.getBlockNumber({ cacheTime: 0 });
+      if (head - found.receipt.blockNumber + 1n >= BigInt(deps.confirmations)) return { next_attempt_at: NEVER };
+      return { retryInMs: deps.pollIntervalMs };
+    }
+    const mined = await client.getTransactionCount({ address: account.address, blockTag: "latest" });
+    // The nonce went to a transaction that is none of ours: no gap to fill.
+    if (mined > row.relayer_nonce!) return { next_attempt_at: NEVER };
+    const raw = row.raw_tx as Hex;
+    const held = await unlessNotFound(client.getTransaction({ hash: keccak256(raw) }));
+    if (!held) {
+      deps.nonces.reset(); // its nonce may be free again
+      if (!isSelfTransfer(raw) && !(await spent(row))) {
+        log.warn("a failed authorization's transaction left the chain in a reorg; its nonce goes to a self-transfer", {
+          authorization_id: row.id,
+          nonce: row.relayer_nonce,
+        });
+        return release(row, hashes);
+      }
+      log.warn("a failed authorization's transaction left the chain in a reorg; sending it again on its nonce", {
+        authorization_id: row.id,
+        nonce: row.relayer_nonce,
+        tx_hash: keccak256(raw),
+      });
+      const resent = { sent_at: clock.now() };
+      await deps.fenced(() => store.save({ ...row, ...resent }, clock.now()));
+      await broadcast(raw);
+      return { ...resent, retryInMs: deps.pollIntervalMs };
+    }
+    // Sent again and waiting: a self-transfer outbids it once stuck, or at once if it could move funds.
+    if (clock.now() - row.sent_at! >= deps.stuckAfterMs || (!isSelfTransfer(raw) && !(await spent(row))))
+      return release(row, hashes);
+    await broadcast(raw);
+    return { retryInMs: deps.pollIntervalMs };
+  }
+
+  /** A failed record with a signed transaction at a relayer nonce: watched until it is deep (watchFailed). */
+  const signedAtNonce = (row: AuthorizationRow): boolean => row.raw_tx !== null && row.relayer_nonce !== null;
+
   async function step(row: AuthorizationRow): Promise<void> {
     let outcome: Outcome;
     try {
@@ -409,7 +472,9 @@ export function createSubmitter(deps: SubmitterDeps) {
           ? await send(row)
           : row.status === "succeeded"
             ? await watchMined(row)
-            : await follow(row);
+            : row.status === "failed"
+              ? await watchFailed(row)
+              : await follow(row);
     } catch (error) {
       outcome = { last_error: errorMessage(error) };
       log.warn("authorization: will retry", { authorization_id: row.id, error: outcome.last_error });
@@ -418,10 +483,13 @@ export function createSubmitter(deps: SubmitterDeps) {
     const next = { ...((await store.findById(row.id)) ?? row), ...changes };
     const progressed = next.status !== row.status || next.tx_hash !== row.tx_hash;
     next.attempts = progressed || retryInMs !== undefined ? 0 : row.attempts + 1;
-    // A failed record is done; a succeeded one is watched until watchMined() says it is deep enough.
+    // A failed record without a signed transaction is done; a succeeded one, or a failed one with its
+    // transaction signed, is watched until watchMined() / watchFailed() says it is deep enough.
     if (changes.next_attempt_at === undefined)
       next.next_attempt_at =
-        next.status === "failed" ? NEVER : clock.now() + (retryInMs ?? backoffMs(next.attempts, 1_000, 60_000));
+        next.status === "failed" && !signedAtNonce(next)
+          ? NEVER
+          : clock.now() + (retryInMs ?? backoffMs(next.attempts, 1_000, 60_000));
     await deps.fenced(() => store.save(next, clock.now()));
     if (progressed) {
       log.info("authorization", { authorization_id: row.id, status: next.status, failure: next.failure_code });
