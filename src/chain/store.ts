@@ -75,7 +75,10 @@ export const recordRows = (paymentId: Sql): Sql =>
              block_hash, credited_at, created_at, NULL, reversed_at
         FROM reversed_transfers WHERE payment_id = ${paymentId}`;
 
-/** `recordRows` (read with bigints) split and ordered in code: SQLite answers the bare lookups about three times faster than ordered ones. */
+/**
+ * `recordRows` (read with bigints) split and ordered in code: SQLite answers the bare lookups about
+ * three times faster than ordered ones.
+ */
 export function recordFrom(rows: readonly RecordRow[]): PaymentRecord {
   const transfers: TransferRow[] = [];
   const reversed: Array<ReversedTransferRow & { id: bigint }> = [];

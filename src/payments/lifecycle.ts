@@ -75,7 +75,7 @@ export function createLifecycle(deps: LifecycleDeps) {
     return bridgeId === null ? waiting : ((await deps.bridgeView?.(bridgeId)) ?? waiting);
   }
 
-  /** The merchant payment object, exactly as GET /api/v1/payments/{id} returns it; `record` when it was read already. */
+  /** The merchant payment object, exactly as GET /api/v1/payments/{id} returns it (`record`: read already). */
   async function paymentJson(row: PaymentRow, record?: PaymentRecord): Promise<string> {
     return merchantPaymentJson(row, await transfersView(row, record), (await deps.crossChainFor?.(row.id)) ?? [], view);
   }
