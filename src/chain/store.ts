@@ -63,10 +63,10 @@ export type RecordRow = TransferRow & { reversed_id: bigint | null; reversed_at:
 
 /**
  * The rows of a payment's record, its transfers and its reversed transfers in one shape, for
- * `recordFrom` to split and order: `paymentId` is the id as a parameter, or a column of an outer
+ * `recordFrom` to split and order: `paymentId` is the id (a parameter), or a column of an outer
  * statement that joins them (src/payments/retrieve-store.ts).
  */
-export const recordRows = (paymentId: Sql): Sql =>
+export const recordRows = (paymentId: string | Sql): Sql =>
   sql`SELECT NULL AS reversed_id, chain_id, tx_hash, log_index, payment_id, from_address, amount, block_number,
              block_hash, credited_at, created_at, bridge_id, NULL AS reversed_at
         FROM transfers WHERE payment_id = ${paymentId}
@@ -174,7 +174,8 @@ export function createChainStore(db: Db) {
      * asks for both: on PostgreSQL, one round trip rather than two); each in the order of its method.
      */
     recordOf: async (paymentId: string): Promise<PaymentRecord> =>
-      recordFrom(await db.all<RecordRow>(recordRows(sql`${paymentId}`), BIGINTS)),
+      // The id as the value itself, not a nested template: a statement of plain values is a text joined once.
+      recordFrom(await db.all<RecordRow>(recordRows(paymentId), BIGINTS)),
     /** In the order they were reversed (ordered here, as `transfersForPayment` is). */
     reversedForPayment: async (paymentId: string): Promise<ReversedTransferRow[]> =>
       (
