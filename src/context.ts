@@ -71,6 +71,8 @@ export interface AppContext {
   view: ViewContext;
   /** The merchant payment object as JSON text (with its transfers), as webhooks carry it too. */
   renderPayment: (row: PaymentRow) => Promise<string>;
+  /** GET /api/v1/payments/:id for an Authorization header: the key checked, then the payment's JSON. */
+  retrievePayment: (authorization: string | null, id: string) => Promise<string>;
   /** The same for a payment created a moment ago, which has nothing on chain yet. */
   renderNewPayment: (row: PaymentRow) => string;
   /** What the public view adds to a payment row: merchant name, incoming transfers, burns. */
@@ -140,6 +142,7 @@ export function appContext(c: {
     idempotency: c.idempotency,
     view: payments.view,
     renderPayment: payments.lifecycle.paymentJson,
+    retrievePayment: payments.retrieve,
     renderNewPayment: payments.lifecycle.newPaymentJson,
     publicExtras: c.checkout.publicExtras,
     networks: c.checkout.networks,

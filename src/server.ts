@@ -78,7 +78,15 @@ async function createCapabilities(config: Config, plumbing: Plumbing, options: S
   const webhooks = createWebhooks({ ...plumbing, config, events, options, onFailedAttempt, onEndpointDisabled });
   const records = openChainRecords(plumbing.db, config);
   const onCreated: Parameters<typeof createPayments>[0]["onCreated"] = (row) => email.paymentCreated(row);
-  const payments = createPayments({ ...plumbing, config, events, records, deliveries: webhooks.deliveries, onCreated });
+  const payments = createPayments({
+    ...plumbing,
+    config,
+    events,
+    records,
+    accounts,
+    deliveries: webhooks.deliveries,
+    onCreated,
+  });
   const { store, lifecycle, service, view } = payments;
   const refunds = await createRefunds({ ...plumbing, config, events, payments: store, chain: records.stores.chain });
   const documents = createDocuments({

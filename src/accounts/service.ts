@@ -5,7 +5,7 @@ import { API_KEY, type IdGenerator } from "../lib/ids.ts";
 import { constantTimeEqual, sha256Hex } from "../lib/secrets.ts";
 import { isSpeed, SPEEDS, type Speed } from "../lib/speed.ts";
 import type { KeyCache } from "./key-cache.ts";
-import type { AccountRow, AccountStore, ApiKeyRow } from "./store.ts";
+import type { AccountRow, AccountStore, ApiKeyRow, KeyWithAccount } from "./store.ts";
 
 export interface Account {
   id: string;
@@ -66,6 +66,38 @@ export function createAccountsService({ store, clock, ids, defaultSpeed = "stand
       created_at: clock.now(),
     });
     return { id, api_key: apiKey };
+  }
+
+  /** The hash of the API key an Authorization header carries; one that carries none is a 401. */
+  function keyHashOf(header: string | null | undefined): string {
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(header ?? "");
+    const key = match?.[1];
+    if (!key || !API_KEY.test(key))
+      throw new AuthError(header ? "invalid API key" : "missing API key: send Authorization: Bearer <API_KEY>");
+    return sha256Hex(key);
+  }
+
+  /**
+   * The account of the key `row` (read by its `hash`, null when there is none), or the same 401 as
+   * for any bad key; records the key's use, once a minute at most. `authenticate` reads the row;
+   * a read that brings the key along with what the request asks for (src/payments/retrieve.ts) hands it here.
+   */
+  async function admit(hash: string, row: KeyWithAccount | null): Promise<Account> {
+    if (!row || !constantTimeEqual(row.key_hash, hash) || row.revoked_at !== null)
+      throw new AuthError("invalid API key");
+    const now = clock.now();
+    if (row.last_used_at === null || now - row.last_used_at >= KEY_USE_RESOLUTION_MS) {
+      await store.touchKey(row.id, now, now - KEY_USE_RESOLUTION_MS);
+      row.last_used_at = now; // the cached row too: the next request within the minute writes nothing
+    }
+    return {
+      id: row.account_id,
+      name: row.account_name,
+      payoutAddress: row.payout_address as Address,
+      feeBps: row.fee_bps,
+      speed: row.speed,
+      keyId: row.id,
+    };
   }
 
   return {
@@ -140,30 +172,15 @@ export function createAccountsService({ store, clock, ids, defaultSpeed = "stand
      * or not (src/accounts/key-cache.ts says how).
      */
     async authenticate(header: string | null | undefined): Promise<Account> {
-      const match = /^Bearer\s+(\S+)\s*$/i.exec(header ?? "");
-      const key = match?.[1];
-      if (!key || !API_KEY.test(key))
-        throw new AuthError(header ? "invalid API key" : "missing API key: send Authorization: Bearer <API_KEY>");
-      const hash = sha256Hex(key);
+      const hash = keyHashOf(header);
       const row = keyCache
         ? ((await keyCache.get(hash)) ?? (await keyCache.fill(hash, () => store.findKeyByHash(hash))))
         : await store.findKeyByHash(hash);
-      if (!row || !constantTimeEqual(row.key_hash, hash) || row.revoked_at !== null)
-        throw new AuthError("invalid API key");
-      const now = clock.now();
-      if (row.last_used_at === null || now - row.last_used_at >= KEY_USE_RESOLUTION_MS) {
-        await store.touchKey(row.id, now, now - KEY_USE_RESOLUTION_MS);
-        row.last_used_at = now; // the cached row too: the next request within the minute writes nothing
-      }
-      return {
-        id: row.account_id,
-        name: row.account_name,
-        payoutAddress: row.payout_address as Address,
-        feeBps: row.fee_bps,
-        speed: row.speed,
-        keyId: row.id,
-      };
+      return admit(hash, row);
     },
+
+    keyHashOf,
+    admit,
 
     /**
      * Whether a key still authenticates (exists and is not revoked), read from the store each

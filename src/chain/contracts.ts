@@ -11,7 +11,6 @@ import {
   type Chain,
   concat,
   encodeAbiParameters,
-  getAddress,
   getContractAddress,
   type Hex,
   hexToBytes,
@@ -35,7 +34,7 @@ import TestTokenJson from "../../contracts/artifacts/TestToken.json";
 import TestTokenMessengerV2Json from "../../contracts/artifacts/TestTokenMessengerV2.json";
 import TestUSDCJson from "../../contracts/artifacts/TestUSDC.json";
 import { abiParams } from "../lib/abi-params.ts";
-import { keccakBytes } from "../lib/keccak.ts";
+import { checksummed, keccakBytes } from "../lib/keccak.ts";
 import type { NonceManager } from "./nonces.ts";
 
 /** What scripts/compile-contracts.ts writes to contracts/artifacts/<contractName>.json. */
@@ -128,7 +127,7 @@ export function cloneAddressFor(factory: Address, forwarder: Address): (salt: Ui
     preimage.set(prefix);
     preimage.set(salt, prefix.length);
     preimage.set(initCodeHash, prefix.length + 32);
-    return getAddress(bytesToHex(keccakBytes(preimage).slice(12)));
+    return checksummed(`0x${Buffer.from(keccakBytes(preimage).subarray(12)).toString("hex")}`) as Address;
   };
 }
 

@@ -4,13 +4,21 @@ export type GroupCommit = ReturnType<typeof createGroupCommit>;
 
 /**
  * Group commit, where it pays: SQLite's commit waits for its own fsync, so writes queued within
- * one turn of the event loop share a single transaction and a burst of concurrent requests pays
+ * the same few turns of the event loop (GATHER_MS) share a single transaction and a burst of concurrent requests pays
  * for one fsync instead of one each. Each write of a batch of several runs in its own savepoint,
  * so one that throws is rolled back alone; every caller's promise settles only after the shared
  * COMMIT, so nothing is acknowledged before it is durable. PostgreSQL shares WAL flushes between
  * sessions already, and a shared transaction would hold every row it wrote across the others'
  * round trips: there each write is a transaction of its own.
  */
+/**
+ * How long a batch may keep gathering after its first write, at most. Requests come in over
+ * several turns of the event loop (each poll reads what the sockets hold by then), so a batch
+ * flushed at the first turn takes whoever happened to be parsed by then and leaves the rest to pay
+ * for a commit of their own: while a turn still adds writes, the batch waits for the next one.
+ */
+const GATHER_MS = 2;
+
 export function createGroupCommit(db: Db) {
   if (db.engine === "postgres") return { run: <T>(work: () => Promise<T>): Promise<T> => db.transaction(work) };
 
@@ -48,12 +56,19 @@ export function createGroupCommit(db: Db) {
     });
   };
 
+  /** Flushes at the first turn that adds no write to the batch (or once GATHER_MS have passed). */
+  const gather = (since: number, seen: number) =>
+    setImmediate(() => {
+      if (queue.length > seen && performance.now() - since < GATHER_MS) gather(since, queue.length);
+      else flush();
+    });
+
   return {
     run<T>(work: () => Promise<T>): Promise<T> {
       // Inside a transaction already, the write is a savepoint of it, not the next batch's.
       if (db.inTransaction()) return db.transaction(work);
       return new Promise<T>((resolve, reject) => {
-        if (queue.length === 0) setImmediate(flush);
+        if (queue.length === 0) gather(performance.now(), 0);
         queue.push({ work, resolve: resolve as (value: unknown) => void, reject });
       });
     },

@@ -1,4 +1,5 @@
 import type { Address } from "viem";
+import type { AccountsService } from "../accounts/service.ts";
 import type { SettlementChain } from "../chain/config.ts";
 import { type CrossChainConfig, newDepositTerms } from "../chain/cross-chain-config.ts";
 import type { ChainRecords } from "../chain/index.ts";
@@ -9,6 +10,8 @@ import type { Speed } from "../lib/speed.ts";
 import type { DeliveriesService } from "../webhooks/deliveries.ts";
 import { createPaymentDetails } from "./detail.ts";
 import { createLifecycle } from "./lifecycle.ts";
+import { createRetrieve } from "./retrieve.ts";
+import { createRetrieveStore } from "./retrieve-store.ts";
 import { createPaymentSearch } from "./search.ts";
 import { createSearchStore } from "./search-store.ts";
 import { createPaymentsService } from "./service.ts";
@@ -43,6 +46,8 @@ export function createPayments(
     config: PaymentsConfig;
     events: Pick<Events, "store" | "written">;
     records: ChainRecords;
+    /** Whose key a merchant's request carries (GET /api/v1/payments/:id reads it with the payment on PostgreSQL). */
+    accounts: Pick<AccountsService, "authenticate" | "keyHashOf" | "admit">;
     /** The webhooks sent about a payment, for its dashboard page. */
     deliveries: DeliveriesService;
     /** Runs inside a new payment's transaction (the invoice email is queued there). */
@@ -104,6 +109,14 @@ export function createPayments(
     view,
     /** The dashboard's lists, searches, home figures and the CSV export. */
     search: createPaymentSearch({ store: createSearchStore(db), clock }),
+    /** GET /api/v1/payments/:id, key check included: on PostgreSQL one round trip (src/payments/retrieve.ts). */
+    retrieve: createRetrieve({
+      db,
+      accounts: w.accounts,
+      payments: service,
+      store: createRetrieveStore(db),
+      render: lifecycle.paymentJson,
+    }),
     /** One payment with everything about it, for the dashboard's payment page. */
     details: createPaymentDetails({
       payments: service,

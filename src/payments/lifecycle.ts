@@ -1,4 +1,4 @@
-import type { ChainStore, ReversedTransferRow, TransferRow } from "../chain/store.ts";
+import type { ChainStore, PaymentRecord, ReversedTransferRow, TransferRow } from "../chain/store.ts";
 import type { EventStore } from "../events/store.ts";
 import { type Clock, isoMillis } from "../lib/clock.ts";
 import type { IdGenerator } from "../lib/ids.ts";
@@ -44,7 +44,10 @@ export function createLifecycle(deps: LifecycleDeps) {
    * The payment's transfers, each with its chain and, made on a source chain and credited, its
    * bridging; then those a reorg took off the chain (`reversed`), which the record keeps.
    */
-  async function transfersView(row: Pick<PaymentRow, "id" | "chain_id">): Promise<TransferView[]> {
+  async function transfersView(
+    row: Pick<PaymentRow, "id" | "chain_id">,
+    record?: PaymentRecord,
+  ): Promise<TransferView[]> {
     const shown = (t: ReversedTransferRow | TransferRow, reversed: boolean) => ({
       chain: chainNameOf(t.chain_id, view),
       chain_id: t.chain_id,
@@ -55,15 +58,15 @@ export function createLifecycle(deps: LifecycleDeps) {
       confirmed: !reversed && t.credited_at !== null,
       reversed,
     });
-    const record = await chain.recordOf(row.id);
+    const { transfers, reversed } = record ?? (await chain.recordOf(row.id));
     const shownTransfers: TransferView[] = [];
-    for (const t of record.transfers) {
+    for (const t of transfers) {
       shownTransfers.push({
         ...shown(t, false),
         bridge: t.chain_id === row.chain_id || t.credited_at === null ? null : await bridgeOf(t.bridge_id ?? null),
       });
     }
-    return [...shownTransfers, ...record.reversed.map((t) => ({ ...shown(t, true), bridge: null }))];
+    return [...shownTransfers, ...reversed.map((t) => ({ ...shown(t, true), bridge: null }))];
   }
 
   /** No bridge yet: credited, waiting for the bridger to burn it. */
@@ -72,9 +75,9 @@ export function createLifecycle(deps: LifecycleDeps) {
     return bridgeId === null ? waiting : ((await deps.bridgeView?.(bridgeId)) ?? waiting);
   }
 
-  /** The merchant payment object, exactly as GET /api/v1/payments/{id} returns it. */
-  async function paymentJson(row: PaymentRow): Promise<string> {
-    return merchantPaymentJson(row, await transfersView(row), (await deps.crossChainFor?.(row.id)) ?? [], view);
+  /** The merchant payment object, exactly as GET /api/v1/payments/{id} returns it (`record`: read already). */
+  async function paymentJson(row: PaymentRow, record?: PaymentRecord): Promise<string> {
+    return merchantPaymentJson(row, await transfersView(row, record), (await deps.crossChainFor?.(row.id)) ?? [], view);
   }
 
   async function emit(row: PaymentRow, type: string): Promise<void> {

@@ -31,38 +31,39 @@ const createPaymentBody = bodyValidator(CreatePaymentSchema);
 
 /** Merchant payment routes under /api/v1; `authed` supplies the account for each request. */
 export function paymentRoutes(ctx: AppContext, authed: AuthPlugin) {
-  const { payments, renderPayment } = ctx;
+  const { payments, renderPayment, retrievePayment } = ctx;
   const createOnce = createPaymentOnce(ctx);
-  return new Elysia()
-    .use(authed)
-    .post("/api/v1/payments", async ({ account, body: raw, request }) => {
-      const body = createPaymentBody(raw);
-      const key = request.headers.get("idempotency-key");
-      const result = await createOnce(account, key, body, rawMemberText(rawBody(request), "metadata"));
-      return idempotentResponse(result);
-    })
-    .get(
-      "/api/v1/payments/:id",
-      async ({ account, params }) =>
-        jsonResponse(200, await renderPayment(await payments.retrieve(account, params.id))),
-      { params: PaymentParams },
-    )
-    .get(
-      "/api/v1/payments",
-      async ({ account, query: text }) => {
-        const query = decoded(ListPaymentsQuery, text);
-        const { rows, hasMore } = await payments.list(account, {
-          limit: query.limit ?? DEFAULT_LIMIT,
-          startingAfter: query.starting_after,
-          status: query.status,
-          createdGte: query["created[gte]"],
-          createdLt: query["created[lt]"],
-          paymentLink: query.payment_link,
-        });
-        const rendered: string[] = [];
-        for (const row of rows) rendered.push(await renderPayment(row));
-        return jsonResponse(200, listJson(rendered, hasMore));
-      },
-      { query: ListPaymentsQuery },
-    );
+  return (
+    new Elysia()
+      // Before `authed`, whose key check it makes itself, together with its read (src/payments/retrieve.ts):
+      // Elysia's hooks apply to the routes registered after them.
+      .get("/api/v1/payments/:id", async ({ params, request }) =>
+        jsonResponse(200, await retrievePayment(request.headers.get("authorization"), params.id)),
+      )
+      .use(authed)
+      .post("/api/v1/payments", async ({ account, body: raw, request }) => {
+        const body = createPaymentBody(raw);
+        const key = request.headers.get("idempotency-key");
+        const result = await createOnce(account, key, body, rawMemberText(rawBody(request), "metadata"));
+        return idempotentResponse(result);
+      })
+      .get(
+        "/api/v1/payments",
+        async ({ account, query: text }) => {
+          const query = decoded(ListPaymentsQuery, text);
+          const { rows, hasMore } = await payments.list(account, {
+            limit: query.limit ?? DEFAULT_LIMIT,
+            startingAfter: query.starting_after,
+            status: query.status,
+            createdGte: query["created[gte]"],
+            createdLt: query["created[lt]"],
+            paymentLink: query.payment_link,
+          });
+          const rendered: string[] = [];
+          for (const row of rows) rendered.push(await renderPayment(row));
+          return jsonResponse(200, listJson(rendered, hasMore));
+        },
+        { query: ListPaymentsQuery },
+      )
+  );
 }

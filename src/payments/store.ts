@@ -71,6 +71,17 @@ export const PAYMENT_STATUSES: readonly PaymentStatus[] = [
   "failed",
 ];
 
+/** What the schema gives the columns a new payment's insert leaves out. */
+const NEW_PAYMENT_DEFAULTS = {
+  amount_settled: 0n,
+  fee_settled: 0n,
+  bridge_fee: 0n,
+  settle_attempts: 0,
+  settle_retry_at: null,
+  refund_reserved: 0n,
+  amount_refunded: 0n,
+} as const satisfies Omit<PaymentRow, keyof NewPaymentRow | "seq">;
+
 export type NewPaymentRow = Omit<
   PaymentRow,
   | "seq"
@@ -124,10 +135,15 @@ export function createPaymentStore(db: Db) {
     normalise(await db.get<PaymentRow>(sql`SELECT * FROM payments WHERE id = ${id}`, BIGINTS));
 
   return {
-    /** Inserts the payment and returns it as stored (read back by the insert itself: one statement). */
+    /**
+     * Inserts the payment and returns it as stored: what was inserted, its seq (the one value the
+     * insert answers) and the columns' defaults (NEW_PAYMENT_DEFAULTS; test/payments/store.test.ts
+     * checks the row against a read of it). Reading the whole row back cost every create about a
+     * tenth of its insert.
+     */
     async insert(row: NewPaymentRow): Promise<PaymentRow> {
       // Written out in full, the hottest statement of the server is a constant text: prepared once.
-      const inserted = await db.get<PaymentRow>(
+      const inserted = await db.get<{ seq: number }>(
         sql`INSERT INTO payments (
               id, account_id, status, amount, amount_received, fee_bps, fee_recipient, payout_address, chain_id,
               token_address, deposit_address, description, reference, success_url, customer_email, customer_name,
@@ -141,10 +157,9 @@ export function createPaymentStore(db: Db) {
               ${row.line_items}, ${row.payment_link}, ${row.factory_version}, ${row.settlement_domain},
               ${row.token_messenger}, ${row.max_bridge_fee_bps}, ${row.fast_domains}, ${row.speed},
               ${row.expires_at}, ${row.created_at}, ${row.updated_at})
-            RETURNING *`,
-        BIGINTS,
+            RETURNING seq`,
       );
-      return normalise(inserted)!;
+      return { ...row, ...NEW_PAYMENT_DEFAULTS, seq: Number(inserted!.seq) };
     },
     findForAccount: async (id: string, accountId: string) =>
       normalise(

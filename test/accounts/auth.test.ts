@@ -137,6 +137,21 @@ describe("key revocation", () => {
     expect((await withAuthorization(`Bearer ${second.api_key}`)).status).toBe(200);
   });
 
+  test("a key revoked through the CLI is refused by the next retrieve of its own payment (on PostgreSQL one statement reads the key with it)", async () => {
+    const account = await server.createAccount("Revoking Retriever");
+    const created = await api(server.url, account.apiKey)("/api/v1/payments", { body: { amount: "1.00" } });
+    expect(created.status).toBe(201);
+    const path = `/api/v1/payments/${created.json.id}`;
+    const retrieved = await withAuthorization(`Bearer ${account.apiKey}`, path);
+    expect(retrieved.status).toBe(200);
+    expect(retrieved.json.id).toBe(created.json.id);
+
+    await runAccountCommand("key", ["revoke", account.keyId], server.env);
+    const res = await withAuthorization(`Bearer ${account.apiKey}`, path);
+    expect(res.status).toBe(401);
+    expect(res.text).toBe((await withAuthorization(`Bearer ${wellFormedKey()}`, path)).text);
+  });
+
   test("a revoked key's error is the same as an unknown key's", async () => {
     const account = await server.createAccount("Same Error Shop");
     await runAccountCommand("key", ["revoke", account.keyId], server.env);

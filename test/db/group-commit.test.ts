@@ -1,8 +1,8 @@
 /**
- * Group commit shares one transaction between the writes queued in one turn of the event loop.
- * Each write of a batch runs in a savepoint of its own, so one that throws after writing takes
- * back its own rows and nothing else; the others are committed and acknowledged. A write alone
- * in its turn needs no savepoint.
+ * Group commit shares one transaction between the writes queued in the same few turns of the
+ * event loop (while each turn adds one). Each write of a batch runs in a savepoint of its own, so
+ * one that throws after writing takes back its own rows and nothing else; the others are committed
+ * and acknowledged. A write alone in its batch needs no savepoint.
  */
 import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, expect, test } from "bun:test";
@@ -101,4 +101,30 @@ test("a job alone runs in the transaction itself, without a savepoint: it commit
   // Two in one turn: the shared transaction and a savepoint each.
   await Promise.all([groupCommit.run(async () => 1), groupCommit.run(async () => 2)]);
   expect(transactions).toBe(5);
+});
+
+test("writes queued over consecutive turns of the event loop, as requests arrive, share one transaction", async () => {
+  let transactions = 0;
+  const counted = new Proxy(db, {
+    get(target, key) {
+      if (key === "transaction") {
+        return (fn: () => Promise<unknown>) => {
+          transactions++;
+          return target.transaction(fn);
+        };
+      }
+      const value = Reflect.get(target, key);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  const groupCommit = createGroupCommit(counted);
+  const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+  const jobs: Array<Promise<number>> = [];
+  for (let i = 0; i < 3; i++) {
+    jobs.push(groupCommit.run(async () => i));
+    await nextTurn();
+  }
+  expect(await Promise.all(jobs)).toEqual([0, 1, 2]);
+  // One shared transaction and a savepoint for each of the three, not three transactions alone.
+  expect(transactions).toBe(4);
 });

@@ -28,6 +28,17 @@ describe.each(ENGINES)("%s", (engine) => {
   const newShop = () => insertAccount(opened.db, `acct_store${++shops}`);
   const ids = (rows: { id: string }[]) => rows.map((row) => row.id);
 
+  test("insert answers the payment exactly as a read of it finds it, defaults included", async () => {
+    const shop = await newShop();
+    for (const fields of [
+      {},
+      { amount_received: 5n, due_at: T0 + MINUTE, metadata: '{"a":1}', speed: "fast" as const },
+    ]) {
+      const inserted = await store.insert(paymentRow(shop, T0, fields));
+      expect(inserted).toEqual((await store.findById(inserted.id))!);
+    }
+  });
+
   test("list: newest first, one row past the limit, each filter alone and with the cursor", async () => {
     const shop = await newShop();
     const link = "plink_storetest";
