@@ -14,6 +14,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Address } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { AUTHORIZATIONS_PER_CLIENT_PER_HOUR } from "../../src/chain/authorizations/limits.ts";
 import { runAccountCommand } from "../../src/cli/accounts.ts";
 import { type Stack, startStack } from "../support/stack.ts";
 import { randomAddress, startChain, type TestChain, usdc } from "../support/test-chain.ts";
@@ -253,6 +254,16 @@ describe("settling", () => {
     );
     expect(after!.state).toBe("recorded");
   });
+
+  test("one payer buying more often than a public client may: every settlement taken (the account's day limit bounds them)", async () => {
+    const signer = await payer(usdc("20.00"));
+    const buys = AUTHORIZATIONS_PER_CLIENT_PER_HOUR + 1;
+    for (let i = 0; i < buys; i++) {
+      const { body } = await request(stack.payout, usdc("1.00"), { signer });
+      expect((await call("settle", body)).json).toMatchObject({ success: true, payer: signer.address });
+    }
+    expect(await chain.usdcBalance(signer.address)).toBe(usdc("20.00") - usdc("1.00") * BigInt(buys));
+  }, 60_000);
 
   test("to a deposit address of an account with a fee: linked to that payment, credited and split as usual", async () => {
     const created = await fetch(`${stack.url}/api/v1/payments`, {

@@ -11,7 +11,12 @@ export const HOUR_MS = 60 * 60 * 1000;
 export const DAY_MS = 24 * HOUR_MS;
 /** Per payment in an hour: a payer whose first one failed (say, spent elsewhere) may try again twice. */
 export const AUTHORIZATIONS_PER_PAYMENT_PER_HOUR = 3;
-/** Per client (its address, src/http/client-address.ts) in an hour, across all payments. */
+/**
+ * Per client (its address, src/http/client-address.ts, or the payer's) in an hour, across all
+ * payments. Not for the facilitator: there the asker is the merchant's own server, with its API
+ * key, settling what its customers pay it, and an agent buying many calls is one payer; the
+ * account's day limit bounds it.
+ */
 export const AUTHORIZATIONS_PER_CLIENT_PER_HOUR = 10;
 /** Per account in a day: far above a shop's day, far below what would drain a relayer. */
 export const AUTHORIZATIONS_PER_ACCOUNT_PER_DAY = 2_000;
@@ -31,7 +36,7 @@ export const AUTHORIZATION_LIMITS: AuthorizationLimits = {
 /** Refuses with 429 (and Retry-After) an authorization a limit would pass; changes nothing. */
 export async function checkAuthorizationLimits(
   store: AuthorizationStore,
-  ask: { paymentId: string | null; client: string; accountId: string; now: number },
+  ask: { paymentId: string | null; client: string; accountId: string; source: string; now: number },
   limits: AuthorizationLimits = AUTHORIZATION_LIMITS,
 ): Promise<void> {
   const { now } = ask;
@@ -47,7 +52,7 @@ export async function checkAuthorizationLimits(
       );
     }
   }
-  const byClient = await store.countForClientSince(ask.client, now - HOUR_MS);
+  const byClient = ask.source === "facilitator" ? 0 : await store.countForClientSince(ask.client, now - HOUR_MS);
   if (byClient >= limits.perClientPerHour)
     throw tooMany(
       `You have sent ${byClient} signed payments in the last hour, the most allowed; ` +
