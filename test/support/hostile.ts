@@ -322,7 +322,18 @@ export async function sendHostile(baseUrl: string, req: HostileRequest): Promise
     await res.body?.cancel();
     return { status: res.status, contentType, text: "", headers: res.headers };
   }
-  return { status: res.status, contentType, text: await res.text(), headers: res.headers };
+  const text = await res.text();
+  // A HEAD answer has no body to say why it is a 503; it answers as GET would, so GET says it.
+  if (req.method === "HEAD" && res.status === 503) {
+    const get = await fetch(baseUrl + req.path, { method: "GET", headers: req.headers });
+    return {
+      status: res.status,
+      contentType,
+      text: get.status === 503 ? await get.text() : text,
+      headers: res.headers,
+    };
+  }
+  return { status: res.status, contentType, text, headers: res.headers };
 }
 
 /**
