@@ -1,6 +1,8 @@
 import {
   BaseError,
   ContractFunctionRevertedError,
+  type Hex,
+  type PublicClient,
   TransactionNotFoundError,
   TransactionReceiptNotFoundError,
 } from "viem";
@@ -61,6 +63,15 @@ export async function unlessNotFound<T>(lookup: Promise<T>): Promise<T | null> {
     if (error instanceof TransactionReceiptNotFoundError || error instanceof TransactionNotFoundError) return null;
     throw error;
   }
+}
+
+/** The receipt of the first of `hashes` (a transaction and its replacements) that has one, or null. */
+export async function firstReceipt(client: Pick<PublicClient, "getTransactionReceipt">, hashes: Hex[]) {
+  for (const hash of hashes) {
+    const receipt = await unlessNotFound(client.getTransactionReceipt({ hash }));
+    if (receipt) return { hash, receipt };
+  }
+  return null;
 }
 
 /**

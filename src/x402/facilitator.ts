@@ -1,5 +1,6 @@
-import { type Address, erc20Abi, getAddress, type Hex, parseEventLogs, type TransactionReceipt } from "viem";
+import { type Address, getAddress, type Hex, type TransactionReceipt } from "viem";
 import type { Account } from "../accounts/service.ts";
+import { movedIn } from "../chain/authorizations/token.ts";
 import { counts, type Depth } from "../chain/watching/depth.ts";
 import type { Clock } from "../lib/clock.ts";
 import type { Logger } from "../lib/log.ts";
@@ -143,14 +144,11 @@ export function createFacilitator(deps: FacilitatorDeps) {
   function paidBy(row: X402SettlementRow, receipt: TransactionReceipt | null): string | null {
     if (!receipt) return "its transaction has no receipt on the chain now (a reorg took its block?)";
     if (receipt.status !== "success") return "its transaction reverted";
-    const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
-    const moved = parseEventLogs({ abi: erc20Abi, eventName: "Transfer", logs: receipt.logs }).some(
-      (t) =>
-        same(t.address, served.usdc) &&
-        same(t.args.from, row.payer) &&
-        same(t.args.to, row.pay_to) &&
-        t.args.value === row.amount,
-    );
+    const moved = movedIn(receipt.logs, served.usdc, {
+      from: row.payer as Address,
+      to: row.pay_to as Address,
+      value: row.amount,
+    });
     return moved ? null : "its transaction moves no USDC from the payer to the payout address";
   }
 

@@ -18,11 +18,11 @@ import { createWaker } from "../../lib/sleep.ts";
 import type { NonceManager } from "../nonces.ts";
 import { type Fees, goingFees, outbid, sentWith } from "../relayer-fees.ts";
 import { runRelayerLoop } from "../relayer-loop.ts";
-import { backoffMs, errorMessage, isAlreadySent, nodeMessage, unlessNotFound } from "../rpc-errors.ts";
+import { backoffMs, errorMessage, firstReceipt, isAlreadySent, nodeMessage, unlessNotFound } from "../rpc-errors.ts";
 import { AUTHORIZATION_GAS_CAP, authorizationGasLimit } from "./floor.ts";
 import { revertVerdict, say } from "./messages.ts";
 import type { AuthorizationRow, AuthorizationStore } from "./store.ts";
-import { eip3009Abi, transferCall } from "./token.ts";
+import { eip3009Abi, movedIn, transferCall } from "./token.ts";
 import type { AuthorizationFailure, TransferAuthorization } from "./types.ts";
 
 export interface SubmitterDeps {
@@ -152,13 +152,11 @@ export function createSubmitter(deps: SubmitterDeps) {
     const [used] = await client.getContractEvents({ ...filter, abi: eip3009Abi, eventName: "AuthorizationUsed" });
     if (used) {
       const receipt = await client.getTransactionReceipt({ hash: used.transactionHash });
-      const moved = parseEventLogs({ abi: eip3009Abi, eventName: "Transfer", logs: receipt.logs }).some(
-        (t) =>
-          isAddressEqual(t.address, deps.usdc) &&
-          isAddressEqual(t.args.from, row.from_address as Address) &&
-          isAddressEqual(t.args.to, row.to_address as Address) &&
-          t.args.value === BigInt(row.value),
-      );
+      const moved = movedIn(receipt.logs, deps.usdc, {
+        from: row.from_address as Address,
+        to: row.to_address as Address,
+        value: BigInt(row.value),
+      });
       if (!moved) return failed("used", say.used());
       if (row.tx_hashes === null || !(JSON.parse(row.tx_hashes) as Hex[]).includes(used.transactionHash))
         log.info("authorization used by another sender first; the payment goes on", {
@@ -229,23 +227,15 @@ export function createSubmitter(deps: SubmitterDeps) {
     return { ...sent, retryInMs: deps.pollIntervalMs };
   }
 
-  async function receiptOf(hashes: Hex[]) {
-    for (const hash of hashes) {
-      const receipt = await unlessNotFound(client.getTransactionReceipt({ hash }));
-      if (receipt) return { hash, receipt };
-    }
-    return null;
-  }
-
   /** Follows a sent authorization: its receipt, a rebroadcast, a replacement when stuck, or a resend when dropped. */
   async function follow(row: AuthorizationRow): Promise<Outcome> {
     const hashes = JSON.parse(row.tx_hashes!) as Hex[];
-    let found = await receiptOf(hashes);
+    let found = await firstReceipt(client, hashes);
     if (!found) {
       const mined = await client.getTransactionCount({ address: account.address, blockTag: "latest" });
       if (mined <= row.relayer_nonce!) return unmined(row, hashes);
       // Receipts can lag the nonce count: ask once more before deciding the nonce went elsewhere.
-      found = await receiptOf(hashes);
+      found = await firstReceipt(client, hashes);
       if (!found) {
         deps.nonces.reset();
         if (await isUsed(row)) return resolveUsed(row);
@@ -424,7 +414,7 @@ export function createSubmitter(deps: SubmitterDeps) {
   async function watchFailed(row: AuthorizationRow): Promise<Outcome> {
     const hashes = row.tx_hashes === null ? [] : (JSON.parse(row.tx_hashes) as Hex[]);
     // Receipts can lag (a node behind a load balancer): ask once more before deciding it is gone.
-    const found = (await receiptOf(hashes)) ?? (await receiptOf(hashes));
+    const found = (await firstReceipt(client, hashes)) ?? (await firstReceipt(client, hashes));
     if (found) {
       const head = await client.getBlockNumber({ cacheTime: 0 });
       if (head - found.receipt.blockNumber + 1n >= BigInt(deps.confirmations)) return { next_attempt_at: NEVER };

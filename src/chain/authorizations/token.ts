@@ -1,4 +1,4 @@
-import { type Address, type Hex, parseAbi } from "viem";
+import { type Address, type Hex, isAddressEqual, type Log, parseAbi, parseEventLogs } from "viem";
 import type { TokenDomain, TransferAuthorization } from "./types.ts";
 
 /** What the relayer calls and reads of an EIP-3009 token (USDC's FiatToken v2.2; contracts/test/TestUSDC.sol). */
@@ -71,4 +71,15 @@ export function transferCall(token: Address, a: TransferAuthorization, signature
     functionName: "transferWithAuthorization" as const,
     args: [a.from, a.to, a.value, a.validAfter, a.validBefore, a.nonce, signature] as const,
   };
+}
+
+/** Whether `logs` (a receipt's) hold a Transfer of `token` that moved exactly `value` from `from` to `to`. */
+export function movedIn(logs: Log[], token: Address, t: { from: Address; to: Address; value: bigint }): boolean {
+  return parseEventLogs({ abi: eip3009Abi, eventName: "Transfer", logs }).some(
+    (e) =>
+      isAddressEqual(e.address, token) &&
+      isAddressEqual(e.args.from, t.from) &&
+      isAddressEqual(e.args.to, t.to) &&
+      e.args.value === t.value,
+  );
 }

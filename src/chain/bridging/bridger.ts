@@ -10,7 +10,15 @@ import { bridgeCall, factoryOf, fastBridgeAllowed } from "../deposit-terms.ts";
 import type { BurnStore } from "../redeeming/store.ts";
 import { type Fees, goingFees, outbid, sentWith } from "../relayer-fees.ts";
 import { runRelayerLoop } from "../relayer-loop.ts";
-import { backoffMs, errorMessage, isAlreadySent, isRevert, nodeMessage, unlessNotFound } from "../rpc-errors.ts";
+import {
+  backoffMs,
+  errorMessage,
+  firstReceipt,
+  isAlreadySent,
+  isRevert,
+  nodeMessage,
+  unlessNotFound,
+} from "../rpc-errors.ts";
 import type { SourceNetwork } from "../source-networks.ts";
 import { LATE_SWEEPS_PER_DAY } from "../sweep-floor.ts";
 import type { SourceReadiness } from "../watching/source-readiness.ts";
@@ -154,14 +162,6 @@ export function createBridger(deps: BridgerDeps) {
     return { error: null, retryInMs: source.pollIntervalMs };
   }
 
-  async function receiptOf(hashes: Hex[]) {
-    for (const hash of hashes) {
-      const receipt = await unlessNotFound(client.getTransactionReceipt({ hash }));
-      if (receipt) return { hash, receipt };
-    }
-    return null;
-  }
-
   /** Forgets a bridge transaction that will never mine (reverted, or its nonce went elsewhere). */
   function unsend(bridge: BridgeRow): void {
     Object.assign(bridge, { nonce: null, raw_tx: null, tx_hash: null, tx_hashes: null, sent_at: null });
@@ -170,7 +170,7 @@ export function createBridger(deps: BridgerDeps) {
   /** Follows a sent bridge(): burned once mined as deep as the payment's policy asks; resent or outbid meanwhile. */
   async function follow(bridge: BridgeRow): Promise<Outcome> {
     const hashes = JSON.parse(bridge.tx_hashes!) as Hex[];
-    let found = await receiptOf(hashes);
+    let found = await firstReceipt(client, hashes);
     if (!found) {
       const mined = await client.getTransactionCount({ address: account.address, blockTag: "latest" });
       if (mined <= bridge.nonce!) {
@@ -178,7 +178,7 @@ export function createBridger(deps: BridgerDeps) {
         return { error: null, retryInMs: source.pollIntervalMs };
       }
       // Receipts can lag the nonce count (a node behind a load balancer): ask once more.
-      found = await receiptOf(hashes);
+      found = await firstReceipt(client, hashes);
       if (!found) {
         log.warn("bridge nonce taken by another transaction; bridging anew", { bridge_id: bridge.id });
         unsend(bridge);

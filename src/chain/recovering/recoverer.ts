@@ -7,7 +7,15 @@ import type { PaymentRow } from "../../payments/store.ts";
 import { ensureFactoryFor, factoryOf, recoverCall, recoverData } from "../deposit-terms.ts";
 import { depositFactoryV2Abi } from "../deposit-v2.ts";
 import { type Fees, goingFees, outbid, sentWith } from "../relayer-fees.ts";
-import { backoffMs, errorMessage, isAlreadySent, nodeMessage, revertOf, unlessNotFound } from "../rpc-errors.ts";
+import {
+  backoffMs,
+  errorMessage,
+  firstReceipt,
+  isAlreadySent,
+  nodeMessage,
+  revertOf,
+  unlessNotFound,
+} from "../rpc-errors.ts";
 import { overGasCap, recoveryGasLimit } from "./gas.ts";
 import type { RecoveryNetwork } from "./networks.ts";
 import { reasonOf } from "./service.ts";
@@ -148,25 +156,17 @@ export function createRecoverer(deps: RecovererDeps) {
     return { ...sent, retryInMs: FOLLOW_MS };
   }
 
-  async function receiptOf(network: RecoveryNetwork, hashes: Hex[]) {
-    for (const hash of hashes) {
-      const receipt = await unlessNotFound(network.clients.publicClient.getTransactionReceipt({ hash }));
-      if (receipt) return { hash, receipt };
-    }
-    return null;
-  }
-
   /** Follows a sent recovery: confirmed outcome, rebroadcast, replacement when stuck, or resend when dropped. */
   async function follow(row: RecoveryRow, payment: PaymentRow, network: RecoveryNetwork): Promise<Outcome> {
     const { publicClient, account } = network.clients;
     const hashes = JSON.parse(row.tx_hashes!) as Hex[];
-    let found = await receiptOf(network, hashes);
+    let found = await firstReceipt(network.clients.publicClient, hashes);
     if (!found) {
       const mined = await publicClient.getTransactionCount({ address: account.address, blockTag: "latest" });
       if (mined <= row.nonce!) return unmined(row, payment, network, hashes);
       // Receipts can lag the nonce count (a node behind a load balancer): ask once more before
       // deciding the nonce went to a transaction this row never sent.
-      found = await receiptOf(network, hashes);
+      found = await firstReceipt(network.clients.publicClient, hashes);
       if (!found) {
         network.nonces.reset();
         log.warn("recovery nonce taken by another transaction; sending anew", {

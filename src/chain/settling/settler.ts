@@ -19,7 +19,7 @@ import { depositFactoryV3Abi } from "../deposit-v3.ts";
 import type { NonceManager } from "../nonces.ts";
 import { type Fees, goingFees, outbid, sentWith } from "../relayer-fees.ts";
 import { runRelayerLoop } from "../relayer-loop.ts";
-import { errorMessage, isAlreadySent, isRevert, nodeMessage, unlessNotFound } from "../rpc-errors.ts";
+import { errorMessage, firstReceipt, isAlreadySent, isRevert, nodeMessage, unlessNotFound } from "../rpc-errors.ts";
 import type { ChainStore, SettlementRow } from "../store.ts";
 import { LATE_SWEEPS_PER_DAY } from "../sweep-floor.ts";
 import { counts, type Depth, type DepthReader } from "../watching/depth.ts";
@@ -223,28 +223,19 @@ export function createSettler(deps: SettlerDeps) {
     await broadcast(signed.serialized);
   }
 
-  /** The first of `hashes` that has a receipt. */
-  async function receiptOf(hashes: Hex[]) {
-    for (const hash of hashes) {
-      const receipt = await unlessNotFound(client.getTransactionReceipt({ hash }));
-      if (receipt) return { hash, receipt };
-    }
-    return null;
-  }
-
   /**
    * Follows a sent settlement: its outcome once the payment's speed policy counts the block it
    * is in (src/chain/watching/depth.ts), a rebroadcast, or a replacement when stuck.
    */
   async function follow(settlement: SettlementRow, depth: Depth): Promise<void> {
     const hashes = JSON.parse(settlement.tx_hashes) as Hex[];
-    let found = await receiptOf(hashes);
+    let found = await firstReceipt(client, hashes);
     if (!found) {
       const mined = await client.getTransactionCount({ address: account.address, blockTag: "latest" });
       if (mined > settlement.nonce) {
         // Receipts can lag the nonce count (a node behind a load balancer): ask once more
         // before deciding the nonce went to a transaction we never sent.
-        found = await receiptOf(hashes);
+        found = await firstReceipt(client, hashes);
         if (!found) {
           await chain.transaction(() =>
             chain.finishSettlement(settlement.id, "dropped", null, null, settlement.tx_hash, clock.now()),
