@@ -124,6 +124,23 @@ for (const r of [barePost, bareGet, ...Object.values(measured).flatMap((m) => [m
 }
 for (const engine of ENGINES) console.log(`\nServer log on ${LABELS[engine]}: ${measured[engine]!.log}`);
 
+// What the servers' own CPU says, less moved by a noisy machine than the rates above.
+const cpuRows = [
+  ...Object.entries(measured).flatMap(([engine, m]) =>
+    [m.creates, m.retrieves].map(
+      (r) => [`${LABELS[engine as Engine]}: ${r.name.replace("stablegate ", "")}`, r] as const,
+    ),
+  ),
+  ...[barePost, bareGet].map((r) => [r.name, r] as const),
+].filter(([, r]) => r.cpu);
+if (cpuRows.length > 0) {
+  console.log(`\n${"server CPU per request".padEnd(52)}${"process µs".padStart(12)}${"main thread µs".padStart(16)}`);
+  for (const [name, r] of cpuRows)
+    console.log(
+      `  ${name.padEnd(50)}${r.cpu!.processUs.toFixed(0).padStart(12)}${r.cpu!.mainThreadUs.toFixed(0).padStart(16)}`,
+    );
+}
+
 const ratio = (a: LoadResult, b: LoadResult) => `${(a.perSecond / b.perSecond).toFixed(1)}x`.padStart(11);
 const engines = ENGINES.map((engine) => measured[engine]!);
 console.log(`\nOverhead (how many times faster the floor is)${ENGINES.map((e) => LABELS[e].padStart(11)).join("")}`);
@@ -204,6 +221,7 @@ async function benchStablegate(
       warmupSeconds: WARMUP_SECONDS,
       request: () => fetch(`${base()}/api/v1/payments`, { method: "POST", headers, body: CREATE_BODY }),
       onBody: (body) => ids.push(/"id":"(0x[0-9a-f]{64})"/.exec(body)![1]!),
+      cpuOf: servers.map((server) => server.pid),
     });
     if (sampling) console.log(await sampling.stop());
     if (ids.length === 0) throw new Error(`no payment was created: ${creates.firstError}`);
@@ -214,6 +232,7 @@ async function benchStablegate(
       seconds: SECONDS,
       warmupSeconds: WARMUP_SECONDS,
       request: () => fetch(`${base()}/api/v1/payments/${ids[next++ % ids.length]}`, { headers }),
+      cpuOf: servers.map((server) => server.pid),
     });
     return [creates, retrieves, summariseServerLog(serverLog)];
   } finally {
@@ -237,6 +256,7 @@ async function benchBareElysia(): Promise<[LoadResult, LoadResult]> {
       seconds: SECONDS,
       warmupSeconds: WARMUP_SECONDS,
       request: () => fetch(url, { method: "POST", headers, body: CREATE_BODY }),
+      cpuOf: [server.pid],
     });
     const get = await runLoad({
       name: "bare Elysia GET /x",
@@ -244,6 +264,7 @@ async function benchBareElysia(): Promise<[LoadResult, LoadResult]> {
       seconds: SECONDS,
       warmupSeconds: WARMUP_SECONDS,
       request: () => fetch(url),
+      cpuOf: [server.pid],
     });
     return [post, get];
   } finally {

@@ -3,6 +3,7 @@
  * percentiles, free ports, child servers that are always killed, and a results table.
  * Benchmarks are scripts run by hand (`bun bench/<name>.ts`), not tests.
  */
+import { readFileSync } from "node:fs";
 import type { Subprocess } from "bun";
 
 export interface LoadResult {
@@ -15,6 +16,8 @@ export interface LoadResult {
   p99Ms: number;
   /** Status and body of the first failed request, to tell a broken run from a slow one. */
   firstError?: string;
+  /** CPU the `cpuOf` processes used per request while measuring, in µs: whole process and main thread. */
+  cpu?: { processUs: number; mainThreadUs: number };
 }
 
 export interface LoadOptions {
@@ -27,6 +30,11 @@ export interface LoadOptions {
   request: (client: number) => Promise<Response>;
   /** Called with each successful response's body (during measurement only). */
   onBody?: (body: string) => void;
+  /**
+   * Server processes whose CPU time to count while measuring (Linux). On a shared machine a
+   * server's CPU per request moves far less from run to run than its requests per second.
+   */
+  cpuOf?: number[];
 }
 
 /**
@@ -35,8 +43,33 @@ export interface LoadOptions {
  */
 export async function runLoad(opts: LoadOptions): Promise<LoadResult> {
   if (opts.warmupSeconds) await loop(opts, opts.warmupSeconds, false);
-  return loop(opts, opts.seconds, true);
+  const before = opts.cpuOf?.map(cpuMicros);
+  const result = await loop(opts, opts.seconds, true);
+  if (before?.every(Boolean) && result.requests > 0) {
+    const after = opts.cpuOf!.map(cpuMicros);
+    const used = (key: "processUs" | "mainThreadUs") =>
+      after.reduce((sum, now, i) => sum + (now?.[key] ?? 0) - before[i]![key], 0) / result.requests;
+    result.cpu = { processUs: used("processUs"), mainThreadUs: used("mainThreadUs") };
+  }
+  return result;
 }
+
+/** CPU time a process has used, all threads and its main thread, from /proc; undefined elsewhere. */
+function cpuMicros(pid: number): { processUs: number; mainThreadUs: number } | undefined {
+  const ticks = (file: string) => {
+    // Fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
+    const fields = readFileSync(file, "utf8").split(") ")[1]!.split(" ");
+    return ((Number(fields[11]) + Number(fields[12])) * 1_000_000) / CLOCK_TICKS;
+  };
+  try {
+    return { processUs: ticks(`/proc/${pid}/stat`), mainThreadUs: ticks(`/proc/${pid}/task/${pid}/stat`) };
+  } catch {
+    return undefined;
+  }
+}
+
+/** USER_HZ: 100 on every Linux build that matters here. */
+const CLOCK_TICKS = 100;
 
 async function loop(opts: LoadOptions, seconds: number, measure: boolean): Promise<LoadResult> {
   const latencies: number[] = [];

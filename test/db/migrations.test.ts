@@ -3,7 +3,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { chmodSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { sql } from "../../src/db/engine.ts";
-import { migrate, openDb } from "../../src/db/index.ts";
+import { migrate, openDb, WAL_CHECKPOINT_PAGES } from "../../src/db/index.ts";
 import { POSTGRES_MIGRATIONS, SQLITE_MIGRATIONS } from "../../src/db/migrations.ts";
 import { ConfigError } from "../../src/lib/errors.ts";
 import { makeTempDir } from "../support/server.ts";
@@ -180,13 +180,18 @@ describe("openDb", () => {
     }
   });
 
-  test("WAL mode, full sync, foreign keys and a busy timeout are on", async () => {
+  test("WAL mode, full sync, foreign keys, a busy timeout, in-memory sub-journals and the checkpoint interval are on", async () => {
     const db = openDb(tempDir());
     try {
       expect((await db.get<{ journal_mode: string }>(sql`PRAGMA journal_mode`))!.journal_mode).toBe("wal");
       expect((await db.get<{ foreign_keys: number }>(sql`PRAGMA foreign_keys`))!.foreign_keys).toBe(1);
       expect((await db.get<{ synchronous: number }>(sql`PRAGMA synchronous`))!.synchronous).toBe(2); // FULL
       expect((await db.get<{ timeout: number }>(sql`PRAGMA busy_timeout`))!.timeout).toBeGreaterThan(0);
+      // Savepoints' sub-journals in memory, never a temporary file (src/db/index.ts says why).
+      expect((await db.get<{ temp_store: number }>(sql`PRAGMA temp_store`))!.temp_store).toBe(2); // MEMORY
+      expect((await db.get<{ wal_autocheckpoint: number }>(sql`PRAGMA wal_autocheckpoint`))!.wal_autocheckpoint).toBe(
+        WAL_CHECKPOINT_PAGES,
+      );
     } finally {
       await db.close();
     }

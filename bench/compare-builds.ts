@@ -1,0 +1,157 @@
+/**
+ * Two builds side by side on SQLite, for a question bench/api.ts answers too noisily on a shared
+ * machine: is build B faster than build A? Both servers run at once, each on a data directory of
+ * its own, but only one is under load at a time: short phases of creates (then retrieves)
+ * alternate A, B, B, A, ... so each round's two phases are seconds apart and see the same
+ * machine. Prints every round's rates and B/A ratio, and the median ratio.
+ *
+ *   bun bench/compare-builds.ts --a <binary> --b <binary> [--rounds 8] [--seconds 3] [--clients 32]
+ */
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import type { Subprocess } from "bun";
+import { freePort } from "../src/lib/free-port.ts";
+import { type LoadResult, numberFlag, runLoad, spawnChild, stopChild, waitForHttp } from "./lib.ts";
+
+const ROUNDS = numberFlag(process.argv, "rounds", 8);
+const SECONDS = numberFlag(process.argv, "seconds", 3);
+const CLIENTS = numberFlag(process.argv, "clients", 32);
+const BUILDS = { a: binaryFlag("a"), b: binaryFlag("b") };
+const CREATE_BODY = JSON.stringify({
+  amount: "25.00",
+  description: "Order 1234: 2 items",
+  reference: "order_1234",
+  customer_email: "payer@example.com",
+  metadata: { order_id: "1234", channel: "web" },
+});
+
+setTimeout(
+  () => {
+    console.error("compare-builds: time limit reached; stopping");
+    process.exit(1);
+  },
+  (ROUNDS * 4 * (SECONDS + 1) + 120) * 1000,
+).unref();
+
+const root = mkdtempSync(join(tmpdir(), "stablegate-compare-"));
+process.once("exit", () => rmSync(root, { recursive: true, force: true }));
+
+interface Server {
+  name: string;
+  base: string;
+  headers: Record<string, string>;
+  process: Subprocess;
+  ids: string[];
+}
+
+const servers: Server[] = [];
+try {
+  for (const [name, binary] of Object.entries(BUILDS)) servers.push(await start(name, binary));
+  console.log(`A: ${BUILDS.a}\nB: ${BUILDS.b}\n${CLIENTS} clients, ${SECONDS} s phases, ${ROUNDS} rounds\n`);
+  const ratios = { creates: [] as number[], retrieves: [] as number[] };
+  console.log(
+    `${"round".padEnd(7)}${"creates/s A".padStart(13)}${"B".padStart(8)}${"B/A".padStart(7)}   ${"retrieves/s A".padStart(13)}${"B".padStart(8)}${"B/A".padStart(7)}`,
+  );
+  for (let round = 1; round <= ROUNDS; round++) {
+    // A, B then B, A: neither build is always the one that runs second.
+    const order = round % 2 === 1 ? servers : [...servers].reverse();
+    const creates = new Map<string, LoadResult>();
+    const retrieves = new Map<string, LoadResult>();
+    for (const server of order) creates.set(server.name, await createLoad(server));
+    for (const server of order) retrieves.set(server.name, await retrieveLoad(server));
+    const c = [creates.get("a")!.perSecond, creates.get("b")!.perSecond];
+    const r = [retrieves.get("a")!.perSecond, retrieves.get("b")!.perSecond];
+    ratios.creates.push(c[1]! / c[0]!);
+    ratios.retrieves.push(r[1]! / r[0]!);
+    console.log(
+      `${String(round).padEnd(7)}${c[0]!.toFixed(0).padStart(13)}${c[1]!.toFixed(0).padStart(8)}${(c[1]! / c[0]!).toFixed(2).padStart(7)}   ${r[0]!.toFixed(0).padStart(13)}${r[1]!.toFixed(0).padStart(8)}${(r[1]! / r[0]!).toFixed(2).padStart(7)}`,
+    );
+    const failed = [...creates.values(), ...retrieves.values()].find((result) => result.errors > 0);
+    if (failed) console.log(`! ${failed.name}: ${failed.errors} errors, first: ${failed.firstError}`);
+  }
+  console.log(
+    `\nmedian B/A: creates ${median(ratios.creates).toFixed(2)}x, retrieves ${median(ratios.retrieves).toFixed(2)}x`,
+  );
+} finally {
+  for (const server of servers) await stopChild(server.process);
+}
+process.exit(0);
+
+async function start(name: string, binary: string): Promise<Server> {
+  const dir = join(root, name);
+  mkdirSync(dir);
+  const env = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    STABLEGATE_DATA_DIR: dir,
+    STABLEGATE_CHAIN: "custom",
+    STABLEGATE_CHAIN_ID: "31337",
+    STABLEGATE_USDC_ADDRESS: "0x5FbDB2315678afecb367f032d93F642f64180aa3",
+    STABLEGATE_RPC_URL: "http://127.0.0.1:9",
+    STABLEGATE_LOG_LEVEL: "error",
+  };
+  const payout = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
+  const created = Bun.spawnSync([binary, "account", "create", "--name", "Bench", "--payout-address", payout], { env });
+  if (created.exitCode !== 0) throw new Error(`${name}: account create failed: ${created.stderr.toString()}`);
+  const apiKey = (JSON.parse(created.stdout.toString()) as { api_key: string }).api_key;
+  const port = await freePort();
+  const child = spawnChild(
+    [binary, "serve"],
+    { ...env, STABLEGATE_HOST: "127.0.0.1", STABLEGATE_PORT: String(port) },
+    join(dir, "server.log"),
+  );
+  const base = `http://127.0.0.1:${port}`;
+  await waitForHttp(`${base}/healthz`, 15_000, child);
+  const server = {
+    name,
+    base,
+    headers: { authorization: `Bearer ${apiKey}`, "content-type": "application/json" },
+    process: child,
+    ids: [],
+  };
+  // Warm both up once (JIT, connections) before any round counts.
+  await runLoad({ name, clients: CLIENTS, seconds: 1, request: () => create(server) });
+  return server;
+}
+
+function create(server: Server): Promise<Response> {
+  return fetch(`${server.base}/api/v1/payments`, { method: "POST", headers: server.headers, body: CREATE_BODY });
+}
+
+function createLoad(server: Server): Promise<LoadResult> {
+  return runLoad({
+    name: `${server.name} creates`,
+    clients: CLIENTS,
+    seconds: SECONDS,
+    request: () => create(server),
+    onBody: (body) => server.ids.push(/"id":"(0x[0-9a-f]{64})"/.exec(body)![1]!),
+  });
+}
+
+function retrieveLoad(server: Server): Promise<LoadResult> {
+  let next = 0;
+  return runLoad({
+    name: `${server.name} retrieves`,
+    clients: CLIENTS,
+    seconds: SECONDS,
+    request: () =>
+      fetch(`${server.base}/api/v1/payments/${server.ids[next++ % server.ids.length]}`, { headers: server.headers }),
+  });
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((x, y) => x - y);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+function binaryFlag(name: string): string {
+  const i = process.argv.indexOf(`--${name}`);
+  const value = i === -1 ? undefined : process.argv[i + 1];
+  if (!value) {
+    console.error(`compare-builds: --${name} <binary> is required`);
+    process.exit(2);
+  }
+  return resolve(value);
+}
