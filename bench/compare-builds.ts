@@ -3,7 +3,7 @@
  * machine: is build B faster than build A? Both servers run at once, each on a data directory of
  * its own, but only one is under load at a time: short phases of creates (then retrieves)
  * alternate A, B, B, A, ... so each round's two phases are seconds apart and see the same
- * machine. Prints every round's rates and B/A ratio, and the median ratio.
+ * machine. Prints every round's rates, the servers' CPU per create and the B/A ratios, and their medians.
  *
  *   bun bench/compare-builds.ts --a <binary> --b <binary> [--rounds 8] [--seconds 3] [--clients 32]
  */
@@ -49,9 +49,9 @@ const servers: Server[] = [];
 try {
   for (const [name, binary] of Object.entries(BUILDS)) servers.push(await start(name, binary));
   console.log(`A: ${BUILDS.a}\nB: ${BUILDS.b}\n${CLIENTS} clients, ${SECONDS} s phases, ${ROUNDS} rounds\n`);
-  const ratios = { creates: [] as number[], retrieves: [] as number[] };
+  const ratios = { creates: [] as number[], retrieves: [] as number[], cpu: [] as number[] };
   console.log(
-    `${"round".padEnd(7)}${"creates/s A".padStart(13)}${"B".padStart(8)}${"B/A".padStart(7)}   ${"retrieves/s A".padStart(13)}${"B".padStart(8)}${"B/A".padStart(7)}`,
+    `${"round".padEnd(7)}${"creates/s A".padStart(13)}${"B".padStart(8)}${"B/A".padStart(7)}   ${"retrieves/s A".padStart(13)}${"B".padStart(8)}${"B/A".padStart(7)}   ${"CPU µs/create A".padStart(15)}${"B".padStart(6)}`,
   );
   for (let round = 1; round <= ROUNDS; round++) {
     // A, B then B, A: neither build is always the one that runs second.
@@ -62,16 +62,19 @@ try {
     for (const server of order) retrieves.set(server.name, await retrieveLoad(server));
     const c = [creates.get("a")!.perSecond, creates.get("b")!.perSecond];
     const r = [retrieves.get("a")!.perSecond, retrieves.get("b")!.perSecond];
+    // The servers' own CPU per create (process-wide, from /proc): the same question asked of the work done.
+    const cpu = [creates.get("a")!.cpu?.processUs ?? Number.NaN, creates.get("b")!.cpu?.processUs ?? Number.NaN];
     ratios.creates.push(c[1]! / c[0]!);
     ratios.retrieves.push(r[1]! / r[0]!);
+    ratios.cpu.push(cpu[1]! / cpu[0]!);
     console.log(
-      `${String(round).padEnd(7)}${c[0]!.toFixed(0).padStart(13)}${c[1]!.toFixed(0).padStart(8)}${(c[1]! / c[0]!).toFixed(2).padStart(7)}   ${r[0]!.toFixed(0).padStart(13)}${r[1]!.toFixed(0).padStart(8)}${(r[1]! / r[0]!).toFixed(2).padStart(7)}`,
+      `${String(round).padEnd(7)}${c[0]!.toFixed(0).padStart(13)}${c[1]!.toFixed(0).padStart(8)}${(c[1]! / c[0]!).toFixed(2).padStart(7)}   ${r[0]!.toFixed(0).padStart(13)}${r[1]!.toFixed(0).padStart(8)}${(r[1]! / r[0]!).toFixed(2).padStart(7)}   ${cpu[0]!.toFixed(0).padStart(15)}${cpu[1]!.toFixed(0).padStart(6)}`,
     );
     const failed = [...creates.values(), ...retrieves.values()].find((result) => result.errors > 0);
     if (failed) console.log(`! ${failed.name}: ${failed.errors} errors, first: ${failed.firstError}`);
   }
   console.log(
-    `\nmedian B/A: creates ${median(ratios.creates).toFixed(2)}x, retrieves ${median(ratios.retrieves).toFixed(2)}x`,
+    `\nmedian B/A: creates/s ${median(ratios.creates).toFixed(2)}x, retrieves/s ${median(ratios.retrieves).toFixed(2)}x, CPU per create ${median(ratios.cpu).toFixed(2)}x`,
   );
 } finally {
   for (const server of servers) await stopChild(server.process);
@@ -126,6 +129,7 @@ function createLoad(server: Server): Promise<LoadResult> {
     seconds: SECONDS,
     request: () => create(server),
     onBody: (body) => server.ids.push(/"id":"(0x[0-9a-f]{64})"/.exec(body)![1]!),
+    cpuOf: [server.process.pid],
   });
 }
 
