@@ -34,6 +34,7 @@ import { SQL, type Subprocess } from "bun";
 import { freePort } from "../src/lib/free-port.ts";
 import { createTestDatabase } from "../test/support/postgres.ts";
 import {
+  CREATE_BODY,
   formatResults,
   formatSideBySide,
   type LoadResult,
@@ -66,13 +67,6 @@ const CLIENTS = numberFlag(process.argv, "clients", 32);
 const WARMUP_SECONDS = 1;
 const PAYOUT = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
 const TOKEN = "0x5FbDB2315678afecb367f032d93F642f64180aa3";
-const CREATE_BODY = JSON.stringify({
-  amount: "25.00",
-  description: "Order 1234: 2 items",
-  reference: "order_1234",
-  customer_email: "payer@example.com",
-  metadata: { order_id: "1234", channel: "web" },
-});
 
 if (!Number.isInteger(REPLICAS) || REPLICAS < 1) usage("--replicas needs a whole number from 1");
 if (!existsSync(BINARY)) {

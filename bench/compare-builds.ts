@@ -12,19 +12,22 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { Subprocess } from "bun";
 import { freePort } from "../src/lib/free-port.ts";
-import { type LoadResult, numberFlag, runLoad, spawnChild, stopChild, waitForHttp } from "./lib.ts";
+import {
+  BENCH_PAYOUT,
+  CREATE_BODY,
+  type LoadResult,
+  numberFlag,
+  offlineServerEnv,
+  runLoad,
+  spawnChild,
+  stopChild,
+  waitForHttp,
+} from "./lib.ts";
 
 const ROUNDS = numberFlag(process.argv, "rounds", 8);
 const SECONDS = numberFlag(process.argv, "seconds", 3);
 const CLIENTS = numberFlag(process.argv, "clients", 32);
 const BUILDS = { a: binaryFlag("a"), b: binaryFlag("b") };
-const CREATE_BODY = JSON.stringify({
-  amount: "25.00",
-  description: "Order 1234: 2 items",
-  reference: "order_1234",
-  customer_email: "payer@example.com",
-  metadata: { order_id: "1234", channel: "web" },
-});
 
 setTimeout(
   () => {
@@ -84,18 +87,10 @@ process.exit(0);
 async function start(name: string, binary: string): Promise<Server> {
   const dir = join(root, name);
   mkdirSync(dir);
-  const env = {
-    PATH: process.env.PATH,
-    HOME: process.env.HOME,
-    STABLEGATE_DATA_DIR: dir,
-    STABLEGATE_CHAIN: "custom",
-    STABLEGATE_CHAIN_ID: "31337",
-    STABLEGATE_USDC_ADDRESS: "0x5FbDB2315678afecb367f032d93F642f64180aa3",
-    STABLEGATE_RPC_URL: "http://127.0.0.1:9",
-    STABLEGATE_LOG_LEVEL: "error",
-  };
-  const payout = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
-  const created = Bun.spawnSync([binary, "account", "create", "--name", "Bench", "--payout-address", payout], { env });
+  const env = offlineServerEnv(dir);
+  const created = Bun.spawnSync([binary, "account", "create", "--name", "Bench", "--payout-address", BENCH_PAYOUT], {
+    env,
+  });
   if (created.exitCode !== 0) throw new Error(`${name}: account create failed: ${created.stderr.toString()}`);
   const apiKey = (JSON.parse(created.stdout.toString()) as { api_key: string }).api_key;
   const port = await freePort();

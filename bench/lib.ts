@@ -6,6 +6,35 @@
 import { readFileSync } from "node:fs";
 import type { Subprocess } from "bun";
 
+/** The create every API benchmark sends: a payment with the fields a shop's backend fills in. */
+export const CREATE_BODY = JSON.stringify({
+  amount: "25.00",
+  description: "Order 1234: 2 items",
+  reference: "order_1234",
+  customer_email: "payer@example.com",
+  metadata: { order_id: "1234", channel: "web" },
+});
+
+/** The payout address of the benchmarks' accounts (anvil's second dev account). */
+export const BENCH_PAYOUT = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
+
+/**
+ * What a benchmarked `serve` needs to start with no chain behind it: a custom chain whose RPC URL
+ * is a closed port (its chain loops retry and warn; the API does not wait for them).
+ */
+export function offlineServerEnv(dataDir: string, logLevel = "error"): Record<string, string | undefined> {
+  return {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    STABLEGATE_DATA_DIR: dataDir,
+    STABLEGATE_CHAIN: "custom",
+    STABLEGATE_CHAIN_ID: "31337",
+    STABLEGATE_USDC_ADDRESS: "0x5FbDB2315678afecb367f032d93F642f64180aa3",
+    STABLEGATE_RPC_URL: "http://127.0.0.1:9",
+    STABLEGATE_LOG_LEVEL: logLevel,
+  };
+}
+
 export interface LoadResult {
   name: string;
   requests: number;

@@ -10,34 +10,38 @@ import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { freePort } from "../src/lib/free-port.ts";
-import { numberFlag, runLoad, spawnChild, stopChild, waitForHttp } from "./lib.ts";
+import {
+  BENCH_PAYOUT,
+  CREATE_BODY,
+  numberFlag,
+  offlineServerEnv,
+  runLoad,
+  spawnChild,
+  stopChild,
+  waitForHttp,
+} from "./lib.ts";
 
 const ROOT = resolve(import.meta.dir, "..");
 const SECONDS = numberFlag(process.argv, "seconds", 5);
 const CLIENTS = numberFlag(process.argv, "clients", 32);
 const POSTGRES = process.argv.includes("postgres");
 const RETRIEVES = process.argv.includes("--retrieves");
-const PAYOUT = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
 
 const dir = mkdtempSync(join(tmpdir(), "stablegate-profile-"));
 const env: Record<string, string | undefined> = {
-  PATH: process.env.PATH,
-  HOME: process.env.HOME,
-  STABLEGATE_DATA_DIR: dir,
-  STABLEGATE_CHAIN: "custom",
-  STABLEGATE_CHAIN_ID: "31337",
-  STABLEGATE_USDC_ADDRESS: "0x5FbDB2315678afecb367f032d93F642f64180aa3",
-  STABLEGATE_RPC_URL: "http://127.0.0.1:9",
-  STABLEGATE_LOG_LEVEL: "error",
+  ...offlineServerEnv(dir),
   // Imported only when asked, so the script also profiles older builds that predate it.
   ...(POSTGRES
     ? { STABLEGATE_DATABASE_URL: await (await import("../test/support/postgres.ts")).createTestDatabase("durable") }
     : {}),
 };
 const main = join(ROOT, "src/main.ts");
-const created = Bun.spawnSync(["bun", main, "account", "create", "--name", "Profile", "--payout-address", PAYOUT], {
-  env,
-});
+const created = Bun.spawnSync(
+  ["bun", main, "account", "create", "--name", "Profile", "--payout-address", BENCH_PAYOUT],
+  {
+    env,
+  },
+);
 if (created.exitCode !== 0) throw new Error(`account create failed: ${created.stderr.toString()}`);
 const apiKey = (JSON.parse(created.stdout.toString()) as { api_key: string }).api_key;
 
@@ -51,7 +55,7 @@ const server = spawnChild(
 const base = `http://127.0.0.1:${port}`;
 await waitForHttp(`${base}/healthz`, 20_000, server);
 const headers = { authorization: `Bearer ${apiKey}`, "content-type": "application/json" };
-const body = JSON.stringify({ amount: "25.00", description: "Order 1234", reference: "order_1234" });
+const body = CREATE_BODY;
 let id = "";
 if (RETRIEVES) {
   const response = await fetch(`${base}/api/v1/payments`, { method: "POST", headers, body });

@@ -38,6 +38,24 @@ function committedRows(table = "notes"): Array<{ job: string; n: number }> {
   }
 }
 
+/** The test's store, with a count of the transactions and savepoints begun through it. */
+function countingTransactions(): { counted: Db; transactions: () => number } {
+  let begun = 0;
+  const counted = new Proxy(db, {
+    get(target, key) {
+      if (key === "transaction") {
+        return (fn: () => Promise<unknown>) => {
+          begun++;
+          return target.transaction(fn);
+        };
+      }
+      const value = Reflect.get(target, key);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  return { counted, transactions: () => begun };
+}
+
 test("a job that throws in a batch rolls back its own writes and no other job's", async () => {
   const groupCommit = createGroupCommit(db);
   const insert = (job: string, n: number) => db.run(sql`INSERT INTO notes (job, n) VALUES (${job}, ${n})`);
@@ -71,53 +89,29 @@ test("a job that throws in a batch rolls back its own writes and no other job's"
 
 test("a job alone runs in the transaction itself, without a savepoint: it commits, or rolls back and is refused", async () => {
   // Every transaction and savepoint goes through db.transaction: count them.
-  let transactions = 0;
-  const counted = new Proxy(db, {
-    get(target, key) {
-      if (key === "transaction") {
-        return (fn: () => Promise<unknown>) => {
-          transactions++;
-          return target.transaction(fn);
-        };
-      }
-      const value = Reflect.get(target, key);
-      return typeof value === "function" ? value.bind(target) : value;
-    },
-  });
+  const { counted, transactions } = countingTransactions();
   const groupCommit = createGroupCommit(counted);
   // A table of its own: the other test reads every row of `notes`.
   await db.exec("CREATE TABLE alone_notes (job TEXT NOT NULL, n INTEGER NOT NULL) STRICT");
   const insert = (job: string, n: number) => db.run(sql`INSERT INTO alone_notes (job, n) VALUES (${job}, ${n})`);
 
   expect(await groupCommit.run(() => insert("alone", 1))).toBe(1);
-  expect(transactions).toBe(1);
+  expect(transactions()).toBe(1);
   const failed = groupCommit.run(async () => {
     await insert("alone-failed", 1);
     throw new Error("alone and failed");
   });
   await expect(failed).rejects.toThrow("alone and failed");
-  expect(transactions).toBe(2);
+  expect(transactions()).toBe(2);
   expect(committedRows("alone_notes")).toEqual([{ job: "alone", n: 1 }]);
 
   // Two in one turn: the shared transaction only, no savepoint for either.
   await Promise.all([groupCommit.run(async () => 1), groupCommit.run(async () => 2)]);
-  expect(transactions).toBe(3);
+  expect(transactions()).toBe(3);
 });
 
 test("a batch whose write throws is run again with a savepoint per write, and so are the batches after it; what a rolled-back run queued for after the commit never runs", async () => {
-  let transactions = 0;
-  const counted = new Proxy(db, {
-    get(target, key) {
-      if (key === "transaction") {
-        return (fn: () => Promise<unknown>) => {
-          transactions++;
-          return target.transaction(fn);
-        };
-      }
-      const value = Reflect.get(target, key);
-      return typeof value === "function" ? value.bind(target) : value;
-    },
-  });
+  const { counted, transactions } = countingTransactions();
   const groupCommit = createGroupCommit(counted);
   await db.exec("CREATE TABLE rerun_notes (job TEXT NOT NULL, n INTEGER NOT NULL DEFAULT 0) STRICT");
   const runs: string[] = [];
@@ -135,30 +129,18 @@ test("a batch whose write throws is run again with a savepoint per write, and so
   expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
   // The first run stopped at b's throw; the second ran all three, each in a savepoint.
   expect(runs).toEqual(["a", "b", "a", "b", "c"]);
-  expect(transactions).toBe(1 + 1 + 3);
+  expect(transactions()).toBe(1 + 1 + 3);
   expect(committed).toEqual(["a", "c"]);
   expect(committedRows("rerun_notes").map((row) => row.job)).toEqual(["a", "c"]);
 
   // The next batch starts with savepoints: the shared transaction and one for each write.
-  transactions = 0;
+  const before = transactions();
   expect(await Promise.all([write("d"), write("e")])).toEqual(["d", "e"]);
-  expect(transactions).toBe(3);
+  expect(transactions() - before).toBe(3);
 });
 
 test("writes queued over consecutive turns of the event loop, as requests arrive, share one transaction", async () => {
-  let transactions = 0;
-  const counted = new Proxy(db, {
-    get(target, key) {
-      if (key === "transaction") {
-        return (fn: () => Promise<unknown>) => {
-          transactions++;
-          return target.transaction(fn);
-        };
-      }
-      const value = Reflect.get(target, key);
-      return typeof value === "function" ? value.bind(target) : value;
-    },
-  });
+  const { counted, transactions } = countingTransactions();
   const groupCommit = createGroupCommit(counted);
   const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
   const jobs: Array<Promise<number>> = [];
@@ -168,5 +150,5 @@ test("writes queued over consecutive turns of the event loop, as requests arrive
   }
   expect(await Promise.all(jobs)).toEqual([0, 1, 2]);
   // One shared transaction, not three transactions alone.
-  expect(transactions).toBe(1);
+  expect(transactions()).toBe(1);
 });
