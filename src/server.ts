@@ -77,7 +77,10 @@ async function createCapabilities(config: Config, plumbing: Plumbing, options: S
     email.endpointDisabled(endpoint, now);
   const webhooks = createWebhooks({ ...plumbing, config, events, options, onFailedAttempt, onEndpointDisabled });
   const records = openChainRecords(plumbing.db, config);
-  const onCreated: Parameters<typeof createPayments>[0]["onCreated"] = (row) => email.paymentCreated(row);
+  const onCreated: Parameters<typeof createPayments>[0]["onCreated"] = {
+    applies: (row) => email.sendsOnCreate(row),
+    run: (row) => email.paymentCreated(row),
+  };
   const payments = createPayments({
     ...plumbing,
     config,

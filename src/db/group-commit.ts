@@ -30,7 +30,13 @@ const GATHER_MS = 2;
 const CAREFUL_BATCHES = 64;
 
 export function createGroupCommit(db: Db) {
-  if (db.engine === "postgres") return { run: <T>(work: () => Promise<T>): Promise<T> => db.transaction(work) };
+  if (db.engine === "postgres") {
+    return {
+      run: <T>(work: () => Promise<T>): Promise<T> => db.transaction(work),
+      // One statement is atomic by itself: BEGIN and COMMIT would only add two round trips.
+      runStatement: <T>(statement: () => Promise<T>): Promise<T> => statement(),
+    };
+  }
 
   type Job = { work: () => Promise<unknown>; resolve: (value: unknown) => void; reject: (error: unknown) => void };
   let queue: Job[] = [];
@@ -99,6 +105,13 @@ export function createGroupCommit(db: Db) {
     });
 
   return {
+    /**
+     * Work of exactly one statement. On SQLite it joins a batch as any write does (the shared
+     * fsync is the point); on PostgreSQL it runs as that one statement, without a transaction.
+     */
+    runStatement<T>(statement: () => Promise<T>): Promise<T> {
+      return this.run(statement);
+    },
     run<T>(work: () => Promise<T>): Promise<T> {
       // Inside a transaction already, the write is a savepoint of it, not the next batch's.
       if (db.inTransaction()) return db.transaction(work);

@@ -5,7 +5,7 @@ import { runEvery } from "../lib/loop.ts";
 import type { Plumbing } from "../lib/plumbing.ts";
 import { describeSmtp, type SmtpTarget } from "../lib/smtp-url.ts";
 import { type ChainGas, createEmailAlerts } from "./alerts.ts";
-import { createEmailQueue, type PaymentForEmail } from "./queue.ts";
+import { createEmailQueue, type InvoiceTerms, invoiceOnCreate, type PaymentForEmail } from "./queue.ts";
 import { EMAIL_RETRY_SCHEDULE_MS } from "./schedule.ts";
 import { createEmailService } from "./service.ts";
 import { createEmailStore } from "./store.ts";
@@ -89,6 +89,7 @@ export function createEmail(
   if (!email || !send) {
     return {
       service,
+      sendsOnCreate: (_p: InvoiceTerms) => false,
       paymentCreated: async (_p: PaymentForEmail) => {},
       endpointDisabled: async (_e: { id: string; account_id: string; url: string }, _now: number) => {},
       run: async (_signal: AbortSignal) => {},
@@ -137,6 +138,8 @@ export function createEmail(
   log.info("email on", { smtp: describeSmtp(email.smtp), from: email.from });
   return {
     service,
+    /** Whether a payment about to be created may have its invoice emailed (`paymentCreated` then decides). */
+    sendsOnCreate: invoiceOnCreate,
     /** A payment was created: its invoice, in the creation's transaction. */
     paymentCreated: (p: PaymentForEmail) => queue.paymentCreated(p, clock.now()),
     /** A webhook endpoint was disabled (410 Gone), in that transaction: its account's users are told. */

@@ -40,6 +40,16 @@ export type EmailQueue = ReturnType<typeof createEmailQueue>;
  * caller's transaction: they commit with it or vanish with it. The dedupe key names the cause
  * and the recipient, so nothing is queued twice.
  */
+/** What decides whether a new payment's invoice may be emailed, before the payment is stored. */
+export type InvoiceTerms = Pick<PaymentForEmail, "invoice_number" | "payment_link">;
+
+/**
+ * A payment's invoice is emailed when it has an invoice number and was not started through a
+ * payment link (anyone may open a link, and the server must not email whatever address a stranger
+ * types); whether its account sends customers email is asked of the store after.
+ */
+export const invoiceOnCreate = (p: InvoiceTerms): boolean => p.invoice_number !== null && p.payment_link === null;
+
 export function createEmailQueue(deps: EmailQueueDeps) {
   const { store, ids, baseUrl } = deps;
   const unsubscribeUrl = `${baseUrl}/dashboard/settings#email`;
@@ -97,12 +107,11 @@ export function createEmailQueue(deps: EmailQueueDeps) {
 
   return {
     /**
-     * A payment just created: its invoice, when it has an invoice number and an email to send it
-     * to. Not for payments a payment link's visitor started: anyone may open a link, and the
-     * server must not email whatever address a stranger types.
+     * A payment just created: its invoice, when `invoiceOnCreate` allows it and the account sends
+     * its customers email.
      */
     async paymentCreated(p: PaymentForEmail, now: number): Promise<void> {
-      if (p.invoice_number === null || p.payment_link !== null) return;
+      if (!invoiceOnCreate(p)) return;
       const to = await customerOf(p);
       if (to === null) return;
       const email = invoiceEmail(await deps.sender(p.account_id), baseUrl, p);

@@ -24,6 +24,11 @@ export function createPaymentOnce(deps: CreateOnceDeps) {
     metadataText: string | null,
   ): Promise<StoredResponse> =>
     deps.idempotency.run(account.id, key, body, async (commit) => {
+      if (key === null) {
+        // Nothing to store beside the payment: its insert alone is the create.
+        const row = await deps.payments.create(account, body, metadataText);
+        return { status: 201, body: deps.renderNewPayment(row) };
+      }
       let json = "";
       await deps.payments.create(account, body, metadataText, (row) => {
         json = deps.renderNewPayment(row);

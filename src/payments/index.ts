@@ -14,7 +14,7 @@ import { createRetrieve } from "./retrieve.ts";
 import { createRetrieveStore } from "./retrieve-store.ts";
 import { createPaymentSearch } from "./search.ts";
 import { createSearchStore } from "./search-store.ts";
-import { createPaymentsService } from "./service.ts";
+import { type CreatedHook, createPaymentsService } from "./service.ts";
 import { createStatusCountStore } from "./status-count-store.ts";
 import { createPaymentStore, type PaymentRow } from "./store.ts";
 import type { ViewContext } from "./view.ts";
@@ -50,8 +50,8 @@ export function createPayments(
     accounts: Pick<AccountsService, "authenticate" | "keyHashOf" | "admit">;
     /** The webhooks sent about a payment, for its dashboard page. */
     deliveries: DeliveriesService;
-    /** Runs inside a new payment's transaction (the invoice email is queued there). */
-    onCreated?: (row: PaymentRow) => void;
+    /** What a new payment queues in its own transaction (its invoice email). */
+    onCreated?: CreatedHook;
   },
 ) {
   const { db, clock, ids, log, config, records } = w;

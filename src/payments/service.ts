@@ -31,8 +31,12 @@ export interface PaymentsDeps {
   defaultSpeed: Speed;
   /** How new deposit addresses bridge from source chains, if any (src/chain/cross-chain-config.ts: newDepositTerms). */
   depositTerms: BridgeTerms;
-  /** Runs inside a new payment's transaction, after the caller's own (its invoice email is queued there). */
-  onCreated?: (row: PaymentRow) => unknown;
+  /**
+   * What a new payment has queued in its own transaction, after the caller's work (its invoice
+   * email): `applies` decides from the row before it is stored, so that a create with nothing
+   * else to write is one statement.
+   */
+  onCreated?: CreatedHook;
 }
 
 /** A list request, already validated and decoded (src/payments/routes.ts holds its schema). */
@@ -45,6 +49,11 @@ export interface ListQuery {
   createdLt?: number;
   /** Only payments made through this payment link. */
   paymentLink?: string;
+}
+
+export interface CreatedHook {
+  applies(row: NewPaymentRow): boolean;
+  run(row: PaymentRow): unknown;
 }
 
 export type PaymentsService = ReturnType<typeof createPaymentsService>;
@@ -112,10 +121,12 @@ export function createPaymentsService(deps: PaymentsDeps) {
       created_at: now,
       updated_at: now,
     };
+    const onCreated = deps.onCreated?.applies(row) ? deps.onCreated : undefined;
+    if (!inTransaction && !onCreated) return deps.groupCommit.runStatement(() => store.insert(row));
     return deps.groupCommit.run(async () => {
       const stored = await store.insert(row);
       if (inTransaction) await inTransaction(stored);
-      if (deps.onCreated) await deps.onCreated(stored);
+      if (onCreated) await onCreated.run(stored);
       return stored;
     });
   }
