@@ -104,21 +104,21 @@ export function createGroupCommit(db: Db) {
       else flush();
     });
 
+  function run<T>(work: () => Promise<T>): Promise<T> {
+    // Inside a transaction already, the write is a savepoint of it, not the next batch's.
+    if (db.inTransaction()) return db.transaction(work);
+    return new Promise<T>((resolve, reject) => {
+      if (queue.length === 0) gather(performance.now(), 0);
+      queue.push({ work, resolve: resolve as (value: unknown) => void, reject });
+    });
+  }
+
   return {
+    run,
     /**
      * Work of exactly one statement. On SQLite it joins a batch as any write does (the shared
      * fsync is the point); on PostgreSQL it runs as that one statement, without a transaction.
      */
-    runStatement<T>(statement: () => Promise<T>): Promise<T> {
-      return this.run(statement);
-    },
-    run<T>(work: () => Promise<T>): Promise<T> {
-      // Inside a transaction already, the write is a savepoint of it, not the next batch's.
-      if (db.inTransaction()) return db.transaction(work);
-      return new Promise<T>((resolve, reject) => {
-        if (queue.length === 0) gather(performance.now(), 0);
-        queue.push({ work, resolve: resolve as (value: unknown) => void, reject });
-      });
-    },
+    runStatement: run,
   };
 }

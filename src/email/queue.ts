@@ -35,11 +35,6 @@ export interface EmailQueueDeps {
 
 export type EmailQueue = ReturnType<typeof createEmailQueue>;
 
-/**
- * Decides which emails an event or a new payment causes and queues them, rendered, in the
- * caller's transaction: they commit with it or vanish with it. The dedupe key names the cause
- * and the recipient, so nothing is queued twice.
- */
 /** What decides whether a new payment's invoice may be emailed, before the payment is stored. */
 export type InvoiceTerms = Pick<PaymentForEmail, "invoice_number" | "payment_link">;
 
@@ -50,6 +45,11 @@ export type InvoiceTerms = Pick<PaymentForEmail, "invoice_number" | "payment_lin
  */
 export const invoiceOnCreate = (p: InvoiceTerms): boolean => p.invoice_number !== null && p.payment_link === null;
 
+/**
+ * Decides which emails an event or a new payment causes and queues them, rendered, in the
+ * caller's transaction: they commit with it or vanish with it. The dedupe key names the cause
+ * and the recipient, so nothing is queued twice.
+ */
 export function createEmailQueue(deps: EmailQueueDeps) {
   const { store, ids, baseUrl } = deps;
   const unsubscribeUrl = `${baseUrl}/dashboard/settings#email`;
