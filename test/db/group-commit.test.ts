@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { sql } from "../../src/db/engine.ts";
 import { createGroupCommit } from "../../src/db/group-commit.ts";
 import { type Db, openDb } from "../../src/db/index.ts";
+import { countingTransactions } from "../support/counting-db.ts";
 import { makeTempDir } from "../support/server.ts";
 
 let dir: string;
@@ -36,24 +37,6 @@ function committedRows(table = "notes"): Array<{ job: string; n: number }> {
   } finally {
     reader.close();
   }
-}
-
-/** The test's store, with a count of the transactions and savepoints begun through it. */
-function countingTransactions(): { counted: Db; transactions: () => number } {
-  let begun = 0;
-  const counted = new Proxy(db, {
-    get(target, key) {
-      if (key === "transaction") {
-        return (fn: () => Promise<unknown>) => {
-          begun++;
-          return target.transaction(fn);
-        };
-      }
-      const value = Reflect.get(target, key);
-      return typeof value === "function" ? value.bind(target) : value;
-    },
-  });
-  return { counted, transactions: () => begun };
 }
 
 test("a job that throws in a batch rolls back its own writes and no other job's", async () => {
@@ -89,7 +72,7 @@ test("a job that throws in a batch rolls back its own writes and no other job's"
 
 test("a job alone runs in the transaction itself, without a savepoint: it commits, or rolls back and is refused", async () => {
   // Every transaction and savepoint goes through db.transaction: count them.
-  const { counted, transactions } = countingTransactions();
+  const { counted, transactions } = countingTransactions(db);
   const groupCommit = createGroupCommit(counted);
   // A table of its own: the other test reads every row of `notes`.
   await db.exec("CREATE TABLE alone_notes (job TEXT NOT NULL, n INTEGER NOT NULL) STRICT");
@@ -111,7 +94,7 @@ test("a job alone runs in the transaction itself, without a savepoint: it commit
 });
 
 test("a batch whose write throws is run again with a savepoint per write, and so are the batches after it; what a rolled-back run queued for after the commit never runs", async () => {
-  const { counted, transactions } = countingTransactions();
+  const { counted, transactions } = countingTransactions(db);
   const groupCommit = createGroupCommit(counted);
   await db.exec("CREATE TABLE rerun_notes (job TEXT NOT NULL, n INTEGER NOT NULL DEFAULT 0) STRICT");
   const runs: string[] = [];
@@ -140,7 +123,7 @@ test("a batch whose write throws is run again with a savepoint per write, and so
 });
 
 test("writes queued over consecutive turns of the event loop, as requests arrive, share one transaction", async () => {
-  const { counted, transactions } = countingTransactions();
+  const { counted, transactions } = countingTransactions(db);
   const groupCommit = createGroupCommit(counted);
   const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
   const jobs: Array<Promise<number>> = [];

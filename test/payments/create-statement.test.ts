@@ -14,6 +14,7 @@ import { createGroupCommit } from "../../src/db/group-commit.ts";
 import { randomIds } from "../../src/lib/ids.ts";
 import { type CreatedHook, createPaymentsService } from "../../src/payments/service.ts";
 import { createPaymentStore } from "../../src/payments/store.ts";
+import { countingTransactions } from "../support/counting-db.ts";
 import { TEST_PAYOUT, TEST_USDC } from "../support/server.ts";
 import { ENGINES, openTestStore, type TestStore } from "../support/store-engines.ts";
 
@@ -32,19 +33,7 @@ describe.each(ENGINES)("%s", (engine) => {
 
   /** The payments service over a store that counts the transactions begun through it. */
   function counted(onCreated?: CreatedHook) {
-    let begun = 0;
-    const db = new Proxy(store.db, {
-      get(target, key) {
-        if (key === "transaction") {
-          return (fn: () => Promise<unknown>) => {
-            begun++;
-            return target.transaction(fn);
-          };
-        }
-        const value = Reflect.get(target, key);
-        return typeof value === "function" ? value.bind(target) : value;
-      },
-    }) as Db;
+    const { counted: db, transactions } = countingTransactions(store.db);
     const service = createPaymentsService({
       store: createPaymentStore(db),
       groupCommit: createGroupCommit(db),
@@ -59,7 +48,7 @@ describe.each(ENGINES)("%s", (engine) => {
       depositTerms: withoutBridging(0),
       onCreated,
     });
-    return { service, transactions: () => begun };
+    return { service, transactions };
   }
 
   test("a create with nothing beside its payment runs no transaction of its own on PostgreSQL, one on SQLite", async () => {
