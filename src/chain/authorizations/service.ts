@@ -196,7 +196,13 @@ export function createAuthorizationsService(deps: AuthorizationsDeps): Authoriza
     if (before) return before;
 
     const verdict = await verify(ask);
-    if (!verdict.ok) throw new AuthorizationRefused(verdict.code, verdict.message);
+    if (!verdict.ok) {
+      // The same authorization posted at once (a double submit) may have been accepted, sent and
+      // mined while this one was checked: its nonce is used then, by that record, which is the answer.
+      const meanwhile = await again();
+      if (meanwhile) return meanwhile;
+      throw new AuthorizationRefused(verdict.code, verdict.message);
+    }
     const head = await client.getBlockNumber({ cacheTime: 0 }).catch((error) => unavailable("head", error));
     const id = ids.prefixed("auth");
     const stored = await store.transaction(async () => {
