@@ -34,11 +34,14 @@ import { SQL, type Subprocess } from "bun";
 import { freePort } from "../src/lib/free-port.ts";
 import { createTestDatabase } from "../test/support/postgres.ts";
 import {
+  BENCH_PAYOUT,
+  BENCH_USDC,
   CREATE_BODY,
   formatResults,
   formatSideBySide,
   type LoadResult,
   numberFlag,
+  offlineServerEnv,
   runInProcess,
   runLoad,
   spawnChild,
@@ -65,8 +68,8 @@ const ENGINES = engineFlag(process.argv);
 const SECONDS = numberFlag(process.argv, "seconds", 5);
 const CLIENTS = numberFlag(process.argv, "clients", 32);
 const WARMUP_SECONDS = 1;
-const PAYOUT = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
-const TOKEN = "0x5FbDB2315678afecb367f032d93F642f64180aa3";
+const PAYOUT = BENCH_PAYOUT;
+const TOKEN = BENCH_USDC;
 
 if (!Number.isInteger(REPLICAS) || REPLICAS < 1) usage("--replicas needs a whole number from 1");
 if (!existsSync(BINARY)) {
@@ -174,12 +177,7 @@ async function benchStablegate(
   const env: Record<string, string | undefined> = {
     ...withoutStablegateVars(process.env),
     ...extraEnv,
-    STABLEGATE_DATA_DIR: dir,
-    STABLEGATE_CHAIN: "custom",
-    STABLEGATE_CHAIN_ID: "31337",
-    STABLEGATE_USDC_ADDRESS: TOKEN,
-    STABLEGATE_RPC_URL: "http://127.0.0.1:9",
-    STABLEGATE_LOG_LEVEL: "warn",
+    ...offlineServerEnv(dir, "warn"),
   };
   const created = Bun.spawnSync([BINARY, "account", "create", "--name", "Bench", "--payout-address", PAYOUT], { env });
   if (created.exitCode !== 0) throw new Error(`account create failed: ${created.stderr.toString()}`);

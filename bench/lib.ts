@@ -17,6 +17,8 @@ export const CREATE_BODY = JSON.stringify({
 
 /** The payout address of the benchmarks' accounts (anvil's second dev account). */
 export const BENCH_PAYOUT = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
+/** The USDC address a benchmarked server is configured with: nothing runs behind it. */
+export const BENCH_USDC = "0x5FbDB2315678afecb367f032d93F642f64180aa3";
 
 /**
  * What a benchmarked `serve` needs to start with no chain behind it: a custom chain whose RPC URL
@@ -29,7 +31,7 @@ export function offlineServerEnv(dataDir: string, logLevel = "error"): Record<st
     STABLEGATE_DATA_DIR: dataDir,
     STABLEGATE_CHAIN: "custom",
     STABLEGATE_CHAIN_ID: "31337",
-    STABLEGATE_USDC_ADDRESS: "0x5FbDB2315678afecb367f032d93F642f64180aa3",
+    STABLEGATE_USDC_ADDRESS: BENCH_USDC,
     STABLEGATE_RPC_URL: "http://127.0.0.1:9",
     STABLEGATE_LOG_LEVEL: logLevel,
   };
