@@ -15,7 +15,9 @@
  * cores: what two replicas gain here is the round trips to PostgreSQL one process waits out while
  * the other works, not the capacity of a second machine. On PostgreSQL the creates phase also
  * samples what the database's sessions wait for: a create burst of one account should never wait
- * on a lock another create holds.
+ * on a lock another create holds. Each phase also reports the servers' CPU per request and, on
+ * PostgreSQL, the database server's (all its processes): on a machine shared with the load
+ * generator, CPU per request is where one engine's cost shows.
  *
  * `--binary PATH` benchmarks another build (an older commit's, built beside this one) with this
  * same script, for comparisons made in one sitting.
@@ -42,6 +44,7 @@ import {
   type LoadResult,
   numberFlag,
   offlineServerEnv,
+  postgresProcesses,
   runInProcess,
   runLoad,
   spawnChild,
@@ -131,10 +134,12 @@ const cpuRows = [
   ...[barePost, bareGet].map((r) => [r.name, r] as const),
 ].filter(([, r]) => r.cpu);
 if (cpuRows.length > 0) {
-  console.log(`\n${"server CPU per request".padEnd(52)}${"process µs".padStart(12)}${"main thread µs".padStart(16)}`);
+  console.log(
+    `\n${"server CPU per request".padEnd(52)}${"process µs".padStart(12)}${"main thread µs".padStart(16)}${"PostgreSQL µs".padStart(15)}`,
+  );
   for (const [name, r] of cpuRows)
     console.log(
-      `  ${name.padEnd(50)}${r.cpu!.processUs.toFixed(0).padStart(12)}${r.cpu!.mainThreadUs.toFixed(0).padStart(16)}`,
+      `  ${name.padEnd(50)}${r.cpu!.processUs.toFixed(0).padStart(12)}${r.cpu!.mainThreadUs.toFixed(0).padStart(16)}${(r.databaseUs?.toFixed(0) ?? "").padStart(15)}`,
     );
 }
 
@@ -205,7 +210,9 @@ async function benchStablegate(
     const headers = { authorization: `Bearer ${apiKey}`, "content-type": "application/json" };
     const ids: string[] = [];
     // On PostgreSQL, what the sessions wait for while the creates run (see sampleLockWaits).
-    const sampling = extraEnv.STABLEGATE_DATABASE_URL ? sampleLockWaits(extraEnv.STABLEGATE_DATABASE_URL) : null;
+    const databaseUrl = extraEnv.STABLEGATE_DATABASE_URL;
+    const sampling = databaseUrl ? sampleLockWaits(databaseUrl) : null;
+    const databaseOf = databaseUrl ? () => postgresProcesses(Number(new URL(databaseUrl).port)) : undefined;
     const creates = await runLoad({
       name: "stablegate POST /api/v1/payments",
       clients: CLIENTS,
@@ -214,6 +221,7 @@ async function benchStablegate(
       request: () => fetch(`${base()}/api/v1/payments`, { method: "POST", headers, body: CREATE_BODY }),
       onBody: (body) => ids.push(/"id":"(0x[0-9a-f]{64})"/.exec(body)![1]!),
       cpuOf: servers.map((server) => server.pid),
+      databaseOf,
     });
     if (sampling) console.log(await sampling.stop());
     if (ids.length === 0) throw new Error(`no payment was created: ${creates.firstError}`);
@@ -225,6 +233,7 @@ async function benchStablegate(
       warmupSeconds: WARMUP_SECONDS,
       request: () => fetch(`${base()}/api/v1/payments/${ids[next++ % ids.length]}`, { headers }),
       cpuOf: servers.map((server) => server.pid),
+      databaseOf,
     });
     return [creates, retrieves, summariseServerLog(serverLog)];
   } finally {

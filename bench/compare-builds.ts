@@ -1,23 +1,28 @@
 /**
- * Two builds side by side on SQLite, for a question bench/api.ts answers too noisily on a shared
- * machine: is build B faster than build A? Both servers run at once, each on a data directory of
- * its own, but only one is under load at a time: short phases of creates (then retrieves)
+ * Two builds side by side, for a question bench/api.ts answers too noisily on a shared machine: is
+ * build B faster than build A? Both servers run at once, each on a data directory of its own (and
+ * with `--db postgres` a database of its own on one PostgreSQL server of this run's, with durable
+ * defaults), but only one is under load at a time: short phases of creates (then retrieves)
  * alternate A, B, B, A, ... so each round's two phases are seconds apart and see the same
- * machine. Prints every round's rates, the servers' CPU per create and the B/A ratios, and their medians.
+ * machine. Prints every round's rates, the servers' CPU per create (and PostgreSQL's) and the B/A
+ * ratios, and their medians.
  *
- *   bun bench/compare-builds.ts --a <binary> --b <binary> [--rounds 8] [--seconds 3] [--clients 32]
+ *   bun bench/compare-builds.ts --a <binary> --b <binary> [--db sqlite|postgres] [--rounds 8] [--seconds 3]
+ *     [--clients 32]
  */
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { Subprocess } from "bun";
 import { freePort } from "../src/lib/free-port.ts";
+import { createTestDatabase } from "../test/support/postgres.ts";
 import {
   BENCH_PAYOUT,
   CREATE_BODY,
   type LoadResult,
   numberFlag,
   offlineServerEnv,
+  postgresProcesses,
   runLoad,
   spawnChild,
   stopChild,
@@ -28,6 +33,7 @@ const ROUNDS = numberFlag(process.argv, "rounds", 8);
 const SECONDS = numberFlag(process.argv, "seconds", 3);
 const CLIENTS = numberFlag(process.argv, "clients", 32);
 const BUILDS = { a: binaryFlag("a"), b: binaryFlag("b") };
+const POSTGRES = process.argv.includes("postgres");
 
 setTimeout(
   () => {
@@ -46,15 +52,19 @@ interface Server {
   headers: Record<string, string>;
   process: Subprocess;
   ids: string[];
+  /** Its PostgreSQL server's processes, when it runs on one. */
+  database?: () => number[];
 }
 
 const servers: Server[] = [];
 try {
   for (const [name, binary] of Object.entries(BUILDS)) servers.push(await start(name, binary));
-  console.log(`A: ${BUILDS.a}\nB: ${BUILDS.b}\n${CLIENTS} clients, ${SECONDS} s phases, ${ROUNDS} rounds\n`);
+  console.log(
+    `A: ${BUILDS.a}\nB: ${BUILDS.b}\n${POSTGRES ? "PostgreSQL" : "SQLite"}, ${CLIENTS} clients, ${SECONDS} s phases, ${ROUNDS} rounds\n`,
+  );
   const ratios = { creates: [] as number[], retrieves: [] as number[], cpu: [] as number[] };
   console.log(
-    `${"round".padEnd(7)}${"creates/s A".padStart(13)}${"B".padStart(8)}${"B/A".padStart(7)}   ${"retrieves/s A".padStart(13)}${"B".padStart(8)}${"B/A".padStart(7)}   ${"CPU µs/create A".padStart(15)}${"B".padStart(6)}`,
+    `${"round".padEnd(7)}${"creates/s A".padStart(13)}${"B".padStart(8)}${"B/A".padStart(7)}   ${"retrieves/s A".padStart(13)}${"B".padStart(8)}${"B/A".padStart(7)}   ${"CPU µs/create A".padStart(15)}${"B".padStart(6)}${POSTGRES ? `   ${"PostgreSQL µs A".padStart(15)}${"B".padStart(6)}` : ""}`,
   );
   for (let round = 1; round <= ROUNDS; round++) {
     // A, B then B, A: neither build is always the one that runs second.
@@ -71,7 +81,7 @@ try {
     ratios.retrieves.push(r[1]! / r[0]!);
     ratios.cpu.push(cpu[1]! / cpu[0]!);
     console.log(
-      `${String(round).padEnd(7)}${c[0]!.toFixed(0).padStart(13)}${c[1]!.toFixed(0).padStart(8)}${(c[1]! / c[0]!).toFixed(2).padStart(7)}   ${r[0]!.toFixed(0).padStart(13)}${r[1]!.toFixed(0).padStart(8)}${(r[1]! / r[0]!).toFixed(2).padStart(7)}   ${cpu[0]!.toFixed(0).padStart(15)}${cpu[1]!.toFixed(0).padStart(6)}`,
+      `${String(round).padEnd(7)}${c[0]!.toFixed(0).padStart(13)}${c[1]!.toFixed(0).padStart(8)}${(c[1]! / c[0]!).toFixed(2).padStart(7)}   ${r[0]!.toFixed(0).padStart(13)}${r[1]!.toFixed(0).padStart(8)}${(r[1]! / r[0]!).toFixed(2).padStart(7)}   ${cpu[0]!.toFixed(0).padStart(15)}${cpu[1]!.toFixed(0).padStart(6)}${POSTGRES ? `   ${databaseCpu(creates.get("a")!).padStart(15)}${databaseCpu(creates.get("b")!).padStart(6)}` : ""}`,
     );
     const failed = [...creates.values(), ...retrieves.values()].find((result) => result.errors > 0);
     if (failed) console.log(`! ${failed.name}: ${failed.errors} errors, first: ${failed.firstError}`);
@@ -87,7 +97,8 @@ process.exit(0);
 async function start(name: string, binary: string): Promise<Server> {
   const dir = join(root, name);
   mkdirSync(dir);
-  const env = offlineServerEnv(dir);
+  const databaseUrl = POSTGRES ? await createTestDatabase("durable") : undefined;
+  const env = { ...offlineServerEnv(dir), ...(databaseUrl ? { STABLEGATE_DATABASE_URL: databaseUrl } : {}) };
   const created = Bun.spawnSync([binary, "account", "create", "--name", "Bench", "--payout-address", BENCH_PAYOUT], {
     env,
   });
@@ -107,6 +118,7 @@ async function start(name: string, binary: string): Promise<Server> {
     headers: { authorization: `Bearer ${apiKey}`, "content-type": "application/json" },
     process: child,
     ids: [],
+    database: databaseUrl ? () => postgresProcesses(Number(new URL(databaseUrl).port)) : undefined,
   };
   // Warm both up once (JIT, connections) before any round counts.
   await runLoad({ name, clients: CLIENTS, seconds: 1, request: () => create(server) });
@@ -125,7 +137,12 @@ function createLoad(server: Server): Promise<LoadResult> {
     request: () => create(server),
     onBody: (body) => server.ids.push(/"id":"(0x[0-9a-f]{64})"/.exec(body)![1]!),
     cpuOf: [server.process.pid],
+    databaseOf: server.database,
   });
+}
+
+function databaseCpu(result: LoadResult): string {
+  return result.databaseUs?.toFixed(0) ?? "-";
 }
 
 function retrieveLoad(server: Server): Promise<LoadResult> {

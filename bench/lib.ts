@@ -3,7 +3,7 @@
  * percentiles, free ports, child servers that are always killed, and a results table.
  * Benchmarks are scripts run by hand (`bun bench/<name>.ts`), not tests.
  */
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import type { Subprocess } from "bun";
 
 /** The create every API benchmark sends: a payment with the fields a shop's backend fills in. */
@@ -49,6 +49,8 @@ export interface LoadResult {
   firstError?: string;
   /** CPU the `cpuOf` processes used per request while measuring, in µs: whole process and main thread. */
   cpu?: { processUs: number; mainThreadUs: number };
+  /** CPU the `databaseOf` processes used per request while measuring, in µs. */
+  databaseUs?: number;
 }
 
 export interface LoadOptions {
@@ -66,6 +68,11 @@ export interface LoadOptions {
    * server's CPU per request moves far less from run to run than its requests per second.
    */
   cpuOf?: number[];
+  /**
+   * The database server's processes, asked for at the start and the end of the measurement
+   * (a server's sessions come and go): their CPU is counted apart from the servers'.
+   */
+  databaseOf?: () => number[];
 }
 
 /**
@@ -75,7 +82,13 @@ export interface LoadOptions {
 export async function runLoad(opts: LoadOptions): Promise<LoadResult> {
   if (opts.warmupSeconds) await loop(opts, opts.warmupSeconds, false);
   const before = opts.cpuOf?.map(cpuMicros);
+  const databaseBefore = opts.databaseOf && processesCpu(opts.databaseOf());
   const result = await loop(opts, opts.seconds, true);
+  if (databaseBefore && result.requests > 0) {
+    let used = 0;
+    for (const [pid, now] of processesCpu(opts.databaseOf!())) used += now - (databaseBefore.get(pid) ?? 0);
+    result.databaseUs = used / result.requests;
+  }
   if (before?.every(Boolean) && result.requests > 0) {
     const after = opts.cpuOf!.map(cpuMicros);
     const used = (key: "processUs" | "mainThreadUs") =>
@@ -97,6 +110,38 @@ function cpuMicros(pid: number): { processUs: number; mainThreadUs: number } | u
   } catch {
     return undefined;
   }
+}
+
+/** Each process's CPU time in µs, by pid; one gone meanwhile is left out. */
+function processesCpu(pids: number[]): Map<number, number> {
+  const used = new Map<number, number>();
+  for (const pid of pids) {
+    const cpu = cpuMicros(pid);
+    if (cpu) used.set(pid, cpu.processUs);
+  }
+  return used;
+}
+
+/**
+ * The PostgreSQL server listening on `port` (Linux): its postmaster, found by the `-p PORT` of
+ * its command line, and the postmaster's children (sessions, WAL writer, checkpointer).
+ */
+export function postgresProcesses(port: number): number[] {
+  const pids = readdirSync("/proc").filter((name) => /^\d+$/.test(name));
+  const read = (pid: string, file: string) => {
+    try {
+      return readFileSync(`/proc/${pid}/${file}`, "utf8");
+    } catch {
+      return "";
+    }
+  };
+  const postmaster = pids.find(
+    (pid) => read(pid, "cmdline").includes(`\0-p\0${port}\0`) && read(pid, "comm").trim() === "postgres",
+  );
+  if (!postmaster) return [];
+  // The parent pid is the 2nd field after the command's closing parenthesis.
+  const children = pids.filter((pid) => read(pid, "stat").split(") ")[1]?.split(" ")[1] === postmaster);
+  return [postmaster, ...children].map(Number);
 }
 
 /** USER_HZ: 100 on every Linux build that matters here. */
