@@ -21,7 +21,11 @@ const compile = compilerFor((n) => `$${n}`);
  * every other replica until it wakes. `answerWithinMs` is how long a caller waits for any one
  * answer (a connection from the pool, a statement, a commit) before it is told the database is
  * unavailable: a request fails with a 503 in time rather than hanging while the database stalls.
- * `poolSize` bounds the connections one process opens.
+ * `poolSize` bounds the connections one process opens. Few pay best: a statement keeps a
+ * database core busy for its whole turn, so connections beyond the database's cores only queue
+ * inside PostgreSQL, where they contend for the same locks (WAL insertion, buffer headers) and
+ * spend its CPU on it. Measured on two cores (bench/compare-builds.ts --db postgres): 2 to 5
+ * connections alike, 10 spent a third more of PostgreSQL's CPU per create and made 0.8x the creates.
  */
 export interface PgOptions {
   statementTimeoutMs: number;
@@ -33,7 +37,7 @@ const DEFAULTS: PgOptions = {
   statementTimeoutMs: 25_000,
   idleInTransactionMs: 5_000,
   answerWithinMs: 10_000,
-  poolSize: 10,
+  poolSize: 4,
 };
 
 /** An error PostgreSQL answered a statement with; `code` is its SQLSTATE (23505: unique violation). */
