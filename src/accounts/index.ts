@@ -21,6 +21,6 @@ export async function createAccounts(w: Pick<Plumbing, "db" | "clock" | "ids"> &
   if (!w.config.feeRecipient && (await store.countAccountsWithFee()) > 0) {
     throw new Error("STABLEGATE_FEE_RECIPIENT: required because some accounts charge a fee");
   }
-  const keyCache = w.db.engine === "sqlite" ? createKeyCache(w.db, w.clock) : undefined;
+  const keyCache = createKeyCache(w.db, w.clock);
   return createAccountsService({ store, clock: w.clock, ids: w.ids, defaultSpeed: w.config.defaultSpeed, keyCache });
 }

@@ -1,4 +1,4 @@
-import { type Db, sql } from "../db/engine.ts";
+import { type Db, isPostgres, sql } from "../db/engine.ts";
 import type { Clock } from "../lib/clock.ts";
 import type { KeyWithAccount } from "./store.ts";
 
@@ -9,37 +9,58 @@ const MAX_ENTRIES = 10_000;
 export type KeyCache = ReturnType<typeof createKeyCache>;
 
 /**
- * API keys this process resolved recently (by key hash), so a request's authentication on SQLite
- * reads one row rather than the join of keys and accounts. Every change to a key's revocation or
- * to an account moves a version (migration 025: triggers, whichever process or code path makes
- * the change, the CLI's included), and an entry is trusted only at the version it was read at:
- * each request reads the version, so a revocation is seen by the very next one.
+ * API keys this process resolved recently (by key hash), with their accounts. A revocation must
+ * bite on the next request, whichever process made it (the CLI, another replica), so an entry
+ * answers only where that holds:
  *
- * SQLite only. On PostgreSQL reading the version is a round trip like reading the key itself, so a
- * cache there would buy nothing but the chance of a stale answer: each request reads the key.
+ * - On SQLite every request reads a version that triggers move at every change to a key's
+ *   revocation or to an account (migration 025, whichever process or code path makes the change,
+ *   the CLI's included), and an entry counts only at the version it was read at: one row read in
+ *   this process rather than the join of keys and accounts.
+ * - On PostgreSQL reading that version is a round trip like reading the key itself, so a request
+ *   reads its key, unless its one write confirms the key in the same statement
+ *   (`confirmedByWrite`): a payment create, whose INSERT stores the payment only while the key
+ *   is live and its account's terms are those the payment was built from (src/payments/store.ts),
+ *   and is made again from a fresh read when they are not. Such a request takes an entry younger
+ *   than TTL_MS; any other refreshes the entry with what it read.
  */
 export function createKeyCache(db: Db, clock: Clock) {
-  const entries = new Map<string, { row: KeyWithAccount; version: number; until: number }>();
+  const entries = new Map<string, { row: KeyWithAccount; version: number | null; until: number }>();
+  const versioned = !isPostgres(db);
   const version = async (): Promise<number | null> =>
     (await db.get<{ n: number }>(sql`SELECT n FROM account_changes`))?.n ?? null;
 
+  /** The entry, when it may answer this request. */
+  async function cached(hash: string, confirmedByWrite: boolean): Promise<KeyWithAccount | undefined> {
+    if (!versioned && !confirmedByWrite) return undefined;
+    const entry = entries.get(hash);
+    if (!entry) return undefined;
+    if (entry.until > clock.now() && (!versioned || entry.version === (await version()))) return entry.row;
+    entries.delete(hash);
+    return undefined;
+  }
+
   return {
-    /** The key's cached row, when it is still what the store holds. */
-    async get(hash: string): Promise<KeyWithAccount | undefined> {
-      const entry = entries.get(hash);
-      if (!entry) return undefined;
-      if (entry.until > clock.now() && entry.version === (await version())) return entry.row;
-      entries.delete(hash);
-      return undefined;
-    },
-    /** Reads the version first, then the row with `read`: a change between the two only makes the entry older. */
-    async fill(hash: string, read: () => Promise<KeyWithAccount | null>): Promise<KeyWithAccount | null> {
-      const at = await version();
+    /**
+     * The key's row, from the cache when it may answer (see above), else from `read`, which
+     * refreshes the entry. On SQLite the version is read first: a change between the two only
+     * makes the entry older.
+     */
+    async resolve(
+      hash: string,
+      read: () => Promise<KeyWithAccount | null>,
+      { confirmedByWrite = false } = {},
+    ): Promise<KeyWithAccount | null> {
+      const hit = await cached(hash, confirmedByWrite);
+      if (hit) return hit;
+      const at = versioned ? await version() : null;
       const row = await read();
-      if (row && at !== null) {
-        if (entries.size >= MAX_ENTRIES) entries.clear();
-        entries.set(hash, { row, version: at, until: clock.now() + TTL_MS });
+      if (!row || (versioned && at === null)) {
+        entries.delete(hash);
+        return row;
       }
+      if (entries.size >= MAX_ENTRIES) entries.clear();
+      entries.set(hash, { row, version: at, until: clock.now() + TTL_MS });
       return row;
     },
   };

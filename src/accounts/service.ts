@@ -169,14 +169,14 @@ export function createAccountsService({ store, clock, ids, defaultSpeed = "stand
     /**
      * Resolves an Authorization header to its account. Every failure is the same 401 so a
      * caller learns nothing about which keys exist. A revocation bites on the next request, cache
-     * or not (src/accounts/key-cache.ts says how).
+     * or not (src/accounts/key-cache.ts says how); `confirmedByWrite` is for a request whose one
+     * write checks the key and its account's terms itself (a payment create), which may then be
+     * answered from the cache on PostgreSQL too.
      */
-    async authenticate(header: string | null | undefined): Promise<Account> {
+    async authenticate(header: string | null | undefined, options?: { confirmedByWrite?: boolean }): Promise<Account> {
       const hash = keyHashOf(header);
-      const row = keyCache
-        ? ((await keyCache.get(hash)) ?? (await keyCache.fill(hash, () => store.findKeyByHash(hash))))
-        : await store.findKeyByHash(hash);
-      return admit(hash, row);
+      const read = () => store.findKeyByHash(hash);
+      return admit(hash, keyCache ? await keyCache.resolve(hash, read, options) : await read());
     },
 
     keyHashOf,

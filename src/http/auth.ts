@@ -6,14 +6,17 @@ export type Authenticate = (request: Request) => Promise<Account>;
 /**
  * Resolves a request's bearer key to its account, once per request: the body parser calls it
  * first for merchant routes (so a request without a valid key is 401 whatever its body,
- * malformed JSON included), and the route's `account` reuses the answer.
+ * malformed JSON included), and the route's `account` reuses the answer. A payment create
+ * confirms its key in its own insert (src/payments/create-once.ts), so it may take the key from
+ * the cache on PostgreSQL too (src/accounts/key-cache.ts).
  */
 export function createAuthenticate(accounts: AccountsService): Authenticate {
   const resolved = new WeakMap<Request, Account>();
   return async (request) => {
     let account = resolved.get(request);
     if (!account) {
-      account = await accounts.authenticate(request.headers.get("authorization"));
+      const confirmedByWrite = request.method === "POST" && new URL(request.url).pathname === "/api/v1/payments";
+      account = await accounts.authenticate(request.headers.get("authorization"), { confirmedByWrite });
       resolved.set(request, account);
     }
     return account;

@@ -16,7 +16,7 @@ import { createPaymentSearch } from "./search.ts";
 import { createSearchStore } from "./search-store.ts";
 import { type CreatedHook, createPaymentsService } from "./service.ts";
 import { createStatusCountStore } from "./status-count-store.ts";
-import { createPaymentStore, type PaymentRow } from "./store.ts";
+import { createPaymentStore } from "./store.ts";
 import type { ViewContext } from "./view.ts";
 
 /** Payments' slice of the configuration. */

@@ -31,7 +31,7 @@ const createPaymentBody = bodyValidator(CreatePaymentSchema);
 
 /** Merchant payment routes under /api/v1; `authed` supplies the account for each request. */
 export function paymentRoutes(ctx: AppContext, authed: AuthPlugin) {
-  const { payments, renderPayment, retrievePayment } = ctx;
+  const { accounts, payments, renderPayment, retrievePayment } = ctx;
   const createOnce = createPaymentOnce(ctx);
   return (
     new Elysia()
@@ -44,7 +44,10 @@ export function paymentRoutes(ctx: AppContext, authed: AuthPlugin) {
       .post("/api/v1/payments", async ({ account, body: raw, request }) => {
         const body = createPaymentBody(raw);
         const key = request.headers.get("idempotency-key");
-        const result = await createOnce(account, key, body, rawMemberText(rawBody(request), "metadata"));
+        const metadata = rawMemberText(rawBody(request), "metadata");
+        const result = await createOnce(account, key, body, metadata, () =>
+          accounts.authenticate(request.headers.get("authorization")),
+        );
         return idempotentResponse(result);
       })
       .get(

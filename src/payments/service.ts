@@ -3,7 +3,7 @@ import type { Account } from "../accounts/service.ts";
 import { type BridgeTerms, issueDeposit } from "../chain/deposit-terms.ts";
 import type { GroupCommit } from "../db/group-commit.ts";
 import type { Clock } from "../lib/clock.ts";
-import { NotFoundError, ValidationError } from "../lib/errors.ts";
+import { ConflictError, NotFoundError, ValidationError } from "../lib/errors.ts";
 import { type IdGenerator, PAYMENT_ID } from "../lib/ids.ts";
 import { parseIsoInstant } from "../lib/iso-time.ts";
 import { formatAmount, MAX_AMOUNT, parseAmount } from "../lib/money.ts";
@@ -57,6 +57,18 @@ export interface CreatedHook {
 }
 
 export type PaymentsService = ReturnType<typeof createPaymentsService>;
+
+/**
+ * The API key a create was asked for with was revoked, or its account's payout, fee or speed
+ * changed, after the key was read (from the cache, src/accounts/key-cache.ts): nothing was stored.
+ * The create is made again from a fresh read of the key (src/payments/create-once.ts); a caller
+ * sees this only if the account kept changing meanwhile.
+ */
+export class KeyChangedError extends ConflictError {
+  constructor() {
+    super("the API key's account changed while this payment was being created; retry the request");
+  }
+}
 
 export function createPaymentsService(deps: PaymentsDeps) {
   const { store, clock, ids } = deps;
@@ -121,10 +133,19 @@ export function createPaymentsService(deps: PaymentsDeps) {
       created_at: now,
       updated_at: now,
     };
+    // Asked for with an API key: stored only while the key and the terms it gave still hold.
+    const terms = account.keyId
+      ? { keyId: account.keyId, payoutAddress: account.payoutAddress, feeBps: account.feeBps, speed: account.speed }
+      : undefined;
+    const insertRow = async () => {
+      const inserted = await store.insert(row, terms);
+      if (!inserted) throw new KeyChangedError();
+      return inserted;
+    };
     const onCreated = deps.onCreated?.applies(row) ? deps.onCreated : undefined;
-    if (!inTransaction && !onCreated) return deps.groupCommit.runStatement(() => store.insert(row));
+    if (!inTransaction && !onCreated) return deps.groupCommit.runStatement(insertRow);
     return deps.groupCommit.run(async () => {
-      const stored = await store.insert(row);
+      const stored = await insertRow();
       if (inTransaction) await inTransaction(stored);
       if (onCreated) await onCreated.run(stored);
       return stored;

@@ -1,8 +1,10 @@
 /**
  * A key revoked, or an account changed, by another process (the CLI on SQLite, another replica on
- * PostgreSQL) is what the next request to a server that had just used the key sees: on SQLite
- * through the key cache's version check (src/accounts/key-cache.ts), on PostgreSQL, which caches
- * no key, by reading it each time.
+ * PostgreSQL) is what the next request to a server that had just used the key sees
+ * (src/accounts/key-cache.ts): a read on SQLite through the cache's version check, on PostgreSQL
+ * by reading the key each time; a payment create on either engine through its insert, which
+ * stores the payment only while the cached key and its account's terms hold, and is made again
+ * from a fresh read when they do not.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createAccountsService } from "../../src/accounts/service.ts";
@@ -23,6 +25,7 @@ describe.each(["sqlite", "postgres"] as const)("%s", (engine) => {
   let elsewhere: {
     revoke(keyId: string): Promise<void>;
     setPayout(accountId: string, address: string): Promise<void>;
+    setSpeed(accountId: string, speed: string): Promise<void>;
     close(): Promise<void>;
   };
 
@@ -37,6 +40,7 @@ describe.each(["sqlite", "postgres"] as const)("%s", (engine) => {
       elsewhere = {
         revoke: (keyId) => cli(["key", "revoke", keyId]),
         setPayout: (accountId, address) => cli(["account", "set-payout", accountId, address]),
+        setSpeed: (accountId, speed) => cli(["account", "set-speed", accountId, speed]),
         close: async () => {},
       };
     } else {
@@ -49,6 +53,9 @@ describe.each(["sqlite", "postgres"] as const)("%s", (engine) => {
         },
         setPayout: async (accountId, address) => {
           await db.transaction(() => store.setPayoutAddress(accountId, address));
+        },
+        setSpeed: async (accountId, speed) => {
+          await replica.setSpeed(accountId, speed);
         },
         close: () => db.close(),
       };
@@ -81,5 +88,39 @@ describe.each(["sqlite", "postgres"] as const)("%s", (engine) => {
     );
     expect(payouts.find((row) => row.id === before.json.id)!.payout_address).not.toBe(NEW_PAYOUT);
     expect(payouts.find((row) => row.id === after.json.id)!.payout_address).toBe(NEW_PAYOUT);
+  });
+
+  test("a key revoked elsewhere fails the very next create, and nothing is stored for it", async () => {
+    const account = await server.createAccount();
+    const merchant = api(server.url, account.apiKey);
+    for (let i = 0; i < 3; i++)
+      expect((await merchant("/api/v1/payments", { body: { amount: "1.00" } })).status).toBe(201);
+    await elsewhere.revoke(account.keyId);
+    for (const headers of [{}, { "idempotency-key": "after-revoke" }] as Record<string, string>[]) {
+      const refused = await merchant("/api/v1/payments", { body: { amount: "2.00" }, headers });
+      expect(refused.status).toBe(401);
+    }
+    const stored = await server.running.db.all<{ amount: number }>(
+      sql`SELECT amount FROM payments WHERE account_id = ${account.accountId}`,
+    );
+    expect(stored.map((row) => row.amount)).toEqual([1_000_000, 1_000_000, 1_000_000]);
+  });
+
+  test("a create with an Idempotency-Key made while the account changed is made once, for the new terms", async () => {
+    const account = await server.createAccount();
+    const merchant = api(server.url, account.apiKey);
+    expect((await merchant("/api/v1/payments", { body: { amount: "1.00" } })).status).toBe(201);
+    await elsewhere.setPayout(account.accountId, NEW_PAYOUT);
+    await elsewhere.setSpeed(account.accountId, "final");
+    const headers = { "idempotency-key": `changed-${account.accountId}` };
+    const first = await merchant("/api/v1/payments", { body: { amount: "3.00" }, headers });
+    expect(first.status).toBe(201);
+    const replay = await merchant("/api/v1/payments", { body: { amount: "3.00" }, headers });
+    expect(replay.status).toBe(201);
+    expect(replay.json.id).toBe(first.json.id);
+    const rows = await server.running.db.all<{ payout_address: string; speed: string }>(
+      sql`SELECT payout_address, speed FROM payments WHERE account_id = ${account.accountId} AND amount = 3000000`,
+    );
+    expect(rows).toEqual([{ payout_address: NEW_PAYOUT, speed: "final" }]);
   });
 });

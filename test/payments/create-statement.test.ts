@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { type Account, createAccountsService } from "../../src/accounts/service.ts";
 import { createAccountStore } from "../../src/accounts/store.ts";
 import { withoutBridging } from "../../src/chain/deposit-terms.ts";
-import { type Db, sql } from "../../src/db/engine.ts";
+import { sql } from "../../src/db/engine.ts";
 import { createGroupCommit } from "../../src/db/group-commit.ts";
 import { randomIds } from "../../src/lib/ids.ts";
 import { type CreatedHook, createPaymentsService } from "../../src/payments/service.ts";

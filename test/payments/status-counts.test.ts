@@ -28,7 +28,7 @@ describe.each(ENGINES)("%s", (engine) => {
     const account = await insertAccount(db, randomIds.prefixed("acct"));
     const other = await insertAccount(db, randomIds.prefixed("acct"));
     const ids: string[] = [];
-    for (let i = 0; i < 5; i++) ids.push((await payments.insert(paymentRow(account, i))).id);
+    for (let i = 0; i < 5; i++) ids.push((await payments.insert(paymentRow(account, i)))!.id);
     await payments.insert(paymentRow(other, 0));
     await payments.updateStatus(ids[0]!, "pending", "expired", 10);
     await payments.updateStatus(ids[1]!, "pending", "confirmed", 10);

@@ -35,7 +35,7 @@ describe.each(ENGINES)("%s", (engine) => {
       { amount_received: 5n, due_at: T0 + MINUTE, metadata: '{"a":1}', speed: "fast" as const },
     ]) {
       const inserted = await store.insert(paymentRow(shop, T0, fields));
-      expect(inserted).toEqual((await store.findById(inserted.id))!);
+      expect(inserted).toEqual((await store.findById(inserted!.id))!);
     }
   });
 
