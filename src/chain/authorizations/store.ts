@@ -124,13 +124,22 @@ export function createAuthorizationStore(db: Db) {
       for (const key of [...keys].sort())
         await db.get(sql`SELECT pg_advisory_xact_lock(hashtextextended(${`authorizations:${key}`}, 0))`);
     },
+    /**
+     * Writes the row's new state. `updated_at` is the time of the last change to what the record
+     * shows (status, transaction, failure): the submitter's own bookkeeping (the next look, a
+     * retried error) moves only its own columns. The right-hand sides read the row as it was.
+     */
     async save(row: AuthorizationRow, now: number): Promise<void> {
       await db.run(
         sql`UPDATE authorizations SET status = ${row.status}, relayer_nonce = ${row.relayer_nonce},
               raw_tx = ${row.raw_tx}, tx_hashes = ${row.tx_hashes}, tx_hash = ${row.tx_hash}, sent_at = ${row.sent_at},
               failure_code = ${row.failure_code}, failure_message = ${row.failure_message},
               last_error = ${row.last_error}, attempts = ${row.attempts}, next_attempt_at = ${row.next_attempt_at},
-              updated_at = ${now}
+              updated_at = CASE
+                WHEN status = ${row.status} AND tx_hash IS NOT DISTINCT FROM ${row.tx_hash}
+                 AND failure_code IS NOT DISTINCT FROM ${row.failure_code}
+                 AND failure_message IS NOT DISTINCT FROM ${row.failure_message} THEN updated_at
+                ELSE ${now} END
             WHERE id = ${row.id}`,
       );
     },
