@@ -18,11 +18,13 @@ export type KeyCache = ReturnType<typeof createKeyCache>;
  *   the CLI's included), and an entry counts only at the version it was read at: one row read in
  *   this process rather than the join of keys and accounts.
  * - On PostgreSQL reading that version is a round trip like reading the key itself, so a request
- *   reads its key, unless its one write confirms the key in the same statement
- *   (`confirmedByWrite`): a payment create, whose INSERT stores the payment only while the key
+ *   reads its key, unless the one statement that answers it confirms the key itself
+ *   (`confirmedByStatement`): a payment create, whose INSERT stores the payment only while the key
  *   is live and its account's terms are those the payment was built from (src/payments/store.ts),
- *   and is made again from a fresh read when they are not. Such a request takes an entry younger
- *   than TTL_MS; any other refreshes the entry with what it read.
+ *   or a retrieve, which reads the payment only while the key is live
+ *   (src/payments/retrieve-store.ts). Either is made again from a fresh read when the key did
+ *   not hold. Such a request takes an entry younger than TTL_MS (`recent`); any other refreshes
+ *   the entry with what it read.
  */
 export function createKeyCache(db: Db, clock: Clock) {
   const entries = new Map<string, { row: KeyWithAccount; version: number | null; until: number }>();
@@ -31,13 +33,22 @@ export function createKeyCache(db: Db, clock: Clock) {
     (await db.get<{ n: number }>(sql`SELECT n FROM account_changes`))?.n ?? null;
 
   /** The entry, when it may answer this request. */
-  async function cached(hash: string, confirmedByWrite: boolean): Promise<KeyWithAccount | undefined> {
-    if (!versioned && !confirmedByWrite) return undefined;
+  async function cached(hash: string, confirmedByStatement: boolean): Promise<KeyWithAccount | undefined> {
+    if (!versioned && !confirmedByStatement) return undefined;
     const entry = entries.get(hash);
     if (!entry) return undefined;
     if (entry.until > clock.now() && (!versioned || entry.version === (await version()))) return entry.row;
     entries.delete(hash);
     return undefined;
+  }
+
+  function remember(hash: string, row: KeyWithAccount | null, version: number | null): void {
+    if (!row || (versioned && version === null)) {
+      entries.delete(hash);
+      return;
+    }
+    if (entries.size >= MAX_ENTRIES) entries.clear();
+    entries.set(hash, { row, version, until: clock.now() + TTL_MS });
   }
 
   return {
@@ -49,19 +60,21 @@ export function createKeyCache(db: Db, clock: Clock) {
     async resolve(
       hash: string,
       read: () => Promise<KeyWithAccount | null>,
-      { confirmedByWrite = false } = {},
+      { confirmedByStatement = false } = {},
     ): Promise<KeyWithAccount | null> {
-      const hit = await cached(hash, confirmedByWrite);
+      const hit = await cached(hash, confirmedByStatement);
       if (hit) return hit;
       const at = versioned ? await version() : null;
       const row = await read();
-      if (!row || (versioned && at === null)) {
-        entries.delete(hash);
-        return row;
-      }
-      if (entries.size >= MAX_ENTRIES) entries.clear();
-      entries.set(hash, { row, version: at, until: clock.now() + TTL_MS });
+      remember(hash, row, at);
       return row;
+    },
+    /** On PostgreSQL, the entry for a request whose statement confirms the key; undefined elsewhere. */
+    recent: (hash: string): Promise<KeyWithAccount | undefined> =>
+      versioned ? Promise.resolve(undefined) : cached(hash, true),
+    /** On PostgreSQL, what a statement of its own read of the key (the retrieve's); nothing on SQLite. */
+    remember(hash: string, row: KeyWithAccount | null): void {
+      if (!versioned) remember(hash, row, null);
     },
   };
 }

@@ -169,11 +169,14 @@ export function createAccountsService({ store, clock, ids, defaultSpeed = "stand
     /**
      * Resolves an Authorization header to its account. Every failure is the same 401 so a
      * caller learns nothing about which keys exist. A revocation bites on the next request, cache
-     * or not (src/accounts/key-cache.ts says how); `confirmedByWrite` is for a request whose one
-     * write checks the key and its account's terms itself (a payment create), which may then be
-     * answered from the cache on PostgreSQL too.
+     * or not (src/accounts/key-cache.ts says how); `confirmedByStatement` is for a request whose one
+     * statement checks the key and its account's terms itself (a payment create), which may then
+     * be answered from the cache on PostgreSQL too.
      */
-    async authenticate(header: string | null | undefined, options?: { confirmedByWrite?: boolean }): Promise<Account> {
+    async authenticate(
+      header: string | null | undefined,
+      options?: { confirmedByStatement?: boolean },
+    ): Promise<Account> {
       const hash = keyHashOf(header);
       const read = () => store.findKeyByHash(hash);
       return admit(hash, keyCache ? await keyCache.resolve(hash, read, options) : await read());
@@ -181,6 +184,11 @@ export function createAccountsService({ store, clock, ids, defaultSpeed = "stand
 
     keyHashOf,
     admit,
+    /** The key recently resolved here, for a statement that confirms it itself (key-cache.ts); PostgreSQL only. */
+    recentKey: (hash: string): Promise<KeyWithAccount | undefined> =>
+      keyCache?.recent(hash) ?? Promise.resolve(undefined),
+    /** Keeps a key read together with something else (the retrieve's statement) for `recentKey`. */
+    rememberKey: (hash: string, row: KeyWithAccount | null): void => keyCache?.remember(hash, row),
 
     /**
      * Whether a key still authenticates (exists and is not revoked), read from the store each

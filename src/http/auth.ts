@@ -15,8 +15,8 @@ export function createAuthenticate(accounts: AccountsService): Authenticate {
   return async (request) => {
     let account = resolved.get(request);
     if (!account) {
-      const confirmedByWrite = request.method === "POST" && new URL(request.url).pathname === "/api/v1/payments";
-      account = await accounts.authenticate(request.headers.get("authorization"), { confirmedByWrite });
+      const confirmedByStatement = request.method === "POST" && new URL(request.url).pathname === "/api/v1/payments";
+      account = await accounts.authenticate(request.headers.get("authorization"), { confirmedByStatement });
       resolved.set(request, account);
     }
     return account;

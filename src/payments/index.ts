@@ -47,7 +47,7 @@ export function createPayments(
     events: Pick<Events, "store" | "written">;
     records: ChainRecords;
     /** Whose key a merchant's request carries (GET /api/v1/payments/:id reads it with the payment on PostgreSQL). */
-    accounts: Pick<AccountsService, "authenticate" | "keyHashOf" | "admit">;
+    accounts: Pick<AccountsService, "authenticate" | "keyHashOf" | "admit" | "recentKey" | "rememberKey">;
     /** The webhooks sent about a payment, for its dashboard page. */
     deliveries: DeliveriesService;
     /** What a new payment queues in its own transaction (its invoice email). */

@@ -77,20 +77,46 @@ export function createRetrieveStore(db: Db) {
         fee_bps: first.key_fee_bps === null ? null : Number(first.key_fee_bps),
         speed: first.key_speed,
       };
-      const record: RecordRow[] = [];
-      for (const row of rows) {
-        if (row.t_tx_hash === null) continue;
-        const transfer: Record<string, unknown> = {};
-        for (const column of RECORD_COLUMNS) transfer[column] = row[`t_${column}`];
-        record.push(transfer as unknown as RecordRow);
-      }
-      return {
-        key,
-        payment: first.id === null ? null : paymentOf(first as unknown as Record<string, unknown>),
-        record: recordFrom(record),
-      };
+      return { key, ...paymentWithRecord(rows) };
+    },
+    /**
+     * The account's payment and its record, read only while the key (taken from the cache) is
+     * unrevoked, in the same statement: null when either is not so, for the caller to ask `find`.
+     * Leaves out the key's lookup by hash and its account's row: a quarter of what PostgreSQL spends on
+     * the statement (42 µs of CPU against 55, measured alone).
+     */
+    async findWithLiveKey(
+      keyId: string,
+      accountId: string,
+      paymentId: string,
+    ): Promise<{ payment: PaymentRow; record: PaymentRecord } | null> {
+      const rows = await db.all<PaymentRow & Record<`t_${(typeof RECORD_COLUMNS)[number]}`, unknown>>(
+        sql`SELECT p.*, ${TRANSFER_SELECT}
+              FROM payments p
+              LEFT JOIN LATERAL (${recordRows(raw("p.id"))}) t ON true
+             WHERE p.id = ${paymentId} AND p.account_id = ${accountId}
+               AND EXISTS (SELECT 1 FROM api_keys k WHERE k.id = ${keyId} AND k.revoked_at IS NULL)`,
+        BIGINTS,
+      );
+      if (rows.length === 0) return null;
+      const found = paymentWithRecord(rows);
+      return { payment: found.payment!, record: found.record };
     },
   };
+}
+
+/** The payment of joined rows (null when the join found none) and its record, one transfer a row. */
+function paymentWithRecord(joined: readonly object[]): { payment: PaymentRow | null; record: PaymentRecord } {
+  const rows = joined as ReadonlyArray<Record<string, unknown>>;
+  const record: RecordRow[] = [];
+  for (const row of rows) {
+    if (row.t_tx_hash === null) continue;
+    const transfer: Record<string, unknown> = {};
+    for (const column of RECORD_COLUMNS) transfer[column] = row[`t_${column}`];
+    record.push(transfer as unknown as RecordRow);
+  }
+  const first = rows[0]!;
+  return { payment: first.id === null ? null : paymentOf(first), record: recordFrom(record) };
 }
 
 /** The payments columns of a joined row, as the payments store answers a row. */

@@ -90,6 +90,17 @@ describe.each(["sqlite", "postgres"] as const)("%s", (engine) => {
     expect(payouts.find((row) => row.id === after.json.id)!.payout_address).toBe(NEW_PAYOUT);
   });
 
+  test("a key revoked elsewhere fails the very next retrieve, though the server had it cached", async () => {
+    const account = await server.createAccount();
+    const merchant = api(server.url, account.apiKey);
+    const created = await merchant("/api/v1/payments", { body: { amount: "1.00" } });
+    for (let i = 0; i < 3; i++) expect((await merchant(`/api/v1/payments/${created.json.id}`)).status).toBe(200);
+    await elsewhere.revoke(account.keyId);
+    expect((await merchant(`/api/v1/payments/${created.json.id}`)).status).toBe(401);
+    // An id it does not own or that does not exist is 401 as well, never 404: the key comes first.
+    expect((await merchant(`/api/v1/payments/0x${"ab".repeat(32)}`)).status).toBe(401);
+  });
+
   test("a key revoked elsewhere fails the very next create, and nothing is stored for it", async () => {
     const account = await server.createAccount();
     const merchant = api(server.url, account.apiKey);
