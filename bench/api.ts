@@ -49,6 +49,7 @@ import {
   runLoad,
   spawnChild,
   stopChild,
+  stringFlag,
   waitForHttp,
 } from "./lib.ts";
 
@@ -410,11 +411,6 @@ function summariseServerLog(path: string): string {
 }
 
 /** `--db sqlite|postgres|both`, default both. */
-function stringFlag(argv: string[], name: string): string | undefined {
-  const i = argv.indexOf(`--${name}`);
-  return i === -1 ? undefined : argv[i + 1];
-}
-
 function engineFlag(argv: string[]): Engine[] {
   const i = argv.indexOf("--db");
   const value = i < 0 ? "both" : argv[i + 1];

@@ -5,10 +5,12 @@
  * defaults), but only one is under load at a time: short phases of creates (then retrieves)
  * alternate A, B, B, A, ... so each round's two phases are seconds apart and see the same
  * machine. Prints every round's rates, the servers' CPU per create (and PostgreSQL's) and the B/A
- * ratios, and their medians.
+ * ratios, and their medians. `--db-a` and `--db-b` give one side an engine of its own: the same
+ * build on SQLite and on PostgreSQL answers bench/api.ts's PostgreSQL/SQLite question with the
+ * machine's drift between its two halves taken out.
  *
- *   bun bench/compare-builds.ts --a <binary> --b <binary> [--db sqlite|postgres] [--rounds 8] [--seconds 3]
- *     [--clients 32]
+ *   bun bench/compare-builds.ts --a <binary> --b <binary> [--db sqlite|postgres] [--db-a …] [--db-b …]
+ *     [--rounds 8] [--seconds 3] [--clients 32]
  */
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -26,6 +28,7 @@ import {
   runLoad,
   spawnChild,
   stopChild,
+  stringFlag,
   waitForHttp,
 } from "./lib.ts";
 
@@ -33,7 +36,9 @@ const ROUNDS = numberFlag(process.argv, "rounds", 8);
 const SECONDS = numberFlag(process.argv, "seconds", 3);
 const CLIENTS = numberFlag(process.argv, "clients", 32);
 const BUILDS = { a: binaryFlag("a"), b: binaryFlag("b") };
-const POSTGRES = process.argv.includes("postgres");
+const ENGINE = engineFlag("db", "sqlite");
+const ENGINES = { a: engineFlag("db-a", ENGINE), b: engineFlag("db-b", ENGINE) };
+const POSTGRES = ENGINES.a === "postgres" || ENGINES.b === "postgres";
 
 setTimeout(
   () => {
@@ -58,9 +63,9 @@ interface Server {
 
 const servers: Server[] = [];
 try {
-  for (const [name, binary] of Object.entries(BUILDS)) servers.push(await start(name, binary));
+  for (const name of ["a", "b"] as const) servers.push(await start(name, BUILDS[name]));
   console.log(
-    `A: ${BUILDS.a}\nB: ${BUILDS.b}\n${POSTGRES ? "PostgreSQL" : "SQLite"}, ${CLIENTS} clients, ${SECONDS} s phases, ${ROUNDS} rounds\n`,
+    `A: ${BUILDS.a} on ${ENGINES.a}\nB: ${BUILDS.b} on ${ENGINES.b}\n${CLIENTS} clients, ${SECONDS} s phases, ${ROUNDS} rounds\n`,
   );
   const ratios = { creates: [] as number[], retrieves: [] as number[], cpu: [] as number[] };
   console.log(
@@ -94,10 +99,11 @@ try {
 }
 process.exit(0);
 
-async function start(name: string, binary: string): Promise<Server> {
+async function start(name: "a" | "b", binary: string): Promise<Server> {
   const dir = join(root, name);
   mkdirSync(dir);
-  const databaseUrl = POSTGRES ? await createTestDatabase("durable") : undefined;
+  const databaseUrl =
+    ENGINES[name as keyof typeof ENGINES] === "postgres" ? await createTestDatabase("durable") : undefined;
   const env = { ...offlineServerEnv(dir), ...(databaseUrl ? { STABLEGATE_DATABASE_URL: databaseUrl } : {}) };
   const created = Bun.spawnSync([binary, "account", "create", "--name", "Bench", "--payout-address", BENCH_PAYOUT], {
     env,
@@ -160,6 +166,15 @@ function median(values: number[]): number {
   const sorted = [...values].sort((x, y) => x - y);
   const mid = sorted.length >> 1;
   return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+function engineFlag(name: string, fallback: string): string {
+  const value = stringFlag(process.argv, name) ?? fallback;
+  if (value !== "sqlite" && value !== "postgres") {
+    console.error(`compare-builds: --${name} must be sqlite or postgres, not ${JSON.stringify(value)}`);
+    process.exit(2);
+  }
+  return value;
 }
 
 function binaryFlag(name: string): string {

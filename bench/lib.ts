@@ -275,6 +275,12 @@ export async function stopChild(child: Subprocess, graceMs = 3000): Promise<void
 }
 
 /** `--name value` flags as numbers, with defaults. */
+/** The value after `--name`, if given. */
+export function stringFlag(argv: string[], name: string): string | undefined {
+  const i = argv.indexOf(`--${name}`);
+  return i === -1 ? undefined : argv[i + 1];
+}
+
 export function numberFlag(argv: string[], name: string, fallback: number): number {
   const i = argv.indexOf(`--${name}`);
   if (i < 0) return fallback;
