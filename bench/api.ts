@@ -1,7 +1,9 @@
 /**
  * API throughput of the compiled binary on each engine, next to floors measured in the same run:
  *   1. `dist/stablegate serve` on SQLite and on PostgreSQL: POST /api/v1/payments, then
- *      GET /api/v1/payments/:id of the payments just created;
+ *      GET /api/v1/payments/:id of the payments just created; both engines' servers are up
+ *      together and their phases follow each other (SQLite's creates, PostgreSQL's, then the
+ *      retrieves), so the machine's drift over the run moves both sides of a ratio alike;
  *   2. a bare Elysia app (bench/bare-elysia.ts) hit by the same client loop and request body;
  *   3. bare inserts of a payment row (real schema, one transaction per insert) in this process:
  *      bun:sqlite (WAL, synchronous=FULL), and Bun.SQL through one connection.
@@ -101,8 +103,7 @@ console.log(
     "include the client's own CPU use; compare them with each other rather than read them as capacity.",
 );
 
-const measured: Partial<Record<Engine, EngineResults>> = {};
-for (const engine of ENGINES) measured[engine] = await benchEngine(engine);
+const measured = await benchEngines();
 const [barePost, bareGet] = await benchBareElysia();
 
 const { sqlite, postgres } = measured;
@@ -156,29 +157,67 @@ for (const [name, floor, phase] of [
 }
 process.exit(0);
 
-/** The binary's creates and retrieves on `engine`, then that engine's bare-insert floor. */
-async function benchEngine(engine: Engine): Promise<EngineResults> {
-  const dir = join(dataDir, engine);
-  mkdirSync(dir);
-  if (engine === "sqlite") {
-    const [creates, retrieves, log] = await benchStablegate(dir, {});
-    return { creates, retrieves, log, floor: await benchBareSqlite(dir) };
+/**
+ * The binary's creates, then its retrieves, on each engine, with both engines' servers up and
+ * their phases one after the other (SQLite's creates, PostgreSQL's, then the retrieves): seconds
+ * apart, so that the machine's drift moves both sides of the ratio alike. Then each engine's
+ * bare-insert floor.
+ */
+async function benchEngines(): Promise<Partial<Record<Engine, EngineResults>>> {
+  const served: Served[] = [];
+  const phases = new Map<Engine, Omit<EngineResults, "floor">>();
+  try {
+    for (const engine of ENGINES) {
+      const dir = join(dataDir, engine);
+      mkdirSync(dir);
+      if (engine === "sqlite") served.push(await serveStablegate(engine, dir, {}));
+      else {
+        const url = await createTestDatabase("durable");
+        console.log(`PostgreSQL: ${await describeServer(url)}`);
+        served.push(await serveStablegate(engine, dir, { STABLEGATE_DATABASE_URL: url }, REPLICAS));
+      }
+    }
+    const creates = new Map<Served, LoadResult>();
+    for (const s of served) creates.set(s, await createsOn(s));
+    for (const s of served) {
+      const retrieves = await retrievesOn(s);
+      phases.set(s.engine, { creates: creates.get(s)!, retrieves, log: summariseServerLog(s.log) });
+    }
+  } finally {
+    for (const s of served) for (const server of s.servers) await stopChild(server);
   }
-  const url = await createTestDatabase("durable");
-  console.log(`PostgreSQL: ${await describeServer(url)}`);
-  const [creates, retrieves, log] = await benchStablegate(dir, { STABLEGATE_DATABASE_URL: url }, REPLICAS);
-  return { creates, retrieves, log, floor: await benchBarePostgres(await createTestDatabase("durable")) };
+  const measured: Partial<Record<Engine, EngineResults>> = {};
+  for (const engine of ENGINES) {
+    const floor =
+      engine === "sqlite"
+        ? await benchBareSqlite(join(dataDir, engine))
+        : await benchBarePostgres(await createTestDatabase("durable"));
+    measured[engine] = { ...phases.get(engine)!, floor };
+  }
+  return measured;
 }
 
-/**
- * The binary's creates then retrieves in `dir`, on the store `extraEnv` names, served by
- * `replicas` processes in turn; and the first one's log summary.
- */
-async function benchStablegate(
+/** A benchmarked engine's servers, with what its phases need. */
+interface Served {
+  engine: Engine;
+  servers: Subprocess[];
+  /** Each request goes to the next of these in turn. */
+  base: () => string;
+  headers: Record<string, string>;
+  /** The payments its creates made, for its retrieves. */
+  ids: string[];
+  databaseUrl?: string;
+  /** The first server's log. */
+  log: string;
+}
+
+/** `replicas` servers of the binary in `dir`, on the store `extraEnv` names, and an account's key. */
+async function serveStablegate(
+  engine: Engine,
   dir: string,
   extraEnv: Record<string, string>,
   replicas = 1,
-): Promise<[LoadResult, LoadResult, string]> {
+): Promise<Served> {
   const serverLog = join(dir, "server.log");
   const env: Record<string, string | undefined> = {
     ...withoutStablegateVars(process.env),
@@ -188,7 +227,6 @@ async function benchStablegate(
   const created = Bun.spawnSync([BINARY, "account", "create", "--name", "Bench", "--payout-address", PAYOUT], { env });
   if (created.exitCode !== 0) throw new Error(`account create failed: ${created.stderr.toString()}`);
   const apiKey = (JSON.parse(created.stdout.toString()) as { api_key: string }).api_key;
-
   const servers: Subprocess[] = [];
   const bases: string[] = [];
   try {
@@ -206,40 +244,57 @@ async function benchStablegate(
       bases.push(`http://127.0.0.1:${port}`);
       await waitForHttp(`${bases[i]}/healthz`, 15_000, server);
     }
-    let turn = 0;
-    const base = () => bases[turn++ % bases.length];
-    const headers = { authorization: `Bearer ${apiKey}`, "content-type": "application/json" };
-    const ids: string[] = [];
-    // On PostgreSQL, what the sessions wait for while the creates run (see sampleLockWaits).
-    const databaseUrl = extraEnv.STABLEGATE_DATABASE_URL;
-    const sampling = databaseUrl ? sampleLockWaits(databaseUrl) : null;
-    const databaseOf = databaseUrl ? () => postgresProcesses(Number(new URL(databaseUrl).port)) : undefined;
-    const creates = await runLoad({
-      name: "stablegate POST /api/v1/payments",
-      clients: CLIENTS,
-      seconds: SECONDS,
-      warmupSeconds: WARMUP_SECONDS,
-      request: () => fetch(`${base()}/api/v1/payments`, { method: "POST", headers, body: CREATE_BODY }),
-      onBody: (body) => ids.push(/"id":"(0x[0-9a-f]{64})"/.exec(body)![1]!),
-      cpuOf: servers.map((server) => server.pid),
-      databaseOf,
-    });
-    if (sampling) console.log(await sampling.stop());
-    if (ids.length === 0) throw new Error(`no payment was created: ${creates.firstError}`);
-    let next = 0;
-    const retrieves = await runLoad({
-      name: "stablegate GET /api/v1/payments/:id",
-      clients: CLIENTS,
-      seconds: SECONDS,
-      warmupSeconds: WARMUP_SECONDS,
-      request: () => fetch(`${base()}/api/v1/payments/${ids[next++ % ids.length]}`, { headers }),
-      cpuOf: servers.map((server) => server.pid),
-      databaseOf,
-    });
-    return [creates, retrieves, summariseServerLog(serverLog)];
-  } finally {
+  } catch (error) {
     for (const server of servers) await stopChild(server);
+    throw error;
   }
+  let turn = 0;
+  return {
+    engine,
+    servers,
+    base: () => bases[turn++ % bases.length]!,
+    headers: { authorization: `Bearer ${apiKey}`, "content-type": "application/json" },
+    ids: [],
+    databaseUrl: extraEnv.STABLEGATE_DATABASE_URL,
+    log: serverLog,
+  };
+}
+
+/** The database server's processes, whose CPU each phase on PostgreSQL counts. */
+function databaseOf(s: Served): (() => number[]) | undefined {
+  const url = s.databaseUrl;
+  return url ? () => postgresProcesses(Number(new URL(url).port)) : undefined;
+}
+
+async function createsOn(s: Served): Promise<LoadResult> {
+  // On PostgreSQL, what the sessions wait for while the creates run (see sampleLockWaits).
+  const sampling = s.databaseUrl ? sampleLockWaits(s.databaseUrl) : null;
+  const creates = await runLoad({
+    name: "stablegate POST /api/v1/payments",
+    clients: CLIENTS,
+    seconds: SECONDS,
+    warmupSeconds: WARMUP_SECONDS,
+    request: () => fetch(`${s.base()}/api/v1/payments`, { method: "POST", headers: s.headers, body: CREATE_BODY }),
+    onBody: (body) => s.ids.push(/"id":"(0x[0-9a-f]{64})"/.exec(body)![1]!),
+    cpuOf: s.servers.map((server) => server.pid),
+    databaseOf: databaseOf(s),
+  });
+  if (sampling) console.log(await sampling.stop());
+  if (s.ids.length === 0) throw new Error(`no payment was created on ${s.engine}: ${creates.firstError}`);
+  return creates;
+}
+
+function retrievesOn(s: Served): Promise<LoadResult> {
+  let next = 0;
+  return runLoad({
+    name: "stablegate GET /api/v1/payments/:id",
+    clients: CLIENTS,
+    seconds: SECONDS,
+    warmupSeconds: WARMUP_SECONDS,
+    request: () => fetch(`${s.base()}/api/v1/payments/${s.ids[next++ % s.ids.length]}`, { headers: s.headers }),
+    cpuOf: s.servers.map((server) => server.pid),
+    databaseOf: databaseOf(s),
+  });
 }
 
 async function benchBareElysia(): Promise<[LoadResult, LoadResult]> {
