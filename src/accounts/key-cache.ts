@@ -20,7 +20,7 @@ export type KeyCache = ReturnType<typeof createKeyCache>;
  * - On PostgreSQL reading that version is a round trip like reading the key itself, so a request
  *   reads its key, unless the one statement that answers it confirms the key itself
  *   (`confirmedByStatement`): a payment create, whose INSERT stores the payment only while the key
- *   is live and its account's terms are those the payment was built from (src/payments/store.ts),
+ *   is live and its account's terms are those the payment was built from (src/payments/insert-store.ts),
  *   or a retrieve, which reads the payment only while the key is live
  *   (src/payments/retrieve-store.ts). Either is made again from a fresh read when the key did
  *   not hold. Such a request takes an entry younger than TTL_MS (`recent`); any other refreshes

@@ -18,7 +18,7 @@ export interface CreateOnceDeps {
  *
  * On PostgreSQL a create asked for with an API key may have taken the key from the cache; its
  * insert stores the payment only while that key and its account's terms hold
- * (src/payments/store.ts). When they no longer do, nothing was stored and the idempotency key was
+ * (src/payments/insert-store.ts). When they no longer do, nothing was stored and the idempotency key was
  * released: `reauthenticate` reads the key afresh (a 401 if it was revoked) and the payment is
  * built again for the account as it now is.
  */

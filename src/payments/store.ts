@@ -3,6 +3,7 @@ import { INT64_MAX } from "../db/int64.ts";
 import { checksummed } from "../lib/keccak.ts";
 import { splitFee } from "../lib/money.ts";
 import type { Speed } from "../lib/speed.ts";
+import { conditionalInsert, type KeyTerms, plainInsert } from "./insert-store.ts";
 import { createStatusCountStore } from "./status-count-store.ts";
 
 /** A payments row as stored. Amounts are bigint micro-USDC; times are epoch milliseconds. */
@@ -82,17 +83,6 @@ const NEW_PAYMENT_DEFAULTS = {
   amount_refunded: 0n,
 } as const satisfies Omit<PaymentRow, keyof NewPaymentRow | "seq">;
 
-/**
- * What a payment asked for with an API key was built from: the key, and its account's terms as
- * that key's read gave them (the account's own fee and speed, null where the server's apply).
- */
-export interface KeyTerms {
-  keyId: string;
-  payoutAddress: string;
-  feeBps: number | null;
-  speed: Speed | null;
-}
-
 export type NewPaymentRow = Omit<
   PaymentRow,
   | "seq"
@@ -138,49 +128,10 @@ const UNSWEPT_SQLITE = unswept((index) => ` INDEXED BY ${index}`);
 const UNSWEPT_POSTGRES = unswept(() => "");
 const BIGINTS = { bigints: true };
 
-// Written out in full, the hottest statement of the server is a constant text: prepared once.
-const plainInsert = (row: NewPaymentRow) =>
-  sql`INSERT INTO payments (
-        id, account_id, status, amount, amount_received, fee_bps, fee_recipient, payout_address, chain_id,
-        token_address, deposit_address, description, reference, success_url, customer_email, customer_name,
-        invoice_number, due_at, metadata, line_items, payment_link, factory_version, settlement_domain,
-        token_messenger, max_bridge_fee_bps, fast_domains, speed, expires_at, created_at, updated_at)
-      VALUES (
-        ${row.id}, ${row.account_id}, ${row.status}, ${row.amount}, ${row.amount_received}, ${row.fee_bps},
-        ${row.fee_recipient}, ${row.payout_address}, ${row.chain_id}, ${row.token_address},
-        ${row.deposit_address}, ${row.description}, ${row.reference}, ${row.success_url},
-        ${row.customer_email}, ${row.customer_name}, ${row.invoice_number}, ${row.due_at}, ${row.metadata},
-        ${row.line_items}, ${row.payment_link}, ${row.factory_version}, ${row.settlement_domain},
-        ${row.token_messenger}, ${row.max_bridge_fee_bps}, ${row.fast_domains}, ${row.speed},
-        ${row.expires_at}, ${row.created_at}, ${row.updated_at})
-      RETURNING seq`;
-
-/** plainInsert on PostgreSQL, which stores nothing unless `terms` (none: no key) still hold. */
-const conditionalInsert = (row: NewPaymentRow, terms: KeyTerms | null) =>
-  sql`INSERT INTO payments (
-        id, account_id, status, amount, amount_received, fee_bps, fee_recipient, payout_address, chain_id,
-        token_address, deposit_address, description, reference, success_url, customer_email, customer_name,
-        invoice_number, due_at, metadata, line_items, payment_link, factory_version, settlement_domain,
-        token_messenger, max_bridge_fee_bps, fast_domains, speed, expires_at, created_at, updated_at)
-      SELECT
-        ${row.id}, ${row.account_id}, ${row.status}, ${row.amount}, ${row.amount_received}, ${row.fee_bps},
-        ${row.fee_recipient}, ${row.payout_address}, ${row.chain_id}, ${row.token_address},
-        ${row.deposit_address}, ${row.description}, ${row.reference}, ${row.success_url},
-        ${row.customer_email}, ${row.customer_name}, ${row.invoice_number}, ${row.due_at}, ${row.metadata},
-        ${row.line_items}, ${row.payment_link}, ${row.factory_version}, ${row.settlement_domain},
-        ${row.token_messenger}, ${row.max_bridge_fee_bps}, ${row.fast_domains}, ${row.speed},
-        ${row.expires_at}, ${row.created_at}, ${row.updated_at}
-       WHERE CAST(${terms?.keyId ?? null} AS TEXT) IS NULL
-          OR EXISTS (SELECT 1 FROM api_keys k JOIN accounts a ON a.id = k.account_id
-                      WHERE k.id = ${terms?.keyId ?? null} AND k.revoked_at IS NULL AND a.id = ${row.account_id}
-                        AND a.payout_address = ${terms?.payoutAddress ?? null}
-                        AND a.fee_bps IS NOT DISTINCT FROM ${terms?.feeBps ?? null}
-                        AND a.speed IS NOT DISTINCT FROM ${terms?.speed ?? null})
-      RETURNING seq`;
-
 export function createPaymentStore(db: Db) {
   const statusCounts = createStatusCountStore(db);
   const UNSWEPT = sqlFor(db, UNSWEPT_SQLITE, UNSWEPT_POSTGRES);
+  const insertStatement = isPostgres(db) ? conditionalInsert : plainInsert;
   // bigints: amounts can exceed 2^53 micro-USDC in the worst case; rows are then normalised.
   const findById = async (id: string) =>
     normalise(await db.get<PaymentRow>(sql`SELECT * FROM payments WHERE id = ${id}`, BIGINTS));
@@ -201,9 +152,7 @@ export function createPaymentStore(db: Db) {
      * INSERT ... VALUES (measured on this schema, in batches of 50: 130 µs against 60).
      */
     async insert(row: NewPaymentRow, terms?: KeyTerms): Promise<PaymentRow | null> {
-      const inserted = await db.get<{ seq: number }>(
-        isPostgres(db) ? conditionalInsert(row, terms ?? null) : plainInsert(row),
-      );
+      const inserted = await db.get<{ seq: number }>(insertStatement(row, terms ?? null));
       return inserted ? { ...row, ...NEW_PAYMENT_DEFAULTS, seq: Number(inserted.seq) } : null;
     },
     findForAccount: async (id: string, accountId: string) =>
