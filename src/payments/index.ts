@@ -1,5 +1,4 @@
 import type { Address } from "viem";
-import type { AccountsService } from "../accounts/service.ts";
 import type { SettlementChain } from "../chain/config.ts";
 import { type CrossChainConfig, newDepositTerms } from "../chain/cross-chain-config.ts";
 import type { ChainRecords } from "../chain/index.ts";
@@ -10,7 +9,7 @@ import type { Speed } from "../lib/speed.ts";
 import type { DeliveriesService } from "../webhooks/deliveries.ts";
 import { createPaymentDetails } from "./detail.ts";
 import { createLifecycle } from "./lifecycle.ts";
-import { createRetrieve } from "./retrieve.ts";
+import { createRetrieve, type RetrieveDeps } from "./retrieve.ts";
 import { createRetrieveStore } from "./retrieve-store.ts";
 import { createPaymentSearch } from "./search.ts";
 import { createSearchStore } from "./search-store.ts";
@@ -47,7 +46,7 @@ export function createPayments(
     events: Pick<Events, "store" | "written">;
     records: ChainRecords;
     /** Whose key a merchant's request carries (GET /api/v1/payments/:id reads it with the payment on PostgreSQL). */
-    accounts: Pick<AccountsService, "authenticate" | "keyHashOf" | "admit" | "recentKey" | "rememberKey">;
+    accounts: RetrieveDeps["accounts"];
     /** The webhooks sent about a payment, for its dashboard page. */
     deliveries: DeliveriesService;
     /** What a new payment queues in its own transaction (its invoice email). */
