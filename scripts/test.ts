@@ -154,6 +154,7 @@ for (const check of failedChecks) console.error(`\nbun run ${check.name} failed:
 printSlowest(timings);
 rmSync(timings, { recursive: true, force: true });
 await stopPostgresServers();
+printFailures(passes);
 printTotals(passes.map(([, finished]) => finished.output));
 
 const failed = [...passes.filter(([, pass]) => pass.status !== 0), ...failedChecks.map((c) => [c.name, c] as const)];
@@ -184,6 +185,32 @@ function printSlowest(dir: string): void {
   console.log("\nthe ten slowest test files:");
   for (const [file, ms] of files.sort((a, b) => b[1] - a[1]).slice(0, 10)) {
     console.log(`${(ms / 1000).toFixed(1).padStart(7)} s  ${file}`);
+  }
+}
+
+/**
+ * Each failed test again, with its file and what it printed before failing (its error), so that
+ * the end of a long run's output, which is what CI shows, names them.
+ */
+function printFailures(passes: Array<[string, Finished]>): void {
+  for (const [name, { output }] of passes) {
+    const lines = output.split("\n");
+    const failures: string[] = [];
+    let file = "";
+    let start = 0;
+    lines.forEach((line, i) => {
+      if (/^\S.*\.test\.ts:$/.test(line)) [file, start] = [line.slice(0, -1), i + 1];
+      // bun's own recap at the end of a pass names the failures again, without their files.
+      else if (/^\d+ tests? failed:$/.test(line)) file = "";
+      else if (line.startsWith("(pass) ")) start = i + 1;
+      else if (line.startsWith("(fail) ") && file) {
+        failures.push(`${file} ${line}\n${lines.slice(Math.max(start, i - 40), i).join("\n")}`);
+        start = i + 1;
+      }
+    });
+    if (failures.length === 0) continue;
+    console.log(`\n${failures.length} failed in the ${name}:`);
+    for (const failure of failures) console.log(`\n${failure}`);
   }
 }
 
