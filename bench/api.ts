@@ -137,11 +137,11 @@ const cpuRows = [
 ].filter(([, r]) => r.cpu);
 if (cpuRows.length > 0) {
   console.log(
-    `\n${"server CPU per request".padEnd(52)}${"process µs".padStart(12)}${"main thread µs".padStart(16)}${"PostgreSQL µs".padStart(15)}`,
+    `\n${"CPU per request".padEnd(52)}${"server µs".padStart(12)}${"main thread µs".padStart(16)}${"PostgreSQL µs".padStart(15)}${"client µs".padStart(11)}`,
   );
   for (const [name, r] of cpuRows)
     console.log(
-      `  ${name.padEnd(50)}${r.cpu!.processUs.toFixed(0).padStart(12)}${r.cpu!.mainThreadUs.toFixed(0).padStart(16)}${(r.databaseUs?.toFixed(0) ?? "").padStart(15)}`,
+      `  ${name.padEnd(50)}${r.cpu!.processUs.toFixed(0).padStart(12)}${r.cpu!.mainThreadUs.toFixed(0).padStart(16)}${(r.databaseUs?.toFixed(0) ?? "").padStart(15)}${(r.clientUs?.toFixed(0) ?? "").padStart(11)}`,
     );
 }
 

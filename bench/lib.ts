@@ -51,6 +51,8 @@ export interface LoadResult {
   cpu?: { processUs: number; mainThreadUs: number };
   /** CPU the `databaseOf` processes used per request while measuring, in µs. */
   databaseUs?: number;
+  /** CPU this process (the load generator) used per request while measuring, in µs. */
+  clientUs?: number;
 }
 
 export interface LoadOptions {
@@ -83,7 +85,10 @@ export async function runLoad(opts: LoadOptions): Promise<LoadResult> {
   if (opts.warmupSeconds) await loop(opts, opts.warmupSeconds, false);
   const before = opts.cpuOf?.map(cpuMicros);
   const databaseBefore = opts.databaseOf && processesCpu(opts.databaseOf());
+  const clientBefore = process.cpuUsage();
   const result = await loop(opts, opts.seconds, true);
+  const client = process.cpuUsage(clientBefore);
+  if (result.requests > 0) result.clientUs = (client.user + client.system) / result.requests;
   if (databaseBefore && result.requests > 0) {
     let used = 0;
     for (const [pid, now] of processesCpu(opts.databaseOf!())) used += now - (databaseBefore.get(pid) ?? 0);
