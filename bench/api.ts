@@ -76,6 +76,13 @@ const CLIENTS = numberFlag(process.argv, "clients", 32);
 const WARMUP_SECONDS = 1;
 const PAYOUT = BENCH_PAYOUT;
 const TOKEN = BENCH_USDC;
+/**
+ * The waits on a row another transaction holds (its transaction id, or the tuple itself): what a
+ * shared counter row would cause. The other lock waits a create can meet are PostgreSQL's own, such
+ * as `extend` while a table or index file grows, which any table that takes inserts has.
+ * Declared above the run: sampleLockWaits first reads it when it sees a wait, mid-run.
+ */
+const ROW_LOCKS = new Set(["transactionid", "tuple"]);
 
 if (!Number.isInteger(REPLICAS) || REPLICAS < 1) usage("--replicas needs a whole number from 1");
 if (!existsSync(BINARY)) {
@@ -386,13 +393,6 @@ async function benchBarePostgres(url: string): Promise<LoadResult> {
     await sql.close();
   }
 }
-
-/**
- * The waits on a row another transaction holds (its transaction id, or the tuple itself): what a
- * shared counter row would cause. The other lock waits a create can meet are PostgreSQL's own, such
- * as `extend` while a table or index file grows, which any table that takes inserts has.
- */
-const ROW_LOCKS = new Set(["transactionid", "tuple"]);
 
 /**
  * Samples pg_stat_activity every 10 ms until stopped: how often a session of the database waited
