@@ -92,7 +92,7 @@ export function createAuthorizationStore(db: Db) {
     /**
      * Rows the submitter has work on now: to send, sent and to follow, or succeeded (or failed with
      * a transaction of theirs signed) and watched for a reorg until deep enough; then, as failed ones
-     * that never signed one, next_attempt_at is ./submitter.ts NEVER.
+     * that never signed one, next_attempt_at is ./relayer-transactions.ts NEVER.
      */
     due: (now: number) =>
       db.all<AuthorizationRow>(

@@ -2,13 +2,10 @@ import {
   type Account,
   type Address,
   type Chain,
-  encodeFunctionData,
   type Hex,
   isAddressEqual,
-  keccak256,
   type PublicClient,
   parseEventLogs,
-  parseTransaction,
   type Transport,
   type WalletClient,
 } from "viem";
@@ -16,14 +13,23 @@ import type { Clock } from "../../lib/clock.ts";
 import type { Logger } from "../../lib/log.ts";
 import { createWaker } from "../../lib/sleep.ts";
 import type { NonceManager } from "../nonces.ts";
-import { type Fees, goingFees, outbid, sentWith } from "../relayer-fees.ts";
+import { goingFees, outbid, sentWith } from "../relayer-fees.ts";
 import { runRelayerLoop } from "../relayer-loop.ts";
-import { backoffMs, errorMessage, firstReceipt, isAlreadySent, nodeMessage, unlessNotFound } from "../rpc-errors.ts";
+import { backoffMs, errorMessage, firstReceipt, unlessNotFound } from "../rpc-errors.ts";
 import { AUTHORIZATION_GAS_CAP, authorizationGasLimit } from "./floor.ts";
 import { revertVerdict, say } from "./messages.ts";
+import {
+  authorizationOf,
+  createRelayerTransactions,
+  expiredAt,
+  failed,
+  NEVER,
+  type Outcome,
+  tooLateToSend,
+} from "./relayer-transactions.ts";
+import { createReorgWatch } from "./reorg-watch.ts";
 import type { AuthorizationRow, AuthorizationStore } from "./store.ts";
 import { eip3009Abi, movedIn, transferCall } from "./token.ts";
-import type { AuthorizationFailure, TransferAuthorization } from "./types.ts";
 
 export interface SubmitterDeps {
   store: AuthorizationStore;
@@ -52,40 +58,6 @@ export interface SubmitterDeps {
   stillDue: (paymentId: string, ours: string[]) => Promise<bigint>;
 }
 
-type Outcome = Partial<AuthorizationRow> & { retryInMs?: number };
-
-/** next_attempt_at of a record the submitter has nothing more to do for. */
-export const NEVER = Number.MAX_SAFE_INTEGER;
-
-const failed = (code: AuthorizationFailure, message: string): Outcome => ({
-  status: "failed",
-  failure_code: code,
-  failure_message: message,
-});
-
-const authorizationOf = (row: AuthorizationRow): TransferAuthorization => ({
-  from: row.from_address as Address,
-  to: row.to_address as Address,
-  value: BigInt(row.value),
-  validAfter: BigInt(row.valid_after),
-  validBefore: BigInt(row.valid_before),
-  nonce: row.nonce as Hex,
-});
-
-/** Whether the authorization can no longer be mined: its validBefore is past. */
-const expiredAt = (row: AuthorizationRow, nowMs: number): boolean => BigInt(row.valid_before) * 1000n <= BigInt(nowMs);
-
-/**
- * Seconds an authorization must stay valid for the relayer to sign or bid for a transaction that
- * carries it: mined after validBefore, transferWithAuthorization reverts, and the gas is spent.
- */
-export const SEND_MARGIN_SECONDS = 15;
-const tooLateToSend = (row: AuthorizationRow, nowMs: number): boolean =>
-  expiredAt(row, nowMs + SEND_MARGIN_SECONDS * 1000);
-
-/** The gas of a plain transfer of nothing, which takes a nonce and does nothing else. */
-const SELF_TRANSFER_GAS = 21_000n;
-
 export type Submitter = ReturnType<typeof createSubmitter>;
 
 /**
@@ -97,46 +69,12 @@ export type Submitter = ReturnType<typeof createSubmitter>;
  * when it moved the same funds; the watcher credits the transfer as any other.
  */
 export function createSubmitter(deps: SubmitterDeps) {
-  const { store, client, wallet, account, clock, log } = deps;
+  const { store, client, account, clock, log } = deps;
   const waker = createWaker();
+  const transactions = createRelayerTransactions(deps);
+  const { broadcast, sign, isUsed, isSelfTransfer, release } = transactions;
+  const { watchMined, watchFailed } = createReorgWatch(deps, transactions);
   const state = { lastError: null as string | null, rounds: 0 };
-
-  async function broadcast(serialized: Hex): Promise<void> {
-    try {
-      await client.sendRawTransaction({ serializedTransaction: serialized });
-    } catch (error) {
-      if (isAlreadySent(error)) log.debug("authorization rebroadcast: the node has it already");
-      else
-        log.warn("authorization broadcast refused by the node", {
-          error: nodeMessage(error),
-          relayer: account.address,
-        });
-    }
-  }
-
-  async function sign(row: AuthorizationRow, nonce: number, gas: bigint, fees: Fees) {
-    const call = transferCall(deps.usdc, authorizationOf(row), row.signature as Hex);
-    const serialized = await wallet.signTransaction({
-      account,
-      chain: undefined,
-      chainId: deps.chainId,
-      type: "eip1559",
-      to: deps.usdc,
-      data: encodeFunctionData(call),
-      gas,
-      nonce,
-      ...fees,
-    });
-    return { serialized, hash: keccak256(serialized) };
-  }
-
-  const isUsed = (row: AuthorizationRow) =>
-    client.readContract({
-      address: deps.usdc,
-      abi: eip3009Abi,
-      functionName: "authorizationState",
-      args: [row.from_address as Address, row.nonce as Hex],
-    });
 
   /**
    * The authorization was used on chain, by us or anyone: the transaction that used it (its
@@ -317,139 +255,6 @@ export function createSubmitter(deps: SubmitterDeps) {
     row.payment_id !== null &&
     row.source !== "facilitator" &&
     (await deps.stillDue(row.payment_id, row.tx_hashes === null ? [] : JSON.parse(row.tx_hashes))) < BigInt(row.value);
-
-  const isSelfTransfer = (serialized: Hex): boolean => {
-    const to = parseTransaction(serialized).to;
-    return to != null && isAddressEqual(to, account.address);
-  };
-
-  /**
-   * The authorization expires (or is about to) while its transaction waits unmined, so mined now
-   * it could only revert, or its payment was paid another way meanwhile, so it would make the payer
-   * pay twice. Its nonce goes to a transfer of nothing to the relayer itself, outbidding it, so the
-   * relayer's later transactions are not held behind it and no gas buys a revert. Stored before it
-   * is broadcast, as any replacement.
-   */
-  async function release(row: AuthorizationRow, hashes: Hex[]): Promise<Outcome> {
-    const previous = sentWith(row.raw_tx as Hex);
-    // Even above what outbid() calls wise: the one it replaces would be mined at its own fee and revert.
-    const fees = (await outbid(client, previous)) ?? {
-      maxFeePerGas: (previous.maxFeePerGas * 115n) / 100n,
-      maxPriorityFeePerGas: (previous.maxPriorityFeePerGas * 115n) / 100n,
-    };
-    const serialized = await wallet.signTransaction({
-      account,
-      chain: undefined,
-      chainId: deps.chainId,
-      type: "eip1559",
-      to: account.address,
-      value: 0n,
-      gas: SELF_TRANSFER_GAS,
-      nonce: row.relayer_nonce!,
-      ...fees,
-    });
-    const hash = keccak256(serialized);
-    const replaced = {
-      raw_tx: serialized,
-      tx_hash: hash,
-      tx_hashes: JSON.stringify([...hashes, hash]),
-      sent_at: clock.now(),
-    };
-    await deps.fenced(() => store.save({ ...row, ...replaced }, clock.now()));
-    log.info("authorization unmined and no longer to be sent; its relayer nonce goes to a self-transfer", {
-      authorization_id: row.id,
-      nonce: row.relayer_nonce,
-      tx_hash: hash,
-    });
-    await broadcast(serialized);
-    return { ...replaced, retryInMs: deps.pollIntervalMs };
-  }
-
-  /**
-   * A succeeded record, until its transaction is `confirmations` deep: a reorg that takes it away
-   * (gone from chain and mempool) makes the record `submitted` again, so the stored transaction
-   * is sent again on its nonce (the gap would hold up every later relayer transaction) or, once
-   * expired, its nonce goes to a self-transfer. One that never carried ours goes back to pending.
-   */
-  async function watchMined(row: AuthorizationRow): Promise<Outcome> {
-    const hash = row.tx_hash as Hex;
-    let receipt = await unlessNotFound(client.getTransactionReceipt({ hash }));
-    // Receipts can lag (a node behind a load balancer): ask once more before deciding it is gone.
-    receipt ??= await unlessNotFound(client.getTransactionReceipt({ hash }));
-    if (receipt && receipt.status === "success") {
-      const head = await client.getBlockNumber({ cacheTime: 0 });
-      if (head - receipt.blockNumber + 1n >= BigInt(deps.confirmations)) return { next_attempt_at: NEVER };
-      return { retryInMs: deps.pollIntervalMs };
-    }
-    deps.nonces.reset(); // its nonce may be free again
-    const ours = row.tx_hashes === null ? [] : (JSON.parse(row.tx_hashes) as Hex[]);
-    log.warn("a succeeded authorization's transaction left the chain in a reorg; following it again", {
-      authorization_id: row.id,
-      tx_hash: hash,
-    });
-    if (row.raw_tx === null || ours.length === 0) return { status: "pending", tx_hash: null, retryInMs: 0 };
-    return { status: "submitted", tx_hash: ours.at(-1)!, raw_tx: row.raw_tx, retryInMs: 0 };
-  }
-
-  /**
-   * Whether the authorization can no longer move the payer's funds, whatever carries it now: used
-   * on chain, or expired by our clock and by the chain's latest block (every later block is later).
-   */
-  async function spent(row: AuthorizationRow): Promise<boolean> {
-    if (await isUsed(row)) return true;
-    if (!expiredAt(row, clock.now())) return false;
-    const latest = await client.getBlock({ blockTag: "latest" });
-    return latest.timestamp >= BigInt(row.valid_before);
-  }
-
-  /**
-   * A failed record whose transaction was signed (a reverted transferWithAuthorization, or the
-   * self-transfer of release()), until one of its transactions is `confirmations` deep. One a reorg
-   * took away leaves a gap at its relayer nonce that would hold up every later relayer
-   * transaction: it is filled again, never with an authorization that could still move the payer's
-   * funds (the record told them it failed). The stored transaction is sent again when it cannot
-   * (a self-transfer, or the authorization used or expired since); otherwise, and when stuck, a
-   * self-transfer outbids it on that nonce, stored before it is broadcast. The record stays failed.
-   */
-  async function watchFailed(row: AuthorizationRow): Promise<Outcome> {
-    const hashes = row.tx_hashes === null ? [] : (JSON.parse(row.tx_hashes) as Hex[]);
-    // Receipts can lag (a node behind a load balancer): ask once more before deciding it is gone.
-    const found = (await firstReceipt(client, hashes)) ?? (await firstReceipt(client, hashes));
-    if (found) {
-      const head = await client.getBlockNumber({ cacheTime: 0 });
-      if (head - found.receipt.blockNumber + 1n >= BigInt(deps.confirmations)) return { next_attempt_at: NEVER };
-      return { retryInMs: deps.pollIntervalMs };
-    }
-    const mined = await client.getTransactionCount({ address: account.address, blockTag: "latest" });
-    // The nonce went to a transaction that is none of ours: no gap to fill.
-    if (mined > row.relayer_nonce!) return { next_attempt_at: NEVER };
-    const raw = row.raw_tx as Hex;
-    const held = await unlessNotFound(client.getTransaction({ hash: keccak256(raw) }));
-    if (!held) {
-      deps.nonces.reset(); // its nonce may be free again
-      if (!isSelfTransfer(raw) && !(await spent(row))) {
-        log.warn("a failed authorization's transaction left the chain in a reorg; its nonce goes to a self-transfer", {
-          authorization_id: row.id,
-          nonce: row.relayer_nonce,
-        });
-        return release(row, hashes);
-      }
-      log.warn("a failed authorization's transaction left the chain in a reorg; sending it again on its nonce", {
-        authorization_id: row.id,
-        nonce: row.relayer_nonce,
-        tx_hash: keccak256(raw),
-      });
-      const resent = { sent_at: clock.now() };
-      await deps.fenced(() => store.save({ ...row, ...resent }, clock.now()));
-      await broadcast(raw);
-      return { ...resent, retryInMs: deps.pollIntervalMs };
-    }
-    // Sent again and waiting: a self-transfer outbids it once stuck, or at once if it could move funds.
-    if (clock.now() - row.sent_at! >= deps.stuckAfterMs || (!isSelfTransfer(raw) && !(await spent(row))))
-      return release(row, hashes);
-    await broadcast(raw);
-    return { retryInMs: deps.pollIntervalMs };
-  }
 
   /** A failed record with a signed transaction at a relayer nonce: watched until it is deep (watchFailed). */
   const signedAtNonce = (row: AuthorizationRow): boolean => row.raw_tx !== null && row.relayer_nonce !== null;
