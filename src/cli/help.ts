@@ -1,6 +1,7 @@
 /** The help text of `stablegate`, written from the command table so the two cannot drift apart. */
 import pkg from "../../package.json" with { type: "json" };
-import { COMMANDS, type Command, commandsUnder, findCommand, GROUPS, type Target } from "./commands.ts";
+import type { Command } from "./command.ts";
+import { COMMANDS, commandsUnder, findCommand, GROUPS, type Target } from "./commands.ts";
 
 /** Lines stay within this many columns (a long example command excepted), for a 100-column terminal. */
 const WIDTH = 100;
