@@ -2,11 +2,11 @@
  * A payer that holds USDC and no ETH, paying a payment by signature through the public gasless
  * endpoints (GET/POST /api/public/payments/{id}/authorization), as the checkout page does.
  */
-import { type Address, erc20Abi, type Hex, isAddressEqual, parseEventLogs, toHex } from "viem";
+import { type Address, erc20Abi, type Hex, isAddressEqual, parseEventLogs, parseGwei, toHex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { mined, testTokenAbi } from "./chain.ts";
+import { atNode, mined, testTokenAbi, walletClientFor } from "./chain.ts";
 import type { Stack } from "./stack.ts";
-import type { TestChain } from "./test-chain.ts";
+import { randomAddress, type TestChain } from "./test-chain.ts";
 
 export interface Offer {
   available: boolean;
@@ -112,4 +112,30 @@ export async function settledToPayout(
         paid += log.args.value;
   }
   return paid;
+}
+
+/** The relayer's transaction for authorization `id`: once the submitter has stored it and the node holds it. */
+export async function relayerTransaction(stack: Pick<Stack, "waitFor" | "sql">, chain: TestChain, id: string) {
+  const hash = await stack.waitFor(async () => {
+    const [row] = await stack.sql<{ tx_hash: Hex | null }>("SELECT tx_hash FROM authorizations WHERE id = ?", id);
+    return row?.tx_hash;
+  });
+  await atNode(chain.publicClient, hash);
+  return hash;
+}
+
+/**
+ * Sends `units` of the USDC of `key` elsewhere with fees far above the relayer's, so that with
+ * automine off the next block mines it before the relayer's pending transaction, which reverts.
+ */
+export function spendFirst(chain: TestChain, key: Hex, units: bigint): Promise<Hex> {
+  return walletClientFor(chain.rpcUrl, key).writeContract({
+    address: chain.usdc,
+    abi: testTokenAbi,
+    functionName: "transfer",
+    args: [randomAddress(), units],
+    gas: 100_000n,
+    maxFeePerGas: parseGwei("500"),
+    maxPriorityFeePerGas: parseGwei("400"),
+  });
 }

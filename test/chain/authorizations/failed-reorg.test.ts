@@ -9,12 +9,19 @@
  * the same way is sent again: the same stored transaction, nothing signed anew.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { getAddress, type Hex, parseGwei } from "viem";
+import { getAddress, type Hex } from "viem";
 import { eip3009Abi } from "../../../src/chain/authorizations/token.ts";
-import { atNode, testTokenAbi, walletClientFor } from "../../support/chain.ts";
-import { gaslessApi, gaslessPayer, settledToPayout, signOffer } from "../../support/gasless.ts";
+import { atNode } from "../../support/chain.ts";
+import {
+  gaslessApi,
+  gaslessPayer,
+  relayerTransaction,
+  settledToPayout,
+  signOffer,
+  spendFirst,
+} from "../../support/gasless.ts";
 import { type Stack, startStack } from "../../support/stack.ts";
-import { randomAddress, startChain, type TestChain, usdc } from "../../support/test-chain.ts";
+import { startChain, type TestChain, usdc } from "../../support/test-chain.ts";
 
 let chain: TestChain;
 let stack: Stack;
@@ -50,21 +57,9 @@ describe("reorg of a failed record's mined transaction", () => {
       const res = await api.post(payment.id, signed);
       expect(res.status).toBe(202);
       id = res.json.authorization.id;
-      ours = await stack.waitFor(async () => {
-        const [row] = await stack.sql<{ tx_hash: Hex | null }>("SELECT tx_hash FROM authorizations WHERE id = ?", id);
-        return row?.tx_hash;
-      });
-      await atNode(chain.publicClient, ours);
+      ours = await relayerTransaction(stack, chain, id);
       // The payer's funds leave first, in the same block: the relayer's call reverts.
-      await walletClientFor(chain.rpcUrl, payer.key).writeContract({
-        address: chain.usdc,
-        abi: testTokenAbi,
-        functionName: "transfer",
-        args: [randomAddress(), usdc("50.00")],
-        gas: 100_000n,
-        maxFeePerGas: parseGwei("500"),
-        maxPriorityFeePerGas: parseGwei("400"),
-      });
+      await spendFirst(chain, payer.key, usdc("50.00"));
       await chain.mine(1);
     } finally {
       await chain.anvil.rpc("evm_setAutomine", [true]);

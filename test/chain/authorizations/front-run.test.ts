@@ -7,10 +7,17 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { getAddress, type Hex, parseGwei } from "viem";
 import { eip3009Abi, transferCall } from "../../../src/chain/authorizations/token.ts";
-import { atNode, testTokenAbi, walletClientFor } from "../../support/chain.ts";
-import { gaslessApi, gaslessPayer, settledToPayout, signOffer } from "../../support/gasless.ts";
+import { atNode, walletClientFor } from "../../support/chain.ts";
+import {
+  gaslessApi,
+  gaslessPayer,
+  relayerTransaction,
+  settledToPayout,
+  signOffer,
+  spendFirst,
+} from "../../support/gasless.ts";
 import { type Stack, startStack } from "../../support/stack.ts";
-import { randomAddress, startChain, type TestChain, usdc } from "../../support/test-chain.ts";
+import { startChain, type TestChain, usdc } from "../../support/test-chain.ts";
 
 let chain: TestChain;
 let stack: Stack;
@@ -36,11 +43,7 @@ describe("front-run", () => {
       const res = await api.post(payment.id, signed);
       expect(res.status).toBe(202);
       const id = res.json.authorization.id;
-      const ours = await stack.waitFor(async () => {
-        const [row] = await stack.sql<{ tx_hash: Hex | null }>("SELECT tx_hash FROM authorizations WHERE id = ?", id);
-        return row?.tx_hash;
-      });
-      await atNode(chain.publicClient, ours);
+      const ours = await relayerTransaction(stack, chain, id);
       const a = signed.authorization;
       const theirs = await stranger.writeContract({
         ...transferCall(
@@ -97,23 +100,8 @@ describe("funds gone", () => {
     try {
       const res = await api.post(payment.id, signed);
       expect(res.status).toBe(202);
-      const ours = await stack.waitFor(async () => {
-        const [row] = await stack.sql<{ tx_hash: Hex | null }>(
-          "SELECT tx_hash FROM authorizations WHERE id = ?",
-          res.json.authorization.id,
-        );
-        return row?.tx_hash;
-      });
-      await atNode(chain.publicClient, ours);
-      await walletClientFor(chain.rpcUrl, payer.key).writeContract({
-        address: chain.usdc,
-        abi: testTokenAbi,
-        functionName: "transfer",
-        args: [randomAddress(), usdc("12.00")],
-        gas: 100_000n,
-        maxFeePerGas: parseGwei("500"),
-        maxPriorityFeePerGas: parseGwei("400"),
-      });
+      const _ours = await relayerTransaction(stack, chain, res.json.authorization.id);
+      await spendFirst(chain, payer.key, usdc("12.00"));
       await chain.mine(1);
     } finally {
       await chain.anvil.rpc("evm_setAutomine", [true]);

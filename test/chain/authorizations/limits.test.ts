@@ -4,16 +4,15 @@
  * and per payment and per client an hour (429 with Retry-After, in words).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { type Hex, parseGwei } from "viem";
+import type { Hex } from "viem";
 import { generatePrivateKey } from "viem/accounts";
 import {
   AUTHORIZATIONS_PER_CLIENT_PER_HOUR,
   AUTHORIZATIONS_PER_PAYMENT_PER_HOUR,
 } from "../../../src/chain/authorizations/limits.ts";
-import { atNode, testTokenAbi, walletClientFor } from "../../support/chain.ts";
-import { gaslessApi, gaslessPayer, signOffer } from "../../support/gasless.ts";
+import { gaslessApi, gaslessPayer, relayerTransaction, signOffer, spendFirst } from "../../support/gasless.ts";
 import { type Stack, startStack } from "../../support/stack.ts";
-import { randomAddress, startChain, type TestChain, usdc } from "../../support/test-chain.ts";
+import { startChain, type TestChain, usdc } from "../../support/test-chain.ts";
 
 let chain: TestChain;
 /** Its relayer has no ETH: nothing it signs is mined, so every accepted authorization stays on its way. */
@@ -90,23 +89,8 @@ describe("limits on accepted authorizations", () => {
         const res = await authorize(paying, payment.id, `198.51.100.${i + 1}`, spender.key);
         expect(res.status).toBe(202);
         id = res.json.authorization.id;
-        const sent = await paying.waitFor(async () => {
-          const [row] = await paying.sql<{ tx_hash: Hex | null }>(
-            "SELECT tx_hash FROM authorizations WHERE id = ?",
-            id,
-          );
-          return row?.tx_hash;
-        });
-        await atNode(chain.publicClient, sent);
-        await walletClientFor(chain.rpcUrl, spender.key).writeContract({
-          address: chain.usdc,
-          abi: testTokenAbi,
-          functionName: "transfer",
-          args: [randomAddress(), usdc("5.00")],
-          gas: 100_000n,
-          maxFeePerGas: parseGwei("500"),
-          maxPriorityFeePerGas: parseGwei("400"),
-        });
+        await relayerTransaction(paying, chain, id);
+        await spendFirst(chain, spender.key, usdc("5.00"));
         await chain.mine(1);
       } finally {
         await chain.anvil.rpc("evm_setAutomine", [true]);
