@@ -1,32 +1,19 @@
-import { formatUnits } from "viem";
 import type { Account } from "../accounts/service.ts";
 import type { AppContext } from "../context.ts";
-import { statusOf } from "../http/errors.ts";
-import { CHAINS } from "../lib/chains.ts";
-import { ConflictError, DomainError, NotFoundError, ValidationError } from "../lib/errors.ts";
+import { ValidationError } from "../lib/errors.ts";
 import { prefixedIdPattern, randomBase62 } from "../lib/ids.ts";
-import type { Speed } from "../lib/speed.ts";
 import { MAX_ENDPOINTS_PER_ACCOUNT } from "../webhooks/endpoints.ts";
 import { webhookThrottle } from "../webhooks/routes.ts";
 import type { Notice } from "./admin-page.ts";
-import { BUSINESS_SAVED } from "./business-form.ts";
 import { keysBody } from "./keys-page.ts";
-import {
-  type ActionInput,
-  type DashboardRoute,
-  type DashboardSession,
-  type NavKey,
-  type PageInput,
-  seeOther,
-} from "./kit.ts";
-import { dashboardPage, notFoundPage as notFound } from "./layout.ts";
-import { settingsBody } from "./settings-page.ts";
+import { type ActionInput, type DashboardRoute, type DashboardSession, type PageInput, seeOther } from "./kit.ts";
+import { dashboardPage } from "./layout.ts";
+import { notFoundPage, refusal } from "./refusal.ts";
+import { settingsRoutes } from "./settings-routes.ts";
 import { endpointBody, webhooksBody } from "./webhooks-page.ts";
 
 /** Deliveries per page of an endpoint's log. */
 const DELIVERIES_PER_PAGE = 20;
-/** How long the settings page waits for the relayer's balance before showing it as unavailable. */
-const BALANCE_TIMEOUT_MS = 2_000;
 /** A form's one-time token: a double submit of the same form is answered once (see idempotencyKey). */
 const FORM_TOKEN = /^[0-9A-Za-z]{32}$/;
 
@@ -268,112 +255,6 @@ function keyRoutes(ctx: AppContext): DashboardRoute[] {
   ];
 }
 
-/** The settings page, with what just happened or why a form was refused; also drawn by its forms' routes. */
-export async function settingsPage(
-  ctx: AppContext,
-  session: DashboardSession,
-  account: Account,
-  notice?: Notice,
-  status = 200,
-): Promise<Response> {
-  const { config } = ctx;
-  const gas = await ctx.chain.relayerGas(BALANCE_TIMEOUT_MS);
-  const native = CHAINS.get(config.chain.name)?.viem.nativeCurrency ?? { symbol: "ETH", decimals: 18 };
-  return dashboardPage({
-    title: "Settings",
-    session,
-    nav: "settings",
-    status,
-    body: settingsBody({
-      session,
-      notice,
-      accountId: account.id,
-      accountName: account.name,
-      payoutAddress: account.payoutAddress,
-      feeBps: account.feeBps ?? config.feeBps,
-      feeSource: account.feeBps === null ? "server" : "account",
-      speed: account.speed,
-      defaultSpeed: config.defaultSpeed,
-      finalTag: config.finalTag,
-      chain: {
-        name: config.chain.name,
-        chainId: config.chain.chainId,
-        usdc: config.chain.usdc,
-        confirmations: config.chain.confirmations,
-      },
-      relayer: {
-        address: gas.address,
-        balance: gas.balanceWei === null ? null : `${gasAmount(gas.balanceWei, native.decimals)} ${native.symbol}`,
-      },
-      business: await ctx.business.details(account.id),
-      email: {
-        session,
-        health: await ctx.email.health(),
-        customerEmails: await ctx.email.customerEmails(account.id),
-        notices: await ctx.email.paymentNotices(session.userId),
-      },
-    }),
-  });
-}
-
-function settingsRoutes(ctx: AppContext): DashboardRoute[] {
-  const { config } = ctx;
-  const back = { href: "/dashboard", label: "Back to the dashboard" };
-  const page = (session: DashboardSession, account: Account, notice?: Notice, status = 200) =>
-    settingsPage(ctx, session, account, notice, status);
-
-  return [
-    {
-      method: "GET",
-      path: "/dashboard/settings",
-      handle: async ({ session, query }) => {
-        const account = await ctx.accounts.findAccount(session.accountId);
-        if (!account) return notFoundPage(session, "settings", back);
-        // Only a fixed word is read from the link, so a crafted one cannot put words of its own on the page.
-        const saved = query.get("saved");
-        const notice: Notice | undefined =
-          saved === "speed"
-            ? { tone: "ok", text: speedSaved(account.speed, config.defaultSpeed) }
-            : saved && saved in BUSINESS_SAVED
-              ? { tone: "ok", text: BUSINESS_SAVED[saved as keyof typeof BUSINESS_SAVED] }
-              : saved === "email"
-                ? { tone: "ok", text: "Email settings saved." }
-                : undefined;
-        return page(session, account, notice);
-      },
-    },
-    {
-      method: "POST",
-      path: "/dashboard/settings/speed",
-      handle: async ({ session, form }) => {
-        const account = await ctx.accounts.findAccount(session.accountId);
-        if (!account) return notFoundPage(session, "settings", back);
-        try {
-          await ctx.accounts.setSpeed(account.id, form.get("speed") ?? "");
-        } catch (error) {
-          const refused = refusal(error);
-          if (!refused) return notFoundPage(session, "settings", back);
-          return page(session, account, refused.notice, refused.status);
-        }
-        return seeOther("/dashboard/settings?saved=speed");
-      },
-    },
-  ];
-}
-
-/** What the settings page says once the speed form is saved (the 303 lands there). */
-function speedSaved(speed: Speed | null, defaultSpeed: Speed): string {
-  const which = speed === null ? `the server's default, ${defaultSpeed}` : speed;
-  return `Speed saved: payments created from now on run under ${which}. Payments created before keep theirs.`;
-}
-
-/** 0.012345 ETH: six decimals, rounded down, are plenty to judge a gas balance by. */
-function gasAmount(wei: bigint, decimals: number): string {
-  const [whole, fraction = ""] = formatUnits(wei, decimals).split(".");
-  const shown = fraction.slice(0, 6).replace(/0+$/, "");
-  return shown ? `${whole}.${shown}` : whole!;
-}
-
 /**
  * The idempotency key for a create form: each rendering of the form carries a fresh random token,
  * so a double submit (or a reload that posts again) is answered with the first result.
@@ -387,9 +268,6 @@ function confirmed(form: URLSearchParams, rule: string): void {
   if (form.get("confirm") !== "yes") throw new ValidationError(`confirm: ${rule}`);
 }
 
-const notFoundPage = (session: DashboardSession, nav: NavKey, back: { href: string; label: string }) =>
-  notFound(session, { nav, title: "Not found", message: "There is nothing with this id in your account.", back });
-
 /** What the endpoint page says after a send it asked for (the 303 lands here). */
 function sentNotice(query: URLSearchParams): Notice | undefined {
   if (query.get("sent") === "test")
@@ -399,25 +277,4 @@ function sentNotice(query: URLSearchParams): Notice | undefined {
   if (retried && new RegExp(prefixedIdPattern("whd")).test(retried))
     return { tone: "ok", text: `Delivery ${retried} queued to be sent again now.` };
   return undefined;
-}
-
-/** A service's refusal as a notice and a status; undefined for an unknown id (the caller's 404). */
-function refusal(error: unknown): { notice: Notice; status: number; retryAfter?: string } | undefined {
-  if (error instanceof NotFoundError) return undefined;
-  if (!(error instanceof DomainError)) throw error;
-  // The idempotency layer's words are about API headers; a dashboard user double-clicked.
-  if (error instanceof ConflictError)
-    return {
-      notice: {
-        tone: "info",
-        text: "This form is still being submitted. Reload the page in a moment to see the result.",
-      },
-      status: statusOf(error),
-    };
-  const wait = error.retryAfterSeconds;
-  return {
-    notice: { tone: "bad", text: wait === undefined ? error.message : `${error.message} (in about ${wait} s)` },
-    status: statusOf(error),
-    retryAfter: wait === undefined ? undefined : String(wait),
-  };
 }

@@ -2,9 +2,9 @@ import type { Account } from "../accounts/service.ts";
 import type { AppContext } from "../context.ts";
 import { statusOf } from "../http/errors.ts";
 import { DomainError, NotFoundError, ValidationError } from "../lib/errors.ts";
-import { settingsPage } from "./admin-routes.ts";
 import { type DashboardRoute, type DashboardSession, seeOther } from "./kit.ts";
-import { notFoundPage as notFound } from "./layout.ts";
+import { notFoundPage } from "./refusal.ts";
+import { settingsPage } from "./settings-routes.ts";
 
 /**
  * The settings page's business forms: the details, and the logo (uploaded as multipart, or removed).
@@ -12,13 +12,6 @@ import { notFoundPage as notFound } from "./layout.ts";
  */
 export function businessRoutes(ctx: AppContext): DashboardRoute[] {
   const back = { href: "/dashboard", label: "Back to the dashboard" };
-  const notFoundPage = (session: DashboardSession) =>
-    notFound(session, {
-      nav: "settings",
-      title: "Not found",
-      message: "There is nothing with this id in your account.",
-      back,
-    });
   const refused = async (error: unknown, session: DashboardSession, account: Account) => {
     if (!(error instanceof DomainError) || error instanceof NotFoundError) throw error;
     return settingsPage(ctx, session, account, { tone: "bad", text: error.message }, statusOf(error));
@@ -29,7 +22,7 @@ export function businessRoutes(ctx: AppContext): DashboardRoute[] {
       path: "/dashboard/settings/business",
       handle: async ({ session, form }) => {
         const account = await ctx.accounts.findAccount(session.accountId);
-        if (!account) return notFoundPage(session);
+        if (!account) return notFoundPage(session, "settings", back);
         try {
           await ctx.business.setText(account.id, {
             legalName: form.get("legal_name") ?? "",
@@ -48,7 +41,7 @@ export function businessRoutes(ctx: AppContext): DashboardRoute[] {
       path: "/dashboard/settings/logo",
       handle: async ({ session, form, files }) => {
         const account = await ctx.accounts.findAccount(session.accountId);
-        if (!account) return notFoundPage(session);
+        if (!account) return notFoundPage(session, "settings", back);
         if (form.get("remove") === "yes") {
           await ctx.business.removeLogo(account.id);
           return seeOther("/dashboard/settings?saved=logo-removed#business-title");

@@ -2,10 +2,10 @@ import type { Account } from "../accounts/service.ts";
 import type { AppContext } from "../context.ts";
 import { ValidationError } from "../lib/errors.ts";
 import type { Notice } from "./admin-page.ts";
-import { settingsPage } from "./admin-routes.ts";
 import type { DashboardRoute, DashboardSession } from "./kit.ts";
 import { seeOther } from "./kit.ts";
 import { notFoundPage } from "./layout.ts";
+import { settingsPage } from "./settings-routes.ts";
 
 const back = { href: "/dashboard", label: "Back to the dashboard" };
 const gone = (session: Parameters<typeof notFoundPage>[0]) =>
