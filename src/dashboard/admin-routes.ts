@@ -1,15 +1,21 @@
 import type { Account } from "../accounts/service.ts";
 import type { AppContext } from "../context.ts";
-import { ValidationError } from "../lib/errors.ts";
+import { statusOf } from "../http/errors.ts";
+import { ConflictError, DomainError, NotFoundError, ValidationError } from "../lib/errors.ts";
 import { prefixedIdPattern, randomBase62 } from "../lib/ids.ts";
 import { MAX_ENDPOINTS_PER_ACCOUNT } from "../webhooks/endpoints.ts";
 import { webhookThrottle } from "../webhooks/routes.ts";
 import type { Notice } from "./admin-page.ts";
 import { keysBody } from "./keys-page.ts";
-import { type ActionInput, type DashboardRoute, type DashboardSession, type PageInput, seeOther } from "./kit.ts";
-import { dashboardPage } from "./layout.ts";
-import { notFoundPage, refusal } from "./refusal.ts";
-import { settingsRoutes } from "./settings-routes.ts";
+import {
+  type ActionInput,
+  type DashboardRoute,
+  type DashboardSession,
+  type NavKey,
+  type PageInput,
+  seeOther,
+} from "./kit.ts";
+import { dashboardPage, notFoundPage as notFound } from "./layout.ts";
 import { endpointBody, webhooksBody } from "./webhooks-page.ts";
 
 /** Deliveries per page of an endpoint's log. */
@@ -17,9 +23,9 @@ const DELIVERIES_PER_PAGE = 20;
 /** A form's one-time token: a double submit of the same form is answered once (see idempotencyKey). */
 const FORM_TOKEN = /^[0-9A-Za-z]{32}$/;
 
-/** The dashboard's webhooks, API keys and settings pages, scoped to the signed-in user's account. */
+/** The dashboard's webhooks and API keys pages, scoped to the signed-in user's account. */
 export function adminRoutes(ctx: AppContext): DashboardRoute[] {
-  return [...webhookRoutes(ctx), ...keyRoutes(ctx), ...settingsRoutes(ctx)];
+  return [...webhookRoutes(ctx), ...keyRoutes(ctx)];
 }
 
 function webhookRoutes(ctx: AppContext): DashboardRoute[] {
@@ -277,4 +283,29 @@ function sentNotice(query: URLSearchParams): Notice | undefined {
   if (retried && new RegExp(prefixedIdPattern("whd")).test(retried))
     return { tone: "ok", text: `Delivery ${retried} queued to be sent again now.` };
   return undefined;
+}
+
+/** The 404 page of an id that is not the signed-in account's (or no longer there). */
+export const notFoundPage = (session: DashboardSession, nav: NavKey, back: { href: string; label: string }) =>
+  notFound(session, { nav, title: "Not found", message: "There is nothing with this id in your account.", back });
+
+/** A service's refusal as a notice and a status; undefined for an unknown id (the caller's 404). */
+export function refusal(error: unknown): { notice: Notice; status: number; retryAfter?: string } | undefined {
+  if (error instanceof NotFoundError) return undefined;
+  if (!(error instanceof DomainError)) throw error;
+  // The idempotency layer's words are about API headers; a dashboard user double-clicked.
+  if (error instanceof ConflictError)
+    return {
+      notice: {
+        tone: "info",
+        text: "This form is still being submitted. Reload the page in a moment to see the result.",
+      },
+      status: statusOf(error),
+    };
+  const wait = error.retryAfterSeconds;
+  return {
+    notice: { tone: "bad", text: wait === undefined ? error.message : `${error.message} (in about ${wait} s)` },
+    status: statusOf(error),
+    retryAfter: wait === undefined ? undefined : String(wait),
+  };
 }

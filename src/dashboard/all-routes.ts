@@ -7,6 +7,7 @@ import { linksRoutes } from "./links-routes.ts";
 import { listsRoutes } from "./lists-routes.ts";
 import { signOutRoutes } from "./login-routes.ts";
 import { paymentDetailRoutes } from "./payment-detail-routes.ts";
+import { settingsRoutes } from "./settings-routes.ts";
 
 /**
  * Every signed-in dashboard route, one module per area (`<area>-routes.ts` handles requests,
@@ -19,6 +20,7 @@ export function allDashboardRoutes(ctx: AppContext): DashboardRoute[] {
     ...paymentDetailRoutes(ctx),
     ...linksRoutes(ctx),
     ...adminRoutes(ctx),
+    ...settingsRoutes(ctx),
     ...businessRoutes(ctx),
     ...emailSettingsRoutes(ctx),
   ];

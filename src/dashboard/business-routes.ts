@@ -2,8 +2,8 @@ import type { Account } from "../accounts/service.ts";
 import type { AppContext } from "../context.ts";
 import { statusOf } from "../http/errors.ts";
 import { DomainError, NotFoundError, ValidationError } from "../lib/errors.ts";
+import { notFoundPage } from "./admin-routes.ts";
 import { type DashboardRoute, type DashboardSession, seeOther } from "./kit.ts";
-import { notFoundPage } from "./refusal.ts";
 import { settingsPage } from "./settings-routes.ts";
 
 /**

@@ -9,10 +9,10 @@ import type { AppContext } from "../context.ts";
 import { CHAINS } from "../lib/chains.ts";
 import type { Speed } from "../lib/speed.ts";
 import type { Notice } from "./admin-page.ts";
+import { notFoundPage, refusal } from "./admin-routes.ts";
 import { BUSINESS_SAVED } from "./business-form.ts";
 import { type DashboardRoute, type DashboardSession, seeOther } from "./kit.ts";
 import { dashboardPage } from "./layout.ts";
-import { notFoundPage, refusal } from "./refusal.ts";
 import { settingsBody } from "./settings-page.ts";
 
 /** How long the settings page waits for the relayer's balance before showing it as unavailable. */
