@@ -121,7 +121,15 @@ test("events whose first attempt failed are delivered after kill -9 and a restar
     expect(JSON.parse(forEvent[1]!.body).id).toBe(id);
     for (const hit of forEvent) expect(() => new Webhook(secret).verify(hit.body, hit.headers)).not.toThrow();
   }
-  const after = (await call(`/api/v1/webhook_endpoints/${endpointId}/deliveries?limit=100`)).json.data as any[];
+  // The receiver has its 200 a moment before the server records the attempt: wait for the records.
+  const after = await waitFor(
+    async () => {
+      const list = (await call(`/api/v1/webhook_endpoints/${endpointId}/deliveries?limit=100`)).json.data as any[];
+      return list.every((d) => d.status !== "pending") ? list : undefined;
+    },
+    10_000,
+    "every delivery's second attempt to be recorded",
+  );
   expect(after).toHaveLength(eventIds.size);
   for (const d of after) {
     expect(d).toMatchObject({ status: "succeeded", attempt_count: 2 });
