@@ -15,7 +15,9 @@
  * directory of its own) and spreads the clients' requests over them in turn; SQLite has one
  * server by nature. On one machine the replicas, PostgreSQL and the load generator share the same
  * cores: what two replicas gain here is the round trips to PostgreSQL one process waits out while
- * the other works, not the capacity of a second machine. On PostgreSQL the creates phase also
+ * the other works, not the capacity of a second machine. After its phases it runs rounds of creates
+ * on the first replica alone against all N, alternating on the same database: whether N replicas
+ * make more creates than one, with the machine's drift between two runs taken out. On PostgreSQL the creates phase also
  * samples what the database's sessions wait for: a create burst of one account should never wait
  * on a lock another create holds. Each phase also reports the servers' CPU per request and, on
  * PostgreSQL, the database server's (all its processes): on a machine shared with the load
@@ -54,6 +56,7 @@ import {
   stringFlag,
   waitForHttp,
 } from "./lib.ts";
+import { replicaScaling } from "./replica-scaling.ts";
 
 type Engine = "sqlite" | "postgres";
 const REPLICAS = numberFlag(process.argv, "replicas", 1);
@@ -74,6 +77,9 @@ const ENGINES = engineFlag(process.argv);
 const SECONDS = numberFlag(process.argv, "seconds", 5);
 const CLIENTS = numberFlag(process.argv, "clients", 32);
 const WARMUP_SECONDS = 1;
+/** With --replicas N, rounds of one replica's creates against N's; each phase at most 3 s, so 6 rounds take 36 s. */
+const SCALING_ROUNDS = 6;
+const SCALING_SECONDS = Math.min(SECONDS, 3);
 const PAYOUT = BENCH_PAYOUT;
 const TOKEN = BENCH_USDC;
 /**
@@ -93,7 +99,8 @@ if (!existsSync(BINARY)) {
 // Whatever happens (a hung server, a stuck phase), the run ends; lib.ts kills the children on
 // exit, and test/support/postgres.ts's watchdog stops PostgreSQL once this process is gone.
 const phases = 2 + 3 * ENGINES.length;
-const limitMs = (phases * (SECONDS + WARMUP_SECONDS) + 60 * (1 + ENGINES.length)) * 1000;
+const scalingSeconds = REPLICAS > 1 ? SCALING_ROUNDS * 2 * SCALING_SECONDS : 0;
+const limitMs = (phases * (SECONDS + WARMUP_SECONDS) + scalingSeconds + 60 * (1 + ENGINES.length)) * 1000;
 setTimeout(() => {
   console.error(`bench: time limit of ${limitMs / 1000} s reached; stopping`);
   process.exit(1);
@@ -110,6 +117,7 @@ console.log(
     "include the client's own CPU use; compare them with each other rather than read them as capacity.",
 );
 
+let scaling: string[] = [];
 const measured = await benchEngines();
 const [barePost, bareGet] = await benchBareElysia();
 
@@ -152,6 +160,8 @@ if (cpuRows.length > 0) {
     );
 }
 
+if (scaling.length > 0) console.log(`\n${scaling.join("\n")}`);
+
 const ratio = (a: LoadResult, b: LoadResult) => `${(a.perSecond / b.perSecond).toFixed(1)}x`.padStart(11);
 const engines = ENGINES.map((engine) => measured[engine]!);
 console.log(`\nOverhead (how many times faster the floor is)${ENGINES.map((e) => LABELS[e].padStart(11)).join("")}`);
@@ -190,6 +200,8 @@ async function benchEngines(): Promise<Partial<Record<Engine, EngineResults>>> {
       const retrieves = await retrievesOn(s);
       phases.set(s.engine, { creates: creates.get(s)!, retrieves, log: summariseServerLog(s.log) });
     }
+    const replicated = served.find((s) => s.servers.length > 1);
+    if (replicated) scaling = await scalingOf(replicated);
   } finally {
     for (const s of served) for (const server of s.servers) await stopChild(server);
   }
@@ -204,12 +216,21 @@ async function benchEngines(): Promise<Partial<Record<Engine, EngineResults>>> {
   return measured;
 }
 
+/** With --replicas N: 1 replica against N on the same database, in alternating phases (bench/replica-scaling.ts). */
+function scalingOf(s: Served): Promise<string[]> {
+  return replicaScaling(
+    { bases: s.bases, headers: s.headers, pids: s.servers.map((server) => server.pid), databaseOf: databaseOf(s) },
+    { clients: CLIENTS, seconds: SCALING_SECONDS, rounds: SCALING_ROUNDS },
+  );
+}
+
 /** A benchmarked engine's servers, with what its phases need. */
 interface Served {
   engine: Engine;
   servers: Subprocess[];
   /** Each request goes to the next of these in turn. */
   base: () => string;
+  bases: string[];
   headers: Record<string, string>;
   /** The payments its creates made, for its retrieves. */
   ids: string[];
@@ -260,6 +281,7 @@ async function serveStablegate(
     engine,
     servers,
     base: () => bases[turn++ % bases.length]!,
+    bases,
     headers: { authorization: `Bearer ${apiKey}`, "content-type": "application/json" },
     ids: [],
     databaseUrl: extraEnv.STABLEGATE_DATABASE_URL,

@@ -22,6 +22,7 @@ import {
   BENCH_PAYOUT,
   CREATE_BODY,
   type LoadResult,
+  median,
   numberFlag,
   offlineServerEnv,
   postgresProcesses,
@@ -160,12 +161,6 @@ function retrieveLoad(server: Server): Promise<LoadResult> {
     request: () =>
       fetch(`${server.base}/api/v1/payments/${server.ids[next++ % server.ids.length]}`, { headers: server.headers }),
   });
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((x, y) => x - y);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
 function engineFlag(name: string, fallback: string): string {

@@ -28,12 +28,14 @@ describe("bench/api.ts", () => {
     });
   });
 
-  test("--replicas 2 on PostgreSQL runs both replicas and reports their figures without errors", async () => {
+  test("--replicas 2 on PostgreSQL runs both replicas, then one against both, and reports their figures without errors", async () => {
     await builtBinary();
     const run = await bench("--db", "postgres", "--replicas", "2", "--seconds", "1", "--clients", "4");
     expect([run.code, run.stderr]).toEqual([0, ""]);
     expect(run.stdout).toContain("PostgreSQL, 2 replicas");
     expect(run.stdout).toMatch(/creates: POST \/api\/v1\/payments\s+\d+/);
+    // The rounds of one replica against both, on the same database.
+    expect(run.stdout).toMatch(/median 2 replicas \/ 1: \d+\.\d\dx \(\d of 6 rounds at 1x or more\)/);
     expect(run.stdout).not.toContain("errors, first:");
   }, 120_000);
 });
