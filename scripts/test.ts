@@ -15,7 +15,12 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { Glob } from "bun";
-import { postgresServer, SHARED_POSTGRES, stopPostgresServers } from "../test/support/postgres.ts";
+import {
+  postgresServer,
+  SHARED_POSTGRES,
+  SHARED_POSTGRES_SOCKET,
+  stopPostgresServers,
+} from "../test/support/postgres.ts";
 import { killProcesses, leftoverProcesses, TEST_RUN_MARKER } from "./test-leftovers.ts";
 import { PrereqError, requireChromium, requirePoppler, requirePostgres } from "./test-prereqs.ts";
 
@@ -100,12 +105,13 @@ if (build.status !== 0) {
 
 const marker = `${process.pid}-${crypto.randomUUID()}`;
 process.env[TEST_RUN_MARKER] = marker;
-const { adminUrl } = await postgresServer();
+const { adminUrl, socketDir } = await postgresServer();
 const testEnv = {
   ...process.env,
   CHROMIUM_PATH: chromium,
   STABLEGATE_TEST_BINARY: process.env.STABLEGATE_TEST_BINARY || join(ROOT, "dist/stablegate"),
   [SHARED_POSTGRES]: adminUrl,
+  [SHARED_POSTGRES_SOCKET]: socketDir,
 };
 
 const timings = mkdtempSync(join(tmpdir(), "stablegate-timings-"));

@@ -26,6 +26,10 @@ export function dataDirFrom(env: Env): string {
 export function describeStore(where: StoreLocation): string {
   if (!where.databaseUrl) return `sqlite in ${where.dataDir}`;
   const url = new URL(where.databaseUrl);
+  // libpq's form for a Unix socket: ?host= names the socket's directory, which then wins over the host.
+  const socketDir = url.searchParams.get("host");
+  if (socketDir?.startsWith("/"))
+    return `postgresql at ${url.hostname}${url.pathname} through the Unix socket in ${socketDir}`;
   return `postgresql at ${url.host}${url.pathname}`;
 }
 
@@ -45,6 +49,11 @@ export function checkedDatabaseUrl(value: string, source: string): string {
   if (url.protocol !== "postgres:" && url.protocol !== "postgresql:") {
     throw new ConfigError(source, `expected a postgres:// URL, got ${url.protocol}//`);
   }
-  if (!url.hostname) throw new ConfigError(source, "the URL names no host");
+  if (!url.hostname) {
+    throw new ConfigError(
+      source,
+      "the URL names no host; for a Unix socket name its directory: postgres://user:password@localhost/database?host=/var/run/postgresql",
+    );
+  }
   return value;
 }

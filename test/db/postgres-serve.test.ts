@@ -15,16 +15,20 @@ import { api, makeTempDir, testEnv } from "../support/server.ts";
 import { builtBinary, TEST_METRICS_TOKEN } from "../support/stack.ts";
 import { waitFor } from "../support/wait.ts";
 
+const PAYOUT = `0x${"22".repeat(20)}`;
 const dirs: string[] = [];
 afterAll(() => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
-async function postgresEnv(): Promise<Record<string, string>> {
+async function postgresEnv(opts: { unixSocket?: boolean } = {}): Promise<Record<string, string>> {
   const dir = makeTempDir();
   dirs.push(dir);
   // The token shows /readyz's details (the leases), read below.
-  return { ...testEnv(dir, await createTestDatabase()), STABLEGATE_METRICS_TOKEN: TEST_METRICS_TOKEN };
+  return {
+    ...testEnv(dir, await createTestDatabase("throwaway", opts)),
+    STABLEGATE_METRICS_TOKEN: TEST_METRICS_TOKEN,
+  };
 }
 
 describe("on PostgreSQL", () => {
@@ -55,6 +59,34 @@ describe("on PostgreSQL", () => {
       await serve.stop();
     }
   }, 120_000); // the first build of the binary takes a while
+
+  test("through PostgreSQL's Unix socket (?host=<directory>): serve and the CLI connect by it, not over TCP", async () => {
+    const env = await postgresEnv({ unixSocket: true });
+    const url = new URL(env.STABLEGATE_DATABASE_URL!);
+    expect(url.searchParams.get("host")).toStartWith("/");
+    const created = await runCli(["account", "create", "--name", "Socket Shop", "--payout-address", PAYOUT], env);
+    expect([created.code, created.stderr]).toEqual([0, ""]);
+    const serve = await startServeProcess(env);
+    try {
+      const call = api(serve.url, JSON.parse(created.stdout).api_key);
+      const payment = await call("/api/v1/payments", { body: { amount: "3.10" } });
+      expect(payment.status).toBe(201);
+      expect((await call(`/api/v1/payments/${payment.json.id}`)).json).toEqual(payment.json);
+      // Read over TCP, from the server's own view: a session on a Unix socket has no client address.
+      const tcp = new URL(url);
+      tcp.search = "";
+      const admin = new SQL(tcp.href, { max: 1 });
+      try {
+        const sessions = await admin`SELECT client_addr IS NULL AS on_socket, count(*)::int AS n FROM pg_stat_activity
+          WHERE datname = current_database() AND pid <> pg_backend_pid() GROUP BY 1`;
+        expect([...sessions].map((row) => [row.on_socket, row.n > 0])).toEqual([[true, true]]);
+      } finally {
+        await admin.close();
+      }
+    } finally {
+      await serve.stop();
+    }
+  });
 
   test("two serves share a database: one holds the chain lease, and a clean stop hands it over at once; one per data directory", async () => {
     const env = await postgresEnv();

@@ -6,6 +6,8 @@
  * (`bun test file`) starts its own. Each test takes a database of its own:
  * `const url = await createTestDatabase()`. A benchmark asks for `"durable"` instead: a server of
  * its own with PostgreSQL's defaults, so that every commit waits for the disk as in production.
+ * Each server also listens on a Unix socket in its own directory, which
+ * `createTestDatabase(durability, { unixSocket: true })` connects through.
  */
 
 import { chownSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
@@ -20,6 +22,8 @@ import { waitFor } from "./wait.ts";
 export interface PostgresServer {
   /** The superuser on the `postgres` database, password included. */
   adminUrl: string;
+  /** The directory of its Unix socket (`.s.PGSQL.<port>`). */
+  socketDir: string;
 }
 
 /**
@@ -49,6 +53,8 @@ rm -rf "$1"
 
 /** The admin URL of the run's shared throwaway server, set by `bun run test` for its test processes. */
 export const SHARED_POSTGRES = "STABLEGATE_TEST_POSTGRES_URL";
+/** And the directory of that server's Unix socket. */
+export const SHARED_POSTGRES_SOCKET = "STABLEGATE_TEST_POSTGRES_SOCKET";
 
 const servers = new Map<Durability, Promise<PostgresServer>>();
 
@@ -58,7 +64,9 @@ const servers = new Map<Durability, Promise<PostgresServer>>();
  */
 export function postgresServer(durability: Durability = "throwaway"): Promise<PostgresServer> {
   const shared = process.env[SHARED_POSTGRES];
-  if (shared && durability === "throwaway") return Promise.resolve({ adminUrl: shared });
+  if (shared && durability === "throwaway") {
+    return Promise.resolve({ adminUrl: shared, socketDir: process.env[SHARED_POSTGRES_SOCKET] ?? "" });
+  }
   let server = servers.get(durability);
   if (!server) {
     server = startServer(durability).catch((error) => {
@@ -70,9 +78,16 @@ export function postgresServer(durability: Durability = "throwaway"): Promise<Po
   return server;
 }
 
-/** A new, empty database on this process's server of that durability: its postgres:// URL. */
-export async function createTestDatabase(durability: Durability = "throwaway"): Promise<string> {
-  const { adminUrl } = await postgresServer(durability);
+/**
+ * A new, empty database on this process's server of that durability: its postgres:// URL, over
+ * TCP, or with `unixSocket` through the server's Unix socket (the libpq form, `?host=<directory>`).
+ */
+export async function createTestDatabase(
+  durability: Durability = "throwaway",
+  { unixSocket = false } = {},
+): Promise<string> {
+  const { adminUrl, socketDir } = await postgresServer(durability);
+  if (unixSocket && !socketDir) throw new Error(`${SHARED_POSTGRES_SOCKET} is not set: no socket to connect through`);
   // Unique across the test processes that share the server.
   const name = `test_${crypto.randomUUID().replaceAll("-", "")}`;
   const admin = new SQL(adminUrl, { max: 1 });
@@ -83,6 +98,7 @@ export async function createTestDatabase(durability: Durability = "throwaway"): 
   }
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
+  if (unixSocket) url.searchParams.set("host", socketDir);
   return url.href;
 }
 
@@ -134,7 +150,8 @@ async function startServer(durability: Durability): Promise<PostgresServer> {
         "-c",
         "listen_addresses=127.0.0.1",
         "-c",
-        "unix_socket_directories=",
+        // Its own directory, which the watchdog removes with everything else.
+        `unix_socket_directories=${dir}`,
         ...(durability === "throwaway" ? THROWAWAY_SETTINGS : []),
         // Every server the test processes start holds connections, and so may each CLI run.
         "-c",
@@ -153,7 +170,9 @@ async function startServer(durability: Durability): Promise<PostgresServer> {
       "PostgreSQL to accept connections",
       20,
     );
-    if (outcome === "ready") return { adminUrl: `postgres://postgres:${password}@127.0.0.1:${port}/postgres` };
+    if (outcome === "ready") {
+      return { adminUrl: `postgres://postgres:${password}@127.0.0.1:${port}/postgres`, socketDir: dir };
+    }
     const output = readFileSync(log, "utf8").trim();
     if (attempt >= 3 || !output.includes("could not bind")) {
       throw new Error(`PostgreSQL did not start on port ${port}: ${output.slice(-2_000) || "no output"}`);
