@@ -52,7 +52,8 @@ export function checkedDatabaseUrl(value: string, source: string): string {
   if (!url.hostname) {
     throw new ConfigError(
       source,
-      "the URL names no host; for a Unix socket name its directory: postgres://user:password@localhost/database?host=/var/run/postgresql",
+      "the URL names no host; for a Unix socket name its directory: " +
+        "postgres://user:password@localhost/database?host=/var/run/postgresql",
     );
   }
   return value;
