@@ -10,7 +10,10 @@
  * machine's drift between its two halves taken out.
  *
  *   bun bench/compare-builds.ts --a <binary> --b <binary> [--db sqlite|postgres] [--db-a …] [--db-b …]
- *     [--rounds 8] [--seconds 3] [--clients 32]
+ *     [--rounds 8] [--seconds 3] [--clients 32] [--tcp]
+ *
+ * As in bench/api.ts, PostgreSQL is reached through its Unix socket, or with `--tcp` over TCP on
+ * the loopback.
  */
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -40,6 +43,7 @@ const BUILDS = { a: binaryFlag("a"), b: binaryFlag("b") };
 const ENGINE = engineFlag("db", "sqlite");
 const ENGINES = { a: engineFlag("db-a", ENGINE), b: engineFlag("db-b", ENGINE) };
 const POSTGRES = ENGINES.a === "postgres" || ENGINES.b === "postgres";
+const UNIX_SOCKET = !process.argv.includes("--tcp");
 
 setTimeout(
   () => {
@@ -66,7 +70,7 @@ const servers: Server[] = [];
 try {
   for (const name of ["a", "b"] as const) servers.push(await start(name, BUILDS[name]));
   console.log(
-    `A: ${BUILDS.a} on ${ENGINES.a}\nB: ${BUILDS.b} on ${ENGINES.b}\n${CLIENTS} clients, ${SECONDS} s phases, ${ROUNDS} rounds\n`,
+    `A: ${BUILDS.a} on ${engineLabel(ENGINES.a)}\nB: ${BUILDS.b} on ${engineLabel(ENGINES.b)}\n${CLIENTS} clients, ${SECONDS} s phases, ${ROUNDS} rounds\n`,
   );
   const ratios = { creates: [] as number[], retrieves: [] as number[], cpu: [] as number[] };
   console.log(
@@ -104,7 +108,9 @@ async function start(name: "a" | "b", binary: string): Promise<Server> {
   const dir = join(root, name);
   mkdirSync(dir);
   const databaseUrl =
-    ENGINES[name as keyof typeof ENGINES] === "postgres" ? await createTestDatabase("durable") : undefined;
+    ENGINES[name as keyof typeof ENGINES] === "postgres"
+      ? await createTestDatabase("durable", { unixSocket: UNIX_SOCKET })
+      : undefined;
   const env = { ...offlineServerEnv(dir), ...(databaseUrl ? { STABLEGATE_DATABASE_URL: databaseUrl } : {}) };
   const created = Bun.spawnSync([binary, "account", "create", "--name", "Bench", "--payout-address", BENCH_PAYOUT], {
     env,
@@ -161,6 +167,11 @@ function retrieveLoad(server: Server): Promise<LoadResult> {
     request: () =>
       fetch(`${server.base}/api/v1/payments/${server.ids[next++ % server.ids.length]}`, { headers: server.headers }),
   });
+}
+
+function engineLabel(engine: string): string {
+  if (engine !== "postgres") return engine;
+  return UNIX_SOCKET ? "postgres, through its Unix socket" : "postgres, over TCP on the loopback";
 }
 
 function engineFlag(name: string, fallback: string): string {
