@@ -15,13 +15,13 @@
  * directory of its own) and spreads the clients' requests over them in turn; SQLite has one
  * server by nature. On one machine the replicas, PostgreSQL and the load generator share the same
  * cores: what two replicas gain here is the round trips to PostgreSQL one process waits out while
- * the other works, not the capacity of a second machine. After its phases it runs rounds of creates
- * on the first replica alone against all N, alternating on the same database: whether N replicas
- * make more creates than one, with the machine's drift between two runs taken out. On PostgreSQL the creates phase also
- * samples what the database's sessions wait for: a create burst of one account should never wait
- * on a lock another create holds. Each phase also reports the servers' CPU per request and, on
- * PostgreSQL, the database server's (all its processes): on a machine shared with the load
- * generator, CPU per request is where one engine's cost shows.
+ * the other works, not the capacity of a second machine. After its phases it runs rounds of
+ * creates on the first replica alone against all N, alternating on the same database: whether N
+ * replicas make more creates than one, with the machine's drift between two runs taken out. On
+ * PostgreSQL the creates phase also samples what the database's sessions wait for: a create burst
+ * of one account should never wait on a lock another create holds. Each phase also reports the
+ * servers' CPU per request and, on PostgreSQL, the database server's (all its processes): on a
+ * machine shared with the load generator, CPU per request is where one engine's cost shows.
  *
  * `--binary PATH` benchmarks another build (an older commit's, built beside this one) with this
  * same script, for comparisons made in one sitting.
@@ -70,6 +70,8 @@ interface EngineResults {
   retrieves: LoadResult;
   floor: LoadResult;
   log: string;
+  /** With --replicas N: the rounds of one replica against N, as lines to print. */
+  scaling?: string[];
 }
 
 const ROOT = resolve(import.meta.dir, "..");
@@ -124,7 +126,6 @@ console.log(
     "include the client's own CPU use; compare them with each other rather than read them as capacity.",
 );
 
-let scaling: string[] = [];
 const measured = await benchEngines();
 const [barePost, bareGet] = await benchBareElysia();
 
@@ -167,7 +168,8 @@ if (cpuRows.length > 0) {
     );
 }
 
-if (scaling.length > 0) console.log(`\n${scaling.join("\n")}`);
+const scaling = measured.postgres?.scaling;
+if (scaling) console.log(`\n${scaling.join("\n")}`);
 
 const ratio = (a: LoadResult, b: LoadResult) => `${(a.perSecond / b.perSecond).toFixed(1)}x`.padStart(11);
 const engines = ENGINES.map((engine) => measured[engine]!);
@@ -207,8 +209,7 @@ async function benchEngines(): Promise<Partial<Record<Engine, EngineResults>>> {
       const retrieves = await retrievesOn(s);
       phases.set(s.engine, { creates: creates.get(s)!, retrieves, log: summariseServerLog(s.log) });
     }
-    const replicated = served.find((s) => s.servers.length > 1);
-    if (replicated) scaling = await scalingOf(replicated);
+    for (const s of served) if (s.servers.length > 1) phases.get(s.engine)!.scaling = await scalingOf(s);
   } finally {
     for (const s of served) for (const server of s.servers) await stopChild(server);
   }
