@@ -40,14 +40,7 @@ describe("on PostgreSQL", () => {
       if (code !== 0) throw new Error(`stablegate ${args.join(" ")}: ${code} ${err}`);
       return JSON.parse(out);
     };
-    const { api_key } = await run([
-      "account",
-      "create",
-      "--name",
-      "Binary Shop",
-      "--payout-address",
-      `0x${"22".repeat(20)}`,
-    ]);
+    const { api_key } = await run(["account", "create", "--name", "Binary Shop", "--payout-address", PAYOUT]);
     const serve = await startServeProcess(env, { command: [binary, "serve"] });
     try {
       const call = api(serve.url, api_key);
