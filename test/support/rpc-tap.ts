@@ -12,10 +12,17 @@ export interface RpcTap {
   onNextSendTo(to: Address, fn: () => Promise<void>): Promise<Hex>;
   /** As onNextSendTo, but the node never gets that transaction: `fn` runs in its stead (a crash before the send). */
   withholdNextSendTo(to: Address, fn: () => Promise<void>): Promise<Hex>;
+  /** The params of every call of `method` asked so far, in order. */
+  asked(method: string): unknown[][];
   /** Every eth_getLogs block range asked so far, in order, with the error answered in the node's stead (`refuseLogs`). */
   logsAsked: Array<{ from: number; to: number; refused?: string }>;
   /** The next `times` receipts of `hash` the node has are answered as not found, as by a backend behind the one that mined it. */
   lagReceipt(hash: Hex, times: number): void;
+  /**
+   * Once, when the node first answers a receipt of `hash` as mined: runs `fn` before that answer
+   * is passed on, so whoever asked goes on only after it. Resolves once `fn` has run.
+   */
+  holdReceipt(hash: Hex, fn: () => Promise<void>): Promise<void>;
   /** How many receipts lagReceipt has hidden so far. */
   readonly receiptsHidden: number;
   stop(): void;
@@ -34,8 +41,10 @@ export function startRpcTap(
   opts: { callsBlocksBehind?: number; refuseLogs?: (from: number, to: number) => string | undefined } = {},
 ): RpcTap {
   const logsAsked: RpcTap["logsAsked"] = [];
+  const calls: Call[] = [];
   const lagging = new Map<string, number>();
   let receiptsHidden = 0;
+  let holding: { hash: string; fn: () => Promise<void>; done: () => void } | null = null;
   let hook: { to: Address; fn: () => Promise<void>; sent: (hash: Hex) => void; withhold: boolean } | null = null;
   const ask = (body: string) =>
     fetch(upstream, { method: "POST", headers: { "content-type": "application/json" }, body });
@@ -74,6 +83,16 @@ export function startRpcTap(
     return JSON.stringify({ jsonrpc: "2.0", id: call.id, result: null });
   }
 
+  /** Runs holdReceipt's `fn` if this is the first answer showing its receipt mined. */
+  async function held(call: Call, text: string): Promise<void> {
+    const armed = holding;
+    if (!armed || String(call.params?.[0]).toLowerCase() !== armed.hash) return;
+    if ((JSON.parse(text) as { result?: unknown }).result == null) return;
+    holding = null;
+    await armed.fn();
+    armed.done();
+  }
+
   /** The eth_sendRawTransaction to `to` among the call(s), if any. */
   const sendTo = (parsed: Call | Call[], to: Address) =>
     [parsed]
@@ -90,6 +109,7 @@ export function startRpcTap(
     async fetch(req) {
       let body = await req.text();
       const parsed = JSON.parse(body) as Call | Call[];
+      calls.push(...[parsed].flat());
       const refusal = Array.isArray(parsed) ? undefined : logsRefusal(parsed);
       if (refusal && !Array.isArray(parsed))
         return Response.json({ jsonrpc: "2.0", id: parsed.id, error: { code: -32000, message: refusal } });
@@ -111,7 +131,10 @@ export function startRpcTap(
       }
       const answer = await ask(body);
       let text = await answer.text();
-      if (!Array.isArray(parsed) && parsed.method === "eth_getTransactionReceipt") text = lagged(parsed, text);
+      if (!Array.isArray(parsed) && parsed.method === "eth_getTransactionReceipt") {
+        text = lagged(parsed, text);
+        await held(parsed, text);
+      }
       const armed = hook;
       if (armed) {
         const sent = sendTo(parsed, armed.to);
@@ -128,8 +151,10 @@ export function startRpcTap(
     url: `http://127.0.0.1:${server.port}`,
     onNextSendTo: (to, fn) => new Promise<Hex>((sent) => void (hook = { to, fn, sent, withhold: false })),
     withholdNextSendTo: (to, fn) => new Promise<Hex>((sent) => void (hook = { to, fn, sent, withhold: true })),
+    asked: (method) => calls.filter((c) => c.method === method).map((c) => c.params ?? []),
     logsAsked,
     lagReceipt: (hash, times) => void lagging.set(hash.toLowerCase(), times),
+    holdReceipt: (hash, fn) => new Promise<void>((done) => void (holding = { hash: hash.toLowerCase(), fn, done })),
     get receiptsHidden() {
       return receiptsHidden;
     },

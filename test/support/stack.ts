@@ -315,11 +315,19 @@ async function createStack(opts: StackOptions, chain: TestChain, dataDir: string
     waitFor: (fn, timeoutMs, what) => waitFor(fn, timeoutMs, what),
     mineUntil,
     async waitForStatus(id, status, { mine = false, timeoutMs = 15_000 } = {}) {
+      let seen = "never read";
       const check = async () => {
         const payment = await stack.getPayment(id);
+        seen = payment.status;
         return payment.status === status ? payment : undefined;
       };
-      return mine ? mineUntil(check, timeoutMs, `status ${status}`) : waitFor(check, timeoutMs, `status ${status}`);
+      const waiting = mine
+        ? mineUntil(check, timeoutMs, `status ${status}`)
+        : waitFor(check, timeoutMs, `status ${status}`);
+      // What it was instead says where it stuck.
+      return waiting.catch((error: Error) => {
+        throw new Error(`${error.message}; the payment's status was ${seen}`);
+      });
     },
     activity() {
       if (!inProcess)

@@ -297,8 +297,8 @@ export function createSettler(deps: SettlerDeps) {
         fee_recipient: skipped.args.feeRecipient,
       });
     // A call to a factory without code "succeeds" without its event: a reorg may have taken the
-    // factory's deployment. Look again before the next settlement.
-    else factoryReady = false;
+    // factory's deployment. Look again before the next settlement is sent.
+    if (receipt.status === "success" && !settled) factoryReady = false;
   }
 
   /** A settlement not mined yet: rebroadcast it, or outbid it when it is stuck on its fee. */
@@ -347,6 +347,14 @@ export function createSettler(deps: SettlerDeps) {
       state.balance = await client.getBalance({ address: account.address });
       state.balanceAt = clock.now();
     }
+    const open = await chain.openSettlements();
+    if (open.length > 0 || (await young.any())) {
+      const depth = await deps.depth.read();
+      for (const settlement of open) await follow(settlement, depth);
+      await young.check(depth);
+    }
+    // After following: a settlement that found its factory gone must keep this round's
+    // settlements from going the same way, each paying gas to an address without code.
     if (!factoryReady) {
       const deployer = { publicClient: client, walletClient: wallet, nonces: deps.nonces };
       // Version 3 makes every new payment's address; older payments still settle through theirs.
@@ -354,12 +362,6 @@ export function createSettler(deps: SettlerDeps) {
       await ensureFactoryFor(1, deployer);
       if (deps.factoryV2) await ensureFactoryFor(2, deployer);
       factoryReady = true;
-    }
-    const open = await chain.openSettlements();
-    if (open.length > 0 || (await young.any())) {
-      const depth = await deps.depth.read();
-      for (const settlement of open) await follow(settlement, depth);
-      await young.check(depth);
     }
     for (const row of await payments.awaitingSettlement(clock.now(), {
       floor: deps.sweepFloor,
