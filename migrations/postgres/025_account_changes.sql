@@ -1,8 +1,8 @@
 -- A version of everything an API key's authentication reads (the key's revocation, its account's
--- name, payout address, fee and speed), moved on by triggers at every change. The SQLite server
--- caches keys against it (src/accounts/key-cache.ts); on PostgreSQL, where reading it would cost a
--- round trip like reading the key, nothing caches keys, and the table is kept so that both stores
--- have one schema (test/db/postgres-schema.test.ts) and `db copy` finds it on both sides.
+-- name, payout address, fee and speed), moved on by triggers at every change. Every read of a key
+-- reads it too (src/accounts/key-cache.ts): the SQLite server checks its cached keys against it on
+-- every request; on PostgreSQL a payment create's INSERT stores the payment only while it is still
+-- the version its key was read at (src/payments/insert-store.ts).
 CREATE TABLE account_changes (
   id  BIGINT PRIMARY KEY CHECK (id = 1),
   n   BIGINT NOT NULL

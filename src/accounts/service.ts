@@ -20,6 +20,11 @@ export interface Account {
    * (a session, the CLI).
    */
   keyId?: string;
+  /**
+   * With `keyId`: the version of keys and accounts that key was read at (`KeyWithAccount.version`).
+   * A create stores its payment only while it is still the version (src/payments/insert-store.ts).
+   */
+  keyVersion?: number;
 }
 
 export interface ApiKeyInfo {
@@ -97,6 +102,7 @@ export function createAccountsService({ store, clock, ids, defaultSpeed = "stand
       feeBps: row.fee_bps,
       speed: row.speed,
       keyId: row.id,
+      keyVersion: row.version,
     };
   }
 

@@ -28,6 +28,11 @@ export interface KeyWithAccount extends Pick<ApiKeyRow, "id" | "key_hash" | "rev
   payout_address: string;
   fee_bps: number | null;
   speed: Speed | null;
+  /**
+   * The version of everything a key's authentication reads (migration 025's `account_changes`,
+   * moved by triggers at every revocation and account change), read in the same statement.
+   */
+  version: number;
 }
 
 export type AccountStore = ReturnType<typeof createAccountStore>;
@@ -65,7 +70,8 @@ export function createAccountStore(db: Db) {
     findKeyByHash: (hash: string) =>
       db.get<KeyWithAccount>(
         sql`SELECT k.id, k.key_hash, k.revoked_at, k.last_used_at,
-                   a.id AS account_id, a.name AS account_name, a.payout_address, a.fee_bps, a.speed
+                   a.id AS account_id, a.name AS account_name, a.payout_address, a.fee_bps, a.speed,
+                   (SELECT n FROM account_changes) AS version
               FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.key_hash = ${hash}`,
       ),
     listKeys: (accountId?: string) =>

@@ -23,6 +23,7 @@ type KeyColumns = {
   key_payout_address: string;
   key_fee_bps: bigint | null;
   key_speed: Speed | null;
+  key_version: bigint;
 };
 const RECORD_COLUMNS = [
   "reversed_id",
@@ -56,7 +57,8 @@ export function createRetrieveStore(db: Db) {
       const rows = await db.all<KeyColumns & PaymentRow & Record<`t_${(typeof RECORD_COLUMNS)[number]}`, unknown>>(
         sql`SELECT k.id AS key_id, k.key_hash, k.revoked_at AS key_revoked_at, k.last_used_at AS key_last_used_at,
                    a.id AS key_account_id, a.name AS key_account_name, a.payout_address AS key_payout_address,
-                   a.fee_bps AS key_fee_bps, a.speed AS key_speed, p.*, ${TRANSFER_SELECT}
+                   a.fee_bps AS key_fee_bps, a.speed AS key_speed, (SELECT n FROM account_changes) AS key_version,
+                   p.*, ${TRANSFER_SELECT}
               FROM api_keys k
               JOIN accounts a ON a.id = k.account_id
               LEFT JOIN payments p ON p.id = ${paymentId} AND p.account_id = k.account_id AND k.revoked_at IS NULL
@@ -76,6 +78,7 @@ export function createRetrieveStore(db: Db) {
         payout_address: first.key_payout_address,
         fee_bps: first.key_fee_bps === null ? null : Number(first.key_fee_bps),
         speed: first.key_speed,
+        version: Number(first.key_version),
       };
       return { key, ...paymentWithRecord(rows) };
     },

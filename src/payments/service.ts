@@ -133,12 +133,9 @@ export function createPaymentsService(deps: PaymentsDeps) {
       created_at: now,
       updated_at: now,
     };
-    // Asked for with an API key: stored only while the key and the terms it gave still hold.
-    const terms = account.keyId
-      ? { keyId: account.keyId, payoutAddress: account.payoutAddress, feeBps: account.feeBps, speed: account.speed }
-      : undefined;
     const insertRow = async () => {
-      const inserted = await store.insert(row, terms);
+      // Asked for with an API key: stored only while the key and the terms it gave still hold.
+      const inserted = await store.insert(row, account.keyVersion);
       if (!inserted) throw new KeyChangedError();
       return inserted;
     };

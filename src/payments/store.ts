@@ -3,7 +3,7 @@ import { INT64_MAX } from "../db/int64.ts";
 import { checksummed } from "../lib/keccak.ts";
 import { splitFee } from "../lib/money.ts";
 import type { Speed } from "../lib/speed.ts";
-import { conditionalInsert, type KeyTerms, plainInsert } from "./insert-store.ts";
+import { conditionalInsert, plainInsert } from "./insert-store.ts";
 import { createStatusCountStore } from "./status-count-store.ts";
 
 /** A payments row as stored. Amounts are bigint micro-USDC; times are epoch milliseconds. */
@@ -143,16 +143,16 @@ export function createPaymentStore(db: Db) {
      * checks the row against a read of it). Reading the whole row back cost every create about a
      * tenth of its insert.
      *
-     * On PostgreSQL, with `terms`, the payment is stored only while the API key it was asked for
-     * with is live and its account's terms are still those the row was built from, in the same
-     * statement: null when they are not (nothing stored). The create took the key from the cache
-     * (src/accounts/key-cache.ts); this makes a revocation or a new payout bite on the very next
-     * create. SQLite's create checked the key's version in this process for this request, so
+     * On PostgreSQL, with `keyVersion` (the version of keys and accounts the API key it was asked
+     * for with was read at), the payment is stored only while that is still the version, in the
+     * same statement: null when it is not (nothing stored). The create may have taken the key from
+     * the cache (src/accounts/key-cache.ts); this makes a revocation or a new payout bite on the
+     * very next create. SQLite's create checked the key's version in this process for this request, so
      * it inserts as it is: INSERT ... SELECT, which the condition needs, costs SQLite twice an
      * INSERT ... VALUES (measured on this schema, in batches of 50: 130 µs against 60).
      */
-    async insert(row: NewPaymentRow, terms?: KeyTerms): Promise<PaymentRow | null> {
-      const inserted = await db.get<{ seq: number }>(insertStatement(row, terms ?? null));
+    async insert(row: NewPaymentRow, keyVersion?: number): Promise<PaymentRow | null> {
+      const inserted = await db.get<{ seq: number }>(insertStatement(row, keyVersion ?? null));
       return inserted ? { ...row, ...NEW_PAYMENT_DEFAULTS, seq: Number(inserted.seq) } : null;
     },
     findForAccount: async (id: string, accountId: string) =>

@@ -2,9 +2,9 @@
  * A key revoked, or an account changed, by another process (the CLI on SQLite, another replica on
  * PostgreSQL) is what the next request to a server that had just used the key sees
  * (src/accounts/key-cache.ts): a read on SQLite through the cache's version check, on PostgreSQL
- * by reading the key each time; a payment create on either engine through its insert, which
- * stores the payment only while the cached key and its account's terms hold, and is made again
- * from a fresh read when they do not.
+ * by reading the key each time; a payment create on PostgreSQL through its insert, which stores
+ * the payment only while the version its key was read at holds, and is made again from a fresh
+ * read when it does not.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createAccountsService } from "../../src/accounts/service.ts";
@@ -115,6 +115,26 @@ describe.each(["sqlite", "postgres"] as const)("%s", (engine) => {
       sql`SELECT amount FROM payments WHERE account_id = ${account.accountId}`,
     );
     expect(stored.map((row) => row.amount)).toEqual([1_000_000, 1_000_000, 1_000_000]);
+  });
+
+  test("a change to another account leaves this one's next create as it was: made once, on its own terms", async () => {
+    const account = await server.createAccount();
+    const other = await server.createAccount();
+    const merchant = api(server.url, account.apiKey);
+    expect((await merchant("/api/v1/payments", { body: { amount: "1.00" } })).status).toBe(201);
+    // Moves the version every cached key was read at (on PostgreSQL the insert then finds it moved).
+    await elsewhere.setSpeed(other.accountId, "fast");
+    const after = await merchant("/api/v1/payments", { body: { amount: "4.00" } });
+    expect(after.status).toBe(201);
+    const rows = await server.running.db.all<{ amount: number; speed: string; account_id: string }>(
+      sql`SELECT amount, speed, account_id FROM payments WHERE account_id IN (${account.accountId}, ${other.accountId})
+           ORDER BY amount`,
+    );
+    expect(rows).toEqual([
+      { amount: 1_000_000, speed: after.json.speed, account_id: account.accountId },
+      { amount: 4_000_000, speed: after.json.speed, account_id: account.accountId },
+    ]);
+    expect(after.json.speed).not.toBe("fast");
   });
 
   test("a create with an Idempotency-Key made while the account changed is made once, for the new terms", async () => {
