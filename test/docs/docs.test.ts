@@ -135,32 +135,13 @@ async function documentNames(): Promise<{ summaries: string[]; operationIds: str
 }
 
 describe("the reference in a browser", () => {
-  test("renders every operation and webhook of /openapi.json with no CSP violation, at desktop and phone sizes", async () => {
-    // The browser sees the server at its public address (TEST_BASE_URL, the `servers` entry of
-    // the document) as a merchant's would, not at 127.0.0.1; every request is passed to the real
-    // server over HTTP, anything for another origin is refused.
-    const origin = new URL(TEST_BASE_URL).origin;
-    const context = await rig.browser.newContext({ viewport: DESKTOP });
-    const requested: string[] = [];
-    await context.route("**/*", async (route) => {
-      const url = new URL(route.request().url());
-      requested.push(url.href);
-      if (url.origin !== origin) return route.abort("blockedbyclient");
-      const forward = () => route.fetch({ url: `${rig.server.url}${url.pathname}${url.search}` });
-      // Playwright may reuse a kept-alive connection the server is closing as idle: a reset is sent again once.
-      const response = await forward().catch((error) =>
-        /ECONNRESET/.test(String(error)) ? forward() : Promise.reject(error),
-      );
-      return route.fulfill({ response });
-    });
-    const violations = await watchViolations(context);
-    const page = await context.newPage();
-    const problems = collectProblems(page);
-
-    await page.goto(`${origin}/docs`);
-    await page.getByText("Create a payment", { exact: true }).first().waitFor();
+  // Three tests, each on a page of its own: one rendering of Swagger UI's bundle is seconds of a
+  // shared core, and a single test doing all three ran out of time on a loaded machine.
+  test("renders every operation and webhook of /openapi.json with no CSP violation", async () => {
+    const reference = await openReference(DESKTOP);
+    const { page } = reference;
     expect(await page.title()).toBe("Stablegate API reference");
-    expect(requested).toContain(`${origin}/openapi.json`);
+    expect(reference.requested).toContain(`${reference.origin}/openapi.json`);
 
     const { summaries, operationIds, webhooks } = await documentNames();
     expect(summaries.length).toBeGreaterThan(10);
@@ -173,8 +154,13 @@ describe("the reference in a browser", () => {
     expect(shownIds.length).toBe(operationIds.length);
     expect(shownIds.toSorted()).toEqual(operationIds.toSorted());
     await screenshot(page, "docs-desktop");
+    await reference.close();
+  });
 
-    // What a developer does first: open an operation and a webhook, give the key, try a call.
+  test("what a developer does first: opens an operation and a webhook, gives the key, tries a call", async () => {
+    const reference = await openReference(DESKTOP);
+    const { page } = reference;
+    const { webhooks } = await documentNames();
     await expandOperation(page, "Create a payment");
     await expect(page.getByText("Idempotency-Key").first().isVisible()).resolves.toBe(true);
     await page.locator(".opblock-summary").filter({ hasText: webhooks[0]! }).first().click();
@@ -197,10 +183,12 @@ describe("the reference in a browser", () => {
     const answer = await list.locator(".live-responses-table .response").first().innerText();
     expect(answer).toStartWith("200");
     expect(answer).toContain('"has_more": false');
+    await reference.close();
+  });
 
-    await page.setViewportSize(PHONE);
-    await page.goto(`${origin}/docs`);
-    await page.getByText("Create a payment", { exact: true }).first().waitFor();
+  test("fits a phone: no operation id squeezed beside the summary, nothing wider than the screen", async () => {
+    const reference = await openReference(PHONE);
+    const { page } = reference;
     // The operation id has no room beside path and summary on a phone (it broke mid-word).
     await expect(page.locator(".opblock-summary-operation-id").first().isVisible()).resolves.toBe(false);
     await screenshot(page, "docs-phone");
@@ -209,13 +197,55 @@ describe("the reference in a browser", () => {
     await expandOperation(page, "Create a payment");
     const width = await page.evaluate(() => document.documentElement.scrollWidth);
     expect(width).toBeLessThanOrEqual(PHONE.width);
-
-    expect(await violations()).toEqual([]);
-    expect(problems).toEqual([]);
-    expect(requested.filter((url) => new URL(url).origin !== origin)).toEqual([]);
-    await context.close();
+    await reference.close();
   });
 });
+
+interface Reference {
+  origin: string;
+  page: Page;
+  /** Every URL the page asked for. */
+  requested: string[];
+  /** Checks that the page reported no CSP violation, console error or request elsewhere, then closes it. */
+  close(): Promise<void>;
+}
+
+/** /docs rendered at `viewport`, once "Create a payment" shows. */
+async function openReference(viewport: { width: number; height: number }): Promise<Reference> {
+  // The browser sees the server at its public address (TEST_BASE_URL, the `servers` entry of
+  // the document) as a merchant's would, not at 127.0.0.1; every request is passed to the real
+  // server over HTTP, anything for another origin is refused.
+  const origin = new URL(TEST_BASE_URL).origin;
+  const context = await rig.browser.newContext({ viewport });
+  const requested: string[] = [];
+  await context.route("**/*", async (route) => {
+    const url = new URL(route.request().url());
+    requested.push(url.href);
+    if (url.origin !== origin) return route.abort("blockedbyclient");
+    const forward = () => route.fetch({ url: `${rig.server.url}${url.pathname}${url.search}` });
+    // Playwright may reuse a kept-alive connection the server is closing as idle: a reset is sent again once.
+    const response = await forward().catch((error) =>
+      /ECONNRESET/.test(String(error)) ? forward() : Promise.reject(error),
+    );
+    return route.fulfill({ response });
+  });
+  const violations = await watchViolations(context);
+  const page = await context.newPage();
+  const problems = collectProblems(page);
+  await page.goto(`${origin}/docs`);
+  await page.getByText("Create a payment", { exact: true }).first().waitFor();
+  return {
+    origin,
+    page,
+    requested,
+    close: async () => {
+      expect(await violations()).toEqual([]);
+      expect(problems).toEqual([]);
+      expect(requested.filter((url) => new URL(url).origin !== origin)).toEqual([]);
+      await context.close();
+    },
+  };
+}
 
 async function expandOperation(page: Page, summary: string): Promise<void> {
   await page.locator(".opblock-summary").filter({ hasText: summary }).first().click();
