@@ -27,6 +27,23 @@ import { PrereqError, requireChromium, requirePoppler, requirePostgres } from ".
 const ROOT = resolve(import.meta.dir, "..");
 const BUN = process.execPath;
 
+/**
+ * Files under test/chain/ that open no database: the contracts on anvil, their compilation (solc,
+ * seconds of a core) and the chain's pure parts. A second run of them would test nothing new.
+ */
+const NO_DATABASE = new Set(
+  [
+    "artifacts",
+    "backoff",
+    "deposit-factory",
+    "deposit-factory-v2",
+    "deposit-factory-v3",
+    "deposit-terms",
+    "explorer",
+    "test-usdc-eip3009",
+  ].map((name) => `test/chain/${name}.test.ts`),
+);
+
 /** Suites run a second time on PostgreSQL: the API, refunds, webhooks, and the chain side (watchers, settlement, crashes). */
 const ON_POSTGRES = [
   "test/payments/",
@@ -40,7 +57,7 @@ const ON_POSTGRES = [
   "test/accounts/",
   "test/users/",
   // The chain side's own suites (watchers, settlement, crashes); bridging/, redeeming/ and recovering/ run once.
-  ...[...new Glob("test/chain/*.test.ts").scanSync(ROOT)].sort(),
+  ...[...new Glob("test/chain/*.test.ts").scanSync(ROOT)].filter((file) => !NO_DATABASE.has(file)).sort(),
   "test/chain/watching/",
   "test/chain/settling/",
 ];
