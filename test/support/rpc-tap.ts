@@ -23,6 +23,14 @@ export interface RpcTap {
    * is passed on, so whoever asked goes on only after it. Resolves once `fn` has run.
    */
   holdReceipt(hash: Hex, fn: () => Promise<void>): Promise<void>;
+  /**
+   * Runs `fn` (a change to the node, such as anvil_reorg) with no call at the node: calls that
+   * arrive meanwhile wait for it, and those already there are answered first. Whoever talks
+   * through the tap sees the node before `fn` and after it, never in between, as a real node's
+   * switch to another branch is seen; anvil_reorg rolls back and mines the new blocks one at a
+   * time, and eth_blockNumber asked during a reorg of 13 blocks answered every height between.
+   */
+  atomically<T>(fn: () => Promise<T>): Promise<T>;
   /** How many receipts lagReceipt has hidden so far. */
   readonly receiptsHidden: number;
   stop(): void;
@@ -103,50 +111,81 @@ export function startRpcTap(
           parseTransaction(c.params![0] as Hex).to?.toLowerCase() === to.toLowerCase(),
       );
 
+  let gate: Promise<void> | null = null;
+  let atNode = 0;
+  let drained: (() => void) | null = null;
+
+  async function atomically<T>(fn: () => Promise<T>): Promise<T> {
+    while (gate) await gate;
+    let open = () => {};
+    gate = new Promise<void>((resolve) => void (open = resolve));
+    try {
+      if (atNode > 0) await new Promise<void>((resolve) => void (drained = resolve));
+      return await fn();
+    } finally {
+      gate = null;
+      open();
+    }
+  }
+
   const server = Bun.serve({
     hostname: "127.0.0.1",
     port: 0,
     async fetch(req) {
-      let body = await req.text();
-      const parsed = JSON.parse(body) as Call | Call[];
-      calls.push(...[parsed].flat());
-      const refusal = Array.isArray(parsed) ? undefined : logsRefusal(parsed);
-      if (refusal && !Array.isArray(parsed))
-        return Response.json({ jsonrpc: "2.0", id: parsed.id, error: { code: -32000, message: refusal } });
-      if (opts.callsBlocksBehind)
-        body = JSON.stringify(Array.isArray(parsed) ? await Promise.all(parsed.map(behind)) : await behind(parsed));
-      if (hook?.withhold) {
-        const armed = hook;
-        const sent = sendTo(parsed, armed.to);
-        if (sent) {
-          hook = null;
-          await armed.fn();
-          armed.sent(keccak256(sent.params![0] as Hex));
-          return Response.json({
-            jsonrpc: "2.0",
-            id: sent.id,
-            error: { code: -32000, message: "withheld by the tap" },
-          });
+      while (gate) await gate;
+      atNode++;
+      try {
+        return await pass(req);
+      } finally {
+        if (--atNode === 0 && drained) {
+          drained();
+          drained = null;
         }
       }
-      const answer = await ask(body);
-      let text = await answer.text();
-      if (!Array.isArray(parsed) && parsed.method === "eth_getTransactionReceipt") {
-        text = lagged(parsed, text);
-        await held(parsed, text);
-      }
-      const armed = hook;
-      if (armed) {
-        const sent = sendTo(parsed, armed.to);
-        if (sent) {
-          hook = null;
-          await armed.fn();
-          armed.sent(keccak256(sent.params![0] as Hex));
-        }
-      }
-      return new Response(text, { status: answer.status, headers: { "content-type": "application/json" } });
     },
   });
+
+  async function pass(req: Request): Promise<Response> {
+    let body = await req.text();
+    const parsed = JSON.parse(body) as Call | Call[];
+    calls.push(...[parsed].flat());
+    const refusal = Array.isArray(parsed) ? undefined : logsRefusal(parsed);
+    if (refusal && !Array.isArray(parsed))
+      return Response.json({ jsonrpc: "2.0", id: parsed.id, error: { code: -32000, message: refusal } });
+    if (opts.callsBlocksBehind)
+      body = JSON.stringify(Array.isArray(parsed) ? await Promise.all(parsed.map(behind)) : await behind(parsed));
+    if (hook?.withhold) {
+      const armed = hook;
+      const sent = sendTo(parsed, armed.to);
+      if (sent) {
+        hook = null;
+        await armed.fn();
+        armed.sent(keccak256(sent.params![0] as Hex));
+        return Response.json({
+          jsonrpc: "2.0",
+          id: sent.id,
+          error: { code: -32000, message: "withheld by the tap" },
+        });
+      }
+    }
+    const answer = await ask(body);
+    let text = await answer.text();
+    if (!Array.isArray(parsed) && parsed.method === "eth_getTransactionReceipt") {
+      text = lagged(parsed, text);
+      await held(parsed, text);
+    }
+    const armed = hook;
+    if (armed) {
+      const sent = sendTo(parsed, armed.to);
+      if (sent) {
+        hook = null;
+        await armed.fn();
+        armed.sent(keccak256(sent.params![0] as Hex));
+      }
+    }
+    return new Response(text, { status: answer.status, headers: { "content-type": "application/json" } });
+  }
+
   return {
     url: `http://127.0.0.1:${server.port}`,
     onNextSendTo: (to, fn) => new Promise<Hex>((sent) => void (hook = { to, fn, sent, withhold: false })),
@@ -155,6 +194,7 @@ export function startRpcTap(
     logsAsked,
     lagReceipt: (hash, times) => void lagging.set(hash.toLowerCase(), times),
     holdReceipt: (hash, fn) => new Promise<void>((done) => void (holding = { hash: hash.toLowerCase(), fn, done })),
+    atomically,
     get receiptsHidden() {
       return receiptsHidden;
     },
