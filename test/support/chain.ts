@@ -16,6 +16,7 @@ import {
 import { privateKeyToAccount } from "viem/accounts";
 import { foundry } from "viem/chains";
 import { type Artifact, artifacts } from "../../src/chain/contracts.ts";
+import type { Anvil } from "../../src/dev/anvil.ts";
 import { waitFor } from "./wait.ts";
 
 export type TestWallet = WalletClient<Transport, Chain, Account>;
@@ -87,3 +88,14 @@ export const testTokenAbi = parseAbi([
   "function blocked(address) view returns (bool)",
   "event Transfer(address indexed from, address indexed to, uint256 value)",
 ]);
+
+/**
+ * What a reorg past their deployment leaves of contracts: no code and no nonce at each address,
+ * as if the blocks that deployed them were gone.
+ */
+export async function undeploy(anvil: Pick<Anvil, "rpc">, addresses: Address[]): Promise<void> {
+  for (const address of addresses) {
+    await anvil.rpc("anvil_setCode", [address, "0x"]);
+    await anvil.rpc("anvil_setNonce", [address, "0x0"]);
+  }
+}

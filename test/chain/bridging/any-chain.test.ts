@@ -25,7 +25,7 @@ import {
   untilBridge,
   untilStatus,
 } from "../../support/bridging.ts";
-import { atNode } from "../../support/chain.ts";
+import { atNode, undeploy } from "../../support/chain.ts";
 import { attestedBurn, type CrossChainStack, LOCAL_SOURCE, startCrossChainStack } from "../../support/crosschain.ts";
 import { createDashboardUser, signIn } from "../../support/dashboard.ts";
 import { usdc } from "../../support/test-chain.ts";
@@ -344,15 +344,9 @@ describe("a source chain whose deposit factory went away (a reorg took its deplo
     await payOnSource(x, first.deposit_address, usdc("5.00"));
     await untilStatus(x, first.id, "confirmed");
 
-    // Then its deployment is gone, as a reorg past it would leave the chain: no code, no nonce,
-    // for the factory and for the forwarder it created.
-    const rpc = (method: string, params: unknown[]) =>
-      x.source.publicClient.request({ method, params } as never) as Promise<unknown>;
-    // The factory new payments bridge through (version 3).
-    for (const address of [factoryV3Address, forwarderV3Address]) {
-      await rpc("anvil_setCode", [address, "0x"]);
-      await rpc("anvil_setNonce", [address, "0x0"]);
-    }
+    // Then a reorg takes the deployment of the factory new payments bridge through (version 3)
+    // and of the forwarder it created.
+    await undeploy(x.local.source, [factoryV3Address, forwarderV3Address]);
 
     const second = await x.stack.createPayment({ amount: "6.00" });
     await payOnSource(x, second.deposit_address, usdc("6.00"));

@@ -22,7 +22,7 @@ import { factoryV3Address, forwarderV3Address } from "../../../src/chain/deposit
 import { sentWith } from "../../../src/chain/relayer-fees.ts";
 import { runAccountCommand } from "../../../src/cli/accounts.ts";
 import { CCTP_DEPLOYER_KEY, cctpAddresses, testTokenMessengerV2Abi } from "../../../src/dev/cctp-rig.ts";
-import { mined } from "../../support/chain.ts";
+import { mined, undeploy } from "../../support/chain.ts";
 import { type CrossChainStack, LOCAL_SOURCE, startCrossChainStack } from "../../support/crosschain.ts";
 import { asVersion1 } from "../../support/legacy-payments.ts";
 import { api } from "../../support/server.ts";
@@ -359,11 +359,7 @@ describe("a source chain reorg that takes the deposit factory", () => {
     const payment = await stack.createPayment({ amount: "5.00" });
     const deposit = getAddress(payment.deposit_address);
     const token = await strayTokenOnSource(x, deposit, 4_000n, 6);
-    // What a reorg leaves behind when the blocks that deployed the factory are gone.
-    for (const address of [factoryV3Address, forwarderV3Address]) {
-      await x.local.source.rpc("anvil_setCode", [address, "0x"]);
-      await x.local.source.rpc("anvil_setNonce", [address, "0x0"]);
-    }
+    await undeploy(x.local.source, [factoryV3Address, forwarderV3Address]);
 
     const waiting = await recover(payment.id, { chain: LOCAL_SOURCE.name, token });
     expect(waiting.status).toBe(503);

@@ -11,6 +11,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { factoryOf } from "../../../src/chain/deposit-terms.ts";
 import { forwarderV3Address } from "../../../src/chain/deposit-v3.ts";
+import { undeploy } from "../../support/chain.ts";
 import { type RpcTap, startRpcTap } from "../../support/rpc-tap.ts";
 import { type Stack, startStack } from "../../support/stack.ts";
 import { startChain, type TestChain, usdc } from "../../support/test-chain.ts";
@@ -45,11 +46,7 @@ test("the round that finds the factory gone deploys it again before it sends the
     first.id,
   );
   const factory = factoryOf(row!);
-  // What a reorg leaves behind when the blocks that deployed the factory are gone.
-  for (const address of [factory, forwarderV3Address]) {
-    await chain.anvil.rpc("anvil_setCode", [address, "0x"]);
-    await chain.anvil.rpc("anvil_setNonce", [address, "0x0"]);
-  }
+  await undeploy(chain.anvil, [factory, forwarderV3Address]);
 
   const held = tap.holdReceipt(sent, async () => {
     await stack.pay(second.deposit_address, usdc("5.00"), { wait: false });

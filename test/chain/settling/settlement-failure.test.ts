@@ -6,7 +6,7 @@
 import { expect, test } from "bun:test";
 import { factoryOf } from "../../../src/chain/deposit-terms.ts";
 import { forwarderV3Address } from "../../../src/chain/deposit-v3.ts";
-import { testTokenAbi } from "../../support/chain.ts";
+import { testTokenAbi, undeploy } from "../../support/chain.ts";
 import { useStack } from "../../support/per-file.ts";
 import { usdc } from "../../support/test-chain.ts";
 import { settlerRanSince } from "../../support/wait.ts";
@@ -137,11 +137,7 @@ test("a settlement mined after a reorg took the factory's deployment fails, and 
     await stack.mine(2);
     await stack.waitForStatus(payment.id, "settling");
     const sent = await stack.settlementSent(payment.id);
-    // What a reorg leaves behind when the blocks that deployed the factory are gone.
-    for (const address of [factory, implementation]) {
-      await anvil.rpc("anvil_setCode", [address, "0x"]);
-      await anvil.rpc("anvil_setNonce", [address, "0x0"]);
-    }
+    await undeploy(anvil, [factory, implementation]);
     await stack.mine(1);
     const receipt = await publicClient.getTransactionReceipt({ hash: sent });
     expect(receipt.status).toBe("success"); // a call to an address without code
