@@ -14,7 +14,7 @@ import { createWaker } from "../../lib/sleep.ts";
 import type { Lifecycle } from "../../payments/lifecycle.ts";
 import type { PaymentRow, PaymentStore } from "../../payments/store.ts";
 import { depositFactoryAbi } from "../contracts.ts";
-import { ensureFactoryFor, factoryOf, settleCall, settleData } from "../deposit-terms.ts";
+import { factoryOf, settleCall, settleData } from "../deposit-terms.ts";
 import { depositFactoryV3Abi } from "../deposit-v3.ts";
 import type { NonceManager } from "../nonces.ts";
 import { type Fees, goingFees, outbid, sentWith } from "../relayer-fees.ts";
@@ -23,6 +23,7 @@ import { errorMessage, firstReceipt, isAlreadySent, isRevert, nodeMessage, unles
 import type { ChainStore, SettlementRow } from "../store.ts";
 import { LATE_SWEEPS_PER_DAY } from "../sweep-floor.ts";
 import { counts, type Depth, type DepthReader } from "../watching/depth.ts";
+import { createFactories } from "./factories.ts";
 import { sweptAfter } from "./settlement-proof.ts";
 import { createYoungSettlements } from "./young-settlements.ts";
 
@@ -78,7 +79,7 @@ export type Settler = ReturnType<typeof createSettler>;
  */
 export function createSettler(deps: SettlerDeps) {
   const { client, wallet, account, chain, payments, lifecycle, clock, log, chainId, confirmations } = deps;
-  let factoryReady = false;
+  const factories = createFactories(deps);
   const young = createYoungSettlements({
     ...deps,
     factoryOf: async (paymentId) => factoryOf((await payments.findById(paymentId))!),
@@ -298,7 +299,7 @@ export function createSettler(deps: SettlerDeps) {
       });
     // A call to a factory without code "succeeds" without its event: a reorg may have taken the
     // factory's deployment. Look again before the next settlement is sent.
-    if (receipt.status === "success" && !settled) factoryReady = false;
+    if (receipt.status === "success" && !settled) factories.lost();
   }
 
   /** A settlement not mined yet: rebroadcast it, or outbid it when it is stuck on its fee. */
@@ -355,14 +356,7 @@ export function createSettler(deps: SettlerDeps) {
     }
     // After following: a settlement that found its factory gone must keep this round's
     // settlements from going the same way, each paying gas to an address without code.
-    if (!factoryReady) {
-      const deployer = { publicClient: client, walletClient: wallet, nonces: deps.nonces };
-      // Version 3 makes every new payment's address; older payments still settle through theirs.
-      await ensureFactoryFor(3, deployer);
-      await ensureFactoryFor(1, deployer);
-      if (deps.factoryV2) await ensureFactoryFor(2, deployer);
-      factoryReady = true;
-    }
+    await factories.ensure();
     for (const row of await payments.awaitingSettlement(clock.now(), {
       floor: deps.sweepFloor,
       perDay: LATE_SWEEPS_PER_DAY,
@@ -378,10 +372,7 @@ export function createSettler(deps: SettlerDeps) {
       return {
         relayer: account.address,
         gas_balance_wei: state.balance?.toString() ?? null,
-        factory: factoryOf({ factory_version: 1 }),
-        factory_v2: deps.factoryV2 ? factoryOf({ factory_version: 2 }) : null,
-        factory_v3: factoryOf({ factory_version: 3 }),
-        factory_ready: factoryReady,
+        ...factories.status(),
         last_error: state.lastError,
         rounds: state.rounds,
       };
