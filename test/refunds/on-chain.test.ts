@@ -4,7 +4,7 @@
  * first come first served), when it counts (the payment's speed policy), and what a reorg undoes.
  */
 import { expect, test } from "bun:test";
-import { perFile } from "../support/per-file.ts";
+import { useStack } from "../support/per-file.ts";
 import {
   createRefund,
   getRefund,
@@ -15,29 +15,20 @@ import {
   waitForRefund,
   waitForSeen,
 } from "../support/refunds-on-chain.ts";
-import { type RpcTap, startRpcTap } from "../support/rpc-tap.ts";
-import { type Stack, startStack } from "../support/stack.ts";
-import { randomAddress, startChain, usdc } from "../support/test-chain.ts";
+import { randomAddress, usdc } from "../support/test-chain.ts";
 import { watcherRanSince } from "../support/wait.ts";
 
 const CONFIRMATIONS = 3;
 /** anvil's finalized block trails the head by two epochs: 16 blocks, further than the watcher's rescan goes back (10). */
 const SLOTS_IN_AN_EPOCH = 8;
 const FINAL_LAG = 2 * SLOTS_IN_AN_EPOCH;
-// The server talks to anvil through a tap, so that a reorg is one step for it (see `reorg`).
-let tap: RpcTap;
-const stack = perFile<Stack>("the stack behind an RPC tap", async () => {
-  const chain = await startChain({ slotsInAnEpoch: SLOTS_IN_AN_EPOCH });
-  tap = startRpcTap(chain.rpcUrl);
-  const stop = async () => {
-    tap.stop();
-    await chain.stop();
-  };
-  // Warnings kept: a test reads that the watcher rescanned after a reorg.
-  const started = await startStack({ chain, rpcUrl: tap.url, confirmations: CONFIRMATIONS, logLevel: "warn" }).catch(
-    (error) => stop().then(() => Promise.reject(error)),
-  );
-  return { value: started, stop: () => started.stop().then(stop) };
+// Warnings kept: a test reads that the watcher rescanned after a reorg. The server talks to
+// anvil through a tap, so that a reorg is one step for it (see `reorg`).
+const stack = useStack({
+  confirmations: CONFIRMATIONS,
+  slotsInAnEpoch: SLOTS_IN_AN_EPOCH,
+  logLevel: "warn",
+  tapRpc: true,
 });
 
 const rescans = () => stack.logs().filter((l) => l.msg === "chain reorg below the cursor; rescanning").length;
@@ -49,7 +40,7 @@ const rescans = () => stack.logs().filter((l) => l.msg === "chain reorg below th
  */
 async function reorg(depth: number): Promise<void> {
   const before = rescans();
-  await tap.atomically(() => stack.chain.anvil.rpc("anvil_reorg", [depth, []]));
+  await stack.tap!.atomically(() => stack.chain.anvil.rpc("anvil_reorg", [depth, []]));
   await stack.mine(1);
   await stack.waitFor(() => rescans() > before, 15_000, "the watcher to rescan after the reorg");
 }

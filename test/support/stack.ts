@@ -19,6 +19,7 @@ import { settingUp } from "../../src/lib/teardown.ts";
 import { type RunningServer, startServer } from "../../src/server.ts";
 import { ANVIL_KEY_2 } from "./anvil.ts";
 import { createTestClock, type TestClock } from "./clock.ts";
+import { type RpcTap, startRpcTap } from "./rpc-tap.ts";
 import { REPO_ROOT, startServeProcess } from "./serve-process.ts";
 import { api } from "./server.ts";
 import { registerServerStore, withServerStore } from "./server-store.ts";
@@ -49,6 +50,8 @@ export interface StackOptions {
   relayerKey?: Hex;
   /** The server's RPC, when it must differ from the chain's (a proxy in front of anvil). */
   rpcUrl?: string;
+  /** Put an RPC tap (test/support/rpc-tap.ts) between the server and the chain: `stack.tap`. */
+  tapRpc?: boolean;
   pollIntervalMs?: number;
   /** Run `bun src/main.ts serve` as a child process instead of in-process. */
   subprocess?: boolean;
@@ -70,6 +73,8 @@ export interface StackOptions {
 
 export interface Stack {
   chain: TestChain;
+  /** Between the server and the chain, when asked for (`tapRpc`). */
+  tap: RpcTap | null;
   /** Where the server listens now (changes on restart). */
   readonly url: string;
   dataDir: string;
@@ -152,13 +157,15 @@ export function startStack(opts: StackOptions = {}): Promise<Stack> {
       opts.chain ??
       (await startChain({ blockTime: opts.blockTime, automine: opts.automine, slotsInAnEpoch: opts.slotsInAnEpoch }));
     if (!opts.chain) undo(() => chain.stop());
+    const tap = opts.tapRpc ? startRpcTap(chain.rpcUrl) : null;
+    undo(() => tap?.stop());
     const dataDir = mkdtempSync(join(tmpdir(), "stablegate-stack-"));
     undo(() => rmSync(dataDir, { recursive: true, force: true }));
-    return createStack(opts, chain, dataDir);
+    return createStack(opts, chain, tap, dataDir);
   });
 }
 
-async function createStack(opts: StackOptions, chain: TestChain, dataDir: string): Promise<Stack> {
+async function createStack(opts: StackOptions, chain: TestChain, tap: RpcTap | null, dataDir: string): Promise<Stack> {
   const ownsChain = !opts.chain;
   const payout = randomAddress();
   const databaseUrl = await defaultTestDatabaseUrl();
@@ -169,7 +176,7 @@ async function createStack(opts: StackOptions, chain: TestChain, dataDir: string
     STABLEGATE_CHAIN: "custom",
     STABLEGATE_CHAIN_ID: String(chain.anvil.chainId),
     STABLEGATE_USDC_ADDRESS: chain.usdc,
-    STABLEGATE_RPC_URL: opts.rpcUrl ?? chain.rpcUrl,
+    STABLEGATE_RPC_URL: tap?.url ?? opts.rpcUrl ?? chain.rpcUrl,
     STABLEGATE_CONFIRMATIONS: String(opts.confirmations ?? 2),
     STABLEGATE_POLL_INTERVAL_MS: String(opts.pollIntervalMs ?? 100),
     STABLEGATE_RELAYER_KEY: opts.relayerKey ?? ANVIL_KEY_2,
@@ -274,6 +281,7 @@ async function createStack(opts: StackOptions, chain: TestChain, dataDir: string
 
   const stack: Stack = {
     chain,
+    tap,
     get url() {
       return url;
     },
@@ -386,6 +394,7 @@ async function createStack(opts: StackOptions, chain: TestChain, dataDir: string
         await halt("SIGTERM");
       } finally {
         rmSync(dataDir, { recursive: true, force: true });
+        tap?.stop();
         if (ownsChain) await chain.stop();
       }
     },

@@ -8,30 +8,15 @@
  * The tap holds the settler's first look at the mined settlement's receipt until a second
  * payment is credited, so that payment is due in the very round that finds the factory gone.
  */
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { factoryOf } from "../../../src/chain/deposit-terms.ts";
 import { forwarderV3Address } from "../../../src/chain/deposit-v3.ts";
 import { undeploy } from "../../support/chain.ts";
-import { type RpcTap, startRpcTap } from "../../support/rpc-tap.ts";
-import { type Stack, startStack } from "../../support/stack.ts";
-import { startChain, type TestChain, usdc } from "../../support/test-chain.ts";
+import { useStack } from "../../support/per-file.ts";
+import { usdc } from "../../support/test-chain.ts";
 import { settlerRanSince } from "../../support/wait.ts";
 
-let chain: TestChain;
-let tap: RpcTap;
-let stack: Stack;
-
-beforeAll(async () => {
-  chain = await startChain({ automine: false });
-  tap = startRpcTap(chain.rpcUrl);
-  stack = await startStack({ chain, rpcUrl: tap.url });
-});
-
-afterAll(async () => {
-  await stack?.stop();
-  tap?.stop();
-  await chain?.stop();
-});
+const stack = useStack({ automine: false, tapRpc: true });
 
 test("the round that finds the factory gone deploys it again before it sends the next settlement", async () => {
   // Fast: each settlement counts once it is in a block, so the first look at it decides.
@@ -46,9 +31,9 @@ test("the round that finds the factory gone deploys it again before it sends the
     first.id,
   );
   const factory = factoryOf(row!);
-  await undeploy(chain.anvil, [factory, forwarderV3Address]);
+  await undeploy(stack.chain.anvil, [factory, forwarderV3Address]);
 
-  const held = tap.holdReceipt(sent, async () => {
+  const held = stack.tap!.holdReceipt(sent, async () => {
     await stack.pay(second.deposit_address, usdc("5.00"), { wait: false });
     await stack.mine(1);
     await stack.waitFor(
@@ -68,7 +53,7 @@ test("the round that finds the factory gone deploys it again before it sends the
     { state: "mined" },
   ]);
   expect(await stack.usdcBalance(second.deposit_address)).toBe(0n);
-  expect(await chain.publicClient.getCode({ address: factory })).toMatch(/^0x[0-9a-f]{100,}$/);
+  expect(await stack.chain.publicClient.getCode({ address: factory })).toMatch(/^0x[0-9a-f]{100,}$/);
 
   // The first payment's own retry, once due, settles through the factory deployed again.
   stack.clock.advance(61_000);
@@ -83,7 +68,7 @@ test("the round that finds the factory gone deploys it again before it sends the
 test("a settlement that confirms leaves the factories be: no round after it looks for their code", async () => {
   const factories = [factoryOf({ factory_version: 1 }), factoryOf({ factory_version: 3 })].map((a) => a.toLowerCase());
   const looks = () =>
-    tap.asked("eth_getCode").filter(([address]) => factories.includes(String(address).toLowerCase())).length;
+    stack.tap!.asked("eth_getCode").filter(([address]) => factories.includes(String(address).toLowerCase())).length;
   await settlerRanSince(stack); // the factories are in place: looked for at start, or deployed again
   const before = looks();
 
