@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { type Anvil, startAnvil } from "../../src/dev/anvil.ts";
+import { publicClientFor } from "../support/chain.ts";
 import { type RpcTap, startRpcTap } from "../support/rpc-tap.ts";
 
 const HEIGHT = 64;
@@ -28,15 +29,9 @@ afterAll(async () => {
 async function heightsDuring(url: string, reorgs: (seen: Set<number>) => Promise<void>): Promise<Set<number>> {
   const seen = new Set<number>();
   let done = false;
+  const client = publicClientFor(url);
   const poll = async () => {
-    while (!done) {
-      const answer = await fetch(url, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_blockNumber" }),
-      });
-      seen.add(Number(((await answer.json()) as { result: string }).result));
-    }
+    while (!done) seen.add(Number(await client.getBlockNumber({ cacheTime: 0 })));
   };
   const pollers = Array.from({ length: 4 }, poll);
   try {
